@@ -1,0 +1,18 @@
+# shuffledp: the reproducible workflow. `snakemake --cores 2` builds rule all from config/config.yaml;
+# `snakemake --cores 2 --configfile config/paper.yaml` builds the papers' full scale.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        FINAL_TARGETS,

@@ -1,0 +1,1 @@
+"""CLI command modules, discovered by :mod:`shuffledp.cli` (one module, one group of commands)."""

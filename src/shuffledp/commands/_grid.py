@@ -1,0 +1,88 @@
+"""Shared helpers for JSON-printing CLI commands with comma-separated grids.
+
+Every numeric flag of an ``account`` command accepts a comma-separated list; the command
+evaluates the Cartesian product and prints one JSON object (a single combination) or a JSON
+array (several). Each object carries its inputs beside its outputs. A progress bar goes to
+stderr once a grid has run for more than two seconds; stdout stays pure JSON.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import sys
+import time
+from collections.abc import Callable, Iterable, Mapping
+
+from shuffledp.cli import UsageError
+
+
+def parse_list(text: str | None, name: str, kind: Callable[[str], object] = float) -> list:
+    """Parse ``"1,2,3"`` into a list; ``inf`` is accepted for floats. ``None`` gives ``[None]``."""
+    if text is None:
+        return [None]
+    out = []
+    for token in str(text).split(","):
+        token = token.strip()
+        if not token:
+            raise UsageError(f"--{name}: empty value in {text!r}")
+        try:
+            value = kind(token)
+        except ValueError:
+            raise UsageError(f"--{name}: cannot read {token!r} as {kind.__name__}") from None
+        if isinstance(value, float) and math.isnan(value):
+            raise UsageError(f"--{name}: NaN is not allowed")
+        out.append(value)
+    return out
+
+
+def int_like(token: str) -> int:
+    """Read an integer, also written as ``1e5`` or ``100000.0``."""
+    value = float(token)
+    if not value.is_integer():
+        raise ValueError(token)
+    return int(value)
+int_like.__name__ = "integer"
+
+
+def run_grid(grid: Mapping[str, Iterable], fn: Callable[..., Mapping[str, object]]) -> int:
+    """Evaluate ``fn(**combo)`` over the product of ``grid`` and print JSON on stdout."""
+    names = list(grid)
+    combos = list(itertools.product(*[list(grid[k]) for k in names]))
+    results = []
+    start = time.monotonic()
+    for i, values in enumerate(combos, 1):
+        combo = dict(zip(names, values, strict=True))
+        out = dict(fn(**combo))
+        row = {k: _jsonable(v) for k, v in combo.items() if v is not None}
+        row.update({k: _jsonable(v) for k, v in out.items()})
+        results.append(row)
+        if len(combos) > 1 and time.monotonic() - start > 2.0:
+            _progress(i, len(combos))
+    if len(combos) > 1 and time.monotonic() - start > 2.0:
+        sys.stderr.write("\n")
+    payload = results[0] if len(results) == 1 else results
+    json.dump(payload, sys.stdout, allow_nan=False, default=_jsonable)
+    sys.stdout.write("\n")
+    return 0
+
+
+def _progress(i: int, total: int) -> None:
+    width = 30
+    filled = int(width * i / total)
+    sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {i}/{total}")
+    sys.stderr.flush()
+
+
+def _jsonable(v: object) -> object:
+    if isinstance(v, float) and math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    if hasattr(v, "item") and not isinstance(v, (list, tuple, dict)):
+        try:
+            return _jsonable(v.item())
+        except (AttributeError, ValueError):
+            pass
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    return v
