@@ -4,39 +4,13 @@
 # source: auto -> the preprocess job tries the raw folder, the mirror and the publisher itself and
 #                 falls back to the labelled stand-in (never on a checksum mismatch);
 # source: standin -> the stand-in.
-import json
-
-from shuffledp.datasets.prepare import resolve_ipums_source
-
-DATA = config.get("data_dir", "data")
-RAW = f"{DATA}/raw"
-PROC = f"{DATA}/processed"
-DS = config["datasets"]
-SYNTH = {s["name"]: s for s in DS.get("synthetic", []) or []}
-IPUMS = DS.get("ipums", {}) or {}
-
-
-def mirror_arg():
-    return f"--mirror {config['data_mirror']}" if config.get("data_mirror") else ""
-
-
-def ds_source(name):
-    return DS.get(name, {}).get("source", "auto")
-
-
-def ipums_spec(key):
-    spec = dict(IPUMS[key])
-    spec.setdefault("sample", "")
-    return spec
-
-
 rule download_msnbc:
     output:
         f"{RAW}/msnbc/msnbc990928.seq.gz",
     log:
         f"{LOGS}/data/download_msnbc.log",
     params:
-        raw_dir=f"{RAW}/msnbc",
+        raw_dir=lambda wc, output: os.path.dirname(output[0]),
         mirror=mirror_arg(),
     localrule: True
     conda:
@@ -59,7 +33,7 @@ rule preprocess_msnbc:
     params:
         source=ds_source("msnbc"),
         raw_dir=f"{RAW}/msnbc",
-        out_dir=PROC,
+        out_dir=lambda wc, output: os.path.dirname(output.sets),
         mirror=mirror_arg(),
         seed=config["seed"],
         standin_users=DS.get("msnbc", {}).get("standin_users", 20000),
@@ -82,7 +56,7 @@ rule download_adult:
     log:
         f"{LOGS}/data/download_adult.log",
     params:
-        raw_dir=f"{RAW}/adult",
+        raw_dir=lambda wc, output: os.path.dirname(output.data),
         mirror=mirror_arg(),
     localrule: True
     conda:
@@ -156,11 +130,7 @@ rule download_ipums:
 
 rule preprocess_ipums:
     input:
-        lambda wc: (
-            rules.download_ipums.output
-            if resolve_ipums_source(IPUMS[wc.key]["source"], IPUMS[wc.key]) == "ipums"
-            else []
-        ),
+        ipums_download_input,
     output:
         f"{PROC}/ipums_{{key}}.parquet",
     log:
@@ -219,7 +189,7 @@ rule msnbc_category_shares:
     benchmark:
         f"{BENCH}/data/msnbc_category_shares.tsv"
     params:
-        out_base=f"{RESULTS}/figures/msnbc_category_shares",
+        out_base=lambda wc, output: os.path.splitext(output.pdf)[0],
     conda:
         env_file()
     shell:

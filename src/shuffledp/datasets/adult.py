@@ -84,7 +84,7 @@ def encode(raw: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
     out, domains = {}, {}
     for col, values in CATEGORIES.items():
         cats = values.split()
-        codes = pd.Categorical(raw[col], categories=cats).codes
+        codes = raw[col].map({c: i for i, c in enumerate(cats)}).fillna(-1).to_numpy(np.int64)
         if (codes < 0).any():
             bad = sorted(set(raw[col][codes < 0]))[:5]
             raise ValueError(f"adult: unknown {col} values {bad}")

@@ -160,7 +160,7 @@ def sample_text(seqs: Sequences, n: int | None = None) -> bytes:
     """Render sequences back in the publisher's format (used to build parser fixtures)."""
     out = io.BytesIO()
     out.write(b"% Different categories found in input file:\r\n\r\n")
-    out.write(" ".join(seqs.category_names).encode() + b" \r\n\r\n% Sequences:\r\n\r\n")
+    out.write(" ".join(seqs.category_names).encode() + b" \r\n\r\n\r\n% Sequences:\r\n\r\n")
     n = seqs.n_users if n is None else n
     for i in range(n):
         row = seqs.values[seqs.offsets[i] : seqs.offsets[i + 1]] + 1

@@ -22,7 +22,7 @@ from shuffledp.datasets import adult as adult_mod
 from shuffledp.datasets import ipums as ipums_mod
 from shuffledp.datasets import msnbc as msnbc_mod
 from shuffledp.datasets import synthetic as synth_mod
-from shuffledp.datasets.download import ChecksumError, DownloadError
+from shuffledp.datasets.download import DownloadError
 from shuffledp.datasets.provenance import write_table
 from shuffledp.seeding import rng as make_rng
 
