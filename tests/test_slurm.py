@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from slurm_cluster import LocalSlurm, why_unavailable
 
 REPO = Path(__file__).resolve().parents[1]
@@ -31,7 +30,9 @@ def _snakemake(args: list[str], cwd: Path, env: dict, timeout_s: int) -> float:
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
     elapsed = time.monotonic() - t0
     if proc.returncode != 0:
-        raise AssertionError(f"{' '.join(args)} failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}")
+        raise AssertionError(
+            f"{' '.join(args)} failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
+        )
     return elapsed
 
 
