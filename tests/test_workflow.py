@@ -90,6 +90,7 @@ def test_lint_has_no_remarks(tmp_path):
 
 def test_ruff_is_clean():
     ruff = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
-    proc = subprocess.run([ruff, "check", "src", "tests", "workflow", "benchmarks"], cwd=REPO,
+    paths = [d for d in ("src", "tests", "workflow", "benchmarks") if (REPO / d).exists()]
+    proc = subprocess.run([ruff, "check", *paths], cwd=REPO,
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout[-4000:]
