@@ -86,6 +86,8 @@ def bisect_eps(
     eps_lo: float = 0.0,
     atol: float = 1e-12,
     max_iter: int = 200,
+    search_fn: Callable[[float], float] | None = None,
+    search_target: float | None = None,
 ) -> tuple[float, float]:
     """Bracket ``[lo, hi]`` with ``delta_of_eps(hi) <= delta < delta_of_eps(lo)``.
 
@@ -97,6 +99,9 @@ def bisect_eps(
     ``root -/+ tol/4`` are then *evaluated*, and only if they bracket the target is the answer
     accepted -- otherwise plain bisection continues on the bracket known so far. Every returned end
     is therefore a verified evaluation: ``delta_of_eps(hi) <= delta`` always holds.
+    ``search_fn`` / ``search_target`` (optional) replace ``delta_of_eps`` / ``delta`` in the Brent
+    phase only -- a smooth proxy (e.g. the estimate without additive allowances, which would put a
+    floor under ``log delta``); verification always uses ``delta_of_eps``.
     """
     if not (0.0 < delta < 1.0):
         raise ValueError(f"delta: {delta!r} must lie in (0, 1)")
@@ -121,15 +126,17 @@ def bisect_eps(
         return max(rtol * h, atol)
 
     if hi - lo > tol_at(hi):
-        log_t = math.log(delta)
+        proxy = fn if search_fn is None else search_fn
+        goal = delta if search_target is None else search_target
+        log_t = math.log(goal) if goal > 0 else math.log(delta)
 
         def g(e: float) -> float:
-            return math.log(max(fn(e), 1e-300)) - log_t
+            return math.log(max(proxy(e), 1e-300)) - log_t
 
         try:
             from scipy.optimize import brentq
 
-            root = brentq(g, lo, hi, xtol=atol / 8, rtol=max(rtol / 8, 4.5e-16), maxiter=100)
+            root = brentq(g, lo, hi, xtol=atol / 8, rtol=max(rtol / 8, 1e-15), maxiter=100)
             q = tol_at(root) / 4
             a, b = max(lo, root - q), min(hi, root + q)
             if fn(b) <= delta:
