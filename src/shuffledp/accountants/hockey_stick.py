@@ -205,10 +205,11 @@ def eps_for_delta(
 
 # ------------------------------------------------------------------ composition (dp-accounting)
 def pld_from_pmfs(p, q, *, discretization: float = 1e-4, pessimistic: bool = True):
-    """dp-accounting privacy-loss distribution of the pair (p, q) (delta = D(p || q) direction).
+    """dp-accounting privacy-loss distribution of the pair (p, q).
 
-    ``p`` plays dp-accounting's ``mu_upper`` and ``q`` its ``mu_lower``; with ``symmetric=False``
-    the PLD describes only this direction.
+    ``symmetric=False`` keeps both directions (dp-accounting's "remove" and "add" PLDs); its
+    ``get_delta_for_epsilon`` returns the larger of ``D(p||q)`` and ``D(q||p)`` (checked against
+    :func:`hockey_stick` in the tests).
     """
     from dp_accounting.pld import privacy_loss_distribution as pld
 
@@ -220,7 +221,7 @@ def pld_from_pmfs(p, q, *, discretization: float = 1e-4, pessimistic: bool = Tru
         log_p = {i: float(v) for i, v in enumerate(np.log(p)) if np.isfinite(v)}
         log_q = {i: float(v) for i, v in enumerate(np.log(q)) if np.isfinite(v)}
     return pld.from_two_probability_mass_functions(
-        log_q, log_p, pessimistic_estimate=pessimistic,
+        log_p, log_q, pessimistic_estimate=pessimistic,
         value_discretization_interval=discretization, symmetric=False,
     )
 
@@ -236,10 +237,10 @@ def _composed_pld(pairs: Sequence[tuple], discretization: float):
 
 
 def composed_delta(pairs: Sequence[tuple], eps: float, *, discretization: float = 1e-4) -> float:
-    """Upper bound on ``D_{e^eps}(p_1 x ... x p_k || q_1 x ... x q_k)`` (independent pieces).
+    """Upper bound on the delta of the product pair at ``eps``: the larger of
+    ``D_{e^eps}(p_1 x ... x p_k || q_1 x ... x q_k)`` and the reverse (independent pieces).
 
     Uses dp-accounting's pessimistic PLD, so the result is never below the exact divergence.
-    Only the ``p || q`` direction is accounted; call again with swapped pairs for the other.
     """
     eps = _check_eps(eps)
     return float(_composed_pld(pairs, discretization).get_delta_for_epsilon(eps))

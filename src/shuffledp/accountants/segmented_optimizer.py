@@ -28,19 +28,20 @@ Edge cases the paper skips:
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 import pandas as pd
 
 from shuffledp.accountants.hockey_stick import bisect_eps
 from shuffledp.accountants.poisson import (
-    blanket_geometry,
+    ACCOUNTANTS,
     group_privacy,
     min_blanket_rate,
     poisson_lambda,
+    single_item_parts,
 )
-from shuffledp.accountants.variation_ratio import _int_at_least, clone_delta_parts
+from shuffledp.accountants.variation_ratio import _int_at_least
 
 __all__ = [
     "mse_bound",
@@ -56,7 +57,7 @@ __all__ = [
 
 M_MAX = 1e4
 TABLE_COLUMNS = [
-    "n", "d", "s", "delta", "m", "level", "eps", "share", "lambda", "eps_achieved",
+    "accountant", "n", "d", "s", "delta", "m", "level", "eps", "share", "lambda", "eps_achieved",
     "delta_achieved", "m_k", "mse_bound", "feasible", "active", "regime", "source",
 ]
 
@@ -93,30 +94,28 @@ def mse_bound(n: int, m: float, s: int, shares, lambdas) -> float:
 
 
 @lru_cache(maxsize=65536)
-def level_lambda(n: int, m: float, d: int, s: int, eps: float, delta: float):
+def level_lambda(n: int, m: float, d: int, s: int, eps: float, delta: float, accountant: str = "sound"):
     """Cached :func:`poisson_lambda` (constraint (7) does not depend on the shares)."""
-    return poisson_lambda(n, m, d, s, eps, delta)
+    return poisson_lambda(n, m, d, s, eps, delta, accountant=accountant)
 
 
 @lru_cache(maxsize=4096)
-def level_m_k(n: int, d: int, s: int, eps: float, delta: float) -> float:
+def level_m_k(n: int, d: int, s: int, eps: float, delta: float, accountant: str = "sound") -> float:
     """Cached ``m_k`` (:func:`min_blanket_rate` with ``lambda = 1``)."""
-    return min_blanket_rate(n, d, s, eps, delta, m_max=M_MAX)
+    return min_blanket_rate(n, d, s, eps, delta, m_max=M_MAX, accountant=accountant)
 
 
 @lru_cache(maxsize=65536)
 def achieved_eps(lam: float, n: int, m: float, d: int, s: int, eps: float, delta: float,
-                 rtol: float = 1e-4) -> float:
+                 rtol: float = 1e-4, accountant: str = "sound") -> float:
     """Smallest user-level eps (rounded up, relative precision ``rtol``) at which rate ``lam``
     meets ``delta`` by Theorem 3, searched in ``(0, eps]`` (``eps`` itself must be feasible).
     The returned value is an evaluated feasible point."""
-    n_prime, gamma = blanket_geometry(n, m)
-    N, r = n_prime - 1, gamma / d
     tail = max(1e-300, 1e-6 * delta / (s * math.exp(eps)))
 
-    @lru_cache(maxsize=None)
+    @cache
     def parts(e: float):
-        return clone_delta_parts(lam, 0.0, 1.0 - lam, r, N, e / s, tail)
+        return single_item_parts(lam, n, m, d, e / s, accountant=accountant, tail=tail)
 
     def user_delta(e: float) -> float:
         if e <= 0:
@@ -133,8 +132,8 @@ def achieved_eps(lam: float, n: int, m: float, d: int, s: int, eps: float, delta
     return hi
 
 
-def _evaluate(n, d, s, levels, shares, delta, m):
-    res = [level_lambda(n, float(m), d, s, e, delta) for e in levels]
+def _evaluate(n, d, s, levels, shares, delta, m, accountant="sound"):
+    res = [level_lambda(n, float(m), d, s, e, delta, accountant) for e in levels]
     lambdas = [r.lam for r in res]
     active = [x > 0 for x in shares]
     feasible = all(r.feasible for r, a in zip(res, active, strict=True) if a)
@@ -159,11 +158,12 @@ def _regime(m, lo, hi):
     return "inside"
 
 
-def _search_m(n, d, s, levels, shares, delta, lo, hi, grid: int = 16, rtol: float = 2e-3):
+def _search_m(n, d, s, levels, shares, delta, lo, hi, grid: int = 16, rtol: float = 2e-3,
+              accountant: str = "sound"):
     """Approximate argmin of the MSE bound over (lo, hi]: log grid, then golden section."""
 
     def f(m):
-        return _evaluate(n, d, s, levels, shares, delta, m)[3]
+        return _evaluate(n, d, s, levels, shares, delta, m, accountant)[3]
 
     if hi <= 0:
         return 0.0
@@ -197,24 +197,29 @@ def _search_m(n, d, s, levels, shares, delta, lo, hi, grid: int = 16, rtol: floa
     return best_m
 
 
-def optimize_segmented(n: int, d: int, s: int, levels, shares, delta: float, m: float | None = None) -> dict:
+def optimize_segmented(n: int, d: int, s: int, levels, shares, delta: float, m: float | None = None,
+                       *, accountant: str = "sound") -> dict:
     """Optimised (or, with ``m`` given, evaluated) parameters of the segmented protocol.
 
     Returns a dict: ``m``, ``lambdas`` (per level), ``m_k`` (per level), ``mse_bound``,
-    ``feasible`` (all active levels), ``level_feasible``, ``eps_achieved`` and ``delta_achieved`` (per level, user level, Theorem 3),
+    ``feasible`` (all active levels), ``level_feasible``, ``eps_achieved`` and ``delta_achieved``
+    (per level, user level, Theorem 3),
     ``m_range`` ([lower, upper] of the search interval), ``regime`` (m below / inside / above it),
-    ``active`` (share > 0 per level).
+    ``active`` (share > 0 per level), ``accountant``. ``accountant``: ``"sound"`` (default, see
+    :mod:`shuffledp.accountants.poisson`) or ``"paper"`` (Theorem 3 as printed).
     """
     n, d, s, levels, shares, delta = check_segmented_inputs(n, d, s, levels, shares, delta)
-    m_ks = [level_m_k(n, d, s, e, delta) for e in levels]
+    if accountant not in ACCOUNTANTS:
+        raise ValueError(f"accountant: {accountant!r} is not one of {', '.join(ACCOUNTANTS)}")
+    m_ks = [level_m_k(n, d, s, e, delta, accountant) for e in levels]
     lo, hi = _m_range(m_ks, shares)
     if m is None:
-        m_val = _search_m(n, d, s, levels, shares, delta, lo, hi)
+        m_val = _search_m(n, d, s, levels, shares, delta, lo, hi, accountant=accountant)
     else:
         m_val = float(m)
         if not (math.isfinite(m_val) and m_val >= 0):
             raise ValueError(f"m: {m!r} must be a finite number >= 0")
-    res, lambdas, feasible, mse = _evaluate(n, d, s, levels, shares, delta, m_val)
+    res, lambdas, feasible, mse = _evaluate(n, d, s, levels, shares, delta, m_val, accountant)
     eps_ach, delta_ach = [], []
     for r, e in zip(res, levels, strict=True):
         if not r.feasible:
@@ -222,7 +227,8 @@ def optimize_segmented(n: int, d: int, s: int, levels, shares, delta: float, m: 
             delta_ach.append(math.inf)
             continue
         delta_ach.append(r.delta_user)
-        eps_ach.append(achieved_eps(r.lam, n, m_val, d, s, e, delta) if r.lam >= 1.0 else e)
+        eps_ach.append(achieved_eps(r.lam, n, m_val, d, s, e, delta, accountant=accountant)
+                       if r.lam >= 1.0 else e)
     return {
         "m": m_val,
         "lambdas": lambdas,
@@ -235,26 +241,32 @@ def optimize_segmented(n: int, d: int, s: int, levels, shares, delta: float, m: 
         "m_range": [lo, hi],
         "regime": _regime(m_val, lo, hi),
         "active": [x > 0 for x in shares],
+        "accountant": accountant,
     }
 
 
 def segmented_table(n: int, d: int, s: int, levels, shares, delta: float, m_grid,
-                    *, include_optimum: bool = True) -> pd.DataFrame:
-    """One row per (m, level) over ``m_grid`` (plus the optimum ``m*`` rows, ``source="optimum"``):
-    columns :data:`TABLE_COLUMNS`. Deterministic (no timings, stable row order)."""
+                    *, include_optimum: bool = True, accountants=("sound", "paper")) -> pd.DataFrame:
+    """One row per (accountant, m, level) over ``m_grid`` (plus the optimum ``m*`` rows,
+    ``source="optimum"``): columns :data:`TABLE_COLUMNS`. Deterministic (no timings, stable row
+    order: accountants in the given order, then grid m ascending, then the optimum)."""
     n, d, s, levels, shares, delta = check_segmented_inputs(n, d, s, levels, shares, delta)
     grid = [float(x) for x in m_grid]
     if any(not (math.isfinite(x) and x >= 0) for x in grid):
         raise ValueError(f"m_grid: {grid} must be finite numbers >= 0")
+    accountants = list(accountants)
+    for acc in accountants:
+        if acc not in ACCOUNTANTS:
+            raise ValueError(f"accountants: {acc!r} is not one of {', '.join(ACCOUNTANTS)}")
     runs = [(m, "grid") for m in sorted(set(grid))]
     if include_optimum:
         runs.append((None, "optimum"))
     rows = []
-    for m, source in runs:
-        out = optimize_segmented(n, d, s, levels, shares, delta, m=m)
+    for acc, (m, source) in ((a, r) for a in accountants for r in runs):
+        out = optimize_segmented(n, d, s, levels, shares, delta, m=m, accountant=acc)
         for k, e in enumerate(levels):
             rows.append({
-                "n": n, "d": d, "s": s, "delta": delta, "m": out["m"], "level": k + 1, "eps": e,
+                "accountant": acc, "n": n, "d": d, "s": s, "delta": delta, "m": out["m"], "level": k + 1, "eps": e,
                 "share": shares[k], "lambda": out["lambdas"][k], "eps_achieved": out["eps_achieved"][k],
                 "delta_achieved": out["delta_achieved"][k], "m_k": out["m_k"][k],
                 "mse_bound": out["mse_bound"], "feasible": out["level_feasible"][k],

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 from scipy import special, stats
@@ -379,7 +379,7 @@ def _solve_eps(delta_fn, params: VRParams, n: int, delta: float, rtol: float, se
 def _vr_solvers(params: VRParams, n: int, tail: float):
     args = (params.u, params.alpha, params.w, params.r, n - 1)
 
-    @lru_cache(maxsize=None)
+    @cache
     def parts(e):
         return clone_delta_parts(*args, e, tail)
 
