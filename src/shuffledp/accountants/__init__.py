@@ -1,11 +1,12 @@
 """shuffledp.accountants."""
 
 # --- hockey_stick / variation_ratio / poisson / segmented_optimizer (acct-vr) ---
+# (the function hockey_stick is not re-exported: it would shadow its module
+#  shuffledp.accountants.hockey_stick; import it from there)
 from shuffledp.accountants.hockey_stick import (  # noqa: E402,F401
     composed_delta,
     composed_eps,
     eps_for_delta,
-    hockey_stick,
     hockey_stick_symmetric,
 )
 from shuffledp.accountants.poisson import (  # noqa: E402,F401
