@@ -31,14 +31,20 @@ data messages fixed in number, e.g. all of them at a level with ``lambda = 1`` -
 adversary whether the victim sent a message, and the exact divergence of the (Lemma 2-simplified)
 output is ``lambda * D_{e^eps}((B0 + 1, B1) || (B0, B1 + 1))`` with ``(B0, B1)`` the blanket counts
 of the two items: up to about twice Theorem 3's value (exact enumeration: n = 6, m = 1, d = 4,
-lambda = 0.5, eps' = 0.5 gives 0.1515 against Theorem 3's 0.0876). Hence three accountants:
+lambda = 0.5, eps' = 0.5 gives 0.1515 against Theorem 3's 0.0876). For non-integer m the count is
+random but still informative: n = 5, m = 2.5, d = 4, lambda = 0.2, eps' = 1.5 gives 3.5e-4 against
+Theorem 3's 2.2e-8. Hence four accountants:
 
-* ``"sound"`` (default): reveal the victim's send indicator to the adversary (only adds
-  information): ``delta' = lambda * D(P^{d/gamma, n ceil(m) + 1}_{inf, 1} || Q...)``. Always an
-  upper bound; equal to the exact value for integer ``m`` (the worst case above, s = 1); loose for
-  ``m < 1`` where most blanket trials send nothing and the count hides the indicator.
-* ``"paper"``: Theorem 3 as printed (``n' = n ceil(m)``, ``beta = lambda``): optimistic for integer
-  ``m``; kept to reproduce the paper's numbers, labelled as such.
+* ``"sound"`` (default): the exact divergence of the simplified output *with* the message count
+  (:func:`_exact_parts`): cells (clone total ``t``, number ``Z`` of blanket trials that sent
+  nothing), threshold ``c0 > e t/(1+e) + kappa Z``, cells with the same threshold summed by
+  binomial cdf differences; truncated mass added. Equal to brute-force enumeration to ~1e-10
+  (tests); for integer m it equals ``"indicator"``. An upper bound for Algorithm 2 by Lemma 2.
+* ``"indicator"``: reveal the victim's send indicator (only adds information):
+  ``delta' = lambda * D(P^{d/gamma, n ceil(m) + 1}_{inf, 1} || Q...)``. Valid, closed form in lambda,
+  exact for integer m, loose otherwise.
+* ``"paper"``: Theorem 3 as printed (``n' = n ceil(m)``, ``beta = lambda``): optimistic; kept to
+  reproduce the paper's parameters, labelled as such.
 * ``"pair"``: Proposition 1's pair (``n' = n ceil(m) + 1``): a lower bound on the protocol's delta.
 """
 
@@ -46,14 +52,22 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from scipy import stats
 
 from shuffledp.accountants.hockey_stick import bisect_eps
 from shuffledp.accountants.variation_ratio import (
     DEFAULT_TAIL,
+    EPS_CAP,
+    ROUNDING_RTOL,
     VRParams,
     _check_delta,
+    _half_binom,
     _int_at_least,
     _tail_for,
+    _window,
     clone_delta_parts,
 )
 
@@ -75,8 +89,8 @@ __all__ = [
     "LAMBDA_RTOL",
 ]
 
-LAMBDA_RTOL = 1e-6
-ACCOUNTANTS = ("sound", "paper", "pair")
+LAMBDA_RTOL = 1e-5
+ACCOUNTANTS = ("sound", "indicator", "paper", "pair")
 
 
 def _check_m(m) -> float:
@@ -148,6 +162,108 @@ def single_item_target(eps: float, delta: float, s: int) -> tuple[float, float]:
     return eps / s, delta / (s * math.exp(eps))
 
 
+def _cdf_fast(k, n, p):
+    """Binomial cdf (boost, as ``stats.binom.cdf``) for valid arguments 0 <= k < n, 0 < p < 1."""
+    raw = getattr(stats.binom, "_cdf", None)
+    if raw is None:  # pragma: no cover
+        return stats.binom.cdf(k, n, p)
+    return raw(np.asarray(k, dtype=float), np.asarray(n, dtype=float), float(p))
+
+
+@lru_cache(maxsize=256)
+def _exact_window(T: int, g: float, d: int, tail: float):
+    """Windows of the blanket clone count C ~ Bin(T, 2g/d) and of the count of trials that send
+    nothing, ``none ~ Bin(T, 1-g)``, with the exactly computed masses left outside."""
+    pc = 2.0 * g / d
+    t, b_prev, b_here, skipped_c = _window(T, pc, tail)
+    q_none = 1.0 - g
+    mean, sd = T * q_none, math.sqrt(T * q_none * g)
+    z = math.sqrt(2 * math.log(1 / tail))
+    z_lo = max(0, int(math.floor(mean - z * sd)) - 2)
+    z_hi = min(T, int(math.ceil(mean + z * sd)) + 2)
+    while z_lo > 0 and stats.binom.cdf(z_lo - 1, T, q_none) > tail:
+        z_lo = max(0, z_lo - int(sd) - 1)
+    while z_hi < T and stats.binom.sf(z_hi, T, q_none) > tail:
+        z_hi = min(T, z_hi + int(sd) + 1)
+    skipped_z = (float(stats.binom.cdf(z_lo - 1, T, q_none)) if z_lo > 0 else 0.0) + (
+        float(stats.binom.sf(z_hi, T, q_none)) if z_hi < T else 0.0)
+    return t, b_prev, b_here, z_lo, z_hi, skipped_c + skipped_z
+
+
+@lru_cache(maxsize=4096)
+def _exact_parts(lam: float, T: int, g: float, d: int, eps: float, tail: float):
+    """Exact delta of the Lemma 2-simplified output *including the message count*: the victim's
+    Poisson message (prob. ``lam``) plus ``T`` blanket trials (send with prob. ``g``, uniform item),
+    observed as (count of j0, count of j1, count of other items). Cells (t = c0 + c1, Z = number of
+    trials that sent nothing) have weights B1 = P(C = t-1, none = Z) and B0 = P(C = t, none = Z-1),
+    and the threshold on c0 is ``a > e t/(1+e) + kappa Z`` (e = e^eps); cells sharing (t, a) are
+    summed with binomial cdf differences of ``none | C``, so the cost is (t window) x (distinct a)."""
+    if lam <= 0:
+        return 0.0, 0.0, 0.0
+    eps = min(float(eps), EPS_CAP)
+    ee = math.exp(eps)
+    u, w = lam, 1.0 - lam
+    pc = 2.0 * g / d
+    t, b_prev, b_here, z_lo, z_hi, skipped = _exact_window(T, g, d, tail)
+    tf = t.astype(float)
+    base = ee * tf / (1.0 + ee)
+    kappa = w * (ee - 1.0) * pc / (2.0 * u * (1.0 - g) * (1.0 + ee))
+    zmax = z_hi + 1
+    a_lo = np.floor(base + kappa * z_lo).astype(np.int64) + 1
+    a_hi = np.minimum(np.floor(base + kappa * zmax).astype(np.int64) + 1, t)
+    counts = np.maximum(a_hi - a_lo + 1, 0)
+    idx = np.repeat(np.arange(t.size), counts)
+    offs = np.arange(idx.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    tt = t[idx]
+    a = a_lo[idx] + offs
+    bt = base[idx]
+    if kappa > 0:
+        zl = np.maximum(z_lo, np.ceil((a - 1 - bt) / kappa)).astype(np.int64)
+        zh = np.minimum(zmax, np.ceil((a - bt) / kappa) - 1).astype(np.int64)
+    else:
+        zl = np.full(idx.size, z_lo, dtype=np.int64)
+        zh = np.full(idx.size, zmax, dtype=np.int64)
+    ok = zh >= zl
+    rho = (1.0 - g) / (1.0 - pc)
+
+    def _binom_cdf(k, nn):
+        out = np.zeros(k.shape, dtype=float)
+        full = k >= nn
+        out[full] = 1.0
+        mid = (k >= 0) & ~full
+        if mid.any():
+            out[mid] = _cdf_fast(k[mid], nn[mid], rho)
+        return out
+
+    c1 = tt - 1                      # clones when the victim sent
+    n1 = np.maximum(T - c1, 0).astype(float)
+    n0 = np.maximum(T - tt, 0).astype(float)
+    # consecutive pairs of one t share Z boundaries (zl of a+1 is zh of a, plus one): evaluate the
+    # cdfs once at every pair's upper end and once at each t's first lower end, then difference.
+    first = offs == 0
+    zh_eff = np.where(ok, zh, zl - 1)             # empty ranges contribute a zero difference
+    up1 = _binom_cdf(zh_eff, n1)
+    up0 = _binom_cdf(zh_eff - 1, n0)
+    low1 = np.empty_like(up1)
+    low0 = np.empty_like(up0)
+    low1[1:], low0[1:] = up1[:-1], up0[:-1]
+    if first.any():
+        low1[first] = _binom_cdf(zl[first] - 1, n1[first])
+        low0[first] = _binom_cdf(zl[first] - 2, n0[first])
+    w1 = np.where(c1 >= 0, b_prev[idx] * (up1 - low1), 0.0)
+    w0 = b_here[idx] * (up0 - low0)
+    w1 = np.maximum(w1, 0.0)
+    w0 = np.maximum(w0, 0.0)
+    pm, S = _half_binom(tt, a)
+    x = u * w1 + w * (1.0 - ee) * w0 / 2.0
+    y = (1.0 - ee) * (u * w1 + w * w0)
+    term = pm * x + S * y
+    magnitude = float(np.sum(pm * (u * w1 + w * (ee - 1.0) * w0 / 2.0) + S * np.abs(y)))
+    total = float(np.sum(np.maximum(term, 0.0)))
+    slack = ROUNDING_RTOL * magnitude + 64 * np.finfo(float).eps * float(b_prev.sum() + b_here.sum())
+    return total, slack, skipped
+
+
 def _check_accountant(accountant: str) -> str:
     if accountant not in ACCOUNTANTS:
         raise ValueError(f"accountant: {accountant!r} is not one of {', '.join(ACCOUNTANTS)}")
@@ -163,10 +279,14 @@ def single_item_parts(lam: float, n: int, m: float, d: int, eps_single: float, *
     eps_single = float(eps_single)
     if not (eps_single >= 0):
         raise ValueError(f"eps_single: {eps_single!r} must be >= 0")
-    if accountant == "sound":
+    if accountant == "indicator" or (accountant == "sound" and (m == 0 or m == math.ceil(m))):
+        # integer m (or none): the message count reveals the send indicator -> "sound" = "indicator"
         n_prime, gamma = blanket_geometry(n, m, theorem="tight")
         t, sl, sk = clone_delta_parts(1.0, 0.0, 0.0, gamma / d, n_prime - 1, eps_single, tail)
         return lam * t, lam * sl, lam * sk
+    if accountant == "sound":
+        n_prime, gamma = blanket_geometry(n, m, theorem="tight")
+        return _exact_parts(lam, n_prime - 1, gamma, d, eps_single, tail)
     n_prime, gamma = blanket_geometry(n, m, theorem="paper" if accountant == "paper" else "tight")
     return clone_delta_parts(lam, 0.0, 1.0 - lam, gamma / d, n_prime - 1, eps_single, tail)
 
@@ -242,7 +362,7 @@ def poisson_lambda(n: int, m: float, d: int, s: int, eps: float, delta: float, *
     d1 = dval(1.0)
     if d1 <= target:
         return result(1.0)
-    if accountant == "sound":
+    if accountant == "indicator" or (accountant == "sound" and (m == 0 or m == math.ceil(m))):
         lam = target / sum(parts(1.0))      # delta is linear in lambda (unclipped slope)
         for _ in range(60):
             if dval(lam) <= target:
@@ -252,6 +372,12 @@ def poisson_lambda(n: int, m: float, d: int, s: int, eps: float, delta: float, *
     skipped = parts(1.0)[2]
     # y = -log(lambda): D(exp(-y)) is non-increasing in y; feasibility at y_hi = -log(target)
     y_hi = min(-math.log(max(target, 1e-300)), 745.0)
+    if accountant == "sound":
+        # the indicator bound dominates the exact one, so its closed-form lambda is feasible here
+        ind = single_item_parts(1.0, n, m, d, eps_single, accountant="indicator", tail=tail)
+        lam_ind = target / sum(ind)
+        if 0 < lam_ind < 1 and dval(lam_ind) <= target:
+            y_hi = -math.log(lam_ind)
     lo, hi = bisect_eps(lambda y: dval(math.exp(-y)), target, y_hi, rtol=1e-15, atol=rtol,
                         search_fn=lambda y: parts(math.exp(-y))[0], search_target=target - skipped)
     if not math.isfinite(hi):

@@ -243,8 +243,8 @@ def _cmd_table_segmented(args) -> int:
     grid = parse_m_grid(args.m_grid)
     accountants = [a.strip() for a in args.accountants.split(",") if a.strip()]
     for acc in accountants:
-        if acc not in ("sound", "paper"):
-            raise UsageError(f"--accountants: {acc!r} is not sound or paper")
+        if acc not in ("sound", "indicator", "paper"):
+            raise UsageError(f"--accountants: {acc!r} is not sound, indicator or paper")
     table = _call(so.segmented_table, known, n, d, s, levels, shares, delta, grid, accountants=accountants)
     write_table(table, args.out)
     sys.stdout.write(f"{args.out}\n")
@@ -291,7 +291,7 @@ def register(sub, account_sub) -> None:
         "per user (Theorem 2, Lemma 3, Theorem 3; constraint (7)).")
     for flag in ("n", "m", "d", "s", "eps", "delta"):
         p.add_argument(f"--{flag}", required=True)
-    p.add_argument("--accountant", choices=["sound", "paper", "pair"], default="sound",
+    p.add_argument("--accountant", choices=["sound", "indicator", "paper", "pair"], default="sound",
                    help="sound (default): send indicator revealed, always valid; paper: Theorem 3 as "
                    "printed (optimistic for integer m); pair: Proposition 1's lower bound")
     p.set_defaults(func=_cmd_poisson)
@@ -301,7 +301,7 @@ def register(sub, account_sub) -> None:
     for flag in ("n", "d", "s", "levels", "shares", "delta"):
         p.add_argument(f"--{flag}", required=True)
     p.add_argument("--m", help="evaluate this blanket rate instead of searching for m*")
-    p.add_argument("--accountant", choices=["sound", "paper"], default="sound",
+    p.add_argument("--accountant", choices=["sound", "indicator", "paper"], default="sound",
                    help="sound (default) or paper (Theorem 3 as printed; optimistic for integer m)")
     p.set_defaults(func=_cmd_segmented)
 
