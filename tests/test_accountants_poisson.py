@@ -139,3 +139,14 @@ def test_edge_cases_and_errors():
     mk = ps.min_blanket_rate(5000, 17, 4, 1.0, 2e-6, accountant="paper")
     assert ps.poisson_lambda(5000, mk, 17, 4, 1.0, 2e-6, accountant="paper").lam == 1.0
     assert ps.poisson_lambda(5000, mk * 0.99, 17, 4, 1.0, 2e-6, accountant="paper").lam < 1.0
+
+
+@pytest.mark.parametrize("n, m, d, lam, eps", [c for c in CASES if c[1] != math.ceil(c[1])])
+def test_grouped_bracket_contains_the_exact_value(n, m, d, lam, eps):
+    """When the (t, a) cells are too many, Z is grouped: the bracket must still contain the truth."""
+    full, _ = _exact_simplified(n, m, d, lam, eps)
+    cm = math.ceil(m)
+    for max_pairs in (0, 5):
+        est, slack, skipped = ps._exact_parts(lam, n * cm, m / cm, d, eps, 1e-40, max_pairs)
+        assert est - slack <= full * (1 + 1e-12)
+        assert est + slack + skipped >= full * (1 - 1e-12)

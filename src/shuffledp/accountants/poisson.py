@@ -59,7 +59,6 @@ from scipy import stats
 
 from shuffledp.accountants.hockey_stick import bisect_eps
 from shuffledp.accountants.variation_ratio import (
-    DEFAULT_TAIL,
     EPS_CAP,
     ROUNDING_RTOL,
     VRParams,
@@ -89,7 +88,8 @@ __all__ = [
     "LAMBDA_RTOL",
 ]
 
-LAMBDA_RTOL = 1e-5
+LAMBDA_RTOL = 1e-4
+POISSON_TAIL = 1e-15   # default skipped clone-count mass (added to every upper bound)
 ACCOUNTANTS = ("sound", "indicator", "paper", "pair")
 
 
@@ -190,14 +190,23 @@ def _exact_window(T: int, g: float, d: int, tail: float):
     return t, b_prev, b_here, z_lo, z_hi, skipped_c + skipped_z
 
 
+MAX_PAIRS = 40000  # above this many (t, a) cells per evaluation, Z is grouped (upper/lower bracket)
+
+
 @lru_cache(maxsize=4096)
-def _exact_parts(lam: float, T: int, g: float, d: int, eps: float, tail: float):
+def _exact_parts(lam: float, T: int, g: float, d: int, eps: float, tail: float, max_pairs: int = MAX_PAIRS):
     """Exact delta of the Lemma 2-simplified output *including the message count*: the victim's
     Poisson message (prob. ``lam``) plus ``T`` blanket trials (send with prob. ``g``, uniform item),
-    observed as (count of j0, count of j1, count of other items). Cells (t = c0 + c1, Z = number of
-    trials that sent nothing) have weights B1 = P(C = t-1, none = Z) and B0 = P(C = t, none = Z-1),
-    and the threshold on c0 is ``a > e t/(1+e) + kappa Z`` (e = e^eps); cells sharing (t, a) are
-    summed with binomial cdf differences of ``none | C``, so the cost is (t window) x (distinct a)."""
+    observed as (count of j0, count of j1, count of other items).
+
+    Cells (t = c0 + c1, Z = number of blanket trials that sent nothing) have weights
+    ``B1 = P(C = t-1, none = Z)`` (victim sent) and ``B0 = P(C = t, none = Z-1) = B1 Z pc/((1-g) t)``
+    (victim silent); ``P - e Q > 0`` exactly when ``c0 > e t/(1+e) + kappa Z`` (e = e^eps). Cells of
+    one t with the same threshold are summed with binomial cdf differences of ``none | C``, so the
+    cost is (t window) x (distinct thresholds). When that exceeds ``max_pairs`` (m just below an
+    integer: 1 - g small), Z is cut into groups and each group is bounded above by its smallest
+    ratio B0/B1 and below by its smallest threshold with exact weights; the result is returned as
+    midpoint +- half-width, so ``estimate + allowance`` stays an upper bound."""
     if lam <= 0:
         return 0.0, 0.0, 0.0
     eps = min(float(eps), EPS_CAP)
@@ -212,18 +221,6 @@ def _exact_parts(lam: float, T: int, g: float, d: int, eps: float, tail: float):
     a_lo = np.floor(base + kappa * z_lo).astype(np.int64) + 1
     a_hi = np.minimum(np.floor(base + kappa * zmax).astype(np.int64) + 1, t)
     counts = np.maximum(a_hi - a_lo + 1, 0)
-    idx = np.repeat(np.arange(t.size), counts)
-    offs = np.arange(idx.size) - np.repeat(np.cumsum(counts) - counts, counts)
-    tt = t[idx]
-    a = a_lo[idx] + offs
-    bt = base[idx]
-    if kappa > 0:
-        zl = np.maximum(z_lo, np.ceil((a - 1 - bt) / kappa)).astype(np.int64)
-        zh = np.minimum(zmax, np.ceil((a - bt) / kappa) - 1).astype(np.int64)
-    else:
-        zl = np.full(idx.size, z_lo, dtype=np.int64)
-        zh = np.full(idx.size, zmax, dtype=np.int64)
-    ok = zh >= zl
     rho = (1.0 - g) / (1.0 - pc)
 
     def _binom_cdf(k, nn):
@@ -235,13 +232,34 @@ def _exact_parts(lam: float, T: int, g: float, d: int, eps: float, tail: float):
             out[mid] = _cdf_fast(k[mid], nn[mid], rho)
         return out
 
-    c1 = tt - 1                      # clones when the victim sent
-    n1 = np.maximum(T - c1, 0).astype(float)
-    n0 = np.maximum(T - tt, 0).astype(float)
-    # consecutive pairs of one t share Z boundaries (zl of a+1 is zh of a, plus one): evaluate the
-    # cdfs once at every pair's upper end and once at each t's first lower end, then difference.
+    grouped = int(counts.sum()) > max_pairs
+    if not grouped:
+        idx = np.repeat(np.arange(t.size), counts)
+        offs = np.arange(idx.size) - np.repeat(np.cumsum(counts) - counts, counts)
+        a = a_lo[idx] + offs
+        bt = base[idx]
+        if kappa > 0:
+            zl = np.maximum(z_lo, np.ceil((a - 1 - bt) / kappa)).astype(np.int64)
+            zh = np.minimum(zmax, np.ceil((a - bt) / kappa) - 1).astype(np.int64)
+        else:
+            zl = np.full(idx.size, z_lo, dtype=np.int64)
+            zh = np.full(idx.size, zmax, dtype=np.int64)
+    else:
+        n_groups = max(2, max_pairs // max(t.size, 1))
+        edges = np.unique(np.linspace(z_lo, zmax + 1, n_groups + 1).astype(np.int64))
+        g_lo, g_hi = edges[:-1], edges[1:] - 1
+        idx = np.repeat(np.arange(t.size), g_lo.size)
+        offs = np.tile(np.arange(g_lo.size), t.size)
+        zl, zh = g_lo[offs], g_hi[offs]
+        a = np.floor(base[idx] + kappa * zl).astype(np.int64) + 1
+    tt = t[idx]
+    ok = zh >= zl
+    # consecutive cells of one t share Z boundaries: evaluate the cdfs once at every upper end and
+    # once at each t's first lower end, then difference.
     first = offs == 0
-    zh_eff = np.where(ok, zh, zl - 1)             # empty ranges contribute a zero difference
+    zh_eff = np.where(ok, zh, zl - 1)
+    n1 = np.maximum(T - (tt - 1), 0).astype(float)
+    n0 = np.maximum(T - tt, 0).astype(float)
     up1 = _binom_cdf(zh_eff, n1)
     up0 = _binom_cdf(zh_eff - 1, n0)
     low1 = np.empty_like(up1)
@@ -250,18 +268,28 @@ def _exact_parts(lam: float, T: int, g: float, d: int, eps: float, tail: float):
     if first.any():
         low1[first] = _binom_cdf(zl[first] - 1, n1[first])
         low0[first] = _binom_cdf(zl[first] - 2, n0[first])
-    w1 = np.where(c1 >= 0, b_prev[idx] * (up1 - low1), 0.0)
-    w0 = b_here[idx] * (up0 - low0)
-    w1 = np.maximum(w1, 0.0)
-    w0 = np.maximum(w0, 0.0)
+    w1 = np.maximum(np.where(tt - 1 >= 0, b_prev[idx] * (up1 - low1), 0.0), 0.0)
+    w0 = np.maximum(b_here[idx] * (up0 - low0), 0.0)
     pm, S = _half_binom(tt, a)
-    x = u * w1 + w * (1.0 - ee) * w0 / 2.0
-    y = (1.0 - ee) * (u * w1 + w * w0)
-    term = pm * x + S * y
-    magnitude = float(np.sum(pm * (u * w1 + w * (ee - 1.0) * w0 / 2.0) + S * np.abs(y)))
-    total = float(np.sum(np.maximum(term, 0.0)))
+
+    def _sum(w0_used):
+        x = u * w1 + w * (1.0 - ee) * w0_used / 2.0
+        y = (1.0 - ee) * (u * w1 + w * w0_used)
+        term = pm * x + S * y
+        mag = float(np.sum(pm * (u * w1 + w * (ee - 1.0) * w0_used / 2.0) + S * np.abs(y)))
+        return float(np.sum(np.maximum(term, 0.0))), mag
+
+    exact_total, magnitude = _sum(w0)
     slack = ROUNDING_RTOL * magnitude + 64 * np.finfo(float).eps * float(b_prev.sum() + b_here.sum())
-    return total, slack, skipped
+    if not grouped:
+        return exact_total, slack, skipped
+    # upper bound of each group: replace B0 by (smallest ratio in the group) x B1
+    ratio_lo = np.where(tt > 0, zl * pc / ((1.0 - g) * np.maximum(tt, 1)), 0.0)
+    upper_total, mag_u = _sum(ratio_lo * w1)
+    upper_total = max(upper_total, exact_total)
+    slack = max(slack, ROUNDING_RTOL * mag_u + 64 * np.finfo(float).eps * float(b_prev.sum() + b_here.sum()))
+    half = 0.5 * (upper_total - exact_total)
+    return exact_total + half, slack + half, skipped
 
 
 def _check_accountant(accountant: str) -> str:
@@ -271,7 +299,7 @@ def _check_accountant(accountant: str) -> str:
 
 
 def single_item_parts(lam: float, n: int, m: float, d: int, eps_single: float, *,
-                      accountant: str = "sound", tail: float = DEFAULT_TAIL) -> tuple[float, float, float]:
+                      accountant: str = "sound", tail: float = POISSON_TAIL) -> tuple[float, float, float]:
     """``(estimate, rounding_allowance, skipped_mass)`` of the single-item delta (see module doc)."""
     lam = _check_lambda(lam)
     d = _int_at_least(d, "d", 2)
@@ -292,19 +320,19 @@ def single_item_parts(lam: float, n: int, m: float, d: int, eps_single: float, *
 
 
 def poisson_delta_bounds(lam: float, n: int, m: float, d: int, eps_single: float, *,
-                         accountant: str = "sound", tail: float = DEFAULT_TAIL) -> tuple[float, float]:
+                         accountant: str = "sound", tail: float = POISSON_TAIL) -> tuple[float, float]:
     """(lower, upper) numerical bracket of the single-item delta at ``eps_single`` for the chosen
     ``accountant`` (``"sound"``, ``"paper"`` = Theorem 3 as printed, ``"pair"`` = Proposition 1)."""
     t, sl, sk = single_item_parts(lam, n, m, d, eps_single, accountant=accountant, tail=tail)
     return max(0.0, t - sl), min(1.0, t + sl + sk)
 
 
-def poisson_delta(lam, n, m, d, eps_single, *, accountant="sound", tail=DEFAULT_TAIL) -> float:
+def poisson_delta(lam, n, m, d, eps_single, *, accountant="sound", tail=POISSON_TAIL) -> float:
     """Upper bound on the single-item delta at ``eps_single`` (``accountant="sound"``: always valid)."""
     return poisson_delta_bounds(lam, n, m, d, eps_single, accountant=accountant, tail=tail)[1]
 
 
-def poisson_delta_lower(lam, n, m, d, eps_single, *, tail=DEFAULT_TAIL) -> float:
+def poisson_delta_lower(lam, n, m, d, eps_single, *, tail=POISSON_TAIL) -> float:
     """Proposition 1: a lower bound on the single-item delta that the protocol attains
     (the pair of counts of the victim's two items, ``n' = n ceil(m) + 1``)."""
     return poisson_delta_bounds(lam, n, m, d, eps_single, accountant="pair", tail=tail)[0]

@@ -158,7 +158,7 @@ def _regime(m, lo, hi):
     return "inside"
 
 
-def _search_m(n, d, s, levels, shares, delta, lo, hi, grid: int = 12, rtol: float = 5e-3,
+def _search_m(n, d, s, levels, shares, delta, lo, hi, grid: int = 10, rtol: float = 1e-2,
               accountant: str = "sound"):
     """Approximate argmin of the MSE bound over (lo, hi]: log grid, then golden section."""
 

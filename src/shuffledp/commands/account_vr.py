@@ -292,8 +292,8 @@ def register(sub, account_sub) -> None:
     for flag in ("n", "m", "d", "s", "eps", "delta"):
         p.add_argument(f"--{flag}", required=True)
     p.add_argument("--accountant", choices=["sound", "indicator", "paper", "pair"], default="sound",
-                   help="sound (default): send indicator revealed, always valid; paper: Theorem 3 as "
-                   "printed (optimistic for integer m); pair: Proposition 1's lower bound")
+                   help="sound (default): exact, message count included; indicator: send indicator revealed; "
+                   "paper: Theorem 3 as printed (optimistic); pair: Proposition 1's lower bound")
     p.set_defaults(func=_cmd_poisson)
 
     p = account_sub.add_parser(
@@ -302,7 +302,7 @@ def register(sub, account_sub) -> None:
         p.add_argument(f"--{flag}", required=True)
     p.add_argument("--m", help="evaluate this blanket rate instead of searching for m*")
     p.add_argument("--accountant", choices=["sound", "indicator", "paper"], default="sound",
-                   help="sound (default) or paper (Theorem 3 as printed; optimistic for integer m)")
+                   help="sound (default), indicator, or paper (Theorem 3 as printed; optimistic)")
     p.set_defaults(func=_cmd_segmented)
 
     table = sub.add_parser("account-table", help="accountant tables written to Parquet (workflow targets)")
