@@ -104,13 +104,13 @@ def test_lambda_search_is_feasible_maximal_and_monotone():
     prev = 0.0
     for m in (0.2, 0.5, 1.0, 2.0, 3.0):
         for acc in ("sound", "indicator", "paper"):
-            r = ps.poisson_lambda(n, m, d, s, eps, delta, accountant=acc)
+            r = ps.solve_poisson_lambda(n, m, d, s, eps, delta, accountant=acc)
             assert r.feasible and 0 < r.lam <= 1
             assert r.delta_user <= delta * (1 + 1e-12)
             assert ps.poisson_user_delta(r.lam, n, m, d, s, eps, accountant=acc) <= delta * (1 + 1e-9)
             if r.lam < 1:   # maximal: a slightly larger lambda violates the constraint
                 assert ps.poisson_user_delta(min(1.0, r.lam * (1 + 1e-4)), n, m, d, s, eps, accountant=acc) > delta
-        r = ps.poisson_lambda(n, m, d, s, eps, delta, accountant="paper")
+        r = ps.solve_poisson_lambda(n, m, d, s, eps, delta, accountant="paper")
         assert r.lam >= prev
         prev = r.lam
     # delta grows with lambda, shrinks with m (at fixed lambda, within and across integers)
@@ -123,22 +123,22 @@ def test_lambda_search_is_feasible_maximal_and_monotone():
 def test_edge_cases_and_errors():
     # m = 0: no blankets, the message itself is revealed: D = lambda (for any eps)
     assert ps.poisson_delta(0.3, 100, 0.0, 10, 1.0) == pytest.approx(0.3)
-    r = ps.poisson_lambda(100, 0.0, 10, 1, 1.0, 1e-3)
+    r = ps.solve_poisson_lambda(100, 0.0, 10, 1, 1.0, 1e-3)
     assert r.lam == pytest.approx(1e-3 / math.e, rel=1e-9)
     # lambda = delta / (s e^eps) is always feasible, even for absurdly small delta
-    r = ps.poisson_lambda(1000, 1.0, 10, 1, 1.0, 1e-305)
+    r = ps.solve_poisson_lambda(1000, 1.0, 10, 1, 1.0, 1e-305)
     assert r.feasible and 0 < r.lam and r.delta_user <= 1e-305
     assert ps.group_privacy(0.25, 1e-7, 4) == (1.0, pytest.approx(4 * math.e * 1e-7))
     with pytest.raises(ValueError, match="^m:"):
-        ps.poisson_lambda(100, -1.0, 10, 1, 1.0, 1e-3)
+        ps.solve_poisson_lambda(100, -1.0, 10, 1, 1.0, 1e-3)
     with pytest.raises(ValueError, match="^accountant:"):
         ps.poisson_delta(0.5, 100, 1.0, 10, 1.0, accountant="nope")
     with pytest.raises(ValueError, match="^lambda:"):
         ps.poisson_delta(1.5, 100, 1.0, 10, 1.0)
     # m_k: lambda = 1 is feasible at m_k and not just below it
     mk = ps.min_blanket_rate(5000, 17, 4, 1.0, 2e-6, accountant="paper")
-    assert ps.poisson_lambda(5000, mk, 17, 4, 1.0, 2e-6, accountant="paper").lam == 1.0
-    assert ps.poisson_lambda(5000, mk * 0.99, 17, 4, 1.0, 2e-6, accountant="paper").lam < 1.0
+    assert ps.poisson_lambda(5000, mk, 17, 4, 1.0, 2e-6, accountant="paper") == 1.0
+    assert ps.poisson_lambda(5000, mk * 0.99, 17, 4, 1.0, 2e-6, accountant="paper") < 1.0
 
 
 @pytest.mark.parametrize("n, m, d, lam, eps", [c for c in CASES if c[1] != math.ceil(c[1])])

@@ -83,6 +83,7 @@ __all__ = [
     "poisson_delta_lower",
     "poisson_user_delta",
     "poisson_lambda",
+    "solve_poisson_lambda",
     "PoissonLambda",
     "min_blanket_rate",
     "LAMBDA_RTOL",
@@ -347,7 +348,7 @@ def poisson_user_delta(lam, n, m, d, s, eps, *, accountant="sound") -> float:
 
 @dataclass(frozen=True)
 class PoissonLambda:
-    """Result of :func:`poisson_lambda`."""
+    """Result of :func:`solve_poisson_lambda`."""
 
     lam: float              # largest lambda found (verified feasible); 0 when infeasible
     feasible: bool          # a lambda > 0 meets the constraint (verified)
@@ -358,7 +359,14 @@ class PoissonLambda:
 
 
 def poisson_lambda(n: int, m: float, d: int, s: int, eps: float, delta: float, *,
-                   accountant: str = "sound", rtol: float = LAMBDA_RTOL) -> PoissonLambda:
+                   accountant: str = "sound", rtol: float = LAMBDA_RTOL) -> float:
+    """Largest ``lambda`` meeting user-level ``(eps, delta)`` for ``s`` items (a float; 0.0 when
+    none can be certified). See :func:`solve_poisson_lambda` for the achieved values."""
+    return solve_poisson_lambda(n, m, d, s, eps, delta, accountant=accountant, rtol=rtol).lam
+
+
+def solve_poisson_lambda(n: int, m: float, d: int, s: int, eps: float, delta: float, *,
+                         accountant: str = "sound", rtol: float = LAMBDA_RTOL) -> PoissonLambda:
     """Largest ``lambda`` in [0, 1] meeting user-level ``(eps, delta)`` for ``s`` items
     (constraint (7)), rounded down: the returned lambda is an evaluated feasible point.
 

@@ -142,7 +142,7 @@ def _cmd_poisson(args) -> int:
             raise UsageError(f"--d: {d} must be an integer >= 2")
         if s < 1:
             raise UsageError(f"--s: {s} must be an integer >= 1")
-        res = _call(ps.poisson_lambda, known, n, m, d, s, eps, delta, accountant=args.accountant)
+        res = _call(ps.solve_poisson_lambda, known, n, m, d, s, eps, delta, accountant=args.accountant)
         out = {"lambda": res.lam, "eps_single": res.eps_single, "delta_single": res.delta_single,
                "delta_single_target": res.delta_target, "delta_user": res.delta_user,
                "feasible": res.feasible, "accountant": args.accountant}
