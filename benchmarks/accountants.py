@@ -41,7 +41,7 @@ def _median_time(fn, reps):
 
 
 def _tables_for(args):
-    d, s, n = args
+    d, s, n, accountants = args
     from shuffledp.accountants.segmented_optimizer import segmented_table
     from shuffledp.commands.account_vr import log_grid
 
@@ -49,7 +49,7 @@ def _tables_for(args):
     t0 = time.perf_counter()
     rows = 0
     for shares in SETTINGS.values():
-        rows += len(segmented_table(n, d, s, LEVELS, shares, 0.01 / n, grid))
+        rows += len(segmented_table(n, d, s, LEVELS, shares, 0.01 / n, grid, accountants=accountants))
     return d, s, n, rows, time.perf_counter() - t0
 
 
@@ -86,15 +86,16 @@ def main(argv=None) -> int:
     t7, e7 = _median_time(lambda: vr_eps(params, 10_000_000, DELTA, rtol=1e-6), 3)
     print(f"    shuffledp vr_eps: eps = {e7:.9f}, median {t7:.3f} s (3 cold runs)")
 
-    print(f"[3] paper-scale segmented accountant tables on {args.workers} workers")
-    jobs = [(d, s, n) for d in (17, 128) for s in (4, 8) for n in (5000, 50000)]
-    t0 = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=args.workers) as pool:
-        results = list(pool.map(_tables_for, jobs))
-    wall = time.perf_counter() - t0
-    for d, s, n, rows, secs in results:
-        print(f"    d = {d:3d}, s = {s}, n = {n:5d}: 3 settings, {rows} rows, {secs:.1f} s")
-    print(f"    total: {len(jobs) * 3} tables, wall {wall:.1f} s")
+    for accountants in (("paper",), ("sound",)):
+        print(f"[3] paper-scale segmented accountant tables, accountant {accountants[0]}, {args.workers} workers")
+        jobs = [(d, s, n, accountants) for d in (17, 128) for s in (4, 8) for n in (5000, 50000)]
+        t0 = time.perf_counter()
+        with ProcessPoolExecutor(max_workers=args.workers) as pool:
+            results = list(pool.map(_tables_for, jobs))
+        wall = time.perf_counter() - t0
+        for d, s, n, rows, secs in results:
+            print(f"    d = {d:3d}, s = {s}, n = {n:5d}: 3 settings, {rows} rows, {secs:.1f} s")
+        print(f"    total: {len(jobs) * 3} tables, wall {wall:.1f} s")
     return 0
 
 
