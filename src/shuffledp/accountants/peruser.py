@@ -13,9 +13,10 @@ The first copy costs ``eps1`` without amplification (Theorem 1). Hence
 The minimum over all subsets Q is out of reach for big groups; :func:`per_user_eps` searches the
 nested balls around the group's centre (mean true histogram): Q_m = the m members closest to the
 centre, ``r(Q_m) <= 2 t_m`` with ``t_m`` the m-th smallest distance to the centre (triangle
-inequality, an upper bound of the diameter, hence a valid but possibly loose bound), m on a
-geometric grid and Q_m containing i. :func:`exact_min_eps` enumerates every subset for small groups
-(used in the tests to check the heuristic never goes below the exact minimum).
+inequality; also bounded by the L1 size of Q_m's bounding box; an upper bound of the diameter,
+hence a valid but possibly loose bound), m on a geometric grid and Q_m containing i.
+:func:`exact_min_eps` enumerates every subset for small groups (used in the tests to check the
+heuristic never goes below the exact minimum).
 """
 
 from __future__ import annotations
@@ -33,27 +34,34 @@ Amplifier = Callable[[float, int, float], float]
 # amplification bounds (delegated to accountants.clones; no duplicate implementation here)
 
 
-def closed_form_applicable(eps0: float, n: int, delta: float) -> bool:
-    """Theorem 6's condition eps0 <= log(n / (16 log(2/delta)))."""
-    return n > 16 * math.log(2 / delta) and eps0 <= math.log(n / (16 * math.log(2 / delta)))
+def clones_amplifier(bound: str, *, eps0_ratio: float = 1.02) -> Amplifier:
+    """``bound`` "closed" (Theorem 6 as printed = FMT21's Theorem 3.1 closed form; it returns eps0
+    outside its regime eps0 <= log(n / (16 log(2/delta)))) or "numeric" (FMT21's tighter numerical
+    clones bound), both from :mod:`shuffledp.accountants.clones`.
 
-
-def clones_amplifier(bound: str) -> Amplifier:
-    """``bound`` "closed" (Theorem 6, FMT21's closed form) or "numeric" (FMT21's numerical bound),
-    both from :mod:`shuffledp.accountants.clones`. Returns ``inf`` where the bound does not apply
-    (then the user gets no amplification from that subset)."""
+    The numerical bound costs tens of milliseconds per call, so ``eps0`` is rounded UP to the grid
+    ``eps0_ratio**k`` and the result cached; the bound grows with eps0, so rounding up can only
+    loosen it (never optimistic)."""
     from shuffledp.accountants.clones import eps_clones
 
+    cache: dict[tuple[float, int, float], float] = {}
     if bound == "closed":
-        def amp(eps0: float, n: int, delta: float) -> float:
-            if not closed_form_applicable(eps0, n, delta):
-                return math.inf
-            return float(eps_clones(eps0, n, delta, variant="fmt21", closed_form=True))
-    elif bound == "numeric":
         def amp(eps0: float, n: int, delta: float) -> float:
             if n < 2:
                 return math.inf
-            return float(eps_clones(eps0, n, delta, variant="fmt21", closed_form=False))
+            return float(eps_clones(eps0, n, delta, variant="fmt21", closed_form=True,
+                                    closed_form_version="theorem"))
+    elif bound == "numeric":
+        lr = math.log(eps0_ratio)
+
+        def amp(eps0: float, n: int, delta: float) -> float:
+            if n < 2:
+                return math.inf
+            e0 = eps0_ratio ** math.ceil(math.log(eps0) / lr - 1e-12)
+            key = (e0, int(n), delta)
+            if key not in cache:
+                cache[key] = float(eps_clones(e0, n, delta, variant="fmt21", closed_form=False))
+            return cache[key]
     else:
         raise ValueError(f"bound: {bound!r} (closed|numeric)")
     return amp
@@ -84,10 +92,10 @@ def per_user_eps(hbar: np.ndarray, labels: np.ndarray, eps1: float, eps2: float,
                  max_eps0: float = 60.0) -> dict[str, np.ndarray]:
     """eps' of every user (see the module docstring). ``labels``: the shuffler's groups.
 
-    Candidates whose local level ``eps0`` exceeds ``max_eps0`` are skipped (skipping a candidate can
-    only raise a user's bound). Returns arrays ``eps_prime``, ``eps_shuffle`` (the amplified part,
-    ``<= eps2``), ``group_size``, ``dist_centre``, ``q_size`` and ``q_radius`` (the chosen subset's
-    size and diameter bound; 1 and 0 where no subset amplifies).
+    Candidates whose local level ``eps0`` exceeds ``max_eps0`` or ``log|Q| + 1`` are skipped
+    (skipping a candidate can only raise a user's bound). Returns arrays ``eps_prime``,
+    ``eps_shuffle`` (the amplified part, ``<= eps2``), ``group_size``, ``dist_centre``, ``q_size``
+    and ``q_radius`` (the chosen subset's size and diameter bound; 1 and 0 where no subset amplifies).
     """
     for name, v in (("eps2", eps2), ("c", c), ("delta", delta)):
         if not v > 0:
@@ -109,12 +117,17 @@ def per_user_eps(hbar: np.ndarray, labels: np.ndarray, eps1: float, eps2: float,
         members = order[starts[gi] : starts[gi] + G]      # sorted by distance to the centre
         t = dist[members]
         grid = np.unique(np.round(np.geomspace(2, G, num=min(grid_points, G - 1))).astype(np.int64))
-        r = np.minimum(2.0 * t[grid - 1], 2.0)
+        # diameter bounds of the prefix Q_m: 2 t_m (triangle inequality through the centre) and the
+        # L1 size of the prefix's bounding box (|u-v|_1 <= sum_j (max_j - min_j)); both are upper
+        # bounds, so their minimum is one too
+        hm = hbar[members]
+        box = (np.maximum.accumulate(hm, axis=0) - np.minimum.accumulate(hm, axis=0)).sum(axis=1)
+        r = np.minimum(np.minimum(2.0 * t[grid - 1], box[grid - 1]), 2.0)
         vals = np.full(len(grid), math.inf)
         for j, (m, rr) in enumerate(zip(grid, r, strict=True)):
             e0 = local_eps(eps2, float(rr), c)
-            if e0 > max_eps0:
-                continue
+            if e0 > max_eps0 or e0 > math.log(m) + 1.0:
+                continue   # e^eps0 > e*|Q|: (almost) no clone; skipping only raises the bound
             key = (e0, int(m))
             if key not in cache:
                 cache[key] = amplifier(e0, int(m), delta)

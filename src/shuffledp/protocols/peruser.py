@@ -139,11 +139,15 @@ def cluster_dbscan_js(X: np.ndarray, params: DBSCANParams, seed: int) -> np.ndar
     Exact DBSCAN on all n points needs all pairwise JS distances; for n > ``fit_size`` DBSCAN is
     fitted on a seeded uniform subsample of ``fit_size`` rows and every other row joins the cluster
     of its nearest core sample when that is within ``eps`` (else it is noise). Noise points become
-    singleton groups.
+    singleton groups. Rows are processed in their canonical (sorted) order, so the partition depends
+    only on the multiset of rows (the clustering function ``f`` of Theorem 1 is order-free).
     """
     from sklearn.cluster import DBSCAN
 
     n = X.shape[0]
+    # work in the canonical (sorted-rows) order so the result depends only on the multiset of rows
+    order = canonical_order(X)
+    X = X[order]
     rng = np.random.default_rng(seed)
     fit_idx = np.sort(rng.choice(n, size=min(n, params.fit_size), replace=False))
     Xf = X[fit_idx]
@@ -181,7 +185,9 @@ def cluster_dbscan_js(X: np.ndarray, params: DBSCANParams, seed: int) -> np.ndar
     noise = np.flatnonzero(lab < 0)
     base = lab.max() + 1 if (lab >= 0).any() else 0
     lab[noise] = base + np.arange(len(noise))
-    return _relabel(lab)
+    out = np.empty(n, dtype=np.int64)
+    out[order] = lab
+    return _relabel(out)
 
 
 def _entropy(A: np.ndarray) -> np.ndarray:
