@@ -29,12 +29,14 @@ def _one(args):
     from shuffledp.experiments import peruser as E
 
     t = time.perf_counter()
+    c0 = time.process_time()
     runs, users = E.run_job(sec, seed, scale="benchmark", msnbc_path=msnbc, **job)
     dt = time.perf_counter() - t
+    cpu = time.process_time() - c0
     tag = "{dataset}_{method}_{clustering}_e{eps}_s{split}_b{batch}".format(**job)
     runs.to_parquet(f"{out}/{tag}.runs.parquet", index=False)
     users.to_parquet(f"{out}/{tag}.users.parquet", index=False)
-    return job, dt
+    return job, dt, cpu
 
 
 def main() -> int:
@@ -57,10 +59,10 @@ def main() -> int:
     t0 = time.perf_counter()
     times = []
     with ProcessPoolExecutor(a.workers) as ex:
-        for i, (job, dt) in enumerate(ex.map(_one, [(sec, a.seed, j, msnbc, a.out) for j in jobs]), 1):
-            times.append((job, dt))
+        for i, (job, dt, cpu) in enumerate(ex.map(_one, [(sec, a.seed, j, msnbc, a.out) for j in jobs]), 1):
+            times.append((job, dt, cpu))
             print(f"[{i}/{len(jobs)}] {job['dataset']} {job['method']} {job['clustering']} eps={job['eps']} "
-                  f"split={job['split']}: {dt:.1f}s", file=sys.stderr, flush=True)
+                  f"split={job['split']}: wall {dt:.1f}s cpu {cpu:.1f}s", file=sys.stderr, flush=True)
     t_jobs = time.perf_counter() - t0
     from shuffledp.plotting import peruser as F
 
@@ -72,13 +74,17 @@ def main() -> int:
     t_report = time.perf_counter() - t1
     total = time.perf_counter() - t0
     by = {}
-    for job, dt in times:
+    cpu_total = 0.0
+    for job, dt, cpu in times:
         by.setdefault(f"{job['method']}/{job['clustering']}", []).append(dt)
+        cpu_total += cpu
     base = statistics.median(by.get("ldp/none", [float("nan")]))
     print(f"jobs: {len(jobs)} on {a.workers} workers, n per dataset "
           f"{[d.get('n') for d in sec['datasets']]}, d = 17")
     print(f"wall clock: jobs {t_jobs:.1f}s, collect+figures+claims {t_report:.1f}s, total {total:.1f}s "
           f"({total / 60:.2f} min; target < 15 min)")
+    print(f"CPU time of all jobs {cpu_total:.1f}s = {cpu_total / a.workers / 60:.2f} min of wall clock on "
+          f"{a.workers} idle cores (the machine's load inflates the wall clock above)")
     print("median job time per method (ratio to the Laplace-LDP baseline job):")
     for k in sorted(by):
         med = statistics.median(by[k])

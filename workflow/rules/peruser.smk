@@ -17,8 +17,10 @@ if PU:
     PU_DIR = f"{RESULTS}/peruser/jobs"
     PU_PATTERN = "{dataset}/{method}_{clustering}_e{eps}_s{split}_b{batch}"
 
-    def pu_job_paths(kind):
-        return [f"{PU_DIR}/{PU_PATTERN.format(**j)}.{kind}.parquet" for j in PU_JOBS]
+    PU_JOB_PATHS = {
+        kind: [f"{PU_DIR}/{PU_PATTERN.format(**j)}.{kind}.parquet" for j in PU_JOBS]
+        for kind in ("runs", "users")
+    }
 
     rule peruser_job:
         input:
@@ -59,7 +61,7 @@ if PU:
 
     rule peruser_collect:
         input:
-            lambda wc: pu_job_paths(wc.kind),
+            lambda wc: PU_JOB_PATHS[wc.kind],
         output:
             f"{RESULTS}/tables/peruser_{{kind}}.parquet",
         log:
@@ -91,8 +93,8 @@ if PU:
         params:
             section=PU_SECTION,
             scale=CONFIG_NAME,
-            fig_prefix=f"{RESULTS}/figures/peruser_fig",
-            claims_prefix=f"{RESULTS}/tables/peruser_claims",
+            fig_prefix=lambda wc, output: output.figures[0][: -len("1.pdf")],
+            claims_prefix=lambda wc, output: output.claims[: -len(".parquet")],
         resources:
             mem_mb=2000,
             runtime=10,

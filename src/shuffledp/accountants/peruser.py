@@ -88,7 +88,7 @@ def group_centre_distances(hbar: np.ndarray, labels: np.ndarray) -> np.ndarray:
 
 
 def per_user_eps(hbar: np.ndarray, labels: np.ndarray, eps1: float, eps2: float, c: float,
-                 delta: float, amplifier: Amplifier, *, grid_points: int = 24,
+                 delta: float, amplifier: Amplifier, *, grid_points: int = 16,
                  max_eps0: float = 60.0) -> dict[str, np.ndarray]:
     """eps' of every user (see the module docstring). ``labels``: the shuffler's groups.
 

@@ -63,13 +63,14 @@ def fig1(runs: pd.DataFrame, sec: Mapping, prefix: str) -> None:
     fig, axes = plt.subplots(3, len(dss), figsize=(4.6 * len(dss), 10.5), squeeze=False)
     for j, ds in enumerate(dss):
         rd = r[r.dataset == ds]
-        for label, sel in _series(rd, split):
+        for si, (label, sel) in enumerate(_series(rd, split)):
             g = sel.groupby("eps")[["err_mean", "top3_mean", "epsp_numeric_median"]].mean().reset_index()
             ls = "--" if "NON-PRIVATE" in label else "-"
-            axes[0, j].plot(g.eps, g.err_mean, ls, marker="o", label=label)
-            axes[1, j].plot(g.eps, g.top3_mean, ls, marker="o", label=label)
+            col = f"C{si % 10}"
+            axes[0, j].plot(g.eps, g.err_mean, ls, marker="o", label=label, color=col)
+            axes[1, j].plot(g.eps, g.top3_mean, ls, marker="o", label=label, color=col)
             if g.epsp_numeric_median.notna().any():
-                axes[2, j].plot(g.epsp_numeric_median, g.err_mean, ls, marker="o", label=label)
+                axes[2, j].plot(g.epsp_numeric_median, g.err_mean, ls, marker="o", label=label, color=col)
         axes[0, j].set_title(f"{ds}, c={c:g}{_notes(runs, ds)}", fontsize=9)
         axes[0, j].set_ylabel("mean per-user L1 error")
         axes[1, j].set_ylabel("per-user top-3 accuracy")
