@@ -60,7 +60,7 @@ def fig1(runs: pd.DataFrame, sec: Mapping, prefix: str) -> None:
     _, c, split = _pick(sec, runs)
     r = runs[runs.c == c]
     dss = list(dict.fromkeys(r.dataset))
-    fig, axes = plt.subplots(3, len(dss), figsize=(4.6 * len(dss), 10.5), squeeze=False)
+    fig, axes = plt.subplots(3, len(dss), figsize=(4.6 * len(dss), 10.5), squeeze=False, layout="constrained")
     for j, ds in enumerate(dss):
         rd = r[r.dataset == ds]
         for si, (label, sel) in enumerate(_series(rd, split)):
@@ -89,7 +89,7 @@ def fig2(users: pd.DataFrame, runs: pd.DataFrame, sec: Mapping, prefix: str) -> 
     _, c, _ = _pick(sec, runs)
     u = users[(users.method == "alg1") & (users.c == c)]
     dss = list(dict.fromkeys(users.dataset))
-    fig, axes = plt.subplots(1, len(dss), figsize=(4.6 * len(dss), 3.8), squeeze=False)
+    fig, axes = plt.subplots(1, len(dss), figsize=(4.6 * len(dss), 3.8), squeeze=False, layout="constrained")
     for j, ds in enumerate(dss):
         ax = axes[0, j]
         ud = u[u.dataset == ds]
@@ -113,7 +113,7 @@ def fig3(runs: pd.DataFrame, sec: Mapping, prefix: str) -> None:
     _, c, _ = _pick(sec, runs)
     r = runs[(runs.method == "alg1") & (runs.c == c)]
     dss = list(dict.fromkeys(runs.dataset))
-    fig, axes = plt.subplots(2, len(dss), figsize=(4.6 * len(dss), 7), squeeze=False)
+    fig, axes = plt.subplots(2, len(dss), figsize=(4.6 * len(dss), 7), squeeze=False, layout="constrained")
     for j, ds in enumerate(dss):
         rd = r[(r.dataset == ds) & (r.clustering == "kmeans")]
         for eps, g in rd.groupby("eps"):
@@ -151,7 +151,8 @@ def fig4(users: pd.DataFrame, runs: pd.DataFrame, sec: Mapping, prefix: str) -> 
     fr = max(sec.get("eps1_fractions") or [float(split)])
     emin = float(min(sec["eps"]))
     sets = [(eps, split), (emin, f"{fr:g}")]
-    fig, axes = plt.subplots(len(sets), len(dss), figsize=(4.6 * len(dss), 3.8 * len(sets)), squeeze=False)
+    fig, axes = plt.subplots(len(sets), len(dss), figsize=(5.4 * len(dss), 4.2 * len(sets)), squeeze=False,
+                             layout="constrained")
     for i, (e, s) in enumerate(sets):
         for j, ds in enumerate(dss):
             ax = axes[i, j]
