@@ -173,10 +173,9 @@ def cluster_dbscan_js(X: np.ndarray, params: DBSCANParams, seed: int) -> np.ndar
         kc = min(params.candidates, len(core))
         nn = NearestNeighbors(n_neighbors=kc).fit(np.sqrt(C))
         _, cand = nn.kneighbors(np.sqrt(X[rest]))
-        Xr = X[rest][:, None, :]
-        Cc = C[cand]
-        M = 0.5 * (Xr + Cc)
-        jsd = _entropy(M) - 0.5 * (_entropy(np.broadcast_to(Xr, Cc.shape)) + _entropy(Cc))
+        Xr = X[rest]
+        hc = _entropy(C)
+        jsd = _entropy(0.5 * (Xr[:, None, :] + C[cand])) - 0.5 * (_entropy(Xr)[:, None] + hc[cand])
         Dr = np.sqrt(np.clip(jsd, 0.0, 1.0))
         j = np.argmin(Dr, axis=1)
         best = Dr[np.arange(len(rest)), j]
@@ -191,10 +190,10 @@ def cluster_dbscan_js(X: np.ndarray, params: DBSCANParams, seed: int) -> np.ndar
 
 
 def _entropy(A: np.ndarray) -> np.ndarray:
-    """Shannon entropy in bits along the last axis."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(A > 0, A * np.log2(np.where(A > 0, A, 1.0)), 0.0)
-    return -t.sum(axis=-1)
+    """Shannon entropy in bits along the last axis (0 log 0 = 0)."""
+    from scipy.special import xlogy
+
+    return -xlogy(A, A).sum(axis=-1) / np.log(2.0)
 
 
 def _relabel(lab: np.ndarray) -> np.ndarray:
