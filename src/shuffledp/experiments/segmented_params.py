@@ -2,8 +2,8 @@
 
 Nothing here computes a privacy bound itself: every guarantee comes from
 ``shuffledp.accountants.variation_ratio`` (``vr_params``, ``vr_eps``) and
-``shuffledp.accountants.poisson`` (``poisson_lambda``); this module only searches over their
-inputs (bisection), as the brief allows for inverses the accountants do not provide.
+``shuffledp.accountants.poisson`` (``min_blanket_rate``); this module only searches over their
+inputs (bisection on Subexp-shuffle's ``eps0``, an inverse the accountants do not provide).
 
 * Subexp-local: ``eps0`` = the liberal level (2), pure LDP, no accountant needed.
 * Subexp-shuffle: the largest ``eps0`` whose variation-ratio amplified guarantee for ``n`` users is
@@ -37,19 +37,6 @@ def _bisect_max(ok: Callable[[float], bool], lo: float, hi: float, rtol: float =
     return lo
 
 
-def _bisect_min(ok: Callable[[float], bool], lo: float, hi: float, rtol: float = 1e-3) -> float:
-    """Smallest x in [lo, hi] with ok(x) (ok monotone: False then True); hi must satisfy ok."""
-    if ok(lo):
-        return lo
-    while hi - lo > rtol * hi:
-        mid = math.sqrt(lo * hi) if lo > 0 else 0.5 * hi
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
-
-
 def subexp_shuffle_eps0(n: int, d: int, s: int, eps_target: float, delta: float) -> tuple[float, int, float]:
     """``(eps0, k, eps_achieved)`` for Subexp-shuffle."""
     from shuffledp.accountants.variation_ratio import vr_eps, vr_params
@@ -58,29 +45,29 @@ def subexp_shuffle_eps0(n: int, d: int, s: int, eps_target: float, delta: float)
         k = se.best_subset_size(d, s, eps0)
         return vr_eps(vr_params("subset-exp", eps0, k=k, d=d + s, s=s), n, delta)
 
-    lo = eps_target  # shuffling never weakens a local guarantee: eps0 = target is feasible
-    hi = lo
-    while amplified(hi * 2) <= eps_target and hi < 64:
-        hi *= 2
-    eps0 = _bisect_max(lambda e: amplified(e) <= eps_target, hi, min(hi * 2, 64.0))
+    def ok(eps0: float) -> bool:
+        return amplified(eps0) <= eps_target
+
+    lo = eps_target  # shuffling does not weaken a local guarantee; verified, not assumed
+    if not ok(lo):
+        raise ValueError(f"eps_target: even eps0 = {eps_target} does not amplify to {eps_target}")
+    while lo < 32 and ok(2 * lo):
+        lo *= 2
+    eps0 = _bisect_max(ok, lo, 2 * lo)  # returns an evaluated feasible point
     k = se.best_subset_size(d, s, eps0)
     return eps0, k, amplified(eps0)
 
 
 def mm_blanket_rate(n_g: int, d: int, s: int, eps: float, delta: float, m_max: float = 1e4) -> float:
-    """Smallest ``m`` at which ``lambda = 1`` is feasible (balls-into-bins at ``(eps, delta)``)."""
-    from shuffledp.accountants.poisson import poisson_lambda
+    """Smallest ``m`` at which ``lambda = 1`` is feasible (balls-into-bins at ``(eps, delta)``), from
+    the accountant's ``min_blanket_rate`` (an evaluated feasible point)."""
+    from shuffledp.accountants.poisson import min_blanket_rate
 
-    def ok(m: float) -> bool:
-        return poisson_lambda(n_g, m, d, s, eps, delta) >= 1.0 - 1e-9
-
-    hi = 1.0
-    while not ok(hi):
-        hi *= 4
-        if hi > m_max:
-            raise ValueError(
-                f"no blanket rate up to {m_max} makes lambda = 1 feasible (n = {n_g}, eps = {eps})")
-    return _bisect_min(ok, hi / 4 if hi > 1 else 1e-3, hi)
+    m = min_blanket_rate(n_g, d, s, eps, delta, lam=1.0, m_max=m_max)
+    if not math.isfinite(m):
+        raise ValueError(
+            f"no blanket rate up to {m_max} makes lambda = 1 feasible (n = {n_g}, eps = {eps})")
+    return float(m)
 
 
 def baseline_params(n: int, d: int, s: int, levels, settings: dict, delta: float,
