@@ -169,17 +169,22 @@ def test_subset_exp_rates_by_enumeration():
     assert (math.exp(eps) / r.omega) / (1 / r.omega) == pytest.approx(math.exp(eps))
 
 
-def test_subset_exp_randomize_distribution():
+@pytest.mark.parametrize("d,k", [(6, 3), (20, 2)])  # argsort path and rejection path
+def test_subset_exp_randomize_distribution(d, k):
     rng = np.random.default_rng(7)
-    d, s, eps = 6, 2, 1.0
-    r = se.subset_exp_rates(d, s, eps, 3)
-    padded = np.tile(np.array([[1, 4]]), (20000, 1))
+    s, eps, n = 2, 1.0, 20000
+    r = se.subset_exp_rates(d, s, eps, k)
+    padded = np.tile(np.array([[1, 4]]), (n, 1))
     out = se.randomize(padded, r, rng)
     assert np.all(np.sort(out, 1)[:, 1:] != np.sort(out, 1)[:, :-1])  # distinct items
-    h = se.hits(out, d, s) / padded.shape[0]
-    assert h[1] == pytest.approx(r.t, abs=0.015) and h[4] == pytest.approx(r.t, abs=0.015)
-    for j in (0, 2, 3, 5, 6, 7):
-        assert h[j] == pytest.approx(r.f, abs=0.015)
+    h = se.hits(out, d, s) / n
+    tol = 4 * math.sqrt(0.25 / n)  # 4 binomial standard errors
+    assert h[1] == pytest.approx(r.t, abs=tol) and h[4] == pytest.approx(r.t, abs=tol)
+    for j in set(range(d + s)) - {1, 4}:
+        assert h[j] == pytest.approx(r.f, abs=tol)
+    # the intersection size follows its pmf
+    inter = np.isin(out, [1, 4]).sum(1)
+    assert np.allclose(np.bincount(inter, minlength=3)[:3] / n, se.intersection_pmf(r)[:3], atol=tol)
 
 
 @pytest.mark.parametrize("eps", [2.0, 0.8])

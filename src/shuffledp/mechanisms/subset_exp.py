@@ -105,15 +105,38 @@ def randomize(padded: np.ndarray, r: SubsetExpRates, rng: np.random.Generator) -
     inter = rng.choice(pmf.size, size=n, p=pmf)
     # items of x in random order; take the first `inter`
     own = np.take_along_axis(padded, np.argsort(rng.random((n, s)), axis=1), axis=1)
-    # complement items in random order: random keys, members of x pushed to the end
-    keys = rng.random((n, big))
-    np.put_along_axis(keys, padded, np.inf, axis=1)
-    comp = np.argsort(keys, axis=1)[:, : r.k]
+    comp = _complement_sample(padded, big, r.k, rng)
     col = np.arange(r.k)[None, :]
     from_own = col < inter[:, None]
     own_part = np.take_along_axis(own, np.minimum(col, s - 1), axis=1)
     comp_part = np.take_along_axis(comp, np.maximum(col - inter[:, None], 0), axis=1)
     return np.where(from_own, own_part, comp_part)
+
+
+def _complement_sample(padded: np.ndarray, big: int, k: int, rng: np.random.Generator) -> np.ndarray:
+    """``(n, k)``: per row, ``k`` distinct items of ``0..big-1`` outside the row of ``padded``, in
+    uniformly random order (a uniform ordered sample without replacement from the complement).
+
+    Small ``k``: slot by slot, uniform draws rejected while they hit the set or an earlier slot
+    (rejection keeps each slot uniform over the allowed items, so the result is exact). Large
+    ``k``: random keys over the domain with the set's members pushed last, then argsort.
+    """
+    n, s = padded.shape
+    if k > (big - s) // 4:
+        keys = rng.random((n, big))
+        np.put_along_axis(keys, padded, np.inf, axis=1)
+        return np.argsort(keys, axis=1)[:, :k]
+    out = np.empty((n, k), dtype=np.int64)
+    for j in range(k):
+        todo = np.arange(n)
+        while todo.size:
+            cand = rng.integers(0, big, size=todo.size)
+            bad = (padded[todo] == cand[:, None]).any(axis=1)
+            if j:
+                bad |= (out[todo, :j] == cand[:, None]).any(axis=1)
+            out[todo[~bad], j] = cand[~bad]
+            todo = todo[bad]
+    return out
 
 
 def hits(outputs: np.ndarray, d: int, s: int) -> np.ndarray:
