@@ -210,6 +210,8 @@ def load_prepared(path: str) -> tuple[np.ndarray, dict]:
 # ----------------------------------------------------------------------------- parameters
 def lambdas_from_table(acct: pd.DataFrame, m: float, levels) -> np.ndarray:
     """``lambda_k`` for the grid point ``m`` from an accountant table (one row per (m, level))."""
+    if "source" in acct:  # acct-vr's tables also hold the optimum m* rows (source "optimum")
+        acct = acct[acct["source"] == "grid"]
     rows = acct[np.isclose(acct["m"].to_numpy(dtype=float), m, rtol=1e-9, atol=0)]
     if rows.empty:
         raise ValueError(f"accountant table has no row for m = {m!r} (grid {sorted(acct['m'].unique())})")
@@ -354,6 +356,8 @@ def aggregate(run_paths: list[str], accountant_paths: list[str], out_path: str) 
     bounds = []
     for p in sorted(accountant_paths):
         a = pd.read_parquet(p)
+        if "source" in a:
+            a = a[a["source"] == "grid"]
         stem = Path(p).stem  # <dataset>_n<n>_<setting>
         ds, rest = stem.rsplit("_n", 1)
         n_str, setting = rest.split("_", 1)
