@@ -86,6 +86,8 @@ def bisect_eps(
     eps_lo: float = 0.0,
     atol: float = 1e-12,
     max_iter: int = 200,
+    search_fn: Callable[[float], float] | None = None,
+    search_target: float | None = None,
 ) -> tuple[float, float]:
     """Bracket ``[lo, hi]`` with ``delta_of_eps(hi) <= delta < delta_of_eps(lo)``.
 
@@ -97,6 +99,9 @@ def bisect_eps(
     ``root -/+ tol/4`` are then *evaluated*, and only if they bracket the target is the answer
     accepted -- otherwise plain bisection continues on the bracket known so far. Every returned end
     is therefore a verified evaluation: ``delta_of_eps(hi) <= delta`` always holds.
+    ``search_fn`` / ``search_target`` (optional) replace ``delta_of_eps`` / ``delta`` in the Brent
+    phase only -- a smooth proxy (e.g. the estimate without additive allowances, which would put a
+    floor under ``log delta``); verification always uses ``delta_of_eps``.
     """
     if not (0.0 < delta < 1.0):
         raise ValueError(f"delta: {delta!r} must lie in (0, 1)")
@@ -121,15 +126,17 @@ def bisect_eps(
         return max(rtol * h, atol)
 
     if hi - lo > tol_at(hi):
-        log_t = math.log(delta)
+        proxy = fn if search_fn is None else search_fn
+        goal = delta if search_target is None else search_target
+        log_t = math.log(goal) if goal > 0 else math.log(delta)
 
         def g(e: float) -> float:
-            return math.log(max(fn(e), 1e-300)) - log_t
+            return math.log(max(proxy(e), 1e-300)) - log_t
 
         try:
             from scipy.optimize import brentq
 
-            root = brentq(g, lo, hi, xtol=atol / 8, rtol=max(rtol / 8, 4.5e-16), maxiter=100)
+            root = brentq(g, lo, hi, xtol=atol / 8, rtol=max(rtol / 8, 1e-15), maxiter=100)
             q = tol_at(root) / 4
             a, b = max(lo, root - q), min(hi, root + q)
             if fn(b) <= delta:
@@ -198,10 +205,11 @@ def eps_for_delta(
 
 # ------------------------------------------------------------------ composition (dp-accounting)
 def pld_from_pmfs(p, q, *, discretization: float = 1e-4, pessimistic: bool = True):
-    """dp-accounting privacy-loss distribution of the pair (p, q) (delta = D(p || q) direction).
+    """dp-accounting privacy-loss distribution of the pair (p, q).
 
-    ``p`` plays dp-accounting's ``mu_upper`` and ``q`` its ``mu_lower``; with ``symmetric=False``
-    the PLD describes only this direction.
+    ``symmetric=False`` keeps both directions (dp-accounting's "remove" and "add" PLDs); its
+    ``get_delta_for_epsilon`` returns the larger of ``D(p||q)`` and ``D(q||p)`` (checked against
+    :func:`hockey_stick` in the tests).
     """
     from dp_accounting.pld import privacy_loss_distribution as pld
 
@@ -213,7 +221,7 @@ def pld_from_pmfs(p, q, *, discretization: float = 1e-4, pessimistic: bool = Tru
         log_p = {i: float(v) for i, v in enumerate(np.log(p)) if np.isfinite(v)}
         log_q = {i: float(v) for i, v in enumerate(np.log(q)) if np.isfinite(v)}
     return pld.from_two_probability_mass_functions(
-        log_q, log_p, pessimistic_estimate=pessimistic,
+        log_p, log_q, pessimistic_estimate=pessimistic,
         value_discretization_interval=discretization, symmetric=False,
     )
 
@@ -229,10 +237,10 @@ def _composed_pld(pairs: Sequence[tuple], discretization: float):
 
 
 def composed_delta(pairs: Sequence[tuple], eps: float, *, discretization: float = 1e-4) -> float:
-    """Upper bound on ``D_{e^eps}(p_1 x ... x p_k || q_1 x ... x q_k)`` (independent pieces).
+    """Upper bound on the delta of the product pair at ``eps``: the larger of
+    ``D_{e^eps}(p_1 x ... x p_k || q_1 x ... x q_k)`` and the reverse (independent pieces).
 
     Uses dp-accounting's pessimistic PLD, so the result is never below the exact divergence.
-    Only the ``p || q`` direction is accounted; call again with swapped pairs for the other.
     """
     eps = _check_eps(eps)
     return float(_composed_pld(pairs, discretization).get_delta_for_epsilon(eps))

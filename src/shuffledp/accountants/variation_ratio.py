@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 from scipy import special, stats
@@ -63,6 +63,7 @@ __all__ = [
     "vr_eps_bounds",
     "vr_pair_pmf",
     "clone_delta_bounds",
+    "clone_delta_parts",
     "witness_delta",
     "witness_eps",
     "DEFAULT_TAIL",
@@ -199,6 +200,15 @@ def vr_params(mechanism: str, eps0: float | None = None, *, k=None, d=None, s=No
 
 
 # ----------------------------------------------------------------------------- core
+def _pmf_fast(k, n, p):
+    """Binomial pmf (boost, as ``stats.binom.pmf``) without the argument-checking overhead; only
+    called with valid arguments (0 <= k <= n, 0 < p < 1)."""
+    raw = getattr(stats.binom, "_pmf", None)
+    if raw is None:  # pragma: no cover - older/newer scipy without the private hook
+        return stats.binom.pmf(k, n, p)
+    return raw(np.asarray(k, dtype=float), np.asarray(n, dtype=float), float(p))
+
+
 @lru_cache(maxsize=64)
 def _window(N: int, pc: float, tail: float):
     """Clone-count window [c_lo, c_hi] of Bin(N, pc), its pmf arrays and the skipped mass."""
@@ -236,7 +246,7 @@ def _binom_pmf(k: np.ndarray, N: int, pc: float) -> np.ndarray:
     elif pc >= 1.0:
         out[ok & (k == N)] = 1.0
     else:
-        out[ok] = stats.binom.pmf(k[ok], N, pc)
+        out[ok] = _pmf_fast(k[ok], np.full(int(ok.sum()), N), pc)
     return out
 
 
@@ -247,27 +257,26 @@ def _half_binom(t: np.ndarray, a: np.ndarray):
     if interior.all():
         af = a.astype(float)
         cf = c.astype(float)
-        return stats.binom.pmf(af - 1, cf, 0.5), special.betainc(af, cf - af + 1, 0.5)
+        return _pmf_fast(af - 1, cf, 0.5), special.betainc(af, cf - af + 1, 0.5)
     pm = np.zeros(t.shape, dtype=float)
     S = np.zeros(t.shape, dtype=float)
     ok = (c >= 0) & (a - 1 >= 0) & (a - 1 <= c)
     if ok.any():
-        pm[ok] = stats.binom.pmf(a[ok] - 1, c[ok], 0.5)
+        pm[ok] = _pmf_fast(a[ok] - 1, c[ok], 0.5)
     S[(c >= 0) & (a <= 0)] = 1.0
     if interior.any():
         S[interior] = special.betainc(a[interior].astype(float), (c[interior] - a[interior] + 1).astype(float), 0.5)
     return pm, S
 
 
-def clone_delta_bounds(u: float, alpha: float, w: float, r: float, N: int, eps: float,
-                       tail: float = DEFAULT_TAIL) -> tuple[float, float]:
-    """(lower, upper) bounds on ``D_{e^eps}(P||Q)`` for victim probabilities (u, alpha, w),
-    clone probability ``r`` per blanket message (each of the two clone types) and ``N`` blanket
-    messages. ``beta = u - alpha``. The generic core behind :func:`vr_delta` and the Poisson
-    accountant."""
+def clone_delta_parts(u: float, alpha: float, w: float, r: float, N: int, eps: float,
+                      tail: float = DEFAULT_TAIL) -> tuple[float, float, float]:
+    """``(estimate, rounding_allowance, skipped_mass)`` of ``D_{e^eps}(P||Q)``: the windowed sum,
+    the floating-point allowance and the clone-count mass outside the window (see
+    :func:`clone_delta_bounds`)."""
     beta = u - alpha
     if beta <= 0:
-        return 0.0, 0.0
+        return 0.0, 0.0, 0.0
     eps = min(float(eps), EPS_CAP)
     ee = math.exp(eps)
     pc = min(1.0, 2.0 * r)
@@ -287,10 +296,17 @@ def clone_delta_bounds(u: float, alpha: float, w: float, r: float, N: int, eps: 
     term = pm * (x_pos + x_neg) + S * y
     magnitude = float(np.sum(pm * (np.abs(x_pos) + np.abs(x_neg)) + S * np.abs(y)))
     total = float(np.sum(np.maximum(term, 0.0)))
-    slack = ROUNDING_RTOL * magnitude
-    lower = max(0.0, total - slack)
-    upper = min(1.0, total + slack + skipped)
-    return lower, upper
+    return total, ROUNDING_RTOL * magnitude, skipped
+
+
+def clone_delta_bounds(u: float, alpha: float, w: float, r: float, N: int, eps: float,
+                       tail: float = DEFAULT_TAIL) -> tuple[float, float]:
+    """(lower, upper) bounds on ``D_{e^eps}(P||Q)`` for victim probabilities (u, alpha, w),
+    clone probability ``r`` per blanket message (each of the two clone types) and ``N`` blanket
+    messages. ``beta = u - alpha``. The generic core behind :func:`vr_delta` and the Poisson
+    accountant."""
+    total, slack, skipped = clone_delta_parts(u, alpha, w, r, N, eps, tail)
+    return max(0.0, total - slack), min(1.0, total + slack + skipped)
 
 
 def _check_n(n) -> int:
@@ -350,13 +366,36 @@ def _eps_guess(params: VRParams, n: int, delta: float) -> float:
     return math.sqrt(params.beta * ratio * params.q * math.log(1 / delta) / max(n - 1, 1))
 
 
-def _solve_eps(delta_fn, params: VRParams, n: int, delta: float, rtol: float) -> tuple[float, float]:
+def _solve_eps(delta_fn, params: VRParams, n: int, delta: float, rtol: float, search_fn=None,
+               search_target=None) -> tuple[float, float]:
     fn = lru_cache(maxsize=None)(delta_fn)
     eps_max = _eps_max(params)
     lo, hi = bracket_eps(fn, delta, _eps_guess(params, n, delta), eps_max)
     if lo == 0.0 and fn(0.0) <= delta:
         return 0.0, 0.0
-    return bisect_eps(fn, delta, hi, rtol, eps_lo=lo)
+    return bisect_eps(fn, delta, hi, rtol, eps_lo=lo, search_fn=search_fn, search_target=search_target)
+
+
+def _vr_solvers(params: VRParams, n: int, tail: float):
+    args = (params.u, params.alpha, params.w, params.r, n - 1)
+
+    @cache
+    def parts(e):
+        return clone_delta_parts(*args, e, tail)
+
+    def up(e):
+        t, sl, sk = parts(e)
+        return min(1.0, t + sl + sk)
+
+    def low(e):
+        t, sl, _ = parts(e)
+        return max(0.0, t - sl)
+
+    def central(e):
+        return parts(e)[0]
+
+    skipped = _window(n - 1, min(1.0, 2.0 * params.r), float(tail))[3] if params.beta > 0 else 0.0
+    return up, low, central, skipped
 
 
 def vr_eps_bounds(params: VRParams, n: int, delta: float, *, rtol: float = 1e-6) -> tuple[float, float]:
@@ -368,15 +407,9 @@ def vr_eps_bounds(params: VRParams, n: int, delta: float, *, rtol: float = 1e-6)
     n = _check_n(n)
     delta = _check_delta(delta)
     tail = _tail_for(delta, rtol)
-
-    def up(e):
-        return clone_delta_bounds(params.u, params.alpha, params.w, params.r, n - 1, e, tail)[1]
-
-    def low(e):
-        return clone_delta_bounds(params.u, params.alpha, params.w, params.r, n - 1, e, tail)[0]
-
-    eps_up = _solve_eps(up, params, n, delta, rtol)[1]
-    lo_b, hi_b = _solve_eps(low, params, n, delta, rtol)
+    up, low, central, skipped = _vr_solvers(params, n, tail)
+    eps_up = _solve_eps(up, params, n, delta, rtol, central, delta - skipped)[1]
+    lo_b, hi_b = _solve_eps(low, params, n, delta, rtol, central, delta)
     eps_low = lo_b if hi_b > lo_b else hi_b
     return min(eps_low, eps_up), eps_up
 
@@ -387,11 +420,8 @@ def vr_eps(params: VRParams, n: int, delta: float, *, rtol: float = 1e-6) -> flo
     n = _check_n(n)
     delta = _check_delta(delta)
     tail = _tail_for(delta, rtol)
-
-    def up(e):
-        return clone_delta_bounds(params.u, params.alpha, params.w, params.r, n - 1, e, tail)[1]
-
-    return _solve_eps(up, params, n, delta, rtol)[1]
+    up, _, central, skipped = _vr_solvers(params, n, tail)
+    return _solve_eps(up, params, n, delta, rtol, central, delta - skipped)[1]
 
 
 def vr_eps_lower(params: VRParams, n: int, delta: float, *, rtol: float = 1e-6) -> float:
