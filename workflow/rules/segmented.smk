@@ -34,7 +34,8 @@ if "segmented" in config:
             levels=SEG["levels"], shares=shares, delta_factor=SEG["delta_factor"], m_grid=SEG_GRID,
             level_histogram=SEG.get("level_histogram", "exact"), epsilon_p=SEG.get("epsilon_p", 1.0),
             sampler=SEG.get("sampler", "counts"), subexp_local_eps=SEG.get("subexp_local_eps", 2.0),
-            wsepmm_power=SEG.get("wsepmm_power", 0.5), scale=CONFIG_NAME,
+            wsepmm_power=SEG.get("wsepmm_power", 0.5), accountant=SEG.get("accountant", "sound"),
+            scale=CONFIG_NAME,
         )
 
     def seg_run_targets():
@@ -92,7 +93,7 @@ if "segmented" in config:
             spec=lambda w: SEGX.jsonable_spec(
                 dataset=w.segds, n=int(w.segn), d=SEG["datasets"][w.segds]["d"], s=SEG["datasets"][w.segds]["s"],
                 levels=SEG["levels"], settings=SEG["settings"], delta_factor=SEG["delta_factor"],
-                uniform_eps=SEG.get("uniform_eps", 0.5),
+                uniform_eps=SEG.get("uniform_eps", 0.5), accountant=SEG.get("accountant", "sound"),
             ),
         log:
             f"{LOGS}/segmented/params_{{segds}}_n{{segn}}.log",
@@ -175,6 +176,8 @@ if "segmented" in config:
             accountant=seg_accountant_tables(),
         output:
             f"{RESULTS}/segmented/summary.parquet",
+        params:
+            variant=SEG.get("accountant", "sound"),
         log:
             f"{LOGS}/segmented/aggregate.log",
         benchmark:
@@ -186,7 +189,7 @@ if "segmented" in config:
             runtime=10,
         shell:
             "shuffledp segmented aggregate --runs {input.runs} --accountant {input.accountant} "
-            "--output {output} > {log} 2>&1"
+            "--variant {params.variant} --output {output} > {log} 2>&1"
 
     rule segmented_figure:
         input:

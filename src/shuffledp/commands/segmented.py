@@ -41,7 +41,8 @@ def _params(args) -> int:
     spec = _spec(args.spec)
     n = int(spec["n"])
     df = sp.baseline_params(n, int(spec["d"]), int(spec["s"]), spec["levels"], spec["settings"],
-                            float(spec["delta_factor"]) / n, float(spec["uniform_eps"]), ex.level_counts)
+                            float(spec["delta_factor"]) / n, float(spec["uniform_eps"]), ex.level_counts,
+                            spec.get("accountant", "sound"))
     df.insert(0, "dataset", spec["dataset"])
     df.insert(1, "n", n)
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
@@ -70,7 +71,7 @@ def _run(args) -> int:
 def _aggregate(args) -> int:
     from shuffledp.experiments import segmented as ex
 
-    summ = ex.aggregate(args.runs, args.accountant or [], args.output)
+    summ = ex.aggregate(args.runs, args.accountant or [], args.output, args.variant)
     print(f"{len(summ)} points")
     return 0
 
@@ -142,6 +143,7 @@ def register(subparsers, account_subparsers) -> None:
     q = sub.add_parser("aggregate", help="mean error and 95%% interval per point")
     q.add_argument("--runs", nargs="+", required=True)
     q.add_argument("--accountant", nargs="*")
+    q.add_argument("--variant", default="sound", help="accountant variant of the MSE bound (sound|paper)")
     q.add_argument("--output", required=True)
     q.set_defaults(func=_aggregate)
 

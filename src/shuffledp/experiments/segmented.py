@@ -208,10 +208,21 @@ def load_prepared(path: str) -> tuple[np.ndarray, dict]:
 
 
 # ----------------------------------------------------------------------------- parameters
-def lambdas_from_table(acct: pd.DataFrame, m: float, levels) -> np.ndarray:
-    """``lambda_k`` for the grid point ``m`` from an accountant table (one row per (m, level))."""
-    if "source" in acct:  # acct-vr's tables also hold the optimum m* rows (source "optimum")
+def accountant_rows(acct: pd.DataFrame, accountant: str = "sound") -> pd.DataFrame:
+    """The grid rows of one accountant variant of an acct-vr table (which also holds the optimum
+    ``m*`` rows, ``source == "optimum"``, and possibly several ``accountant`` variants)."""
+    if "source" in acct:
         acct = acct[acct["source"] == "grid"]
+    if "accountant" in acct:
+        acct = acct[acct["accountant"] == accountant]
+        if acct.empty:
+            raise ValueError(f"accountant table has no rows for accountant {accountant!r}")
+    return acct
+
+
+def lambdas_from_table(acct: pd.DataFrame, m: float, levels, accountant: str = "sound") -> np.ndarray:
+    """``lambda_k`` for the grid point ``m`` from an accountant table (one row per (m, level))."""
+    acct = accountant_rows(acct, accountant)
     rows = acct[np.isclose(acct["m"].to_numpy(dtype=float), m, rtol=1e-9, atol=0)]
     if rows.empty:
         raise ValueError(f"accountant table has no row for m = {m!r} (grid {sorted(acct['m'].unique())})")
@@ -267,7 +278,7 @@ def run_job(spec: Mapping, data_path: str, out_path: str, *, accountant: str | N
         grid = np.asarray(spec["m_grid"], dtype=float)
         m_val = float(grid[int(spec["m_index"])])
         acct = pd.read_parquet(accountant)
-        lam = lambdas_from_table(acct, m_val, levels_eps)
+        lam = lambdas_from_table(acct, m_val, levels_eps, spec.get("accountant", "sound"))
     elif protocol in ("subexp_shuffle", "mm_shuffle", "sepmm", "wsepmm"):
         prm = pd.read_parquet(params)
         if protocol == "subexp_shuffle":
@@ -332,6 +343,7 @@ def run_job(spec: Mapping, data_path: str, out_path: str, *, accountant: str | N
     for key, val in extra.items():
         df[key] = val
     df["delta"] = delta
+    df["accountant"] = spec.get("accountant", "sound")
     df["scale"] = spec.get("scale", "")
     if "messages_per_user" not in df:
         df["messages_per_user"] = np.nan
@@ -341,7 +353,8 @@ def run_job(spec: Mapping, data_path: str, out_path: str, *, accountant: str | N
 
 
 # ----------------------------------------------------------------------------- aggregation
-def aggregate(run_paths: list[str], accountant_paths: list[str], out_path: str) -> pd.DataFrame:
+def aggregate(run_paths: list[str], accountant_paths: list[str], out_path: str,
+              accountant: str = "sound") -> pd.DataFrame:
     """Mean error and 95% interval (normal approximation, mean +- 1.96 sd / sqrt(R)) per point."""
     runs = pd.concat([pd.read_parquet(p) for p in sorted(run_paths)], ignore_index=True)
     keys = ["protocol", "dataset", "n", "d", "s", "setting", "m_index", "m"]
@@ -355,9 +368,7 @@ def aggregate(run_paths: list[str], accountant_paths: list[str], out_path: str) 
     summ = summ.merge(first, on=keys, how="left")
     bounds = []
     for p in sorted(accountant_paths):
-        a = pd.read_parquet(p)
-        if "source" in a:
-            a = a[a["source"] == "grid"]
+        a = accountant_rows(pd.read_parquet(p), accountant)
         stem = Path(p).stem  # <dataset>_n<n>_<setting>
         ds, rest = stem.rsplit("_n", 1)
         n_str, setting = rest.split("_", 1)

@@ -58,12 +58,13 @@ def subexp_shuffle_eps0(n: int, d: int, s: int, eps_target: float, delta: float)
     return eps0, k, amplified(eps0)
 
 
-def mm_blanket_rate(n_g: int, d: int, s: int, eps: float, delta: float, m_max: float = 1e4) -> float:
+def mm_blanket_rate(n_g: int, d: int, s: int, eps: float, delta: float, m_max: float = 1e4,
+                    accountant: str = "sound") -> float:
     """Smallest ``m`` at which ``lambda = 1`` is feasible (balls-into-bins at ``(eps, delta)``), from
     the accountant's ``min_blanket_rate`` (an evaluated feasible point)."""
     from shuffledp.accountants.poisson import min_blanket_rate
 
-    m = min_blanket_rate(n_g, d, s, eps, delta, lam=1.0, m_max=m_max)
+    m = min_blanket_rate(n_g, d, s, eps, delta, lam=1.0, m_max=m_max, accountant=accountant)
     if not math.isfinite(m):
         raise ValueError(
             f"no blanket rate up to {m_max} makes lambda = 1 feasible (n = {n_g}, eps = {eps})")
@@ -71,7 +72,7 @@ def mm_blanket_rate(n_g: int, d: int, s: int, eps: float, delta: float, m_max: f
 
 
 def baseline_params(n: int, d: int, s: int, levels, settings: dict, delta: float,
-                    uniform_eps: float, level_counts_fn) -> pd.DataFrame:
+                    uniform_eps: float, level_counts_fn, accountant: str = "sound") -> pd.DataFrame:
     """One table of every baseline parameter for a (dataset, n)."""
     rows = []
     eps0, k, ach = subexp_shuffle_eps0(n, d, s, uniform_eps, delta)
@@ -81,7 +82,7 @@ def baseline_params(n: int, d: int, s: int, levels, settings: dict, delta: float
 
     def rate(ng: int, e: float) -> float:
         if (ng, e) not in cache:
-            cache[(ng, e)] = mm_blanket_rate(ng, d, s, e, delta)
+            cache[(ng, e)] = mm_blanket_rate(ng, d, s, e, delta, accountant=accountant)
         return cache[(ng, e)]
 
     rows.append(dict(baseline="mm_shuffle", setting="none", level=0, n_group=n, eps=uniform_eps, delta=delta,
@@ -92,4 +93,6 @@ def baseline_params(n: int, d: int, s: int, levels, settings: dict, delta: float
             rows.append(dict(baseline="sepmm", setting=name, level=j + 1, n_group=int(ng), eps=float(e),
                              delta=delta, eps0=float("nan"), k=0, m=rate(int(ng), float(e)),
                              eps_achieved=float("nan")))
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    out["accountant"] = accountant
+    return out
