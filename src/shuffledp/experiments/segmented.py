@@ -63,9 +63,11 @@ def section(config: Mapping) -> Mapping:
 
 
 def m_grid(cfg: Mapping) -> np.ndarray:
-    """The log grid of blanket rates ``m`` (numpy.geomspace, both ends included)."""
+    """The log grid of blanket rates ``m`` (numpy.geomspace, both ends included), rounded to 12
+    significant digits like the accountant CLI's ``log:`` grids (so 1.0 is exactly 1.0)."""
     g = cfg["m_grid"]
-    return np.geomspace(float(g["min"]), float(g["max"]), int(g["num"]))
+    raw = np.geomspace(float(g["min"]), float(g["max"]), int(g["num"]))
+    return np.array([float(f"{x:.12g}") for x in raw])
 
 
 def delta_for(cfg: Mapping, n: int) -> float:
@@ -222,6 +224,12 @@ def accountant_rows(acct: pd.DataFrame, accountant: str = "sound") -> pd.DataFra
 
 def lambdas_from_table(acct: pd.DataFrame, m: float, levels, accountant: str = "sound") -> np.ndarray:
     """``lambda_k`` for the grid point ``m`` from an accountant table (one row per (m, level))."""
+    return params_from_table(acct, m, levels, accountant)[1]
+
+
+def params_from_table(acct: pd.DataFrame, m: float, levels, accountant: str = "sound") -> tuple[float, np.ndarray]:
+    """``(m, lambdas)`` of the table's grid point matching ``m`` (relative tolerance 1e-9); the job
+    uses the table's own ``m``, the value the accountant certified."""
     acct = accountant_rows(acct, accountant)
     rows = acct[np.isclose(acct["m"].to_numpy(dtype=float), m, rtol=1e-9, atol=0)]
     if rows.empty:
@@ -235,7 +243,7 @@ def lambdas_from_table(acct: pd.DataFrame, m: float, levels, accountant: str = "
         if not 0.0 <= lam <= 1.0:
             raise ValueError(f"accountant table: lambda {lam} for m = {m}, eps = {e} outside [0, 1]")
         out.append(lam)
-    return np.asarray(out)
+    return float(rows["m"].iloc[0]), np.asarray(out)
 
 
 # ----------------------------------------------------------------------------- one job
@@ -278,7 +286,7 @@ def run_job(spec: Mapping, data_path: str, out_path: str, *, accountant: str | N
         grid = np.asarray(spec["m_grid"], dtype=float)
         m_val = float(grid[int(spec["m_index"])])
         acct = pd.read_parquet(accountant)
-        lam = lambdas_from_table(acct, m_val, levels_eps, spec.get("accountant", "sound"))
+        m_val, lam = params_from_table(acct, m_val, levels_eps, spec.get("accountant", "sound"))
     elif protocol in ("subexp_shuffle", "mm_shuffle", "sepmm", "wsepmm"):
         prm = pd.read_parquet(params)
         if protocol == "subexp_shuffle":
