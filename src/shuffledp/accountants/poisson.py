@@ -243,11 +243,11 @@ def poisson_lambda(n: int, m: float, d: int, s: int, eps: float, delta: float, *
     if d1 <= target:
         return result(1.0)
     if accountant == "sound":
-        lam = target / d1
+        lam = target / sum(parts(1.0))      # delta is linear in lambda (unclipped slope)
         for _ in range(60):
             if dval(lam) <= target:
                 break
-            lam *= 1 - 1e-12
+            lam *= 1 - 1e-9
         return result(lam)
     skipped = parts(1.0)[2]
     # y = -log(lambda): D(exp(-y)) is non-increasing in y; feasibility at y_hi = -log(target)

@@ -17,7 +17,8 @@ Computation (exact up to floating point, with a rigorous truncation allowance)
 ------------------------------------------------------------------------------
 Write ``t`` for the observed total ``a + b``. For fixed ``t`` the privacy loss
 ``log P(a, t-a) / Q(a, t-a)`` increases in ``a``; ``P - e^eps Q > 0`` exactly when
-``a > L_t = [t (e^eps u - alpha) + r (n-t) w (e^eps - 1)/(1-2r)] / (beta (1 + e^eps))``.
+``a > L_t = [t (e^eps u - alpha) + r (n-t) w (e^eps - 1)/(1-2r)] / (beta (1 + e^eps))``
+(evaluated as ``t - a < t - L_t`` to stay exact for large eps).
 Hence ``D_{e^eps}(P||Q) = sum_t term_t`` with every ``term_t >= 0``, and, writing ``a_t`` for the
 first integer above ``L_t``, ``B(c) = P(C = c)``, ``pm = P(Bin(t-1, 1/2) = a_t - 1)`` and
 ``S = P(Bin(t-1, 1/2) >= a_t)``:
@@ -154,8 +155,20 @@ def _int_at_least(x, name, low):
     return xi
 
 
-def vr_params(mechanism: str, eps0: float | None = None, *, k=None, d=None, s=None) -> VRParams:
+def vr_params(mechanism: str, eps0: float | None = None, *, k=None, d=None, s=None,
+              variant: str = "sound") -> VRParams:
     """``(p, beta, q)`` of a standard randomizer (table of Wang et al., VLDB 2024).
+
+    ``variant="published"`` returns the table's values. ``variant="sound"`` (default) returns them
+    only where the reduction is known to hold, and otherwise the general eps0-LDP parameters
+    (always valid: they reproduce the stronger-clone bound of Feldman et al., SODA 2023). Reason:
+    when the victim's "neither clone" part differs from the blanket's (k-RR with k >= 4, subset
+    exponential), the other output values reveal whether the victim's message was a clone, and
+    the published bound can fall below the exact delta -- k-RR, k = 4, eps0 = 1.5, n = 25, others
+    holding a third value: exact delta at eps = 0.3 is 0.047397, the published bound 0.047056
+    (tests/test_accountants_vr.py). So k-RR keeps its table value for k <= 3 (for k = 3 the
+    residual is the third value for everyone and the bound is attained), subset-exp uses the
+    general parameters.
 
     * ``general`` -- any eps0-LDP randomizer: ``p = q = e^eps0``, ``beta = (e^eps0-1)/(e^eps0+1)``.
     * ``krr`` -- k-ary randomized response (``k >= 2``): ``beta = (e^eps0-1)/(e^eps0+k-1)``.
@@ -168,6 +181,8 @@ def vr_params(mechanism: str, eps0: float | None = None, *, k=None, d=None, s=No
     """
     if mechanism not in MECHANISMS:
         raise ValueError(f"mechanism: {mechanism!r} is not one of {', '.join(MECHANISMS)}")
+    if variant not in ("sound", "published"):
+        raise ValueError(f"variant: {variant!r} must be 'sound' or 'published'")
     if mechanism == "balls-into-bins":
         if eps0 is not None:
             raise ValueError("eps0: not used by balls-into-bins (its privacy comes from the blanket only)")
@@ -184,6 +199,8 @@ def vr_params(mechanism: str, eps0: float | None = None, *, k=None, d=None, s=No
         return VRParams(e, (e - 1) / (e + 1), e)
     if mechanism == "krr":
         k = _int_at_least(k, "k", 2)
+        if variant == "sound" and k >= 4:
+            return VRParams(e, (e - 1) / (e + 1), e)
         return VRParams(e, (e - 1) / (e + k - 1), e)
     # subset-exp
     d = _int_at_least(d, "d", 2)
@@ -196,6 +213,8 @@ def vr_params(mechanism: str, eps0: float | None = None, *, k=None, d=None, s=No
     c = special.comb
     beta = (e - 1) * (c(d - s, k) - c(d - 2 * s, k)) / (e * (c(d, k) - c(d - s, k)) + c(d - s, k))
     beta = min(beta, (e - 1) / (e + 1))
+    if variant == "sound":
+        return VRParams(e, (e - 1) / (e + 1), e)
     return VRParams(e, beta, e)
 
 
@@ -283,12 +302,15 @@ def clone_delta_parts(u: float, alpha: float, w: float, r: float, N: int, eps: f
     t, b_prev, b_here, skipped = _window(int(N), pc, float(tail))
     tf = t.astype(float)
     one_m_2r = 1.0 - pc
-    lin = tf * (ee * u - alpha) / (beta * (1.0 + ee))
+    # a > L_t  <=>  b = t - a < G_t = t - L_t, computed without forming t - (tiny) so that large
+    # eps (e^eps / (1 + e^eps) rounding to 1) cannot drop the b = 0 cells: b_max = ceil(G) - 1
+    gap = tf * (beta + alpha * (1.0 - ee)) / (beta * (1.0 + ee))
     num = r * (N - tf + 1.0) * w * (ee - 1.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         extra = np.where(num <= 0, 0.0, num / (one_m_2r * beta * (1.0 + ee)) if one_m_2r > 0 else np.inf)
-    L = lin + extra
-    a = np.floor(np.minimum(L, tf + 1.0)).astype(np.int64) + 1
+    G = gap - extra
+    b_max = np.where(G > tf + 1.0, tf + 1.0, np.ceil(np.maximum(G, -1.0)) - 1.0)
+    a = np.maximum(t - b_max.astype(np.int64), 0)
     pm, S = _half_binom(t, a)
     x_pos = b_prev * (u - ee * alpha)
     x_neg = w * (1.0 - ee) * b_here / 2.0

@@ -220,11 +220,11 @@ def parse_m_grid(text: str) -> list[float]:
 
 
 def log_grid(lo: float, hi: float, num: int) -> list[float]:
-    """``num`` log-spaced values from ``lo`` to ``hi`` (rounded to 12 significant digits)."""
-    if num == 1:
-        return [float(lo)]
-    ratio = math.log(hi / lo)
-    return [float(f"{lo * math.exp(ratio * i / (num - 1)):.12g}") for i in range(num)]
+    """``numpy.geomspace(lo, hi, num)`` rounded to 12 significant digits (so 1.0 is exactly 1.0);
+    experiments that build the same grid the same way get bit-identical m values."""
+    import numpy as np
+
+    return [float(f"{x:.12g}") for x in np.geomspace(float(lo), float(hi), int(num))]
 
 
 def _cmd_table_segmented(args) -> int:
