@@ -129,3 +129,17 @@ def test_job_rows_reproducible_and_batch_independent(prepared, tmp_path):
                        accountant=str(tmp_path / "acct.parquet"))
     assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "c.parquet").read_bytes()
     assert again["error"].equals(a["error"])
+
+
+def test_workflow_glue_job_grid():
+    cfg = _config()
+    seg = cfg["segmented"]
+    runs = ex.run_targets(cfg, "results")
+    n_panels = len(ex.panels(seg))
+    n_ds = len({d for d, _ in ex.panels(seg)})
+    per = len(ex.batches(seg)) * len(seg["n"])
+    assert len(runs) == len(set(runs)) == per * (n_panels * (seg["m_grid"]["num"] + 2) + 3 * n_ds)
+    spec = json.loads(ex.job_spec(cfg, "segmented", "msnbc", 5000, "S1", 2, 0, "default"))
+    assert spec["m_grid"][2] == pytest.approx(float(ex.m_grid(seg)[2])) and spec["shares"] == seg["settings"]["S1"]
+    assert json.loads(ex.job_spec(cfg, "mm_shuffle", "msnbc", 5000, "none", None, 0, "x"))["shares"] is None
+    assert len(ex.accountant_tables(cfg, "results")) == n_panels * len(seg["n"])

@@ -3,7 +3,7 @@
 # runs (one per protocol, dataset, n, setting, m index or none, batch) -> aggregate -> figures, claims.
 # Our protocol's lambdas come from helper acct-vr's tables
 # results/accountant/segmented/<dataset>_n<n>_<setting>.parquet (workflow/rules/accountant.smk).
-import json
+import os
 
 from shuffledp.experiments import segmented as SEGX
 
@@ -11,11 +11,6 @@ SEGX.check_config(config)
 
 if "segmented" in config:
     SEG = config["segmented"]
-    SEG_GRID = [float(x) for x in SEGX.m_grid(SEG)]
-    SEG_BATCHES = list(range(-(-int(SEG["repetitions"]) // int(SEG["batch_size"]))))
-    SEG_PANELS = SEGX.panels(SEG)
-    SEG_DATASETS = sorted({ds for ds, _ in SEG_PANELS})
-    SEG_N = [int(n) for n in SEG["n"]]
 
     wildcard_constraints:
         segds="|".join(sorted(SEG["datasets"])),
@@ -25,43 +20,6 @@ if "segmented" in config:
         segb=r"\d+",
         segproto_uniform="subexp_local|subexp_shuffle|mm_shuffle",
         segproto_sep="sepmm|wsepmm",
-
-    def seg_spec(protocol, w, setting, m_index):
-        shares = SEG["settings"][setting] if setting != "none" else None
-        return SEGX.jsonable_spec(
-            protocol=protocol, dataset=w.segds, n=int(w.segn), setting=setting, m_index=m_index,
-            batch=int(w.segb), batch_size=int(SEG["batch_size"]), seed=int(config["seed"]),
-            levels=SEG["levels"], shares=shares, delta_factor=SEG["delta_factor"], m_grid=SEG_GRID,
-            level_histogram=SEG.get("level_histogram", "exact"), epsilon_p=SEG.get("epsilon_p", 1.0),
-            sampler=SEG.get("sampler", "counts"), subexp_local_eps=SEG.get("subexp_local_eps", 2.0),
-            wsepmm_power=SEG.get("wsepmm_power", 0.5), accountant=SEG.get("accountant", "sound"),
-            scale=CONFIG_NAME,
-        )
-
-    def seg_run_targets():
-        out = []
-        for ds, st in SEG_PANELS:
-            for n in SEG_N:
-                for b in SEG_BATCHES:
-                    for mi in range(len(SEG_GRID)):
-                        out.append(f"{RESULTS}/segmented/runs/segmented/{ds}_n{n}_{st}_m{mi}_b{b}.parquet")
-                    for p in ("sepmm", "wsepmm"):
-                        out.append(f"{RESULTS}/segmented/runs/{p}/{ds}_n{n}_{st}_b{b}.parquet")
-        for ds in SEG_DATASETS:
-            for n in SEG_N:
-                for b in SEG_BATCHES:
-                    for p in ("subexp_local", "subexp_shuffle", "mm_shuffle"):
-                        out.append(f"{RESULTS}/segmented/runs/{p}/{ds}_n{n}_none_b{b}.parquet")
-        return out
-
-    def seg_accountant_tables():
-        return [f"{RESULTS}/accountant/segmented/{ds}_n{n}_{st}.parquet" for ds, st in SEG_PANELS for n in SEG_N]
-
-    def seg_spec_json(**extra):
-        keys = ("levels", "settings", "n", "figures", "m_grid", "m_factor", "delta_factor")
-        body = {k: SEG[k] for k in keys if k in SEG}
-        body.update(extra)
-        return SEGX.jsonable_spec(**body)
 
     rule segmented_prepare:
         input:
@@ -90,11 +48,7 @@ if "segmented" in config:
         output:
             f"{RESULTS}/segmented/params/{{segds}}_n{{segn}}.parquet",
         params:
-            spec=lambda w: SEGX.jsonable_spec(
-                dataset=w.segds, n=int(w.segn), d=SEG["datasets"][w.segds]["d"], s=SEG["datasets"][w.segds]["s"],
-                levels=SEG["levels"], settings=SEG["settings"], delta_factor=SEG["delta_factor"],
-                uniform_eps=SEG.get("uniform_eps", 0.5), accountant=SEG.get("accountant", "sound"),
-            ),
+            spec=lambda w: SEGX.params_spec(config, w.segds, w.segn),
         log:
             f"{LOGS}/segmented/params_{{segds}}_n{{segn}}.log",
         benchmark:
@@ -114,7 +68,7 @@ if "segmented" in config:
         output:
             f"{RESULTS}/segmented/runs/segmented/{{segds}}_n{{segn}}_{{segset}}_m{{segmi}}_b{{segb}}.parquet",
         params:
-            spec=lambda w: seg_spec("segmented", w, w.segset, int(w.segmi)),
+            spec=lambda w: SEGX.job_spec(config, "segmented", w.segds, w.segn, w.segset, w.segmi, w.segb, CONFIG_NAME),
         log:
             f"{LOGS}/segmented/run_segmented_{{segds}}_n{{segn}}_{{segset}}_m{{segmi}}_b{{segb}}.log",
         benchmark:
@@ -135,7 +89,7 @@ if "segmented" in config:
         output:
             f"{RESULTS}/segmented/runs/{{segproto_uniform}}/{{segds}}_n{{segn}}_none_b{{segb}}.parquet",
         params:
-            spec=lambda w: seg_spec(w.segproto_uniform, w, "none", None),
+            spec=lambda w: SEGX.job_spec(config, w.segproto_uniform, w.segds, w.segn, "none", None, w.segb, CONFIG_NAME),
         log:
             f"{LOGS}/segmented/run_{{segproto_uniform}}_{{segds}}_n{{segn}}_none_b{{segb}}.log",
         benchmark:
@@ -156,7 +110,7 @@ if "segmented" in config:
         output:
             f"{RESULTS}/segmented/runs/{{segproto_sep}}/{{segds}}_n{{segn}}_{{segset}}_b{{segb}}.parquet",
         params:
-            spec=lambda w: seg_spec(w.segproto_sep, w, w.segset, None),
+            spec=lambda w: SEGX.job_spec(config, w.segproto_sep, w.segds, w.segn, w.segset, None, w.segb, CONFIG_NAME),
         log:
             f"{LOGS}/segmented/run_{{segproto_sep}}_{{segds}}_n{{segn}}_{{segset}}_b{{segb}}.log",
         benchmark:
@@ -172,8 +126,8 @@ if "segmented" in config:
 
     rule segmented_aggregate:
         input:
-            runs=seg_run_targets(),
-            accountant=seg_accountant_tables(),
+            runs=SEGX.run_targets(config, RESULTS),
+            accountant=SEGX.accountant_tables(config, RESULTS),
         output:
             f"{RESULTS}/segmented/summary.parquet",
         params:
@@ -194,16 +148,15 @@ if "segmented" in config:
     rule segmented_figure:
         input:
             summary=f"{RESULTS}/segmented/summary.parquet",
-            data=[f"{RESULTS}/segmented/data/{ds}.parquet" for ds in SEG_DATASETS],
+            data=SEGX.prepared_tables(config, RESULTS),
         output:
             pdf=f"{RESULTS}/figures/segmented_{{segfig}}.pdf",
             png=f"{RESULTS}/figures/segmented_{{segfig}}.png",
         wildcard_constraints:
             segfig="|".join(sorted(SEG["figures"])),
         params:
-            spec=seg_spec_json(dataset_labels={"msnbc": "MSNBC", "synth_T128_s4": "synthetic T=128",
-                                               "synth_T128_s8": "synthetic T=128"}),
-            outdir=f"{RESULTS}/figures",
+            spec=SEGX.summary_spec(config),
+            outdir=lambda w, output: os.path.dirname(output.pdf),
         log:
             f"{LOGS}/segmented/figure_{{segfig}}.log",
         benchmark:
@@ -220,12 +173,12 @@ if "segmented" in config:
     rule segmented_claims:
         input:
             summary=f"{RESULTS}/segmented/summary.parquet",
-            data=[f"{RESULTS}/segmented/data/{ds}.parquet" for ds in SEG_DATASETS],
+            data=SEGX.prepared_tables(config, RESULTS),
         output:
             md=f"{RESULTS}/tables/segmented_claims.md",
             parquet=f"{RESULTS}/tables/segmented_claims.parquet",
         params:
-            spec=seg_spec_json(scale=CONFIG_NAME),
+            spec=SEGX.summary_spec(config, scale=CONFIG_NAME),
         log:
             f"{LOGS}/segmented/claims.log",
         benchmark:

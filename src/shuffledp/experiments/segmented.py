@@ -552,3 +552,70 @@ def jsonable_spec(**kw) -> str:
 
 def isfinite(x: float) -> bool:
     return math.isfinite(x)
+
+
+# ----------------------------------------------------------------------------- workflow glue
+def batches(cfg: Mapping) -> list[int]:
+    return list(range(-(-int(cfg["repetitions"]) // int(cfg["batch_size"]))))
+
+
+def job_spec(config: Mapping, protocol: str, dataset: str, n, setting: str, m_index, batch, scale: str) -> str:
+    """The JSON ``--spec`` of one ``shuffledp segmented run`` job."""
+    cfg = config["segmented"]
+    shares = cfg["settings"][setting] if setting != "none" else None
+    return jsonable_spec(
+        protocol=protocol, dataset=dataset, n=int(n), setting=setting,
+        m_index=None if m_index is None else int(m_index), batch=int(batch),
+        batch_size=int(cfg["batch_size"]), seed=int(config["seed"]), levels=cfg["levels"], shares=shares,
+        delta_factor=cfg["delta_factor"], m_grid=[float(x) for x in m_grid(cfg)],
+        level_histogram=cfg.get("level_histogram", "exact"), epsilon_p=cfg.get("epsilon_p", 1.0),
+        sampler=cfg.get("sampler", "counts"), subexp_local_eps=cfg.get("subexp_local_eps", 2.0),
+        wsepmm_power=cfg.get("wsepmm_power", 0.5), accountant=cfg.get("accountant", "sound"), scale=scale,
+    )
+
+
+def params_spec(config: Mapping, dataset: str, n) -> str:
+    cfg = config["segmented"]
+    ds = cfg["datasets"][dataset]
+    return jsonable_spec(dataset=dataset, n=int(n), d=ds["d"], s=ds["s"], levels=cfg["levels"],
+                         settings=cfg["settings"], delta_factor=cfg["delta_factor"],
+                         uniform_eps=cfg.get("uniform_eps", 0.5), accountant=cfg.get("accountant", "sound"))
+
+
+def run_targets(config: Mapping, results: str) -> list[str]:
+    cfg = config["segmented"]
+    out = []
+    grid = m_grid(cfg)
+    for ds, st in panels(cfg):
+        for n in cfg["n"]:
+            for b in batches(cfg):
+                out += [f"{results}/segmented/runs/segmented/{ds}_n{n}_{st}_m{mi}_b{b}.parquet"
+                        for mi in range(grid.size)]
+                out += [f"{results}/segmented/runs/{p}/{ds}_n{n}_{st}_b{b}.parquet" for p in LEVEL_BASELINES]
+    for ds in sorted({d for d, _ in panels(cfg)}):
+        for n in cfg["n"]:
+            for b in batches(cfg):
+                out += [f"{results}/segmented/runs/{p}/{ds}_n{n}_none_b{b}.parquet" for p in UNIFORM_BASELINES]
+    return out
+
+
+def accountant_tables(config: Mapping, results: str) -> list[str]:
+    cfg = config["segmented"]
+    return [f"{results}/accountant/segmented/{ds}_n{n}_{st}.parquet" for ds, st in panels(cfg) for n in cfg["n"]]
+
+
+def prepared_tables(config: Mapping, results: str) -> list[str]:
+    return [f"{results}/segmented/data/{ds}.parquet" for ds in sorted({d for d, _ in panels(config["segmented"])})]
+
+
+DATASET_LABELS = {"msnbc": "MSNBC", "synth_T128_s4": "synthetic T=128", "synth_T128_s8": "synthetic T=128"}
+
+
+def summary_spec(config: Mapping, **extra) -> str:
+    """The JSON ``--spec`` of the figures and claims jobs."""
+    cfg = config["segmented"]
+    body = {k: cfg[k] for k in ("levels", "settings", "n", "figures", "m_grid", "m_factor", "delta_factor")
+            if k in cfg}
+    body["dataset_labels"] = DATASET_LABELS
+    body.update(extra)
+    return jsonable_spec(**body)
