@@ -138,7 +138,9 @@ def test_workflow_glue_job_grid():
     n_panels = len(ex.panels(seg))
     n_ds = len({d for d, _ in ex.panels(seg)})
     per = len(ex.batches(seg)) * len(seg["n"])
-    assert len(runs) == len(set(runs)) == per * (n_panels * (seg["m_grid"]["num"] + 2) + 3 * n_ds)
+    n_ours = len(ex.ours_protocols(seg))
+    assert n_ours == (2 if seg.get("compare_paper_accountant") else 1)
+    assert len(runs) == len(set(runs)) == per * (n_panels * (n_ours * seg["m_grid"]["num"] + 2) + 3 * n_ds)
     spec = json.loads(ex.job_spec(cfg, "segmented", "msnbc", 5000, "S1", 2, 0, "default"))
     assert spec["m_grid"][2] == pytest.approx(float(ex.m_grid(seg)[2])) and spec["shares"] == seg["settings"]["S1"]
     assert json.loads(ex.job_spec(cfg, "mm_shuffle", "msnbc", 5000, "none", None, 0, "x"))["shares"] is None

@@ -20,6 +20,7 @@ if "segmented" in config:
         segb=r"\d+",
         segproto_uniform="subexp_local|subexp_shuffle|mm_shuffle",
         segproto_sep="sepmm|wsepmm",
+        segours="segmented|segmented_paper",
 
     rule segmented_prepare:
         input:
@@ -66,13 +67,13 @@ if "segmented" in config:
             data=f"{RESULTS}/segmented/data/{{segds}}.parquet",
             accountant=f"{RESULTS}/accountant/segmented/{{segds}}_n{{segn}}_{{segset}}.parquet",
         output:
-            f"{RESULTS}/segmented/runs/segmented/{{segds}}_n{{segn}}_{{segset}}_m{{segmi}}_b{{segb}}.parquet",
+            f"{RESULTS}/segmented/runs/{{segours}}/{{segds}}_n{{segn}}_{{segset}}_m{{segmi}}_b{{segb}}.parquet",
         params:
-            spec=lambda w: SEGX.job_spec(config, "segmented", w.segds, w.segn, w.segset, w.segmi, w.segb, CONFIG_NAME),
+            spec=lambda w: SEGX.job_spec(config, w.segours, w.segds, w.segn, w.segset, w.segmi, w.segb, CONFIG_NAME),
         log:
-            f"{LOGS}/segmented/run_segmented_{{segds}}_n{{segn}}_{{segset}}_m{{segmi}}_b{{segb}}.log",
+            f"{LOGS}/segmented/run_{{segours}}_{{segds}}_n{{segn}}_{{segset}}_m{{segmi}}_b{{segb}}.log",
         benchmark:
-            f"{BENCH}/segmented/run_segmented_{{segds}}_n{{segn}}_{{segset}}_m{{segmi}}_b{{segb}}.tsv"
+            f"{BENCH}/segmented/run_{{segours}}_{{segds}}_n{{segn}}_{{segset}}_m{{segmi}}_b{{segb}}.tsv"
         conda:
             "../../envs/shuffledp.yaml"
         resources:

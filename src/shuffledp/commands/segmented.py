@@ -57,7 +57,7 @@ def _run(args) -> int:
     spec = _spec(args.spec)
     if spec.get("protocol") not in ex.PROTOCOLS:
         raise UsageError(f"--spec: protocol must be one of {', '.join(ex.PROTOCOLS)}")
-    if spec["protocol"] == ex.OURS and not args.accountant:
+    if spec["protocol"] in ex.OURS_ALL and not args.accountant:
         raise UsageError("--accountant: required for the segmented protocol")
     if spec["protocol"] in ("subexp_shuffle", "mm_shuffle", "sepmm", "wsepmm") and not args.params:
         raise UsageError("--params: required for this baseline")

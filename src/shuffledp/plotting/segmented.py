@@ -43,6 +43,9 @@ def figure(summ: pd.DataFrame, fig_spec: Mapping, ns, out_stem: str, note: str =
                             alpha=0.2, lw=0)
             if ours["mse_bound"].notna().any():
                 ax.plot(ours["m"], ours["mse_bound"], "x--", color="tab:red", label="Ours, MSE bound")
+        ref = p[p["protocol"] == ex.OURS_PAPER].sort_values("m")
+        if not ref.empty:
+            ax.plot(ref["m"], ref["error_mean"], "s:", color="tab:cyan", ms=4, label=ex.LABELS[ex.OURS_PAPER])
         for proto in (*ex.UNIFORM_BASELINES, *ex.LEVEL_BASELINES):
             b = p[p["protocol"] == proto]
             if not b.empty:
