@@ -52,6 +52,19 @@ def figure(summ: pd.DataFrame, fig_spec: Mapping, ns, out_stem: str, note: str =
                 ax.axhline(float(b["error_mean"].iloc[0]), label=ex.LABELS[proto], lw=1.4, **STYLE[proto])
         ax.set_xscale("log")
         ax.set_yscale("log")
+        # keep the interesting range readable: clip far-off-scale points (their values are in the
+        # summary table) at 30x the largest baseline error, marking the clipped ones with arrows
+        base = p[~p["protocol"].isin(ex.OURS_ALL)]["error_mean"]
+        if not base.empty:
+            lows = [float(base.min())] + [float(o["error_mean"].min()) for o in (ours, ref) if not o.empty]
+            top = 30 * max(float(base.max()), max(lows))
+            bottom = 0.5 * min(lows)
+            if any((o["error_mean"] > top).any() for o in (ours, ref) if not o.empty):
+                for o, col in ((ours, "tab:blue"), (ref, "tab:cyan")):
+                    off = o[o["error_mean"] > top]
+                    if not off.empty:
+                        ax.plot(off["m"], [top * 0.8] * len(off), "^", color=col, ms=7)
+                ax.set_ylim(bottom, top)
         ax.set_xlabel("blanket messages per user m")
         ax.set_ylabel("MSE (sum over items)")
         s = int(ours["s"].iloc[0]) if not ours.empty else None
