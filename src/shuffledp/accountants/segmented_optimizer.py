@@ -4,7 +4,7 @@ For ``n`` users holding ``s``-item sets over ``d`` items, privacy levels ``E_1 <
 chosen by shares ``n_k / n``, failure probability ``delta`` and blanket rate ``m``:
 
 * ``lambda_k*(m)`` -- the largest Poisson rate meeting constraint (7) for level ``k``
-  (:func:`shuffledp.accountants.poisson.poisson_lambda`, bisection, rounded down);
+  (:func:`shuffledp.accountants.poisson.solve_poisson_lambda`, bisection, rounded down);
 * ``m_k`` -- the smallest ``m`` at which ``lambda_k = 1`` is feasible
   (:func:`shuffledp.accountants.poisson.min_blanket_rate`);
 * the MSE bound ``(n m + s sum_k n_k lambda_k) / (sum_k n_k lambda_k)^2``;
@@ -38,8 +38,8 @@ from shuffledp.accountants.poisson import (
     ACCOUNTANTS,
     group_privacy,
     min_blanket_rate,
-    poisson_lambda,
     single_item_parts,
+    solve_poisson_lambda,
 )
 from shuffledp.accountants.variation_ratio import _int_at_least
 
@@ -95,8 +95,8 @@ def mse_bound(n: int, m: float, s: int, shares, lambdas) -> float:
 
 @lru_cache(maxsize=65536)
 def level_lambda(n: int, m: float, d: int, s: int, eps: float, delta: float, accountant: str = "sound"):
-    """Cached :func:`poisson_lambda` (constraint (7) does not depend on the shares)."""
-    return poisson_lambda(n, m, d, s, eps, delta, accountant=accountant)
+    """Cached :func:`solve_poisson_lambda` (constraint (7) does not depend on the shares)."""
+    return solve_poisson_lambda(n, m, d, s, eps, delta, accountant=accountant)
 
 
 @lru_cache(maxsize=4096)
@@ -158,7 +158,7 @@ def _regime(m, lo, hi):
     return "inside"
 
 
-def _search_m(n, d, s, levels, shares, delta, lo, hi, grid: int = 16, rtol: float = 2e-3,
+def _search_m(n, d, s, levels, shares, delta, lo, hi, grid: int = 10, rtol: float = 1e-2,
               accountant: str = "sound"):
     """Approximate argmin of the MSE bound over (lo, hi]: log grid, then golden section."""
 

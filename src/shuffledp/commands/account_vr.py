@@ -142,7 +142,7 @@ def _cmd_poisson(args) -> int:
             raise UsageError(f"--d: {d} must be an integer >= 2")
         if s < 1:
             raise UsageError(f"--s: {s} must be an integer >= 1")
-        res = _call(ps.poisson_lambda, known, n, m, d, s, eps, delta, accountant=args.accountant)
+        res = _call(ps.solve_poisson_lambda, known, n, m, d, s, eps, delta, accountant=args.accountant)
         out = {"lambda": res.lam, "eps_single": res.eps_single, "delta_single": res.delta_single,
                "delta_single_target": res.delta_target, "delta_user": res.delta_user,
                "feasible": res.feasible, "accountant": args.accountant}
@@ -243,8 +243,8 @@ def _cmd_table_segmented(args) -> int:
     grid = parse_m_grid(args.m_grid)
     accountants = [a.strip() for a in args.accountants.split(",") if a.strip()]
     for acc in accountants:
-        if acc not in ("sound", "paper"):
-            raise UsageError(f"--accountants: {acc!r} is not sound or paper")
+        if acc not in ("sound", "indicator", "paper"):
+            raise UsageError(f"--accountants: {acc!r} is not sound, indicator or paper")
     table = _call(so.segmented_table, known, n, d, s, levels, shares, delta, grid, accountants=accountants)
     write_table(table, args.out)
     sys.stdout.write(f"{args.out}\n")
@@ -291,9 +291,9 @@ def register(sub, account_sub) -> None:
         "per user (Theorem 2, Lemma 3, Theorem 3; constraint (7)).")
     for flag in ("n", "m", "d", "s", "eps", "delta"):
         p.add_argument(f"--{flag}", required=True)
-    p.add_argument("--accountant", choices=["sound", "paper", "pair"], default="sound",
-                   help="sound (default): send indicator revealed, always valid; paper: Theorem 3 as "
-                   "printed (optimistic for integer m); pair: Proposition 1's lower bound")
+    p.add_argument("--accountant", choices=["sound", "indicator", "paper", "pair"], default="sound",
+                   help="sound (default): exact, message count included; indicator: send indicator revealed; "
+                   "paper: Theorem 3 as printed (optimistic); pair: Proposition 1's lower bound")
     p.set_defaults(func=_cmd_poisson)
 
     p = account_sub.add_parser(
@@ -301,8 +301,8 @@ def register(sub, account_sub) -> None:
     for flag in ("n", "d", "s", "levels", "shares", "delta"):
         p.add_argument(f"--{flag}", required=True)
     p.add_argument("--m", help="evaluate this blanket rate instead of searching for m*")
-    p.add_argument("--accountant", choices=["sound", "paper"], default="sound",
-                   help="sound (default) or paper (Theorem 3 as printed; optimistic for integer m)")
+    p.add_argument("--accountant", choices=["sound", "indicator", "paper"], default="sound",
+                   help="sound (default), indicator, or paper (Theorem 3 as printed; optimistic)")
     p.set_defaults(func=_cmd_segmented)
 
     table = sub.add_parser("account-table", help="accountant tables written to Parquet (workflow targets)")
