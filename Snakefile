@@ -12,6 +12,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/accountant.smk"
 include: "workflow/rules/peruser.smk"
+include: "workflow/rules/segmented.smk"
 
 
 rule all:
