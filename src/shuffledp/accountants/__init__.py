@@ -11,3 +11,12 @@ delta_from_clone_pmf = _clones.delta_from_clone_pmf
 eps_clones = _clones.eps_clones
 eps_clones_closed_form = _clones.eps_clones_closed_form
 mixing_probability = _clones.mixing_probability
+
+# --- personalized ---
+from shuffledp.accountants import personalized as _personalized  # noqa: E402
+
+hps_delta = _personalized.hps_delta
+hps_eps = _personalized.hps_eps
+personalized_delta = _personalized.personalized_delta
+personalized_eps = _personalized.personalized_eps
+poisson_binomial_pmf = _personalized.poisson_binomial_pmf

@@ -364,14 +364,16 @@ def _half_pmf(k: np.ndarray, c: np.ndarray) -> np.ndarray:
 def _half_cdf(k: np.ndarray, c: np.ndarray) -> np.ndarray:
     """Pr[Bin(c, 1/2) <= k] with k possibly negative (0) or >= c (1)."""
     k = np.asarray(k, float)
-    out = special.bdtr(np.clip(k, 0, c), c, 0.5)
+    ci = np.asarray(c).astype(np.int64)
+    out = special.bdtr(np.clip(np.floor(k), 0, ci).astype(np.int64), ci, 0.5)
     return np.where(k < 0, 0.0, np.where(k >= c, 1.0, out))
 
 
 def _half_sf(j: np.ndarray, c: np.ndarray) -> np.ndarray:
     """Pr[Bin(c, 1/2) >= j], accurate in the upper tail."""
     j = np.asarray(j, float)
-    out = special.bdtrc(np.clip(j - 1, 0, c), c, 0.5)
+    ci = np.asarray(c).astype(np.int64)
+    out = special.bdtrc(np.clip(np.floor(j) - 1, 0, ci).astype(np.int64), ci, 0.5)
     return np.where(j <= 0, 1.0, np.where(j > c, 0.0, out))
 
 
