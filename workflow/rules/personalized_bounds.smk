@@ -17,6 +17,7 @@ PERS_POINTS = [
 ]
 PERS_T2 = PERS["table2"]
 PERS_T2_ROWS = [r["name"] for r in PERS_T2["rows"]]
+PERS_ROW = {r["name"]: r for r in PERS_T2["rows"]}
 
 
 wildcard_constraints:
@@ -52,10 +53,6 @@ rule personalized_point:
         "../scripts/personalized_point.py"
 
 
-def _pers_row(name):
-    return next(r for r in PERS_T2["rows"] if r["name"] == name)
-
-
 rule personalized_table2_row:
     output:
         f"{PERS_DIR}/table2_rows/{{prow}}.parquet",
@@ -64,10 +61,10 @@ rule personalized_table2_row:
     benchmark:
         f"{BENCH}/personalized/table2_{{prow}}.tsv"
     params:
-        bound=lambda wc: _pers_row(wc.prow)["bound"],
-        method=lambda wc: _pers_row(wc.prow).get("method", "theorem2"),
-        calibration=lambda wc: _pers_row(wc.prow).get("calibration", PERS["calibration"]),
-        clone_factor=lambda wc: _pers_row(wc.prow).get("clone_factor"),
+        bound=lambda wc: PERS_ROW[wc.prow]["bound"],
+        method=lambda wc: PERS_ROW[wc.prow].get("method", "theorem2"),
+        calibration=lambda wc: PERS_ROW[wc.prow].get("calibration", PERS["calibration"]),
+        clone_factor=lambda wc: PERS_ROW[wc.prow].get("clone_factor"),
         setting=PERS_T2["setting"],
         n=PERS_T2["n"],
         seed=lambda wc: int(config["seed"]) + int(PERS_T2["seed"]),
