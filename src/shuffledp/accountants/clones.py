@@ -191,7 +191,13 @@ class ClonePair:
         if max_points is not None and self.c.size > int(max_points):
             # block j = indices [starts[j], starts[j+1]) ; charged D at c[starts[j]] (upper) or
             # at the last c of the block (lower)
-            starts = np.unique(np.linspace(0, self.c.size, int(max_points), endpoint=False).astype(int))
+            # half of the block starts evenly spaced in c, half at quantiles of the clone-count
+            # law (fine blocks where the mass is)
+            half = int(max_points) // 2
+            even = np.linspace(0, self.c.size, half, endpoint=False).astype(int)
+            cdf = np.cumsum(self.w) / self.w.sum()
+            quant = np.searchsorted(cdf, np.linspace(0.0, 1.0, int(max_points) - half, endpoint=False))
+            starts = np.unique(np.concatenate([even, np.minimum(quant, self.c.size - 1)]))
             ends = np.append(starts[1:], self.c.size) - 1
             self.block_w = np.add.reduceat(self.w, starts)
             self.c_upper = self.c[starts]
@@ -306,10 +312,14 @@ def smallest_eps(delta_of_eps: Callable[[float], float], delta: float, eps_hi: f
             break
         if it % 3 != 2:
             x = hi - f_hi * (hi - lo) / (f_hi - f_lo)
+            if not math.isfinite(x):
+                x = 0.5 * (lo + hi)
             x = min(max(x, lo + 0.02 * (hi - lo)), hi - 0.02 * (hi - lo))
         else:
             x = 0.5 * (lo + hi)
         d = delta_of_eps(x)
+        if not d >= 0:  # NaN or negative: a broken delta function must not pass silently
+            raise ValueError(f"delta_of_eps({x!r}) returned {d!r}")
         if d <= delta:
             hi, f_hi = x, math.log(max(d, 1e-300)) - log_t
         else:
