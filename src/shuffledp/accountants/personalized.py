@@ -633,20 +633,10 @@ def bgn_eps(eps_local, delta: float, *, mechanism: str = "laplace", bound: str =
 
 
 def bgn_delta(eps_local, eps: float, *, mechanism: str = "laplace", bound: str = "hoeffding") -> float:
-    """Smallest delta (to 1e-3 relative, log-bisection) at which BGN certifies eps; 1 if none."""
+    from shuffledp.accountants.blanket import delta_blanket
+
     e = _check_eps_arr(eps_local)
-    if bgn_eps(e, 1.0 - 1e-12, mechanism=mechanism, bound=bound) > eps:
-        return 1.0
-    lo, hi = -300.0, math.log(1.0 - 1e-12)
-    if bgn_eps(e, math.exp(lo), mechanism=mechanism, bound=bound) <= eps:
-        return math.exp(lo)
-    while hi - lo > 1e-3:
-        mid = 0.5 * (lo + hi)
-        if bgn_eps(e, math.exp(mid), mechanism=mechanism, bound=bound) <= eps:
-            hi = mid
-        else:
-            lo = mid
-    return math.exp(hi)
+    return float(min(1.0, delta_blanket(float(e.max()), e.size, eps, mechanism=mechanism, bound=bound)))
 
 
 # ----------------------------------------------------------------------------- one entry point
