@@ -285,3 +285,32 @@ def test_settings_are_seeded_and_clipped():
     assert np.array_equal(a, P.draw_local_eps("gauss1", 1000, 4))
     assert a.min() >= 0.05 and a.max() <= 1.0
     assert not np.array_equal(a, P.draw_local_eps("gauss1", 1000, 5))
+
+
+def test_paper_hps_row_reproduced_with_authors_code_calibration():
+    """Reference: CIKM'24 Table 2 HPS row (Uniform2, n = 10,000, delta_l = 1e-10):
+    7e-4, 2e-6, 3e-10, 1e-18, 1e-25. Reproduced only with the noise scale of the authors' code
+    (calibration="hps-code", not a valid DP calibration); the analytic calibration gives far less."""
+    e = P.draw_local_eps("uniform2", 10_000, 0)
+    paper = [7e-4, 2e-6, 3e-10, 1e-18, 1e-25]
+    for x, ref in zip((0.01, 0.03, 0.05, 0.08, 0.1), paper, strict=True):
+        got = P.hps_delta(e, 1e-10, x, mechanism="gaussian", calibration="hps-code")
+        assert 0.5 < got / ref < 2.0
+    assert P.hps_delta(e, 1e-10, 0.03, mechanism="gaussian") < 1e-12
+
+
+def test_hpsvalid_weights_are_valid_and_looser():
+    """Valid Laplace weights: Lap_i >= p (Lap_1^0 + Lap_1^1) pointwise (checked on a wide grid),
+    and HPS with them is never tighter than with the testing errors."""
+    eps1 = 1.5
+    w, p = P.laplace_decomposition_probs(np.array([0.3, 1.0, 1.5]), eps1)
+    z = np.linspace(-30, 31, 200001)
+    for ei, pi in zip((0.3, 1.0, 1.5), p, strict=True):
+        for xi in (0.0, 1.0):
+            ri = 0.5 * ei * np.exp(-ei * np.abs(z - xi))
+            r0 = 0.5 * eps1 * np.exp(-eps1 * np.abs(z))
+            r1 = 0.5 * eps1 * np.exp(-eps1 * np.abs(z - 1))
+            assert np.all(ri >= pi * (r0 + r1) * (1 - 1e-12))
+    assert w == pytest.approx(1 / (1 + math.exp(eps1)))
+    e = P.draw_local_eps("uniform2", 2000, 1)
+    assert P.personalized_eps("hpsvalid", e, 0.0, 1e-5) >= P.hps_eps(e, 0.0, 1e-5)

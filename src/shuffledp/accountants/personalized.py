@@ -37,7 +37,7 @@ SETTINGS = {
     "uniform2": ("uniform", 0.5, 2.0, 0.5, 2.0),
     "gauss2": ("gauss", 1.5, 0.5, 0.5, 2.0),
 }
-BOUNDS = ("hps", "bgn", "fv", "ccc", "lzx")
+BOUNDS = ("hps", "bgn", "fv", "ccc", "lzx", "hpsvalid")
 MECHANISMS = ("laplace", "gaussian")
 
 
@@ -87,6 +87,8 @@ def gaussian_sigma(eps: float, delta: float, calibration: str = "analytic") -> f
         raise ValueError("eps/delta: need eps > 0 and 0 < delta < 1 for the Gaussian mechanism")
     if calibration == "classic":
         return math.sqrt(2 * math.log(1.25 / delta)) / eps
+    if calibration == "hps-code":
+        return _hps_code_sigma(eps, delta)
     if calibration != "analytic":
         raise ValueError(f"calibration: unknown {calibration!r}")
 
@@ -107,6 +109,16 @@ def gaussian_sigma(eps: float, delta: float, calibration: str = "analytic") -> f
     return hi
 
 
+def _hps_code_sigma(eps, delta, clip: float = 0.1):
+    """Noise scale used by the HPS authors' evaluation code, in units of the sensitivity.
+
+    Their code passes 2 ln(1.25/delta) C^2 / eps^2 (a variance formula) as the *scale* with
+    C = 0.1; divided by C this is 2 ln(1.25/delta) C / eps^2. NOT an (eps, delta)-DP calibration
+    (for eps near 2 it is about 3x too little noise); offered only to explain the paper's numbers.
+    """
+    return 2 * np.log(1.25 / np.asarray(delta, float)) * clip / np.asarray(eps, float) ** 2
+
+
 def gaussian_sigmas(eps: np.ndarray, delta: np.ndarray, calibration: str = "analytic") -> np.ndarray:
     """Vectorised :func:`gaussian_sigma` (bisection on all users at once)."""
     eps = np.asarray(eps, float)
@@ -115,6 +127,8 @@ def gaussian_sigmas(eps: np.ndarray, delta: np.ndarray, calibration: str = "anal
         raise ValueError("delta_local: the Gaussian mechanism needs 0 < delta < 1")
     if calibration == "classic":
         return np.sqrt(2 * np.log(1.25 / delta)) / eps
+    if calibration == "hps-code":
+        return _hps_code_sigma(eps, delta)
     if calibration != "analytic":
         raise ValueError(f"calibration: unknown {calibration!r}")
     # exact per unique (eps, delta) pair; the settings repeat few values only when clipped, so
@@ -503,7 +517,7 @@ def hps_delta(eps_local, delta_local, eps: float, *, mechanism: str = "laplace",
     """delta_s(eps) of HPS for users with local (eps_i, delta_i)."""
     eps1, delta1, w, q = hps_inputs(eps_local, delta_local, mechanism=mechanism,
                                     calibration=calibration, clone_rule=clone_rule)
-    off, pmf, miss = poisson_binomial_pmf(q)
+    off, pmf, miss = poisson_binomial_pmf(q, tol=1e-250)
     return _hps_delta_from(eps, w, delta1, off, pmf, miss, method)
 
 
@@ -642,12 +656,19 @@ def bgn_delta(eps_local, eps: float, *, mechanism: str = "laplace", bound: str =
 # ----------------------------------------------------------------------------- one entry point
 def personalized_eps(bound: str, eps_local: Sequence[float], delta_local, delta: float, *,
                      mechanism: str = "laplace", **kw) -> float:
-    """eps_s of ``bound`` (hps|bgn|fv|ccc|lzx) at delta_s = ``delta``."""
+    """eps_s of ``bound`` at delta_s = ``delta``.
+
+    hps|bgn|fv|ccc|lzx as in the module doc; ``hpsvalid`` is HPS (Theorem 2) with the valid
+    mixture-decomposition weights of the Laplace mechanism instead of the testing errors
+    (pure only; not from the paper).
+    """
     if not 0 < delta < 1:
         raise ValueError("delta: must lie in (0, 1)")
     _check_applicable(bound, delta_local)
     if bound == "hps":
         return hps_eps(eps_local, delta_local, delta, mechanism=mechanism, **kw)
+    if bound == "hpsvalid":
+        return hps_eps(eps_local, delta_local, delta, mechanism=mechanism, clone_rule="decomposition", **kw)
     if bound == "ccc":
         return ccc_eps(eps_local, delta_local, delta, **kw)
     if bound == "lzx":
@@ -667,6 +688,8 @@ def personalized_delta(bound: str, eps_local: Sequence[float], delta_local, eps:
     _check_applicable(bound, delta_local)
     if bound == "hps":
         return hps_delta(eps_local, delta_local, eps, mechanism=mechanism, **kw)
+    if bound == "hpsvalid":
+        return hps_delta(eps_local, delta_local, eps, mechanism=mechanism, clone_rule="decomposition", **kw)
     if bound == "ccc":
         return ccc_delta(eps_local, delta_local, eps, **kw)
     if bound == "lzx":
@@ -679,5 +702,5 @@ def personalized_delta(bound: str, eps_local: Sequence[float], delta_local, eps:
 
 
 def _check_applicable(bound: str, delta_local) -> None:
-    if bound in ("bgn", "lzx") and np.any(np.asarray(delta_local, float) > 0):
+    if bound in ("bgn", "lzx", "hpsvalid") and np.any(np.asarray(delta_local, float) > 0):
         raise ValueError(f"bound: {bound} is a pure-LDP bound; it needs delta_local = 0")

@@ -17,7 +17,7 @@ def register(subparsers, account_subparsers) -> None:
         description="Central (eps, delta) of shuffling n reports with personalized local privacy. "
         "Give --eps-central to get delta, or --delta-central to get eps. Numeric flags take comma lists.",
     )
-    p.add_argument("--bound", required=True, help="hps|bgn|fv|ccc|lzx (comma list allowed)")
+    p.add_argument("--bound", required=True, help="hps|bgn|fv|ccc|lzx|hpsvalid (comma list allowed; hpsvalid = HPS with valid Laplace mixture weights)")
     p.add_argument("--mechanism", default="laplace", help="laplace (pure) | gaussian (approximate)")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--setting", help="uniform1|gauss1|uniform2|gauss2 (Table 1), with --seed and --n")
@@ -29,7 +29,8 @@ def register(subparsers, account_subparsers) -> None:
     tgt.add_argument("--eps-central", help="central eps: print delta")
     tgt.add_argument("--delta-central", help="central delta: print eps")
     p.add_argument("--calibration", default="analytic",
-                   help="Gaussian noise calibration: analytic (exact) | classic (sqrt(2 ln(1.25/d))/eps)")
+                   help="Gaussian noise calibration: analytic (exact) | classic (sqrt(2 ln(1.25/d))/eps) | "
+                   "hps-code (the HPS authors' code's scale; not a valid DP calibration, for comparison)")
     p.add_argument("--method", default="theorem2",
                    help="HPS delta: theorem2 (the paper's formula 5) | exact (exact divergence of the pair)")
     p.set_defaults(func=run)
@@ -93,8 +94,8 @@ def run(args: argparse.Namespace) -> int:
         targets, key = parse_list(args.delta_central, "delta-central"), "delta_central"
         if any(not 0 < x < 1 for x in targets):
             raise UsageError("--delta-central: must lie in (0, 1)")
-    if args.calibration not in ("analytic", "classic"):
-        raise UsageError("--calibration: analytic|classic")
+    if args.calibration not in ("analytic", "classic", "hps-code"):
+        raise UsageError("--calibration: analytic|classic|hps-code")
     if args.method not in ("theorem2", "exact"):
         raise UsageError("--method: theorem2|exact")
 
@@ -109,11 +110,13 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("--delta-local: the Gaussian mechanism needs delta_local > 0")
         if mechanism == "laplace" and delta_local > 0:
             raise UsageError("--delta-local: the Laplace mechanism is pure; use 0")
-        if bound in ("bgn", "lzx") and mechanism == "gaussian":
+        if bound in ("bgn", "lzx", "hpsvalid") and mechanism == "gaussian":
             raise UsageError(f"--bound: {bound} is a pure-LDP bound (use --mechanism laplace)")
         extra = {}
         if bound == "hps":
             extra = {"calibration": args.calibration, "method": args.method}
+        if bound == "hpsvalid":
+            extra = {"method": args.method}
         try:
             if key == "eps_central":
                 val = P.personalized_delta(bound, e, delta_local, kw[key], mechanism=mechanism, **extra)
