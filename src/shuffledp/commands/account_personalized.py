@@ -17,7 +17,8 @@ def register(subparsers, account_subparsers) -> None:
         description="Central (eps, delta) of shuffling n reports with personalized local privacy. "
         "Give --eps-central to get delta, or --delta-central to get eps. Numeric flags take comma lists.",
     )
-    p.add_argument("--bound", required=True, help="hps|bgn|fv|ccc|lzx|hpsvalid (comma list allowed; hpsvalid = HPS with valid Laplace mixture weights)")
+    p.add_argument("--bound", required=True, help="hps|bgn|fv|ccc|lzx|hpsvalid (comma list allowed; "
+                   "hpsvalid = HPS with valid Laplace mixture weights)")
     p.add_argument("--mechanism", default="laplace", help="laplace (pure) | gaussian (approximate)")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--setting", help="uniform1|gauss1|uniform2|gauss2 (Table 1), with --seed and --n")
