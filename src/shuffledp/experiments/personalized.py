@@ -218,7 +218,9 @@ def plot_fig4(fig: pd.DataFrame, out_pdf: str, out_png: str, delta_central: floa
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    settings = list(dict.fromkeys(fig["setting"]))
+    from shuffledp.accountants.personalized import SETTINGS
+
+    settings = [s for s in SETTINGS if s in set(fig["setting"])]
     mechs = [m for m in ("laplace", "gaussian") if m in set(fig["mechanism"])]
     f, axes = plt.subplots(len(mechs), len(settings), figsize=(3.6 * len(settings), 3.2 * len(mechs)),
                            squeeze=False, sharex=True)
