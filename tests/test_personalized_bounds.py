@@ -314,3 +314,12 @@ def test_hpsvalid_weights_are_valid_and_looser():
     assert w == pytest.approx(1 / (1 + math.exp(eps1)))
     e = P.draw_local_eps("uniform2", 2000, 1)
     assert P.personalized_eps("hpsvalid", e, 0.0, 1e-5) >= P.hps_eps(e, 0.0, 1e-5)
+
+
+def test_theorem2_no_overflow_for_concentrated_large_counts():
+    """l(t) is a ratio of sums that can differ by > e^700; must not overflow (regression)."""
+    for eps in (0.01, 0.5, 3.0):
+        for w in (0.01, 0.2, 0.45):
+            d = P.theorem2_delta(eps, w, 50_000, np.array([1.0]))
+            assert 0.0 <= d <= 1.0
+            assert d >= P.pair_delta(eps, w, 50_000, np.array([1.0])) * (1 - 1e-4)

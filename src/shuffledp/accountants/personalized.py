@@ -417,7 +417,7 @@ def theorem2_delta(eps: float, w: float, off: int, pmf: np.ndarray, delta1: floa
         # l(t) = -sum w f(top) / sum w f(bot), in log space (both sums underflow for large c)
         top = lse(np.floor(c + 1 - (c + 1) / (t + 1)))
         bot = lse(np.floor(c - (c + 1) / (t + 1)))
-        l_t = -math.exp(top - bot) if np.isfinite(bot) else -np.inf
+        l_t = -math.exp(min(top - bot, 700.0)) if np.isfinite(bot) else -np.inf
         return (1 - delta1) * (-2 * w + (1 - 2 * w) * l_t) - delta1 >= -E
 
     lo, hi = -40.0, 1.0  # log t
