@@ -280,7 +280,7 @@ def rr_pmfs(eps: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 # ----------------------------------------------------------------------------- Poisson binomial
-def poisson_binomial_pmf(q, tol: float = 1e-60, block: int = 32) -> tuple[int, np.ndarray, float]:
+def poisson_binomial_pmf(q, tol: float = 1e-60, block: int = 128) -> tuple[int, np.ndarray, float]:
     """Exact pmf of sum_i Bern(q_i), as (offset, pmf, missing).
 
     Divide and conquer with direct (non-FFT) convolutions of non-negative arrays, so every entry
@@ -438,19 +438,50 @@ def theorem2_delta(eps: float, w: float, off: int, pmf: np.ndarray, delta1: floa
 
 def eps_for_delta(delta_of_eps: Callable[[float], float], delta: float, eps_hi: float,
                   rtol: float = 1e-7) -> float:
-    """Smallest eps in [0, eps_hi] with delta_of_eps(eps) <= delta (monotone), by bisection.
+    """Smallest eps in [0, eps_hi] with delta_of_eps(eps) <= delta (monotone), to relative ``rtol``.
 
-    Returns the upper end of the final bracket (never optimistic); eps_hi if not met below it.
+    Keeps a bracket lo < hi with delta(lo) > delta >= delta(hi); steps by the secant of
+    log delta (bisection when that is unavailable) and probes rtol/2 beyond each new point to close
+    the bracket fast. Returns the upper end hi (never optimistic); eps_hi if not met below it.
     """
-    if delta_of_eps(eps_hi) > delta:
+    def g(x):
+        return math.log(max(float(delta_of_eps(x)), 1e-320)) - math.log(delta)
+
+    ghi = g(eps_hi)
+    if ghi > 0:
         return float(eps_hi)
     lo, hi = 0.0, float(eps_hi)
-    while hi - lo > rtol * max(hi, 1e-12):
-        mid = 0.5 * (lo + hi)
-        if delta_of_eps(mid) <= delta:
-            hi = mid
+    glo = g(lo)
+    if glo <= 0:  # delta(0) <= delta: keep bisecting from 0 without trusting the value at 0
+        glo = math.nan
+    for _ in range(200):
+        width = hi - lo
+        if width <= rtol * max(hi, 1e-12):
+            break
+        if math.isfinite(glo) and glo > 0 >= ghi and math.isfinite(ghi):
+            x = hi - ghi * width / (ghi - glo)
         else:
-            lo = mid
+            x = 0.5 * (lo + hi)
+        x = min(max(x, lo + 1e-3 * width), hi - 1e-3 * width)
+        gx = g(x)
+        if gx <= 0:
+            hi, ghi = x, gx
+            probe = x * (1 - 0.5 * rtol)
+            if probe > lo:
+                gp = g(probe)
+                if gp > 0:
+                    lo, glo = probe, gp
+                else:
+                    hi, ghi = probe, gp
+        else:
+            lo, glo = x, gx
+            probe = x * (1 + 0.5 * rtol) + 1e-300
+            if probe < hi:
+                gp = g(probe)
+                if gp <= 0:
+                    hi, ghi = probe, gp
+                else:
+                    lo, glo = probe, gp
     return hi
 
 
@@ -489,27 +520,21 @@ def hps_inputs(eps_local, delta_local=0.0, *, mechanism: str = "laplace",
     return eps1, delta1, float(w), np.clip(2 * p, 0.0, 1.0)
 
 
-def laplace_decomposition_probs(eps_others, eps1: float, grid: int = 20001) -> tuple[float, np.ndarray]:
-    """Valid mixture weights for the Laplace mechanism (see :func:`decomposition_clone_probs`).
+def laplace_decomposition_probs(eps_others, eps1: float) -> tuple[float, np.ndarray]:
+    """Valid mixture weights for the Laplace mechanism on [0, 1] (see :func:`decomposition_clone_probs`).
 
-    w = 1/(1+e^eps1) exactly; p_i = inf_z Lap_i(z) / (Lap_1^0(z) + Lap_1^1(z)) over x_i in {0, 1}
-    (by symmetry one of them), by a fine grid over the region where the infimum lies (the ratio
-    grows in both tails because eps_i <= eps1); the grid minimum is an upper estimate of the
-    infimum, so it is reduced by the ratio's maximal relative change between grid points.
+    w = 1/(1+e^eps1); p_i = inf over z and over inputs x_i in [0, 1] of
+    Lap_i(z) / (Lap_1^0(z) + Lap_1^1(z)). With eps_i <= eps1 the log-ratio increases outside
+    [0, 1] and is concave on each piece between 0, x_i and 1, so the infimum sits at z in
+    {0, x_i, 1}; the smallest value is at x_i in {0, 1}, z at the far end:
+    p_i = (eps_i/eps1) e^{-eps_i} / (1 + e^{-eps1}).
     """
     e = _check_eps_arr(eps_others, "eps_others")
+    if np.any(e > eps1 * (1 + 1e-12)):
+        raise ValueError("eps_others: user 1 must hold the largest local epsilon")
     w = 1.0 / (1.0 + math.exp(eps1))
-    ue, inv = np.unique(e, return_inverse=True)
-    z = np.linspace(-1.0, 2.0, grid)
-    h = z[1] - z[0]
-    out = np.empty(ue.size)
-    for k, ei in enumerate(ue):  # few distinct values in practice; not on the n hot path
-        ri = 0.5 * ei * np.exp(-ei * np.abs(z))
-        r0 = 0.5 * eps1 * np.exp(-eps1 * np.abs(z))
-        r1 = 0.5 * eps1 * np.exp(-eps1 * np.abs(z - 1))
-        ratio = ri / (r0 + r1)
-        out[k] = ratio.min() * math.exp(-(ei + eps1) * h)
-    return w, np.minimum(out[inv], 0.5)
+    p = (e / eps1) * np.exp(-e) / (1.0 + math.exp(-eps1))
+    return w, np.minimum(p, 0.5)
 
 
 def hps_delta(eps_local, delta_local, eps: float, *, mechanism: str = "laplace",
