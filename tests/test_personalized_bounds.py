@@ -293,6 +293,13 @@ def test_paper_hps_row_reproduced_with_authors_code_calibration():
     (calibration="hps-code", not a valid DP calibration); the analytic calibration gives far less."""
     e = P.draw_local_eps("uniform2", 10_000, 0)
     paper = [7e-4, 2e-6, 3e-10, 1e-18, 1e-25]
+    # the authors' code (Emory-AIMS/HPS, computeamplification_HP_fDP.numericalanalysis_delta,
+    # gaussian, C = 0.1), run in /tmp on 2026-11-22 with eps ~ U(0.5, 2) from
+    # numpy.random.default_rng(0), n = 10,000 (another draw than ours): values below
+    authors = [7.053e-4, 2.467e-6, 3.246e-10, 1.508e-18, 1.343e-25]
+    for x, ref in zip((0.01, 0.03, 0.05, 0.08, 0.1), authors, strict=True):
+        got = P.hps_delta(e, 1e-10, x, mechanism="gaussian", calibration="hps-code")
+        assert 0.5 < got / ref < 2.0
     for x, ref in zip((0.01, 0.03, 0.05, 0.08, 0.1), paper, strict=True):
         got = P.hps_delta(e, 1e-10, x, mechanism="gaussian", calibration="hps-code")
         assert 0.5 < got / ref < 2.0
