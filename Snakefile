@@ -13,6 +13,7 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/accountant.smk"
 include: "workflow/rules/peruser.smk"
 include: "workflow/rules/segmented.smk"
+include: "workflow/rules/personalized_bounds.smk"
 
 
 rule all:

@@ -49,3 +49,11 @@ from shuffledp.accountants.variation_ratio import (  # noqa: E402,F401
     vr_params,
     witness_eps,
 )
+# --- personalized ---
+from shuffledp.accountants import personalized as _personalized  # noqa: E402
+
+hps_delta = _personalized.hps_delta
+hps_eps = _personalized.hps_eps
+personalized_delta = _personalized.personalized_delta
+personalized_eps = _personalized.personalized_eps
+poisson_binomial_pmf = _personalized.poisson_binomial_pmf
