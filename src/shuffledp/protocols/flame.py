@@ -26,6 +26,7 @@ the real values and of uniform dummies, so ``(c_v - N_p q)/(p - q)`` estimates
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -71,6 +72,7 @@ class FLAMEResult:
     truncated: int  # reports the shuffler dropped (an attribute over N_p)
     valid_range: bool
     bits: float  # mean bits a user sends
+    user_seconds: float = float("nan")
 
 
 def flame_bits(domains: list[int], sampled: np.ndarray) -> float:
@@ -86,9 +88,11 @@ def run_flame(data, domains, eps_s, delta_s, rng, *, np_fraction=1 / 3, variant=
     dom = np.asarray(domains, dtype=np.int64)
     eps_arr = np.asarray(st.eps_l)
     # users
+    t0 = time.perf_counter()
     s = rng.integers(0, d, size=n)
     x = data[np.arange(n), s]
     y = krr(x, eps_arr[s], dom[s], rng)
+    user_seconds = time.perf_counter() - t0
     # shuffler: per attribute, truncate to N_p and pad with uniform dummies
     truncated = 0
     est = []
@@ -103,4 +107,4 @@ def run_flame(data, domains, eps_s, delta_s, rng, *, np_fraction=1 / 3, variant=
         p, q = krr_p(st.eps_l[j], k)
         debiased = (c - st.n_p * q) / (p - q)
         est.append((d / n) * (debiased - (st.n_p - n / d) / k))
-    return FLAMEResult(est, st.eps_l, st.n_p, truncated, st.valid_range, flame_bits(domains, s))
+    return FLAMEResult(est, st.eps_l, st.n_p, truncated, st.valid_range, flame_bits(domains, s), user_seconds)

@@ -21,6 +21,7 @@ Amplification: the largest ``eps_l`` such that the shuffled reports of ``n`` use
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -160,6 +161,7 @@ class MHMResult:
     amplified: bool
     variance: float  # Eq. (2) variance of every frequency estimate
     bits: int
+    user_seconds: float = float("nan")  # wall time of all users' randomisation (not reproducible)
 
 
 def run_mhm(data: np.ndarray, domains: list[int], eps_s: float, delta_s: float,
@@ -171,8 +173,11 @@ def run_mhm(data: np.ndarray, domains: list[int], eps_s: float, delta_s: float,
     if setting is None:
         setting = mhm_eps_local(eps_s, delta_s, n, d, bound=bound)
     family = HashFamily(setting.g, seed=int(rng.integers(0, 2**63 - 1)), size=family_size)
+    t0 = time.perf_counter()
     t, y = mhm_randomize(data, setting.eps_l, setting.g, family, rng)
+    user_seconds = time.perf_counter() - t0
     perm = rng.permutation(n)  # the shuffler
     est = mhm_estimate(t[perm], y[perm], domains, setting.eps_l, setting.g, family, block=block)
     return MHMResult(est, setting.eps_l, setting.g, setting.amplified,
-                     approx_variance(setting.eps_l, d, setting.g, n), mhm_bits(family_size, setting.g))
+                     approx_variance(setting.eps_l, d, setting.g, n), mhm_bits(family_size, setting.g),
+                     user_seconds)

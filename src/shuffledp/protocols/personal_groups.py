@@ -91,7 +91,7 @@ def check_ledger(result: GroupResult) -> bool:
                for c in result.budgets)
 
 
-def _combine(estimates: list[list[np.ndarray]], variances: list[float]) -> tuple[list[np.ndarray], list[float]]:
+def _combine(estimates: list[list[np.ndarray]], variances: list[float]):
     w = np.array([1.0 / v for v in variances])
     w = w / w.sum()
     out = [sum(wr * est[j] for wr, est in zip(w, estimates, strict=True)) for j in range(len(estimates[0]))]

@@ -19,6 +19,7 @@ The theorem assumes ``eps_s <= 1``; ``valid_range`` says whether that holds.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -108,6 +109,7 @@ class TCMResult:
     valid_range: bool
     variance: float
     bits: dict
+    user_seconds: float = float("nan")
 
 
 def run_tcm(data, domains, eps_s, delta_s, rng, *, family_size=1 << 32, block=DEFAULT_BLOCK) -> TCMResult:
@@ -115,9 +117,12 @@ def run_tcm(data, domains, eps_s, delta_s, rng, *, family_size=1 << 32, block=DE
     n, m = data.shape
     st = tcm_eps_local(eps_s, delta_s, n, m)
     family = HashFamily(st.g, seed=int(rng.integers(0, 2**63 - 1)), size=family_size, kind="mix")
-    offsets = encoding_offsets(domains)
+    offsets = encoding_offsets(domains)  # the curator's rule, broadcast to users
+    t0 = time.perf_counter()
     t, y = tcm_randomize(data, offsets, st.eps_l, st.g, family, rng)
+    user_seconds = time.perf_counter() - t0
     perm = rng.permutation(n)
     est = tcm_estimate(t[perm], y[perm], domains, st.eps_l, st.g, family, block=block)
     return TCMResult(est, st.eps_l, st.g, st.amplified, st.valid_range,
-                     approx_variance(st.eps_l, m, st.g, n), tcm_bits(family_size, st.g, domains))
+                     approx_variance(st.eps_l, m, st.g, n), tcm_bits(family_size, st.g, domains),
+                     user_seconds)
