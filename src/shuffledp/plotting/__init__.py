@@ -1,1 +1,34 @@
-"""shuffledp.plotting."""
+"""Figures. Every figure is written as PDF and PNG with fixed metadata (no timestamps)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+
+from shuffledp.datasets.provenance import atomic_write  # noqa: E402
+
+
+def save_figure(fig, out_base: str | Path) -> list[str]:
+    """Write ``<out_base>.pdf`` and ``<out_base>.png`` atomically; return the paths."""
+    out_base = str(out_base)
+    for suffix in ("", ".pdf", ".png"):
+        if suffix and out_base.endswith(suffix):
+            out_base = out_base[: -len(suffix)]
+    paths = []
+    for ext, meta in (("pdf", {"CreationDate": None, "ModDate": None, "Creator": "shuffledp"}),
+                      ("png", {"Software": "shuffledp"})):
+        path = f"{out_base}.{ext}"
+        atomic_write(path, lambda tmp, ext=ext, meta=meta: fig.savefig(tmp, format=ext, metadata=meta, dpi=150))
+        paths.append(path)
+    plt.close(fig)
+    return paths
+
+
+def with_note(title: str, note: str) -> str:
+    """A title followed, on its own line, by the stand-in note when there is one."""
+    return f"{title}\n[{note}]" if note else title
