@@ -10,6 +10,7 @@ configfile: "config/config.yaml"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
+include: "workflow/rules/multidim.smk"
 
 
 rule all:
