@@ -1,0 +1,378 @@
+"""Privacy amplification by shuffling via clones (Feldman, McMillan and Talwar).
+
+Two analyses of shuffling ``n`` outputs of ``eps0``-LDP local randomizers are provided.
+
+* ``variant="fmt21"``: "Hiding among the clones" (FOCS 2021). Every other user's report is,
+  with probability ``e^{-eps0}``, a clone of the differing user's report (half of it on each of
+  the two neighbouring inputs), so the clone count is ``C ~ Bin(n-1, e^{-eps0})``.
+* ``variant="fmt23"``: "Stronger privacy amplification by shuffling for Renyi and approximate
+  differential privacy" (SODA 2023): the clone probability improves to ``2/(e^{eps0}+1)``, so
+  ``C ~ Bin(n-1, 2/(e^{eps0}+1))``.
+
+In both cases the shuffled output is a post-processing of a pair of counts, and the
+hockey-stick divergence between the two neighbouring worlds is at most that between
+
+    P = p * (A + 1, C - A) + (1 - p) * (A, C - A + 1)
+    Q = (1 - p) * (A + 1, C - A) + p * (A, C - A + 1),    A | C ~ Bin(C, 1/2),
+
+with mixing probability ``p = e^{eps0}/(e^{eps0}+1)``. We compute this divergence exactly (not
+by the interval discretisation of the authors' code): conditioned on ``C = c`` the likelihood
+ratio ``P/Q`` at first coordinate ``a`` (total ``m = c + 1``) equals
+``(p a + (1-p)(m-a)) / ((1-p) a + p (m-a))``, which increases in ``a``; so the positive part
+of ``P - e^eps Q`` is a binomial tail beyond one threshold per ``c``, evaluated for all ``c``
+at once with the regularised incomplete beta function. ``P`` and ``Q`` are mirror images, so
+``D(P||Q) = D(Q||P)``. Clone counts outside the evaluated window contribute at most their
+probability mass, which is added to delta (so delta is an upper bound, never an
+underestimate).
+
+:func:`delta_from_clone_pmf` exposes the core for an arbitrary clone-count distribution (for
+instance the Poisson-binomial counts of personalized local privacy).
+
+The closed form of FMT21 (Theorem 3.1; restated as Theorem 6 of the per-user-histogram paper,
+whose text has a typo ``8 e^eps / q`` for ``8 e^eps / n``) is in :func:`eps_clones_closed_form`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+from scipy import special, stats
+
+__all__ = [
+    "clone_probability",
+    "mixing_probability",
+    "clone_count_window",
+    "ClonePair",
+    "clone_pair",
+    "delta_from_clone_pmf",
+    "delta_clones",
+    "eps_clones",
+    "eps_clones_closed_form",
+    "smallest_eps",
+]
+
+VARIANTS = ("fmt21", "fmt23")
+CLOSED_FORMS = ("code", "theorem")
+
+
+# --------------------------------------------------------------------------- validation
+def _check_eps0(eps0: float) -> float:
+    eps0 = float(eps0)
+    if not (math.isfinite(eps0) and eps0 > 0):
+        raise ValueError(f"eps0 must be a positive finite number, got {eps0!r}")
+    return eps0
+
+
+def _check_n(n) -> int:
+    if isinstance(n, float):
+        if not n.is_integer():
+            raise ValueError(f"n must be an integer >= 2, got {n!r}")
+        n = int(n)
+    if not isinstance(n, (int, np.integer)) or n < 2:
+        raise ValueError(f"n must be an integer >= 2, got {n!r}")
+    return int(n)
+
+
+def _check_delta(delta: float) -> float:
+    delta = float(delta)
+    if not (0.0 < delta < 1.0):
+        raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
+    return delta
+
+
+def _check_eps(eps: float) -> float:
+    eps = float(eps)
+    if not (math.isfinite(eps) and eps >= 0):
+        raise ValueError(f"eps must be a finite number >= 0, got {eps!r}")
+    return eps
+
+
+def _check_variant(variant: str) -> str:
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+    return variant
+
+
+# --------------------------------------------------------------------------- parameters
+def clone_probability(eps0: float, variant: str = "fmt21") -> float:
+    """Probability that another user's report is a clone (of either neighbouring input)."""
+    eps0 = _check_eps0(eps0)
+    if _check_variant(variant) == "fmt21":
+        return math.exp(-eps0)
+    return 2.0 / (math.exp(eps0) + 1.0)
+
+
+def mixing_probability(eps0: float) -> float:
+    """``p = e^{eps0}/(e^{eps0}+1)``: weight of the differing user's own side in ``P``."""
+    eps0 = _check_eps0(eps0)
+    return 1.0 / (1.0 + math.exp(-eps0))
+
+
+def clone_count_window(n: int, q: float, width: float = 15.0) -> tuple[int, np.ndarray, float]:
+    """The part of ``Bin(n-1, q)`` worth evaluating, its pmf, and the mass left outside.
+
+    Returns ``(c_start, pmf, outside_mass)`` where ``pmf[i] = Pr[C = c_start + i]``. The window is
+    ``width`` standard deviations (plus a margin) either side of the mean; the exact mass outside
+    it is returned so callers can add it to delta (it is typically below 1e-100).
+    """
+    n_other = int(n) - 1
+    mean = n_other * q
+    sd = math.sqrt(max(n_other * q * (1.0 - q), 0.0))
+    half = width * sd + 5.0 * width
+    lo = max(0, int(math.floor(mean - half)))
+    hi = min(n_other, int(math.ceil(mean + half)))
+    c = np.arange(lo, hi + 1, dtype=np.float64)
+    pmf = _binom_pmf(c, n_other, q)
+    below = float(stats.binom.cdf(lo - 1, n_other, q)) if lo > 0 else 0.0
+    above = float(stats.binom.sf(hi, n_other, q)) if hi < n_other else 0.0
+    return lo, pmf, below + above
+
+
+def _binom_pmf(k: np.ndarray, n: int, q: float) -> np.ndarray:
+    """Binomial pmf (Boost's implementation via scipy.stats: accurate far in the tails)."""
+    return stats.binom.pmf(k, n, q)
+
+
+# --------------------------------------------------------------------------- core
+DEFAULT_MAX_POINTS = 4096
+
+
+class ClonePair:
+    """The clone reduction for a fixed clone-count distribution and mixing probability.
+
+    ``delta(eps)`` returns an upper bound on ``D_{e^eps}(P || Q)`` (= ``D(Q || P)``), where
+    ``P = p (A+1, C-A) + (1-p) (A, C-A+1)``, ``Q`` has ``p`` and ``1-p`` swapped, and
+    ``A | C ~ Bin(C, 1/2)``.
+
+    Exactness: per clone count ``c`` the divergence ``D_c`` is computed exactly (a binomial
+    point probability and tail). When more than ``max_points`` clone counts carry mass, they are
+    grouped into consecutive blocks and each block is charged the divergence at its smallest
+    ``c``. This is an upper bound because ``D_c`` is non-increasing in ``c``: ``(P_{c+1},
+    Q_{c+1})`` is the image of ``(P_c, Q_c)`` under the same Markov kernel (one more clone, a
+    fair coin choosing its side), and the hockey-stick divergence obeys data processing.
+    ``delta_lower(eps)`` charges each block its largest ``c`` instead, bracketing the exact value.
+    """
+
+    def __init__(self, c_pmf, p: float, *, c_start: int = 0, outside_mass: float = 0.0,
+                 tail_mass: float = 0.0, max_points: int | None = DEFAULT_MAX_POINTS):
+        w = np.asarray(c_pmf, dtype=np.float64).ravel()
+        if w.size == 0:
+            raise ValueError("c_pmf must not be empty")
+        if np.any(w < 0) or not np.all(np.isfinite(w)):
+            raise ValueError("c_pmf must hold finite non-negative probabilities")
+        p = float(p)
+        if not (0.5 <= p <= 1.0):
+            raise ValueError(f"p must lie in [1/2, 1], got {p!r}")
+        outside_mass = float(outside_mass)
+        if not (outside_mass >= 0):
+            raise ValueError(f"outside_mass must be >= 0, got {outside_mass!r}")
+        tail_mass = float(tail_mass)
+        if not (tail_mass >= 0):
+            raise ValueError(f"tail_mass must be >= 0, got {tail_mass!r}")
+        if int(c_start) < 0:
+            raise ValueError(f"c_start must be >= 0, got {c_start!r}")
+        if max_points is not None and int(max_points) < 2:
+            raise ValueError(f"max_points must be >= 2 or None, got {max_points!r}")
+        c = np.arange(w.size, dtype=np.float64) + int(c_start)
+        # optional trimming of negligible tails (their mass is charged to delta in full)
+        if tail_mass > 0:
+            half = 0.5 * tail_mass
+            left = np.cumsum(w)
+            right = np.cumsum(w[::-1])[::-1]
+            keep_tail = (left > half) & (right > half)
+            outside_mass += float(w[~keep_tail].sum())
+            c, w = c[keep_tail], w[keep_tail]
+        keep = w > 0
+        self.c, self.w = c[keep], w[keep]
+        self.p = p
+        self.outside_mass = outside_mass
+        if max_points is not None and self.c.size > int(max_points):
+            # block j = indices [starts[j], starts[j+1]) ; charged D at c[starts[j]] (upper) or
+            # at the last c of the block (lower)
+            starts = np.unique(np.linspace(0, self.c.size, int(max_points), endpoint=False).astype(int))
+            ends = np.append(starts[1:], self.c.size) - 1
+            self.block_w = np.add.reduceat(self.w, starts)
+            self.c_upper = self.c[starts]
+            self.c_lower = self.c[ends]
+        else:
+            self.block_w = self.w
+            self.c_upper = self.c
+            self.c_lower = self.c
+
+    def delta(self, eps: float) -> float:
+        """Upper bound on the hockey-stick divergence at ``e^eps`` (includes ``outside_mass``)."""
+        return min(float(np.dot(self.block_w, _divergence_per_count(self.c_upper, self.p, eps)))
+                   + self.outside_mass, 1.0)
+
+    def delta_lower(self, eps: float) -> float:
+        """Lower bound on the divergence restricted to the listed clone counts."""
+        return float(np.dot(self.block_w, _divergence_per_count(self.c_lower, self.p, eps)))
+
+
+def _divergence_per_count(c: np.ndarray, p: float, eps: float) -> np.ndarray:
+    """``D_{e^eps}(P_c || Q_c)`` for every clone count ``c`` (vectorised, exact)."""
+    ee = math.exp(eps)
+    lead = p - ee * (1.0 - p)  # P(a) - e^eps Q(a) weight of the "own report" side
+    if lead <= 0.0 or c.size == 0:
+        # the likelihood ratio never exceeds e^eps = at least p / (1 - p)
+        return np.zeros_like(c)
+    # P_c/Q_c at first coordinate a (total m = c + 1) is (p a + (1-p)(m-a)) / ((1-p) a + p (m-a)),
+    # increasing in a; it exceeds e^eps iff a > m * theta.
+    theta = (p * (1.0 + ee) - 1.0) / ((2.0 * p - 1.0) * (1.0 + ee))
+    k = np.floor((c + 1.0) * theta)  # last a at or below the threshold; 0 <= k <= c + 1
+    # sum_{a > k} [P_c(a) - e^eps Q_c(a)] = lead * Pr[B_c = k] + (1 - e^eps) * Pr[B_c > k],
+    # B_c ~ Bin(c, 1/2); Pr[B_c > k] = I_{1/2}(k + 1, c - k) (Boost's incomplete beta).
+    pmf_k = np.where(k <= c, stats.binom.pmf(k, c, 0.5), 0.0)
+    below_top = k < c
+    sf_k = np.where(below_top, special.betainc(k + 1.0, np.where(below_top, c - k, 1.0), 0.5), 0.0)
+    return np.maximum(lead * pmf_k - math.expm1(eps) * sf_k, 0.0)
+
+
+def delta_from_clone_pmf(c_pmf, eps, p: float, *, c_start: int = 0, outside_mass: float = 0.0,
+                         tail_mass: float = 0.0, max_points: int | None = DEFAULT_MAX_POINTS):
+    """Hockey-stick divergence ``D_{e^eps}(P || Q)`` of the clone reduction (upper bound).
+
+    ``P = p (A+1, C-A) + (1-p) (A, C-A+1)`` and ``Q`` with ``p`` and ``1-p`` swapped, where
+    ``A | C ~ Bin(C, 1/2)`` and ``Pr[C = c_start + i] = c_pmf[i]`` (any clone-count law, e.g. a
+    Poisson binomial).
+
+    Parameters
+    ----------
+    c_pmf : probabilities of the clone count (any mass not listed must be passed as
+        ``outside_mass``; it is added to delta).
+    eps : float or array of eps >= 0 (an array returns an array).
+    p : mixing probability in [1/2, 1] (``e^{eps0}/(e^{eps0}+1)`` for eps0-LDP randomizers;
+        ``p = 1`` gives ``P = (A+1, C-A)``, ``Q = (A, C-A+1)``).
+    tail_mass : drop leading/trailing clone counts of total mass up to this value (charged to
+        delta in full) to save time; 0 keeps everything.
+    max_points : evaluate at most this many clone counts (blocks charged their smallest count,
+        an upper bound by monotonicity; see :class:`ClonePair`); ``None`` = exact.
+
+    By symmetry ``D(P||Q) = D(Q||P)``, so this is the delta of the pair.
+    """
+    eps_arr = np.asarray(eps, dtype=np.float64)
+    if np.any(~np.isfinite(eps_arr)) or np.any(eps_arr < 0):
+        raise ValueError(f"eps must be finite and >= 0, got {eps!r}")
+    pair = ClonePair(c_pmf, p, c_start=c_start, outside_mass=outside_mass, tail_mass=tail_mass,
+                     max_points=max_points)
+    out = np.array([pair.delta(float(e)) for e in eps_arr.ravel()])
+    if eps_arr.ndim == 0:
+        return float(out[0])
+    return out.reshape(eps_arr.shape)
+
+
+# --------------------------------------------------------------------------- public bounds
+def clone_pair(eps0: float, n: int, *, variant: str = "fmt21",
+               max_points: int | None = DEFAULT_MAX_POINTS) -> ClonePair:
+    """The :class:`ClonePair` of shuffling n eps0-LDP reports under the given variant."""
+    eps0 = _check_eps0(eps0)
+    n = _check_n(n)
+    q = clone_probability(eps0, variant)
+    c_start, pmf, outside = clone_count_window(n, q)
+    return ClonePair(pmf, mixing_probability(eps0), c_start=c_start, outside_mass=outside,
+                     max_points=max_points)
+
+
+def delta_clones(eps0: float, n: int, eps: float, *, variant: str = "fmt21",
+                 max_points: int | None = DEFAULT_MAX_POINTS) -> float:
+    """delta(eps) of the numerical clones bound for shuffling n eps0-LDP reports."""
+    eps = _check_eps(eps)
+    return clone_pair(eps0, n, variant=variant, max_points=max_points).delta(eps)
+
+
+def smallest_eps(delta_of_eps: Callable[[float], float], delta: float, eps_hi: float,
+                 *, rtol: float = 1e-7, atol: float = 1e-12) -> float:
+    """Smallest eps in [0, eps_hi] with ``delta_of_eps(eps) <= delta``, rounded up.
+
+    ``delta_of_eps`` should be non-increasing and ``delta_of_eps(eps_hi) <= delta``. The search
+    keeps a bracket ``[lo, hi]`` with ``delta_of_eps(lo) > delta >= delta_of_eps(hi)`` and
+    returns ``hi`` once ``hi - lo <= max(rtol * hi, atol)``; the returned eps therefore always
+    meets the target (rounding never makes the guarantee optimistic). Steps are secant steps on
+    ``log delta`` kept inside the bracket, with a bisection step every third iteration.
+    """
+    if delta_of_eps(0.0) <= delta:
+        return 0.0
+    lo, hi = 0.0, float(eps_hi)
+    d_hi = delta_of_eps(hi)
+    if d_hi > delta:
+        raise ValueError("delta_of_eps(eps_hi) exceeds the target delta")
+    log_t = math.log(delta)
+    f_lo = math.log(delta_of_eps(lo)) - log_t
+    f_hi = math.log(max(d_hi, 1e-300)) - log_t
+    for it in range(500):
+        if hi - lo <= max(rtol * hi, atol):
+            break
+        if it % 3 != 2:
+            x = hi - f_hi * (hi - lo) / (f_hi - f_lo)
+            x = min(max(x, lo + 0.02 * (hi - lo)), hi - 0.02 * (hi - lo))
+        else:
+            x = 0.5 * (lo + hi)
+        d = delta_of_eps(x)
+        if d <= delta:
+            hi, f_hi = x, math.log(max(d, 1e-300)) - log_t
+        else:
+            lo, f_lo = x, math.log(d) - log_t
+    return hi
+
+
+def eps_clones(eps0: float, n: int, delta: float, *, variant: str = "fmt21",
+               closed_form: bool = False, closed_form_version: str = "code",
+               rtol: float = 1e-7, max_points: int | None = DEFAULT_MAX_POINTS) -> float:
+    """Shuffled epsilon for n eps0-LDP reports at the given delta (clones analysis).
+
+    ``closed_form=False`` (default): the numerical bound, the smallest eps (to relative
+    precision ``rtol``, rounded up) with :func:`delta_clones` <= delta.
+    ``closed_form=True``: FMT21's closed form (only for ``variant="fmt21"``); see
+    :func:`eps_clones_closed_form` for ``closed_form_version``.
+    """
+    eps0 = _check_eps0(eps0)
+    n = _check_n(n)
+    delta = _check_delta(delta)
+    variant = _check_variant(variant)
+    if closed_form:
+        if variant != "fmt21":
+            raise ValueError("variant: a closed form is implemented only for fmt21")
+        return eps_clones_closed_form(eps0, n, delta, version=closed_form_version)
+    pair = clone_pair(eps0, n, variant=variant, max_points=max_points)
+    return smallest_eps(pair.delta, delta, eps0, rtol=rtol)
+
+
+def eps_clones_closed_form(eps0: float, n: int, delta: float, *, version: str = "code") -> float:
+    """Closed-form clones bound of FMT21 (Theorem 3.1).
+
+    ``version="theorem"``: the formula as printed in the theorem (and as Theorem 6 of the
+    per-user-histogram paper)::
+
+        eps = log(1 + (e^eps0 - 1)/(e^eps0 + 1) * (8 sqrt(e^eps0 log(4/delta)) / sqrt(n)
+                                                  + 8 e^eps0 / n))
+
+    valid for ``eps0 <= log(n / (16 log(2/delta)))``.
+
+    ``version="code"`` (default): the expression evaluated by the authors' public code
+    (apple/ml-shuffling-amplification), which replaces the factor ``(e^eps0-1)/(e^eps0+1)`` by
+    the slightly larger ``(1-e^{-eps0}) / (1 + e^{-eps0-eps1})`` with ``eps1 = log(1 + S)``,
+    ``S`` the bracket above, and uses the stricter regime ``eps0 <= log(n / (16 log(4/delta)))``.
+    It is always >= the printed theorem (so never the more optimistic of the two) and is the
+    number the authors' public example reports (0.537804 for n=1e5, eps0=4, delta=1e-6).
+
+    Outside the stated regime the bound does not apply and ``eps0`` is returned (shuffling
+    eps0-LDP reports is eps0-DP). The result is also capped at ``eps0``.
+    """
+    eps0 = _check_eps0(eps0)
+    n = _check_n(n)
+    delta = _check_delta(delta)
+    if version not in CLOSED_FORMS:
+        raise ValueError(f"version must be one of {CLOSED_FORMS}, got {version!r}")
+    log_term = math.log(4.0 / delta)
+    regime_log = math.log(4.0 / delta) if version == "code" else math.log(2.0 / delta)
+    if eps0 > math.log(n / (16.0 * regime_log)):
+        return eps0
+    s = 8.0 * math.sqrt(math.exp(eps0) * log_term / n) + 8.0 * math.exp(eps0) / n
+    if version == "theorem":
+        factor = math.tanh(eps0 / 2.0)  # (e^eps0 - 1)/(e^eps0 + 1)
+    else:
+        eps1 = math.log1p(s)
+        factor = -math.expm1(-eps0) / (1.0 + math.exp(-eps0 - eps1))
+    return min(math.log1p(factor * s), eps0)
