@@ -61,6 +61,17 @@ def approx_variance(eps_l: float, d: int, g: int, n: int) -> float:
     return q * (1 - q) / (n * (p - q) ** 2)
 
 
+def expected_mse(eps_l: float, d: int, g: int, n: int, domains: list[int]) -> float:
+    """Exact expected per-attribute-averaged MSE (Lemma 4 averaged over each attribute's values).
+
+    Because each attribute's frequencies sum to 1, the average of Lemma 4 over the values of
+    attribute j is ``[q(1-q) + (p-q)(1-p-q)/|C_j|] / (n (p-q)^2)``: data-independent.
+    """
+    p, q = mhm_pq(eps_l, d, g)
+    inv = float(np.mean([1.0 / c for c in domains]))
+    return (q * (1 - q) + inv * (p - q) * (1 - p - q)) / (n * (p - q) ** 2)
+
+
 @dataclass(frozen=True)
 class MHMSetting:
     eps_l: float
@@ -91,7 +102,8 @@ def mhm_eps_local(eps_s: float, delta_s: float, n: int, d: int, *, bound: str = 
             break
         seen[g] = inverse(g)
         g = g_int(max(seen[g], eps_s), d)
-    # among the visited g, keep the one with the smallest Eq. (2) variance
+    # the iteration may cycle (a larger g lowers the certified eps_l); keep the visited g with the
+    # smallest Eq. (2) variance at its own certified eps_l
     best_g = min(seen, key=lambda c: approx_variance(max(seen[c], eps_s), d, c, n))
     eps_l = seen[best_g]
     if eps_l <= eps_s:  # shuffling adds nothing: an eps_s-LDP randomizer is eps_s-DP after shuffling

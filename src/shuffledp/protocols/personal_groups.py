@@ -1,8 +1,12 @@
 """Personalised budgets with MHM: OGM (Algorithm 3) and NOGM (one group per budget).
 
 Both take per-user budgets ``(eps_i, delta_i)`` and combine their MHM estimates by inverse-variance
-weighting (Eq. (2)'s variance of each invocation, the same for every value of every attribute), so
-the combined estimate of every frequency is ``sum_r w_r F_r`` with ``w_r ~ 1 / Var_r``.
+weighting: the combined estimate of every frequency is ``sum_r w_r F_r`` with ``w_r ~ 1 / Var_r``.
+``weighting="lemma4"`` (default) takes ``Var_r`` = the invocation's exact expected per-attribute-averaged
+MSE (Lemma 4 averaged over each attribute's values, data-independent because frequencies sum to 1);
+``weighting="eq2"`` takes Eq. (2)'s approximation ``q(1-q)/(n(p-q)^2)``, which drops the term that
+dominates at large eps_l (with Eq. (3)'s g, p is about 1/(2d) whatever eps_l) and then over-weights
+the high-budget invocations.
 
 OGM: while users remain, take the componentwise minimum remaining budget ``(x, y)`` over the remaining
 users, run MHM on ALL remaining users under ``(x, y)``, subtract it from everyone's remaining budget,
@@ -27,7 +31,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from shuffledp.protocols.mhm import approx_variance, mhm_eps_local, run_mhm
+from shuffledp.protocols.mhm import approx_variance, expected_mse, mhm_eps_local, run_mhm
 
 
 def _float_down(x: Fraction) -> float:
@@ -98,7 +102,16 @@ def _combine(estimates: list[list[np.ndarray]], variances: list[float]):
     return out, [float(x) for x in w]
 
 
-def run_ogm(data, domains, eps, delta, rng, *, family_size=1 << 32, bound="bennett") -> GroupResult:
+def _variance(weighting, eps_l, d, g, n, domains):
+    if weighting == "lemma4":
+        return expected_mse(eps_l, d, g, n, domains)
+    if weighting == "eq2":
+        return approx_variance(eps_l, d, g, n)
+    raise ValueError(f"weighting: 'lemma4' or 'eq2', got {weighting!r}")
+
+
+def run_ogm(data, domains, eps, delta, rng, *, family_size=1 << 32, bound="bennett",
+            weighting="lemma4") -> GroupResult:
     data = np.asarray(data)
     d = data.shape[1]
     uniq, cls = _classes(eps, delta)
@@ -114,14 +127,15 @@ def run_ogm(data, domains, eps, delta, rng, *, family_size=1 << 32, bound="benne
         res = run_mhm(data[mask], domains, x, y, rng, family_size=family_size, setting=st)
         for c in members:
             spent[c] = (spent[c][0] + Fraction(x), spent[c][1] + Fraction(y))
-        var = approx_variance(st.eps_l, d, st.g, n_r)
+        var = _variance(weighting, st.eps_l, d, st.g, n_r, domains)
         rounds.append(Round(n_r, x, y, st.eps_l, st.g, var, np.array(members)))
         ests.append(res.estimates)
     combined, w = _combine(ests, [r.variance for r in rounds])
     return GroupResult(combined, rounds, w, spent, budgets)
 
 
-def run_nogm(data, domains, eps, delta, rng, *, family_size=1 << 32, bound="bennett") -> GroupResult:
+def run_nogm(data, domains, eps, delta, rng, *, family_size=1 << 32, bound="bennett",
+             weighting="lemma4") -> GroupResult:
     data = np.asarray(data)
     d = data.shape[1]
     uniq, cls = _classes(eps, delta)
@@ -137,7 +151,7 @@ def run_nogm(data, domains, eps, delta, rng, *, family_size=1 << 32, bound="benn
         st = mhm_eps_local(x, y, n_c, d, bound=bound)
         res = run_mhm(data[mask], domains, x, y, rng, family_size=family_size, setting=st)
         spent[c] = (Fraction(x), Fraction(y))
-        var = approx_variance(st.eps_l, d, st.g, n_c)
+        var = _variance(weighting, st.eps_l, d, st.g, n_c, domains)
         rounds.append(Round(n_c, x, y, st.eps_l, st.g, var, np.array([c])))
         ests.append(res.estimates)
     combined, w = _combine(ests, [r.variance for r in rounds])
