@@ -11,3 +11,13 @@ delta_from_clone_pmf = _clones.delta_from_clone_pmf
 eps_clones = _clones.eps_clones
 eps_clones_closed_form = _clones.eps_clones_closed_form
 mixing_probability = _clones.mixing_probability
+
+# --- blanket ---
+from shuffledp.accountants import blanket as _blanket  # noqa: E402
+
+BlanketParams = _blanket.BlanketParams
+blanket_params = _blanket.blanket_params
+delta_blanket = _blanket.delta_blanket
+delta_blanket_from_params = _blanket.delta_blanket_from_params
+eps_blanket = _blanket.eps_blanket
+max_eps_local = _blanket.max_eps_local

@@ -306,10 +306,14 @@ def smallest_eps(delta_of_eps: Callable[[float], float], delta: float, eps_hi: f
             break
         if it % 3 != 2:
             x = hi - f_hi * (hi - lo) / (f_hi - f_lo)
+            if not math.isfinite(x):
+                x = 0.5 * (lo + hi)
             x = min(max(x, lo + 0.02 * (hi - lo)), hi - 0.02 * (hi - lo))
         else:
             x = 0.5 * (lo + hi)
         d = delta_of_eps(x)
+        if not d >= 0:  # NaN or negative: a broken delta function must not pass silently
+            raise ValueError(f"delta_of_eps({x!r}) returned {d!r}")
         if d <= delta:
             hi, f_hi = x, math.log(max(d, 1e-300)) - log_t
         else:
