@@ -1,7 +1,7 @@
 # Multidimensional categorical data under shuffle DP (seed: multidimensional-categorical-shuffle.md):
 # MHM vs FLAME vs TCM (Figures 3, 4, 5, Table 3) and OGM vs NOGM (Figure 10), plus a claims table.
 # One job per (mechanism, dataset, eps, batch of repetitions) and per (method, dataset, ratio, batch).
-from shuffledp.experiments.multidim import batch_reps, batches
+from shuffledp.experiments.multidim import DEFAULT_CLASSES, batch_reps, batches
 from shuffledp.experiments.multidim import check_config as multidim_check_config
 
 multidim_check_config(config)
@@ -90,7 +90,7 @@ rule multidim_personal:
         seed=config["seed"],
         bound=MD["bound"],
         family_bits=MD["hash_family_bits"],
-        classes=json.dumps(MD_PERS.get("classes")) if MD_PERS.get("classes") else "",
+        classes=json.dumps(MD_PERS.get("classes") or DEFAULT_CLASSES),
     resources:
         mem_mb=1500,
         runtime=30,
@@ -100,7 +100,7 @@ rule multidim_personal:
         "shuffledp multidim personal --data {input} --dataset {wildcards.dataset} --method {wildcards.method}"
         " --ratio {params.ratio} --reps {params.reps} --records {params.records} --seed {params.seed}"
         " --bound {params.bound} --family-bits {params.family_bits}"
-        " $( [ -n {params.classes:q} ] && echo --classes {params.classes:q} ) --out {output} > {log} 2>&1"
+        " --classes {params.classes:q} --out {output} > {log} 2>&1"
 
 
 rule multidim_report:

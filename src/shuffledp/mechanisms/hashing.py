@@ -35,10 +35,11 @@ _M2 = np.uint64(0x94D049BB133111EB)
 
 def splitmix64(x: np.ndarray) -> np.ndarray:
     """SplitMix64 finaliser of a uint64 array (wrapping arithmetic)."""
-    z = np.asarray(x, dtype=np.uint64) + _GOLDEN
-    z = (z ^ (z >> np.uint64(30))) * _M1
-    z = (z ^ (z >> np.uint64(27))) * _M2
-    return z ^ (z >> np.uint64(31))
+    with np.errstate(over="ignore"):  # wrapping is intended (0-d inputs would warn)
+        z = np.asarray(x, dtype=np.uint64) + _GOLDEN
+        z = (z ^ (z >> np.uint64(30))) * _M1
+        z = (z ^ (z >> np.uint64(27))) * _M2
+        return z ^ (z >> np.uint64(31))
 
 
 class HashFamily:

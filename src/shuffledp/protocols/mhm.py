@@ -20,6 +20,7 @@ Amplification: the largest ``eps_l`` such that the shuffled reports of ``n`` use
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass
@@ -29,7 +30,7 @@ import numpy as np
 from shuffledp.mechanisms.collision import collision_p, collision_report
 from shuffledp.mechanisms.hashing import PRIME, HashFamily
 
-DEFAULT_BLOCK = 1 << 14
+DEFAULT_BLOCK = 1 << 17
 
 
 def g_mhm(eps_l: float, d: int) -> float:
@@ -79,6 +80,7 @@ class MHMSetting:
     amplified: bool  # False: the blanket bound gave no gain, eps_l = eps_s (pure LDP suffices)
 
 
+@functools.lru_cache(maxsize=512)
 def mhm_eps_local(eps_s: float, delta_s: float, n: int, d: int, *, bound: str = "bennett",
                   max_iter: int = 30) -> MHMSetting:
     """Largest ``eps_l`` (with its integer ``g``) meeting ``(eps_s, delta_s)`` after shuffling ``n``.
@@ -86,6 +88,7 @@ def mhm_eps_local(eps_s: float, delta_s: float, n: int, d: int, *, bound: str = 
     Fixed point between Eq. (3) (``g`` from ``eps_l``) and the blanket inverse (``eps_l`` for a fixed
     ``g``): the returned ``eps_l`` is always the blanket inverse for the returned ``g``, so the pair
     is valid whatever the iteration does; the iteration only makes ``g`` (near) optimal.
+    Pure function of its arguments, cached (OGM/NOGM repetitions ask for the same settings).
     """
     from shuffledp.accountants.blanket import max_eps_local
 
@@ -131,22 +134,32 @@ def support_counts(t: np.ndarray, y: np.ndarray, domains: list[int], family: Has
 
     MHM: attribute ``j`` uses function ``t + j`` on its raw codes. TCM (``same_function=True``):
     every attribute uses function ``t`` on the encoded item ``offsets[j] + code``. Users are
-    processed in blocks of ``block`` so memory stays ``O(block * max |C_j|)``.
+    processed in blocks of ``block`` (memory ``O(block)``), values one at a time over the whole block
+    (long contiguous numpy loops). For the linear family consecutive values are hashed incrementally:
+    ``a (v+1) + b = (a v + b) + a (mod P)``, one addition and one conditional subtraction.
     """
     t = np.asarray(t, dtype=np.int64)
     y = np.asarray(y, dtype=np.int64)
     counts = [np.zeros(c, dtype=np.int64) for c in domains]
-    for j, c in enumerate(domains):
-        vals = np.arange(c, dtype=np.int64)
-        if offsets is not None:
-            vals = vals + int(offsets[j])
-        if vals.max(initial=0) >= PRIME:
-            raise ValueError("domains: encoded values exceed the hash family's input range")
-        shift = 0 if same_function else j
-        for s in range(0, t.size, block):
-            prm = tuple(a[:, None] for a in family.params(t[s:s + block] + shift))
-            h = family.apply(prm, vals[None, :])
-            counts[j] += (h == y[s:s + block, None]).sum(axis=0)
+    g = family.g
+    for s in range(0, t.size, block):
+        tb, yb = t[s:s + block], y[s:s + block]
+        for j, c in enumerate(domains):
+            first = int(offsets[j]) if offsets is not None else 0
+            if first + c > PRIME:
+                raise ValueError("domains: encoded values exceed the hash family's input range")
+            prm = family.params(tb + (0 if same_function else j))
+            if family.kind == "linear":
+                a, b = prm
+                z = (a * first + b) % PRIME
+                for v in range(c):
+                    if v:
+                        z += a
+                        z -= PRIME * (z >= PRIME)
+                    counts[j][v] += np.count_nonzero(z % g == yb)
+            else:
+                for v in range(c):
+                    counts[j][v] += np.count_nonzero(family.apply(prm, np.int64(first + v)) == yb)
     return counts
 
 
