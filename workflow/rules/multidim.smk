@@ -1,7 +1,7 @@
 # Multidimensional categorical data under shuffle DP (seed: multidimensional-categorical-shuffle.md):
 # MHM vs FLAME vs TCM (Figures 3, 4, 5, Table 3) and OGM vs NOGM (Figure 10), plus a claims table.
 # One job per (mechanism, dataset, eps, batch of repetitions) and per (method, dataset, ratio, batch).
-from shuffledp.experiments.multidim import DEFAULT_CLASSES, batch_reps, batches
+from shuffledp.experiments.multidim import DEFAULT_CLASSES, batch_reps, batches, ratio_tag
 from shuffledp.experiments.multidim import check_config as multidim_check_config
 
 multidim_check_config(config)
@@ -12,10 +12,6 @@ MD_DIR = f"{RESULTS}/multidim"
 MD_DATA = f"{PROC}/ipums_{{dataset}}.parquet"
 
 
-def md_ratio_tag(r):
-    return str(r).replace(":", "-")
-
-
 MD_UNIFORM = expand(
     f"{MD_DIR}/uniform/{{dataset}}_{{mechanism}}_eps{{eps}}_b{{batch}}.parquet",
     dataset=MD["datasets"],
@@ -23,12 +19,18 @@ MD_UNIFORM = expand(
     eps=MD["eps"],
     batch=batches(MD["reps"], MD["reps_per_job"]),
 )
-MD_TIMINGS = [p.replace("/uniform/", "/timings/") for p in MD_UNIFORM]
+MD_TIMINGS = expand(
+    f"{MD_DIR}/timings/{{dataset}}_{{mechanism}}_eps{{eps}}_b{{batch}}.parquet",
+    dataset=MD["datasets"],
+    mechanism=MD["mechanisms"],
+    eps=MD["eps"],
+    batch=batches(MD["reps"], MD["reps_per_job"]),
+)
 MD_PERSONAL = expand(
     f"{MD_DIR}/personal/{{dataset}}_{{method}}_r{{ratio}}_b{{batch}}.parquet",
     dataset=MD["datasets"],
     method=["ogm", "nogm"],
-    ratio=[md_ratio_tag(r) for r in MD_PERS.get("ratios", [])],
+    ratio=[ratio_tag(r) for r in MD_PERS.get("ratios", [])],
     batch=batches(MD_PERS.get("reps", 1), MD_PERS.get("reps_per_job", 1)),
 )
 
@@ -124,10 +126,10 @@ rule multidim_report:
     benchmark:
         f"{BENCH}/multidim/report.tsv"
     params:
-        data=" ".join(f"{d}={PROC}/ipums_{d}.parquet" for d in MD["datasets"]),
+        data=lambda wc, input: " ".join(f"{d}={p}" for d, p in zip(MD["datasets"], input.data)),
         scale=CONFIG_NAME,
-        tables=f"{RESULTS}/tables",
-        figures=f"{RESULTS}/figures",
+        tables=lambda wc, output: os.path.dirname(output.claims[0]),
+        figures=lambda wc, output: os.path.dirname(output.fig3[0]),
         topk=MD["topk"],
     resources:
         mem_mb=1000,

@@ -84,6 +84,11 @@ def parse_ratio(text: str, key: str = "ratio") -> tuple[int, ...]:
     return vals
 
 
+def ratio_tag(ratio: str) -> str:
+    """``"2:4:4"`` -> ``"2-4-4"`` (file-name form of a ratio)."""
+    return str(ratio).replace(":", "-")
+
+
 def batches(reps: int, per_job: int) -> list[int]:
     return list(range(math.ceil(reps / per_job)))
 
