@@ -146,3 +146,31 @@ def test_cli_account_and_usage_errors(capsys):
                           "--method", "ogm", "--ratio", "2:4", "--reps", "0", "--seed", "1", "--out", "y"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "--ratio" in bad.stderr
+
+
+@pytest.mark.parametrize("d,g,eps_l,eps_s", [(2, 5, 1.5, 0.3), (3, 7, 2.0, 0.5), (3, 4, 0.8, 0.2)])
+def test_blanket_params_cover_the_real_randomizer(d, g, eps_l, eps_s):
+    """Independent check of the MHM blanket parameters: enumerate the actual randomizer's pmf over
+    (hash index, report) for a small family and every pair of inputs x, x' of a small domain."""
+    from shuffledp.mechanisms.collision import collision_p, collision_pmf
+    from shuffledp.mechanisms.hashing import HashFamily
+
+    prm = blanket.blanket_params("mhm", eps_l, eps=eps_s, d=d, g=g)
+    fam = HashFamily(g=g, seed=17, size=32)
+    p = collision_p(eps_l, d, g)
+    domains = [3] * d
+    grid = np.array(np.meshgrid(*[np.arange(c) for c in domains], indexing="ij")).reshape(d, -1).T
+    H = fam.size
+    # r[x, t, y] = pmf of report y given hash index t, times 1/H; omega = 1/(H g)
+    r = np.array([[collision_pmf(fam.hash(t + np.arange(d), x), p, g) for t in range(H)] for x in grid]) / H
+    omega = 1.0 / (H * g)
+    ee = math.exp(eps_s)
+    worst_sq, lo, hi = 0.0, np.inf, -np.inf
+    for i in range(len(grid)):
+        L = (r[i][None] - ee * r) / omega  # against every x'
+        L = L[np.arange(len(grid)) != i]
+        lo, hi = min(lo, L.min()), max(hi, L.max())
+        worst_sq = max(worst_sq, float((L**2).mean(axis=(1, 2)).max()))
+        assert np.allclose(L.mean(axis=(1, 2)), 1 - ee)  # Theorem 1, part 1
+    assert prm.b_minus <= lo + 1e-9 and hi <= prm.b_plus + 1e-9
+    assert worst_sq <= prm.c * (1 + 1e-9)
