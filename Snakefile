@@ -14,6 +14,7 @@ include: "workflow/rules/accountant.smk"
 include: "workflow/rules/peruser.smk"
 include: "workflow/rules/segmented.smk"
 include: "workflow/rules/personalized_bounds.smk"
+include: "workflow/rules/multidim.smk"
 
 
 rule all:
