@@ -86,3 +86,11 @@ def test_lint_has_no_remarks(tmp_path):
     out = proc.stdout + proc.stderr
     assert "Lints for" not in out, out[-4000:]
     assert proc.returncode == 0, out[-4000:]
+
+
+def test_ruff_is_clean():
+    ruff = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
+    paths = [d for d in ("src", "tests", "workflow", "benchmarks") if (REPO / d).exists()]
+    proc = subprocess.run([ruff, "check", *paths], cwd=REPO,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-4000:]

@@ -1,0 +1,731 @@
+"""Shuffle privacy under personalized local privacy: the HPS bound and its baselines.
+
+HPS is the bound of Liu, Liu, Xiong, Gu and Chen, "Enhanced privacy bound for shuffle model with
+personalized privacy" (CIKM 2024). Every user i runs a local randomizer with its own
+(eps_i, delta_i); the worst-case user 1 is the one with the largest eps_i.
+
+* Clone probabilities by hypothesis testing (Sec. 3.1-3.2): ``w = p_1`` is the type-I error of the
+  likelihood-ratio test between R(x_1^0) and R(x_1^1); for every other user,
+  ``p_i = min(p_i^0, p_i^1)`` with ``p_i^b = Pr[R(x_i) in U_b]`` where U_b is the region in which
+  R(x_1^b)'s density exceeds both R(x_i)'s and R(x_1^{1-b})'s (x_i = x_1^0, the paper's worst case).
+  Failure sets of approximate randomizers remove delta/2 of mass (see ``_failure``).
+* The clone count C = sum_i Bern(2 p_i) over the n - 1 other users is Poisson-binomial; it is
+  computed exactly (``poisson_binomial_pmf``), not by a normal approximation.
+* delta_s(eps) of the pair P = (1-w) P0 + w Q0, Q = (1-w) Q0 + w P0 (P0 = (A+1, C-A),
+  Q0 = (A, C-A+1), A ~ Bin(C, 1/2)); Theorem 1/2 of the paper bound exactly this pair through its
+  trade-off function. ``pair_delta`` evaluates the hockey-stick divergence of the pair exactly
+  (the Neyman-Pearson optimum, i.e. the tightest value the pair admits); ``theorem2_delta`` is the
+  paper's formula (5) for comparison. eps_s(delta_s) by bisection.
+
+Baselines (all at the same inputs): BGN (privacy blanket at max eps_i), FV (clones at max eps_i,
+with its approximate-DP form), CCC (Chen, Cao, Ge, AAAI 2024: mu-GDP), LZX (Liu et al., AAAI 2023,
+per-user "echo" probabilities with the clones pair).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from scipy import special, stats
+
+SETTINGS = {
+    # name: (kind, location, scale, clip_lo, clip_hi); Table 1 of the paper
+    "uniform1": ("uniform", 0.05, 1.0, 0.05, 1.0),
+    "gauss1": ("gauss", 0.8, 0.5, 0.05, 1.0),
+    "uniform2": ("uniform", 0.5, 2.0, 0.5, 2.0),
+    "gauss2": ("gauss", 1.5, 0.5, 0.5, 2.0),
+}
+BOUNDS = ("hps", "bgn", "fv", "ccc", "lzx", "hpsvalid")
+MECHANISMS = ("laplace", "gaussian")
+
+
+# ----------------------------------------------------------------------------- settings
+def draw_local_eps(setting: str, n: int, seed: int) -> np.ndarray:
+    """Local epsilons of ``n`` users for a Table-1 setting (uniform, or Gaussian clipped), seeded."""
+    from shuffledp.seeding import rng
+
+    if setting not in SETTINGS:
+        raise ValueError(f"setting: unknown {setting!r} (one of {', '.join(SETTINGS)})")
+    n = _check_int(n, "n", 1)
+    kind, a, b, lo, hi = SETTINGS[setting]
+    g = rng(int(seed), "personalized", setting, n)
+    x = g.uniform(a, b, n) if kind == "uniform" else g.normal(a, b, n)
+    return np.clip(x, lo, hi)
+
+
+# ----------------------------------------------------------------------------- validation
+def _check_int(v, name: str, lo: int) -> int:
+    if isinstance(v, bool) or not float(v).is_integer() or int(v) < lo:
+        raise ValueError(f"{name}: expected an integer >= {lo}, got {v!r}")
+    return int(v)
+
+
+def _check_eps_arr(eps, name: str = "eps_local") -> np.ndarray:
+    e = np.atleast_1d(np.asarray(eps, dtype=float))
+    if e.ndim != 1 or e.size == 0 or not np.all(np.isfinite(e)) or np.any(e <= 0):
+        raise ValueError(f"{name}: expected a non-empty 1-d array of finite positive numbers")
+    return e
+
+
+def _check_delta_arr(delta, n: int, name: str = "delta_local") -> np.ndarray:
+    d = np.broadcast_to(np.asarray(delta, dtype=float), (n,)).copy()
+    if not np.all((d >= 0) & (d < 1)):
+        raise ValueError(f"{name}: expected values in [0, 1)")
+    return d
+
+
+# ----------------------------------------------------------------------------- Gaussian calibration
+def gaussian_sigma(eps: float, delta: float, calibration: str = "analytic") -> float:
+    """Noise scale (sensitivity 1) of the Gaussian mechanism that is (eps, delta)-DP.
+
+    ``analytic``: the smallest sigma with exact privacy profile <= delta (Balle and Wang 2018),
+    valid for every eps. ``classic``: sqrt(2 ln(1.25/delta)) / eps (Dwork-Roth; proven for eps < 1).
+    """
+    if not (eps > 0 and 0 < delta < 1):
+        raise ValueError("eps/delta: need eps > 0 and 0 < delta < 1 for the Gaussian mechanism")
+    if calibration == "classic":
+        return math.sqrt(2 * math.log(1.25 / delta)) / eps
+    if calibration == "hps-code":
+        return _hps_code_sigma(eps, delta)
+    if calibration != "analytic":
+        raise ValueError(f"calibration: unknown {calibration!r}")
+
+    def prof(s: float) -> float:
+        return float(stats.norm.cdf(0.5 / s - eps * s) - math.exp(eps) * stats.norm.cdf(-0.5 / s - eps * s))
+
+    lo, hi = 1e-6, 1.0
+    while prof(hi) > delta:
+        hi *= 2
+    for _ in range(200):
+        mid = math.sqrt(lo * hi)
+        if prof(mid) > delta:
+            lo = mid
+        else:
+            hi = mid
+        if hi / lo < 1 + 1e-13:
+            break
+    return hi
+
+
+def _hps_code_sigma(eps, delta, clip: float = 0.1):
+    """Noise scale used by the HPS authors' evaluation code, in units of the sensitivity.
+
+    Their code passes 2 ln(1.25/delta) C^2 / eps^2 (a variance formula) as the *scale* with
+    C = 0.1; divided by C this is 2 ln(1.25/delta) C / eps^2. NOT an (eps, delta)-DP calibration
+    (for eps near 2 it is about 3x too little noise); offered only to explain the paper's numbers.
+    """
+    return 2 * np.log(1.25 / np.asarray(delta, float)) * clip / np.asarray(eps, float) ** 2
+
+
+def gaussian_sigmas(eps: np.ndarray, delta: np.ndarray, calibration: str = "analytic") -> np.ndarray:
+    """Vectorised :func:`gaussian_sigma` (bisection on all users at once)."""
+    eps = np.asarray(eps, float)
+    delta = np.broadcast_to(np.asarray(delta, float), eps.shape)
+    if np.any(delta <= 0) or np.any(delta >= 1):
+        raise ValueError("delta_local: the Gaussian mechanism needs 0 < delta < 1")
+    if calibration == "classic":
+        return np.sqrt(2 * np.log(1.25 / delta)) / eps
+    if calibration == "hps-code":
+        return _hps_code_sigma(eps, delta)
+    if calibration != "analytic":
+        raise ValueError(f"calibration: unknown {calibration!r}")
+    # exact per unique (eps, delta) pair; the settings repeat few values only when clipped, so
+    # bisect all at once
+    lo = np.full(eps.shape, 1e-6)
+    hi = np.full(eps.shape, 1.0)
+
+    def prof(s):
+        return special.ndtr(0.5 / s - eps * s) - np.exp(eps) * special.ndtr(-0.5 / s - eps * s)
+
+    for _ in range(60):
+        bad = prof(hi) > delta
+        if not bad.any():
+            break
+        hi = np.where(bad, hi * 2, hi)
+    for _ in range(80):
+        mid = np.sqrt(lo * hi)
+        over = prof(mid) > delta
+        lo = np.where(over, mid, lo)
+        hi = np.where(over, hi, mid)
+    return hi
+
+
+# ----------------------------------------------------------------------------- clone probabilities
+def _failure(delta: np.ndarray | float) -> np.ndarray | float:
+    """Mass removed from a testing region for an approximate randomizer's failure set (delta/2)."""
+    return np.asarray(delta, float) / 2.0
+
+
+def laplace_clone_probs(eps_others, eps1: float) -> tuple[float, np.ndarray]:
+    """(w, p) of the Laplace mechanism on [0, 1] by hypothesis testing (closed form).
+
+    User 1 has scale 1/eps1 at locations 0 and 1; user i has scale 1/eps_i at location 0 and
+    eps_i <= eps1. Returns w = p_1 = Pr[Lap(0, 1/eps1) > 1/2] and p_i = min(p_i^0, p_i^1).
+    """
+    e = _check_eps_arr(eps_others, "eps_others")
+    if not eps1 > 0:
+        raise ValueError("eps1: must be > 0")
+    if np.any(e > eps1 * (1 + 1e-12)):
+        raise ValueError("eps_others: user 1 must hold the largest local epsilon")
+    e = np.minimum(e, eps1)
+    w = 0.5 * math.exp(-eps1 / 2)
+
+    def cdf(z, lam):  # Laplace(0, 1/lam) cdf
+        z = np.asarray(z, float)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.where(z < 0, 0.5 * np.exp(lam * np.minimum(z, 0)), 1 - 0.5 * np.exp(-lam * np.maximum(z, 0)))
+
+    equal = e >= eps1 * (1 - 1e-12)
+    ratio = np.log(eps1 / e)
+    diff = np.where(equal, 1.0, eps1 - e)
+    # U_0 = {z < 1/2, |z| < z*}; for equal scales the region is empty: the paper's tie case, taken
+    # as "no constraint from this side" (p_i^0 = 1), the continuous limit has p_i^0 >= p_i^1 anyway
+    zstar = np.where(equal, 0.0, ratio / diff)
+    p0 = np.where(equal, 1.0, cdf(np.minimum(zstar, 0.5), e) - cdf(-zstar, e))
+    # U_1 = {z > 1/2, Lap_i(z) < Lap_1^1(z)} = (l, u)
+    lo = np.maximum(0.5, (eps1 - ratio) / (eps1 + e))
+    up = np.where(equal, np.inf, (ratio + eps1) / diff)
+    p1 = np.where(np.isinf(up), 1 - cdf(lo, e), cdf(up, e) - cdf(lo, e))
+    return w, np.minimum(p0, p1)
+
+
+def gaussian_clone_probs(eps_others, delta_others, eps1: float, delta1: float,
+                         calibration: str = "analytic") -> tuple[float, np.ndarray]:
+    """(w, p) of the Gaussian mechanism on [0, 1] by hypothesis testing, failure sets removed."""
+    e = _check_eps_arr(eps_others, "eps_others")
+    d = _check_delta_arr(delta_others, e.size, "delta_others")
+    if np.any(e > eps1 * (1 + 1e-12)):
+        raise ValueError("eps_others: user 1 must hold the largest local epsilon")
+    s1 = gaussian_sigma(eps1, delta1, calibration)
+    si = gaussian_sigmas(e, d, calibration)
+    si = np.maximum(si, s1)  # eps_i <= eps1 and delta_i >= ... ; the worst case keeps s_i >= s_1
+    w = max(0.0, float(stats.norm.cdf(-0.5 / s1)) - float(_failure(delta1)))
+    equal = si <= s1 * (1 + 1e-12)
+    # U_0 = {z < 1/2, N(0,si) < N(0,s1)} = {|z| < z*}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        zstar = np.sqrt(np.where(equal, 0.0, 2 * np.log(si / s1) * s1**2 * si**2 / (si**2 - s1**2)))
+    p0 = np.where(equal, 1.0, special.ndtr(np.minimum(zstar, 0.5) / si) - special.ndtr(-zstar / si))
+    # U_1 = {z > 1/2, N(0,si)(z) < N(1,s1)(z)}: a z^2 + b z + c < 0 with
+    # a = 1/(2 s1^2) - 1/(2 si^2) >= 0, b = -1/s1^2, c = 1/(2 s1^2) - ln(si/s1)
+    a = 0.5 / s1**2 - 0.5 / si**2
+    b = -1.0 / s1**2
+    c = 0.5 / s1**2 - np.log(si / s1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        disc = np.sqrt(np.maximum(b * b - 4 * a * c, 0.0))
+        r_lo = np.where(equal, -c / b, (-b - disc) / (2 * a))
+        r_hi = np.where(equal, np.inf, (-b + disc) / (2 * a))
+    lo = np.maximum(0.5, r_lo)
+    p1 = np.where(np.isinf(r_hi), special.ndtr(-lo / si), special.ndtr(r_hi / si) - special.ndtr(lo / si))
+    p1 = np.maximum(p1, 0.0)
+    fail = _failure(d)
+    p = np.maximum(np.minimum(p0, p1) - fail, 0.0)
+    return w, p
+
+
+def discrete_clone_probs(r10, r11, ri_list, delta1: float = 0.0, delta_i=0.0) -> tuple[float, np.ndarray]:
+    """(w, p) by hypothesis testing for mechanisms given by output pmfs on a common finite space.
+
+    ``r10``, ``r11``: pmfs of R(x_1^0), R(x_1^1) (user 1). ``ri_list``: array (users, outputs) or a
+    list of such arrays, one row per other user; when a 3-d array (users, inputs, outputs) is given
+    the minimum over the inputs x_i is taken (the worst case). Ties count as "not in the region".
+    """
+    r10 = np.asarray(r10, float)
+    r11 = np.asarray(r11, float)
+    ri = np.asarray(ri_list, float)
+    if ri.ndim == 1:
+        ri = ri[None, :]
+    if ri.ndim == 2:
+        ri = ri[:, None, :]
+    S = r10 < r11
+    w = max(0.0, float(r10[S].sum()) - float(_failure(delta1)))
+    U0 = (ri < r10) & (r11 < r10)
+    U1 = (ri < r11) & (r10 < r11)
+    # an empty region is the paper's tie case: no constraint from that side
+    p0 = np.where(U0.any(axis=-1), (ri * U0).sum(axis=-1), 1.0)
+    p1 = np.where(U1.any(axis=-1), (ri * U1).sum(axis=-1), 1.0)
+    p = np.minimum(p0, p1).min(axis=-1)
+    delta_i = np.broadcast_to(np.asarray(delta_i, float), p.shape)
+    return w, np.maximum(p - _failure(delta_i), 0.0)
+
+
+def decomposition_clone_probs(r10, r11, ri_list) -> tuple[float, np.ndarray]:
+    """Largest weights of a valid mixture decomposition (the clones reduction of Feldman et al.).
+
+    w = largest w with R(x_1^0) = (1-w) Q0 + w Q1, R(x_1^1) = w Q0 + (1-w) Q1 for pmfs Q0, Q1
+    (w/(1-w) <= min r10/r11 and min r11/r10); p_i = largest p with R(x_i) >= p (R(x_1^0) + R(x_1^1))
+    pointwise. Not from the paper: a rigorous reference for the testing-based probabilities.
+    """
+    r10 = np.asarray(r10, float)
+    r11 = np.asarray(r11, float)
+    ri = np.asarray(ri_list, float)
+    if ri.ndim == 1:
+        ri = ri[None, :]
+    if ri.ndim == 2:
+        ri = ri[:, None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        m = min(np.min(np.where(r11 > 0, r10 / r11, np.inf)), np.min(np.where(r10 > 0, r11 / r10, np.inf)))
+        m = min(m, 1.0)
+        w = m / (1 + m)
+        tot = r10 + r11
+        p = np.where(tot > 0, ri / tot, np.inf).min(axis=-1).min(axis=-1)
+    return float(w), np.minimum(p, 0.5)
+
+
+def rr_pmfs(eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """Output pmfs of binary randomized response with parameter eps on inputs 0 and 1."""
+    a = math.exp(eps) / (1 + math.exp(eps))
+    return np.array([a, 1 - a]), np.array([1 - a, a])
+
+
+# ----------------------------------------------------------------------------- Poisson binomial
+def poisson_binomial_pmf(q, tol: float = 1e-60, block: int = 128) -> tuple[int, np.ndarray, float]:
+    """Exact pmf of sum_i Bern(q_i), as (offset, pmf, missing).
+
+    Divide and conquer with direct (non-FFT) convolutions of non-negative arrays, so every entry
+    has a small *relative* error even far in the tails. After every merge the two ends of the
+    partial pmf are trimmed while their cumulative mass stays below ``tol``; the result is a
+    sub-probability vector that is pointwise <= the true pmf, and ``missing`` = 1 - its sum is the
+    exact total trimmed mass (a rigorous bound to add to any delta computed from it).
+    pmf[k] = Pr[C = offset + k].
+    """
+    q = np.asarray(q, float).ravel()
+    if np.any((q < 0) | (q > 1)) or not np.all(np.isfinite(q)):
+        raise ValueError("q: probabilities must lie in [0, 1]")
+    if q.size == 0:
+        return 0, np.ones(1), 0.0
+    # leaves: vectorised DP over blocks of `block` Bernoullis
+    nb = -(-q.size // block)
+    Q = np.zeros(nb * block)
+    Q[: q.size] = q
+    Q = Q.reshape(nb, block)
+    P = np.zeros((nb, block + 1))
+    P[:, 0] = 1.0
+    for j in range(block):
+        qj = Q[:, j : j + 1]
+        P[:, 1:] = P[:, 1:] * (1 - qj) + P[:, :-1] * qj
+        P[:, 0] *= 1 - qj[:, 0]
+    dropped = [0.0]
+    parts = [_trim(0, P[b], tol, dropped) for b in range(nb)]
+    while len(parts) > 1:
+        nxt = []
+        for k in range(0, len(parts) - 1, 2):
+            (o1, a1), (o2, a2) = parts[k], parts[k + 1]
+            nxt.append(_trim(o1 + o2, np.convolve(a1, a2), tol, dropped))
+        if len(parts) % 2:
+            nxt.append(parts[-1])
+        parts = nxt
+    off, pmf = parts[0]
+    # trimming a factor of a product measure drops at most that mass from the total
+    return off, pmf, float(dropped[0])
+
+
+def _trim(off: int, a: np.ndarray, tol: float, dropped: list) -> tuple[int, np.ndarray]:
+    a = np.maximum(a, 0.0)
+    c = np.cumsum(a)
+    lo = int(np.searchsorted(c, tol, side="right"))
+    lo = min(lo, int(np.argmax(a)))
+    r = np.cumsum(a[::-1])
+    hi_drop = int(np.searchsorted(r, tol, side="right"))
+    hi = a.size - hi_drop
+    hi = max(hi, int(np.argmax(a)) + 1)
+    dropped[0] += float(a[:lo].sum() + a[hi:].sum())
+    return off + lo, a[lo:hi].copy()
+
+
+# ----------------------------------------------------------------------------- the clones pair
+def pair_delta(eps: float, w: float, off: int, pmf: np.ndarray, missing: float = 0.0) -> float:
+    """Exact hockey-stick divergence H_{e^eps}(P || Q) of the clones pair (= H(Q || P) by symmetry).
+
+    P = (1-w) P0 + w Q0, Q = (1-w) Q0 + w P0 with P0 = (A+1, C-A), Q0 = (A, C-A+1),
+    A ~ Bin(C, 1/2), C ~ pmf (pmf[k] = Pr[C = off + k]); C is visible (total count - 1), so
+    delta = sum_c Pr[C=c] delta_c. Trimmed mass ``missing`` is added with delta_c <= 1.
+    """
+    if not 0 <= w <= 0.5:
+        raise ValueError("w: must lie in [0, 1/2]")
+    E = math.exp(eps)
+    A = (1 - w) - E * w  # coefficient of f(a-1)
+    B = E * (1 - w) - w  # minus the coefficient of f(a)
+    if A <= 0:
+        return float(min(1.0, missing))
+    c = off + np.arange(pmf.size)
+    tau = B / A  # include a iff a / (c + 1 - a) > tau
+    k = np.floor(tau * (c + 1) / (1 + tau)).astype(np.int64) + 1
+    k = np.clip(k, 0, c + 1)
+    # S(j) = Pr[Bin(c, 1/2) >= j]
+    cf = c.astype(float)
+    s_km1 = _half_sf(k - 1, cf)
+    s_k = _half_sf(k, cf)
+    dc = np.maximum(A * s_km1 - B * s_k, 0.0)
+    return float(min(1.0, np.dot(pmf, dc) + missing))
+
+
+def _half_logpmf(k: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """log Pr[Bin(c, 1/2) = k] (-inf outside 0..c), through log-gamma."""
+    k = np.asarray(k, float)
+    ok = (k >= 0) & (k <= c)
+    kk = np.where(ok, k, 0.0)
+    lp = special.gammaln(c + 1) - special.gammaln(kk + 1) - special.gammaln(c - kk + 1) - c * math.log(2)
+    return np.where(ok, lp, -np.inf)
+
+
+def _half_pmf(k: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """Pr[Bin(c, 1/2) = k] (0 outside 0..c)."""
+    return np.exp(_half_logpmf(k, c))
+
+
+def _half_cdf(k: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """Pr[Bin(c, 1/2) <= k] with k possibly negative (0) or >= c (1)."""
+    k = np.asarray(k, float)
+    ci = np.asarray(c).astype(np.int64)
+    out = special.bdtr(np.clip(np.floor(k), 0, ci).astype(np.int64), ci, 0.5)
+    return np.where(k < 0, 0.0, np.where(k >= c, 1.0, out))
+
+
+def _half_sf(j: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """Pr[Bin(c, 1/2) >= j], accurate in the upper tail."""
+    j = np.asarray(j, float)
+    ci = np.asarray(c).astype(np.int64)
+    out = special.bdtrc(np.clip(np.floor(j) - 1, 0, ci).astype(np.int64), ci, 0.5)
+    return np.where(j <= 0, 1.0, np.where(j > c, 0.0, out))
+
+
+def theorem2_delta(eps: float, w: float, off: int, pmf: np.ndarray, delta1: float = 0.0) -> float:
+    """The paper's formula (5) with its t_eps (by bisection on log t), for comparison with pair_delta.
+
+    Uses the sum over all c of the clone-count support (the paper writes i = 1..n-1) and
+    F_i(x) = 0 for x < 0.
+    """
+    E = math.exp(eps)
+    c = (off + np.arange(pmf.size)).astype(float)
+    keep = pmf > 0
+    c, wts = c[keep], pmf[keep]
+    ci = c.astype(np.int64)
+    G = special.gammaln(np.arange(ci.max() + 2, dtype=float) + 1)  # G[k] = log k!
+    base = np.log(wts) + G[ci] - c * math.log(2)
+
+    def lse(k):  # log sum_c w_c f_c(k_c)
+        k = k.astype(np.int64)
+        ok = (k >= 0) & (k <= ci)
+        kk = np.where(ok, k, 0)
+        x = np.where(ok, base - G[kk] - G[ci - kk], -np.inf)
+        m = x.max()
+        return m + math.log(np.exp(x - m).sum()) if np.isfinite(m) else -np.inf
+
+    def cond(t):
+        # l(t) = -sum w f(top) / sum w f(bot), in log space (both sums underflow for large c)
+        top = lse(np.floor(c + 1 - (c + 1) / (t + 1)))
+        bot = lse(np.floor(c - (c + 1) / (t + 1)))
+        l_t = -math.exp(min(top - bot, 700.0)) if np.isfinite(bot) else -np.inf
+        return (1 - delta1) * (-2 * w + (1 - 2 * w) * l_t) - delta1 >= -E
+
+    lo, hi = -40.0, 1.0  # log t
+    while not cond(math.exp(hi)) and hi < 40:
+        hi += 2.0
+    for _ in range(48):
+        mid = 0.5 * (lo + hi)
+        if cond(math.exp(mid)):
+            hi = mid
+        else:
+            lo = mid
+    t = math.exp(hi)
+    fl = _half_cdf(np.floor(c - (c + 1) / (t + 1)), c)
+    fr = _half_cdf(np.floor(c + 1 - (c + 1) / (t + 1)), c)
+    val = (-E + (1 - delta1) * 2 * w + delta1) * np.dot(wts, fl) + (1 - delta1) * (1 - 2 * w) * np.dot(wts, fr)
+    return float(max(val, 0.0))
+
+
+def eps_for_delta(delta_of_eps: Callable[[float], float], delta: float, eps_hi: float,
+                  rtol: float = 1e-7) -> float:
+    """Smallest eps in [0, eps_hi] with delta_of_eps(eps) <= delta (monotone), to relative ``rtol``.
+
+    Keeps a bracket lo < hi with delta(lo) > delta >= delta(hi); steps by the secant of
+    log delta (bisection when that is unavailable) and probes rtol/2 beyond each new point to close
+    the bracket fast. Returns the upper end hi (never optimistic); eps_hi if not met below it.
+    """
+    def g(x):
+        return math.log(max(float(delta_of_eps(x)), 1e-320)) - math.log(delta)
+
+    ghi = g(eps_hi)
+    if ghi > 0:
+        return float(eps_hi)
+    lo, hi = 0.0, float(eps_hi)
+    glo = g(lo)
+    if glo <= 0:  # delta(0) <= delta: keep bisecting from 0 without trusting the value at 0
+        glo = math.nan
+    for _ in range(200):
+        width = hi - lo
+        if width <= rtol * max(hi, 1e-12):
+            break
+        if math.isfinite(glo) and glo > 0 >= ghi and math.isfinite(ghi):
+            x = hi - ghi * width / (ghi - glo)
+        else:
+            x = 0.5 * (lo + hi)
+        x = min(max(x, lo + 1e-3 * width), hi - 1e-3 * width)
+        gx = g(x)
+        if gx <= 0:
+            hi, ghi = x, gx
+            probe = x * (1 - 0.5 * rtol)
+            if probe > lo:
+                gp = g(probe)
+                if gp > 0:
+                    lo, glo = probe, gp
+                else:
+                    hi, ghi = probe, gp
+        else:
+            lo, glo = x, gx
+            probe = x * (1 + 0.5 * rtol) + 1e-300
+            if probe < hi:
+                gp = g(probe)
+                if gp <= 0:
+                    hi, ghi = probe, gp
+                else:
+                    lo, glo = probe, gp
+    return hi
+
+
+# ----------------------------------------------------------------------------- HPS
+def hps_inputs(eps_local, delta_local=0.0, *, mechanism: str = "laplace",
+               calibration: str = "analytic", clone_rule: str = "testing"):
+    """(eps1, delta1, w, q) of HPS: user 1 = largest eps; q_i = 2 p_i over the n - 1 others."""
+    e = _check_eps_arr(eps_local)
+    d = _check_delta_arr(delta_local, e.size)
+    i1 = int(np.argmax(e))
+    eps1, delta1 = float(e[i1]), float(d[i1])
+    others = np.delete(e, i1)
+    dothers = np.delete(d, i1)
+    if others.size == 0:
+        others = np.zeros(0)
+    if mechanism == "laplace":
+        if clone_rule == "testing":
+            w, p = laplace_clone_probs(others, eps1) if others.size else (0.5 * math.exp(-eps1 / 2), np.zeros(0))
+        elif clone_rule == "decomposition":
+            w, p = laplace_decomposition_probs(others, eps1)
+        else:
+            raise ValueError(f"clone_rule: unknown {clone_rule!r}")
+        if np.any(d > 0):
+            w = max(0.0, w - delta1 / 2)
+            p = np.maximum(p - dothers / 2, 0.0)
+    elif mechanism == "gaussian":
+        if clone_rule != "testing":
+            raise ValueError("clone_rule: only 'testing' for the Gaussian mechanism")
+        if others.size:
+            w, p = gaussian_clone_probs(others, dothers, eps1, delta1, calibration)
+        else:
+            w = max(0.0, float(stats.norm.cdf(-0.5 / gaussian_sigma(eps1, delta1, calibration))) - delta1 / 2)
+            p = np.zeros(0)
+    else:
+        raise ValueError(f"mechanism: unknown {mechanism!r} (laplace or gaussian)")
+    return eps1, delta1, float(w), np.clip(2 * p, 0.0, 1.0)
+
+
+def laplace_decomposition_probs(eps_others, eps1: float) -> tuple[float, np.ndarray]:
+    """Valid mixture weights for the Laplace mechanism on [0, 1] (see :func:`decomposition_clone_probs`).
+
+    w = 1/(1+e^eps1); p_i = inf over z and over inputs x_i in [0, 1] of
+    Lap_i(z) / (Lap_1^0(z) + Lap_1^1(z)). With eps_i <= eps1 the log-ratio increases outside
+    [0, 1] and is concave on each piece between 0, x_i and 1, so the infimum sits at z in
+    {0, x_i, 1}; the smallest value is at x_i in {0, 1}, z at the far end:
+    p_i = (eps_i/eps1) e^{-eps_i} / (1 + e^{-eps1}).
+    """
+    e = _check_eps_arr(eps_others, "eps_others")
+    if np.any(e > eps1 * (1 + 1e-12)):
+        raise ValueError("eps_others: user 1 must hold the largest local epsilon")
+    w = 1.0 / (1.0 + math.exp(eps1))
+    p = (e / eps1) * np.exp(-e) / (1.0 + math.exp(-eps1))
+    return w, np.minimum(p, 0.5)
+
+
+def hps_delta(eps_local, delta_local, eps: float, *, mechanism: str = "laplace",
+              calibration: str = "analytic", method: str = "theorem2", clone_rule: str = "testing") -> float:
+    """delta_s(eps) of HPS for users with local (eps_i, delta_i)."""
+    eps1, delta1, w, q = hps_inputs(eps_local, delta_local, mechanism=mechanism,
+                                    calibration=calibration, clone_rule=clone_rule)
+    off, pmf, miss = poisson_binomial_pmf(q, tol=1e-250)
+    return _hps_delta_from(eps, w, delta1, off, pmf, miss, method)
+
+
+def _hps_delta_from(eps, w, delta1, off, pmf, miss, method):
+    if method == "exact":
+        # user 1 fails with probability delta1: conservative (1 - delta1) * H + delta1
+        return float(min(1.0, (1 - delta1) * pair_delta(eps, w, off, pmf, miss) + delta1))
+    if method == "theorem2":
+        return theorem2_delta(eps, w, off, pmf, delta1) + miss
+    raise ValueError(f"method: unknown {method!r}")
+
+
+def hps_eps(eps_local, delta_local, delta: float, *, mechanism: str = "laplace",
+            calibration: str = "analytic", method: str = "theorem2", clone_rule: str = "testing") -> float:
+    """eps_s(delta_s) of HPS by bisection (at most max eps_i)."""
+    eps1, delta1, w, q = hps_inputs(eps_local, delta_local, mechanism=mechanism,
+                                    calibration=calibration, clone_rule=clone_rule)
+    off, pmf, miss = poisson_binomial_pmf(q, tol=delta * 1e-12)
+    hi = max(eps1, math.log((1 - w) / w) if w > 0 else eps1) + 1.0
+    return eps_for_delta(lambda x: _hps_delta_from(x, w, delta1, off, pmf, miss, method), delta, hi, rtol=1e-6)
+
+
+# ----------------------------------------------------------------------------- CCC
+def ccc_mu(eps_local, delta_local=0.0, *, clone_factor: float = 1.0) -> float:
+    """mu of the CCC bound: sqrt(2 / (sum_i c (1-delta_i)/(1+e^eps_i) - max_i c (1-delta_i)/(1+e^eps_i))).
+
+    ``clone_factor`` c = 1 is the formula as published (Chen, Cao, Ge 2024); c = 2 is what the HPS
+    authors' evaluation code sums (2/(1+e^eps_i) over the other users), which reproduces the CCC
+    row of the paper's Table 2.
+    """
+    e = _check_eps_arr(eps_local)
+    d = _check_delta_arr(delta_local, e.size)
+    t = clone_factor * (1 - d) / (1 + np.exp(e))
+    s = math.fsum(t) - float(t.max())
+    if s <= 0:
+        return math.inf
+    return math.sqrt(2.0 / s)
+
+
+def gdp_delta(mu: float, eps: float) -> float:
+    """delta(eps) of mu-GDP (Dong, Roth, Su)."""
+    if math.isinf(mu):
+        return 1.0
+    return float(max(0.0, special.ndtr(-eps / mu + mu / 2) - math.exp(eps) * special.ndtr(-eps / mu - mu / 2)))
+
+
+def ccc_delta(eps_local, delta_local, eps: float, *, clone_factor: float = 1.0) -> float:
+    return gdp_delta(ccc_mu(eps_local, delta_local, clone_factor=clone_factor), eps)
+
+
+def ccc_eps(eps_local, delta_local, delta: float, *, clone_factor: float = 1.0) -> float:
+    mu = ccc_mu(eps_local, delta_local, clone_factor=clone_factor)
+    hi = 1.0
+    while gdp_delta(mu, hi) > delta and hi < 1e3:
+        hi *= 2
+    return eps_for_delta(lambda x: gdp_delta(mu, x), delta, hi)
+
+
+# ----------------------------------------------------------------------------- LZX
+def lzx_echo_probs(eps_local) -> tuple[int, np.ndarray]:
+    """(index of user 1, echo probability of every other user) of LZX (AAAI 2023).
+
+    q_i = (1/n) sum_j (eps_i/eps_j) (1-e^{-eps_j})/(1-e^{-eps_i}) e^{-max(eps_i, eps_j)}, computed in
+    O(n log n) with prefix sums over the sorted epsilons (as the authors' evaluation code defines it).
+    """
+    e = _check_eps_arr(eps_local)
+    n = e.size
+    i1 = int(np.argmax(e))
+    g = -np.expm1(-e) / e  # (1 - e^{-eps_j}) / eps_j
+    order = np.argsort(e, kind="stable")
+    es, gs = e[order], g[order]
+    cg = np.concatenate([[0.0], np.cumsum(gs)])  # sum of g_j over the first k sorted
+    cge = np.concatenate([[0.0], np.cumsum(gs * np.exp(-es))])
+    k = np.searchsorted(es, e, side="right")  # number of j with eps_j <= eps_i
+    total = np.exp(-e) * cg[k] + (cge[-1] - cge[k])
+    q = (e / -np.expm1(-e)) * total / n
+    return i1, np.clip(np.delete(q, i1), 0.0, 1.0)
+
+
+def lzx_delta(eps_local, eps: float) -> float:
+    e = _check_eps_arr(eps_local)
+    i1, q = lzx_echo_probs(e)
+    eps1 = float(e[i1])
+    off, pmf, miss = poisson_binomial_pmf(q)
+    return pair_delta(eps, 1.0 / (1.0 + math.exp(eps1)), off, pmf, miss)
+
+
+def lzx_eps(eps_local, delta: float) -> float:
+    e = _check_eps_arr(eps_local)
+    i1, q = lzx_echo_probs(e)
+    eps1 = float(e[i1])
+    off, pmf, miss = poisson_binomial_pmf(q)
+    w = 1.0 / (1.0 + math.exp(eps1))
+    return eps_for_delta(lambda x: pair_delta(x, w, off, pmf, miss), delta, eps1)
+
+
+# ----------------------------------------------------------------------------- FV and BGN
+def _fv_extra(eps: float, eps0: float, n: int, delta0: float) -> float:
+    """Additive delta of an (eps0, delta0)-LDP randomizer in the clones theorem (FMT 2021, Thm 3.8)."""
+    return (math.exp(eps) + 1) * (1 + math.exp(-eps0) / 2) * n * delta0
+
+
+def fv_delta(eps_local, delta_local, eps: float, *, variant: str = "fmt23") -> float:
+    from shuffledp.accountants.clones import delta_clones
+
+    e = _check_eps_arr(eps_local)
+    d = _check_delta_arr(delta_local, e.size)
+    i1 = int(np.argmax(e))
+    eps0, d0 = float(e[i1]), float(d.max())
+    n = e.size
+    base = delta_clones(eps0, n, eps, variant=variant)
+    return float(min(1.0, base + (_fv_extra(eps, eps0, n, d0) if d0 > 0 else 0.0)))
+
+
+def fv_eps(eps_local, delta_local, delta: float, *, variant: str = "fmt23") -> float:
+    e = _check_eps_arr(eps_local)
+    eps0 = float(e.max())
+    return eps_for_delta(lambda x: fv_delta(e, delta_local, x, variant=variant), delta, eps0)
+
+
+def bgn_eps(eps_local, delta: float, *, mechanism: str = "laplace", bound: str = "hoeffding") -> float:
+    from shuffledp.accountants.blanket import eps_blanket
+
+    e = _check_eps_arr(eps_local)
+    eps0 = float(e.max())
+    return float(min(eps0, eps_blanket(eps0, e.size, delta, mechanism=mechanism, bound=bound)))
+
+
+def bgn_delta(eps_local, eps: float, *, mechanism: str = "laplace", bound: str = "hoeffding") -> float:
+    from shuffledp.accountants.blanket import delta_blanket
+
+    e = _check_eps_arr(eps_local)
+    return float(min(1.0, delta_blanket(float(e.max()), e.size, eps, mechanism=mechanism, bound=bound)))
+
+
+# ----------------------------------------------------------------------------- one entry point
+def personalized_eps(bound: str, eps_local: Sequence[float], delta_local, delta: float, *,
+                     mechanism: str = "laplace", **kw) -> float:
+    """eps_s of ``bound`` at delta_s = ``delta``.
+
+    hps|bgn|fv|ccc|lzx as in the module doc; ``hpsvalid`` is HPS (Theorem 2) with the valid
+    mixture-decomposition weights of the Laplace mechanism instead of the testing errors
+    (pure only; not from the paper).
+    """
+    if not 0 < delta < 1:
+        raise ValueError("delta: must lie in (0, 1)")
+    _check_applicable(bound, delta_local)
+    if bound == "hps":
+        return hps_eps(eps_local, delta_local, delta, mechanism=mechanism, **kw)
+    if bound == "hpsvalid":
+        return hps_eps(eps_local, delta_local, delta, mechanism=mechanism, clone_rule="decomposition", **kw)
+    if bound == "ccc":
+        return ccc_eps(eps_local, delta_local, delta, **kw)
+    if bound == "lzx":
+        return lzx_eps(eps_local, delta)
+    if bound == "fv":
+        return fv_eps(eps_local, delta_local, delta, **kw)
+    if bound == "bgn":
+        return bgn_eps(eps_local, delta, **kw)
+    raise ValueError(f"bound: unknown {bound!r} (one of {', '.join(BOUNDS)})")
+
+
+def personalized_delta(bound: str, eps_local: Sequence[float], delta_local, eps: float, *,
+                       mechanism: str = "laplace", **kw) -> float:
+    """delta_s of ``bound`` at eps_s = ``eps``."""
+    if not eps >= 0:
+        raise ValueError("eps: must be >= 0")
+    _check_applicable(bound, delta_local)
+    if bound == "hps":
+        return hps_delta(eps_local, delta_local, eps, mechanism=mechanism, **kw)
+    if bound == "hpsvalid":
+        return hps_delta(eps_local, delta_local, eps, mechanism=mechanism, clone_rule="decomposition", **kw)
+    if bound == "ccc":
+        return ccc_delta(eps_local, delta_local, eps, **kw)
+    if bound == "lzx":
+        return lzx_delta(eps_local, eps)
+    if bound == "fv":
+        return fv_delta(eps_local, delta_local, eps, **kw)
+    if bound == "bgn":
+        return bgn_delta(eps_local, eps, **kw)
+    raise ValueError(f"bound: unknown {bound!r} (one of {', '.join(BOUNDS)})")
+
+
+def _check_applicable(bound: str, delta_local) -> None:
+    if bound in ("bgn", "lzx", "hpsvalid") and np.any(np.asarray(delta_local, float) > 0):
+        raise ValueError(f"bound: {bound} is a pure-LDP bound; it needs delta_local = 0")

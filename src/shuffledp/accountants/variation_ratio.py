@@ -1,0 +1,540 @@
+"""Variation-ratio reduction (Wang et al., VLDB 2024; Theorem 1 of the segmented-shuffle paper).
+
+A victim's local randomizer with the ``(p, beta)``-variation property, blanket messages of the
+other ``n - 1`` users with the ``q``-ratio property: for any divergence with the data-processing
+inequality, the shuffled outputs on neighbouring datasets are no further apart than
+
+    P = (A + D1, C - A + D2),   Q = (A + D2, C - A + D1),
+
+with ``C ~ Bin(n-1, 2r)``, ``r = beta p / ((p-1) q)``, ``A | C ~ Bin(C, 1/2)``,
+``D1 ~ Bern(beta p/(p-1))`` and ``D2 | D1=0 ~ Bern(beta/(p-1-beta p))`` (``D2 = 0`` if ``D1 = 1``).
+In words: the victim emits a "clone of x0" with probability ``u = beta p/(p-1)``, a "clone of
+x1" with probability ``alpha = beta/(p-1)``, anything else with ``w = 1 - u - alpha``; every other
+user emits each clone type with probability ``r``. ``p = +inf`` is the exact limit
+``alpha = 0, u = beta, r = beta/q`` (no large surrogate).
+
+Computation (exact up to floating point, with a rigorous truncation allowance)
+------------------------------------------------------------------------------
+Write ``t`` for the observed total ``a + b``. For fixed ``t`` the privacy loss
+``log P(a, t-a) / Q(a, t-a)`` increases in ``a``; ``P - e^eps Q > 0`` exactly when
+``a > L_t = [t (e^eps u - alpha) + r (n-t) w (e^eps - 1)/(1-2r)] / (beta (1 + e^eps))``
+(evaluated as ``t - a < t - L_t`` to stay exact for large eps).
+Hence ``D_{e^eps}(P||Q) = sum_t term_t`` with every ``term_t >= 0``, and, writing ``a_t`` for the
+first integer above ``L_t``, ``B(c) = P(C = c)``, ``pm = P(Bin(t-1, 1/2) = a_t - 1)`` and
+``S = P(Bin(t-1, 1/2) >= a_t)``:
+
+    term_t = pm [B(t-1)(u - e^eps alpha) + w (1 - e^eps) B(t)/2]
+             + S (1 - e^eps) [B(t-1)(u + alpha) + w B(t)]
+
+(using ``P(Bin(t,1/2) >= a) = S + pm/2``). All ``t`` are evaluated at once with scipy (binomial
+pmf and the regularised incomplete beta function). Clone counts outside a window that holds all
+but ``tail`` of the mass of ``C`` are skipped; their contribution is at most their mass, which
+is computed exactly and added to the upper bound (the lower bound just omits them). A further
+relative allowance of ``1e-10`` of the summed magnitudes covers floating-point rounding. ``P``
+and ``Q`` are mirror images, so ``D(P||Q) = D(Q||P)``.
+
+The lower bound :func:`vr_delta_lower` is a lower bound on the same divergence: the reduction
+is attained by worst-case randomizers with these parameters (e.g. balls-into-bins when the two
+bins of the victim's values get only blanket balls, the Poisson randomizer of the segmented paper
+-- its Proposition 1), so for those it lower-bounds the protocol's true privacy. For single-message
+LDP mechanisms the mechanism-specific witnesses (:func:`witness_delta`) give lower bounds on the
+mechanism's own worst case: the exact divergence of one concrete pair of neighbouring datasets.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cache, lru_cache
+
+import numpy as np
+from scipy import special, stats
+
+from shuffledp.accountants.hockey_stick import bisect_eps, bracket_eps
+
+__all__ = [
+    "VRParams",
+    "MECHANISMS",
+    "vr_params",
+    "vr_delta",
+    "vr_delta_lower",
+    "vr_delta_bounds",
+    "vr_eps",
+    "vr_eps_lower",
+    "vr_eps_bounds",
+    "vr_pair_pmf",
+    "clone_delta_bounds",
+    "clone_delta_parts",
+    "witness_delta",
+    "witness_eps",
+    "DEFAULT_TAIL",
+    "ROUNDING_RTOL",
+]
+
+MECHANISMS = ("general", "krr", "subset-exp", "balls-into-bins")
+DEFAULT_TAIL = 1e-40     # clone-count mass left outside the evaluated window (added to the upper bound)
+ROUNDING_RTOL = 1e-10    # allowance for floating-point rounding, relative to the summed magnitudes
+EPS_CAP = 700.0          # e^eps overflows beyond this; larger eps are evaluated at the cap
+
+
+# ----------------------------------------------------------------------------- parameters
+@dataclass(frozen=True)
+class VRParams:
+    """Variation-ratio parameters: ``p`` in (1, inf], ``beta`` in [0, (p-1)/(p+1)], ``q >= 1``.
+
+    Also requires ``2 r <= 1`` with ``r = beta p / ((p-1) q)`` (a blanket message cannot be a
+    clone of both values with total probability above one).
+    """
+
+    p: float
+    beta: float
+    q: float
+
+    def __post_init__(self):
+        p, beta, q = float(self.p), float(self.beta), float(self.q)
+        object.__setattr__(self, "p", p)
+        object.__setattr__(self, "beta", beta)
+        object.__setattr__(self, "q", q)
+        if math.isnan(p) or not p > 1:
+            raise ValueError(f"p: {p!r} must be > 1 (inf allowed)")
+        if math.isnan(q) or not (q >= 1) or math.isinf(q):
+            raise ValueError(f"q: {q!r} must be a finite number >= 1")
+        beta_max = 1.0 if math.isinf(p) else (p - 1) / (p + 1)
+        if math.isnan(beta) or beta < 0 or beta > beta_max * (1 + 1e-12):
+            raise ValueError(f"beta: {beta!r} must lie in [0, (p-1)/(p+1)] = [0, {beta_max!r}]")
+        if 2 * self.r > 1 + 1e-12:
+            raise ValueError(f"q: {q!r} too small: clone probability 2r = {2 * self.r!r} exceeds 1")
+
+    @property
+    def alpha(self) -> float:
+        """Victim's probability of a clone of the *other* value (0 when p = inf)."""
+        return 0.0 if math.isinf(self.p) else self.beta / (self.p - 1)
+
+    @property
+    def u(self) -> float:
+        """Victim's probability of a clone of its own value: ``p alpha`` (``beta`` when p = inf)."""
+        return self.beta if math.isinf(self.p) else self.beta * self.p / (self.p - 1)
+
+    @property
+    def w(self) -> float:
+        return max(0.0, 1.0 - self.u - self.alpha)
+
+    @property
+    def r(self) -> float:
+        """Probability that one blanket message is a clone of a given one of the two values."""
+        return self.u / self.q
+
+    def with_sampling(self, gamma: float) -> VRParams:
+        """Theorem 2: blanket messages kept with probability ``gamma`` -> ratio ``q / gamma``."""
+        if not (0 < gamma <= 1):
+            raise ValueError(f"gamma: {gamma!r} must lie in (0, 1]")
+        return VRParams(self.p, self.beta, self.q / gamma)
+
+
+def _pos(x, name):
+    if x is None:
+        raise ValueError(f"{name}: required")
+    x = float(x)
+    if not (math.isfinite(x) and x > 0):
+        raise ValueError(f"{name}: {x!r} must be a finite number > 0")
+    return x
+
+
+def _int_at_least(x, name, low):
+    if x is None:
+        raise ValueError(f"{name}: required")
+    if isinstance(x, float):
+        if not x.is_integer():
+            raise ValueError(f"{name}: {x!r} must be an integer")
+    try:
+        xi = int(x)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: {x!r} must be an integer") from None
+    if xi != x or xi < low:
+        raise ValueError(f"{name}: {x!r} must be an integer >= {low}")
+    return xi
+
+
+def vr_params(mechanism: str, eps0: float | None = None, *, k=None, d=None, s=None,
+              variant: str = "sound") -> VRParams:
+    """``(p, beta, q)`` of a standard randomizer (table of Wang et al., VLDB 2024).
+
+    ``variant="published"`` returns the table's values. ``variant="sound"`` (default) returns them
+    only where the reduction is known to hold, and otherwise the general eps0-LDP parameters
+    (always valid: they reproduce the stronger-clone bound of Feldman et al., SODA 2023). Reason:
+    when the victim's "neither clone" part differs from the blanket's (k-RR with k >= 4, subset
+    exponential), the other output values reveal whether the victim's message was a clone, and
+    the published bound can fall below the exact delta -- k-RR, k = 4, eps0 = 1.5, n = 25, others
+    holding a third value: exact delta at eps = 0.3 is 0.047397, the published bound 0.047056
+    (tests/test_accountants_vr.py). So k-RR keeps its table value for k <= 3 (for k = 3 the
+    residual is the third value for everyone and the bound is attained), subset-exp uses the
+    general parameters.
+
+    * ``general`` -- any eps0-LDP randomizer: ``p = q = e^eps0``, ``beta = (e^eps0-1)/(e^eps0+1)``.
+    * ``krr`` -- k-ary randomized response (``k >= 2``): ``beta = (e^eps0-1)/(e^eps0+k-1)``.
+    * ``subset-exp`` -- the k-subset exponential mechanism of PrivSet on s-item sets of a domain of
+      ``d`` items (``k`` = output subset size, ``1 <= k < d``, ``2s <= d``):
+      ``beta = (e^eps0-1)(C(d-s,k) - C(d-2s,k)) / (e^eps0 (C(d,k) - C(d-s,k)) + C(d-s,k))``.
+      With PrivSet's padding (sets padded to s items with s dummy items) pass the padded domain.
+    * ``balls-into-bins`` -- Luo et al. (CCS 2022) with ``d`` bins and ``s`` special bins:
+      ``p = inf, beta = 1, q = d/s`` (``eps0`` is not used and must be None).
+    """
+    if mechanism not in MECHANISMS:
+        raise ValueError(f"mechanism: {mechanism!r} is not one of {', '.join(MECHANISMS)}")
+    if variant not in ("sound", "published"):
+        raise ValueError(f"variant: {variant!r} must be 'sound' or 'published'")
+    if mechanism == "balls-into-bins":
+        if eps0 is not None:
+            raise ValueError("eps0: not used by balls-into-bins (its privacy comes from the blanket only)")
+        d = _int_at_least(d, "d", 2)
+        s = _int_at_least(s, "s", 1)
+        if 2 * s > d:
+            raise ValueError(f"s: {s} special bins need 2s <= d = {d}")
+        return VRParams(math.inf, 1.0, d / s)
+    eps0 = _pos(eps0, "eps0")
+    if eps0 > EPS_CAP:
+        raise ValueError(f"eps0: {eps0!r} too large (max {EPS_CAP})")
+    e = math.exp(eps0)
+    if mechanism == "general":
+        return VRParams(e, (e - 1) / (e + 1), e)
+    if mechanism == "krr":
+        k = _int_at_least(k, "k", 2)
+        if variant == "sound" and k >= 4:
+            return VRParams(e, (e - 1) / (e + 1), e)
+        return VRParams(e, (e - 1) / (e + k - 1), e)
+    # subset-exp
+    d = _int_at_least(d, "d", 2)
+    s = _int_at_least(s, "s", 1)
+    k = _int_at_least(k, "k", 1)
+    if 2 * s > d:
+        raise ValueError(f"s: {s} needs 2s <= d = {d} (two disjoint input sets)")
+    if k >= d:
+        raise ValueError(f"k: {k} must be < d = {d}")
+    c = special.comb
+    beta = (e - 1) * (c(d - s, k) - c(d - 2 * s, k)) / (e * (c(d, k) - c(d - s, k)) + c(d - s, k))
+    beta = min(beta, (e - 1) / (e + 1))
+    if variant == "sound":
+        return VRParams(e, (e - 1) / (e + 1), e)
+    return VRParams(e, beta, e)
+
+
+# ----------------------------------------------------------------------------- core
+def _pmf_fast(k, n, p):
+    """Binomial pmf (boost, as ``stats.binom.pmf``) without the argument-checking overhead; only
+    called with valid arguments (0 <= k <= n, 0 < p < 1)."""
+    raw = getattr(stats.binom, "_pmf", None)
+    if raw is None:  # pragma: no cover - older/newer scipy without the private hook
+        return stats.binom.pmf(k, n, p)
+    return raw(np.asarray(k, dtype=float), np.asarray(n, dtype=float), float(p))
+
+
+@lru_cache(maxsize=64)
+def _window(N: int, pc: float, tail: float):
+    """Clone-count window [c_lo, c_hi] of Bin(N, pc), its pmf arrays and the skipped mass."""
+    if pc <= 0.0 or N == 0:
+        c_lo = c_hi = 0
+    elif pc >= 1.0:
+        c_lo = c_hi = N
+    else:
+        mean = N * pc
+        sd = math.sqrt(N * pc * (1 - pc))
+        z = math.sqrt(2 * math.log(1 / tail))      # Gaussian guess, confirmed exactly below
+        c_lo = max(0, int(stats.binom.ppf(tail, N, pc)) - 1)
+        while c_lo > 0 and stats.binom.cdf(c_lo, N, pc) > tail:
+            c_lo = max(0, c_lo - int(sd) - 1)
+        c_hi = min(N, int(math.ceil(mean + z * sd)) + 2)
+        while c_hi < N and stats.binom.sf(c_hi - 1, N, pc) > tail:
+            c_hi = min(N, c_hi + int(sd) + 2)
+    tail_lo = float(stats.binom.cdf(c_lo, N, pc)) if c_lo > 0 else 0.0
+    tail_hi = float(stats.binom.sf(c_hi - 1, N, pc)) if c_hi < N else 0.0
+    t_lo = c_lo + 1 if c_lo > 0 else 0
+    t_hi = c_hi if c_hi < N else N + 1
+    t = np.arange(t_lo, t_hi + 1, dtype=np.int64)
+    b_prev = _binom_pmf(t - 1, N, pc)
+    b_here = _binom_pmf(t, N, pc)
+    for arr in (t, b_prev, b_here):
+        arr.setflags(write=False)
+    return t, b_prev, b_here, tail_lo + tail_hi
+
+
+def _binom_pmf(k: np.ndarray, N: int, pc: float) -> np.ndarray:
+    out = np.zeros(k.shape, dtype=float)
+    ok = (k >= 0) & (k <= N)
+    if pc <= 0.0:
+        out[ok & (k == 0)] = 1.0
+    elif pc >= 1.0:
+        out[ok & (k == N)] = 1.0
+    else:
+        out[ok] = _pmf_fast(k[ok], np.full(int(ok.sum()), N), pc)
+    return out
+
+
+def _half_binom(t: np.ndarray, a: np.ndarray):
+    """For c = t-1: ``pm = P(Bin(c,1/2) = a-1)`` and ``S = P(Bin(c,1/2) >= a)`` (0 when c < 0)."""
+    c = t - 1
+    interior = (c >= 0) & (a >= 1) & (a <= c)
+    if interior.all():
+        af = a.astype(float)
+        cf = c.astype(float)
+        return _pmf_fast(af - 1, cf, 0.5), special.betainc(af, cf - af + 1, 0.5)
+    pm = np.zeros(t.shape, dtype=float)
+    S = np.zeros(t.shape, dtype=float)
+    ok = (c >= 0) & (a - 1 >= 0) & (a - 1 <= c)
+    if ok.any():
+        pm[ok] = _pmf_fast(a[ok] - 1, c[ok], 0.5)
+    S[(c >= 0) & (a <= 0)] = 1.0
+    if interior.any():
+        S[interior] = special.betainc(a[interior].astype(float), (c[interior] - a[interior] + 1).astype(float), 0.5)
+    return pm, S
+
+
+def clone_delta_parts(u: float, alpha: float, w: float, r: float, N: int, eps: float,
+                      tail: float = DEFAULT_TAIL) -> tuple[float, float, float]:
+    """``(estimate, rounding_allowance, skipped_mass)`` of ``D_{e^eps}(P||Q)``: the windowed sum,
+    the floating-point allowance and the clone-count mass outside the window (see
+    :func:`clone_delta_bounds`)."""
+    beta = u - alpha
+    if beta <= 0:
+        return 0.0, 0.0, 0.0
+    eps = min(float(eps), EPS_CAP)
+    ee = math.exp(eps)
+    pc = min(1.0, 2.0 * r)
+    t, b_prev, b_here, skipped = _window(int(N), pc, float(tail))
+    tf = t.astype(float)
+    one_m_2r = 1.0 - pc
+    # a > L_t  <=>  b = t - a < G_t = t - L_t, computed without forming t - (tiny) so that large
+    # eps (e^eps / (1 + e^eps) rounding to 1) cannot drop the b = 0 cells: b_max = ceil(G) - 1
+    gap = tf * (beta + alpha * (1.0 - ee)) / (beta * (1.0 + ee))
+    num = r * (N - tf + 1.0) * w * (ee - 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        extra = np.where(num <= 0, 0.0, num / (one_m_2r * beta * (1.0 + ee)) if one_m_2r > 0 else np.inf)
+    G = gap - extra
+    b_max = np.where(G > tf + 1.0, tf + 1.0, np.ceil(np.maximum(G, -1.0)) - 1.0)
+    a = np.maximum(t - b_max.astype(np.int64), 0)
+    pm, S = _half_binom(t, a)
+    x_pos = b_prev * (u - ee * alpha)
+    x_neg = w * (1.0 - ee) * b_here / 2.0
+    y = (1.0 - ee) * (b_prev * (u + alpha) + w * b_here)
+    term = pm * (x_pos + x_neg) + S * y
+    magnitude = float(np.sum(pm * (np.abs(x_pos) + np.abs(x_neg)) + S * np.abs(y)))
+    total = float(np.sum(np.maximum(term, 0.0)))
+    return total, ROUNDING_RTOL * magnitude, skipped
+
+
+def clone_delta_bounds(u: float, alpha: float, w: float, r: float, N: int, eps: float,
+                       tail: float = DEFAULT_TAIL) -> tuple[float, float]:
+    """(lower, upper) bounds on ``D_{e^eps}(P||Q)`` for victim probabilities (u, alpha, w),
+    clone probability ``r`` per blanket message (each of the two clone types) and ``N`` blanket
+    messages. ``beta = u - alpha``. The generic core behind :func:`vr_delta` and the Poisson
+    accountant."""
+    total, slack, skipped = clone_delta_parts(u, alpha, w, r, N, eps, tail)
+    return max(0.0, total - slack), min(1.0, total + slack + skipped)
+
+
+def _check_n(n) -> int:
+    return _int_at_least(n, "n", 1)
+
+
+def _check_eps(eps) -> float:
+    eps = float(eps)
+    if math.isnan(eps) or eps < 0:
+        raise ValueError(f"eps: {eps!r} must be >= 0")
+    return eps
+
+
+def _check_delta(delta) -> float:
+    delta = float(delta)
+    if not (0.0 < delta < 1.0):
+        raise ValueError(f"delta: {delta!r} must lie in (0, 1)")
+    return delta
+
+
+def _check_params(params) -> VRParams:
+    if not isinstance(params, VRParams):
+        raise ValueError(f"params: expected VRParams, got {type(params).__name__}")
+    return params
+
+
+def vr_delta_bounds(params: VRParams, n: int, eps: float, *, tail: float = DEFAULT_TAIL) -> tuple[float, float]:
+    """(lower, upper) on ``D_{e^eps}(P^{q,n}_{p,beta} || Q^{q,n}_{p,beta})`` (n users, n-1 blankets)."""
+    params = _check_params(params)
+    n = _check_n(n)
+    eps = _check_eps(eps)
+    return clone_delta_bounds(params.u, params.alpha, params.w, params.r, n - 1, eps, tail)
+
+
+def vr_delta(params: VRParams, n: int, eps: float, *, tail: float = DEFAULT_TAIL) -> float:
+    """Upper bound on the shuffled delta at ``eps`` for ``n`` users (Theorem 1)."""
+    return vr_delta_bounds(params, n, eps, tail=tail)[1]
+
+
+def vr_delta_lower(params: VRParams, n: int, eps: float, *, tail: float = DEFAULT_TAIL) -> float:
+    """Lower bound on the reduction's divergence (equal to :func:`vr_delta` up to truncation)."""
+    return vr_delta_bounds(params, n, eps, tail=tail)[0]
+
+
+def _tail_for(delta: float, rtol: float) -> float:
+    """Window tail for an eps(delta) search: its mass moves delta by <= 1e-3 rtol delta."""
+    return max(1e-300, min(1e-12, 1e-3 * rtol * delta))
+
+
+def _eps_max(params: VRParams) -> float:
+    return EPS_CAP if math.isinf(params.p) else math.log(params.p)
+
+
+def _eps_guess(params: VRParams, n: int, delta: float) -> float:
+    """Order-of-magnitude start from the asymptotic bound (1) of the paper (only a search start)."""
+    ratio = 1.0 if math.isinf(params.p) else (params.p - 1) / params.p
+    return math.sqrt(params.beta * ratio * params.q * math.log(1 / delta) / max(n - 1, 1))
+
+
+def _solve_eps(delta_fn, params: VRParams, n: int, delta: float, rtol: float, search_fn=None,
+               search_target=None) -> tuple[float, float]:
+    fn = lru_cache(maxsize=None)(delta_fn)
+    eps_max = _eps_max(params)
+    lo, hi = bracket_eps(fn, delta, _eps_guess(params, n, delta), eps_max)
+    if lo == 0.0 and fn(0.0) <= delta:
+        return 0.0, 0.0
+    return bisect_eps(fn, delta, hi, rtol, eps_lo=lo, search_fn=search_fn, search_target=search_target)
+
+
+def _vr_solvers(params: VRParams, n: int, tail: float):
+    args = (params.u, params.alpha, params.w, params.r, n - 1)
+
+    @cache
+    def parts(e):
+        return clone_delta_parts(*args, e, tail)
+
+    def up(e):
+        t, sl, sk = parts(e)
+        return min(1.0, t + sl + sk)
+
+    def low(e):
+        t, sl, _ = parts(e)
+        return max(0.0, t - sl)
+
+    def central(e):
+        return parts(e)[0]
+
+    skipped = _window(n - 1, min(1.0, 2.0 * params.r), float(tail))[3] if params.beta > 0 else 0.0
+    return up, low, central, skipped
+
+
+def vr_eps_bounds(params: VRParams, n: int, delta: float, *, rtol: float = 1e-6) -> tuple[float, float]:
+    """(eps_lower, eps_upper): ``eps_upper`` is the smallest eps (rounded up, relative precision
+    ``rtol``) whose *upper* delta bound meets ``delta``; ``eps_lower`` the largest eps (rounded
+    down) whose *lower* delta bound still exceeds ``delta`` -- the reduction's true eps lies between.
+    ``inf`` when no finite eps meets delta (possible only for p = inf)."""
+    params = _check_params(params)
+    n = _check_n(n)
+    delta = _check_delta(delta)
+    tail = _tail_for(delta, rtol)
+    up, low, central, skipped = _vr_solvers(params, n, tail)
+    eps_up = _solve_eps(up, params, n, delta, rtol, central, delta - skipped)[1]
+    lo_b, hi_b = _solve_eps(low, params, n, delta, rtol, central, delta)
+    eps_low = lo_b if hi_b > lo_b else hi_b
+    return min(eps_low, eps_up), eps_up
+
+
+def vr_eps(params: VRParams, n: int, delta: float, *, rtol: float = 1e-6) -> float:
+    """Amplified eps of the variation-ratio bound at ``delta`` (an upper bound; rel. precision rtol)."""
+    params = _check_params(params)
+    n = _check_n(n)
+    delta = _check_delta(delta)
+    tail = _tail_for(delta, rtol)
+    up, _, central, skipped = _vr_solvers(params, n, tail)
+    return _solve_eps(up, params, n, delta, rtol, central, delta - skipped)[1]
+
+
+def vr_eps_lower(params: VRParams, n: int, delta: float, *, rtol: float = 1e-6) -> float:
+    """Lower bound on the reduction's eps at ``delta`` (rounded down)."""
+    return vr_eps_bounds(params, n, delta, rtol=rtol)[0]
+
+
+def vr_pair_pmf(params: VRParams, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The 2-D pmfs of ``P`` and ``Q`` (indexed [a, b], a, b = 0..n) by direct enumeration of the
+    random variables of Theorem 1. For small ``n`` only (tests, independent checks)."""
+    params = _check_params(params)
+    n = _check_n(n)
+    if n > 3000:
+        raise ValueError(f"n: {n} too large for direct enumeration (max 3000)")
+    N = n - 1
+    r = params.r
+    c = np.arange(N + 1)
+    pc = min(1.0, 2 * r)
+    bc = _binom_pmf(c, N, pc)
+    M = np.zeros((n + 1, n + 1))     # others: (A, C - A)
+    for cc in range(N + 1):
+        if bc[cc] == 0:
+            continue
+        A = np.arange(cc + 1)
+        M[A, cc - A] += bc[cc] * stats.binom.pmf(A, cc, 0.5)
+    u, al, w = params.u, params.alpha, params.w
+    P = w * M
+    Q = w * M.copy()
+    P[1:, :] += u * M[:-1, :]
+    P[:, 1:] += al * M[:, :-1]
+    Q[1:, :] += al * M[:-1, :]
+    Q[:, 1:] += u * M[:, :-1]
+    return P, Q
+
+
+# ----------------------------------------------------------------------------- witnesses
+def _witness_probs(mechanism: str, eps0: float, *, k=None, d=None, s=None) -> tuple[float, float, float]:
+    """(a1, a0, b): a 0/1 statistic of one output ("hits value x1") with probability a1 for the
+    victim on x1, a0 on x0, and b for every other user (who all hold x0)."""
+    e = math.exp(eps0)
+    if mechanism == "general":  # binary randomized response, others hold 0, count ones
+        return e / (e + 1), 1 / (e + 1), 1 / (e + 1)
+    if mechanism == "krr":
+        k = _int_at_least(k, "k", 2)
+        return e / (e + k - 1), 1 / (e + k - 1), 1 / (e + k - 1)
+    if mechanism == "subset-exp":
+        d = _int_at_least(d, "d", 2)
+        s = _int_at_least(s, "s", 1)
+        k = _int_at_least(k, "k", 1)
+        c = special.comb
+        omega = e * (c(d, k) - c(d - s, k)) + c(d - s, k)
+        a1 = e * (c(d, k) - c(d - s, k)) / omega
+        both = c(d, k) - 2 * c(d - s, k) + c(d - 2 * s, k)   # k-subsets meeting x0 and x1
+        only1 = c(d - s, k) - c(d - 2 * s, k)                # meeting x1, not x0
+        a0 = (e * both + only1) / omega
+        return a1, a0, a0
+    raise ValueError(f"mechanism: no witness for {mechanism!r}")
+
+
+def witness_delta(mechanism: str, eps0: float, n: int, eps: float, *, k=None, d=None, s=None,
+                  tail: float = DEFAULT_TAIL) -> float:
+    """Lower bound on the worst-case shuffled delta of the *mechanism* at ``eps``: the exact
+    hockey-stick divergence (both directions, max) of the count of outputs that "hit" the victim's
+    second value, for the neighbouring datasets where all ``n-1`` others hold the victim's first
+    value (binary RR for ``general``: any eps0-LDP class contains it). The count of a post-processed
+    statistic can only lose information, so this never exceeds the mechanism's true delta.
+    Counts outside a window holding all but ``tail`` of the mass are dropped (lowers the value)."""
+    if mechanism == "balls-into-bins":
+        raise ValueError("mechanism: use vr_delta_lower for balls-into-bins (the reduction is attained)")
+    eps0 = _pos(eps0, "eps0")
+    n = _check_n(n)
+    eps = min(_check_eps(eps), EPS_CAP)
+    a1, a0, b = _witness_probs(mechanism, eps0, k=k, d=d, s=s)
+    N = n - 1
+    t, b_prev, b_here, _ = _window(N, b, tail)
+    # X = Bin(N, b) + Bern(a): P(X = t) = a B(t-1) + (1 - a) B(t)
+    P = a1 * b_prev + (1 - a1) * b_here
+    Q = a0 * b_prev + (1 - a0) * b_here
+    ee = math.exp(eps)
+    return float(max(np.maximum(P - ee * Q, 0).sum(), np.maximum(Q - ee * P, 0).sum()))
+
+
+def witness_eps(mechanism: str, eps0: float, n: int, delta: float, *, k=None, d=None, s=None,
+                rtol: float = 1e-6) -> float:
+    """Largest eps (rounded down) at which :func:`witness_delta` still exceeds ``delta``: a lower
+    bound on the mechanism's shuffled eps."""
+    delta = _check_delta(delta)
+    eps0 = _pos(eps0, "eps0")
+
+    def fn(e):
+        return witness_delta(mechanism, eps0, n, e, k=k, d=d, s=s)
+
+    lo, hi = bisect_eps(fn, delta, eps0, rtol)
+    return lo if hi > lo else hi

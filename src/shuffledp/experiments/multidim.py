@@ -1,0 +1,201 @@
+"""Experiments of the multidimensional seed (Figures 3, 4, 5, 10, Table 3 and a claims table).
+
+Jobs (one per (mechanism, dataset, eps, batch of repetitions) and per (method, dataset, ratio,
+batch)) write small Parquet tables; :func:`report` aggregates them into the figures and tables.
+Every random draw comes from ``shuffledp.seeding.rng(seed, "multidim", ...)``; the records used for
+a dataset are one seeded sample shared by every job, so mechanisms are compared on the same users.
+Timings (Figure 4) are written to separate ``*_timings`` files, never into reproducible tables.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+
+from shuffledp.config import ConfigError, register_check
+from shuffledp.seeding import rng as seeded_rng
+from shuffledp.tasks.multidim import frequency_mse, topk_confusion, true_frequencies
+
+MECHANISMS = ("mhm", "flame", "tcm")
+METHODS = ("ogm", "nogm")
+DEFAULT_CLASSES = [
+    {"name": "conservative", "eps": 0.1, "delta_n": 0.1},
+    {"name": "moderate", "eps": 0.5, "delta_n": 1.0},
+    {"name": "liberal", "eps": 1.0, "delta_n": 10.0},
+]
+
+
+# ------------------------------------------------------------------ provenance (data stage contract)
+
+try:  # the lead's data stage provides these; the fallback reads the same metadata key
+    from shuffledp.datasets.provenance import read_provenance, standin_note
+except ImportError:  # pragma: no cover - only before the data stage is merged
+    def read_provenance(path) -> dict:
+        meta = pq.read_schema(path).metadata or {}
+        raw = meta.get(b"shuffledp")
+        return json.loads(raw) if raw else {}
+
+    def standin_note(*provs) -> str:
+        names = sorted({str(p.get("dataset", "?")) for p in provs if p.get("standin")})
+        return "offline stand-in data, not the real " + ", ".join(names) if names else ""
+
+
+# ------------------------------------------------------------------ config
+
+
+@register_check
+def check_config(config: Mapping) -> None:
+    """Semantic checks of the ``multidim`` section (no-op when the section is absent)."""
+    sec = config.get("multidim")
+    if not sec:
+        return
+    for m in sec.get("mechanisms", MECHANISMS):
+        if m not in MECHANISMS:
+            raise ConfigError(f"config key multidim.mechanisms: unknown mechanism {m!r}")
+    eps = list(sec.get("eps", []))
+    if eps != sorted(eps) or len(set(eps)) != len(eps):
+        raise ConfigError(f"config key multidim.eps: {eps} must be strictly increasing")
+    if sec["reps_per_job"] > sec["reps"]:
+        raise ConfigError("config key multidim.reps_per_job: exceeds multidim.reps")
+    pers = sec.get("personal", {})
+    for r in pers.get("ratios", []):
+        parse_ratio(r, "multidim.personal.ratios")
+    classes = pers.get("classes", DEFAULT_CLASSES)
+    if len(classes) != 3:
+        raise ConfigError("config key multidim.personal.classes: exactly three classes expected")
+    if pers and pers.get("reps_per_job", 1) > pers.get("reps", 1):
+        raise ConfigError("config key multidim.personal.reps_per_job: exceeds multidim.personal.reps")
+
+
+def parse_ratio(text: str, key: str = "ratio") -> tuple[int, ...]:
+    parts = str(text).replace("-", ":").split(":")
+    try:
+        vals = tuple(int(p) for p in parts)
+    except ValueError:
+        raise ConfigError(f"config key {key}: {text!r} is not like '2:4:4'") from None
+    if len(vals) != 3 or min(vals) < 0 or sum(vals) == 0:
+        raise ConfigError(f"config key {key}: {text!r} needs three non-negative integers, not all 0")
+    return vals
+
+
+def ratio_tag(ratio: str) -> str:
+    """``"2:4:4"`` -> ``"2-4-4"`` (file-name form of a ratio)."""
+    return str(ratio).replace(":", "-")
+
+
+def batches(reps: int, per_job: int) -> list[int]:
+    return list(range(math.ceil(reps / per_job)))
+
+
+def batch_reps(batch: int, reps: int, per_job: int) -> list[int]:
+    return list(range(batch * per_job, min((batch + 1) * per_job, reps)))
+
+
+# ------------------------------------------------------------------ data
+
+
+def load_dataset(path: str | Path, records: int | None, seed: int, dataset: str):
+    """``(data int64 (n, d), domains, attributes, provenance)``; a seeded sample of ``records`` rows."""
+    table = pq.read_table(path)
+    prov = read_provenance(path)
+    attrs = list(table.column_names)
+    doms_meta = prov.get("domains") or {}
+    data = np.stack([table.column(a).to_numpy().astype(np.int64) for a in attrs], axis=1)
+    domains = [int(doms_meta.get(a, int(data[:, j].max()) + 1)) for j, a in enumerate(attrs)]
+    if data.min() < 0 or np.any(data.max(axis=0) >= np.array(domains)):
+        raise ValueError(f"{path}: codes outside 0..|C|-1")
+    if records is not None and records < data.shape[0]:
+        idx = np.sort(seeded_rng(seed, "multidim", "records", dataset).choice(data.shape[0], records, replace=False))
+        data = data[idx]
+    return data, domains, attrs, prov
+
+
+# ------------------------------------------------------------------ jobs
+
+
+def run_uniform(data, domains, mechanism: str, eps: float, reps: list[int], *, seed: int, dataset: str,
+                bound: str = "bennett", family_bits: int = 32, np_fraction: float = 1 / 3,
+                flame_variant: str = "balle", topk: int = 50) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One job: ``mechanism`` at ``(eps, 1/n)`` for repetitions ``reps``. Returns (results, timings)."""
+    from shuffledp.protocols import flame, mhm, tcm
+
+    n, d = data.shape
+    delta = 1.0 / n
+    truth = true_frequencies(data, domains)
+    rows, times = [], []
+    setting = mhm.mhm_eps_local(eps, delta, n, d, bound=bound) if mechanism == "mhm" else None
+    for rep in reps:
+        rng = seeded_rng(seed, "multidim", "uniform", dataset, mechanism, float(eps), rep)
+        row = {"dataset": dataset, "mechanism": mechanism, "eps": float(eps), "delta": delta, "rep": rep,
+               "n": n, "d": d}
+        if mechanism == "mhm":
+            r = mhm.run_mhm(data, domains, eps, delta, rng, family_size=1 << family_bits, setting=setting)
+            row.update(eps_l=r.eps_l, g=r.g, amplified=r.amplified, valid_range=True,
+                       bits_sent=float(r.bits), bits_received=0.0)
+        elif mechanism == "tcm":
+            r = tcm.run_tcm(data, domains, eps, delta, rng, family_size=1 << family_bits)
+            row.update(eps_l=r.eps_l, g=r.g, amplified=r.amplified, valid_range=r.valid_range,
+                       bits_sent=float(r.bits["sent"]), bits_received=float(r.bits["received"]))
+        elif mechanism == "flame":
+            r = flame.run_flame(data, domains, eps, delta, rng, np_fraction=np_fraction, variant=flame_variant)
+            row.update(eps_l=float(np.mean(r.eps_l)), g=0, amplified=True, valid_range=r.valid_range,
+                       bits_sent=r.bits, bits_received=0.0)
+        else:
+            raise ValueError(f"mechanism: unknown {mechanism!r}")
+        row["bits_total"] = row["bits_sent"] + row["bits_received"]
+        row["mse"] = frequency_mse(r.estimates, truth)
+        row.update(topk_confusion(r.estimates, truth, k=min(topk, sum(domains))))
+        rows.append(row)
+        times.append({"dataset": dataset, "mechanism": mechanism, "eps": float(eps), "rep": rep,
+                      "user_seconds_per_user": r.user_seconds / n})
+    return pd.DataFrame(rows), pd.DataFrame(times)
+
+
+def assign_budgets(n: int, ratio: tuple[int, ...], classes: list[dict], rng) -> tuple[np.ndarray, np.ndarray]:
+    """Per-user ``(eps, delta)``: classes in proportion ``ratio`` (largest remainder), random users."""
+    w = np.asarray(ratio, float) / sum(ratio)
+    counts = np.floor(w * n).astype(int)
+    rest = n - counts.sum()
+    order = np.argsort(-(w * n - counts), kind="stable")
+    counts[order[:rest]] += 1
+    cls = rng.permutation(np.repeat(np.arange(3), counts))
+    eps = np.array([c["eps"] for c in classes])[cls]
+    delta = np.array([c["delta_n"] / n for c in classes])[cls]
+    return eps, delta
+
+
+def run_personal(data, domains, method: str, ratio: str, reps: list[int], *, seed: int, dataset: str,
+                 classes: list[dict] | None = None, bound: str = "bennett", family_bits: int = 32) -> pd.DataFrame:
+    from shuffledp.protocols import personal_groups
+
+    classes = classes or DEFAULT_CLASSES
+    rt = parse_ratio(ratio)
+    n = data.shape[0]
+    truth = true_frequencies(data, domains)
+    rows = []
+    for rep in reps:
+        # the budget assignment is shared by OGM and NOGM (same users, same budgets)
+        eps, delta = assign_budgets(n, rt, classes, seeded_rng(seed, "multidim", "assign", dataset, ratio, rep))
+        rng = seeded_rng(seed, "multidim", "personal", dataset, method, ratio, rep)
+        fn = {"ogm": personal_groups.run_ogm, "nogm": personal_groups.run_nogm}[method]
+        res = fn(data, domains, eps, delta, rng, family_size=1 << family_bits, bound=bound)
+        if not personal_groups.check_ledger(res):
+            raise AssertionError("sequential composition exceeded a user's budget")
+        rows.append({"dataset": dataset, "method": method, "ratio": ":".join(map(str, rt)), "rep": rep, "n": n,
+                     "mse": frequency_mse(res.estimates, truth), "invocations": len(res.rounds),
+                     "eps_l": json.dumps([round(r.eps_l, 12) for r in res.rounds]),
+                     "group_sizes": json.dumps([r.users for r in res.rounds]),
+                     "weights": json.dumps([round(w, 12) for w in res.weights])})
+    return pd.DataFrame(rows)
+
+
+def write_parquet(df: pd.DataFrame, path: str | Path) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    df.reset_index(drop=True).to_parquet(path, index=False, compression="zstd")

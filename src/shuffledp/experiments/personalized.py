@@ -1,0 +1,251 @@
+"""Experiments of the personalized-privacy shuffle paper (Liu et al., CIKM'24): Figure 4, Table 2, claims."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from shuffledp.config import ConfigError, register_check
+
+# The paper's Table 2 (Uniform2, n = 10,000, delta_l = 1e-10), copied from its text as reference data.
+PAPER_TABLE2 = {
+    "fv": [0.0083, 0.0029, 0.0008, 6e-5, 1e-5],
+    "ccc": [0.0042, 0.0007, 5e-5, 3e-7, 3e-9],
+    "hps": [0.0007, 2e-6, 3e-10, 1e-18, 1e-25],
+}
+PAPER_TABLE2_EPS = [0.01, 0.03, 0.05, 0.08, 0.1]
+PURE_BOUNDS = ["hps", "bgn", "fv", "ccc", "lzx", "hpsvalid"]
+APPROX_BOUNDS = ["hps", "fv", "ccc"]
+
+
+@register_check
+def check_config(config: Mapping) -> None:
+    c = config.get("personalized")
+    if c is None:
+        return
+    from shuffledp.accountants.personalized import SETTINGS
+
+    for s in c["settings"]:
+        if s not in SETTINGS:
+            raise ConfigError(f"config key personalized.settings: unknown setting {s!r}")
+    for key, allowed in (("bounds_pure", PURE_BOUNDS), ("bounds_approx", APPROX_BOUNDS)):
+        for b in c[key]:
+            if b not in allowed:
+                raise ConfigError(f"config key personalized.{key}: {b!r} not one of {allowed}")
+    if sorted(set(c["n_grid"])) != list(c["n_grid"]):
+        raise ConfigError("config key personalized.n_grid: must be strictly increasing")
+    if not 0 < c["delta_central"] < 1 or not 0 < c["delta_local_approx"] < 1:
+        raise ConfigError("config key personalized.delta_central/delta_local_approx: must lie in (0, 1)")
+    if c["table2"]["setting"] not in SETTINGS:
+        raise ConfigError("config key personalized.table2.setting: unknown setting")
+
+
+def point(bound: str, setting: str, mechanism: str, n: int, seed: int, delta_central: float,
+          delta_local: float, calibration: str) -> pd.DataFrame:
+    """One Figure-4 point: eps_s of ``bound`` at delta_s for a seeded draw of local epsilons."""
+    from shuffledp.accountants import personalized as P
+
+    e = P.draw_local_eps(setting, n, seed)
+    note = ""
+    try:
+        kw = {"calibration": calibration} if bound == "hps" else {}
+        eps = P.personalized_eps(bound, e, delta_local, delta_central, mechanism=mechanism, **kw)
+    except ImportError as exc:  # an accountant module missing from this build
+        eps, note = math.nan, f"not computed: {exc}"
+    return pd.DataFrame([{
+        "bound": bound, "setting": setting, "mechanism": mechanism, "n": int(n), "seed": int(seed),
+        "delta_local": float(delta_local), "delta_central": float(delta_central),
+        "eps_local_max": float(e.max()), "eps_local_mean": float(e.mean()), "eps_central": float(eps),
+        "note": note,
+    }])
+
+
+def table2_row(bound: str, setting: str, n: int, seed: int, delta_local: float, eps_grid, calibration: str,
+               method: str = "theorem2", clone_factor: float | None = None) -> pd.DataFrame:
+    from shuffledp.accountants import personalized as P
+
+    e = P.draw_local_eps(setting, n, seed)
+    rows = []
+    for x in eps_grid:
+        kw = {}
+        if bound == "hps":
+            kw = {"calibration": calibration, "method": method}
+        if bound == "ccc" and clone_factor is not None:
+            kw = {"clone_factor": clone_factor}
+        d = P.personalized_delta(bound, e, delta_local, float(x), mechanism="gaussian", **kw)
+        label = bound
+        if bound == "hps" and (method != "theorem2" or calibration != "analytic"):
+            label = f"hps[{method},{calibration}]"
+        if bound == "ccc" and clone_factor not in (None, 1, 1.0):
+            label = f"ccc[x{clone_factor:g}]"
+        rows.append({"bound": label, "paper_row": bound, "eps_central": float(x), "delta": float(d)})
+    return pd.DataFrame(rows)
+
+
+def table2(parts: list[pd.DataFrame], setting: str, n: int) -> pd.DataFrame:
+    df = pd.concat(parts, ignore_index=True)
+    ref = []
+    for _, r in df.iterrows():
+        vals = PAPER_TABLE2.get(r["paper_row"])
+        v = math.nan
+        if vals is not None and r["eps_central"] in PAPER_TABLE2_EPS:
+            v = vals[PAPER_TABLE2_EPS.index(r["eps_central"])]
+        ref.append(v)
+    df["paper_delta"] = ref
+    df["ratio_measured_over_paper"] = df["delta"] / df["paper_delta"]
+    df["setting"] = setting
+    df["n"] = int(n)
+    return df.sort_values(["bound", "eps_central"], kind="stable").reset_index(drop=True)
+
+
+def table2_markdown(df: pd.DataFrame, caption: str) -> str:
+    lines = [caption, "", "| bound | eps_s | delta_s (measured) | delta_s (paper, Table 2) | measured / paper |",
+             "|---|---|---|---|---|"]
+    for _, r in df.iterrows():
+        pv = "" if math.isnan(r["paper_delta"]) else f"{r['paper_delta']:.3g}"
+        ra = "" if math.isnan(r["ratio_measured_over_paper"]) else f"{r['ratio_measured_over_paper']:.3g}"
+        lines.append(f"| {r['bound']} | {r['eps_central']:g} | {r['delta']:.3g} | {pv} | {ra} |")
+    return "\n".join(lines) + "\n"
+
+
+def claims(fig: pd.DataFrame, t2: pd.DataFrame, scale: str) -> pd.DataFrame:
+    """The paper's claims checked against the measured Figure 4 and Table 2."""
+    rows = []
+    g = fig.dropna(subset=["eps_central"]).groupby(["setting", "mechanism", "n", "bound"])["eps_central"].median()
+    g = g.unstack("bound")
+    # the paper's baselines only (hpsvalid is our reference variant of HPS, not a baseline)
+    others = [b for b in g.columns if b not in ("hps", "hpsvalid")]
+    # 1. HPS tightest everywhere
+    worst = None
+    n_pts = 0
+    n_ok = 0
+    for idx, row in g.iterrows():
+        comp = row[others].dropna()
+        if comp.empty or math.isnan(row.get("hps", math.nan)):
+            continue
+        n_pts += 1
+        ok = row["hps"] <= comp.min() * (1 + 1e-9)
+        n_ok += ok
+        if not ok and worst is None:
+            worst = (idx, row["hps"], comp.idxmin(), comp.min())
+    msg = f"HPS lowest at {n_ok}/{n_pts} (setting, mechanism, n) points (median over seeds)"
+    if worst is not None:
+        msg += f"; e.g. {worst[0]}: hps {worst[1]:.4g} vs {worst[2]} {worst[3]:.4g}"
+    rows.append({"id": "hps_tightest_everywhere",
+                 "claim": "HPS gives the smallest eps_s of all bounds in every Figure-4 panel",
+                 "paper": "Fig. 4, observation (1)", "measured": msg, "held": bool(n_pts and n_ok == n_pts)})
+    # 2. up to 5x tighter than state of the art (best baseline)
+    ratios = []
+    for idx, row in g.iterrows():
+        comp = row[others].dropna()
+        if comp.empty or not row.get("hps", 0) > 0:
+            continue
+        ratios.append((comp.min() / row["hps"], idx, comp.idxmin()))
+    if ratios:
+        best = max(ratios)
+        msg = (f"largest (best baseline eps_s / HPS eps_s) = {best[0]:.2f} at {best[1]} (vs {best[2]}); "
+               f"median over points {np.median([r[0] for r in ratios]):.2f}")
+        held = 4.0 <= best[0]
+    else:
+        msg, held = "no points", False
+    rows.append({"id": "hps_up_to_5x_tighter", "claim": "HPS's eps_s is up to 5 times tighter than the SOTA",
+                 "paper": "Conclusion: up to 5x", "measured": msg, "held": bool(held)})
+    # 3. approximate tighter than pure for HPS
+    if {"laplace", "gaussian"} <= set(fig["mechanism"]):
+        h = fig[fig["bound"] == "hps"].groupby(["setting", "n", "mechanism"])["eps_central"].median().unstack()
+        h = h.dropna()
+        k = int((h["gaussian"] <= h["laplace"]).sum())
+        rows.append({"id": "hps_approx_tighter_than_pure",
+                     "claim": "HPS on approximate PLDP (Gaussian) is tighter than on pure PLDP (Laplace)",
+                     "paper": "Sec. 4, observation (2)",
+                     "measured": f"Gaussian eps_s <= Laplace eps_s at {k}/{len(h)} (setting, n) points",
+                     "held": bool(len(h) and k == len(h))})
+    # 4. Table 2: order of magnitude
+    main = t2[t2["bound"].isin(list(PAPER_TABLE2))].dropna(subset=["paper_delta"])
+    if not main.empty:
+        lr = np.abs(np.log10(np.maximum(main["delta"], 1e-300) / main["paper_delta"]))
+        k = int((lr <= 1).sum())
+        worst = main.iloc[int(np.argmax(lr.to_numpy()))]
+        rows.append({"id": "table2_order_of_magnitude",
+                     "claim": "Table 2 delta_s reproduced within a factor 10 (rows FV, CCC, HPS)",
+                     "paper": "Table 2",
+                     "measured": f"{k}/{len(main)} cells within 10x; worst {worst['bound']} at eps "
+                                 f"{worst['eps_central']:g}: {worst['delta']:.3g} vs paper {worst['paper_delta']:.3g}",
+                     "held": bool(k == len(main))})
+        # ordering in Table 2: HPS < CCC < FV at every eps
+        piv = t2.pivot_table(index="eps_central", columns="bound", values="delta")
+        if {"hps", "ccc", "fv"} <= set(piv.columns):
+            k2 = int(((piv["hps"] < piv["ccc"]) & (piv["ccc"] < piv["fv"])).sum())
+            rows.append({"id": "table2_ordering", "claim": "Table 2: delta_s of HPS < CCC < FV at every eps_s",
+                         "paper": "Table 2", "measured": f"ordering holds at {k2}/{len(piv)} eps_s values",
+                         "held": bool(k2 == len(piv))})
+    # 5. the paper's printed values are reproduced by the authors' code's choices (labelled variants)
+    var = t2[t2["bound"].isin(["ccc[x2]", "hps[theorem2,hps-code]"])].dropna(subset=["paper_delta"])
+    if not var.empty:
+        r = var["delta"] / var["paper_delta"]
+        k = int(((r > 0.5) & (r < 2)).sum())
+        rows.append({"id": "table2_explained_by_authors_code",
+                     "claim": "Table 2's CCC and HPS rows are reproduced (within 2x) with the choices of the "
+                              "authors' code: CCC summing 2/(1+e^eps_i); Gaussian scale 2 ln(1.25/delta) C/eps^2",
+                     "paper": "Table 2", "measured": f"{k}/{len(var)} cells within 2x; ratios "
+                     f"{', '.join(f'{x:.2g}' for x in r)}", "held": bool(k == len(var))})
+    # 6. HPS with valid mixture weights (Laplace): still tightest?
+    if "hpsvalid" in g.columns:
+        sub = g.dropna(subset=["hpsvalid"])
+        k = int(sum(row["hpsvalid"] <= row[others].dropna().min() for _, row in sub.iterrows()))
+        rows.append({"id": "hpsvalid_tightest",
+                     "claim": "(not the paper's) HPS with valid Laplace mixture weights is still the tightest",
+                     "paper": "-", "measured": f"lowest at {k}/{len(sub)} pure points", "held": bool(k == len(sub))})
+    out = pd.DataFrame(rows, columns=["id", "claim", "paper", "measured", "held"])
+    out["scale"] = scale
+    return out
+
+
+def claims_markdown(df: pd.DataFrame) -> str:
+    lines = ["| id | claim | paper | measured | held |", "|---|---|---|---|---|"]
+    for _, r in df.iterrows():
+        lines.append(f"| {r['id']} | {r['claim']} | {r['paper']} | {r['measured']} | {'yes' if r['held'] else 'no'} |")
+    scale = df["scale"].iloc[0] if len(df) else ""
+    return f"Claims of Liu et al. (CIKM'24), scale `{scale}`\n\n" + "\n".join(lines) + "\n"
+
+
+def plot_fig4(fig: pd.DataFrame, out_pdf: str, out_png: str, delta_central: float) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from shuffledp.accountants.personalized import SETTINGS
+
+    settings = [s for s in SETTINGS if s in set(fig["setting"])]
+    mechs = [m for m in ("laplace", "gaussian") if m in set(fig["mechanism"])]
+    f, axes = plt.subplots(len(mechs), len(settings), figsize=(3.6 * len(settings), 3.2 * len(mechs)),
+                           squeeze=False, sharex=True)
+    colors = {"hps": "C3", "bgn": "C7", "fv": "C0", "ccc": "C2", "lzx": "C4", "hpsvalid": "C1"}
+    labels = {"hpsvalid": "HPS, valid Laplace weights (ours)"}
+    for i, m in enumerate(mechs):
+        for j, s in enumerate(settings):
+            ax = axes[i][j]
+            sub = fig[(fig["mechanism"] == m) & (fig["setting"] == s)]
+            for b, grp in sub.groupby("bound", sort=False):
+                st = grp.groupby("n")["eps_central"].agg(["median", "min", "max"]).dropna()
+                if st.empty:
+                    continue
+                ax.plot(st.index, st["median"], marker="o", ms=3, label=labels.get(b, b.upper()),
+                        color=colors.get(b), linestyle="--" if b == "hpsvalid" else "-")
+                ax.fill_between(st.index, st["min"], st["max"], alpha=0.25, color=colors.get(b))
+            ax.set_xscale("log")
+            ax.set_title(f"{s}, {'pure (Laplace)' if m == 'laplace' else 'approx. (Gaussian)'}", fontsize=9)
+            if i == len(mechs) - 1:
+                ax.set_xlabel("n")
+            if j == 0:
+                ax.set_ylabel(rf"$\varepsilon_s$ at $\delta_s$={delta_central:g}")
+            ax.legend(fontsize=7)
+    f.suptitle("Personalized shuffle bounds (Liu et al. CIKM'24, Fig. 4); band = min..max over seeds", fontsize=10)
+    f.tight_layout()
+    f.savefig(out_pdf, metadata={"CreationDate": None})
+    f.savefig(out_png, dpi=120)
+    plt.close(f)

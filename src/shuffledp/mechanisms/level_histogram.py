@@ -1,0 +1,57 @@
+"""Step 1 of Algorithm 1: the server's (estimated) histogram of privacy levels.
+
+``exact``: every user sends its level index to a shuffler of its own (separate from the data
+shuffler); the server sees the shuffled multiset, i.e. the exact counts ``n_1..n_K`` and nothing
+that links a level to a user or to any data message.
+
+``grr``: every user first applies K-ary randomized response with ``epsilon_p`` (an
+``epsilon_p``-LDP randomizer, hence ``epsilon_p``-DP after shuffling as well) and the server
+debiases the shuffled counts: ``n_hat_k = (c_k - n q) / (p - q)`` with ``p = e^eps/(e^eps+K-1)``,
+``q = 1/(e^eps+K-1)``; unbiased for ``n_k`` (possibly negative, no projection, so the data
+estimator's denominator stays unbiased as Section 5 of the paper asks).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def level_messages_exact(levels: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The shuffled level messages (a permutation of the users' level indices)."""
+    levels = np.asarray(levels)
+    return levels[rng.permutation(levels.size)]
+
+
+def level_messages_grr(levels: np.ndarray, n_levels: int, epsilon_p: float,
+                       rng: np.random.Generator) -> np.ndarray:
+    """Shuffled K-ary randomized-response reports of the users' levels."""
+    if not (epsilon_p > 0 and math.isfinite(epsilon_p)):
+        raise ValueError(f"epsilon_p: {epsilon_p!r} must be a finite number > 0")
+    levels = np.asarray(levels)
+    k = int(n_levels)
+    p = math.exp(epsilon_p) / (math.exp(epsilon_p) + k - 1)
+    flip = rng.random(levels.size) > p
+    other = rng.integers(0, k - 1, size=levels.size)
+    other = other + (other >= levels)  # uniform over the K-1 other levels
+    out = np.where(flip, other, levels)
+    return out[rng.permutation(out.size)]
+
+
+def level_histogram(levels: np.ndarray, n_levels: int, rng: np.random.Generator, *,
+                    mode: str = "exact", epsilon_p: float | None = None) -> np.ndarray:
+    """``n_hat`` (float array of length K) as the server obtains it in Step 1."""
+    k = int(n_levels)
+    if mode == "exact":
+        msgs = level_messages_exact(levels, rng)
+        return np.bincount(msgs, minlength=k).astype(float)
+    if mode == "grr":
+        if epsilon_p is None:
+            raise ValueError("epsilon_p: required when mode is 'grr'")
+        msgs = level_messages_grr(levels, k, float(epsilon_p), rng)
+        c = np.bincount(msgs, minlength=k).astype(float)
+        e = math.exp(float(epsilon_p))
+        p, q = e / (e + k - 1), 1.0 / (e + k - 1)
+        return (c - len(msgs) * q) / (p - q)
+    raise ValueError(f"mode: {mode!r} must be 'exact' or 'grr'")

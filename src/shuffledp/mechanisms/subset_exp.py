@@ -1,0 +1,150 @@
+"""The subset exponential mechanism of PrivSet (Wang et al., INFOCOM 2018) for set-valued data.
+
+Each user's set is padded to exactly ``s`` items with dummy items from a padding domain
+``{d, ..., d+s-1}`` (PrivSet's convention), so inputs live in a domain of size ``D = d + s``.
+The mechanism outputs a ``k``-subset ``z`` of the ``D`` items with probability
+``e^eps / Omega`` if ``z`` meets the user's padded set ``x`` and ``1 / Omega`` otherwise, where
+``Omega = C(d, k) + (C(D, k) - C(d, k)) e^eps``; it is ``eps``-LDP for the whole set.
+
+Hit rates (probability that item ``j`` is in ``z``):
+``t = C(D-1, k-1) e^eps / Omega`` if ``j`` is in ``x``, and
+``f = (C(d-1, k-1) + (C(D-1, k-1) - C(d-1, k-1)) e^eps) / Omega`` otherwise.
+The unbiased frequency estimator is ``(hits_j - n f) / (n (t - f))``. The subset size ``k`` is the
+one minimising PrivSet's variance bound ``(t(1-t) + (D-1) f(1-f)) / (t-f)^2`` over ``1 <= k < d``
+(the paper's "best subset size").
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import comb
+
+
+@dataclass(frozen=True)
+class SubsetExpRates:
+    d: int
+    s: int
+    eps: float
+    k: int
+    t: float  # hit rate of an item the user holds
+    f: float  # hit rate of an item the user does not hold
+    omega: float
+
+
+def _check(d: int, s: int, eps: float) -> None:
+    if int(d) < 2:
+        raise ValueError(f"d: {d!r} must be >= 2")
+    if int(s) < 1:
+        raise ValueError(f"s: {s!r} must be >= 1")
+    if not (eps > 0 and math.isfinite(eps)):
+        raise ValueError(f"eps: {eps!r} must be a finite number > 0")
+
+
+def subset_exp_rates(d: int, s: int, eps: float, k: int) -> SubsetExpRates:
+    _check(d, s, eps)
+    big = d + s
+    if not 1 <= int(k) < big:
+        raise ValueError(f"k: {k!r} must be in 1..{big - 1}")
+    k = int(k)
+    e = math.exp(eps)
+    n_non = comb(d, k, exact=True)
+    n_all = comb(big, k, exact=True)
+    omega = n_non + (n_all - n_non) * e
+    with_j = comb(big - 1, k - 1, exact=True)
+    with_j_non = comb(d - 1, k - 1, exact=True)
+    t = with_j * e / omega
+    f = (with_j_non + (with_j - with_j_non) * e) / omega
+    return SubsetExpRates(int(d), int(s), float(eps), k, float(t), float(f), float(omega))
+
+
+def error_bound(r: SubsetExpRates) -> float:
+    big = r.d + r.s
+    return (r.t * (1 - r.t) + (big - 1) * r.f * (1 - r.f)) / (r.t - r.f) ** 2
+
+
+def best_subset_size(d: int, s: int, eps: float) -> int:
+    """PrivSet's best ``k`` in ``1..d-1`` (smallest variance bound)."""
+    _check(d, s, eps)
+    bounds = [error_bound(subset_exp_rates(d, s, eps, k)) for k in range(1, d)]
+    return int(np.argmin(bounds)) + 1
+
+
+def intersection_pmf(r: SubsetExpRates) -> np.ndarray:
+    """``P(|z & x| = i)`` for ``i = 0..min(k, s)``."""
+    e = math.exp(r.eps)
+    i = np.arange(min(r.k, r.s) + 1)
+    w = np.array([comb(r.s, ii, exact=True) * comb(r.d, r.k - ii, exact=True) for ii in i], dtype=float)
+    w[1:] *= e
+    return w / w.sum()
+
+
+def pad_sets(sets: np.ndarray, d: int) -> np.ndarray:
+    """Replace padding entries (< 0) of an ``(n, s)`` array by distinct dummy items ``d..d+s-1``."""
+    sets = np.asarray(sets, dtype=np.int64)
+    n, s = sets.shape
+    dummy = d + np.arange(s)[None, :]
+    return np.where(sets >= 0, sets, np.broadcast_to(dummy, (n, s)))
+
+
+def randomize(padded: np.ndarray, r: SubsetExpRates, rng: np.random.Generator) -> np.ndarray:
+    """Each user's output ``k``-subset as an ``(n, k)`` array of items of ``0..d+s-1``.
+
+    Sampling: draw ``i = |z & x|`` from :func:`intersection_pmf`, then ``i`` items of ``x`` and
+    ``k - i`` items of the complement uniformly without replacement (given ``i`` every such ``z``
+    has the same probability, so this is exact).
+    """
+    padded = np.asarray(padded, dtype=np.int64)
+    n, s = padded.shape
+    if s != r.s:
+        raise ValueError(f"padded: {s} columns, expected s = {r.s}")
+    big = r.d + r.s
+    pmf = intersection_pmf(r)
+    inter = rng.choice(pmf.size, size=n, p=pmf)
+    # items of x in random order; take the first `inter`
+    own = np.take_along_axis(padded, np.argsort(rng.random((n, s)), axis=1), axis=1)
+    comp = _complement_sample(padded, big, r.k, rng)
+    col = np.arange(r.k)[None, :]
+    from_own = col < inter[:, None]
+    own_part = np.take_along_axis(own, np.minimum(col, s - 1), axis=1)
+    comp_part = np.take_along_axis(comp, np.maximum(col - inter[:, None], 0), axis=1)
+    return np.where(from_own, own_part, comp_part)
+
+
+def _complement_sample(padded: np.ndarray, big: int, k: int, rng: np.random.Generator) -> np.ndarray:
+    """``(n, k)``: per row, ``k`` distinct items of ``0..big-1`` outside the row of ``padded``, in
+    uniformly random order (a uniform ordered sample without replacement from the complement).
+
+    Small ``k``: slot by slot, uniform draws rejected while they hit the set or an earlier slot
+    (rejection keeps each slot uniform over the allowed items, so the result is exact). Large
+    ``k``: random keys over the domain with the set's members pushed last, then argsort.
+    """
+    n, s = padded.shape
+    if k > (big - s) // 4:
+        keys = rng.random((n, big))
+        np.put_along_axis(keys, padded, np.inf, axis=1)
+        return np.argsort(keys, axis=1)[:, :k]
+    out = np.empty((n, k), dtype=np.int64)
+    for j in range(k):
+        todo = np.arange(n)
+        while todo.size:
+            cand = rng.integers(0, big, size=todo.size)
+            bad = (padded[todo] == cand[:, None]).any(axis=1)
+            if j:
+                bad |= (out[todo, :j] == cand[:, None]).any(axis=1)
+            out[todo[~bad], j] = cand[~bad]
+            todo = todo[bad]
+    return out
+
+
+def hits(outputs: np.ndarray, d: int, s: int) -> np.ndarray:
+    """Hit counts of items ``0..d+s-1`` over all users' output subsets."""
+    return np.bincount(np.asarray(outputs, dtype=np.int64).ravel(), minlength=d + s)
+
+
+def estimate(hit_counts: np.ndarray, n: int, r: SubsetExpRates) -> np.ndarray:
+    """Unbiased frequency estimates of the real items ``0..d-1``."""
+    h = np.asarray(hit_counts, dtype=float)[: r.d]
+    return (h - n * r.f) / (n * (r.t - r.f))

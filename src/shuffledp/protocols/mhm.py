@@ -1,0 +1,208 @@
+"""MHM: the Multiple Hash Mechanism for multidimensional categorical data under shuffle DP.
+
+Algorithm 1 (user side, with the communication trick): user ``i`` draws one hash index ``t_i``
+from the family and hashes attribute ``j`` (0-based) with function ``t_i + j``; the set ``HR`` of
+the ``d`` hashed values is reported through Eq. (1) with ``p = e^eps_l / (d e^eps_l + g - d)``.
+The user sends ``(t_i, y_i)``. Algorithm 2 (curator): for attribute ``j`` and value ``k``,
+``F*_jk`` counts the reports with ``h_{t_i + j}(k) = y_i``; the unbiased frequency estimate is
+``(F*_jk / n - q) / (p - q)``, ``q = 1 / g`` (Lemma 4).
+
+Note on ``p``: the seed's Algorithm 2 and Lemma 4 print ``p = e^eps / (e^eps + g - d)``, which is not
+a probability distribution together with Eq. (4) (``d p + (g - d) q' != 1``) and contradicts the
+blanket decomposition (gamma = g / (d e^eps + g - d)) and Eq. (3) (which is exactly the minimiser of
+Eq. (2) for ``p = e^eps / (d e^eps + g - d)``). We use the latter throughout.
+
+Amplification: the largest ``eps_l`` such that the shuffled reports of ``n`` users are
+``(eps_s, delta_s)``-DP by the privacy-blanket bound (Lemma 1) with Theorem 1's parameters, from
+:mod:`shuffledp.accountants.blanket` (mechanism ``"mhm"``); ``g`` follows Eq. (3) for that
+``eps_l`` (rounded to an integer, then ``eps_l`` is recomputed for the integer ``g``).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from shuffledp.mechanisms.collision import collision_p, collision_report
+from shuffledp.mechanisms.hashing import PRIME, HashFamily
+
+DEFAULT_BLOCK = 1 << 17
+
+
+def g_mhm(eps_l: float, d: int) -> float:
+    """Eq. (3): the ``g`` minimising Eq. (2)'s approximate variance (real-valued)."""
+    e = math.exp(eps_l)
+    return d + d * e / 2 + math.sqrt(2 * d * d * e + d * d * e * e / 4 - 2 * d * e)
+
+
+def g_int(eps_l: float, d: int) -> int:
+    """Eq. (3) rounded to the integer with the smaller Eq. (2) variance (at least d + 1)."""
+    g = g_mhm(eps_l, d)
+    cands = {max(d + 1, math.floor(g)), max(d + 1, math.ceil(g))}
+    return min(sorted(cands), key=lambda c: approx_variance(eps_l, d, c, 1))
+
+
+def mhm_pq(eps_l: float, d: int, g: int) -> tuple[float, float]:
+    return collision_p(eps_l, d, g), 1.0 / g
+
+
+def lemma4_variance(eps_l: float, d: int, g: int, n: int, f: np.ndarray | float) -> np.ndarray | float:
+    """Lemma 4: variance of the frequency estimate of a value with true frequency ``f``."""
+    p, q = mhm_pq(eps_l, d, g)
+    return (q * (1 - q) + np.asarray(f) * (p - q) * (1 - p - q)) / (n * (p - q) ** 2)
+
+
+def approx_variance(eps_l: float, d: int, g: int, n: int) -> float:
+    """Eq. (2): ``q(1-q) / (n (p-q)^2)``, the data-independent part of Lemma 4."""
+    p, q = mhm_pq(eps_l, d, g)
+    return q * (1 - q) / (n * (p - q) ** 2)
+
+
+def expected_mse(eps_l: float, d: int, g: int, n: int, domains: list[int]) -> float:
+    """Exact expected per-attribute-averaged MSE (Lemma 4 averaged over each attribute's values).
+
+    Because each attribute's frequencies sum to 1, the average of Lemma 4 over the values of
+    attribute j is ``[q(1-q) + (p-q)(1-p-q)/|C_j|] / (n (p-q)^2)``: data-independent.
+    """
+    p, q = mhm_pq(eps_l, d, g)
+    inv = float(np.mean([1.0 / c for c in domains]))
+    return (q * (1 - q) + inv * (p - q) * (1 - p - q)) / (n * (p - q) ** 2)
+
+
+@dataclass(frozen=True)
+class MHMSetting:
+    eps_l: float
+    g: int
+    amplified: bool  # False: the blanket bound gave no gain, eps_l = eps_s (pure LDP suffices)
+
+
+@functools.lru_cache(maxsize=512)
+def mhm_eps_local(eps_s: float, delta_s: float, n: int, d: int, *, bound: str = "bennett",
+                  max_iter: int = 30) -> MHMSetting:
+    """Largest ``eps_l`` (with its integer ``g``) meeting ``(eps_s, delta_s)`` after shuffling ``n``.
+
+    Fixed point between Eq. (3) (``g`` from ``eps_l``) and the blanket inverse (``eps_l`` for a fixed
+    ``g``): the returned ``eps_l`` is always the blanket inverse for the returned ``g``, so the pair
+    is valid whatever the iteration does; the iteration only makes ``g`` (near) optimal.
+    Pure function of its arguments, cached (OGM/NOGM repetitions ask for the same settings).
+    """
+    from shuffledp.accountants.blanket import max_eps_local
+
+    if not (eps_s > 0 and 0 < delta_s < 1 and n >= 2 and d >= 1):
+        raise ValueError(f"eps_s/delta_s/n/d: invalid ({eps_s}, {delta_s}, {n}, {d})")
+
+    def inverse(g: int) -> float:
+        return float(max_eps_local(eps_s, delta_s, int(n), mechanism="mhm", bound=bound, d=int(d), g=int(g)))
+
+    g = g_int(eps_s, d)
+    seen: dict[int, float] = {}
+    for _ in range(max_iter):
+        if g in seen:
+            break
+        seen[g] = inverse(g)
+        g = g_int(max(seen[g], eps_s), d)
+    # the iteration may cycle (a larger g lowers the certified eps_l); keep the visited g with the
+    # smallest Eq. (2) variance at its own certified eps_l
+    best_g = min(seen, key=lambda c: approx_variance(max(seen[c], eps_s), d, c, n))
+    eps_l = seen[best_g]
+    if eps_l <= eps_s:  # shuffling adds nothing: an eps_s-LDP randomizer is eps_s-DP after shuffling
+        g0 = g_int(eps_s, d)
+        return MHMSetting(eps_l=float(eps_s), g=g0, amplified=False)
+    return MHMSetting(eps_l=float(eps_l), g=int(best_g), amplified=True)
+
+
+def mhm_randomize(data: np.ndarray, eps_l: float, g: int, family: HashFamily,
+                  rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Algorithm 1 with the communication trick: ``(hash index, report)`` per user (row of ``data``)."""
+    data = np.asarray(data, dtype=np.int64)
+    n, d = data.shape
+    t = family.sample_indices(rng, n)
+    hashed = family.hash(t[:, None] + np.arange(d, dtype=np.int64)[None, :], data)
+    p = collision_p(eps_l, d, g)
+    y = collision_report(hashed, p, g, rng)
+    return t, y
+
+
+def support_counts(t: np.ndarray, y: np.ndarray, domains: list[int], family: HashFamily, *,
+                   offsets: list[int] | None = None, same_function: bool = False,
+                   block: int = DEFAULT_BLOCK) -> list[np.ndarray]:
+    """``F*_j`` for every attribute: counts of reports supporting each value (Algorithm 2, lines 1-8).
+
+    MHM: attribute ``j`` uses function ``t + j`` on its raw codes. TCM (``same_function=True``):
+    every attribute uses function ``t`` on the encoded item ``offsets[j] + code``. Users are
+    processed in blocks of ``block`` (memory ``O(block)``), values one at a time over the whole block
+    (long contiguous numpy loops). For the linear family consecutive values are hashed incrementally:
+    ``a (v+1) + b = (a v + b) + a (mod P)``, one addition and one conditional subtraction.
+    """
+    t = np.asarray(t, dtype=np.int64)
+    y = np.asarray(y, dtype=np.int64)
+    counts = [np.zeros(c, dtype=np.int64) for c in domains]
+    g = family.g
+    for s in range(0, t.size, block):
+        tb, yb = t[s:s + block], y[s:s + block]
+        for j, c in enumerate(domains):
+            first = int(offsets[j]) if offsets is not None else 0
+            if first + c > PRIME:
+                raise ValueError("domains: encoded values exceed the hash family's input range")
+            prm = family.params(tb + (0 if same_function else j))
+            if family.kind == "linear":
+                a, b = prm
+                z = (a * first + b) % PRIME
+                for v in range(c):
+                    if v:
+                        z += a
+                        z -= PRIME * (z >= PRIME)
+                    counts[j][v] += np.count_nonzero(z % g == yb)
+            else:
+                for v in range(c):
+                    counts[j][v] += np.count_nonzero(family.apply(prm, np.int64(first + v)) == yb)
+    return counts
+
+
+def mhm_estimate(t: np.ndarray, y: np.ndarray, domains: list[int], eps_l: float, g: int,
+                 family: HashFamily, *, block: int = DEFAULT_BLOCK) -> list[np.ndarray]:
+    """Algorithm 2: unbiased frequency estimates, one array per attribute."""
+    n = len(y)
+    d = len(domains)
+    p, q = mhm_pq(eps_l, d, g)
+    counts = support_counts(t, y, domains, family, block=block)
+    return [(c / n - q) / (p - q) for c in counts]
+
+
+def mhm_bits(family_size: int, g: int) -> int:
+    """Bits a user sends: the first hash index and the report."""
+    return int(math.ceil(math.log2(family_size))) + int(math.ceil(math.log2(g)))
+
+
+@dataclass
+class MHMResult:
+    estimates: list[np.ndarray]
+    eps_l: float
+    g: int
+    amplified: bool
+    variance: float  # Eq. (2) variance of every frequency estimate
+    bits: int
+    user_seconds: float = float("nan")  # wall time of all users' randomisation (not reproducible)
+
+
+def run_mhm(data: np.ndarray, domains: list[int], eps_s: float, delta_s: float,
+            rng: np.random.Generator, *, family_size: int = 1 << 32, bound: str = "bennett",
+            setting: MHMSetting | None = None, block: int = DEFAULT_BLOCK) -> MHMResult:
+    """Users' randomisation, shuffling and the curator's estimation for ``(eps_s, delta_s)``."""
+    data = np.asarray(data)
+    n, d = data.shape
+    if setting is None:
+        setting = mhm_eps_local(eps_s, delta_s, n, d, bound=bound)
+    family = HashFamily(setting.g, seed=int(rng.integers(0, 2**63 - 1)), size=family_size)
+    t0 = time.perf_counter()
+    t, y = mhm_randomize(data, setting.eps_l, setting.g, family, rng)
+    user_seconds = time.perf_counter() - t0
+    perm = rng.permutation(n)  # the shuffler
+    est = mhm_estimate(t[perm], y[perm], domains, setting.eps_l, setting.g, family, block=block)
+    return MHMResult(est, setting.eps_l, setting.g, setting.amplified,
+                     approx_variance(setting.eps_l, d, setting.g, n), mhm_bits(family_size, setting.g),
+                     user_seconds)

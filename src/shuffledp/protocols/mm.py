@@ -1,0 +1,60 @@
+"""Baselines built on the balls-into-bins multi-message protocol (Luo, Wang and Yi, CCS 2022).
+
+Small-domain balls-into-bins: every user sends each of its (at most ``s``) items as is, plus
+blanket messages that are uniform over the domain; the server subtracts the expected blanket count
+and divides by the number of users. The blanket count per user follows the same scheme as the
+segmented protocol (``ceil(m)`` trials with rate ``m / ceil(m)``), so balls-into-bins is the
+Poisson randomizer with ``lambda = 1`` and its guarantee comes from the same variation-ratio
+accountant, with group privacy over the ``s`` items. Choices where the baseline paper is silent
+or differs (documented in docs/segmented.md): no hashing to buckets (the domains here, 17 and 128,
+are far below the paper's bucket count ``n / log n``), and the blanket rate is the smallest ``m``
+for which ``lambda = 1`` meets ``(eps, delta)`` under that accountant (an input here).
+
+* MM-shuffle: all ``n`` users at the most conservative level (0.5).
+* SepMM: each level's users run their own instance (own shuffler, own blankets) at their level;
+  the per-level estimates are averaged.
+* Weighted SepMM: the per-level estimates are combined with weights proportional to
+  ``(d s^2 log(1/delta) / (n_k eps_k)^2 + s / n_k)^(-power)`` (the paper uses ``power = 1/2``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from shuffledp.mechanisms import poisson_set as ps
+
+
+def run_mm(sets: np.ndarray, m: float, d: int, rng: np.random.Generator) -> np.ndarray:
+    """One balls-into-bins instance over all rows of ``sets``; estimates of items ``0..d-1``."""
+    sets = np.asarray(sets)
+    n = sets.shape[0]
+    cjk = ps.item_level_counts(sets, np.zeros(n, dtype=np.int64), d, 1)
+    counts = ps.sample_counts(cjk, [1.0], n, m, d, rng)
+    return (counts - n * float(m) / d) / n
+
+
+def wsepmm_weights(group_sizes, eps_levels, d: int, s: int, delta: float, power: float = 0.5) -> np.ndarray:
+    """Normalised weights of the per-level estimators (see module docstring)."""
+    out = []
+    for nk, ek in zip(group_sizes, eps_levels, strict=True):
+        mse = d * s**2 * math.log(1.0 / delta) / (nk * ek) ** 2 + s / nk
+        out.append(mse ** (-power))
+    w = np.asarray(out)
+    return w / w.sum()
+
+
+def run_sepmm(sets: np.ndarray, levels: np.ndarray, m_levels, d: int, rng: np.random.Generator,
+              weights=None) -> tuple[np.ndarray, np.ndarray]:
+    """Per-level instances; returns the combined estimate and the ``(K, d)`` per-level estimates.
+
+    ``weights=None`` averages (SepMM); otherwise the given weights (Weighted SepMM).
+    """
+    levels = np.asarray(levels)
+    per = []
+    for k, mk in enumerate(m_levels):
+        per.append(run_mm(np.asarray(sets)[levels == k], mk, d, rng))
+    per = np.asarray(per)
+    w = np.full(len(per), 1.0 / len(per)) if weights is None else np.asarray(weights, dtype=float)
+    return w @ per, per

@@ -1,0 +1,353 @@
+"""Per-user histograms in the shuffle model: Algorithm 1 (two noisy copies, cluster, shuffle within
+groups), the single-copy Algorithm 2, the server's re-clustering attack, and the baselines.
+
+Conventions (see docs/peruser.md):
+
+* ``hbar`` is an ``(n, d)`` array of normalised histograms (rows sum to 1). Two histograms are
+  c-neighbouring when their counts differ by at most ``floor(c * s_H)``; on normalised histograms the
+  L1 distance is then at most ``c``. The Laplace scale is ``2c/eps`` per coordinate as in the paper.
+* ``W`` (budget ``eps1``) is seen by the shuffler only and drives the clustering; ``T`` (budget
+  ``eps2 = eps - eps1``) is combined with ``W`` into the minimum-variance estimate
+  ``R = (eps1^2 W + eps2^2 T) / (eps1^2 + eps2^2)`` (the weights of the paper's proof of Theorem 3;
+  Algorithm 1's line 5 prints them swapped, which is not the minimum-variance choice).
+* Groups are integer labels ``0..g-1``; DBSCAN noise points become singleton groups, as the paper's
+  discussion of outliers suggests.
+* The shuffler's output is ordered: position ``i`` (user ``i``'s slot) receives the value of a
+  uniformly random member of ``i``'s group, through one uniform permutation per group.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+# ----------------------------------------------------------------------------------------------
+# users' randomisers
+
+
+def normalise_counts(counts: np.ndarray) -> np.ndarray:
+    """Rows of counts -> normalised histograms. Every row needs a positive total."""
+    counts = np.asarray(counts, dtype=float)
+    if counts.ndim != 2:
+        raise ValueError("counts: need a 2-D array (users x categories)")
+    tot = counts.sum(axis=1, keepdims=True)
+    if np.any(tot <= 0):
+        raise ValueError("counts: every user needs at least one count")
+    return counts / tot
+
+
+def laplace_scale(eps: float, c: float) -> float:
+    """Per-coordinate Laplace scale 2c/eps of the paper's (eps, c)-hLDP randomiser."""
+    if not eps > 0:
+        raise ValueError(f"eps: must be > 0, got {eps!r}")
+    if not 0 < c <= 1:
+        raise ValueError(f"c: must lie in (0, 1], got {c!r}")
+    return 2.0 * c / eps
+
+
+def laplace_copy(hbar: np.ndarray, eps: float, c: float, rng: np.random.Generator) -> np.ndarray:
+    """``hbar + Lap(2c/eps)`` coordinate-wise."""
+    return hbar + rng.laplace(0.0, laplace_scale(eps, c), size=hbar.shape)
+
+
+def combine(W: np.ndarray, T: np.ndarray, eps1: float, eps2: float) -> np.ndarray:
+    """Minimum-variance unbiased combination of the two copies.
+
+    ``W`` has per-coordinate variance ``8c^2/eps1^2`` and ``T`` ``8c^2/eps2^2``; inverse-variance
+    weights give ``R = (eps1^2 W + eps2^2 T)/(eps1^2+eps2^2)`` with variance ``8c^2/(eps1^2+eps2^2)``.
+    """
+    a, b = eps1 * eps1, eps2 * eps2
+    return (a * W + b * T) / (a + b)
+
+
+def combined_variance(eps1: float, eps2: float, c: float) -> float:
+    """Per-coordinate variance of :func:`combine`'s output (Laplace(b) has variance 2 b^2)."""
+    return 8.0 * c * c / (eps1 * eps1 + eps2 * eps2)
+
+
+def renormalise(X: np.ndarray) -> np.ndarray:
+    """Clip negative entries to 0 and rescale rows to sum 1; an all-zero row becomes uniform."""
+    Y = np.clip(X, 0.0, None)
+    s = Y.sum(axis=1, keepdims=True)
+    d = X.shape[1]
+    out = np.where(s > 0, Y / np.where(s > 0, s, 1.0), 1.0 / d)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# shuffler: clustering
+
+
+def canonical_order(X: np.ndarray) -> np.ndarray:
+    """Row indices sorting ``X`` lexicographically: a clustering run in this order depends only on
+    the multiset of rows, so a server that re-clusters the shuffled rows gets the same groups."""
+    return np.lexsort(X.T[::-1])
+
+
+def cluster_kmeans(X: np.ndarray, k: int, seed: int, *, canonical: bool = True) -> np.ndarray:
+    """k-means labels (scikit-learn, k-means++ init, one run) of the rows of ``X``."""
+    from sklearn.cluster import KMeans
+
+    n = X.shape[0]
+    k = int(min(k, n))
+    order = canonical_order(X) if canonical else np.arange(n)
+    km = KMeans(n_clusters=k, n_init=1, random_state=int(seed % (2**32)), max_iter=100)
+    lab = np.empty(n, dtype=np.int64)
+    lab[order] = km.fit_predict(X[order])
+    return _relabel(lab)
+
+
+def js_distance(P: np.ndarray, Q: np.ndarray) -> np.ndarray:
+    """Jensen-Shannon distance (square root of the base-2 JS divergence, in [0, 1]) between every
+    row of ``P`` (m x d) and every row of ``Q`` (k x d); rows are probability vectors."""
+    P = np.asarray(P, dtype=float)
+    Q = np.asarray(Q, dtype=float)
+    # JSD = H(M) - (H(P)+H(Q))/2 with entropies in bits; computed in chunks to bound memory
+    def ent_rows(A):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(A > 0, A * np.log2(np.where(A > 0, A, 1.0)), 0.0)
+        return -t.sum(axis=1)
+
+    hp, hq = ent_rows(P), ent_rows(Q)
+    out = np.empty((P.shape[0], Q.shape[0]))
+    step = max(1, 2_000_000 // max(1, Q.shape[0] * P.shape[1]))
+    for s in range(0, P.shape[0], step):
+        M = 0.5 * (P[s : s + step, None, :] + Q[None, :, :])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            hm = -np.where(M > 0, M * np.log2(np.where(M > 0, M, 1.0)), 0.0).sum(axis=2)
+        jsd = hm - 0.5 * (hp[s : s + step, None] + hq[None, :])
+        out[s : s + step] = np.sqrt(np.clip(jsd, 0.0, 1.0))
+    return out
+
+
+@dataclass(frozen=True)
+class DBSCANParams:
+    """DBSCAN on Jensen-Shannon distance. ``eps`` None: the ``quantile`` of every fitted point's
+    distance to its ``min_samples``-th neighbour (a data-driven choice made on the noisy copies)."""
+
+    min_samples: int = 10
+    eps: float | None = None
+    quantile: float = 0.5
+    fit_size: int = 3000
+    candidates: int = 8
+
+
+def cluster_dbscan_js(X: np.ndarray, params: DBSCANParams, seed: int) -> np.ndarray:
+    """DBSCAN labels with the Jensen-Shannon distance on renormalised rows of ``X``.
+
+    Exact DBSCAN on all n points needs all pairwise JS distances; for n > ``fit_size`` DBSCAN is
+    fitted on a seeded uniform subsample of ``fit_size`` rows and every other row joins the cluster
+    of its nearest core sample when that is within ``eps`` (else it is noise). Noise points become
+    singleton groups. Rows are processed in their canonical (sorted) order, so the partition depends
+    only on the multiset of rows (the clustering function ``f`` of Theorem 1 is order-free).
+    """
+    from sklearn.cluster import DBSCAN
+
+    n = X.shape[0]
+    # work in the canonical (sorted-rows) order so the result depends only on the multiset of rows
+    order = canonical_order(X)
+    X = X[order]
+    rng = np.random.default_rng(seed)
+    fit_idx = np.sort(rng.choice(n, size=min(n, params.fit_size), replace=False))
+    Xf = X[fit_idx]
+    D = js_distance(Xf, Xf)
+    eps = params.eps
+    if eps is None:
+        kth = np.sort(D, axis=1)[:, min(params.min_samples, len(fit_idx) - 1)]
+        eps = float(np.quantile(kth, params.quantile))
+        eps = max(eps, 1e-12)
+    db = DBSCAN(eps=eps, min_samples=params.min_samples, metric="precomputed").fit(D)
+    lab_fit = db.labels_
+    lab = np.full(n, -1, dtype=np.int64)
+    lab[fit_idx] = lab_fit
+    core = db.core_sample_indices_
+    rest = np.setdiff1d(np.arange(n), fit_idx)
+    if len(core) and len(rest):
+        # nearest core sample: candidates by Hellinger distance (Euclidean on square roots, a
+        # BallTree query), then the exact JS distance to the candidates decides
+        from sklearn.neighbors import NearestNeighbors
+
+        C = Xf[core]
+        clab = lab_fit[core]
+        kc = min(params.candidates, len(core))
+        nn = NearestNeighbors(n_neighbors=kc).fit(np.sqrt(C))
+        _, cand = nn.kneighbors(np.sqrt(X[rest]))
+        Xr = X[rest]
+        hc = _entropy(C)
+        jsd = _entropy(0.5 * (Xr[:, None, :] + C[cand])) - 0.5 * (_entropy(Xr)[:, None] + hc[cand])
+        Dr = np.sqrt(np.clip(jsd, 0.0, 1.0))
+        j = np.argmin(Dr, axis=1)
+        best = Dr[np.arange(len(rest)), j]
+        lab[rest] = np.where(best <= eps, clab[cand[np.arange(len(rest)), j]], -1)
+    # noise -> singleton groups
+    noise = np.flatnonzero(lab < 0)
+    base = lab.max() + 1 if (lab >= 0).any() else 0
+    lab[noise] = base + np.arange(len(noise))
+    out = np.empty(n, dtype=np.int64)
+    out[order] = lab
+    return _relabel(out)
+
+
+def _entropy(A: np.ndarray) -> np.ndarray:
+    """Shannon entropy in bits along the last axis (0 log 0 = 0)."""
+    from scipy.special import xlogy
+
+    return -xlogy(A, A).sum(axis=-1) / np.log(2.0)
+
+
+def _relabel(lab: np.ndarray) -> np.ndarray:
+    """Labels renumbered 0..g-1 by first appearance in user order (a canonical numbering)."""
+    _, first, inv = np.unique(lab, return_index=True, return_inverse=True)
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+    return rank[inv.ravel()]
+
+
+# ----------------------------------------------------------------------------------------------
+# shuffler: within-group shuffle
+
+
+def shuffle_within_groups(labels: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A permutation ``p`` of ``0..n-1`` with ``labels[p[i]] == labels[i]``, uniform within each
+    group: the l-th member of a group (in index order) receives the value of member ``p[i]``."""
+    labels = np.asarray(labels)
+    n = len(labels)
+    by_index = np.lexsort((np.arange(n), labels))          # members of each group in index order
+    shuffled = np.lexsort((rng.random(n), labels))         # members of each group in random order
+    p = np.empty(n, dtype=np.int64)
+    p[by_index] = shuffled
+    return p
+
+
+# ----------------------------------------------------------------------------------------------
+# protocols
+
+
+@dataclass
+class Alg1Output:
+    output: np.ndarray      # (n, d) server's ordered output, renormalised (the paper's R-bar)
+    raw: np.ndarray         # (n, d) the same before renormalisation (R of the assigned user)
+    labels: np.ndarray      # (n,) shuffler's groups
+    perm: np.ndarray        # (n,) position i received user perm[i]'s value
+    W: np.ndarray
+    R: np.ndarray
+
+
+def cluster(X: np.ndarray, method: str, *, k: int, seed: int, dbscan: DBSCANParams | None = None,
+            canonical: bool = True) -> np.ndarray:
+    """Group labels of the rows of renormalised ``X`` with ``method`` in kmeans|dbscan."""
+    Xn = renormalise(X)
+    if method == "kmeans":
+        return cluster_kmeans(Xn, k, seed, canonical=canonical)
+    if method == "dbscan":
+        return cluster_dbscan_js(Xn, dbscan or DBSCANParams(), seed)
+    raise ValueError(f"method: unknown clustering {method!r} (kmeans|dbscan)")
+
+
+def algorithm1(hbar: np.ndarray, eps: float, eps1: float, c: float, rng: np.random.Generator, *,
+               clustering: str = "kmeans", k: int = 10, dbscan: DBSCANParams | None = None,
+               release: str = "R") -> Alg1Output:
+    """Algorithm 1. ``release`` "R" (the paper: the combined estimate) or "T" (only the second copy,
+    for which the composition argument of Theorem 2's proof applies verbatim)."""
+    if not 0 < eps1 < eps:
+        raise ValueError(f"eps1: must lie in (0, eps={eps}), got {eps1!r}")
+    eps2 = eps - eps1
+    W = laplace_copy(hbar, eps1, c, rng)
+    T = laplace_copy(hbar, eps2, c, rng)
+    if release == "R":
+        R = combine(W, T, eps1, eps2)
+    elif release == "T":
+        R = T
+    else:
+        raise ValueError(f"release: {release!r} (R|T)")
+    seed = int(rng.integers(2**62))
+    labels = cluster(W, clustering, k=k, seed=seed, dbscan=dbscan)
+    perm = shuffle_within_groups(labels, rng)
+    raw = R[perm]
+    return Alg1Output(renormalise(raw), raw, labels, perm, W, R)
+
+
+@dataclass
+class GroupShuffleOutput:
+    output: np.ndarray
+    raw: np.ndarray
+    labels: np.ndarray
+    perm: np.ndarray
+    Z: np.ndarray
+
+
+def single_copy(hbar: np.ndarray, eps: float, c: float, rng: np.random.Generator, *,
+                clustering: str = "kmeans", k: int = 10, dbscan: DBSCANParams | None = None,
+                cluster_seed: int = 0) -> GroupShuffleOutput:
+    """Algorithm 2: one Laplace copy ``Z`` (whole eps) used both to cluster (with a fixed,
+    order-independent clustering function ``f``) and, shuffled within groups, as the output."""
+    Z = laplace_copy(hbar, eps, c, rng)
+    labels = cluster(Z, clustering, k=k, seed=cluster_seed, dbscan=dbscan)
+    perm = shuffle_within_groups(labels, rng)
+    raw = Z[perm]
+    return GroupShuffleOutput(renormalise(raw), raw, labels, perm, Z)
+
+
+def recluster_attack(output_raw: np.ndarray, *, clustering: str = "kmeans", k: int = 10,
+                     dbscan: DBSCANParams | None = None, cluster_seed: int = 0) -> np.ndarray:
+    """The server's attack (Theorem 1): run the shuffler's clustering function on the shuffled
+    output. Returns a label for every output position (= user slot)."""
+    return cluster(output_raw, clustering, k=k, seed=cluster_seed, dbscan=dbscan)
+
+
+def partition_agreement(a: np.ndarray, b: np.ndarray) -> dict:
+    """Adjusted Rand index and exact equality of two partitions of the same positions."""
+    from sklearn.metrics import adjusted_rand_score
+
+    a, b = _relabel(np.asarray(a)), _relabel(np.asarray(b))
+    return {"ari": float(adjusted_rand_score(a, b)), "identical": bool(np.array_equal(a, b))}
+
+
+def ldp_baseline(hbar: np.ndarray, eps: float, c: float, rng: np.random.Generator) -> GroupShuffleOutput:
+    """Laplace local DP with the whole eps, no shuffle (every user its own group)."""
+    Z = laplace_copy(hbar, eps, c, rng)
+    n = len(hbar)
+    return GroupShuffleOutput(renormalise(Z), Z, np.arange(n), np.arange(n), Z)
+
+
+def global_shuffle(hbar: np.ndarray, eps: float, c: float, rng: np.random.Generator) -> GroupShuffleOutput:
+    """One Laplace copy with the whole eps, one uniform shuffle of all users (one group)."""
+    Z = laplace_copy(hbar, eps, c, rng)
+    labels = np.zeros(len(hbar), dtype=np.int64)
+    perm = shuffle_within_groups(labels, rng)
+    return GroupShuffleOutput(renormalise(Z[perm]), Z[perm], labels, perm, Z)
+
+
+def oracle_clusters(hbar: np.ndarray, eps: float, c: float, rng: np.random.Generator, *,
+                    clustering: str = "kmeans", k: int = 10,
+                    dbscan: DBSCANParams | None = None) -> GroupShuffleOutput:
+    """NON-PRIVATE utility upper bound: groups from the TRUE histograms, one Laplace copy with the
+    whole eps shuffled within them. The grouping leaks the data; no privacy claim is made."""
+    Z = laplace_copy(hbar, eps, c, rng)
+    seed = int(rng.integers(2**62))
+    labels = cluster(hbar, clustering, k=k, seed=seed, dbscan=dbscan)
+    perm = shuffle_within_groups(labels, rng)
+    return GroupShuffleOutput(renormalise(Z[perm]), Z[perm], labels, perm, Z)
+
+
+# ----------------------------------------------------------------------------------------------
+# utility metrics
+
+
+def l1_error(est: np.ndarray, hbar: np.ndarray) -> np.ndarray:
+    """Per-user L1 distance between an estimate and the true normalised histogram."""
+    return np.abs(est - hbar).sum(axis=1)
+
+
+def top3_accuracy(est: np.ndarray, hbar: np.ndarray, k: int = 3) -> np.ndarray:
+    """Per-user share of the estimate's top-k categories that are among the user's true top-k.
+
+    Ties: a category counts as a true top-k one when its true share is positive and at least the
+    k-th largest true share; the denominator is min(k, number of positive categories)."""
+    top_est = np.argpartition(-est, k - 1, axis=1)[:, :k]
+    kth = -np.partition(-hbar, k - 1, axis=1)[:, k - 1 : k]
+    true_set = (hbar >= kth) & (hbar > 0)
+    hits = np.take_along_axis(true_set, top_est, axis=1).sum(axis=1)
+    denom = np.minimum(k, (hbar > 0).sum(axis=1))
+    return np.minimum(hits / denom, 1.0)

@@ -1,0 +1,94 @@
+"""CLI: shuffledp account vr | poisson | segmented and account-table segmented."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from shuffledp.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_vr_mechanism_form_json(capsys):
+    code, out, _ = run(capsys, "account", "vr", "--mechanism", "general", "--eps0", "1", "--n", "1000",
+                       "--delta", "1e-6")
+    assert code == 0
+    obj = json.loads(out)
+    assert obj["eps"] == pytest.approx(0.1486706, rel=1e-5)
+    assert obj["eps_lower"] == pytest.approx(0.126614, abs=1e-6)   # exact binary RR (witness)
+    assert obj["gap"] == pytest.approx(obj["eps"] - obj["eps_lower"])
+
+
+def test_vr_grid_and_parameter_form(capsys):
+    code, out, _ = run(capsys, "account", "vr", "--mechanism", "krr", "--k", "2,3", "--eps0", "1",
+                       "--n", "500,1000", "--delta", "1e-6")
+    arr = json.loads(out)
+    assert code == 0 and len(arr) == 4 and {a["k"] for a in arr} == {2, 3}
+    code, out, _ = run(capsys, "account", "vr", "--p", "inf", "--beta", "1", "--q", "17", "--n", "200",
+                       "--eps", "1")
+    obj = json.loads(out)
+    assert code == 0 and obj["p"] == "inf" and 0 < obj["delta_lower"] <= obj["delta"] < 1
+
+
+def test_poisson_and_segmented(capsys):
+    code, out, _ = run(capsys, "account", "poisson", "--n", "5000", "--m", "2", "--d", "17", "--s", "4",
+                       "--eps", "1", "--delta", "2e-6", "--accountant", "paper")
+    obj = json.loads(out)
+    assert code == 0 and obj["feasible"] and 0 < obj["lambda"] <= 1 and obj["delta_user"] <= 2e-6
+    code, out, _ = run(capsys, "account", "segmented", "--n", "5000", "--d", "17", "--s", "4",
+                       "--levels", "0.5,1,2", "--shares", "0.25,0.5,0.25", "--delta", "2e-6", "--m", "1,2")
+    arr = json.loads(out)
+    assert code == 0 and [a["m"] for a in arr] == [1.0, 2.0] and len(arr[0]["lambdas"]) == 3
+
+
+def test_account_table(tmp_path, capsys):
+    out_file = tmp_path / "t.parquet"
+    code, out, _ = run(capsys, "account-table", "segmented", "--n", "5000", "--d", "17", "--s", "4",
+                       "--levels", "0.5,1,2", "--shares", "0.25,0.5,0.25", "--delta", "2e-6",
+                       "--m-grid", "log:0.1:10:3", "--out", str(out_file))
+    assert code == 0 and out.strip() == str(out_file)
+    table = pd.read_parquet(out_file)
+    assert sorted(table[table.source == "grid"].m.unique()) == [0.1, 1.0, 10.0]
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["account", "vr", "--mechanism", "general", "--eps0", "0", "--n", "100", "--delta", "1e-6"], "--eps0"),
+    (["account", "vr", "--mechanism", "general", "--eps0", "1", "--n", "1", "--delta", "1e-6"], "--n"),
+    (["account", "vr", "--mechanism", "general", "--eps0", "1", "--n", "100", "--delta", "1"], "--delta"),
+    (["account", "vr", "--mechanism", "krr", "--eps0", "1", "--n", "100", "--delta", "1e-6"], "--k"),
+    (["account", "vr", "--p", "2", "--beta", "0.9", "--q", "2", "--n", "100", "--eps", "1"], "--beta"),
+    (["account", "poisson", "--n", "100", "--m", "-1", "--d", "5", "--s", "1", "--eps", "1", "--delta", "1e-3"],
+     "--m"),
+    (["account", "poisson", "--n", "100", "--m", "1", "--d", "5", "--s", "1", "--eps", "-1", "--delta", "1e-3"],
+     "--eps"),
+    (["account", "segmented", "--n", "100", "--d", "5", "--s", "1", "--levels", "1,2", "--shares", "0.5,0.6",
+      "--delta", "1e-3"], "--shares"),
+    (["account", "vr", "--mechanism", "general", "--eps0", "x", "--n", "100", "--delta", "1e-6"], "--eps0"),
+])
+def test_errors_one_line_naming_the_flag(capsys, argv, flag):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and f"error: {flag}:" in err
+
+
+def test_workflow_table_args_and_config_errors():
+    from shuffledp.config import ConfigError
+    from shuffledp.experiments.accountant import table_args
+
+    cfg = {"segmented": {"levels": [0.5, 1, 2], "settings": {"S1": [0.25, 0.5, 0.25]},
+                         "datasets": {"msnbc": {"d": 17, "s": 4}, "syn": {"domain": 128, "set_size": 8}},
+                         "delta_factor": 0.01, "m_grid": {"min": 0.1, "max": 10, "num": 5}}}
+    args = table_args(cfg, "segmented", "syn", "5000", "S1")
+    assert "--d 128 --s 8" in args and "--delta 2e-06" in args and "--m-grid log:0.1:10.0:5" in args
+    assert "--accountants sound,paper" in args
+    with pytest.raises(ConfigError, match="segmented.settings"):
+        table_args(cfg, "segmented", "msnbc", 5000, "S9")
+    with pytest.raises(ConfigError, match="^config key other"):
+        table_args(cfg, "other", "msnbc", 5000, "S1")

@@ -1,0 +1,176 @@
+"""MHM amplification through the blanket accountant, OGM/NOGM, the CLI jobs and the report."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+
+blanket = pytest.importorskip("shuffledp.accountants.blanket")
+
+from shuffledp.datasets.provenance import write_table  # noqa: E402
+from shuffledp.protocols import mhm, personal_groups  # noqa: E402
+from shuffledp.tasks.multidim import frequency_mse, true_frequencies  # noqa: E402
+
+
+def table(rng, n, domains):
+    cols = [rng.choice(c, size=n, p=rng.dirichlet(np.ones(c) * 0.7)) for c in domains]
+    return np.stack(cols, axis=1)
+
+
+@pytest.mark.parametrize("eps,n,d", [(0.2, 20_000, 10), (1.0, 20_000, 14), (0.5, 5_000, 3)])
+@pytest.mark.parametrize("bound", ["hoeffding", "bennett"])
+def test_mhm_eps_local_meets_target(eps, n, d, bound):
+    st = mhm.mhm_eps_local(eps, 1 / n, n, d, bound=bound)
+    assert st.amplified and st.eps_l > eps
+    # independent check through the accountant's forward direction, with the returned integer g
+    delta = blanket.delta_blanket(st.eps_l, n, eps, mechanism="mhm", bound=bound, d=d, g=st.g)
+    assert delta <= 1 / n
+    # and a slightly larger eps_l must fail (the inverse is tight for this g)
+    over = blanket.delta_blanket(st.eps_l * 1.01, n, eps, mechanism="mhm", bound=bound, d=d, g=st.g)
+    assert over > 1 / n
+    # the chosen (g, eps_l) is at least as good (Eq. (2)) as Eq. (3)'s g for the returned eps_l, taken
+    # with the eps_l the accountant certifies for that g
+    g3 = mhm.g_int(st.eps_l, d)
+    e3 = blanket.max_eps_local(eps, 1 / n, n, mechanism="mhm", bound=bound, d=d, g=g3)
+    assert mhm.approx_variance(st.eps_l, d, st.g, n) <= mhm.approx_variance(e3, d, g3, n) * (1 + 1e-9)
+
+
+def test_mhm_eps_local_monotone_in_eps_and_n():
+    vals = [mhm.mhm_eps_local(e, 1e-4, 10_000, 10).eps_l for e in (0.1, 0.2, 0.4, 0.8)]
+    assert all(b > a for a, b in zip(vals, vals[1:], strict=False))
+    assert mhm.mhm_eps_local(0.4, 1e-4, 40_000, 10).eps_l > vals[2]
+
+
+def test_run_mhm_expected_mse():
+    """Mean MSE over repetitions matches the exact expected MSE (Lemma 4 averaged)."""
+    rng0 = np.random.default_rng(5)
+    domains = [2, 5, 3, 4]
+    n = 5000
+    data = table(rng0, n, domains)
+    truth = true_frequencies(data, domains)
+    st = mhm.MHMSetting(eps_l=3.0, g=mhm.g_int(3.0, 4), amplified=True)
+    R = 120
+    mses = [frequency_mse(mhm.run_mhm(data, domains, 0.5, 1 / n, np.random.default_rng([3, r]),
+                                      setting=st).estimates, truth) for r in range(R)]
+    want = mhm.expected_mse(st.eps_l, 4, st.g, n, domains)
+    # the MSE of one run is an average of ~14 squared errors: relative sd well below 1; 5 sd of the mean
+    sd = np.std(mses, ddof=1) / math.sqrt(R)
+    assert abs(np.mean(mses) - want) < 5 * sd
+
+
+def test_ogm_and_nogm_respect_budgets():
+    rng = np.random.default_rng(8)
+    n = 6000
+    domains = [3, 4, 2]
+    data = table(rng, n, domains)
+    eps = rng.choice([0.3, 0.6, 1.0], size=n)
+    delta = np.where(eps == 0.3, 0.1 / n, np.where(eps == 0.6, 1 / n, 10 / n))
+    truth = true_frequencies(data, domains)
+    res_o = personal_groups.run_ogm(data, domains, eps, delta, np.random.default_rng(1))
+    res_n = personal_groups.run_nogm(data, domains, eps, delta, np.random.default_rng(2))
+    for res in (res_o, res_n):
+        assert personal_groups.check_ledger(res)
+        for c, (be, bd) in res.budgets.items():
+            se, sd = res.spent[c]
+            assert se <= be and sd <= bd and be - se < Fraction(1, 10**12)
+        assert math.isclose(sum(res.weights), 1.0)
+        assert frequency_mse(res.estimates, truth) < 0.01
+    assert [r.users for r in res_o.rounds] == [n, int((eps >= 0.6).sum()), int((eps == 1.0).sum())]
+    assert sorted(r.users for r in res_n.rounds) == sorted(np.unique(eps, return_counts=True)[1].tolist())
+
+
+def _run(*args):
+    """The CLI in-process (a subprocess per job would spend most of the test importing)."""
+    from shuffledp.cli import main
+
+    assert main(list(args)) == 0
+
+
+@pytest.mark.slow
+def test_cli_jobs_and_report(tmp_path):
+    rng = np.random.default_rng(0)
+    domains = {"A": 3, "B": 6, "C": 2, "D": 4}
+    for ds, d in (("br", 3), ("mx", 4)):
+        attrs = list(domains)[:d]
+        df = pd.DataFrame({a: rng.integers(0, domains[a], 3000).astype("int16") for a in attrs})
+        write_table(df, tmp_path / f"{ds}.parquet", {"dataset": f"ipums_{ds}", "standin": True,
+                                                      "domains": {a: domains[a] for a in attrs}})
+    uni, tim, per = [], [], []
+    for ds in ("br", "mx"):
+        for mech in ("mhm", "flame", "tcm"):
+            for eps in (0.5, 1.0):
+                o, t = tmp_path / f"u_{ds}_{mech}_{eps}.parquet", tmp_path / f"t_{ds}_{mech}_{eps}.parquet"
+                _run("multidim", "uniform", "--data", str(tmp_path / f"{ds}.parquet"), "--dataset", ds,
+                     "--mechanism", mech, "--eps", str(eps), "--reps", "0,1", "--seed", "7", "--topk", "5",
+                     "--out", str(o), "--timings", str(t))
+                uni.append(str(o))
+                tim.append(str(t))
+        for m in ("ogm", "nogm"):
+            o = tmp_path / f"p_{ds}_{m}.parquet"
+            _run("multidim", "personal", "--data", str(tmp_path / f"{ds}.parquet"), "--dataset", ds,
+                 "--method", m, "--ratio", "2:4:4", "--reps", "0", "--seed", "7", "--out", str(o))
+            per.append(str(o))
+    # reproducible: the same job twice gives byte-identical tables
+    again = tmp_path / "again.parquet"
+    _run("multidim", "uniform", "--data", str(tmp_path / "br.parquet"), "--dataset", "br", "--mechanism", "mhm",
+         "--eps", "0.5", "--reps", "0,1", "--seed", "7", "--topk", "5", "--out", str(again),
+         "--timings", str(tmp_path / "again_t.parquet"))
+    assert again.read_bytes() == (tmp_path / "u_br_mhm_0.5.parquet").read_bytes()
+    _run("multidim", "report", "--uniform", *uni, "--timings", *tim, "--personal", *per,
+         "--data", f"br={tmp_path / 'br.parquet'}", f"mx={tmp_path / 'mx.parquet'}", "--scale", "test",
+         "--tables-dir", str(tmp_path / "tables"), "--figures-dir", str(tmp_path / "figures"), "--topk", "5")
+    for k in (3, 4, 5, 10):
+        for ext in ("pdf", "png"):
+            assert (tmp_path / "figures" / f"multidim_fig{k}.{ext}").stat().st_size > 1000
+    claims = pd.read_parquet(tmp_path / "tables" / "multidim_claims.parquet")
+    assert list(claims.columns) == ["id", "claim", "paper", "measured", "held", "scale"]
+    assert {"mhm_beats_flame_all_eps", "mhm_flame_gap_grows_with_eps", "mhm_beats_tcm", "ogm_beats_nogm",
+            "ogm_vs_nogm_244_mx"} <= set(claims["id"])
+    assert "offline stand-in data" in (tmp_path / "tables" / "multidim_claims.md").read_text()
+    assert "offline stand-in data" in (tmp_path / "tables" / "multidim_table3.md").read_text()
+    t3 = pd.read_parquet(tmp_path / "tables" / "multidim_table3.parquet")
+    assert ((t3.TP + t3.FP) == 5).all() and ((t3.TP + t3.FN) == 5).all()
+
+
+def test_cli_account_and_usage_errors(capsys):
+    _run("account", "mhm", "--eps", "0.5", "--delta", "1e-4", "--n", "1e4", "--d", "10")
+    out = capsys.readouterr().out
+    assert '"eps_l"' in out and '"g"' in out
+    bad = subprocess.run([sys.executable, "-m", "shuffledp", "multidim", "personal", "--data", "x", "--dataset", "br",
+                          "--method", "ogm", "--ratio", "2:4", "--reps", "0", "--seed", "1", "--out", "y"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "--ratio" in bad.stderr
+
+
+@pytest.mark.parametrize("d,g,eps_l,eps_s", [(2, 5, 1.5, 0.3), (3, 7, 2.0, 0.5), (3, 4, 0.8, 0.2)])
+def test_blanket_params_cover_the_real_randomizer(d, g, eps_l, eps_s):
+    """Independent check of the MHM blanket parameters: enumerate the actual randomizer's pmf over
+    (hash index, report) for a small family and every pair of inputs x, x' of a small domain."""
+    from shuffledp.mechanisms.collision import collision_p, collision_pmf
+    from shuffledp.mechanisms.hashing import HashFamily
+
+    prm = blanket.blanket_params("mhm", eps_l, eps=eps_s, d=d, g=g)
+    fam = HashFamily(g=g, seed=17, size=32)
+    p = collision_p(eps_l, d, g)
+    domains = [3] * d
+    grid = np.array(np.meshgrid(*[np.arange(c) for c in domains], indexing="ij")).reshape(d, -1).T
+    H = fam.size
+    # r[x, t, y] = pmf of report y given hash index t, times 1/H; omega = 1/(H g)
+    r = np.array([[collision_pmf(fam.hash(t + np.arange(d), x), p, g) for t in range(H)] for x in grid]) / H
+    omega = 1.0 / (H * g)
+    ee = math.exp(eps_s)
+    worst_sq, lo, hi = 0.0, np.inf, -np.inf
+    for i in range(len(grid)):
+        L = (r[i][None] - ee * r) / omega  # against every x'
+        L = L[np.arange(len(grid)) != i]
+        lo, hi = min(lo, L.min()), max(hi, L.max())
+        worst_sq = max(worst_sq, float((L**2).mean(axis=(1, 2)).max()))
+        assert np.allclose(L.mean(axis=(1, 2)), 1 - ee)  # Theorem 1, part 1
+    assert prm.b_minus <= lo + 1e-9 and hi <= prm.b_plus + 1e-9
+    assert worst_sq <= prm.c * (1 + 1e-9)

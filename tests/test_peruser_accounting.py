@@ -1,0 +1,131 @@
+"""Per-user accounting (Theorem 2 with the clones bounds), Theorem 3's first term, Theorem 4."""
+
+import itertools
+import json
+import math
+
+import numpy as np
+import pytest
+
+from shuffledp.accountants import peruser as A
+from shuffledp.cli import main
+
+
+def thm6_printed(eps0, n, delta):
+    """Theorem 6 exactly as printed (with n for the garbled q), written out independently here."""
+    if eps0 > math.log(n / (16 * math.log(2 / delta))):
+        return eps0
+    e = math.exp(eps0)
+    return math.log(1 + (e - 1) / (e + 1) * (8 * math.sqrt(e * math.log(4 / delta)) / math.sqrt(n) + 8 * e / n))
+
+
+def _cluster(m, spread, rng, d=5):
+    """m users around one centre, every L1 distance to it at most ``spread``."""
+    centre = np.full(d, 1 / d)
+    v = rng.uniform(-1, 1, size=(m, d))
+    v -= v.mean(axis=1, keepdims=True)
+    v *= spread / np.abs(v).sum(axis=1, keepdims=True) * rng.uniform(0, 1, size=(m, 1))
+    return centre + v
+
+
+def test_single_identical_group_matches_closed_form():
+    # r = 0: the best subset is the whole group, eps' = eps1 + min(eps2, Thm6(eps2, |G|))
+    m, eps1, eps2, c, delta = 50_000, 0.5, 0.8, 0.1, 1e-6
+    hbar = np.full((m, 4), 0.25)
+    amp = A.clones_amplifier("closed")
+    out = A.per_user_eps(hbar, np.zeros(m, dtype=int), eps1, eps2, c, delta, amp)
+    expect = eps1 + min(eps2, thm6_printed(eps2, m, delta))
+    np.testing.assert_allclose(out["eps_prime"], expect, rtol=1e-12)
+    assert expect < eps1 + eps2                      # amplification happens here
+    num = A.per_user_eps(hbar, np.zeros(m, dtype=int), eps1, eps2, c, delta, A.clones_amplifier("numeric"))
+    assert np.all(num["eps_prime"] <= out["eps_prime"] + 1e-12)   # numerical bound is tighter
+
+
+@pytest.mark.parametrize("bound", ["closed", pytest.param("numeric", marks=pytest.mark.slow)])
+def test_eps_prime_monotone_in_group_size_and_radius(bound):
+    rng = np.random.default_rng(4)
+    amp = A.clones_amplifier(bound)
+    eps1, eps2, c, delta = 0.2, 0.3, 0.1, 1e-6
+    base = _cluster(40_000, 0.05, rng)
+    # group size: the same users plus more users at the centre -> eps' of the originals never grows
+    prev = None
+    for extra in (0, 20_000, 80_000):
+        hbar = np.vstack([base, np.tile(base.mean(axis=0), (extra, 1))])
+        e = A.per_user_eps(hbar, np.zeros(len(hbar), dtype=int), eps1, eps2, c, delta, amp)["eps_prime"][: len(base)]
+        if prev is not None:
+            assert np.all(e <= prev + 1e-12)
+        prev = e
+    assert prev.max() < eps1 + eps2                  # and it does amplify at the largest size
+    # radius: the same users pushed further from the centre -> eps' never shrinks
+    prev = None
+    for scale in (0.5, 1.0, 2.0, 4.0):
+        hbar = base.mean(axis=0) + scale * (base - base.mean(axis=0))
+        e = A.per_user_eps(hbar, np.zeros(len(hbar), dtype=int), eps1, eps2, c, delta, amp)["eps_prime"]
+        if prev is not None:
+            assert np.all(e >= prev - 1e-12)
+        prev = e
+
+
+def test_local_eps_and_theorem4():
+    assert A.local_eps(0.5, 0.1, 0.1) == pytest.approx(1.0)
+    assert A.theorem4_eps1(17, 100_000, 1e-6, 20.0) == pytest.approx(4 * 17 * math.log(1e11) / 20)
+    with pytest.raises(ValueError, match="R"):
+        A.theorem4_eps1(17, 10, 1e-6, 0.0)
+
+
+def test_heuristic_never_below_exact_minimum():
+    # tiny groups: exact minimum over all subsets Q containing the user, exact diameters
+    rng = np.random.default_rng(9)
+    amp = A.clones_amplifier("numeric")
+    eps1, eps2, c, delta = 0.1, 1.0, 0.5, 0.1
+    hbar = _cluster(9, 0.1, rng, d=4)
+    h = A.per_user_eps(hbar, np.zeros(9, dtype=int), eps1, eps2, c, delta, amp, grid_points=50)
+    for i in range(9):
+        ex = A.exact_min_eps(hbar, i, eps1, eps2, c, delta, amp)
+        assert h["eps_prime"][i] >= ex - 1e-12
+        assert ex < eps1 + eps2            # the case amplifies at all
+    # the chosen subset's radius bounds its true diameter
+    D = np.abs(hbar[:, None] - hbar[None]).sum(axis=2)
+    assert np.all(h["q_radius"] <= 2 + 1e-12)
+    assert D.max() <= 2 * h["dist_centre"].max() + 1e-12
+
+
+def test_exact_min_by_brute_force_small():
+    # the enumeration itself: against a direct product over subsets for 5 users
+    amp = A.clones_amplifier("closed")
+    hbar = np.array([[0.5, 0.5], [0.55, 0.45], [0.6, 0.4], [0.9, 0.1], [0.52, 0.48]])
+    best = math.inf
+    for size in range(0, 5):
+        for sub in itertools.combinations([1, 2, 3, 4], size):
+            q = (0, *sub)
+            r = max(np.abs(hbar[a] - hbar[b]).sum() for a in q for b in q)
+            best = min(best, amp(A.local_eps(1.0, r, 0.2), len(q), 0.3) if len(q) > 1 else math.inf)
+    assert A.exact_min_eps(hbar, 0, 0.0, 1.0, 0.2, 0.3, amp) == pytest.approx(min(1.0, best))
+
+
+def test_mean_group_l1_exact():
+    rng = np.random.default_rng(1)
+    hbar = rng.dirichlet(np.ones(6), size=300)
+    labels = rng.integers(0, 7, size=300)
+    fast = A.mean_group_l1(hbar, labels)
+    for i in range(0, 300, 37):
+        g = labels == labels[i]
+        assert fast[i] == pytest.approx(np.abs(hbar[g] - hbar[i]).sum(axis=1).mean(), rel=1e-10)
+
+
+def test_theorem3_noise_term():
+    assert A.theorem3_noise_term(17, 0.1, 1000, 1e-6, 1.0, 2.0) == pytest.approx(
+        2 * 17 * 0.1 * math.log(1e9) / math.sqrt(5))
+
+
+def test_cli_account_peruser(capsys):
+    rc = main(["account", "peruser", "--eps", "1.3", "--eps1", "0.5", "--c", "0.1", "--group-size", "50000",
+               "--radius", "0", "--delta", "1e-6", "--bound", "closed,numeric"])
+    assert rc == 0
+    rows = json.loads(capsys.readouterr().out)
+    closed = next(r for r in rows if r["bound"] == "closed")
+    assert closed["eps_prime"] == pytest.approx(0.5 + thm6_printed(0.8, 50000, 1e-6))
+    numeric = next(r for r in rows if r["bound"] == "numeric")
+    assert numeric["eps_prime"] <= closed["eps_prime"]
+    assert main(["account", "peruser", "--eps", "1", "--eps1", "2", "--c", "0.1", "--group-size", "5",
+                 "--radius", "0", "--delta", "1e-6"]) == 2

@@ -1,0 +1,91 @@
+"""The experiment pipeline end to end on a tiny synthetic config: jobs, determinism, claims,
+figures, config checks."""
+
+import copy
+import io
+
+import pandas as pd
+import pytest
+
+from shuffledp.config import ConfigError
+from shuffledp.experiments import peruser as E
+
+SEC = {
+    "datasets": [{"name": "tiny_sep", "source": "synthetic", "kind": "separated", "n": 400, "d": 6,
+                  "clusters": 3, "concentration": 200.0, "views": [50, 100]}],
+    "eps": [1, 4], "eps1_fractions": [0.5, 0.9], "theorem4_split": True, "c": [0.1], "delta": 1e-6,
+    "kmeans_k": 3, "dbscan": {"min_samples": 5, "quantile": 0.9, "fit_size": 200, "candidates": 4},
+    "methods": ["alg1", "alg1T", "ldp", "global", "oracle", "single"], "clusterings": ["kmeans"],
+    "repetitions": 1, "batch_size": 1, "user_sample": 100, "figure": {"eps": 4, "c": 0.1, "split": 0.5},
+}
+
+
+def _bytes(df):
+    buf = io.BytesIO()
+    df.to_parquet(buf, index=False)
+    return buf.getvalue()
+
+
+@pytest.fixture(scope="module")
+def tables():
+    runs, users = [], []
+    for job in E.jobs(SEC):
+        r, u = E.run_job(SEC, 5, scale="test", **job)
+        runs.append(r)
+        users.append(u)
+    return pd.concat(runs, ignore_index=True), pd.concat(users, ignore_index=True)
+
+
+def test_jobs_grid():
+    jobs = E.jobs(SEC)
+    alg = [j for j in jobs if j["method"] == "alg1"]
+    assert len(alg) == 2 * 3          # eps x (two fractions + thm4), one clustering, one batch
+    assert {j["split"] for j in jobs if j["method"] == "ldp"} == {"none"}
+
+
+def test_job_is_deterministic():
+    job = {"method": "alg1", "dataset": "tiny_sep", "eps": "4", "split": "0.5", "clustering": "kmeans", "batch": 0}
+    a = E.run_job(SEC, 5, scale="test", **job)
+    b = E.run_job(SEC, 5, scale="test", **job)
+    assert _bytes(a[0]) == _bytes(b[0]) and _bytes(a[1]) == _bytes(b[1])
+
+
+@pytest.mark.slow
+def test_tables_and_claims(tables, tmp_path):
+    runs, users = tables
+    alg = runs[(runs.method == "alg1") & runs.feasible.astype(bool)]
+    assert (alg.epsp_numeric_min >= alg.eps1 - 1e-12).all()
+    assert (alg.epsp_numeric_max <= alg.eps + 1e-12).all()
+    assert (alg.epsp_numeric_median <= alg.epsp_closed_median + 1e-12).all()
+    # Theorem 4's eps1 is far above eps here: those rows are marked infeasible, not run
+    t4 = runs[runs.split == "thm4"]
+    assert (t4.eps1_thm4 > t4.eps).all() and not t4.feasible.astype(bool).any()
+    single = runs[runs.method == "single"]
+    assert (single.attack_identical == 1.0).all()
+    assert (runs.loc[runs.method == "oracle", "epsp_numeric_median"].isna()).all()
+    cl = E.claims(runs, users, "test")
+    assert list(cl.columns) == ["id", "claim", "paper", "measured", "held", "scale"]
+    assert set(cl.id) == {"amplification_only_second_copy", "larger_groups_amplify_more",
+                          "error_under_theorem3_bound", "theorem4_split_near_best", "single_copy_groups_recovered"}
+    assert bool(cl.set_index("id").loc["single_copy_groups_recovered", "held"])
+    assert not bool(cl.set_index("id").loc["theorem4_split_near_best", "held"])
+    from shuffledp.plotting import peruser as F
+
+    F.all_figures(runs, users, SEC, str(tmp_path / "fig"))
+    for k in range(1, 5):
+        assert (tmp_path / f"fig{k}.png").stat().st_size > 1000
+        assert (tmp_path / f"fig{k}.pdf").exists()
+    assert "theorem4_split_near_best" in E.claims_markdown(cl)
+
+
+def test_config_checks():
+    E.check_config({"peruser": SEC})
+    bad = copy.deepcopy(SEC)
+    bad["repetitions"] = 3
+    bad["batch_size"] = 2
+    with pytest.raises(ConfigError, match="peruser.repetitions"):
+        E.check_config({"peruser": bad})
+    bad = copy.deepcopy(SEC)
+    bad["figure"]["split"] = 0.3
+    with pytest.raises(ConfigError, match="peruser.figure.split"):
+        E.check_config({"peruser": bad})

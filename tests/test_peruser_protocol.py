@@ -1,0 +1,121 @@
+"""Algorithm 1's pieces: the combination R, the within-group shuffle, clustering, the attack."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+from scipy.spatial.distance import jensenshannon
+
+from shuffledp.datasets.peruser import dirichlet_mixture
+from shuffledp.protocols import peruser as P
+
+
+def test_combination_unbiased_with_stated_variance():
+    rng = np.random.default_rng(7)
+    eps, eps1, c = 2.0, 0.6, 0.1
+    eps2 = eps - eps1
+    h = np.array([[0.5, 0.3, 0.2, 0.0]])
+    N = 200_000
+    H = np.repeat(h, N, axis=0)
+    W = P.laplace_copy(H, eps1, c, rng)
+    T = P.laplace_copy(H, eps2, c, rng)
+    R = P.combine(W, T, eps1, eps2)
+    var = P.combined_variance(eps1, eps2, c)
+    assert var == pytest.approx(8 * c * c / (eps1**2 + eps2**2))
+    # unbiased: every coordinate's mean within 4 standard errors
+    se = math.sqrt(var / N)
+    assert np.all(np.abs(R.mean(axis=0) - h[0]) < 4 * se)
+    # variance: the sample variance of a Laplace mixture has relative s.e. <= sqrt((kurt-1)/N),
+    # kurtosis <= 6 (Laplace); allow 5 of those
+    rel = np.abs(R.var(axis=0) / var - 1)
+    assert np.all(rel < 5 * math.sqrt(5 / N))
+    # minimum variance: below either copy, and below Algorithm 1's printed (swapped) weights
+    assert var < 8 * c * c / eps2**2
+    swapped = (eps1**2 * T + eps2**2 * W) / (eps1**2 + eps2**2)
+    assert swapped.var(axis=0).min() > 1.5 * var
+
+
+def test_within_group_shuffle_is_uniform():
+    rng = np.random.default_rng(11)
+    labels = np.array([0, 1, 0, 2, 0, 1, 0, 2, 2])     # group 0 has 4 members, interleaved
+    g0 = np.flatnonzero(labels == 0)
+    perms = list(itertools.permutations(range(4)))
+    index = {p: i for i, p in enumerate(perms)}
+    draws = 24_000
+    counts = np.zeros(len(perms))
+    for _ in range(draws):
+        p = P.shuffle_within_groups(labels, rng)
+        assert np.array_equal(labels[p], labels)              # stays inside the group
+        assert np.array_equal(np.sort(p), np.arange(len(labels)))
+        local = tuple(int(np.searchsorted(g0, x)) for x in p[g0])
+        counts[index[local]] += 1
+    chi2 = stats.chisquare(counts)
+    assert chi2.pvalue > 1e-3
+
+
+def test_shuffle_singletons_fixed():
+    p = P.shuffle_within_groups(np.arange(6), np.random.default_rng(0))
+    assert np.array_equal(p, np.arange(6))
+
+
+def test_js_distance_matches_scipy():
+    rng = np.random.default_rng(3)
+    A = rng.dirichlet(np.ones(5) * 0.5, size=6)
+    B = rng.dirichlet(np.ones(5) * 0.5, size=4)
+    A[0, :2] = [0.0, 0.0]
+    A[0] /= A[0].sum()
+    D = P.js_distance(A, B)
+    ref = np.array([[jensenshannon(a, b, base=2) for b in B] for a in A])
+    np.testing.assert_allclose(D, ref, atol=1e-7)
+
+
+def test_renormalise_and_metrics():
+    X = np.array([[0.5, -0.2, 0.7], [-1.0, -1.0, -1.0]])
+    Y = P.renormalise(X)
+    np.testing.assert_allclose(Y, [[0.5 / 1.2, 0, 0.7 / 1.2], [1 / 3, 1 / 3, 1 / 3]])
+    h = np.array([[0.5, 0.3, 0.2, 0.0], [1.0, 0.0, 0.0, 0.0]])
+    est = np.array([[0.1, 0.6, 0.0, 0.3], [0.9, 0.05, 0.05, 0.0]])
+    np.testing.assert_allclose(P.l1_error(est, h), [0.4 + 0.3 + 0.2 + 0.3, 0.2])
+    # user 0: true top-3 {0,1,2}, estimate's top-3 {1,3,0} -> 2/3; user 1: one positive category
+    np.testing.assert_allclose(P.top3_accuracy(est, h), [2 / 3, 1.0])
+
+
+def test_algorithm1_output_is_group_shuffled_R():
+    data = dirichlet_mixture(600, 6, 3, np.random.default_rng(5), kind="separated", concentration=100)
+    hbar = P.normalise_counts(data.counts)
+    out = P.algorithm1(hbar, 4.0, 2.0, 0.1, np.random.default_rng(6), clustering="kmeans", k=3)
+    assert np.array_equal(out.labels[out.perm], out.labels)
+    np.testing.assert_array_equal(out.raw, out.R[out.perm])
+    np.testing.assert_allclose(out.output.sum(axis=1), 1.0)
+    with pytest.raises(ValueError, match="eps1"):
+        P.algorithm1(hbar, 1.0, 1.0, 0.1, np.random.default_rng(0))
+
+
+@pytest.mark.slow
+def test_recluster_attack_recovers_single_copy_groups():
+    data = dirichlet_mixture(3000, 17, 6, np.random.default_rng(21), kind="separated", concentration=200,
+                             views=(50, 200))
+    hbar = P.normalise_counts(data.counts)
+    rng = np.random.default_rng(22)
+    out = P.single_copy(hbar, 4.0, 0.1, rng, clustering="kmeans", k=6, cluster_seed=99)
+    assert P.partition_agreement(out.labels, data.clusters)["ari"] > 0.9    # separated, found
+    server = P.recluster_attack(out.raw, clustering="kmeans", k=6, cluster_seed=99)
+    agree = P.partition_agreement(out.labels, server)
+    assert agree["identical"] and agree["ari"] == 1.0
+    # DBSCAN with Jensen-Shannon distance, too
+    db = P.DBSCANParams(min_samples=10, quantile=0.9, fit_size=1000)
+    out = P.single_copy(hbar, 4.0, 0.1, rng, clustering="dbscan", dbscan=db, cluster_seed=5)
+    server = P.recluster_attack(out.raw, clustering="dbscan", dbscan=db, cluster_seed=5)
+    assert P.partition_agreement(out.labels, server)["identical"]
+
+
+def test_dbscan_js_finds_separated_clusters():
+    data = dirichlet_mixture(2000, 17, 4, np.random.default_rng(2), kind="separated", concentration=200,
+                             views=(50, 200))
+    hbar = P.normalise_counts(data.counts)
+    lab = P.cluster(hbar, "dbscan", k=0, seed=1, dbscan=P.DBSCANParams(fit_size=800, quantile=0.9))
+    sizes = np.bincount(lab)
+    assert P.partition_agreement(lab[sizes[lab] > 1], data.clusters[sizes[lab] > 1])["ari"] > 0.95
+    assert (sizes == 1).sum() < 0.2 * len(lab)

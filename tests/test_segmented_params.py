@@ -1,0 +1,85 @@
+"""Privacy parameters used by the segmented jobs: every lambda a job used meets the accountant's
+constraint (re-evaluated independently of the table), baseline parameters meet their targets."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from shuffledp.accountants.poisson import poisson_delta
+from shuffledp.accountants.segmented_optimizer import segmented_table
+from shuffledp.accountants.variation_ratio import vr_eps, vr_params
+from shuffledp.experiments import segmented as ex
+from shuffledp.experiments import segmented_params as sp
+from shuffledp.mechanisms import subset_exp as se
+
+
+@pytest.fixture
+def prepared(tmp_path):
+    rng = np.random.default_rng(0)
+    items = [sorted(rng.choice(17, int(k), replace=False).tolist()) for k in rng.integers(1, 7, 3000)]
+    src = tmp_path / "sets.parquet"
+    pq.write_table(pa.table({"items": pa.array(items, type=pa.list_(pa.int8()))}), src)
+    out = tmp_path / "prep.parquet"
+    ex.prepare(str(src), str(out), dataset="msnbc", d=17, s=4, seed=1)
+    return out
+
+
+@pytest.mark.parametrize("accountant", ["sound", "paper"])
+def test_every_lambda_a_job_used_meets_the_constraint(prepared, tmp_path, accountant):
+    n, d, s, levels, shares = 2000, 17, 4, [0.5, 1.0, 2.0], [0.25, 0.5, 0.25]
+    delta = 0.01 / n
+    grid = [0.3, 1.0, 3.0]
+    table = segmented_table(n, d, s, levels, shares, delta, grid, include_optimum=False)
+    table.to_parquet(tmp_path / "acct.parquet")
+    used = []
+    for mi in range(len(grid)):
+        spec = dict(protocol="segmented", dataset="msnbc", n=n, setting="S1", m_index=mi, batch=0, batch_size=2,
+                    seed=1, levels=levels, shares=shares, delta_factor=0.01, m_grid=grid,
+                    level_histogram="exact", sampler="counts", accountant=accountant)
+        df = ex.run_job(spec, str(prepared), str(tmp_path / f"r{mi}.parquet"),
+                        accountant=str(tmp_path / "acct.parquet"))
+        used.append(df)
+    runs = pd.concat(used)
+    checked = 0
+    for row in runs.drop_duplicates("m").itertuples():
+        for k, e in enumerate(levels):
+            lam = getattr(row, f"lambda_{k + 1}")
+            assert 0 < lam <= 1
+            # constraint (7), re-evaluated: D_{e^{E/s}} <= delta / (s e^E)
+            assert poisson_delta(lam, n, row.m, d, e / s, accountant=accountant) <= delta / (s * math.exp(e))
+            # and not needlessly small: 1% more would break it unless lambda is already 1
+            if lam < 1:
+                assert poisson_delta(min(1.0, lam * 1.01), n, row.m, d, e / s, accountant=accountant) > \
+                    delta / (s * math.exp(e))
+            checked += 1
+    assert checked == len(grid) * len(levels)
+
+
+def test_mm_blanket_rate_meets_target_and_is_small():
+    n, d, s, eps = 3000, 17, 4, 0.5
+    delta = 0.01 / n
+    m = sp.mm_blanket_rate(n, d, s, eps, delta)
+    target = delta / (s * math.exp(eps))
+    assert poisson_delta(1.0, n, m, d, eps / s) <= target
+    assert poisson_delta(1.0, n, m * 0.97, d, eps / s) > target or math.ceil(m * 0.97) != math.ceil(m)
+
+
+def test_subexp_shuffle_eps0_meets_target_and_is_large():
+    n, d, s = 5000, 17, 4
+    delta = 0.01 / n
+    eps0, k, ach = sp.subexp_shuffle_eps0(n, d, s, 0.5, delta)
+    assert k == se.best_subset_size(d, s, eps0)
+    assert ach <= 0.5
+    assert vr_eps(vr_params("subset-exp", eps0, k=k, d=d + s, s=s), n, delta) <= 0.5
+    e2 = eps0 * 1.02
+    assert vr_eps(vr_params("subset-exp", e2, k=se.best_subset_size(d, s, e2), d=d + s, s=s), n, delta) > 0.5
+
+
+def test_paper_config_part_matches_paper_yaml():
+    part = yaml.safe_load(open("config/paper.segmented.yaml.part"))["segmented"]
+    assert yaml.safe_load(open("config/paper.yaml"))["segmented"] == part

@@ -1,0 +1,81 @@
+"""The segmented part of the workflow end to end on a tiny configuration, twice: every table is
+byte-identical across the two runs, the figures and the claims table exist, and every lambda a job
+used is the accountant table's value for its (m, level) and meets the constraint."""
+
+import math
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from shuffledp.accountants.poisson import poisson_delta
+
+REPO = Path(__file__).resolve().parents[1]
+TINY = REPO / "tests" / "fixtures" / "config_tiny.yaml"
+
+SEGMENTED = {
+    "levels": [0.5, 1.0, 2.0],
+    "accountant": "sound",
+    "compare_paper_accountant": False,
+    "settings": {"S1": [0.25, 0.5, 0.25]},
+    "delta_factor": 0.01,
+    "m_grid": {"min": 0.5, "max": 2.0, "num": 2},
+    "n": [400],
+    "datasets": {"msnbc": {"table": "msnbc_sets", "d": 17, "s": 4},
+                 "synth_T128_s4": {"table": "synthetic_synth_tiny", "d": 16, "s": 2}},
+    "repetitions": 4,
+    "batch_size": 4,
+    "figures": {"fig2": {"datasets": ["msnbc", "synth_T128_s4"], "settings": ["S1"], "title": "tiny"}},
+}
+TARGETS = ["results/tables/segmented_claims.parquet", "results/tables/segmented_claims.md",
+           "results/figures/segmented_fig2.png", "results/figures/segmented_fig2.pdf"]
+
+
+def _run(cfg: Path, cwd: Path):
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(cwd),
+           "--configfile", str(cfg), "--cores", "2", *TARGETS]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+
+
+def _tables(root: Path) -> dict:
+    return {p.relative_to(root): p.read_bytes() for p in sorted((root / "results").rglob("*.parquet"))}
+
+
+@pytest.mark.slow
+def test_segmented_workflow_tiny_twice(tmp_path):
+    cfg = yaml.safe_load(TINY.read_text())
+    cfg["segmented"] = SEGMENTED
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    _run(path, tmp_path)
+    first = _tables(tmp_path)
+    for t in TARGETS:
+        assert (tmp_path / t).stat().st_size > 500
+    claims = pd.read_parquet(tmp_path / "results/tables/segmented_claims.parquet")
+    assert list(claims.columns) == ["id", "claim", "paper", "measured", "held", "scale"]
+    assert set(claims["scale"]) == {"tiny"}
+    assert "stand-in" in (tmp_path / "results/tables/segmented_claims.md").read_text()
+    # every lambda a job used: the table's value for its m and level, and it meets constraint (7)
+    runs = pd.concat(pd.read_parquet(p) for p in (tmp_path / "results/segmented/runs").glob("segmented*/*.parquet"))
+    checked = 0
+    for row in runs.drop_duplicates(["protocol", "dataset", "n", "m"]).itertuples():
+        acct = pd.read_parquet(tmp_path / f"results/accountant/segmented/{row.dataset}_n{row.n}_S1.parquet")
+        acct = acct[(acct["source"] == "grid") & (acct["accountant"] == row.accountant) & (acct["m"] == row.m)]
+        for k, e in enumerate(SEGMENTED["levels"]):
+            lam = getattr(row, f"lambda_{k + 1}")
+            assert lam == float(acct[acct["eps"] == e]["lambda"].iloc[0])
+            if row.accountant == "sound":
+                assert poisson_delta(lam, row.n, row.m, row.d, e / row.s) <= 0.01 / row.n / (row.s * math.exp(e))
+            checked += 1
+    assert checked == 2 * 2 * 3  # datasets x m x levels
+    shutil.rmtree(tmp_path / "results")
+    shutil.rmtree(tmp_path / "data" / "processed")
+    _run(path, tmp_path)
+    second = _tables(tmp_path)
+    assert first.keys() == second.keys()
+    assert not [str(k) for k in first if first[k] != second[k]]
