@@ -314,6 +314,19 @@ def test_closed_form_outside_its_regime_returns_eps0():
     assert C.eps_clones_closed_form(5.0, 1000, 1e-6, version="theorem") == 5.0
 
 
+def test_large_eps0_keeps_precision():
+    # p = e^eps0/(e^eps0+1) rounds to 1 in floating point above eps0 ~ 37; 1 - p is carried
+    # separately so no spurious amplification appears (n = 100: essentially no clones)
+    for eps0 in (30.0, 40.0, 60.0):
+        assert C.eps_clones(eps0, 100, 1e-6) == eps0
+        assert C.eps_clones(eps0, 100, 1e-6, variant="fmt23") == eps0
+        eps = eps0 - 0.4
+        expected = (math.exp(eps0) - math.exp(eps)) / (math.exp(eps0) + 1)
+        assert C.delta_clones(eps0, 100, eps) == pytest.approx(expected, rel=1e-9)
+    with pytest.raises(ValueError):
+        C.eps_clones(800.0, 100, 1e-6)
+
+
 def test_clone_probabilities():
     assert C.clone_probability(1.0) == pytest.approx(math.exp(-1))
     assert C.clone_probability(1.0, "fmt23") == pytest.approx(2 / (math.e + 1))

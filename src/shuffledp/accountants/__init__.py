@@ -25,6 +25,8 @@ max_eps_local = _blanket.max_eps_local
 # --- hockey_stick / variation_ratio / poisson / segmented_optimizer (acct-vr) ---
 # (the function hockey_stick is not re-exported: it would shadow its module
 #  shuffledp.accountants.hockey_stick; import it from there)
+# --- personalized ---
+from shuffledp.accountants import personalized as _personalized  # noqa: E402
 from shuffledp.accountants.hockey_stick import (  # noqa: E402,F401
     composed_delta,
     composed_eps,
@@ -49,8 +51,6 @@ from shuffledp.accountants.variation_ratio import (  # noqa: E402,F401
     vr_params,
     witness_eps,
 )
-# --- personalized ---
-from shuffledp.accountants import personalized as _personalized  # noqa: E402
 
 hps_delta = _personalized.hps_delta
 hps_eps = _personalized.hps_eps

@@ -50,7 +50,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from shuffledp.accountants.clones import smallest_eps
+from shuffledp.accountants.clones import EPS0_MAX, smallest_eps
 
 __all__ = [
     "BlanketParams",
@@ -200,6 +200,8 @@ def blanket_params(mechanism: str, eps0: float, *, eps: float, k: int | None = N
     """
     mechanism = _check_mechanism(mechanism)
     eps0 = _pos("eps0", eps0)
+    if eps0 > EPS0_MAX:
+        raise ValueError(f"eps0 must be <= {EPS0_MAX}, got {eps0!r}")
     eps = float(eps)
     if not (math.isfinite(eps) and eps >= 0):
         raise ValueError(f"eps must be a finite number >= 0, got {eps!r}")

@@ -54,14 +54,15 @@ __all__ = [
 ]
 
 VARIANTS = ("fmt21", "fmt23")
+EPS0_MAX = 500.0  # e^eps0 must stay a finite double
 CLOSED_FORMS = ("code", "theorem")
 
 
 # --------------------------------------------------------------------------- validation
 def _check_eps0(eps0: float) -> float:
     eps0 = float(eps0)
-    if not (math.isfinite(eps0) and eps0 > 0):
-        raise ValueError(f"eps0 must be a positive finite number, got {eps0!r}")
+    if not (math.isfinite(eps0) and 0 < eps0 <= EPS0_MAX):
+        raise ValueError(f"eps0 must be a positive number <= {EPS0_MAX}, got {eps0!r}")
     return eps0
 
 
@@ -156,7 +157,8 @@ class ClonePair:
     """
 
     def __init__(self, c_pmf, p: float, *, c_start: int = 0, outside_mass: float = 0.0,
-                 tail_mass: float = 0.0, max_points: int | None = DEFAULT_MAX_POINTS):
+                 tail_mass: float = 0.0, max_points: int | None = DEFAULT_MAX_POINTS,
+                 p_bar: float | None = None):
         w = np.asarray(c_pmf, dtype=np.float64).ravel()
         if w.size == 0:
             raise ValueError("c_pmf must not be empty")
@@ -165,6 +167,10 @@ class ClonePair:
         p = float(p)
         if not (0.5 <= p <= 1.0):
             raise ValueError(f"p must lie in [1/2, 1], got {p!r}")
+        # 1 - p, passed separately when p is so close to 1 that 1 - p loses precision
+        p_bar = 1.0 - p if p_bar is None else float(p_bar)
+        if not (0.0 <= p_bar <= 0.5) or abs(p + p_bar - 1.0) > 1e-12:
+            raise ValueError(f"p_bar must equal 1 - p, got p={p!r}, p_bar={p_bar!r}")
         outside_mass = float(outside_mass)
         if not (outside_mass >= 0):
             raise ValueError(f"outside_mass must be >= 0, got {outside_mass!r}")
@@ -187,6 +193,7 @@ class ClonePair:
         keep = w > 0
         self.c, self.w = c[keep], w[keep]
         self.p = p
+        self.p_bar = p_bar
         self.outside_mass = outside_mass
         if max_points is not None and self.c.size > int(max_points):
             # block j = indices [starts[j], starts[j+1]) ; charged D at c[starts[j]] (upper) or
@@ -209,35 +216,39 @@ class ClonePair:
 
     def delta(self, eps: float) -> float:
         """Upper bound on the hockey-stick divergence at ``e^eps`` (includes ``outside_mass``)."""
-        return min(float(np.dot(self.block_w, _divergence_per_count(self.c_upper, self.p, eps)))
+        return min(float(np.dot(self.block_w, _divergence_per_count(self.c_upper, self.p, self.p_bar, eps)))
                    + self.outside_mass, 1.0)
 
     def delta_lower(self, eps: float) -> float:
         """Lower bound on the divergence restricted to the listed clone counts."""
-        return float(np.dot(self.block_w, _divergence_per_count(self.c_lower, self.p, eps)))
+        return float(np.dot(self.block_w, _divergence_per_count(self.c_lower, self.p, self.p_bar, eps)))
 
 
-def _divergence_per_count(c: np.ndarray, p: float, eps: float) -> np.ndarray:
-    """``D_{e^eps}(P_c || Q_c)`` for every clone count ``c`` (vectorised, exact)."""
+def _divergence_per_count(c: np.ndarray, p: float, p_bar: float, eps: float) -> np.ndarray:
+    """``D_{e^eps}(P_c || Q_c)`` for every clone count ``c`` (vectorised, exact); p_bar = 1 - p."""
     ee = math.exp(eps)
-    lead = p - ee * (1.0 - p)  # P(a) - e^eps Q(a) weight of the "own report" side
+    lead = p - ee * p_bar  # P(a) - e^eps Q(a) weight of the "own report" side
     if lead <= 0.0 or c.size == 0:
         # the likelihood ratio never exceeds e^eps = at least p / (1 - p)
         return np.zeros_like(c)
     # P_c/Q_c at first coordinate a (total m = c + 1) is (p a + (1-p)(m-a)) / ((1-p) a + p (m-a)),
-    # increasing in a; it exceeds e^eps iff a > m * theta.
-    theta = (p * (1.0 + ee) - 1.0) / ((2.0 * p - 1.0) * (1.0 + ee))
-    k = np.floor((c + 1.0) * theta)  # last a at or below the threshold; 0 <= k <= c + 1
+    # increasing in a; it exceeds e^eps iff a > m * theta, theta = 1 - tau with
+    # tau = lead / ((p - p_bar)(1 + e^eps)) in (0, 1/2]. The last a at or below the threshold is
+    # k = m - ceil(m tau) (computed from tau so that theta rounding to 1 cannot drop terms).
+    tau = lead / ((p - p_bar) * (1.0 + ee))
+    k = (c + 1.0) - np.ceil((c + 1.0) * tau)  # 0 <= k <= c
     # sum_{a > k} [P_c(a) - e^eps Q_c(a)] = lead * Pr[B_c = k] + (1 - e^eps) * Pr[B_c > k],
     # B_c ~ Bin(c, 1/2); Pr[B_c > k] = I_{1/2}(k + 1, c - k) (Boost's incomplete beta).
-    pmf_k = np.where(k <= c, stats.binom.pmf(k, c, 0.5), 0.0)
+    k = np.clip(k, 0.0, c)
+    pmf_k = stats.binom.pmf(k, c, 0.5)
     below_top = k < c
     sf_k = np.where(below_top, special.betainc(k + 1.0, np.where(below_top, c - k, 1.0), 0.5), 0.0)
     return np.maximum(lead * pmf_k - math.expm1(eps) * sf_k, 0.0)
 
 
 def delta_from_clone_pmf(c_pmf, eps, p: float, *, c_start: int = 0, outside_mass: float = 0.0,
-                         tail_mass: float = 0.0, max_points: int | None = DEFAULT_MAX_POINTS):
+                         tail_mass: float = 0.0, max_points: int | None = DEFAULT_MAX_POINTS,
+                         p_bar: float | None = None):
     """Hockey-stick divergence ``D_{e^eps}(P || Q)`` of the clone reduction (upper bound).
 
     ``P = p (A+1, C-A) + (1-p) (A, C-A+1)`` and ``Q`` with ``p`` and ``1-p`` swapped, where
@@ -255,6 +266,8 @@ def delta_from_clone_pmf(c_pmf, eps, p: float, *, c_start: int = 0, outside_mass
         delta in full) to save time; 0 keeps everything.
     max_points : evaluate at most this many clone counts (blocks charged their smallest count,
         an upper bound by monotonicity; see :class:`ClonePair`); ``None`` = exact.
+    p_bar : ``1 - p`` given directly (e.g. ``1/(e^{eps0}+1)``), needed when p is so close to 1
+        that ``1 - p`` loses precision (eps0 above about 30).
 
     By symmetry ``D(P||Q) = D(Q||P)``, so this is the delta of the pair.
     """
@@ -262,7 +275,7 @@ def delta_from_clone_pmf(c_pmf, eps, p: float, *, c_start: int = 0, outside_mass
     if np.any(~np.isfinite(eps_arr)) or np.any(eps_arr < 0):
         raise ValueError(f"eps must be finite and >= 0, got {eps!r}")
     pair = ClonePair(c_pmf, p, c_start=c_start, outside_mass=outside_mass, tail_mass=tail_mass,
-                     max_points=max_points)
+                     max_points=max_points, p_bar=p_bar)
     out = np.array([pair.delta(float(e)) for e in eps_arr.ravel()])
     if eps_arr.ndim == 0:
         return float(out[0])
@@ -277,7 +290,8 @@ def clone_pair(eps0: float, n: int, *, variant: str = "fmt21",
     n = _check_n(n)
     q = clone_probability(eps0, variant)
     c_start, pmf, outside = clone_count_window(n, q)
-    return ClonePair(pmf, mixing_probability(eps0), c_start=c_start, outside_mass=outside,
+    return ClonePair(pmf, mixing_probability(eps0), p_bar=1.0 / (1.0 + math.exp(eps0)),
+                     c_start=c_start, outside_mass=outside,
                      max_points=max_points)
 
 
@@ -346,7 +360,11 @@ def eps_clones(eps0: float, n: int, delta: float, *, variant: str = "fmt21",
             raise ValueError("variant: a closed form is implemented only for fmt21")
         return eps_clones_closed_form(eps0, n, delta, version=closed_form_version)
     pair = clone_pair(eps0, n, variant=variant, max_points=max_points)
-    return smallest_eps(pair.delta, delta, eps0, rtol=rtol)
+
+    def fn(e: float) -> float:
+        return 0.0 if e >= eps0 else pair.delta(e)  # shuffling eps0-LDP reports is eps0-DP
+
+    return smallest_eps(fn, delta, eps0, rtol=rtol)
 
 
 def eps_clones_closed_form(eps0: float, n: int, delta: float, *, version: str = "code") -> float:
