@@ -4,7 +4,7 @@
 
 1. Table 2 at the paper's scale (Uniform2, n = 10,000, delta_l = 1e-10, Gaussian; eps_s in
    {0.01, 0.03, 0.05, 0.08, 0.1}; rows FV, CCC, HPS): wall time per row.
-2. Figure 4 at the paper's scale (config/paper.personalized.yaml.part: 4 settings, pure bounds
+2. Figure 4 at the paper's scale (config/paper.yaml, section personalized: 4 settings, pure bounds
    hps/bgn/fv/ccc/lzx and approximate bounds hps/fv/ccc, 10 n from 1e3 to 1e5, 5 seeds), computed
    in-process with ``--workers`` processes (no Snakemake overhead): total wall time.
 3. Side by side with the authors' code (Emory-AIMS/HPS, not part of this project; pass its checkout
@@ -91,7 +91,7 @@ def main() -> int:
             ours_hps = med
         print(f"  {b:4s} {med:8.3f} s  deltas {[f'{v:.3g}' for v in vals]}")
 
-    cfg = yaml.safe_load((ROOT / "config" / "paper.personalized.yaml.part").read_text())["personalized"]
+    cfg = yaml.safe_load((ROOT / "config" / "paper.yaml").read_text())["personalized"]
     ns, seeds = cfg["n_grid"], cfg["seeds"]
     if a.quick:
         ns, seeds = ns[::3], seeds[:2]

@@ -1,12 +1,12 @@
 """Benchmark: every job behind the per-user-histogram figures at paper scale (n = 100,000, d = 17).
 
-Runs the job list of config/paper.peruser.yaml.part (or --config FILE's peruser section) in-process
+Runs the job list of config/paper.yaml (or --config FILE's peruser section) in-process
 on a pool of --workers processes (default 2), then the collect and report steps, and prints the
 wall-clock total, the median job time per method and the ratio of each method's median to the
 Laplace-LDP baseline's median measured in the same run. Snakemake's per-job start-up (a fresh
 Python process per job) is not included; see docs/peruser.md.
 
-    python benchmarks/peruser.py [--config config/paper.peruser.yaml.part] [--workers 2]
+    python benchmarks/peruser.py [--config config/paper.yaml] [--workers 2]
         [--msnbc data/processed/msnbc_sequences.parquet] [--out /tmp/peruser_bench]
 """
 
@@ -41,7 +41,7 @@ def _one(args):
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--config", default="config/paper.peruser.yaml.part")
+    ap.add_argument("--config", default="config/paper.yaml")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seed", type=int, default=20241122)
     ap.add_argument("--msnbc", default="data/processed/msnbc_sequences.parquet")

@@ -1,6 +1,6 @@
 """Benchmark of the segmented protocol and an estimate of Figures 2-6 at paper scale.
 
-Run manually:  .venv/bin/python benchmarks/segmented.py [--paper config/paper.segmented.yaml.part]
+Run manually:  .venv/bin/python benchmarks/segmented.py [--paper config/paper.yaml]
 
 1. Simulated users per second of our protocol at n = 1e6 (synthetic T = 128, s = 4, S1 levels):
    the count-level sampler (used by the jobs) against the per-message simulation (the baseline

@@ -8,7 +8,6 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-import yaml
 
 from shuffledp.accountants.poisson import poisson_delta
 from shuffledp.accountants.segmented_optimizer import segmented_table
@@ -78,8 +77,3 @@ def test_subexp_shuffle_eps0_meets_target_and_is_large():
     assert vr_eps(vr_params("subset-exp", eps0, k=k, d=d + s, s=s), n, delta) <= 0.5
     e2 = eps0 * 1.02
     assert vr_eps(vr_params("subset-exp", e2, k=se.best_subset_size(d, s, e2), d=d + s, s=s), n, delta) > 0.5
-
-
-def test_paper_config_part_matches_paper_yaml():
-    part = yaml.safe_load(open("config/paper.segmented.yaml.part"))["segmented"]
-    assert yaml.safe_load(open("config/paper.yaml"))["segmented"] == part

@@ -50,6 +50,7 @@ def _tables(root: Path) -> dict:
 def test_segmented_workflow_tiny_twice(tmp_path):
     cfg = yaml.safe_load(TINY.read_text())
     cfg["segmented"] = SEGMENTED
+    cfg["datasets"]["msnbc"]["source"] = "standin"  # so the stand-in labelling is checked, mirror or not
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(cfg))
     _run(path, tmp_path)

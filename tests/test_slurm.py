@@ -1,5 +1,9 @@
-"""The default workflow through the `slurm` profile on a real one-node SLURM cluster on localhost:
-every Parquet table must equal, byte for byte, the one a local `--cores 2` run produces.
+"""The workflow through the `slurm` profile on a real one-node SLURM cluster on localhost: every
+Parquet table must equal, byte for byte, the one a local `--cores 2` run produces.
+
+It runs the tiny test configuration (data stage and the per-user stage: the rules, profile and
+executor are the same as for the default configuration, whose ~300 jobs would take most of CI's
+time through a one-node cluster). Set SHUFFLEDP_SLURM_CONFIG to run another configuration.
 
 Skips itself, saying why, when no cluster can be started here (binaries missing, not root). On
 CI (`CI` set) the cluster is expected, so a missing one is a failure, not a skip."""
@@ -16,7 +20,7 @@ import pytest
 from slurm_cluster import LocalSlurm, why_unavailable
 
 REPO = Path(__file__).resolve().parents[1]
-CONFIG = REPO / "config" / "config.yaml"
+CONFIG = Path(os.environ.get("SHUFFLEDP_SLURM_CONFIG", REPO / "tests" / "fixtures" / "config_tiny.yaml"))
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
@@ -61,7 +65,7 @@ def test_slurm_profile_matches_local_run(tmp_path):
             )
         except AssertionError as exc:
             raise AssertionError(f"{exc}\n{slurm.logs()}") from None
-    print(f"\nwall time of the default workflow: local --cores 2 {local_s:.0f} s, through SLURM {slurm_s:.0f} s")
+    print(f"\nwall time of {CONFIG.name}: local --cores 2 {local_s:.0f} s, through SLURM {slurm_s:.0f} s")
     a, b = _tables(local), _tables(cluster)
     assert a, "the local run produced no Parquet table"
     assert a.keys() == b.keys()
