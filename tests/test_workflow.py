@@ -94,3 +94,21 @@ def test_ruff_is_clean():
     proc = subprocess.run([ruff, "check", *paths], cwd=REPO,
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout[-4000:]
+
+
+def test_paper_config_sets_every_key_of_the_default():
+    """The Snakefile always loads config/config.yaml and --configfile overlays it, so a key set only
+    in the default would silently leak into the paper scale."""
+    default = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    paper = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
+
+    def missing(a, b, path=""):
+        out = []
+        for k, v in a.items():
+            if k not in b:
+                out.append(path + k)
+            elif isinstance(v, dict) and isinstance(b[k], dict):
+                out += missing(v, b[k], path + k + ".")
+        return out
+
+    assert missing(default, paper) == []
