@@ -1,8 +1,14 @@
 # Shared definitions: config validation (before any job runs), paths, seeds and the list of final targets.
 # Every stage file appends its final targets to FINAL_TARGETS; `rule all` in the Snakefile collects them.
 import os
+import sys
 
 from snakemake.utils import validate
+
+try:
+    import shuffledp  # noqa: F401
+except ImportError:  # not installed (`pip install -e .` is needed to run jobs): still parse, lint, dry-run
+    sys.path.insert(0, os.path.join(workflow.basedir, "src"))
 
 validate(config, schema="../schemas/config.schema.yaml")
 
