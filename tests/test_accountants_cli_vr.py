@@ -58,6 +58,39 @@ def test_account_table(tmp_path, capsys):
     assert sorted(table[table.source == "grid"].m.unique()) == [0.1, 1.0, 10.0]
 
 
+def test_account_table_several_settings_in_one_process(tmp_path, capsys):
+    """The workflow's form: paired --shares/--out write each setting's table, equal (byte for byte)
+    to the table of a separate call for that setting."""
+    base = ["account-table", "segmented", "--n", "5000", "--d", "17", "--s", "4", "--levels", "0.5,1,2",
+            "--delta", "2e-6", "--m-grid", "log:0.3:3:2", "--accountants", "sound"]
+    shares = ["0.25,0.5,0.25", "0.5,0.25,0.25"]
+    both = [tmp_path / "S1.parquet", tmp_path / "S2.parquet"]
+    code, out, _ = run(capsys, *base, "--shares", shares[0], "--out", str(both[0]),
+                       "--shares", shares[1], "--out", str(both[1]))
+    assert code == 0 and out.split() == [str(p) for p in both]
+    for sh, path in zip(shares, both, strict=True):
+        alone = tmp_path / f"alone_{path.name}"
+        assert run(capsys, *base, "--shares", sh, "--out", str(alone))[0] == 0
+        assert alone.read_bytes() == path.read_bytes()
+    assert not pd.read_parquet(both[0]).equals(pd.read_parquet(both[1]))
+    code, out, err = run(capsys, *base, "--shares", shares[0], "--out", str(both[0]), "--shares", shares[1])
+    assert code == 2 and "error: --out:" in err
+
+
+def test_workflow_table_args_for_all_settings():
+    from shuffledp.config import ConfigError
+    from shuffledp.experiments.accountant import settings, table_args
+
+    cfg = {"segmented": {"levels": [0.5, 1, 2], "settings": {"S1": [0.25, 0.5, 0.25], "S2": [0.5, 0.25, 0.25]},
+                         "datasets": {"msnbc": {"d": 17, "s": 4}},
+                         "delta_factor": 0.01, "m_grid": {"min": 0.1, "max": 10, "num": 5}}}
+    assert settings(cfg, "segmented") == ["S1", "S2"]
+    args = table_args(cfg, "segmented", "msnbc", 5000, ["S1", "S2"], ["a.parquet", "b.parquet"])
+    assert args.endswith("--shares 0.25,0.5,0.25 --out a.parquet --shares 0.5,0.25,0.25 --out b.parquet")
+    with pytest.raises(ConfigError, match="2 settings"):
+        table_args(cfg, "segmented", "msnbc", 5000, ["S1", "S2"], ["a.parquet"])
+
+
 @pytest.mark.parametrize("argv, flag", [
     (["account", "vr", "--mechanism", "general", "--eps0", "0", "--n", "100", "--delta", "1e-6"], "--eps0"),
     (["account", "vr", "--mechanism", "general", "--eps0", "1", "--n", "1", "--delta", "1e-6"], "--n"),

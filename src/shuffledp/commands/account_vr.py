@@ -231,7 +231,16 @@ def _cmd_table_segmented(args) -> int:
     from shuffledp.accountants import segmented_optimizer as so
 
     known = {"n", "d", "s", "levels", "shares", "delta", "m-grid", "accountants"}
-    levels, shares = _levels_shares(args)
+    shares_list, outs = list(args.shares), list(args.out)
+    if len(shares_list) != len(outs):
+        raise UsageError(f"--out: {len(outs)} output files for {len(shares_list)} --shares (pair each --shares "
+                         "with its --out)")
+    if len(set(outs)) != len(outs):
+        raise UsageError("--out: output files must be distinct")
+    settings = []
+    for shares in shares_list:
+        args.shares = shares
+        settings.append(_levels_shares(args))
     n = parse_list(args.n, "n", int_like)
     d = parse_list(args.d, "d", int_like)
     s = parse_list(args.s, "s", int_like)
@@ -245,9 +254,12 @@ def _cmd_table_segmented(args) -> int:
     for acc in accountants:
         if acc not in ("sound", "indicator", "paper"):
             raise UsageError(f"--accountants: {acc!r} is not sound, indicator or paper")
-    table = _call(so.segmented_table, known, n, d, s, levels, shares, delta, grid, accountants=accountants)
-    write_table(table, args.out)
-    sys.stdout.write(f"{args.out}\n")
+    # one process for every setting: the per-level Poisson rates (the costly part) do not depend on
+    # the shares and are cached across settings (shuffledp.accountants.segmented_optimizer)
+    for (levels, shares), out in zip(settings, outs, strict=True):
+        table = _call(so.segmented_table, known, n, d, s, levels, shares, delta, grid, accountants=accountants)
+        write_table(table, out)
+        sys.stdout.write(f"{out}\n")
     return 0
 
 
@@ -308,9 +320,12 @@ def register(sub, account_sub) -> None:
     table = sub.add_parser("account-table", help="accountant tables written to Parquet (workflow targets)")
     table_sub = table.add_subparsers(dest="table", required=True, metavar="TABLE")
     p = table_sub.add_parser("segmented", help="one row per (m, level) plus the optimum m*")
-    for flag in ("n", "d", "s", "levels", "shares", "delta"):
+    for flag in ("n", "d", "s", "levels", "delta"):
         p.add_argument(f"--{flag}", required=True)
+    p.add_argument("--shares", required=True, action="append",
+                   help="level shares (comma list); repeat --shares/--out pairs to write several settings' "
+                   "tables in one process")
     p.add_argument("--m-grid", required=True, help="comma list, or log:MIN:MAX:NUM")
     p.add_argument("--accountants", default="sound,paper", help="comma list of sound, paper")
-    p.add_argument("--out", required=True, help="output Parquet file")
+    p.add_argument("--out", required=True, action="append", help="output Parquet file (one per --shares)")
     p.set_defaults(func=_cmd_table_segmented)
