@@ -51,6 +51,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from shuffledp.accountants.clones import EPS0_MAX, smallest_eps
+from shuffledp.accountants.hockey_stick import bisect_switch
 
 __all__ = [
     "BlanketParams",
@@ -338,14 +339,6 @@ def max_eps_local(eps_central: float, delta_central: float, n: int, *, mechanism
     def ok(e0: float) -> bool:
         return delta_blanket(e0, n, eps_c, mechanism=mechanism, bound=bound, **kw) <= delta_c
 
-    lo = eps_c
     if ok(top):
         return top
-    hi = top
-    while hi - lo > rtol * hi:
-        mid = 0.5 * (lo + hi)
-        if ok(mid):
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return bisect_switch(ok, eps_c, top, rtol)[0]

@@ -27,6 +27,7 @@ __all__ = [
     "eps_for_delta",
     "bisect_eps",
     "bracket_eps",
+    "bisect_switch",
     "pld_from_pmfs",
     "composed_delta",
     "composed_eps",
@@ -75,6 +76,22 @@ def hockey_stick(p, q, eps: float) -> float:
 def hockey_stick_symmetric(p, q, eps: float) -> float:
     """``max(D_{e^eps}(p||q), D_{e^eps}(q||p))``: the delta of the pair at ``eps``."""
     return max(hockey_stick(p, q, eps), hockey_stick(q, p, eps))
+
+
+def bisect_switch(ok: Callable[[float], bool], lo: float, hi: float, rtol: float, *,
+                  ok_lo: bool = True) -> tuple[float, float]:
+    """Bisection on a monotone predicate: ``ok`` has the value ``ok_lo`` at ``lo`` and the other
+    value at ``hi`` (the caller has evaluated both, or knows them); returns the final bracket
+    ``(lo, hi)`` with ``hi - lo <= rtol * max(hi, 1e-12)``, each end an evaluated point (or the
+    given end) of its side. Use ``lo`` for "largest x with ok" and ``hi`` for "smallest x with ok"."""
+    lo, hi = float(lo), float(hi)
+    while hi - lo > rtol * max(hi, 1e-12):
+        mid = 0.5 * (lo + hi)
+        if bool(ok(mid)) == ok_lo:
+            lo = mid
+        else:
+            hi = mid
+    return lo, hi
 
 
 def bisect_eps(

@@ -57,7 +57,7 @@ from functools import lru_cache
 import numpy as np
 from scipy import stats
 
-from shuffledp.accountants.hockey_stick import bisect_eps
+from shuffledp.accountants.hockey_stick import bisect_eps, bisect_switch
 from shuffledp.accountants.variation_ratio import (
     EPS_CAP,
     ROUNDING_RTOL,
@@ -447,11 +447,5 @@ def min_blanket_rate(n: int, d: int, s: int, eps: float, delta: float, *, lam: f
             return math.inf
         hi = m_max
     lo = hi / 2 if hi > 0.01 else 0.0
-    while hi - lo > rtol * hi:
-        mid = 0.5 * (lo + hi)
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return bisect_switch(ok, lo, hi, rtol, ok_lo=False)[1]
 

@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
+from shuffledp.accountants.hockey_stick import bisect_switch
 from shuffledp.mechanisms import subset_exp as se
 
 
@@ -28,13 +29,7 @@ def _bisect_max(ok: Callable[[float], bool], lo: float, hi: float, rtol: float =
     """Largest x in [lo, hi] with ok(x) (ok monotone: True then False); lo must satisfy ok."""
     if ok(hi):
         return hi
-    while hi - lo > rtol * max(hi, 1e-12):
-        mid = 0.5 * (lo + hi)
-        if ok(mid):
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return bisect_switch(ok, lo, hi, rtol)[0]
 
 
 def subexp_shuffle_eps0(n: int, d: int, s: int, eps_target: float, delta: float) -> tuple[float, int, float]:
