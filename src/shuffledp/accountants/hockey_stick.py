@@ -79,13 +79,17 @@ def hockey_stick_symmetric(p, q, eps: float) -> float:
 
 
 def bisect_switch(ok: Callable[[float], bool], lo: float, hi: float, rtol: float, *,
-                  ok_lo: bool = True) -> tuple[float, float]:
+                  ok_lo: bool = True, atol: float | None = None, max_iter: int = 10_000) -> tuple[float, float]:
     """Bisection on a monotone predicate: ``ok`` has the value ``ok_lo`` at ``lo`` and the other
     value at ``hi`` (the caller has evaluated both, or knows them); returns the final bracket
-    ``(lo, hi)`` with ``hi - lo <= rtol * max(hi, 1e-12)``, each end an evaluated point (or the
-    given end) of its side. Use ``lo`` for "largest x with ok" and ``hi`` for "smallest x with ok"."""
+    ``(lo, hi)`` with ``hi - lo <= max(rtol * hi, atol)`` (``atol`` default ``1e-12 rtol``), each
+    end an evaluated point (or the given end) of its side. Use ``lo`` for "largest x with ok" and
+    ``hi`` for "smallest x with ok"."""
     lo, hi = float(lo), float(hi)
-    while hi - lo > rtol * max(hi, 1e-12):
+    atol = rtol * 1e-12 if atol is None else atol
+    for _ in range(max_iter):
+        if hi - lo <= max(rtol * hi, atol):
+            break
         mid = 0.5 * (lo + hi)
         if bool(ok(mid)) == ok_lo:
             lo = mid
@@ -172,15 +176,7 @@ def bisect_eps(
             lo = e
         if v <= delta and e < hi and e > lo:
             hi = e
-    for _ in range(max_iter):
-        if hi - lo <= tol_at(hi):
-            break
-        mid = 0.5 * (lo + hi)
-        if fn(mid) > delta:
-            lo = mid
-        else:
-            hi = mid
-    return lo, hi
+    return bisect_switch(lambda e: fn(e) > delta, lo, hi, rtol, atol=atol, max_iter=max_iter)
 
 
 def bracket_eps(
