@@ -1,39 +1,55 @@
-"""shuffledp.accountants."""
+"""shuffledp.accountants: privacy accountants of the shuffle model.
 
-# --- clones ---
-from shuffledp.accountants import clones as _clones  # noqa: E402
+Modules (import the module for everything; the names below are the public entry points):
 
-ClonePair = _clones.ClonePair
-clone_pair = _clones.clone_pair
-clone_probability = _clones.clone_probability
-delta_clones = _clones.delta_clones
-delta_from_clone_pmf = _clones.delta_from_clone_pmf
-eps_clones = _clones.eps_clones
-eps_clones_closed_form = _clones.eps_clones_closed_form
-mixing_probability = _clones.mixing_probability
+* :mod:`~shuffledp.accountants.hockey_stick` -- hockey-stick divergence, eps(delta) by verified
+  bisection, composition through dp-accounting's privacy-loss distributions;
+* :mod:`~shuffledp.accountants.variation_ratio` -- the variation-ratio reduction (Wang et al.,
+  VLDB 2024): upper and lower bounds, parameters of the standard randomizers;
+* :mod:`~shuffledp.accountants.poisson` -- random blanket counts, the Poisson randomizer, group
+  privacy (segmented paper, Sec. 5.1), with the sound accountant that sees the message count;
+* :mod:`~shuffledp.accountants.segmented_optimizer` -- lambda_k*, m_k, m* and the accountant tables;
+* :mod:`~shuffledp.accountants.clones` -- clones bounds (FMT21 numerical and closed form, FMT23);
+* :mod:`~shuffledp.accountants.blanket` -- the privacy blanket (Hoeffding, Bennett) and its
+  inverse, the largest ``eps_local`` meeting ``(eps_central, delta_central)``;
+* :mod:`~shuffledp.accountants.personalized` -- personalized bounds (HPS, BGN, FV, CCC, LZX);
+* :mod:`~shuffledp.accountants.peruser` -- the per-user-histogram paper's bounds.
 
-# --- blanket ---
-from shuffledp.accountants import blanket as _blanket  # noqa: E402
+(The function ``hockey_stick`` is not re-exported: it would shadow its module.)
+"""
 
-BlanketParams = _blanket.BlanketParams
-blanket_params = _blanket.blanket_params
-delta_blanket = _blanket.delta_blanket
-delta_blanket_from_params = _blanket.delta_blanket_from_params
-eps_blanket = _blanket.eps_blanket
-max_eps_local = _blanket.max_eps_local
-
-# --- hockey_stick / variation_ratio / poisson / segmented_optimizer (acct-vr) ---
-# (the function hockey_stick is not re-exported: it would shadow its module
-#  shuffledp.accountants.hockey_stick; import it from there)
-# --- personalized ---
-from shuffledp.accountants import personalized as _personalized  # noqa: E402
-from shuffledp.accountants.hockey_stick import (  # noqa: E402,F401
+from shuffledp.accountants.blanket import (
+    BlanketParams,
+    blanket_params,
+    delta_blanket,
+    delta_blanket_from_params,
+    eps_blanket,
+    max_eps_local,
+)
+from shuffledp.accountants.clones import (
+    ClonePair,
+    clone_pair,
+    clone_probability,
+    delta_clones,
+    delta_from_clone_pmf,
+    eps_clones,
+    eps_clones_closed_form,
+    mixing_probability,
+)
+from shuffledp.accountants.hockey_stick import (
     composed_delta,
     composed_eps,
     eps_for_delta,
     hockey_stick_symmetric,
 )
-from shuffledp.accountants.poisson import (  # noqa: E402,F401
+from shuffledp.accountants.personalized import (
+    hps_delta,
+    hps_eps,
+    personalized_delta,
+    personalized_eps,
+    poisson_binomial_pmf,
+)
+from shuffledp.accountants.poisson import (
     group_privacy,
     min_blanket_rate,
     poisson_delta,
@@ -41,8 +57,8 @@ from shuffledp.accountants.poisson import (  # noqa: E402,F401
     poisson_lambda,
     poisson_user_delta,
 )
-from shuffledp.accountants.segmented_optimizer import optimize_segmented, segmented_table  # noqa: E402,F401
-from shuffledp.accountants.variation_ratio import (  # noqa: E402,F401
+from shuffledp.accountants.segmented_optimizer import optimize_segmented, segmented_table
+from shuffledp.accountants.variation_ratio import (
     VRParams,
     vr_delta,
     vr_delta_lower,
@@ -52,8 +68,15 @@ from shuffledp.accountants.variation_ratio import (  # noqa: E402,F401
     witness_eps,
 )
 
-hps_delta = _personalized.hps_delta
-hps_eps = _personalized.hps_eps
-personalized_delta = _personalized.personalized_delta
-personalized_eps = _personalized.personalized_eps
-poisson_binomial_pmf = _personalized.poisson_binomial_pmf
+__all__ = [
+    "BlanketParams", "blanket_params", "delta_blanket", "delta_blanket_from_params", "eps_blanket",
+    "max_eps_local",
+    "ClonePair", "clone_pair", "clone_probability", "delta_clones", "delta_from_clone_pmf", "eps_clones",
+    "eps_clones_closed_form", "mixing_probability",
+    "composed_delta", "composed_eps", "eps_for_delta", "hockey_stick_symmetric",
+    "hps_delta", "hps_eps", "personalized_delta", "personalized_eps", "poisson_binomial_pmf",
+    "group_privacy", "min_blanket_rate", "poisson_delta", "poisson_delta_lower", "poisson_lambda",
+    "poisson_user_delta",
+    "optimize_segmented", "segmented_table",
+    "VRParams", "vr_delta", "vr_delta_lower", "vr_eps", "vr_eps_lower", "vr_params", "witness_eps",
+]
