@@ -14,6 +14,7 @@ import os
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -52,6 +53,10 @@ def _read_pid(path: Path) -> int | None:
         return None
 
 
+def _raise_exit(signum, frame):
+    raise SystemExit(128 + signum)
+
+
 class LocalSlurm:
     def __init__(self, root: Path, cpus: int | None = None):
         self.root = Path(root)
@@ -62,6 +67,11 @@ class LocalSlurm:
         self.env = dict(os.environ, SLURM_CONF=str(self.conf))
 
     def __enter__(self) -> LocalSlurm:
+        # a SIGTERM (an outer timeout, a cancelled CI job) becomes SystemExit, so __exit__ still
+        # stops every daemon started here
+        self._old_sigterm = None
+        if threading.current_thread() is threading.main_thread():
+            self._old_sigterm = signal.signal(signal.SIGTERM, _raise_exit)
         try:
             self._start()
         except BaseException:
@@ -70,7 +80,11 @@ class LocalSlurm:
         return self
 
     def __exit__(self, *exc) -> None:
-        self.stop()
+        try:
+            self.stop()
+        finally:
+            if self._old_sigterm is not None:
+                signal.signal(signal.SIGTERM, self._old_sigterm)
 
     def _start(self) -> None:
         for sub in ("state", "spool", "log"):
