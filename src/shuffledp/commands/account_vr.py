@@ -154,9 +154,10 @@ def _cmd_poisson(args) -> int:
 
 
 # ----------------------------------------------------------------------------- segmented
-def _levels_shares(args):
+def _levels_shares(args, shares_text: str | None = None):
+    """Parsed ``--levels`` and ``--shares`` (or the given shares text), validated together."""
     levels = parse_list(args.levels, "levels")
-    shares = parse_list(args.shares, "shares")
+    shares = parse_list(args.shares if shares_text is None else shares_text, "shares")
     if any(not (math.isfinite(e) and e > 0) for e in levels):
         raise UsageError(f"--levels: {levels} must all be finite and > 0")
     if any(b <= a for a, b in zip(levels, levels[1:], strict=False)):
@@ -237,10 +238,7 @@ def _cmd_table_segmented(args) -> int:
                          "with its --out)")
     if len(set(outs)) != len(outs):
         raise UsageError("--out: output files must be distinct")
-    settings = []
-    for shares in shares_list:
-        args.shares = shares
-        settings.append(_levels_shares(args))
+    settings = [_levels_shares(args, text) for text in shares_list]
     n = parse_list(args.n, "n", int_like)
     d = parse_list(args.d, "d", int_like)
     s = parse_list(args.s, "s", int_like)
