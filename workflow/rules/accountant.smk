@@ -2,7 +2,7 @@
 # (accountant, m, level) plus the optimum m* rows, computed once per configuration by
 # `shuffledp account-table segmented`. Experiment jobs read these tables and never recompute a bound.
 # One job per (dataset, n) writes the tables of every level setting: the per-level Poisson rates do
-# not depend on the shares, so the settings share one process's cache (about 2.5x less work than
+# not depend on the shares, so the settings share one process's cache (2.1-3x less work than
 # one job per setting). No final targets here: each experiment's .smk requests the tables it needs.
 # Keys read from config[<experiment>]: see shuffledp.experiments.accountant and docs/accountants.md.
 
