@@ -1,0 +1,227 @@
+"""Lower bounds on the shuffled epsilon of k-ary randomized response: exact divergences of
+concrete neighbouring pairs, and the worst pair found by a search over the others' values.
+
+Pair family (victim holds 0 on one dataset, 1 on the other; k-RR reports ``x`` with probability
+``e^eps0/(e^eps0+k-1)`` and any other value with ``1/(e^eps0+k-1)``): ``m`` of the other
+``n - 1`` users hold 1, the rest hold 0 (holding 0 or any value other than 1 is the same for the
+statistic below). The adversary looks at one statistic of the shuffled output, the number of
+reports equal to 1::
+
+    X = Bin(m, ph) + Bin(n-1-m, pl) + Bern(a),   a = pl (victim holds 0) or ph (victim holds 1)
+
+A statistic is a post-processing of the shuffled histogram, so the exact divergence of the pair
+of laws of ``X`` is at most the true shuffled divergence: every eps returned here is a LOWER
+bound on the true eps of shuffled k-RR (and, since k-RR is eps0-LDP, on any accountant valid
+for all eps0-LDP randomizers).
+
+* ``m = 0`` or ``m = n - 1`` (one binomial): closed form. The likelihood ratio of ``X`` is
+  monotone in the count, so the positive part of ``P - e^eps Q`` is one tail, a binomial
+  survival function plus one point mass: O(1) for any ``n`` (scipy's binomial).
+* ``0 < m < n - 1``: the two binomials are convolved on windows holding all but 1e-30 of their
+  mass (``n <= MIX_N_MAX``); the dropped mass is charged against the divergence.
+
+Every divergence is reduced by a floating-point allowance (``1e-9`` of the summed magnitudes),
+so it stays a lower bound; the eps searches return the lower end of the final bracket.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import stats
+
+from shuffledp.accountants.hockey_stick import bisect_eps
+from shuffledp.accountants.validation import check_delta, check_eps, check_eps0, check_int, check_n
+
+__all__ = [
+    "count_pair_delta",
+    "krr_pair_delta",
+    "krr_pair_eps",
+    "krr_worst_pair",
+    "krr_eps_lower",
+    "MIX_N_MAX",
+    "EXACT_N_MAX",
+]
+
+ALLOWANCE = 1e-9          # relative floating-point allowance subtracted from every divergence
+MIX_N_MAX = 200_000       # mixed configurations (two binomials) are convolved up to this n
+EXACT_N_MAX = 2**52       # beyond, counts are not exact doubles: the lower bound is 0 (not computed)
+_WINDOW_TAIL = 1e-30
+
+
+def _krr_probs(k: int, eps0: float) -> tuple[float, float]:
+    """(ph, pl): probability that k-RR reports a given value when the input is / is not it."""
+    # 1/(e^eps0 + k - 1) computed without overflow for large eps0
+    pl = math.exp(-eps0) / (1.0 + (k - 1) * math.exp(-eps0))
+    ph = 1.0 / (1.0 + (k - 1) * math.exp(-eps0))
+    return ph, pl
+
+
+def _tail_direction(a1: float, a0: float, b: float, N: int, ee: float) -> float:
+    """``sum_t max(0, P1(t) - ee P0(t))`` for ``X = Bin(N, b) + Bern(a)``, ``a1 > a0``:
+    lower-bounded closed form (the positive region is ``t >= T``)."""
+    lead = a1 - ee * a0
+    if lead <= 0.0:
+        return 0.0
+    # P1(t) > ee P0(t)  <=>  rho_t = B(t-1)/B(t) = t (1-b) / ((N-t+1) b) > K
+    K = ((ee - 1.0) + lead) / lead
+    t_star = K * (N + 1.0) * b / ((1.0 - b) + K * b)
+    T0 = math.floor(t_star) + 1
+    best = 0.0
+    for T in {max(0, min(N + 1, T0 + j)) for j in (-1, 0, 1)}:
+        pm = float(stats.binom.pmf(T - 1, N, b)) if T >= 1 else 0.0
+        sf = float(stats.binom.sf(T - 1, N, b)) if T >= 1 else 1.0
+        val = lead * pm + (1.0 - ee) * sf
+        mag = abs(lead) * pm + (ee - 1.0) * sf
+        best = max(best, val - ALLOWANCE * mag)
+    return best
+
+
+def _head_direction(a1: float, a0: float, b: float, N: int, ee: float) -> float:
+    """``sum_t max(0, P0(t) - ee P1(t))`` (``a1 > a0``): the positive region is ``t <= T``."""
+    c0, c1 = 1.0 - a0, 1.0 - a1
+    lead = c0 - ee * c1               # coefficient of B(T) at the boundary
+    if lead <= 0.0:
+        return 0.0
+    # P0(t) > ee P1(t)  <=>  rho_t < K2 = lead / (ee a1 - a0)
+    den = ee * a1 - a0
+    t_star = (N + 1.0) if den <= 0 else (lead / den) * (N + 1.0) * b / ((1.0 - b) + (lead / den) * b)
+    T0 = math.ceil(t_star) - 1
+    best = 0.0
+    for T in {max(0, min(N, T0 + j)) for j in (-1, 0, 1)}:
+        pm = float(stats.binom.pmf(T, N, b))
+        cdf = float(stats.binom.cdf(T - 1, N, b)) if T >= 1 else 0.0
+        val = lead * pm + (1.0 - ee) * cdf
+        mag = lead * pm + (ee - 1.0) * cdf
+        best = max(best, val - ALLOWANCE * mag)
+    return best
+
+
+def count_pair_delta(a1: float, a0: float, b: float, N: int, eps: float) -> float:
+    """Lower bound on ``max(D(P1||P0), D(P0||P1))`` at ``e^eps`` (exact up to the allowance) for
+    ``P_i = Bin(N, b) + Bern(a_i)``: the divergence of a count statistic. ``N < 2^52``."""
+    if a1 < a0:
+        a1, a0 = a0, a1
+    if a1 == a0 or N < 0:
+        return 0.0
+    ee = math.exp(min(eps, 700.0))
+    if N == 0 or b <= 0.0:
+        return max(0.0, a1 - ee * a0, (1 - a0) - ee * (1 - a1))
+    return max(_tail_direction(a1, a0, b, N, ee), _head_direction(a1, a0, b, N, ee))
+
+
+def _window_pmf(N: int, p: float) -> tuple[int, np.ndarray, float]:
+    """(start, pmf on a window holding all but ~1e-30 of Bin(N, p), dropped mass)."""
+    if N == 0:
+        return 0, np.ones(1), 0.0
+    lo = int(stats.binom.ppf(_WINDOW_TAIL, N, p))
+    hi = int(stats.binom.isf(_WINDOW_TAIL, N, p))
+    lo, hi = max(0, lo - 1), min(N, hi + 1)
+    ks = np.arange(lo, hi + 1, dtype=float)
+    pmf = stats.binom.pmf(ks, N, p)
+    dropped = (float(stats.binom.cdf(lo - 1, N, p)) if lo > 0 else 0.0) + (
+        float(stats.binom.sf(hi, N, p)) if hi < N else 0.0)
+    return lo, pmf, dropped
+
+
+class _MixedPair:
+    """Laws of X under the two datasets for a mixed configuration (windowed convolution)."""
+
+    def __init__(self, m: int, N: int, ph: float, pl: float):
+        s1, f1, d1 = _window_pmf(m, ph)
+        s2, f2, d2 = _window_pmf(N - m, pl)
+        others = np.convolve(f1, f2)
+        self.dropped = d1 + d2
+        pad = np.concatenate([[0.0], others])
+        base = np.concatenate([others, [0.0]])
+        self.P = pl * pad + (1 - pl) * base     # victim holds 0
+        self.Q = ph * pad + (1 - ph) * base     # victim holds 1
+
+    def delta(self, eps: float) -> float:
+        ee = math.exp(min(eps, 700.0))
+        out = 0.0
+        for A, B in ((self.P, self.Q), (self.Q, self.P)):
+            diff = A - ee * B
+            pos = diff > 0
+            val = float(diff[pos].sum())
+            mag = float((A[pos] + ee * B[pos]).sum())
+            out = max(out, val - ALLOWANCE * mag - ee * self.dropped)
+        return max(out, 0.0)
+
+
+def _check_krr(k, eps0, n):
+    return check_int(k, "k", 2, 10**9), check_eps0(eps0), check_n(n)
+
+
+def krr_pair_delta(k: int, eps0: float, n: int, eps: float, others: int) -> float:
+    """Lower bound on shuffled k-RR's delta at ``eps``: the pair where ``others`` of the other
+    ``n - 1`` users hold the victim's second value (1) and the rest hold its first (0)."""
+    k, eps0, n = _check_krr(k, eps0, n)
+    eps = check_eps(eps)
+    N = n - 1
+    m = check_int(others, "others", 0, N)
+    if N >= EXACT_N_MAX:
+        return 0.0
+    ph, pl = _krr_probs(k, eps0)
+    if m in (0, N):
+        b = ph if m == N else pl
+        return count_pair_delta(ph, pl, b, N, eps)
+    if n > MIX_N_MAX:
+        return 0.0
+    return _MixedPair(m, N, ph, pl).delta(eps)
+
+
+def _eps_of(delta_fn, delta: float, eps0: float, rtol: float) -> float:
+    lo, hi = bisect_eps(delta_fn, delta, eps0, rtol)
+    return lo
+
+
+def krr_pair_eps(k: int, eps0: float, n: int, delta: float, others: int, *, rtol: float = 1e-6) -> float:
+    """Lower bound on shuffled k-RR's eps at ``delta`` from one pair (see :func:`krr_pair_delta`);
+    the largest eps (rounded down) at which the pair's divergence still exceeds ``delta``."""
+    k, eps0, n = _check_krr(k, eps0, n)
+    delta = check_delta(delta)
+    N = n - 1
+    m = check_int(others, "others", 0, N)
+    if N >= EXACT_N_MAX or (0 < m < N and n > MIX_N_MAX):
+        return 0.0
+    ph, pl = _krr_probs(k, eps0)
+    if m in (0, N):
+        b = ph if m == N else pl
+
+        def fn(e):
+            return count_pair_delta(ph, pl, b, N, e)
+    else:
+        fn = _MixedPair(m, N, ph, pl).delta
+    return _eps_of(fn, delta, eps0, rtol)
+
+
+def _candidates(N: int) -> list[int]:
+    """Configurations searched: all others on 0, all on 1, and a grid of splits."""
+    out = {0, N}
+    if 0 < N and N + 1 <= MIX_N_MAX:
+        for f in (0.02, 0.1, 0.25, 0.5, 0.75, 0.9, 0.98):
+            out.add(min(N, max(0, round(f * N))))
+        if N <= 40:
+            out.update(range(N + 1))
+    return sorted(out)
+
+
+def krr_worst_pair(k: int, eps0: float, n: int, delta: float, *, rtol: float = 1e-6) -> tuple[float, int]:
+    """``(eps_lower, others)``: the largest pair lower bound over the searched configurations
+    (all others on 0, all on 1, splits at 2-98% and every split when n <= 41), with the number of
+    others holding 1 in the worst pair found."""
+    k, eps0, n = _check_krr(k, eps0, n)
+    delta = check_delta(delta)
+    best, arg = 0.0, 0
+    for m in _candidates(n - 1):
+        e = krr_pair_eps(k, eps0, n, delta, m, rtol=rtol)
+        if e > best:
+            best, arg = e, m
+    return best, arg
+
+
+def krr_eps_lower(k: int, eps0: float, n: int, delta: float, *, rtol: float = 1e-6) -> float:
+    """Lower bound on the eps of shuffled k-RR at ``delta``: worst pair found (rounded down)."""
+    return krr_worst_pair(k, eps0, n, delta, rtol=rtol)[0]
