@@ -129,11 +129,11 @@ def test_edge_cases_and_errors():
     r = ps.solve_poisson_lambda(1000, 1.0, 10, 1, 1.0, 1e-305)
     assert r.feasible and 0 < r.lam and r.delta_user <= 1e-305
     assert ps.group_privacy(0.25, 1e-7, 4) == (1.0, pytest.approx(4 * math.e * 1e-7))
-    with pytest.raises(ValueError, match="^m:"):
+    with pytest.raises(ValueError, match="^--m:"):
         ps.solve_poisson_lambda(100, -1.0, 10, 1, 1.0, 1e-3)
-    with pytest.raises(ValueError, match="^accountant:"):
+    with pytest.raises(ValueError, match="^--accountant:"):
         ps.poisson_delta(0.5, 100, 1.0, 10, 1.0, accountant="nope")
-    with pytest.raises(ValueError, match="^lambda:"):
+    with pytest.raises(ValueError, match="^--lambda:"):
         ps.poisson_delta(1.5, 100, 1.0, 10, 1.0)
     # m_k: lambda = 1 is feasible at m_k and not just below it
     mk = ps.min_blanket_rate(5000, 17, 4, 1.0, 2e-6, accountant="paper")

@@ -67,7 +67,7 @@ def test_edge_cases_share_zero_and_m_below_range():
 def test_input_errors_name_the_argument(kwargs, name):
     args = dict(n=N, d=D, s=S, levels=LEVELS, shares=[0.25, 0.5, 0.25], delta=DELTA)
     args.update(kwargs)
-    with pytest.raises(ValueError, match=f"^{name}:"):
+    with pytest.raises(ValueError, match=f"^--{name}:"):
         so.optimize_segmented(**args)
 
 

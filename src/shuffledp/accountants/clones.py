@@ -40,6 +40,8 @@ from collections.abc import Callable
 import numpy as np
 from scipy import special, stats
 
+from shuffledp.accountants.validation import check_choice, check_delta, check_eps, check_eps0, check_n
+
 __all__ = [
     "clone_probability",
     "mixing_probability",
@@ -60,40 +62,23 @@ CLOSED_FORMS = ("code", "theorem")
 
 # --------------------------------------------------------------------------- validation
 def _check_eps0(eps0: float) -> float:
-    eps0 = float(eps0)
-    if not (math.isfinite(eps0) and 0 < eps0 <= EPS0_MAX):
-        raise ValueError(f"eps0 must be a positive number <= {EPS0_MAX}, got {eps0!r}")
-    return eps0
+    return check_eps0(eps0, upper=EPS0_MAX)
 
 
 def _check_n(n) -> int:
-    if isinstance(n, float):
-        if not n.is_integer():
-            raise ValueError(f"n must be an integer >= 2, got {n!r}")
-        n = int(n)
-    if not isinstance(n, (int, np.integer)) or n < 2:
-        raise ValueError(f"n must be an integer >= 2, got {n!r}")
-    return int(n)
+    return check_n(n)
 
 
 def _check_delta(delta: float) -> float:
-    delta = float(delta)
-    if not (0.0 < delta < 1.0):
-        raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
-    return delta
+    return check_delta(delta)
 
 
 def _check_eps(eps: float) -> float:
-    eps = float(eps)
-    if not (math.isfinite(eps) and eps >= 0):
-        raise ValueError(f"eps must be a finite number >= 0, got {eps!r}")
-    return eps
+    return check_eps(eps)
 
 
 def _check_variant(variant: str) -> str:
-    if variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
-    return variant
+    return check_choice(variant, "variant", VARIANTS)
 
 
 # --------------------------------------------------------------------------- parameters
@@ -138,6 +123,7 @@ def _binom_pmf(k: np.ndarray, n: int, q: float) -> np.ndarray:
 
 # --------------------------------------------------------------------------- core
 DEFAULT_MAX_POINTS = 4096
+WINDOW_MAX = 2_000_000   # longer clone-count windows (huge n) are evaluated in blocks
 
 
 class ClonePair:
@@ -214,14 +200,34 @@ class ClonePair:
             self.c_upper = self.c
             self.c_lower = self.c
 
+    rounding_scale = None   # per-block scale of the block-mass rounding error (blocked pairs)
+
+    @classmethod
+    def from_blocks(cls, first, last, mass, scale, p: float, p_bar: float, outside_mass: float) -> ClonePair:
+        """A pair whose clone counts come in blocks ``[first_j, last_j]`` of total ``mass_j``
+        (huge n; see :func:`shuffledp.accountants.variation_ratio._blocks`): charged ``D`` at
+        ``first_j`` (upper) or ``last_j`` (lower); ``1e-14 scale_j D`` covers the rounding of
+        each block mass (a binomial cdf difference)."""
+        self = cls.__new__(cls)
+        self.p, self.p_bar, self.outside_mass = float(p), float(p_bar), float(outside_mass)
+        self.block_w = np.asarray(mass, dtype=np.float64)
+        self.c_upper = np.asarray(first, dtype=np.float64)
+        self.c_lower = np.asarray(last, dtype=np.float64)
+        self.c, self.w = self.c_upper, self.block_w
+        self.rounding_scale = np.asarray(scale, dtype=np.float64)
+        return self
+
     def delta(self, eps: float) -> float:
         """Upper bound on the hockey-stick divergence at ``e^eps`` (includes ``outside_mass``)."""
-        return min(float(np.dot(self.block_w, _divergence_per_count(self.c_upper, self.p, self.p_bar, eps)))
-                   + self.outside_mass, 1.0)
+        d = _divergence_per_count(self.c_upper, self.p, self.p_bar, eps)
+        extra = 0.0 if self.rounding_scale is None else 1e-14 * float(np.dot(self.rounding_scale, d))
+        return min(float(np.dot(self.block_w, d)) + extra + self.outside_mass, 1.0)
 
     def delta_lower(self, eps: float) -> float:
         """Lower bound on the divergence restricted to the listed clone counts."""
-        return float(np.dot(self.block_w, _divergence_per_count(self.c_lower, self.p, self.p_bar, eps)))
+        d = _divergence_per_count(self.c_lower, self.p, self.p_bar, eps)
+        extra = 0.0 if self.rounding_scale is None else 1e-14 * float(np.dot(self.rounding_scale, d))
+        return max(0.0, float(np.dot(self.block_w, d)) - extra)
 
 
 def _divergence_per_count(c: np.ndarray, p: float, p_bar: float, eps: float) -> np.ndarray:
@@ -289,6 +295,13 @@ def clone_pair(eps0: float, n: int, *, variant: str = "fmt21",
     eps0 = _check_eps0(eps0)
     n = _check_n(n)
     q = clone_probability(eps0, variant)
+    if 2.0 * 15.0 * math.sqrt((n - 1) * q * (1.0 - q)) > WINDOW_MAX:
+        # huge n: blocks of clone counts with exact masses instead of one pmf value per count
+        from shuffledp.accountants.variation_ratio import _blocks
+
+        first, last, mass, scale, outside = _blocks(n - 1, q, 1e-60)
+        return ClonePair.from_blocks(first, last, mass, scale, mixing_probability(eps0),
+                                     1.0 / (1.0 + math.exp(eps0)), outside)
     c_start, pmf, outside = clone_count_window(n, q)
     return ClonePair(pmf, mixing_probability(eps0), p_bar=1.0 / (1.0 + math.exp(eps0)),
                      c_start=c_start, outside_mass=outside,

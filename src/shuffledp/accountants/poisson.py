@@ -58,6 +58,7 @@ import numpy as np
 from scipy import stats
 
 from shuffledp.accountants.hockey_stick import bisect_eps, bisect_switch
+from shuffledp.accountants.validation import AccountantDomainError
 from shuffledp.accountants.variation_ratio import (
     EPS_CAP,
     ROUNDING_RTOL,
@@ -97,21 +98,21 @@ ACCOUNTANTS = ("sound", "indicator", "paper", "pair")
 def _check_m(m) -> float:
     m = float(m)
     if not (math.isfinite(m) and m >= 0):
-        raise ValueError(f"m: {m!r} must be a finite number >= 0")
+        raise AccountantDomainError("m", f"{m!r} must be a finite number >= 0")
     return m
 
 
 def _check_lambda(lam) -> float:
     lam = float(lam)
     if not (0.0 <= lam <= 1.0):
-        raise ValueError(f"lambda: {lam!r} must lie in [0, 1]")
+        raise AccountantDomainError("lambda", f"{lam!r} must lie in [0, 1]")
     return lam
 
 
 def _check_eps(eps, name="eps") -> float:
     eps = float(eps)
     if not (math.isfinite(eps) and eps > 0):
-        raise ValueError(f"{name}: {eps!r} must be a finite number > 0")
+        raise AccountantDomainError(name, f"{eps!r} must be a finite number > 0")
     return eps
 
 
@@ -121,7 +122,7 @@ def blanket_geometry(n: int, m: float, *, theorem: str = "paper") -> tuple[int, 
     n = _int_at_least(n, "n", 1)
     m = _check_m(m)
     if theorem not in ("paper", "tight"):
-        raise ValueError(f"theorem: {theorem!r} must be 'paper' or 'tight'")
+        raise AccountantDomainError("theorem", f"{theorem!r} must be 'paper' or 'tight'")
     if m == 0:
         return 1, 0.0
     cm = math.ceil(m)
@@ -133,7 +134,7 @@ def random_blanket_params(params: VRParams, n: int, m: float, *, theorem: str = 
     ``gamma`` -> ``(VRParams(p, beta, q / gamma), n')`` for :func:`vr_delta`."""
     n_prime, gamma = blanket_geometry(n, m, theorem=theorem)
     if gamma == 0:
-        raise ValueError("m: must be > 0 for the random-blanket reduction")
+        raise AccountantDomainError("m", "must be > 0 for the random-blanket reduction")
     return params.with_sampling(gamma), n_prime
 
 
@@ -151,7 +152,7 @@ def group_privacy(eps_single: float, delta_single: float, s: int) -> tuple[float
     s = _int_at_least(s, "s", 1)
     eps_single = float(eps_single)
     if not (eps_single >= 0):
-        raise ValueError(f"eps_single: {eps_single!r} must be >= 0")
+        raise AccountantDomainError("eps_single", f"{eps_single!r} must be >= 0")
     return s * eps_single, min(1.0, s * math.exp(s * eps_single) * float(delta_single))
 
 
@@ -295,7 +296,7 @@ def _exact_parts(lam: float, T: int, g: float, d: int, eps: float, tail: float, 
 
 def _check_accountant(accountant: str) -> str:
     if accountant not in ACCOUNTANTS:
-        raise ValueError(f"accountant: {accountant!r} is not one of {', '.join(ACCOUNTANTS)}")
+        raise AccountantDomainError("accountant", f"{accountant!r} is not one of {', '.join(ACCOUNTANTS)}")
     return accountant
 
 
@@ -307,7 +308,7 @@ def single_item_parts(lam: float, n: int, m: float, d: int, eps_single: float, *
     _check_accountant(accountant)
     eps_single = float(eps_single)
     if not (eps_single >= 0):
-        raise ValueError(f"eps_single: {eps_single!r} must be >= 0")
+        raise AccountantDomainError("eps_single", f"{eps_single!r} must be >= 0")
     if accountant == "indicator" or (accountant == "sound" and (m == 0 or m == math.ceil(m))):
         # integer m (or none): the message count reveals the send indicator -> "sound" = "indicator"
         n_prime, gamma = blanket_geometry(n, m, theorem="tight")

@@ -41,6 +41,7 @@ from shuffledp.accountants.poisson import (
     single_item_parts,
     solve_poisson_lambda,
 )
+from shuffledp.accountants.validation import AccountantDomainError
 from shuffledp.accountants.variation_ratio import _int_at_least
 
 __all__ = [
@@ -70,18 +71,18 @@ def check_segmented_inputs(n, d, s, levels, shares, delta):
     levels = [float(e) for e in levels]
     shares = [float(x) for x in shares]
     if len(levels) == 0:
-        raise ValueError("levels: need at least one privacy level")
+        raise AccountantDomainError("levels", "need at least one privacy level")
     if any(not (math.isfinite(e) and e > 0) for e in levels):
-        raise ValueError(f"levels: {levels} must all be finite and > 0")
+        raise AccountantDomainError("levels", f"{levels} must all be finite and > 0")
     if any(b <= a for a, b in zip(levels, levels[1:], strict=False)):
-        raise ValueError(f"levels: {levels} must be strictly increasing")
+        raise AccountantDomainError("levels", f"{levels} must be strictly increasing")
     if len(shares) != len(levels):
-        raise ValueError(f"shares: {len(shares)} shares for {len(levels)} levels")
+        raise AccountantDomainError("shares", f"{len(shares)} shares for {len(levels)} levels")
     if any(not (x >= 0) for x in shares) or abs(math.fsum(shares) - 1.0) > 1e-9:
-        raise ValueError(f"shares: {shares} must be >= 0 and sum to 1")
+        raise AccountantDomainError("shares", f"{shares} must be >= 0 and sum to 1")
     delta = float(delta)
     if not (0.0 < delta < 1.0):
-        raise ValueError(f"delta: {delta!r} must lie in (0, 1)")
+        raise AccountantDomainError("delta", f"{delta!r} must lie in (0, 1)")
     return n, d, s, levels, shares, delta
 
 
@@ -127,7 +128,7 @@ def achieved_eps(lam: float, n: int, m: float, d: int, s: int, eps: float, delta
         return group_privacy(e / s, parts(e)[0], s)[1] if e > 0 else 1.0
 
     if user_delta(eps) > delta:
-        raise ValueError(f"eps: {eps!r} is not feasible for lambda = {lam!r}")
+        raise AccountantDomainError("eps", f"{eps!r} is not feasible for lambda = {lam!r}")
     _, hi = bisect_eps(user_delta, delta, float(eps), rtol, eps_lo=0.0, search_fn=proxy)
     return hi
 
@@ -210,7 +211,7 @@ def optimize_segmented(n: int, d: int, s: int, levels, shares, delta: float, m: 
     """
     n, d, s, levels, shares, delta = check_segmented_inputs(n, d, s, levels, shares, delta)
     if accountant not in ACCOUNTANTS:
-        raise ValueError(f"accountant: {accountant!r} is not one of {', '.join(ACCOUNTANTS)}")
+        raise AccountantDomainError("accountant", f"{accountant!r} is not one of {', '.join(ACCOUNTANTS)}")
     m_ks = [level_m_k(n, d, s, e, delta, accountant) for e in levels]
     lo, hi = _m_range(m_ks, shares)
     if m is None:
@@ -218,7 +219,7 @@ def optimize_segmented(n: int, d: int, s: int, levels, shares, delta: float, m: 
     else:
         m_val = float(m)
         if not (math.isfinite(m_val) and m_val >= 0):
-            raise ValueError(f"m: {m!r} must be a finite number >= 0")
+            raise AccountantDomainError("m", f"{m!r} must be a finite number >= 0")
     res, lambdas, feasible, mse = _evaluate(n, d, s, levels, shares, delta, m_val, accountant)
     eps_ach, delta_ach = [], []
     for r, e in zip(res, levels, strict=True):
@@ -253,11 +254,11 @@ def segmented_table(n: int, d: int, s: int, levels, shares, delta: float, m_grid
     n, d, s, levels, shares, delta = check_segmented_inputs(n, d, s, levels, shares, delta)
     grid = [float(x) for x in m_grid]
     if any(not (math.isfinite(x) and x >= 0) for x in grid):
-        raise ValueError(f"m_grid: {grid} must be finite numbers >= 0")
+        raise AccountantDomainError("m-grid", f"{grid} must be finite numbers >= 0")
     accountants = list(accountants)
     for acc in accountants:
         if acc not in ACCOUNTANTS:
-            raise ValueError(f"accountants: {acc!r} is not one of {', '.join(ACCOUNTANTS)}")
+            raise AccountantDomainError("accountants", f"{acc!r} is not one of {', '.join(ACCOUNTANTS)}")
     runs = [(m, "grid") for m in sorted(set(grid))]
     if include_optimum:
         runs.append((None, "optimum"))

@@ -51,6 +51,14 @@ import numpy as np
 from scipy import special, stats
 
 from shuffledp.accountants.hockey_stick import bisect_eps, bracket_eps
+from shuffledp.accountants.validation import (
+    AccountantDomainError,
+    check_delta,
+    check_eps,
+    check_int,
+    check_n,
+    check_positive,
+)
 
 __all__ = [
     "VRParams",
@@ -96,14 +104,14 @@ class VRParams:
         object.__setattr__(self, "beta", beta)
         object.__setattr__(self, "q", q)
         if math.isnan(p) or not p > 1:
-            raise ValueError(f"p: {p!r} must be > 1 (inf allowed)")
+            raise AccountantDomainError("p", f"{p!r} must be > 1 (inf allowed)")
         if math.isnan(q) or not (q >= 1) or math.isinf(q):
-            raise ValueError(f"q: {q!r} must be a finite number >= 1")
+            raise AccountantDomainError("q", f"{q!r} must be a finite number >= 1")
         beta_max = 1.0 if math.isinf(p) else (p - 1) / (p + 1)
         if math.isnan(beta) or beta < 0 or beta > beta_max * (1 + 1e-12):
-            raise ValueError(f"beta: {beta!r} must lie in [0, (p-1)/(p+1)] = [0, {beta_max!r}]")
+            raise AccountantDomainError("beta", f"{beta!r} must lie in [0, (p-1)/(p+1)] = [0, {beta_max!r}]")
         if 2 * self.r > 1 + 1e-12:
-            raise ValueError(f"q: {q!r} too small: clone probability 2r = {2 * self.r!r} exceeds 1")
+            raise AccountantDomainError("q", f"{q!r} too small: clone probability 2r = {2 * self.r!r} exceeds 1")
 
     @property
     def alpha(self) -> float:
@@ -127,32 +135,16 @@ class VRParams:
     def with_sampling(self, gamma: float) -> VRParams:
         """Theorem 2: blanket messages kept with probability ``gamma`` -> ratio ``q / gamma``."""
         if not (0 < gamma <= 1):
-            raise ValueError(f"gamma: {gamma!r} must lie in (0, 1]")
+            raise AccountantDomainError("gamma", f"{gamma!r} must lie in (0, 1]")
         return VRParams(self.p, self.beta, self.q / gamma)
 
 
 def _pos(x, name):
-    if x is None:
-        raise ValueError(f"{name}: required")
-    x = float(x)
-    if not (math.isfinite(x) and x > 0):
-        raise ValueError(f"{name}: {x!r} must be a finite number > 0")
-    return x
+    return check_positive(x, name)
 
 
 def _int_at_least(x, name, low):
-    if x is None:
-        raise ValueError(f"{name}: required")
-    if isinstance(x, float):
-        if not x.is_integer():
-            raise ValueError(f"{name}: {x!r} must be an integer")
-    try:
-        xi = int(x)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: {x!r} must be an integer") from None
-    if xi != x or xi < low:
-        raise ValueError(f"{name}: {x!r} must be an integer >= {low}")
-    return xi
+    return check_int(x, name, low)
 
 
 def vr_params(mechanism: str, eps0: float | None = None, *, k=None, d=None, s=None,
@@ -166,9 +158,11 @@ def vr_params(mechanism: str, eps0: float | None = None, *, k=None, d=None, s=No
     exponential), the other output values reveal whether the victim's message was a clone, and
     the published bound can fall below the exact delta -- k-RR, k = 4, eps0 = 1.5, n = 25, others
     holding a third value: exact delta at eps = 0.3 is 0.047397, the published bound 0.047056
-    (tests/test_accountants_vr.py). So k-RR keeps its table value for k <= 3 (for k = 3 the
-    residual is the third value for everyone and the bound is attained), subset-exp uses the
-    general parameters.
+    (tests/test_accountants_vr.py). For k = 3 the table value is optimistic too when the others
+    hold the victim's values rather than the third one (n = 5, eps0 = 4, delta = 1e-3: published
+    3.9578, exact 3.9988; n = 1000, eps0 = 8, delta = 1e-6: published 7.9326, one pair alone
+    needs 7.99999 -- issue 12). So k-RR uses the general parameters for every k >= 3 (for k = 2
+    they coincide), and subset-exp uses the general parameters.
 
     * ``general`` -- any eps0-LDP randomizer: ``p = q = e^eps0``, ``beta = (e^eps0-1)/(e^eps0+1)``.
     * ``krr`` -- k-ary randomized response (``k >= 2``): ``beta = (e^eps0-1)/(e^eps0+k-1)``.
@@ -180,26 +174,26 @@ def vr_params(mechanism: str, eps0: float | None = None, *, k=None, d=None, s=No
       ``p = inf, beta = 1, q = d/s`` (``eps0`` is not used and must be None).
     """
     if mechanism not in MECHANISMS:
-        raise ValueError(f"mechanism: {mechanism!r} is not one of {', '.join(MECHANISMS)}")
+        raise AccountantDomainError("mechanism", f"{mechanism!r} is not one of {', '.join(MECHANISMS)}")
     if variant not in ("sound", "published"):
-        raise ValueError(f"variant: {variant!r} must be 'sound' or 'published'")
+        raise AccountantDomainError("variant", f"{variant!r} must be 'sound' or 'published'")
     if mechanism == "balls-into-bins":
         if eps0 is not None:
-            raise ValueError("eps0: not used by balls-into-bins (its privacy comes from the blanket only)")
+            raise AccountantDomainError("eps0", "not used by balls-into-bins (its privacy comes from the blanket only)")
         d = _int_at_least(d, "d", 2)
         s = _int_at_least(s, "s", 1)
         if 2 * s > d:
-            raise ValueError(f"s: {s} special bins need 2s <= d = {d}")
+            raise AccountantDomainError("s", f"{s} special bins need 2s <= d = {d}")
         return VRParams(math.inf, 1.0, d / s)
     eps0 = _pos(eps0, "eps0")
     if eps0 > EPS_CAP:
-        raise ValueError(f"eps0: {eps0!r} too large (max {EPS_CAP})")
+        raise AccountantDomainError("eps0", f"{eps0!r} too large (max {EPS_CAP})")
     e = math.exp(eps0)
     if mechanism == "general":
         return VRParams(e, (e - 1) / (e + 1), e)
     if mechanism == "krr":
         k = _int_at_least(k, "k", 2)
-        if variant == "sound" and k >= 4:
+        if variant == "sound" and k >= 3:
             return VRParams(e, (e - 1) / (e + 1), e)
         return VRParams(e, (e - 1) / (e + k - 1), e)
     # subset-exp
@@ -207,9 +201,9 @@ def vr_params(mechanism: str, eps0: float | None = None, *, k=None, d=None, s=No
     s = _int_at_least(s, "s", 1)
     k = _int_at_least(k, "k", 1)
     if 2 * s > d:
-        raise ValueError(f"s: {s} needs 2s <= d = {d} (two disjoint input sets)")
+        raise AccountantDomainError("s", f"{s} needs 2s <= d = {d} (two disjoint input sets)")
     if k >= d:
-        raise ValueError(f"k: {k} must be < d = {d}")
+        raise AccountantDomainError("k", f"{k} must be < d = {d}")
     c = special.comb
     beta = (e - 1) * (c(d - s, k) - c(d - 2 * s, k)) / (e * (c(d, k) - c(d - s, k)) + c(d - s, k))
     beta = min(beta, (e - 1) / (e + 1))
@@ -321,6 +315,83 @@ def clone_delta_parts(u: float, alpha: float, w: float, r: float, N: int, eps: f
     return total, ROUNDING_RTOL * magnitude, skipped
 
 
+WINDOW_MAX = 200_000     # clone counts evaluated one by one up to this window length, else blocks
+N_BLOCKS = 512           # blocks of clone counts in the blocked evaluation (huge n)
+
+
+def _window_length(N: int, pc: float, tail: float) -> float:
+    """Rough length of the clone-count window of ``Bin(N, pc)`` (decides the evaluation mode)."""
+    if pc <= 0.0 or pc >= 1.0 or N == 0:
+        return 1.0
+    return 2.0 * math.sqrt(2.0 * math.log(1.0 / tail)) * math.sqrt(N * pc * (1.0 - pc)) + 4.0
+
+
+def use_blocks(N: int, pc: float, tail: float) -> bool:
+    """True when the window is too long to evaluate clone count by clone count."""
+    return _window_length(N, pc, tail) > WINDOW_MAX
+
+
+@lru_cache(maxsize=16)
+def _blocks(N: int, pc: float, tail: float, n_blocks: int = N_BLOCKS):
+    """Blocks of consecutive clone counts of ``Bin(N, pc)`` covering all but ``tail`` of the mass:
+    (first count, last count, mass, rounding scale of each mass, mass outside the blocks)."""
+    Nf = float(N)
+    lo = max(0, int(stats.binom.ppf(tail, Nf, pc)) - 1)
+    hi = min(N, int(stats.binom.isf(tail, Nf, pc)) + 1)
+    # half of the edges evenly spaced, half at quantiles (short blocks where the mass is)
+    even = np.linspace(lo, hi + 1, n_blocks // 2 + 1)
+    quant = stats.binom.ppf(np.linspace(0.0, 1.0, n_blocks // 2 + 1)[1:-1], Nf, pc)
+    edges = np.unique(np.clip(np.concatenate([even, quant]), lo, hi + 1).round().astype(np.int64))
+    first = edges[:-1].astype(float)
+    last = (edges[1:] - 1).astype(float)
+    median = Nf * pc
+    below = last < median
+    cdf_hi = stats.binom.cdf(last, Nf, pc)
+    cdf_lo = stats.binom.cdf(first - 1, Nf, pc)
+    sf_lo = stats.binom.sf(first - 1, Nf, pc)
+    sf_hi = stats.binom.sf(last, Nf, pc)
+    mass = np.where(below, cdf_hi - cdf_lo, sf_lo - sf_hi)
+    scale = np.where(below, cdf_hi, sf_lo)       # each difference is exact to ~1e-15 of this
+    mass = np.maximum(mass, 0.0)
+    outside = (float(stats.binom.cdf(lo - 1, Nf, pc)) if lo > 0 else 0.0) + (
+        float(stats.binom.sf(hi, Nf, pc)) if hi < N else 0.0)
+    for arr in (first, last, mass, scale):
+        arr.setflags(write=False)
+    return first, last, mass, scale, outside
+
+
+def blocked_delta_bounds(u: float, alpha: float, w: float, r: float, N: int, eps: float,
+                         tail: float = DEFAULT_TAIL) -> tuple[float, float]:
+    """(lower, upper) on ``D_{e^eps}(P||Q)`` for huge ``N`` with a fixed cost.
+
+    The adversary is also told the clone count ``C`` and whether the victim's message is a clone
+    (joint convexity: an upper bound); given ``C = c`` and a clone, the pair is the clones pair of
+    mixing probability ``u/(u+alpha)`` (:func:`shuffledp.accountants.clones._divergence_per_count`),
+    whose divergence ``D_c`` does not increase with ``c`` (one more clone is a post-processing).
+    Blocks of counts are charged ``D`` at their first count (upper) or last count (lower); the
+    mass outside the blocks is charged in full to the upper bound; a rounding allowance covers
+    the block masses (binomial cdf differences). When ``w = 0`` (the general parameters,
+    balls-into-bins) telling the adversary ``C`` gives nothing away (``t = C + 1``), so the upper
+    bound is the reduction's value up to blocking; when ``w > 0`` the lower bound is 0."""
+    from shuffledp.accountants.clones import _divergence_per_count
+
+    beta = u - alpha
+    if beta <= 0:
+        return 0.0, 0.0
+    eps = min(float(eps), EPS_CAP)
+    pc = min(1.0, 2.0 * r)
+    first, last, mass, scale, outside = _blocks(int(N), pc, float(tail))
+    s = u + alpha
+    p, p_bar = u / s, alpha / s
+    d_up = s * _divergence_per_count(first, p, p_bar, eps)
+    d_lo = s * _divergence_per_count(last, p, p_bar, eps)
+    rounding = 1e-14 * float(np.dot(scale, d_up)) + ROUNDING_RTOL * float(np.dot(mass, d_up))
+    upper = float(np.dot(mass, d_up)) + rounding + outside
+    # with w > 0: P = (1-w) P' + w N, Q = (1-w) Q' + w N, so D(P||Q) >= (1-w) D(P'||Q') - w (e^eps - 1)
+    lower = (1.0 - w) * (float(np.dot(mass, d_lo)) - rounding) - w * math.expm1(eps)
+    return max(0.0, lower), min(1.0, upper)
+
+
 def clone_delta_bounds(u: float, alpha: float, w: float, r: float, N: int, eps: float,
                        tail: float = DEFAULT_TAIL) -> tuple[float, float]:
     """(lower, upper) bounds on ``D_{e^eps}(P||Q)`` for victim probabilities (u, alpha, w),
@@ -332,26 +403,20 @@ def clone_delta_bounds(u: float, alpha: float, w: float, r: float, N: int, eps: 
 
 
 def _check_n(n) -> int:
-    return _int_at_least(n, "n", 1)
+    return check_n(n, low=1)
 
 
 def _check_eps(eps) -> float:
-    eps = float(eps)
-    if math.isnan(eps) or eps < 0:
-        raise ValueError(f"eps: {eps!r} must be >= 0")
-    return eps
+    return check_eps(eps)
 
 
 def _check_delta(delta) -> float:
-    delta = float(delta)
-    if not (0.0 < delta < 1.0):
-        raise ValueError(f"delta: {delta!r} must lie in (0, 1)")
-    return delta
+    return check_delta(delta)
 
 
 def _check_params(params) -> VRParams:
     if not isinstance(params, VRParams):
-        raise ValueError(f"params: expected VRParams, got {type(params).__name__}")
+        raise AccountantDomainError("params", f"expected VRParams, got {type(params).__name__}")
     return params
 
 
@@ -360,7 +425,10 @@ def vr_delta_bounds(params: VRParams, n: int, eps: float, *, tail: float = DEFAU
     params = _check_params(params)
     n = _check_n(n)
     eps = _check_eps(eps)
-    return clone_delta_bounds(params.u, params.alpha, params.w, params.r, n - 1, eps, tail)
+    args = (params.u, params.alpha, params.w, params.r, n - 1, eps, tail)
+    if use_blocks(n - 1, min(1.0, 2.0 * params.r), tail):
+        return blocked_delta_bounds(*args)
+    return clone_delta_bounds(*args)
 
 
 def vr_delta(params: VRParams, n: int, eps: float, *, tail: float = DEFAULT_TAIL) -> float:
@@ -400,6 +468,18 @@ def _solve_eps(delta_fn, params: VRParams, n: int, delta: float, rtol: float, se
 
 def _vr_solvers(params: VRParams, n: int, tail: float):
     args = (params.u, params.alpha, params.w, params.r, n - 1)
+    pc = min(1.0, 2.0 * params.r)
+    if params.beta > 0 and use_blocks(n - 1, pc, tail):
+        outside = _blocks(n - 1, pc, float(tail))[4]
+
+        @cache
+        def bounds(e):
+            return blocked_delta_bounds(*args, e, tail)
+
+        def central_b(e):
+            return max(0.0, bounds(e)[1] - outside)
+
+        return (lambda e: bounds(e)[1]), (lambda e: bounds(e)[0]), central_b, outside
 
     @cache
     def parts(e):
@@ -457,7 +537,7 @@ def vr_pair_pmf(params: VRParams, n: int) -> tuple[np.ndarray, np.ndarray]:
     params = _check_params(params)
     n = _check_n(n)
     if n > 3000:
-        raise ValueError(f"n: {n} too large for direct enumeration (max 3000)")
+        raise AccountantDomainError("n", f"{n} too large for direct enumeration (max 3000)")
     N = n - 1
     r = params.r
     c = np.arange(N + 1)
@@ -500,41 +580,57 @@ def _witness_probs(mechanism: str, eps0: float, *, k=None, d=None, s=None) -> tu
         only1 = c(d - s, k) - c(d - 2 * s, k)                # meeting x1, not x0
         a0 = (e * both + only1) / omega
         return a1, a0, a0
-    raise ValueError(f"mechanism: no witness for {mechanism!r}")
+    raise AccountantDomainError("mechanism", f"no witness for {mechanism!r}")
 
 
 def witness_delta(mechanism: str, eps0: float, n: int, eps: float, *, k=None, d=None, s=None,
                   tail: float = DEFAULT_TAIL) -> float:
-    """Lower bound on the worst-case shuffled delta of the *mechanism* at ``eps``: the exact
-    hockey-stick divergence (both directions, max) of the count of outputs that "hit" the victim's
-    second value, for the neighbouring datasets where all ``n-1`` others hold the victim's first
-    value (binary RR for ``general``: any eps0-LDP class contains it). The count of a post-processed
-    statistic can only lose information, so this never exceeds the mechanism's true delta.
-    Counts outside a window holding all but ``tail`` of the mass are dropped (lowers the value)."""
+    """Lower bound on the worst-case shuffled delta of the *mechanism* at ``eps``: the largest
+    exact divergence (both directions) of a count statistic over the searched neighbouring pairs
+    (:mod:`shuffledp.accountants.lower_bounds`). k-RR: the others hold the victim's first or
+    second value (or a split); ``general``: k-RR with k = 2 and 3 (both are eps0-LDP, so they
+    lower-bound the class); subset-exp: the others all hold the victim's first or all its second
+    set, the statistic "outputs hitting the second set". A statistic only loses information, so
+    this never exceeds the mechanism's true delta. ``tail`` is kept for compatibility (unused:
+    the one-binomial pairs are evaluated in closed form)."""
+    from shuffledp.accountants import lower_bounds as lbm
+
     if mechanism == "balls-into-bins":
-        raise ValueError("mechanism: use vr_delta_lower for balls-into-bins (the reduction is attained)")
+        raise AccountantDomainError("mechanism", "use vr_delta_lower for balls-into-bins (the reduction is attained)")
     eps0 = _pos(eps0, "eps0")
     n = _check_n(n)
     eps = min(_check_eps(eps), EPS_CAP)
+    if n < 2:
+        return 0.0
+    if mechanism in ("general", "krr"):
+        ks = (2, 3) if mechanism == "general" else (_int_at_least(k, "k", 2),)
+        return max(lbm.krr_pair_delta(kk, eps0, n, eps, m) for kk in ks for m in lbm._candidates(n - 1))
     a1, a0, b = _witness_probs(mechanism, eps0, k=k, d=d, s=s)
-    N = n - 1
-    t, b_prev, b_here, _ = _window(N, b, tail)
-    # X = Bin(N, b) + Bern(a): P(X = t) = a B(t-1) + (1 - a) B(t)
-    P = a1 * b_prev + (1 - a1) * b_here
-    Q = a0 * b_prev + (1 - a0) * b_here
-    ee = math.exp(eps)
-    return float(max(np.maximum(P - ee * Q, 0).sum(), np.maximum(Q - ee * P, 0).sum()))
+    if n - 1 >= lbm.EXACT_N_MAX:
+        return 0.0
+    return max(lbm.count_pair_delta(a1, a0, bb, n - 1, eps) for bb in (b, a1))
 
 
 def witness_eps(mechanism: str, eps0: float, n: int, delta: float, *, k=None, d=None, s=None,
                 rtol: float = 1e-6) -> float:
-    """Largest eps (rounded down) at which :func:`witness_delta` still exceeds ``delta``: a lower
-    bound on the mechanism's shuffled eps."""
+    """Lower bound on the mechanism's shuffled eps at ``delta`` (rounded down): the worst pair
+    found (see :func:`witness_delta`; k-RR: :func:`shuffledp.accountants.lower_bounds.krr_eps_lower`)."""
+    from shuffledp.accountants import lower_bounds as lbm
+
     delta = _check_delta(delta)
     eps0 = _pos(eps0, "eps0")
+    n = _check_n(n)
+    if mechanism == "balls-into-bins":
+        raise AccountantDomainError("mechanism", "use vr_eps_lower for balls-into-bins (the reduction is attained)")
+    if n < 2:
+        return 0.0
+    if mechanism in ("general", "krr"):
+        ks = (2, 3) if mechanism == "general" else (_int_at_least(k, "k", 2),)
+        return max(lbm.krr_eps_lower(kk, eps0, n, delta, rtol=rtol) for kk in ks)
+    _witness_probs(mechanism, eps0, k=k, d=d, s=s)   # validates d, s, k
 
     def fn(e):
         return witness_delta(mechanism, eps0, n, e, k=k, d=d, s=s)
 
     lo, hi = bisect_eps(fn, delta, eps0, rtol)
-    return lo if hi > lo else hi
+    return lo
