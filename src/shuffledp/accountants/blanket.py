@@ -52,6 +52,15 @@ import numpy as np
 
 from shuffledp.accountants.clones import EPS0_MAX, smallest_eps
 from shuffledp.accountants.hockey_stick import bisect_switch
+from shuffledp.accountants.validation import (
+    AccountantDomainError,
+    check_choice,
+    check_delta,
+    check_eps,
+    check_int,
+    check_n,
+    check_positive,
+)
 
 __all__ = [
     "BlanketParams",
@@ -90,34 +99,19 @@ class BlanketParams:
 
 # --------------------------------------------------------------------------- validation
 def _pos(name: str, value) -> float:
-    value = float(value)
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    return value
+    return check_positive(value, name.replace("_", "-"))
 
 
 def _int_at_least(name: str, value, low: int) -> int:
-    if value is None:
-        raise ValueError(f"{name} is required")
-    if isinstance(value, float):
-        if not value.is_integer():
-            raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-        value = int(value)
-    if not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
+    return check_int(value, name, low)
 
 
 def _check_mechanism(mechanism: str) -> str:
-    if mechanism not in MECHANISMS:
-        raise ValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}")
-    return mechanism
+    return check_choice(mechanism, "mechanism", MECHANISMS)
 
 
 def _check_bound(bound: str) -> str:
-    if bound not in BOUNDS:
-        raise ValueError(f"bound must be one of {BOUNDS}, got {bound!r}")
-    return bound
+    return check_choice(bound, "bound", BOUNDS)
 
 
 # --------------------------------------------------------------------------- MHM helpers
@@ -202,12 +196,9 @@ def blanket_params(mechanism: str, eps0: float, *, eps: float, k: int | None = N
     mechanism = _check_mechanism(mechanism)
     eps0 = _pos("eps0", eps0)
     if eps0 > EPS0_MAX:
-        raise ValueError(f"eps0 must be <= {EPS0_MAX}, got {eps0!r}")
-    eps = float(eps)
-    if not (math.isfinite(eps) and eps >= 0):
-        raise ValueError(f"eps must be a finite number >= 0, got {eps!r}")
-    if source not in SOURCES:
-        raise ValueError(f"source must be one of {SOURCES}, got {source!r}")
+        raise AccountantDomainError("eps0", f"{eps0!r} must be <= {EPS0_MAX}")
+    eps = check_eps(eps)
+    check_choice(source, "source", SOURCES)
     ee = math.exp(eps)
     e0 = math.exp(eps0)
     a = ee - 1.0
@@ -250,17 +241,28 @@ def blanket_params(mechanism: str, eps0: float, *, eps: float, k: int | None = N
 
 # --------------------------------------------------------------------------- bounds
 def _mixture(n: int, gamma: float, x: float) -> float:
-    """``E[x^M] - Pr[M = 0]`` for ``M ~ Bin(n, gamma)`` and ``0 <= x <= 1``."""
-    with np.errstate(divide="ignore"):
-        first = math.exp(n * math.log1p(-gamma * (1.0 - x))) if gamma * (1.0 - x) < 1 else 0.0
-        second = math.exp(n * math.log1p(-gamma)) if gamma < 1 else 0.0
-    return max(first - second, 0.0)
+    """``E[x^M] - Pr[M = 0]`` for ``M ~ Bin(n, gamma)`` and ``0 <= x <= 1``.
+
+    Computed as ``(1 - gamma)^n expm1(n log1p(gamma x / (1 - gamma)))``: the same quantity as
+    ``(1 - gamma(1 - x))^n - (1 - gamma)^n`` without the cancellation of that difference when
+    ``gamma`` is tiny (large eps0: the difference rounded to 0 and the bound to eps ~ 1e-13)."""
+    if x <= 0.0:
+        return 0.0
+    if gamma >= 1.0:
+        return x ** n
+    log_base = n * math.log1p(-gamma)          # log (1 - gamma)^n
+    growth = n * math.log1p(gamma * x / (1.0 - gamma))
+    if log_base + growth < -745.0:             # both factors underflow: the value is below 1e-323
+        return 0.0
+    if growth > 700.0:
+        return math.exp(log_base + growth) * -math.expm1(-growth)
+    return math.exp(log_base) * math.expm1(growth)
 
 
 def delta_blanket_from_params(params: BlanketParams, n: int, bound: str = "hoeffding") -> float:
     """Upper bound on the hockey-stick divergence from the blanket lemma (capped at 1)."""
     bound = _check_bound(bound)
-    n = _int_at_least("n", n, 2)
+    n = check_n(n)
     a, bm, bp, c, gamma = params.a, params.b_minus, params.b_plus, params.c, params.gamma
     if bp <= 0.0:
         return 0.0  # L <= 0 almost surely: the positive part vanishes
@@ -286,10 +288,8 @@ def delta_blanket(eps0: float, n: int, eps: float, *, mechanism: str, bound: str
     For ``eps >= eps0`` the answer is 0 (shuffling eps0-LDP reports is eps0-DP).
     """
     eps0 = _pos("eps0", eps0)
-    n = _int_at_least("n", n, 2)
-    eps = float(eps)
-    if not (math.isfinite(eps) and eps >= 0):
-        raise ValueError(f"eps must be a finite number >= 0, got {eps!r}")
+    n = check_n(n)
+    eps = check_eps(eps)
     _check_bound(bound)
     if eps >= eps0:
         return 0.0
@@ -303,10 +303,8 @@ def eps_blanket(eps0: float, n: int, delta: float, *, mechanism: str, bound: str
     Returns ``eps0`` when the bound certifies nothing smaller.
     """
     eps0 = _pos("eps0", eps0)
-    n = _int_at_least("n", n, 2)
-    delta = float(delta)
-    if not (0.0 < delta < 1.0):
-        raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
+    n = check_n(n)
+    delta = check_delta(delta)
     _check_mechanism(mechanism)
     _check_bound(bound)
 
@@ -326,10 +324,8 @@ def max_eps_local(eps_central: float, delta_central: float, n: int, *, mechanism
     does, as shuffling eps-LDP reports is eps-DP). ``eps_local_max`` caps the search.
     """
     eps_c = _pos("eps_central", eps_central)
-    delta_c = float(delta_central)
-    if not (0.0 < delta_c < 1.0):
-        raise ValueError(f"delta_central must lie in (0, 1), got {delta_c!r}")
-    n = _int_at_least("n", n, 2)
+    delta_c = check_delta(delta_central)
+    n = check_n(n)
     _check_mechanism(mechanism)
     _check_bound(bound)
     top = _pos("eps_local_max", eps_local_max)
