@@ -113,8 +113,8 @@ def _synthetic(args) -> int:
 
 def _summary(args) -> int:
     from shuffledp.datasets import prepare
-    from shuffledp.datasets.provenance import atomic_write, merge_provenance, read_provenance, write_table
-    from shuffledp.tables import markdown_table
+    from shuffledp.datasets.provenance import merge_provenance
+    from shuffledp.io import markdown_table, read_provenance, write_table, write_text
 
     df = prepare.summary_table(args.inputs)
     provs = [read_provenance(p) for p in args.inputs]
@@ -124,7 +124,7 @@ def _summary(args) -> int:
     if meta["standin_note"]:
         caption += f" Includes {meta['standin_note']}: rows with standin = True are generated stand-ins."
     text = markdown_table(df, caption)
-    atomic_write(args.md, lambda tmp: open(tmp, "w").write(text))
+    write_text(args.md, text)
     return 0
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 
 from shuffledp.cli import UsageError
 
@@ -76,18 +75,19 @@ def _run(args) -> int:
     runs, users = E.run_job(sec, args.seed, method=args.method, dataset=args.dataset, eps=args.eps,
                             split=args.split, clustering=args.clustering, batch=args.batch,
                             scale=args.scale, msnbc_path=args.msnbc)
+    from shuffledp.io import write_parquet
+
     for path, df in ((args.out_runs, runs), (args.out_users, users)):
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        df.to_parquet(path, index=False)
+        write_parquet(df, path)
     return 0
 
 
 def _collect(args) -> int:
     from shuffledp.experiments import peruser as E
+    from shuffledp.io import write_parquet
 
     df = E.collect(args.inputs)
-    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
-    df.to_parquet(args.out, index=False)
+    write_parquet(df, args.out)
     return 0
 
 
@@ -95,6 +95,7 @@ def _report(args) -> int:
     import pandas as pd
 
     from shuffledp.experiments import peruser as E
+    from shuffledp.io import write_parquet, write_text
     from shuffledp.plotting import peruser as F
 
     sec = _section(args.section)
@@ -103,10 +104,8 @@ def _report(args) -> int:
     F.all_figures(runs, users, sec, args.figures)
     cl = E.claims(runs, users, args.scale)
     notes = sorted({n for n in runs.get("note", pd.Series(dtype=str)).dropna() if n})
-    os.makedirs(os.path.dirname(args.claims) or ".", exist_ok=True)
-    cl.to_parquet(args.claims + ".parquet", index=False)
-    with open(args.claims + ".md", "w") as fh:
-        fh.write(E.claims_markdown(cl, "; ".join(notes)))
+    write_parquet(cl, args.claims + ".parquet")
+    write_text(args.claims + ".md", E.claims_markdown(cl, "; ".join(notes)))
     return 0
 
 

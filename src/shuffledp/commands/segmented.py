@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 from shuffledp.cli import UsageError
+from shuffledp.io import write_parquet, write_text
 
 
 def _spec(text: str) -> dict:
@@ -45,8 +46,7 @@ def _params(args) -> int:
                             spec.get("accountant", "sound"))
     df.insert(0, "dataset", spec["dataset"])
     df.insert(1, "n", n)
-    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-    df.to_parquet(args.output, index=False)
+    write_parquet(df, args.output)
     print(df.to_string(index=False))
     return 0
 
@@ -106,9 +106,8 @@ def _claims(args) -> int:
     summ = pd.read_parquet(args.summary)
     df = ex.claims(summ, spec, spec.get("scale", ""), float(spec.get("m_factor", 2.0)))
     notes = sorted({ex.standin_note(ex.read_meta(p).get("source", {})) for p in args.data} - {""})
-    Path(args.parquet).parent.mkdir(parents=True, exist_ok=True)
-    df.to_parquet(args.parquet, index=False)
-    Path(args.md).write_text(ex.claims_markdown(df, "; ".join(notes)))
+    write_parquet(df, args.parquet)
+    write_text(args.md, ex.claims_markdown(df, "; ".join(notes)))
     print(df[["id", "held"]].to_string(index=False))
     return 0
 

@@ -38,6 +38,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from shuffledp.config import ConfigError, check_shares
+from shuffledp.io import write_parquet
 from shuffledp.mechanisms import poisson_set as ps
 from shuffledp.protocols import mm, segmented, subexp
 from shuffledp.seeding import rng as make_rng
@@ -200,8 +201,7 @@ def prepare(in_path: str, out_path: str, *, dataset: str, d: int, s: int, seed: 
     }
     cols = {f"item_{i}": pa.array(sets[:, i].astype(np.int32)) for i in range(s)}
     tab = pa.table(cols).replace_schema_metadata({META_KEY: json.dumps(meta, sort_keys=True).encode()})
-    Path(out_path).parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(tab, out_path, compression="zstd")
+    write_parquet(tab, out_path, compression="zstd")
     return meta
 
 
@@ -359,8 +359,7 @@ def run_job(spec: Mapping, data_path: str, out_path: str, *, accountant: str | N
     df["scale"] = spec.get("scale", "")
     if "messages_per_user" not in df:
         df["messages_per_user"] = np.nan
-    Path(out_path).parent.mkdir(parents=True, exist_ok=True)
-    df.to_parquet(out_path, index=False)
+    write_parquet(df, out_path)
     return df
 
 
@@ -406,8 +405,7 @@ def aggregate(run_paths: list[str], accountant_paths: list[str], out_path: str,
     summ.loc[~summ["protocol"].isin(OURS_ALL), "mse_bound"] = np.nan
     summ["scale"] = runs["scale"].iloc[0] if len(runs) else ""
     summ = summ.sort_values(keys).reset_index(drop=True)
-    Path(out_path).parent.mkdir(parents=True, exist_ok=True)
-    summ.to_parquet(out_path, index=False)
+    write_parquet(summ, out_path)
     return summ
 
 
