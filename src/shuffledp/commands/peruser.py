@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from shuffledp.cli import UsageError
+from shuffledp.commands import _args as A
 
 
 def register(subparsers, account_subparsers) -> None:
@@ -13,27 +14,27 @@ def register(subparsers, account_subparsers) -> None:
 
     r = sub.add_parser("run", help="one job: (method, dataset, eps, split, clustering, batch)")
     r.add_argument("--section", required=True, help="the config's peruser section as JSON")
-    r.add_argument("--seed", type=int, required=True)
+    r.add_argument("--seed", type=A.nonneg_int, required=True)
     r.add_argument("--scale", default="default", help="the config's name")
     r.add_argument("--method", required=True)
     r.add_argument("--dataset", required=True)
     r.add_argument("--eps", required=True)
     r.add_argument("--split", required=True, help="eps1/eps, thm4 or none")
     r.add_argument("--clustering", required=True, help="kmeans, dbscan or none")
-    r.add_argument("--batch", type=int, required=True)
-    r.add_argument("--msnbc", default=None, help="msnbc_sequences.parquet (msnbc datasets)")
+    r.add_argument("--batch", type=A.nonneg_int, required=True)
+    r.add_argument("--msnbc", default=None, type=A.existing_file, help="msnbc_sequences.parquet (msnbc datasets)")
     r.add_argument("--out-runs", required=True)
     r.add_argument("--out-users", required=True)
     r.set_defaults(func=_run)
 
     c = sub.add_parser("collect", help="concatenate job tables")
     c.add_argument("--out", required=True)
-    c.add_argument("inputs", nargs="+")
+    c.add_argument("inputs", nargs="+", type=A.existing_file)
     c.set_defaults(func=_collect)
 
     rep = sub.add_parser("report", help="figures 1-4 and the claims table")
-    rep.add_argument("--runs", required=True)
-    rep.add_argument("--users", required=True)
+    rep.add_argument("--runs", required=True, type=A.existing_file)
+    rep.add_argument("--users", required=True, type=A.existing_file)
     rep.add_argument("--section", required=True)
     rep.add_argument("--scale", default="default")
     rep.add_argument("--figures", required=True, help="output prefix, e.g. results/figures/peruser_fig")
