@@ -266,7 +266,7 @@ def run_job(spec: Mapping, data_path: str, out_path: str, *, accountant: str | N
             params: str | None = None) -> pd.DataFrame:
     """Run one batch of repetitions; writes and returns one row per repetition.
 
-    ``spec`` keys: protocol, dataset, n, setting, m_index (int or None), batch, batch_size,
+    ``spec`` keys: protocol, dataset, n, setting, m_index (int or None), batch, batch_size, repetitions,
     seed, levels, shares, delta_factor, level_histogram, epsilon_p, sampler, scale,
     and for baselines subexp_local_eps, wsepmm_power.
     """
@@ -315,7 +315,10 @@ def run_job(spec: Mapping, data_path: str, out_path: str, *, accountant: str | N
 
     rows_out = []
     b, bs = int(spec["batch"]), int(spec["batch_size"])
-    for r in range(b * bs, (b + 1) * bs):
+    # the last batch stops at the configured number of repetitions (3 repetitions in batches of 2
+    # are batches {0, 1} and {2}, not 4 repetitions)
+    stop = min((b + 1) * bs, int(spec.get("repetitions", (b + 1) * bs)))
+    for r in range(b * bs, stop):
         idx, with_repl = sample_users(seed, dataset, n, r, sets_all.shape[0])
         sets = sets_all[idx]
         g = make_rng(seed, "segmented", "mech", protocol, dataset, n, setting, spec.get("m_index"), r)
@@ -600,7 +603,7 @@ def job_spec(config: Mapping, protocol: str, dataset: str, n, setting: str, m_in
     return jsonable_spec(
         protocol=protocol, dataset=dataset, n=int(n), setting=setting,
         m_index=None if m_index is None else int(m_index), batch=int(batch),
-        batch_size=int(cfg["batch_size"]), seed=int(config["seed"]), levels=cfg["levels"], shares=shares,
+        batch_size=int(cfg["batch_size"]), repetitions=int(cfg["repetitions"]), seed=int(config["seed"]), levels=cfg["levels"], shares=shares,
         delta_factor=cfg["delta_factor"], m_grid=[float(x) for x in m_grid(cfg)],
         level_histogram=cfg.get("level_histogram", "exact"), epsilon_p=cfg.get("epsilon_p", 1.0),
         sampler=cfg.get("sampler", "counts"), subexp_local_eps=cfg.get("subexp_local_eps", 2.0),
