@@ -180,7 +180,9 @@ def check_schema(config: Mapping, schema: Mapping) -> None:
 
     cls = jsonschema.validators.validator_for(schema)
     validator = cls(schema)
-    errors = sorted(validator.iter_errors(_plain(config)), key=lambda e: (list(map(str, e.absolute_path)), e.message))
+    # unknown keys first (a typo also makes the intended key "missing"), then by key path
+    errors = sorted(validator.iter_errors(_plain(config)),
+                    key=lambda e: (e.validator != "additionalProperties", list(map(str, e.absolute_path)), e.message))
     if not errors:
         return
     lines = []
@@ -230,7 +232,9 @@ def _describe(err) -> list[str]:
         want = err.validator_value if isinstance(err.validator_value, str) else " or ".join(err.validator_value)
         return [f"config key {where}: {err.instance!r} is not of type {want}"]
     if kind == "pattern":
-        return [f"config key {where}: {err.instance!r} does not match the pattern {err.validator_value}"]
+        why = " ".join(str(err.schema.get("description", "")).split())
+        return [f"config key {where}: {err.instance!r} does not match the pattern {err.validator_value}"
+                + (f" ({why})" if why else "")]
     return [f"config key {where}: {err.message}"]
 
 

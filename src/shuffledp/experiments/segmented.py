@@ -314,11 +314,7 @@ def run_job(spec: Mapping, data_path: str, out_path: str, *, accountant: str | N
         extra["k"] = float(se.best_subset_size(d, s, extra["eps0"]))
 
     rows_out = []
-    b, bs = int(spec["batch"]), int(spec["batch_size"])
-    # the last batch stops at the configured number of repetitions (3 repetitions in batches of 2
-    # are batches {0, 1} and {2}, not 4 repetitions)
-    stop = min((b + 1) * bs, int(spec.get("repetitions", (b + 1) * bs)))
-    for r in range(b * bs, stop):
+    for r in batch_reps(spec):
         idx, with_repl = sample_users(seed, dataset, n, r, sets_all.shape[0])
         sets = sets_all[idx]
         g = make_rng(seed, "segmented", "mech", protocol, dataset, n, setting, spec.get("m_index"), r)
@@ -352,7 +348,7 @@ def run_job(spec: Mapping, data_path: str, out_path: str, *, accountant: str | N
     df.insert(5, "setting", setting)
     df.insert(6, "m_index", -1 if spec.get("m_index") is None else int(spec["m_index"]))
     df.insert(7, "m", m_val)
-    df.insert(8, "batch", b)
+    df.insert(8, "batch", int(spec["batch"]))
     for k in range(len(levels_eps)):
         df[f"lambda_{k + 1}"] = float(lam[k])
     for key, val in extra.items():
@@ -596,6 +592,13 @@ def batches(cfg: Mapping) -> list[int]:
     return list(range(-(-int(cfg["repetitions"]) // int(cfg["batch_size"]))))
 
 
+def batch_reps(spec: Mapping) -> range:
+    """The repetition indices of one job: batch ``b`` of ``batch_size``, the last batch stopping at
+    ``repetitions`` (3 repetitions in batches of 2 are {0, 1} and {2}, not 4 repetitions)."""
+    b, bs = int(spec["batch"]), int(spec["batch_size"])
+    return range(b * bs, min((b + 1) * bs, int(spec.get("repetitions", (b + 1) * bs))))
+
+
 def job_spec(config: Mapping, protocol: str, dataset: str, n, setting: str, m_index, batch, scale: str) -> str:
     """The JSON ``--spec`` of one ``shuffledp segmented run`` job."""
     cfg = config["segmented"]
@@ -603,7 +606,8 @@ def job_spec(config: Mapping, protocol: str, dataset: str, n, setting: str, m_in
     return jsonable_spec(
         protocol=protocol, dataset=dataset, n=int(n), setting=setting,
         m_index=None if m_index is None else int(m_index), batch=int(batch),
-        batch_size=int(cfg["batch_size"]), repetitions=int(cfg["repetitions"]), seed=int(config["seed"]), levels=cfg["levels"], shares=shares,
+        batch_size=int(cfg["batch_size"]), repetitions=int(cfg["repetitions"]), seed=int(config["seed"]),
+        levels=cfg["levels"], shares=shares,
         delta_factor=cfg["delta_factor"], m_grid=[float(x) for x in m_grid(cfg)],
         level_histogram=cfg.get("level_histogram", "exact"), epsilon_p=cfg.get("epsilon_p", 1.0),
         sampler=cfg.get("sampler", "counts"), subexp_local_eps=cfg.get("subexp_local_eps", 2.0),
