@@ -15,8 +15,10 @@ file and line for YAML syntax errors), so a user sees which key to fix and never
 from __future__ import annotations
 
 import difflib
+import functools
 import math
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
@@ -138,10 +140,19 @@ def load_configs(paths: Iterable[str | os.PathLike]) -> dict:
 # ---------------------------------------------------------------------------------------- finite numbers
 
 
+_PLAIN_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
 def key_path(parts: Iterable) -> str:
+    """``a.b[0].c``; a key that is not a plain word is shown quoted: ``attributes['<x>']``."""
     out = ""
     for p in parts:
-        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+        if isinstance(p, int) and not isinstance(p, bool):
+            out += f"[{p}]"
+        elif _PLAIN_KEY.match(str(p)):
+            out += f".{p}" if out else str(p)
+        else:
+            out += f"[{str(p)!r}]"
     return out or "(top level)"
 
 
@@ -167,19 +178,34 @@ def check_finite(config: Mapping) -> None:
 
 
 def load_schema(schema_path: str | os.PathLike | None = None) -> dict:
+    path = Path(schema_path) if schema_path else SCHEMA_PATH
+    stat = path.stat()
+    return _load_schema(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=4)
+def _load_schema(path: str, mtime_ns: int, size: int) -> dict:
     import yaml
 
-    path = Path(schema_path) if schema_path else SCHEMA_PATH
     with open(path, encoding="utf-8") as fh:
         return yaml.safe_load(fh)
 
 
-def check_schema(config: Mapping, schema: Mapping) -> None:
-    """JSON-schema validation with messages that name the key (and the closest valid key)."""
+@functools.lru_cache(maxsize=4)
+def _validator(schema_id: int, schema_json: str):
+    import json
+
     import jsonschema
 
-    cls = jsonschema.validators.validator_for(schema)
-    validator = cls(schema)
+    schema = json.loads(schema_json)
+    return jsonschema.validators.validator_for(schema)(schema)
+
+
+def check_schema(config: Mapping, schema: Mapping) -> None:
+    """JSON-schema validation with messages that name the key (and the closest valid key)."""
+    import json
+
+    validator = _validator(id(schema), json.dumps(schema, sort_keys=True))
     # unknown keys first (a typo also makes the intended key "missing"), then by key path
     errors = sorted(validator.iter_errors(_plain(config)),
                     key=lambda e: (e.validator != "additionalProperties", list(map(str, e.absolute_path)), e.message))
@@ -204,8 +230,6 @@ def _plain(node):
 
 
 def _describe(err) -> list[str]:
-    import re
-
     path = list(err.absolute_path)
     where = key_path(path)
     kind = err.validator
