@@ -35,7 +35,7 @@ rule download_msnbc:
     conda:
         env_file()
     shell:
-        "shuffledp data download msnbc --raw-dir {params.raw_dir:q} --mirror {params.mirror:q} > {log:q} 2>&1"
+        "shuffledp data download msnbc --raw-dir {params.raw_dir:q} --mirror={params.mirror:q} > {log:q} 2>&1"
 
 
 rule preprocess_msnbc:
@@ -64,7 +64,7 @@ rule preprocess_msnbc:
         env_file()
     shell:
         "shuffledp data prepare msnbc --source {params.source:q} --raw-dir {params.raw_dir:q}"
-        " --out {params.out_dir:q} --mirror {params.mirror:q} --seed {params.seed:q}"
+        " --out {params.out_dir:q} --mirror={params.mirror:q} --seed {params.seed:q}"
         " --standin-users {params.standin_users:q} > {log:q} 2>&1"
 
 
@@ -81,7 +81,7 @@ rule download_adult:
     conda:
         env_file()
     shell:
-        "shuffledp data download adult --raw-dir {params.raw_dir:q} --mirror {params.mirror:q} > {log:q} 2>&1"
+        "shuffledp data download adult --raw-dir {params.raw_dir:q} --mirror={params.mirror:q} > {log:q} 2>&1"
 
 
 rule preprocess_adult:
@@ -106,7 +106,7 @@ rule preprocess_adult:
         env_file()
     shell:
         "shuffledp data prepare adult --source {params.source:q} --raw-dir {params.raw_dir:q}"
-        " --out {output:q} --mirror {params.mirror:q} --seed {params.seed:q} > {log:q} 2>&1"
+        " --out {output:q} --mirror={params.mirror:q} --seed {params.seed:q} > {log:q} 2>&1"
 
 
 rule synthetic_sets:
