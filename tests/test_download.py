@@ -82,3 +82,151 @@ def test_mirror_env_wins(monkeypatch, tmp_path):
     assert mirror_location("/elsewhere") == "/elsewhere"
     assert mirror_candidate("https://example.org/data/", "msnbc/x.gz")[0].location == "https://example.org/data/msnbc/x.gz"
     assert mirror_candidate(None, "x") == []
+
+
+# ---- corruption of any kind: an error naming the file, nothing partial, never a stand-in ----------
+
+import random  # noqa: E402
+import stat  # noqa: E402
+
+import pandas as pd  # noqa: E402
+
+from shuffledp.datasets import msnbc as msnbc_mod  # noqa: E402
+from shuffledp.datasets import prepare  # noqa: E402
+
+
+def _payload() -> bytes:
+    rng = random.Random(5)  # incompressible enough that a flipped byte lands in deflate data
+    return "".join(f"{rng.randrange(10**9)} " for _ in range(20000)).encode()
+
+
+def _good_gz(path: Path) -> bytes:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = gzip.compress(_payload(), mtime=0)
+    path.write_bytes(data)
+    return data
+
+
+def _flip(data: bytes, at: int) -> bytes:
+    b = bytearray(data)
+    b[at] ^= 0xFF
+    return bytes(b)
+
+
+CORRUPTIONS = {
+    "flipped-mid-file": lambda d: _flip(d, len(d) // 2),
+    "flipped-near-header": lambda d: _flip(d, 12),
+    "broken-crc-trailer": lambda d: _flip(d, len(d) - 6),
+    "truncated-gzip": lambda d: d[: len(d) * 2 // 3],
+    "not-gzip-at-all": lambda d: b"<html>mirror error page</html>",
+    "empty-file": lambda d: b"",
+}
+
+
+def _corrupt(path: Path, kind: str, good: bytes) -> None:
+    if kind == "unreadable-directory":
+        path.mkdir(parents=True)
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(CORRUPTIONS[kind](good))
+
+
+KINDS = [*CORRUPTIONS, "unreadable-directory"]
+
+
+def _ck() -> Checksum:
+    return Checksum("sha256", hashlib.sha256(_payload()).hexdigest(), gunzip=True)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_damaged_mirror_is_an_error_naming_it_and_the_next_source_is_tried(tmp_path, kind):
+    good = tmp_path / "good" / "x.gz"
+    data = _good_gz(good)
+    bad = tmp_path / "mirror" / "x.gz"
+    _corrupt(bad, kind, data)
+    dest = tmp_path / "raw" / "x.gz"
+    lines = []
+    with pytest.raises(DownloadError) as info:
+        fetch_verified(dest, [Candidate(str(bad)), Candidate(str(tmp_path / "absent.gz"))], _ck(), log=lines.append)
+    msg = str(info.value)
+    assert info.value.corrupt, msg
+    assert str(bad) in msg and _ck().expected in msg
+    if kind != "unreadable-directory":  # both hashes: the expected one and the file's own
+        assert hashlib.sha256(bad.read_bytes()).hexdigest() in msg
+    assert not dest.exists() and list(dest.parent.iterdir()) == []  # nothing partial
+    # a good source after the damaged one is used, and the damage is still reported in the log
+    origin = fetch_verified(dest, [Candidate(str(bad)), Candidate(str(good))], _ck(), log=lines.append)
+    assert origin == str(good) and dest.read_bytes() == data
+    assert any(line.startswith("ERROR:") and str(bad) in line for line in lines)
+    assert stat.S_IMODE(dest.stat().st_mode) == 0o644
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_damaged_local_copy_is_moved_aside(tmp_path, kind):
+    good = tmp_path / "good" / "x.gz"
+    data = _good_gz(good)
+    dest = tmp_path / "raw" / "x.gz"
+    _corrupt(dest, kind, data)
+    tag = hashlib.sha256(dest.read_bytes()).hexdigest()[:8] if dest.is_file() else "unreadable"
+    with pytest.raises(DownloadError) as info:
+        fetch_verified(dest, [Candidate(str(tmp_path / "absent.gz"))], _ck(), log=QUIET)
+    assert info.value.corrupt and str(dest) in str(info.value)
+    assert sorted(p.name for p in dest.parent.iterdir()) == [f"x.gz.corrupt-{tag}"]
+    fetch_verified(dest, [Candidate(str(good))], _ck(), log=QUIET)
+    assert dest.read_bytes() == data
+
+
+def test_unreachable_sources_only_are_not_corrupt(tmp_path):
+    with pytest.raises(DownloadError) as info:
+        fetch_verified(tmp_path / "raw" / "x.gz", [Candidate(str(tmp_path / "no.gz")),
+                                                   Candidate((tmp_path / "no2.gz").as_uri())], _ck(), log=QUIET)
+    assert not info.value.corrupt
+
+
+@pytest.fixture
+def fake_msnbc(monkeypatch, tmp_path):
+    """MSNBC's download with a tiny fixture file and this test's checksum (no network)."""
+    seqs = msnbc_mod.standin(50, __import__("numpy").random.default_rng(1))
+    content = msnbc_mod.sample_text(seqs)
+    good = tmp_path / "good" / msnbc_mod.RAW_RELPATH
+    good.parent.mkdir(parents=True)
+    good.write_bytes(gzip.compress(content, mtime=0))
+    monkeypatch.setattr(msnbc_mod, "CHECKSUM", Checksum("sha256", hashlib.sha256(content).hexdigest(), gunzip=True))
+    publisher = tmp_path / "publisher.gz"  # stands for the URLs: absent = unreachable
+    monkeypatch.setattr(msnbc_mod, "candidates",
+                        lambda mirror: [*mirror_candidate(mirror, msnbc_mod.RAW_RELPATH), Candidate(str(publisher))])
+    return good, publisher
+
+
+@pytest.mark.parametrize("where", ["mirror", "raw"])
+@pytest.mark.parametrize("kind", ["flipped-near-header", "broken-crc-trailer", "truncated-gzip"])
+def test_prepare_auto_never_turns_a_damaged_file_into_the_standin(tmp_path, fake_msnbc, where, kind):
+    good, _ = fake_msnbc
+    mirror = tmp_path / "mirror"
+    raw = tmp_path / "data" / "raw" / "msnbc" / "msnbc990928.seq.gz"
+    _corrupt(mirror / msnbc_mod.RAW_RELPATH if where == "mirror" else raw, kind, good.read_bytes())
+    out = tmp_path / "processed"
+    with pytest.raises(DownloadError) as info:
+        prepare.prepare_msnbc("auto", str(raw), str(out), str(mirror), 1, 200, log=QUIET)
+    assert info.value.corrupt
+    assert not out.exists() or list(out.iterdir()) == []
+
+
+def test_prepare_auto_uses_the_next_good_source_after_a_damaged_one(tmp_path, fake_msnbc):
+    good, publisher = fake_msnbc
+    _corrupt(tmp_path / "mirror" / msnbc_mod.RAW_RELPATH, "flipped-mid-file", good.read_bytes())
+    publisher.write_bytes(good.read_bytes())
+    out = tmp_path / "processed"
+    prov = prepare.prepare_msnbc("auto", str(tmp_path / "raw" / "m.gz"), str(out), str(tmp_path / "mirror"), 1,
+                                 200, log=QUIET)
+    assert prov["source"] == "real" and not prov["standin"]
+    assert len(pd.read_parquet(out / "msnbc_sets.parquet")) == 50
+
+
+def test_prepare_auto_standin_only_when_nothing_reachable(tmp_path, fake_msnbc):
+    out = tmp_path / "processed"
+    prov = prepare.prepare_msnbc("auto", str(tmp_path / "raw" / "m.gz"), str(out), str(tmp_path / "nomirror"), 1,
+                                 200, log=QUIET)
+    assert prov["standin"] and prov["source"] == "standin"
+    with pytest.raises(DownloadError):
+        prepare.prepare_msnbc("real", str(tmp_path / "raw" / "m.gz"), str(out), None, 1, 200, log=QUIET)

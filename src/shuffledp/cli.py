@@ -10,23 +10,33 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
+import zlib
 
 from shuffledp import __version__
 from shuffledp import commands as _commands_pkg
 
 
-class UsageError(Exception):
+class UsageError(ValueError):
     """An invalid argument; the CLI prints it on one line and exits with status 2."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: ``shuffledp: error: argument --flag: ...`` (exit 2)."""
+
+    def error(self, message: str):  # noqa: D102
+        hint = f" (see '{self.prog} --help')"
+        self.exit(2, f"shuffledp: error: {_one_line(message)}{hint}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="shuffledp", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="shuffledp", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"shuffledp {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
     account = sub.add_parser("account", help="privacy accountants (JSON on stdout)")
-    account_sub = account.add_subparsers(dest="accountant", required=True, metavar="ACCOUNTANT")
+    account_sub = account.add_subparsers(dest="accountant", required=True, metavar="ACCOUNTANT", parser_class=_Parser)
     for info in sorted(pkgutil.iter_modules(_commands_pkg.__path__), key=lambda m: m.name):
         if info.name.startswith("_"):
             continue
@@ -37,14 +47,52 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line(text: object) -> str:
+    return "; ".join(line.strip() for line in str(text).splitlines() if line.strip())
+
+
+def _describe(exc: BaseException) -> str:
+    """One line for an exception: the flag or file it names, what failed."""
+    if isinstance(exc, OSError) and exc.filename is not None:
+        what = exc.strerror or type(exc).__name__
+        return f"{exc.filename}: {what}"
+    if isinstance(exc, KeyError):
+        return f"missing key {exc.args[0]!r}" if exc.args else "missing key"
+    text = _one_line(exc)
+    flag = getattr(exc, "flag", None)  # e.g. AccountantDomainError(ValueError) carries the flag it concerns
+    if flag and not text.startswith(str(flag)):
+        text = f"{flag}: {text}"
+    return text or type(exc).__name__
+
+
+# Exceptions that mean "bad input" (a value, a file, a damaged download): exit 2, one line.
+_INPUT_ERRORS: tuple[type[BaseException], ...] = (
+    ValueError, OSError, KeyError, EOFError, ArithmeticError, zlib.error, RuntimeError, TypeError,
+)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    debug = bool(os.environ.get("SHUFFLEDP_DEBUG"))
     try:
         result = args.func(args)
-    except UsageError as exc:
-        print(f"shuffledp: error: {exc}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print("shuffledp: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # e.g. `shuffledp account ... | head`
+        return 0
+    except _INPUT_ERRORS as exc:
+        if debug:
+            raise
+        print(f"shuffledp: error: {_describe(exc)}", file=sys.stderr)
         return 2
+    except Exception as exc:  # a bug, not bad input: still one line (SHUFFLEDP_DEBUG=1 shows the traceback)
+        if debug:
+            raise
+        print(f"shuffledp: internal error: {type(exc).__name__}: {_one_line(exc)} "
+              "(set SHUFFLEDP_DEBUG=1 for the traceback)", file=sys.stderr)
+        return 1
     return int(result or 0)
 
 

@@ -2,8 +2,27 @@
 # the MSNBC figure. Downloads are local rules (cluster nodes often have no internet).
 # source: real -> the download rule runs and the preprocess rule reads its verified file;
 # source: auto -> the preprocess job tries the raw folder, the mirror and the publisher itself and
-#                 falls back to the labelled stand-in (never on a checksum mismatch);
+#                 falls back to the labelled stand-in only when no source could be reached at all
+#                 (a damaged file -- wrong checksum, unreadable, truncated -- is always an error);
 # source: standin -> the stand-in.
+# Every substitution in a shell command is quoted ({...:q}): paths and the mirror may hold spaces.
+import json
+
+from shuffledp.datasets.prepare import resolve_ipums_source
+
+DATA = "data"  # raw downloads and processed tables, relative to the working directory
+RAW = f"{DATA}/raw"
+PROC = f"{DATA}/processed"
+DS = config["datasets"]
+SYNTH = {s["name"]: s for s in DS.get("synthetic", []) or []}
+IPUMS = DS.get("ipums", {}) or {}
+MIRROR = config.get("data_mirror") or ""  # "" = none (the CLI lets SHUFFLEDP_DATA_MIRROR override it)
+DS_SOURCE = {name: DS.get(name, {}).get("source", "auto") for name in ("msnbc", "adult")}
+IPUMS_SPEC = {key: {"sample": "", **spec} for key, spec in IPUMS.items()}
+# the IPUMS API download runs only when an extract's source resolves to `ipums`
+IPUMS_VIA_API = {key: resolve_ipums_source(spec["source"], spec) == "ipums" for key, spec in IPUMS.items()}
+
+
 rule download_msnbc:
     output:
         f"{RAW}/msnbc/msnbc990928.seq.gz",
@@ -11,17 +30,17 @@ rule download_msnbc:
         f"{LOGS}/data/download_msnbc.log",
     params:
         raw_dir=lambda wc, output: os.path.dirname(output[0]),
-        mirror=mirror_arg(),
+        mirror=MIRROR,
     localrule: True
     conda:
         env_file()
     shell:
-        "shuffledp data download msnbc --raw-dir {params.raw_dir} {params.mirror} > {log} 2>&1"
+        "shuffledp data download msnbc --raw-dir {params.raw_dir:q} --mirror={params.mirror:q} > {log:q} 2>&1"
 
 
 rule preprocess_msnbc:
     input:
-        lambda wc: rules.download_msnbc.output if ds_source("msnbc") == "real" else [],
+        lambda wc: rules.download_msnbc.output if DS_SOURCE["msnbc"] == "real" else [],
     output:
         sequences=f"{PROC}/msnbc_sequences.parquet",
         sets=f"{PROC}/msnbc_sets.parquet",
@@ -31,10 +50,10 @@ rule preprocess_msnbc:
     benchmark:
         f"{BENCH}/data/preprocess_msnbc.tsv"
     params:
-        source=ds_source("msnbc"),
+        source=DS_SOURCE["msnbc"],
         raw_dir=f"{RAW}/msnbc",
         out_dir=lambda wc, output: os.path.dirname(output.sets),
-        mirror=mirror_arg(),
+        mirror=MIRROR,
         seed=config["seed"],
         standin_users=DS.get("msnbc", {}).get("standin_users", 20000),
     localrule: True
@@ -44,9 +63,9 @@ rule preprocess_msnbc:
     conda:
         env_file()
     shell:
-        "shuffledp data prepare msnbc --source {params.source} --raw-dir {params.raw_dir}"
-        " --out {params.out_dir} {params.mirror} --seed {params.seed}"
-        " --standin-users {params.standin_users} > {log} 2>&1"
+        "shuffledp data prepare msnbc --source {params.source:q} --raw-dir {params.raw_dir:q}"
+        " --out {params.out_dir:q} --mirror={params.mirror:q} --seed {params.seed:q}"
+        " --standin-users {params.standin_users:q} > {log:q} 2>&1"
 
 
 rule download_adult:
@@ -57,17 +76,17 @@ rule download_adult:
         f"{LOGS}/data/download_adult.log",
     params:
         raw_dir=lambda wc, output: os.path.dirname(output.data),
-        mirror=mirror_arg(),
+        mirror=MIRROR,
     localrule: True
     conda:
         env_file()
     shell:
-        "shuffledp data download adult --raw-dir {params.raw_dir} {params.mirror} > {log} 2>&1"
+        "shuffledp data download adult --raw-dir {params.raw_dir:q} --mirror={params.mirror:q} > {log:q} 2>&1"
 
 
 rule preprocess_adult:
     input:
-        lambda wc: rules.download_adult.output if ds_source("adult") == "real" else [],
+        lambda wc: rules.download_adult.output if DS_SOURCE["adult"] == "real" else [],
     output:
         f"{PROC}/adult.parquet",
     log:
@@ -75,9 +94,9 @@ rule preprocess_adult:
     benchmark:
         f"{BENCH}/data/preprocess_adult.tsv"
     params:
-        source=ds_source("adult"),
+        source=DS_SOURCE["adult"],
         raw_dir=f"{RAW}/adult",
-        mirror=mirror_arg(),
+        mirror=MIRROR,
         seed=config["seed"],
     localrule: True
     resources:
@@ -86,8 +105,8 @@ rule preprocess_adult:
     conda:
         env_file()
     shell:
-        "shuffledp data prepare adult --source {params.source} --raw-dir {params.raw_dir}"
-        " --out {output} {params.mirror} --seed {params.seed} > {log} 2>&1"
+        "shuffledp data prepare adult --source {params.source:q} --raw-dir {params.raw_dir:q}"
+        " --out {output:q} --mirror={params.mirror:q} --seed {params.seed:q} > {log:q} 2>&1"
 
 
 rule synthetic_sets:
@@ -100,7 +119,11 @@ rule synthetic_sets:
     wildcard_constraints:
         name="|".join(SYNTH) or "NO_SYNTHETIC_DATASET",
     params:
-        spec=lambda wc: SYNTH[wc.name],
+        domain=lambda wc: SYNTH[wc.name]["domain"],
+        set_size=lambda wc: SYNTH[wc.name]["set_size"],
+        users=lambda wc: SYNTH[wc.name]["users"],
+        distribution=lambda wc: SYNTH[wc.name]["distribution"],
+        zipf_exponent=lambda wc: SYNTH[wc.name].get("zipf_exponent", 1.0),
         seed=config["seed"],
     resources:
         mem_mb=2000,
@@ -108,9 +131,9 @@ rule synthetic_sets:
     conda:
         env_file()
     shell:
-        "shuffledp data synthetic --name {wildcards.name} --domain {params.spec[domain]}"
-        " --set-size {params.spec[set_size]} --users {params.spec[users]}"
-        " --distribution {params.spec[distribution]} --seed {params.seed} --out {output} > {log} 2>&1"
+        "shuffledp data synthetic --name {wildcards.name:q} --domain {params.domain:q}"
+        " --set-size {params.set_size:q} --users {params.users:q} --distribution {params.distribution:q}"
+        " --zipf-exponent {params.zipf_exponent:q} --seed {params.seed:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule download_ipums:
@@ -119,18 +142,18 @@ rule download_ipums:
     log:
         f"{LOGS}/data/download_ipums_{{key}}.log",
     params:
-        spec=lambda wc: json.dumps(ipums_spec(wc.key)),
+        spec=lambda wc: json.dumps(IPUMS_SPEC[wc.key]),
     localrule: True
     conda:
         env_file()
     shell:
-        "shuffledp data download ipums --key {wildcards.key} --spec {params.spec:q} --raw-dir {output}"
-        " > {log} 2>&1"
+        "shuffledp data download ipums --key {wildcards.key:q} --spec {params.spec:q} --raw-dir {output:q}"
+        " > {log:q} 2>&1"
 
 
 rule preprocess_ipums:
     input:
-        ipums_download_input,
+        lambda wc: rules.download_ipums.output if IPUMS_VIA_API[wc.key] else [],
     output:
         f"{PROC}/ipums_{{key}}.parquet",
     log:
@@ -140,7 +163,7 @@ rule preprocess_ipums:
     wildcard_constraints:
         key="|".join(IPUMS) or "NO_IPUMS_EXTRACT",
     params:
-        spec=lambda wc: json.dumps(ipums_spec(wc.key)),
+        spec=lambda wc: json.dumps(IPUMS_SPEC[wc.key]),
         raw_dir=RAW,
         seed=config["seed"],
     resources:
@@ -149,8 +172,8 @@ rule preprocess_ipums:
     conda:
         env_file()
     shell:
-        "shuffledp data prepare ipums --key {wildcards.key} --spec {params.spec:q} --source auto"
-        " --raw-dir {params.raw_dir} --out {output} --seed {params.seed} > {log} 2>&1"
+        "shuffledp data prepare ipums --key {wildcards.key:q} --spec {params.spec:q} --source auto"
+        " --raw-dir {params.raw_dir:q} --out {output:q} --seed {params.seed:q} > {log:q} 2>&1"
 
 
 DATASET_TABLES = (
@@ -173,7 +196,7 @@ rule datasets_table:
     conda:
         env_file()
     shell:
-        "shuffledp data summary {input} --out {output.parquet} --md {output.md} > {log} 2>&1"
+        "shuffledp data summary {input:q} --out {output.parquet:q} --md {output.md:q} > {log:q} 2>&1"
 
 
 rule msnbc_category_shares:
@@ -193,8 +216,8 @@ rule msnbc_category_shares:
     conda:
         env_file()
     shell:
-        "shuffledp data figure msnbc-shares --sequences {input.sequences} --sets {input.sets}"
-        " --categories {input.categories} --out-base {params.out_base} > {log} 2>&1"
+        "shuffledp data figure msnbc-shares --sequences {input.sequences:q} --sets {input.sets:q}"
+        " --categories {input.categories:q} --out-base {params.out_base:q} > {log:q} 2>&1"
 
 
 FINAL_TARGETS.extend(rules.datasets_table.output)

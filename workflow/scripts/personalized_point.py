@@ -3,6 +3,7 @@
 import sys
 
 from shuffledp.experiments.personalized import point
+from shuffledp.io import write_parquet
 
 sm = snakemake  # noqa: F821
 with open(sm.log[0], "w") as log:
@@ -10,5 +11,5 @@ with open(sm.log[0], "w") as log:
     p = sm.params
     df = point(p.bound, p.setting, p.mechanism, int(p.n), int(p.seed), float(p.delta_central),
                float(p.delta_local), p.calibration)
-    df.to_parquet(sm.output[0], index=False)
+    write_parquet(df, sm.output[0])
     print(df.to_string(), file=log)

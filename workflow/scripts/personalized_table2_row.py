@@ -3,6 +3,7 @@
 import sys
 
 from shuffledp.experiments.personalized import table2_row
+from shuffledp.io import write_parquet
 
 sm = snakemake  # noqa: F821
 with open(sm.log[0], "w") as log:
@@ -10,5 +11,5 @@ with open(sm.log[0], "w") as log:
     p = sm.params
     df = table2_row(p.bound, p.setting, int(p.n), int(p.seed), float(p.delta_local), list(p.eps_grid),
                     p.calibration, method=p.method, clone_factor=p.clone_factor)
-    df.to_parquet(sm.output[0], index=False)
+    write_parquet(df, sm.output[0])
     print(df.to_string(), file=log)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 from shuffledp.cli import UsageError
+from shuffledp.commands import _args as A
 
 
 def _log(msg: str) -> None:
@@ -20,35 +20,36 @@ def register(sub, account_sub) -> None:
     p.add_argument("dataset", choices=["msnbc", "adult", "ipums"])
     p.add_argument("--raw-dir", required=True)
     p.add_argument("--key", help="IPUMS extract key (br, mx)")
-    p.add_argument("--spec", help="IPUMS spec as JSON (sample, attributes)")
+    p.add_argument("--spec", type=A.json_object, help="IPUMS spec as JSON (sample, attributes)")
     p.add_argument("--mirror", default=None, help="folder or URL prefix (SHUFFLEDP_DATA_MIRROR wins)")
     p.set_defaults(func=_download)
 
     p = dsub.add_parser("prepare", help="raw data (or stand-in) -> Parquet with provenance")
     p.add_argument("dataset", choices=["msnbc", "adult", "ipums"])
-    p.add_argument("--source", required=True)
+    p.add_argument("--source", required=True, choices=["auto", "real", "standin", "ipums", "file"])
     p.add_argument("--raw-dir", required=True)
     p.add_argument("--out", required=True, help="output folder (msnbc) or file (adult, ipums)")
     p.add_argument("--mirror", default=None)
-    p.add_argument("--seed", type=int, required=True)
-    p.add_argument("--standin-users", type=int, default=20000)
+    p.add_argument("--seed", type=A.nonneg_int, required=True)
+    p.add_argument("--standin-users", type=A.int_at_least(2), default=20000)
     p.add_argument("--key", help="IPUMS extract key (br, mx)")
-    p.add_argument("--spec", help="IPUMS spec as JSON (source, records, sample, ddi, data, attributes)")
+    p.add_argument("--spec", type=A.json_object,
+                   help="IPUMS spec as JSON (source, records, sample, ddi, data, attributes)")
     p.set_defaults(func=_prepare)
 
     p = dsub.add_parser("synthetic", help="generate a synthetic set-valued dataset")
     p.add_argument("--name", required=True)
-    p.add_argument("--domain", type=int, required=True)
-    p.add_argument("--set-size", type=int, required=True)
-    p.add_argument("--users", type=int, required=True)
+    p.add_argument("--domain", type=A.int_at_least(2), required=True)
+    p.add_argument("--set-size", type=A.positive_int, required=True)
+    p.add_argument("--users", type=A.positive_int, required=True)
     p.add_argument("--distribution", choices=["uniform", "zipf"], default="uniform")
-    p.add_argument("--zipf-exponent", type=float, default=1.0)
-    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--zipf-exponent", type=A.positive_float, default=1.0)
+    p.add_argument("--seed", type=A.nonneg_int, required=True)
     p.add_argument("--out", required=True)
     p.set_defaults(func=_synthetic)
 
     p = dsub.add_parser("summary", help="one row per processed dataset: Parquet and Markdown")
-    p.add_argument("inputs", nargs="+")
+    p.add_argument("inputs", nargs="+", type=A.existing_file)
     p.add_argument("--out", required=True)
     p.add_argument("--md", required=True)
     p.set_defaults(func=_summary)
@@ -74,7 +75,9 @@ def _download(args) -> int:
 
         if not args.spec:
             raise UsageError("--spec is required for ipums")
-        spec = json.loads(args.spec)
+        spec = args.spec
+        if not isinstance(spec.get("attributes"), dict) or not spec["attributes"]:
+            raise UsageError("--spec: needs a non-empty \"attributes\" object")
         ipums.find_or_download(spec.get("sample", ""), list(spec["attributes"]), args.raw_dir, log=_log)
     else:
         adult.download(args.raw_dir, _mirror(args), log=_log)
@@ -96,7 +99,10 @@ def _prepare(args) -> int:
     else:
         if not args.key or not args.spec:
             raise UsageError("--key and --spec are required for ipums")
-        spec = json.loads(args.spec)
+        spec = args.spec
+        for key in ("source", "records", "attributes"):
+            if key not in spec:
+                raise UsageError(f"--spec: missing key {key!r}")
         prepare.prepare_ipums(args.key, spec, args.raw_dir, args.out, args.seed, log=_log)
     return 0
 
@@ -106,6 +112,8 @@ def _synthetic(args) -> int:
 
     if args.set_size > args.domain:
         raise UsageError(f"--set-size: {args.set_size} exceeds --domain {args.domain}")
+    if not args.name or not all(c.isalnum() or c == "_" for c in args.name):
+        raise UsageError(f"--name: {args.name!r} must be letters, digits and underscores")
     prepare.prepare_synthetic(args.name, args.domain, args.set_size, args.users, args.distribution,
                               args.seed, args.out, args.zipf_exponent, log=_log)
     return 0
@@ -113,8 +121,8 @@ def _synthetic(args) -> int:
 
 def _summary(args) -> int:
     from shuffledp.datasets import prepare
-    from shuffledp.datasets.provenance import atomic_write, merge_provenance, read_provenance, write_table
-    from shuffledp.tables import markdown_table
+    from shuffledp.datasets.provenance import merge_provenance
+    from shuffledp.io import markdown_table, read_provenance, write_table, write_text
 
     df = prepare.summary_table(args.inputs)
     provs = [read_provenance(p) for p in args.inputs]
@@ -124,16 +132,16 @@ def _summary(args) -> int:
     if meta["standin_note"]:
         caption += f" Includes {meta['standin_note']}: rows with standin = True are generated stand-ins."
     text = markdown_table(df, caption)
-    atomic_write(args.md, lambda tmp: open(tmp, "w").write(text))
+    write_text(args.md, text)
     return 0
 
 
 def register_figure(dsub) -> None:  # called from register()
     p = dsub.add_parser("figure", help="data-stage figures")
     p.add_argument("name", choices=["msnbc-shares"])
-    p.add_argument("--sequences", required=True)
-    p.add_argument("--sets", required=True)
-    p.add_argument("--categories", required=True)
+    p.add_argument("--sequences", required=True, type=A.existing_file)
+    p.add_argument("--sets", required=True, type=A.existing_file)
+    p.add_argument("--categories", required=True, type=A.existing_file)
     p.add_argument("--out-base", required=True, help="output path without extension (.pdf and .png written)")
     p.set_defaults(func=_figure)
 

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import math
+from pathlib import Path
 
 from shuffledp.cli import UsageError
+from shuffledp.commands import _args as A
 from shuffledp.commands._grid import int_like, parse_list, run_grid
 
 
@@ -15,11 +18,11 @@ def register(subparsers, account_subparsers) -> None:
     u = sub.add_parser("uniform", help="one job: a mechanism at one eps for a batch of repetitions")
     _common(u)
     u.add_argument("--mechanism", required=True, choices=["mhm", "flame", "tcm"])
-    u.add_argument("--eps", required=True, type=float)
+    u.add_argument("--eps", required=True, type=A.positive_float)
     u.add_argument("--timings", required=True, help="Parquet of wall-clock timings (not reproducible)")
-    u.add_argument("--np-fraction", type=float, default=1 / 3, help="FLAME's N_p / n")
+    u.add_argument("--np-fraction", type=A.unit_interval, default=1 / 3, help="FLAME's N_p / n")
     u.add_argument("--flame-variant", default="balle", choices=["balle", "seed33"])
-    u.add_argument("--topk", type=int, default=50)
+    u.add_argument("--topk", type=A.positive_int, default=50)
     u.set_defaults(func=_uniform)
 
     q = sub.add_parser("personal", help="one job: OGM or NOGM at one budget ratio for a batch of repetitions")
@@ -30,14 +33,14 @@ def register(subparsers, account_subparsers) -> None:
     q.set_defaults(func=_personal)
 
     r = sub.add_parser("report", help="figures 3, 4, 5, 10, table 3 and the claims table from job tables")
-    r.add_argument("--uniform", nargs="+", required=True)
-    r.add_argument("--timings", nargs="*", default=[])
-    r.add_argument("--personal", nargs="*", default=[])
+    r.add_argument("--uniform", nargs="+", required=True, type=A.existing_file)
+    r.add_argument("--timings", nargs="*", default=[], type=A.existing_file)
+    r.add_argument("--personal", nargs="*", default=[], type=A.existing_file)
     r.add_argument("--data", nargs="+", required=True, help="dataset=path of each input table (provenance)")
     r.add_argument("--scale", required=True)
     r.add_argument("--tables-dir", required=True)
     r.add_argument("--figures-dir", required=True)
-    r.add_argument("--topk", type=int, default=50)
+    r.add_argument("--topk", type=A.positive_int, default=50)
     r.set_defaults(func=_report)
 
     a = account_subparsers.add_parser("mhm", help="MHM's local budget eps_l and g for (eps_s, delta_s, n, d)")
@@ -56,13 +59,13 @@ def register(subparsers, account_subparsers) -> None:
 
 
 def _common(p) -> None:
-    p.add_argument("--data", required=True, help="processed table (one int column per attribute)")
+    p.add_argument("--data", required=True, type=A.existing_file, help="processed table (one int column per attribute)")
     p.add_argument("--dataset", required=True)
     p.add_argument("--reps", required=True, help="comma list of repetition indices")
-    p.add_argument("--records", type=int, default=None, help="seeded sample of this many records")
-    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--records", type=A.positive_int, default=None, help="seeded sample of this many records")
+    p.add_argument("--seed", type=A.nonneg_int, required=True)
     p.add_argument("--bound", default="bennett", choices=["hoeffding", "bennett"])
-    p.add_argument("--family-bits", type=int, default=32, help="hash family size 2**bits")
+    p.add_argument("--family-bits", type=A.positive_int, default=32, help="hash family size 2**bits")
     p.add_argument("--out", required=True)
 
 
@@ -98,7 +101,14 @@ def _personal(args) -> int:
         parse_ratio(args.ratio, "--ratio")
     except ConfigError as exc:
         raise UsageError(f"--ratio: {exc}") from None
-    classes = json.loads(args.classes) if args.classes else None
+    try:
+        classes = json.loads(args.classes) if args.classes else None
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--classes: not valid JSON ({exc.msg})") from None
+    if classes is not None and (not isinstance(classes, list) or len(classes) != 3
+                                or not all(isinstance(c, dict) and {"name", "eps", "delta_n"} <= set(c)
+                                           for c in classes)):
+        raise UsageError("--classes: must be a JSON list of three {name, eps, delta_n} objects")
     data, domains, reps = _load(args)
     df = run_personal(data, domains, args.method, args.ratio, reps, seed=args.seed, dataset=args.dataset,
                       classes=classes, bound=args.bound, family_bits=args.family_bits)
@@ -114,6 +124,8 @@ def _report(args) -> int:
         if "=" not in item:
             raise UsageError(f"--data: expected dataset=path, got {item!r}")
         k, v = item.split("=", 1)
+        if not Path(v).is_file():
+            raise UsageError(f"--data: no such file: {v}")
         data[k] = v
     report(args.uniform, args.timings, args.personal, data, scale=args.scale, tables_dir=args.tables_dir,
            figures_dir=args.figures_dir, topk=args.topk)
@@ -133,6 +145,7 @@ def _account_mhm(args) -> int:
 
     grid = {"eps": parse_list(args.eps, "eps"), "delta": parse_list(args.delta, "delta"),
             "n": parse_list(args.n, "n", int_like), "d": parse_list(args.d, "d", int_like)}
+    _check_grid(grid)
     return run_grid(grid, fn)
 
 
@@ -142,10 +155,24 @@ def _account_tcm(args) -> int:
     def fn(eps, delta, n, m):
         try:
             st = tcm_eps_local(eps, delta, n, m)
-        except ValueError as exc:
-            raise UsageError(f"--eps/--delta/--n: {exc}") from None
+        except (ValueError, ArithmeticError) as exc:
+            raise UsageError(f"--eps/--delta/--n/--m: {exc}") from None
         return {"eps_l": st.eps_l, "g": st.g, "amplified": st.amplified, "valid_range": st.valid_range}
 
     grid = {"eps": parse_list(args.eps, "eps"), "delta": parse_list(args.delta, "delta"),
             "n": parse_list(args.n, "n", int_like), "m": parse_list(args.m, "m", int_like)}
+    _check_grid(grid)
     return run_grid(grid, fn)
+
+
+def _check_grid(grid) -> None:
+    """Domain checks shared by ``account mhm`` and ``account tcm``: name the flag before any work."""
+    if any(not (math.isfinite(e) and e > 0) for e in grid["eps"]):
+        raise UsageError("--eps: must be finite and > 0")
+    if any(not 0 < d < 1 for d in grid["delta"]):
+        raise UsageError("--delta: must lie in the open interval (0, 1)")
+    if any(n < 2 for n in grid["n"]):
+        raise UsageError("--n: must be an integer >= 2")
+    for key, low in (("m", 1), ("d", 2)):
+        if key in grid and any(v < low for v in grid[key]):
+            raise UsageError(f"--{key}: must be an integer >= {low}")

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
 
 from shuffledp.cli import UsageError
+from shuffledp.commands import _args as A
 
 
 def register(subparsers, account_subparsers) -> None:
@@ -14,27 +14,27 @@ def register(subparsers, account_subparsers) -> None:
 
     r = sub.add_parser("run", help="one job: (method, dataset, eps, split, clustering, batch)")
     r.add_argument("--section", required=True, help="the config's peruser section as JSON")
-    r.add_argument("--seed", type=int, required=True)
+    r.add_argument("--seed", type=A.nonneg_int, required=True)
     r.add_argument("--scale", default="default", help="the config's name")
     r.add_argument("--method", required=True)
     r.add_argument("--dataset", required=True)
     r.add_argument("--eps", required=True)
     r.add_argument("--split", required=True, help="eps1/eps, thm4 or none")
     r.add_argument("--clustering", required=True, help="kmeans, dbscan or none")
-    r.add_argument("--batch", type=int, required=True)
-    r.add_argument("--msnbc", default=None, help="msnbc_sequences.parquet (msnbc datasets)")
+    r.add_argument("--batch", type=A.nonneg_int, required=True)
+    r.add_argument("--msnbc", default=None, type=A.existing_file, help="msnbc_sequences.parquet (msnbc datasets)")
     r.add_argument("--out-runs", required=True)
     r.add_argument("--out-users", required=True)
     r.set_defaults(func=_run)
 
     c = sub.add_parser("collect", help="concatenate job tables")
     c.add_argument("--out", required=True)
-    c.add_argument("inputs", nargs="+")
+    c.add_argument("inputs", nargs="+", type=A.existing_file)
     c.set_defaults(func=_collect)
 
     rep = sub.add_parser("report", help="figures 1-4 and the claims table")
-    rep.add_argument("--runs", required=True)
-    rep.add_argument("--users", required=True)
+    rep.add_argument("--runs", required=True, type=A.existing_file)
+    rep.add_argument("--users", required=True, type=A.existing_file)
     rep.add_argument("--section", required=True)
     rep.add_argument("--scale", default="default")
     rep.add_argument("--figures", required=True, help="output prefix, e.g. results/figures/peruser_fig")
@@ -76,18 +76,19 @@ def _run(args) -> int:
     runs, users = E.run_job(sec, args.seed, method=args.method, dataset=args.dataset, eps=args.eps,
                             split=args.split, clustering=args.clustering, batch=args.batch,
                             scale=args.scale, msnbc_path=args.msnbc)
+    from shuffledp.io import write_parquet
+
     for path, df in ((args.out_runs, runs), (args.out_users, users)):
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        df.to_parquet(path, index=False)
+        write_parquet(df, path)
     return 0
 
 
 def _collect(args) -> int:
     from shuffledp.experiments import peruser as E
+    from shuffledp.io import write_parquet
 
     df = E.collect(args.inputs)
-    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
-    df.to_parquet(args.out, index=False)
+    write_parquet(df, args.out)
     return 0
 
 
@@ -95,6 +96,7 @@ def _report(args) -> int:
     import pandas as pd
 
     from shuffledp.experiments import peruser as E
+    from shuffledp.io import write_parquet, write_text
     from shuffledp.plotting import peruser as F
 
     sec = _section(args.section)
@@ -103,10 +105,8 @@ def _report(args) -> int:
     F.all_figures(runs, users, sec, args.figures)
     cl = E.claims(runs, users, args.scale)
     notes = sorted({n for n in runs.get("note", pd.Series(dtype=str)).dropna() if n})
-    os.makedirs(os.path.dirname(args.claims) or ".", exist_ok=True)
-    cl.to_parquet(args.claims + ".parquet", index=False)
-    with open(args.claims + ".md", "w") as fh:
-        fh.write(E.claims_markdown(cl, "; ".join(notes)))
+    write_parquet(cl, args.claims + ".parquet")
+    write_text(args.claims + ".md", E.claims_markdown(cl, "; ".join(notes)))
     return 0
 
 

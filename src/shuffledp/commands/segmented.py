@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 
 from shuffledp.cli import UsageError
+from shuffledp.commands import _args as A
+from shuffledp.io import write_parquet, write_text
 
 
 def _spec(text: str) -> dict:
@@ -45,8 +47,7 @@ def _params(args) -> int:
                             spec.get("accountant", "sound"))
     df.insert(0, "dataset", spec["dataset"])
     df.insert(1, "n", n)
-    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-    df.to_parquet(args.output, index=False)
+    write_parquet(df, args.output)
     print(df.to_string(index=False))
     return 0
 
@@ -106,9 +107,8 @@ def _claims(args) -> int:
     summ = pd.read_parquet(args.summary)
     df = ex.claims(summ, spec, spec.get("scale", ""), float(spec.get("m_factor", 2.0)))
     notes = sorted({ex.standin_note(ex.read_meta(p).get("source", {})) for p in args.data} - {""})
-    Path(args.parquet).parent.mkdir(parents=True, exist_ok=True)
-    df.to_parquet(args.parquet, index=False)
-    Path(args.md).write_text(ex.claims_markdown(df, "; ".join(notes)))
+    write_parquet(df, args.parquet)
+    write_text(args.md, ex.claims_markdown(df, "; ".join(notes)))
     print(df[["id", "held"]].to_string(index=False))
     return 0
 
@@ -118,12 +118,12 @@ def register(subparsers, account_subparsers) -> None:
     sub = p.add_subparsers(dest="segmented_cmd", required=True, metavar="STEP")
 
     q = sub.add_parser("prepare", help="fixed-width s-item sets and the true frequencies")
-    q.add_argument("--input", required=True)
+    q.add_argument("--input", required=True, type=A.existing_file)
     q.add_argument("--output", required=True)
     q.add_argument("--dataset", required=True)
-    q.add_argument("--d", type=int, required=True)
-    q.add_argument("--s", type=int, required=True)
-    q.add_argument("--seed", type=int, required=True)
+    q.add_argument("--d", type=A.int_at_least(2), required=True)
+    q.add_argument("--s", type=A.positive_int, required=True)
+    q.add_argument("--seed", type=A.nonneg_int, required=True)
     q.add_argument("--oversize", choices=["random", "first"], default="random")
     q.set_defaults(func=_prepare)
 
@@ -134,31 +134,32 @@ def register(subparsers, account_subparsers) -> None:
 
     q = sub.add_parser("run", help="one batch of repetitions of one protocol")
     q.add_argument("--spec", required=True)
-    q.add_argument("--data", required=True)
+    q.add_argument("--data", required=True, type=A.existing_file)
     q.add_argument("--output", required=True)
-    q.add_argument("--accountant")
-    q.add_argument("--params")
+    q.add_argument("--accountant", type=A.existing_file)
+    q.add_argument("--params", type=A.existing_file)
     q.set_defaults(func=_run)
 
     q = sub.add_parser("aggregate", help="mean error and 95%% interval per point")
-    q.add_argument("--runs", nargs="+", required=True)
-    q.add_argument("--accountant", nargs="*")
-    q.add_argument("--variant", default="sound", help="accountant variant of the MSE bound (sound|paper)")
+    q.add_argument("--runs", nargs="+", required=True, type=A.existing_file)
+    q.add_argument("--accountant", nargs="*", type=A.existing_file)
+    q.add_argument("--variant", default="sound", choices=["sound", "paper"],
+                   help="accountant variant of the MSE bound (sound|paper)")
     q.add_argument("--output", required=True)
     q.set_defaults(func=_aggregate)
 
     q = sub.add_parser("figures", help="Figures 2-6")
-    q.add_argument("--summary", required=True)
+    q.add_argument("--summary", required=True, type=A.existing_file)
     q.add_argument("--spec", required=True)
-    q.add_argument("--data", nargs="*", default=[])
+    q.add_argument("--data", nargs="*", default=[], type=A.existing_file)
     q.add_argument("--outdir", required=True)
     q.add_argument("--only", nargs="*")
     q.set_defaults(func=_figures)
 
     q = sub.add_parser("claims", help="the claims table of Section 6")
-    q.add_argument("--summary", required=True)
+    q.add_argument("--summary", required=True, type=A.existing_file)
     q.add_argument("--spec", required=True)
-    q.add_argument("--data", nargs="*", default=[])
+    q.add_argument("--data", nargs="*", default=[], type=A.existing_file)
     q.add_argument("--md", required=True)
     q.add_argument("--parquet", required=True)
     q.set_defaults(func=_claims)

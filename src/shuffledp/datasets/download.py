@@ -3,7 +3,10 @@
 A *candidate* is a URL (``http(s)://``, ``file://``) or a local path, optionally with a member name
 when the file sits inside a zip archive. Candidates are tried in order; each download goes to a
 temporary file next to the destination, is verified, and only then renamed onto the destination.
-A failed or interrupted download therefore never leaves a partial file.
+A failed or interrupted download therefore never leaves a partial file. A file that is reached but
+wrong (checksum mismatch, or it cannot be read or decompressed) is an error that names it; a
+damaged local copy is moved aside, the next source is tried, and :class:`DownloadError` records
+that something was damaged so that callers never replace it by a stand-in.
 """
 
 from __future__ import annotations
@@ -14,22 +17,36 @@ import os
 import shutil
 import tempfile
 import urllib.error
+import urllib.parse
 import urllib.request
 import zipfile
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from shuffledp.io import file_mode
 
 MIRROR_ENV = "SHUFFLEDP_DATA_MIRROR"
 TIMEOUT_S = 30
 
 
 class ChecksumError(RuntimeError):
-    """A file's checksum differs from the published one."""
+    """A file was reached but its content is wrong: checksum mismatch, or it cannot be read or
+    decompressed (flipped bytes, broken gzip CRC, truncated file, unreadable file)."""
 
 
 class DownloadError(RuntimeError):
-    """No candidate gave a file with the right checksum; the message lists every attempt."""
+    """No candidate gave a file with the right checksum; the message lists every attempt.
+
+    ``corrupt`` is True when at least one file was *reached* and found wrong (a local copy, the
+    mirror or a download): then the real data exists somewhere in a damaged form and nothing may
+    silently replace it (no stand-in). It is False only when no source could be reached at all.
+    """
+
+    def __init__(self, message: str, corrupt: bool = False):
+        super().__init__(message)
+        self.corrupt = corrupt
 
 
 @dataclass(frozen=True)
@@ -56,16 +73,40 @@ class Checksum:
         return h.hexdigest()
 
     def verify(self, path: str | os.PathLike, label: str = "") -> str:
+        """Return the checksum of ``path`` or raise :class:`ChecksumError` naming the file, what
+        failed, the expected hash and (when the file can be hashed) the actual one."""
+        name = label or str(path)
+        what = f"{self.algorithm} of the uncompressed content" if self.gunzip else self.algorithm
         try:
             got = self.actual(path)
-        except (OSError, EOFError, gzip.BadGzipFile) as exc:
-            raise ChecksumError(f"{label or path}: cannot read for checksum ({exc})") from exc
-        if got != self.expected:
-            what = f"{self.algorithm} of the uncompressed content" if self.gunzip else self.algorithm
+        except (OSError, EOFError, zlib.error, ValueError) as exc:
+            raw = _raw_sha256(path)
+            seen = f"sha256 of its bytes {raw}" if raw else "its bytes cannot be read"
+            action = "decompress" if self.gunzip and raw else "read"
             raise ChecksumError(
-                f"{label or path}: checksum mismatch ({what}): expected {self.expected}, actual {got}"
-            )
+                f"{name}: cannot {action} the file ({_reason(exc)}); expected {what} {self.expected}, {seen}"
+            ) from exc
+        if got != self.expected:
+            raise ChecksumError(f"{name}: checksum mismatch ({what}): expected {self.expected}, actual {got}")
         return got
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, EOFError):
+        return f"truncated: {exc}"
+    text = str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}" if isinstance(exc, zlib.error) else text
+
+
+def _raw_sha256(path: str | os.PathLike) -> str | None:
+    try:
+        h = hashlib.sha256()
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+        return h.hexdigest()
+    except OSError:
+        return None
 
 
 def mirror_location(config_mirror: str | None = None) -> str | None:
@@ -90,34 +131,85 @@ def fetch_verified(
 ) -> str:
     """Place a verified copy of the file at ``dest``; return where it came from.
 
-    An existing ``dest`` whose checksum verifies is kept. Otherwise each candidate is tried in
-    turn; a mismatching download is deleted and the next candidate tried.
+    An existing ``dest`` whose checksum verifies is kept. An existing ``dest`` that fails (wrong
+    hash, cannot be read or decompressed) is reported and moved aside to
+    ``<name>.corrupt-<sha8>`` (``sha8``: the first 8 hex digits of its bytes' sha256), never
+    deleted. Then each candidate is tried in turn: a download goes to a temporary file in
+    ``dest``'s folder, is verified and only then renamed onto ``dest`` (mode 0644), so a failed or
+    interrupted attempt leaves no file. A damaged candidate is reported and the next one tried.
+
+    Raises :class:`DownloadError` listing every attempt when no candidate verifies; its
+    ``corrupt`` flag tells a damaged file (reached, wrong) from sources that could not be reached.
     """
     dest = Path(dest)
-    if dest.exists():
+    errors: list[str] = []
+    corrupt = False
+    if dest.exists() or dest.is_symlink():
         try:
             checksum.verify(dest)
             log(f"{dest}: present, checksum verified")
             return str(dest)
         except ChecksumError as exc:
-            log(f"{dest}: present but {exc}; fetching again")
+            corrupt = True
+            aside = _move_aside(dest)
+            errors.append(f"{exc} (moved aside to {aside})")
+            log(f"ERROR: {exc}; moved aside to {aside}; trying the sources")
     dest.parent.mkdir(parents=True, exist_ok=True)
-    errors = []
     for cand in candidates:
         fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
         os.close(fd)
         try:
-            _copy_candidate(cand, tmp)
-            checksum.verify(tmp, label=str(cand))
+            try:
+                _copy_candidate(cand, tmp)
+            except _UNREACHABLE as exc:
+                errors.append(f"{cand}: not reachable ({exc})")
+                log(f"{dest}: {cand} not reachable: {exc}")
+                continue
+            except (OSError, zipfile.BadZipFile, KeyError, EOFError, zlib.error, ValueError) as exc:
+                corrupt = True
+                errors.append(f"{cand}: cannot read the file ({exc}); expected {checksum.algorithm} "
+                              f"{checksum.expected}")
+                log(f"ERROR: {dest}: {cand} cannot be read: {exc}")
+                continue
+            try:
+                checksum.verify(tmp, label=str(cand))
+            except ChecksumError as exc:
+                corrupt = True
+                errors.append(str(exc))
+                log(f"ERROR: {exc}; trying the next source")
+                continue
+            with open(tmp, "rb+") as fh:
+                os.fsync(fh.fileno())
+            os.chmod(tmp, file_mode())
             os.replace(tmp, dest)
             log(f"{dest}: fetched from {cand}, checksum verified")
             return str(cand)
-        except (OSError, urllib.error.URLError, zipfile.BadZipFile, KeyError, ChecksumError, ValueError) as exc:
-            errors.append(f"{cand}: {exc}")
-            log(f"{dest}: {cand} failed: {exc}")
         finally:
             Path(tmp).unlink(missing_ok=True)
-    raise DownloadError(f"could not obtain {dest.name}:\n  " + "\n  ".join(errors or ["no candidate"]))
+    kind = "damaged" if corrupt else "not reachable"
+    raise DownloadError(
+        f"could not obtain {dest} (sources {kind}):\n  " + "\n  ".join(errors or ["no candidate"]), corrupt=corrupt
+    )
+
+
+# Failures that mean "this source could not be reached" (as opposed to "reached, and wrong").
+_UNREACHABLE = (FileNotFoundError, NotADirectoryError, urllib.error.URLError, TimeoutError, ConnectionError)
+
+
+def _move_aside(path: Path) -> Path:
+    """Rename a damaged local copy to ``<name>.corrupt-<sha8>`` (kept for inspection)."""
+    raw = _raw_sha256(path) if path.is_file() else None
+    tag = raw[:8] if raw else "unreadable"
+    aside = path.with_name(f"{path.name}.corrupt-{tag}")
+    n = 1
+    while aside.exists():
+        aside = path.with_name(f"{path.name}.corrupt-{tag}.{n}")
+        n += 1
+    try:
+        os.replace(path, aside)
+    except OSError as exc:
+        raise DownloadError(f"{path}: damaged and cannot be moved aside ({exc})", corrupt=True) from exc
+    return aside
 
 
 def _copy_candidate(cand: Candidate, tmp: str) -> None:
@@ -135,6 +227,8 @@ def _copy_candidate(cand: Candidate, tmp: str) -> None:
 
 
 def _copy_location(location: str, tmp: str) -> None:
+    if location.startswith("file://"):
+        location = urllib.request.url2pathname(urllib.parse.urlparse(location).path)
     if "://" in location:
         req = urllib.request.Request(location, headers={"User-Agent": "shuffledp"})
         with urllib.request.urlopen(req, timeout=TIMEOUT_S) as resp, open(tmp, "wb") as dst:

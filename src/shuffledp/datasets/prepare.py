@@ -4,8 +4,10 @@ Source policy (config ``datasets.<name>.source``):
 
 - ``real`` (``ipums``/``file`` for IPUMS): the real data or a clear error;
 - ``auto``: the real data when it can be had (a verified file in the raw folder, the offline
-  mirror, or the publisher), else the labelled stand-in with a warning. A checksum *mismatch* is
-  never papered over by a stand-in: it is an error in every mode;
+  mirror, or the publisher), else -- only when no source could be reached at all -- the labelled
+  stand-in with a warning. A damaged file (checksum mismatch, or a file that cannot be read or
+  decompressed) is never papered over by a stand-in: it is an error in every mode, naming the
+  file, unless a later source gives a verified copy;
 - ``standin``: the generated stand-in.
 """
 
@@ -32,7 +34,7 @@ Log = Callable[[str], None]
 def _fallback_allowed(source: str, exc: DownloadError, log: Log, name: str) -> bool:
     if source != "auto":
         return False
-    if "checksum mismatch" in str(exc):
+    if getattr(exc, "corrupt", True):  # a damaged file was reached: never replaced by a stand-in
         return False
     log(f"WARNING: {name}: the real data cannot be had here; using the labelled OFFLINE STAND-IN.\n{exc}")
     return True

@@ -33,18 +33,9 @@ DEFAULT_CLASSES = [
 
 # ------------------------------------------------------------------ provenance (data stage contract)
 
-try:  # the lead's data stage provides these; the fallback reads the same metadata key
-    from shuffledp.datasets.provenance import read_provenance, standin_note
-except ImportError:  # pragma: no cover - only before the data stage is merged
-    def read_provenance(path) -> dict:
-        meta = pq.read_schema(path).metadata or {}
-        raw = meta.get(b"shuffledp")
-        return json.loads(raw) if raw else {}
-
-    def standin_note(*provs) -> str:
-        names = sorted({str(p.get("dataset", "?")) for p in provs if p.get("standin")})
-        return "offline stand-in data, not the real " + ", ".join(names) if names else ""
-
+from shuffledp.datasets.provenance import standin_note  # noqa: E402, F401  (re-exported for callers)
+from shuffledp.io import read_provenance  # noqa: E402
+from shuffledp.io import write_parquet as _write_parquet  # noqa: E402
 
 # ------------------------------------------------------------------ config
 
@@ -196,6 +187,4 @@ def run_personal(data, domains, method: str, ratio: str, reps: list[int], *, see
 
 
 def write_parquet(df: pd.DataFrame, path: str | Path) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    df.reset_index(drop=True).to_parquet(path, index=False, compression="zstd")
+    _write_parquet(df.reset_index(drop=True), path, compression="zstd")

@@ -7,7 +7,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from shuffledp.experiments.multidim import read_provenance, standin_note, write_parquet
+from shuffledp.experiments.multidim import standin_note, write_parquet
+from shuffledp.io import read_provenance, save_figure_file, write_text
 
 LABELS = {"mhm": "MHM", "flame": "FLAME", "tcm": "TCM", "ogm": "OGM", "nogm": "NOGM"}
 COLORS = {"mhm": "tab:red", "flame": "tab:blue", "tcm": "tab:green", "ogm": "tab:red", "nogm": "tab:gray"}
@@ -29,9 +30,8 @@ def _title(text: str, note: str) -> str:
 
 
 def _save(fig, stem: Path) -> None:
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(f"{stem}.pdf", metadata={"CreationDate": None, "ModDate": None})
-    fig.savefig(f"{stem}.png", dpi=130, metadata={"Software": None})
+    save_figure_file(fig, f"{stem}.pdf", metadata={"CreationDate": None, "ModDate": None})
+    save_figure_file(fig, f"{stem}.png", dpi=130, metadata={"Software": None})
 
 
 def summarise_uniform(df: pd.DataFrame) -> pd.DataFrame:
@@ -191,7 +191,7 @@ def report(uniform_files, timing_files, personal_files, data_files: dict, *, sca
                   figures_dir / "multidim_fig4")
     t3 = table3(summ, topk)
     write_parquet(t3, tables_dir / "multidim_table3.parquet")
-    (tables_dir / "multidim_table3.md").write_text(table3_md(t3, note, scale))
+    write_text(tables_dir / "multidim_table3.md", table3_md(t3, note, scale))
     pers = _concat(personal_files)
     if len(pers):
         pers = pers.sort_values(["dataset", "method", "ratio", "rep"]).reset_index(drop=True)
@@ -208,4 +208,4 @@ def report(uniform_files, timing_files, personal_files, data_files: dict, *, sca
                   xlabel="ratio conservative:moderate:liberal")
     c = claims(summ, pers, scale)
     write_parquet(c, tables_dir / "multidim_claims.parquet")
-    (tables_dir / "multidim_claims.md").write_text(claims_md(c, note, scale))
+    write_text(tables_dir / "multidim_claims.md", claims_md(c, note, scale))

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from shuffledp.config import ConfigError, register_check
+from shuffledp.io import save_figure_file
 
 # The paper's Table 2 (Uniform2, n = 10,000, delta_l = 1e-10), copied from its text as reference data.
 PAPER_TABLE2 = {
@@ -246,6 +247,6 @@ def plot_fig4(fig: pd.DataFrame, out_pdf: str, out_png: str, delta_central: floa
             ax.legend(fontsize=7)
     f.suptitle("Personalized shuffle bounds (Liu et al. CIKM'24, Fig. 4); band = min..max over seeds", fontsize=10)
     f.tight_layout()
-    f.savefig(out_pdf, metadata={"CreationDate": None})
-    f.savefig(out_png, dpi=120)
+    save_figure_file(f, out_pdf, metadata={"CreationDate": None})
+    save_figure_file(f, out_png, dpi=120)
     plt.close(f)

@@ -38,6 +38,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from shuffledp.config import ConfigError, check_shares
+from shuffledp.io import write_parquet
 from shuffledp.mechanisms import poisson_set as ps
 from shuffledp.protocols import mm, segmented, subexp
 from shuffledp.seeding import rng as make_rng
@@ -200,8 +201,7 @@ def prepare(in_path: str, out_path: str, *, dataset: str, d: int, s: int, seed: 
     }
     cols = {f"item_{i}": pa.array(sets[:, i].astype(np.int32)) for i in range(s)}
     tab = pa.table(cols).replace_schema_metadata({META_KEY: json.dumps(meta, sort_keys=True).encode()})
-    Path(out_path).parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(tab, out_path, compression="zstd")
+    write_parquet(tab, out_path, compression="zstd")
     return meta
 
 
@@ -266,7 +266,7 @@ def run_job(spec: Mapping, data_path: str, out_path: str, *, accountant: str | N
             params: str | None = None) -> pd.DataFrame:
     """Run one batch of repetitions; writes and returns one row per repetition.
 
-    ``spec`` keys: protocol, dataset, n, setting, m_index (int or None), batch, batch_size,
+    ``spec`` keys: protocol, dataset, n, setting, m_index (int or None), batch, batch_size, repetitions,
     seed, levels, shares, delta_factor, level_histogram, epsilon_p, sampler, scale,
     and for baselines subexp_local_eps, wsepmm_power.
     """
@@ -314,8 +314,7 @@ def run_job(spec: Mapping, data_path: str, out_path: str, *, accountant: str | N
         extra["k"] = float(se.best_subset_size(d, s, extra["eps0"]))
 
     rows_out = []
-    b, bs = int(spec["batch"]), int(spec["batch_size"])
-    for r in range(b * bs, (b + 1) * bs):
+    for r in batch_reps(spec):
         idx, with_repl = sample_users(seed, dataset, n, r, sets_all.shape[0])
         sets = sets_all[idx]
         g = make_rng(seed, "segmented", "mech", protocol, dataset, n, setting, spec.get("m_index"), r)
@@ -349,7 +348,7 @@ def run_job(spec: Mapping, data_path: str, out_path: str, *, accountant: str | N
     df.insert(5, "setting", setting)
     df.insert(6, "m_index", -1 if spec.get("m_index") is None else int(spec["m_index"]))
     df.insert(7, "m", m_val)
-    df.insert(8, "batch", b)
+    df.insert(8, "batch", int(spec["batch"]))
     for k in range(len(levels_eps)):
         df[f"lambda_{k + 1}"] = float(lam[k])
     for key, val in extra.items():
@@ -359,8 +358,7 @@ def run_job(spec: Mapping, data_path: str, out_path: str, *, accountant: str | N
     df["scale"] = spec.get("scale", "")
     if "messages_per_user" not in df:
         df["messages_per_user"] = np.nan
-    Path(out_path).parent.mkdir(parents=True, exist_ok=True)
-    df.to_parquet(out_path, index=False)
+    write_parquet(df, out_path)
     return df
 
 
@@ -406,8 +404,7 @@ def aggregate(run_paths: list[str], accountant_paths: list[str], out_path: str,
     summ.loc[~summ["protocol"].isin(OURS_ALL), "mse_bound"] = np.nan
     summ["scale"] = runs["scale"].iloc[0] if len(runs) else ""
     summ = summ.sort_values(keys).reset_index(drop=True)
-    Path(out_path).parent.mkdir(parents=True, exist_ok=True)
-    summ.to_parquet(out_path, index=False)
+    write_parquet(summ, out_path)
     return summ
 
 
@@ -595,6 +592,13 @@ def batches(cfg: Mapping) -> list[int]:
     return list(range(-(-int(cfg["repetitions"]) // int(cfg["batch_size"]))))
 
 
+def batch_reps(spec: Mapping) -> range:
+    """The repetition indices of one job: batch ``b`` of ``batch_size``, the last batch stopping at
+    ``repetitions`` (3 repetitions in batches of 2 are {0, 1} and {2}, not 4 repetitions)."""
+    b, bs = int(spec["batch"]), int(spec["batch_size"])
+    return range(b * bs, min((b + 1) * bs, int(spec.get("repetitions", (b + 1) * bs))))
+
+
 def job_spec(config: Mapping, protocol: str, dataset: str, n, setting: str, m_index, batch, scale: str) -> str:
     """The JSON ``--spec`` of one ``shuffledp segmented run`` job."""
     cfg = config["segmented"]
@@ -602,7 +606,8 @@ def job_spec(config: Mapping, protocol: str, dataset: str, n, setting: str, m_in
     return jsonable_spec(
         protocol=protocol, dataset=dataset, n=int(n), setting=setting,
         m_index=None if m_index is None else int(m_index), batch=int(batch),
-        batch_size=int(cfg["batch_size"]), seed=int(config["seed"]), levels=cfg["levels"], shares=shares,
+        batch_size=int(cfg["batch_size"]), repetitions=int(cfg["repetitions"]), seed=int(config["seed"]),
+        levels=cfg["levels"], shares=shares,
         delta_factor=cfg["delta_factor"], m_grid=[float(x) for x in m_grid(cfg)],
         level_histogram=cfg.get("level_histogram", "exact"), epsilon_p=cfg.get("epsilon_p", 1.0),
         sampler=cfg.get("sampler", "counts"), subexp_local_eps=cfg.get("subexp_local_eps", 2.0),

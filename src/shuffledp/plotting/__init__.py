@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 
-from shuffledp.datasets.provenance import atomic_write  # noqa: E402
+from shuffledp.io import atomic_write  # noqa: E402
 
 
 def save_figure(fig, out_base: str | Path) -> list[str]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 
 import matplotlib
@@ -13,12 +12,12 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from shuffledp.experiments.peruser import METHOD_LABELS  # noqa: E402
+from shuffledp.io import save_figure_file  # noqa: E402
 
 
 def _save(fig, prefix: str, k: int) -> None:
-    os.makedirs(os.path.dirname(prefix) or ".", exist_ok=True)
     for ext in ("pdf", "png"):
-        fig.savefig(f"{prefix}{k}.{ext}", dpi=120, bbox_inches="tight", metadata=_meta(ext))
+        save_figure_file(fig, f"{prefix}{k}.{ext}", dpi=120, bbox_inches="tight", metadata=_meta(ext))
     plt.close(fig)
 
 

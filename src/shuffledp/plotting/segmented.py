@@ -7,7 +7,6 @@ Our protocol's measured error (mean over repetitions, 95% band) and its theoreti
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 
 import matplotlib
 
@@ -16,6 +15,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from shuffledp.experiments import segmented as ex  # noqa: E402
+from shuffledp.io import save_figure_file  # noqa: E402
 
 STYLE = {
     "subexp_local": dict(color="tab:gray", ls=":"),
@@ -81,9 +81,8 @@ def figure(summ: pd.DataFrame, fig_spec: Mapping, ns, out_stem: str, note: str =
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout(rect=(0, 0.08 if rows == 1 else 0.05, 1, 0.95))
-    Path(out_stem).parent.mkdir(parents=True, exist_ok=True)
     out = [f"{out_stem}.pdf", f"{out_stem}.png"]
-    fig.savefig(out[0], metadata={"CreationDate": None, "ModDate": None})
-    fig.savefig(out[1], dpi=130)
+    save_figure_file(fig, out[0], metadata={"CreationDate": None, "ModDate": None})
+    save_figure_file(fig, out[1], dpi=130)
     plt.close(fig)
     return out

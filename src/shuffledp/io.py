@@ -1,0 +1,174 @@
+"""The one place that writes files: Parquet (with provenance), Markdown/text, JSON and figures.
+
+Every writer goes through :func:`atomic_write`: the content is written to a temporary file in the
+destination's own folder, flushed and ``fsync``-ed, given the ordinary file mode (``0666`` minus the
+umask, i.e. ``0644`` under the usual umask 022), and only then renamed onto the destination (the
+folder is ``fsync``-ed too). A job that is killed mid-write therefore leaves either the old file
+or none, never a partial one; a leftover ``.<name>.*.part`` temporary is the only trace.
+
+Processed tables store a JSON object under the Parquet key-value metadata key ``shuffledp``
+(their *provenance*: dataset, source, checksum, stand-in flag, ...); :func:`read_provenance` is
+the one reader of it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+META_KEY = b"shuffledp"
+
+__all__ = [
+    "META_KEY",
+    "atomic_write",
+    "file_mode",
+    "markdown_table",
+    "read_provenance",
+    "save_figure_file",
+    "write_bytes",
+    "write_json",
+    "write_parquet",
+    "write_table",
+    "write_text",
+]
+
+
+def file_mode() -> int:
+    """The mode an ordinary ``open(path, "w")`` would give: 0o666 minus the process umask."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def atomic_write(path: str | os.PathLike, writer: Callable[[str], object]) -> None:
+    """Call ``writer(tmp_path)`` and move the finished, fsync-ed file onto ``path``.
+
+    The temporary file lives in ``path``'s folder (so the rename is atomic) and is removed when
+    ``writer`` fails or the process is interrupted by an exception.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    os.close(fd)
+    try:
+        writer(tmp)
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.chmod(tmp, file_mode())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # pragma: no cover - e.g. platforms without directory handles
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    def _w(tmp: str) -> None:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+
+    atomic_write(path, _w)
+
+
+def write_text(path: str | os.PathLike, text: str) -> None:
+    write_bytes(path, text.encode("utf-8"))
+
+
+def write_json(path: str | os.PathLike, obj: object) -> None:
+    """Deterministic JSON (sorted keys, NaN/inf refused) followed by a newline."""
+    write_text(path, json.dumps(obj, sort_keys=True, indent=1, allow_nan=False, default=_default) + "\n")
+
+
+def write_parquet(df: pd.DataFrame | pa.Table, path: str | os.PathLike, **kwargs) -> None:
+    """``DataFrame.to_parquet(path, index=False, **kwargs)``, atomically (a Table goes via pyarrow)."""
+    if isinstance(df, pa.Table):
+        atomic_write(path, lambda tmp: pq.write_table(df, tmp, **kwargs))
+        return
+    kwargs.setdefault("index", False)
+    atomic_write(path, lambda tmp: df.to_parquet(tmp, **kwargs))
+
+
+def write_table(table: pa.Table | pd.DataFrame, path: str | os.PathLike, provenance: Mapping | None = None) -> None:
+    """Write ``table`` (zstd Parquet) atomically with ``provenance`` under the ``shuffledp`` key."""
+    if isinstance(table, pd.DataFrame):
+        table = pa.Table.from_pandas(table, preserve_index=False)
+    meta = dict(table.schema.metadata or {})
+    meta.pop(b"pandas", None)  # pandas metadata is not needed and would differ across pandas versions
+    if provenance is not None:
+        meta[META_KEY] = json.dumps(dict(provenance), sort_keys=True, default=_default).encode()
+    table = table.replace_schema_metadata(meta or None)
+    atomic_write(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
+
+
+def read_provenance(path: str | os.PathLike) -> dict:
+    """The provenance dict of a table written by :func:`write_table` (``{}`` if absent).
+
+    A missing file raises ``FileNotFoundError`` naming it; a file that is not Parquet raises
+    ``ValueError`` naming it.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
+    try:
+        meta = pq.read_schema(path).metadata or {}
+    except (pa.ArrowException, OSError) as exc:
+        raise ValueError(f"{path}: not a readable Parquet file ({exc})") from exc
+    raw = meta.get(META_KEY)
+    if not raw:
+        return {}
+    try:
+        return json.loads(raw)
+    except ValueError as exc:
+        raise ValueError(f"{path}: provenance metadata is not valid JSON ({exc})") from exc
+
+
+def save_figure_file(fig, path: str | os.PathLike, **savefig_kwargs) -> None:
+    """``fig.savefig`` atomically; the format is the file's extension."""
+    fmt = savefig_kwargs.pop("format", None) or Path(path).suffix.lstrip(".") or None
+    atomic_write(path, lambda tmp: fig.savefig(tmp, format=fmt, **savefig_kwargs))
+
+
+def markdown_table(df: pd.DataFrame, caption: str, float_format: str = "{:.6g}") -> str:
+    """A GitHub-flavoured Markdown table preceded by its caption (no extra dependency)."""
+    cols = [str(c) for c in df.columns]
+    lines = [caption, "", "| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for row in df.itertuples(index=False):
+        lines.append("| " + " | ".join(_fmt(v, float_format) for v in row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _fmt(v: object, float_format: str) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA:
+        return ""
+    if isinstance(v, float):
+        return float_format.format(v)
+    return str(v).replace("|", "\\|")
+
+
+def _default(o: object) -> object:
+    if hasattr(o, "item"):
+        return o.item()
+    if isinstance(o, Path):
+        return str(o)
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")

@@ -1,0 +1,350 @@
+"""A corpus of bad configurations and bad CLI calls, each with the message it must give.
+
+Configs are checked with :func:`shuffledp.config.validate_config`, the very function
+``workflow/rules/common.smk`` calls before any job (a few go through a real ``snakemake -n`` too);
+CLI calls run :func:`shuffledp.cli.main` in-process (a handful in a real subprocess), and each must
+exit 2 with one line ``shuffledp: error: ...`` naming the flag or file -- never a traceback.
+"""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from shuffledp.cli import main
+from shuffledp.config import ConfigError, load_yaml, validate_config
+
+REPO = Path(__file__).resolve().parents[1]
+TINY = yaml.safe_load((REPO / "tests" / "fixtures" / "config_tiny.yaml").read_text())
+DEFAULT = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+
+
+def _set(path: str, value):
+    """A mutation that sets a dotted key path (``a.b[0].c``) to ``value`` (``DELETE`` removes it)."""
+    def mutate(cfg):
+        parts = []
+        for tok in path.split("."):
+            while "[" in tok:
+                head, rest = tok.split("[", 1)
+                if head:
+                    parts.append(head)
+                idx, tok = rest.split("]", 1)
+                parts.append(int(idx))
+            if tok:
+                parts.append(tok)
+        node = cfg
+        for p in parts[:-1]:
+            node = node[p]
+        if value is DELETE:
+            del node[parts[-1]]
+        else:
+            node[parts[-1]] = value
+    return mutate
+
+
+def _rename(path: str, new: str):
+    def mutate(cfg):
+        *head, last = path.split(".")
+        node = cfg
+        for p in head:
+            node = node[p]
+        node[new] = node.pop(last)
+    return mutate
+
+
+DELETE = object()
+NAN, INF = math.nan, math.inf
+
+# (id, base config, mutation, substrings the message must contain)
+BAD_CONFIGS = [
+    # unknown keys at every level, with the closest valid key
+    ("top-typo", DEFAULT, _rename("segmented", "segmnted"), ["segmnted", "'segmented'"]),
+    ("top-unknown", TINY, _set("movielens", {"a": 1}), ["config key movielens", "unknown key"]),
+    ("data_dir-removed", TINY, _set("data_dir", "/tmp/anywhere"), ["config key data_dir", "unknown key"]),
+    ("segmented-typo", DEFAULT, _rename("segmented.delta_factor", "delta_facter"),
+     ["segmented.delta_facter", "'delta_factor'"]),
+    ("peruser-typo", TINY, _rename("peruser.methods", "methds"), ["peruser.methds", "'methods'"]),
+    ("personalized-typo", DEFAULT, _rename("personalized.calibration", "calibraton"),
+     ["personalized.calibraton", "'calibration'"]),
+    ("multidim-typo", DEFAULT, _rename("multidim.topk", "top_k"), ["multidim.top_k", "'topk'"]),
+    ("datasets-unknown", TINY, _set("datasets.movielens", {"source": "auto"}), ["datasets.movielens"]),
+    ("msnbc-typo", TINY, _rename("datasets.msnbc.source", "sourc"), ["datasets.msnbc.sourc", "'source'"]),
+    ("synthetic-typo", TINY, lambda c: c["datasets"]["synthetic"][0].update(domian=c["datasets"]["synthetic"][0].pop(
+        "domain")), ["datasets.synthetic[0].domian", "'domain'"]),
+    ("dbscan-typo", TINY, _set("peruser.dbscan.min_sample", 3), ["peruser.dbscan.min_sample", "'min_samples'"]),
+    ("peruser-dataset-typo", TINY, _set("peruser.datasets[0].cluster", 3), ["peruser.datasets[0].cluster"]),
+    ("m_grid-typo", DEFAULT, _set("segmented.m_grid.mx", 3), ["segmented.m_grid.mx", "'max'"]),
+    ("table2-typo", DEFAULT, _set("personalized.table2.seeds", [1]), ["personalized.table2.seeds", "'seed'"]),
+    # missing required keys
+    ("peruser-missing", TINY, _set("peruser.methods", DELETE), ["peruser.methods", "missing"]),
+    ("seed-missing", TINY, _set("seed", DELETE), ["config key seed", "missing"]),
+    # finite numbers only
+    ("nan-delta", TINY, _set("peruser.delta", NAN), ["peruser.delta", "finite"]),
+    ("inf-eps", TINY, _set("peruser.eps", [2, INF]), ["peruser.eps[1]", "finite"]),
+    ("nan-level", DEFAULT, _set("segmented.levels", [0.5, NAN, 2.0]), ["segmented.levels[1]", "finite"]),
+    ("neg-inf-share", DEFAULT, _set("segmented.settings.S1", [-INF, 1, 1]), ["segmented.settings.S1[0]", "finite"]),
+    ("nan-multidim-eps", DEFAULT, _set("multidim.eps", [NAN]), ["multidim.eps[0]", "finite"]),
+    # types, ranges, enums, patterns
+    ("seed-negative", TINY, _set("seed", -1), ["config key seed"]),
+    ("seed-string", TINY, _set("seed", "abc"), ["config key seed", "integer"]),
+    ("seed-float", TINY, _set("seed", 1.5), ["config key seed"]),
+    ("source-enum", TINY, _set("datasets.msnbc.source", "maybe"), ["datasets.msnbc.source", "'maybe'"]),
+    ("name-space", TINY, _set("name", "my run"), ["config key name"]),
+    ("name-shell", TINY, _set("name", "x; touch /tmp/pwned"), ["config key name"]),
+    ("name-subst", TINY, _set("name", "$(id)"), ["config key name"]),
+    ("results-abs", TINY, _set("results_dir", "/etc"), ["config key results_dir"]),
+    ("results-up", TINY, _set("results_dir", "../elsewhere"), ["config key results_dir"]),
+    ("results-inner-up", TINY, _set("results_dir", "results/../../x"), ["config key results_dir"]),
+    ("mirror-empty", TINY, _set("data_mirror", ""), ["config key data_mirror"]),
+    ("mirror-newline", TINY, _set("data_mirror", "a\nb"), ["config key data_mirror"]),
+    ("delta-range", TINY, _set("peruser.delta", 1.5), ["config key peruser.delta"]),
+    ("users-zero", TINY, _set("datasets.synthetic[0].users", 0), ["datasets.synthetic[0].users"]),
+    ("method-enum", TINY, _set("peruser.methods", ["alg1", "magic"]), ["peruser.methods[1]", "'magic'"]),
+    ("bool-as-int", TINY, _set("peruser.repetitions", True), ["peruser.repetitions"]),
+    ("section-not-mapping", TINY, _set("peruser", [1, 2]), ["config key peruser"]),
+    ("null-section", TINY, _set("datasets", None), ["config key datasets"]),
+    # cross-key rules, all before any job
+    ("set-size>domain", TINY, _set("datasets.synthetic[0].set_size", 40), ["datasets.synthetic", "set_size"]),
+    ("dup-synthetic", TINY, lambda c: c["datasets"]["synthetic"].append(dict(c["datasets"]["synthetic"][0])),
+     ["datasets.synthetic", "duplicate"]),
+    ("peruser-reps-batch", TINY, lambda c: c["peruser"].update(repetitions=3, batch_size=2), ["peruser.repetitions"]),
+    ("peruser-synth-needs-d", TINY, _set("peruser.datasets[0].d", DELETE), ["peruser.datasets[0].d"]),
+    ("peruser-views-order", TINY, _set("peruser.datasets[0].views", [60, 20]), ["peruser.datasets[0].views"]),
+    ("peruser-figure-eps", TINY, _set("peruser.figure.eps", 7), ["peruser.figure.eps"]),
+    ("accountant-paper-not-built", DEFAULT,
+     lambda c: c["segmented"].update(accountant="paper", accountants=["sound"]), ["segmented.accountant"]),
+    ("compare-paper-not-built", DEFAULT,
+     lambda c: c["segmented"].update(compare_paper_accountant=True, accountants=["sound"]),
+     ["segmented.compare_paper_accountant"]),
+    ("shares-sum", DEFAULT, _set("segmented.settings.S1", [0.5, 0.5, 0.5]), ["segmented.settings.S1", "sum"]),
+    ("levels-order", DEFAULT, _set("segmented.levels", [2.0, 1.0, 0.5]), ["segmented.levels"]),
+    ("m-grid-order", DEFAULT, lambda c: c["segmented"]["m_grid"].update(min=10, max=1), ["segmented.m_grid"]),
+    ("segmented-table-missing", DEFAULT, lambda c: c["datasets"].update(synthetic=[]), ["segmented.datasets"]),
+    ("multidim-reps", DEFAULT, lambda c: c["multidim"].update(reps=2, reps_per_job=5), ["multidim.reps_per_job"]),
+    ("multidim-eps-zero", DEFAULT, _set("multidim.eps", [0]), ["multidim.eps[0]"]),
+    ("table2-bound", DEFAULT, _set("personalized.table2.rows[0].bound", "magic"),
+     ["personalized.table2.rows[0].bound", "'magic'"]),
+    ("top-level-list", [1, 2], None, ["config"]),
+]
+
+
+@pytest.mark.parametrize(("base", "mutate", "needles"), [c[1:] for c in BAD_CONFIGS], ids=[c[0] for c in BAD_CONFIGS])
+def test_bad_config_is_refused_naming_the_key(base, mutate, needles):
+    cfg = copy.deepcopy(base)
+    if mutate is not None:
+        mutate(cfg)
+    with pytest.raises(ConfigError) as info:
+        validate_config(cfg)
+    msg = str(info.value)
+    for needle in needles:
+        assert needle in msg, msg
+    assert msg.startswith("config"), msg
+
+
+def test_the_bases_are_valid():
+    validate_config(copy.deepcopy(TINY))
+    validate_config(copy.deepcopy(DEFAULT))
+    paper = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
+    validate_config(paper)
+
+
+@pytest.mark.parametrize(("text", "needle"), [
+    ("name: x\nseed: [1,\n", ":3: YAML syntax error"),
+    ("name: x\n  seed: 1\n", ":2: YAML syntax error"),
+    ("name: x\nseed:\t1\n", "YAML syntax error"),
+    ("- 1\n- 2\n", "top level must be a mapping"),
+])
+def test_yaml_errors_name_file_and_line(tmp_path, text, needle):
+    path = tmp_path / "cfg.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_yaml(path)
+    assert str(path) in str(info.value) and needle in str(info.value)
+
+
+def test_segmented_three_repetitions_in_batches_of_two_are_three():
+    from shuffledp.experiments import segmented as ex
+
+    cfg = copy.deepcopy(DEFAULT)
+    cfg["segmented"].update(repetitions=3, batch_size=2)
+    seg = cfg["segmented"]
+    ds = next(iter(seg["datasets"]))
+    reps = []
+    for b in ex.batches(seg):
+        spec = json.loads(ex.job_spec(cfg, "segmented", ds, seg["n"][0], "S1", 0, b, "t"))
+        reps += list(ex.batch_reps(spec))
+    assert reps == [0, 1, 2]
+
+
+# ------------------------------------------------------------------------------------------- CLI
+
+
+def _parquet(tmp_path: Path) -> str:
+    import pandas as pd
+
+    from shuffledp.io import write_table
+
+    path = tmp_path / "ok.parquet"
+    write_table(pd.DataFrame({"user_id": [0, 1]}), path, {"dataset": "x"})
+    return str(path)
+
+
+# (id, argv with {tmp} and {ok} placeholders, substrings of the one stderr line)
+BAD_CLI = [
+    ("summary-missing", "data summary {tmp}/nope.parquet --out {tmp}/o.parquet --md {tmp}/o.md", ["nope.parquet"]),
+    ("summary-not-parquet", "data summary {tmp}/text.parquet --out {tmp}/o.parquet --md {tmp}/o.md",
+     ["text.parquet", "Parquet"]),
+    ("summary-dir", "data summary {tmp} --out {tmp}/o.parquet --md {tmp}/o.md", ["not a regular file"]),
+    ("figure-missing", "data figure msnbc-shares --sequences {tmp}/a --sets {ok} --categories {ok} --out-base {tmp}/f",
+     ["--sequences", "/a"]),
+    ("synthetic-users-neg", "data synthetic --name a --domain 10 --set-size 2 --users -5 --seed 1 "
+     "--out {tmp}/s.parquet",
+     ["--users", "-5"]),
+    ("synthetic-domain", "data synthetic --name a --domain 1 --set-size 1 --users 5 --seed 1 --out {tmp}/s.parquet",
+     ["--domain"]),
+    ("synthetic-set-size", "data synthetic --name a --domain 3 --set-size 5 --users 5 --seed 1 --out {tmp}/s.parquet",
+     ["--set-size"]),
+    ("synthetic-zipf-nan", "data synthetic --name a --domain 3 --set-size 1 --users 5 --seed 1 --zipf-exponent nan "
+     "--out {tmp}/s.parquet", ["--zipf-exponent"]),
+    ("synthetic-name", "data synthetic --name a;b --domain 3 --set-size 1 --users 5 --seed 1 --out {tmp}/s.parquet",
+     ["--name"]),
+    ("synthetic-seed-text", "data synthetic --name a --domain 3 --set-size 1 --users 5 --seed x --out {tmp}/s.parquet",
+     ["--seed"]),
+    ("prepare-source", "data prepare msnbc --source maybe --raw-dir {tmp} --out {tmp} --seed 1", ["--source"]),
+    ("prepare-seed", "data prepare adult --source standin --raw-dir {tmp} --out {tmp}/a.parquet --seed -1", ["--seed"]),
+    ("prepare-standin-users", "data prepare msnbc --source standin --raw-dir {tmp} --out {tmp} --seed 1 "
+     "--standin-users 0", ["--standin-users"]),
+    ("prepare-spec-json", "data prepare ipums --key br --spec {{bad --source auto --raw-dir {tmp} "
+     "--out {tmp}/i.parquet --seed 1", ["--spec"]),
+    ("prepare-spec-keys", "data prepare ipums --key br --spec {{}} --source auto --raw-dir {tmp} "
+     "--out {tmp}/i.parquet --seed 1", ["--spec"]),
+    ("download-spec", "data download ipums --raw-dir {tmp} --spec []", ["--spec"]),
+    ("segmented-prepare-missing", "segmented prepare --input {tmp}/nope --output {tmp}/x --dataset a --d 3 --s 1 "
+     "--seed 1", ["--input", "nope"]),
+    ("segmented-prepare-s", "segmented prepare --input {ok} --output {tmp}/x --dataset a --d 3 --s 0 --seed 1",
+     ["--s"]),
+    ("segmented-run-spec", "segmented run --spec [1] --data {ok} --output {tmp}/r.parquet", ["--spec"]),
+    ("segmented-run-data", "segmented run --spec {{}} --data {tmp}/nope --output {tmp}/r.parquet", ["--data"]),
+    ("segmented-aggregate", "segmented aggregate --runs {tmp}/nope --output {tmp}/a.parquet", ["--runs"]),
+    ("segmented-variant", "segmented aggregate --runs {ok} --variant best --output {tmp}/a.parquet", ["--variant"]),
+    ("peruser-collect", "peruser collect --out {tmp}/x.parquet {tmp}/nope.parquet", ["nope.parquet"]),
+    ("peruser-report", "peruser report --runs {tmp}/nope --users {ok} --section {{}} --figures {tmp}/f "
+     "--claims {tmp}/c", ["--runs"]),
+    ("peruser-run-section", "peruser run --section nope --seed 1 --method alg1 --dataset d --eps 1 --split thm4 "
+     "--clustering kmeans --batch 0 --out-runs {tmp}/r --out-users {tmp}/u", ["--section"]),
+    ("peruser-run-batch", "peruser run --section {{}} --seed 1 --method alg1 --dataset d --eps 1 --split thm4 "
+     "--clustering kmeans --batch -1 --out-runs {tmp}/r --out-users {tmp}/u", ["--batch"]),
+    ("multidim-uniform-missing", "multidim uniform --data {tmp}/nope --dataset br --reps 0 --seed 1 "
+     "--out {tmp}/o --mechanism mhm --eps 1 --timings {tmp}/t", ["--data", "nope"]),
+    ("multidim-uniform-eps", "multidim uniform --data {ok} --dataset br --reps 0 --seed 1 "
+     "--out {tmp}/o --mechanism mhm --eps -1 --timings {tmp}/t", ["--eps"]),
+    ("multidim-uniform-eps-inf", "multidim uniform --data {ok} --dataset br --reps 0 --seed 1 "
+     "--out {tmp}/o --mechanism mhm --eps inf --timings {tmp}/t", ["--eps"]),
+    ("multidim-records", "multidim uniform --data {ok} --dataset br --reps 0 --seed 1 --records -3 "
+     "--out {tmp}/o --mechanism mhm --eps 1 --timings {tmp}/t", ["--records"]),
+    ("multidim-report-missing", "multidim report --uniform {tmp}/nope --data br={ok} --scale t "
+     "--tables-dir {tmp} --figures-dir {tmp}", ["--uniform"]),
+    ("multidim-report-data", "multidim report --uniform {ok} --data br={tmp}/nope --scale t "
+     "--tables-dir {tmp} --figures-dir {tmp}", ["--data", "nope"]),
+    ("multidim-classes", "multidim personal --data {ok} --dataset br --reps 0 --seed 1 --out {tmp}/o "
+     "--method ogm --ratio 1:1:1 --classes [1]", ["--classes"]),
+    ("tcm-m-zero", "account tcm --eps 1 --delta 1e-6 --n 1000 --m 0", ["--m"]),
+    ("tcm-eps-nan", "account tcm --eps nan --delta 1e-6 --n 1000 --m 3", ["--eps"]),
+    ("tcm-delta", "account tcm --eps 1 --delta 2 --n 1000 --m 3", ["--delta"]),
+    ("mhm-n", "account mhm --eps 1 --delta 1e-6 --n 0 --d 4", ["--n"]),
+    ("mhm-d-text", "account mhm --eps 1 --delta 1e-6 --n 100 --d four", ["--d"]),
+    ("config-missing", "config validate {tmp}/nope.yaml", ["nope.yaml"]),
+    ("config-yaml", "config validate {tmp}/broken.yaml", ["broken.yaml:2", "YAML syntax error"]),
+    ("config-key", "config validate {tmp}/typo.yaml", ["config key peruser.methds", "'methods'"]),
+    ("unknown-command", "frobnicate", ["frobnicate"]),
+]
+
+
+def _argv(template: str, tmp_path: Path) -> list[str]:
+    ok = _parquet(tmp_path)
+    (tmp_path / "text.parquet").write_text("not parquet")
+    (tmp_path / "broken.yaml").write_text("name: x\n  seed: 1\n")
+    typo = copy.deepcopy(TINY)
+    typo["peruser"]["methds"] = typo["peruser"].pop("methods")
+    (tmp_path / "typo.yaml").write_text(yaml.safe_dump(typo))
+    return template.format(tmp=tmp_path, ok=ok).split()
+
+
+@pytest.mark.parametrize(("template", "needles"), [c[1:] for c in BAD_CLI], ids=[c[0] for c in BAD_CLI])
+def test_bad_cli_call_exits_2_with_one_line(tmp_path, capsys, template, needles):
+    argv = _argv(template, tmp_path)
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse's own errors
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("shuffledp: error: "), err
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    assert not list(tmp_path.glob("o.*")) and not list(tmp_path.glob("s.parquet"))
+
+
+@pytest.mark.parametrize("case", ["summary-missing", "tcm-m-zero", "synthetic-users-neg", "multidim-uniform-missing",
+                                  "config-yaml"])
+def test_bad_cli_call_in_a_real_process_has_no_traceback(tmp_path, case):
+    template, needles = next(c[1:] for c in BAD_CLI if c[0] == case)
+    env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+    env.pop("SHUFFLEDP_DEBUG", None)
+    proc = subprocess.run([sys.executable, "-m", "shuffledp", *_argv(template, tmp_path)], capture_output=True,
+                          text=True, env=env, timeout=120)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert all(n in proc.stderr for n in needles)
+
+
+def test_damaged_raw_file_via_the_cli_is_an_error_not_a_standin(tmp_path, capsys, monkeypatch):
+    """`data prepare msnbc --source auto` with a truncated raw file and no reachable source."""
+    from shuffledp.datasets import msnbc
+
+    monkeypatch.setattr(msnbc, "candidates", lambda mirror: [])  # nothing reachable (no network in tests)
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "msnbc990928.seq.gz").write_bytes(gzip.compress(b"% header\n" * 1000)[:-20])
+    code = main(["data", "prepare", "msnbc", "--source", "auto", "--raw-dir", str(raw), "--out", str(tmp_path / "p"),
+                 "--seed", "1"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert err[-1].startswith("shuffledp: error: ") and "msnbc990928.seq.gz" in err[-1] and "truncated" in err[-1]
+    assert not (tmp_path / "p").exists()
+    assert [p.name for p in raw.iterdir()][0].startswith("msnbc990928.seq.gz.corrupt-")
+
+
+# ------------------------------------------------------------------------------- through snakemake
+
+
+def _snakemake_dry(tmp_path: Path, cfg) -> subprocess.CompletedProcess:
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(cfg) if not isinstance(cfg, str) else cfg)
+    env = dict(os.environ)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(tmp_path),
+           "--configfile", str(path), "--cores", "1", "-n"]
+    return subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("case", ["peruser-typo", "nan-delta", "data_dir-removed", "name-shell"])
+def test_snakemake_dry_run_refuses_before_any_job(tmp_path, case):
+    _, base, mutate, needles = next(c for c in BAD_CONFIGS if c[0] == case)
+    cfg = copy.deepcopy(base)
+    mutate(cfg)
+    proc = _snakemake_dry(tmp_path, cfg)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "Traceback" not in out and all(n in out for n in needles), out[-3000:]
+    assert not (tmp_path / "data").exists() and not (tmp_path / "results").exists()

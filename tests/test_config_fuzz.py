@@ -1,0 +1,142 @@
+"""Property-based config fuzzer: mutate keys and values of the tiny (and default) configuration.
+
+Every mutated configuration must either pass :func:`shuffledp.config.validate_config` -- the very
+function the workflow calls before any job -- or be refused with a :class:`ConfigError` whose
+message names a config key; any other exception would be a traceback for the user. A handful of
+examples also go through a real ``snakemake -n``, which must succeed or exit non-zero naming a key,
+without a traceback.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from shuffledp.config import ConfigError, validate_config
+
+REPO = Path(__file__).resolve().parents[1]
+TINY = yaml.safe_load((REPO / "tests" / "fixtures" / "config_tiny.yaml").read_text())
+DEFAULT = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+# "config key <path>: ..." where <path> is a.b[0].c with odd keys quoted (['<x>']), or "config: ..."
+KEY_MSG = re.compile(r"^config(?: key (?:[A-Za-z0-9_-]+|\[\d+\]|\['.*?'\]|\[\".*?\"\])"
+                     r"(?:\.[A-Za-z0-9_-]+|\[\d+\]|\['.*?'\]|\[\".*?\"\])*)?: ", re.M)
+TRIED = {"validate": 0, "refused": 0, "snakemake": 0}
+
+
+def _paths(node, prefix=()):
+    """Every (path) to a value in the config: mapping keys and list indices."""
+    out = []
+    if isinstance(node, dict):
+        for k, v in node.items():
+            out.append((*prefix, k))
+            out += _paths(v, (*prefix, k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            out.append((*prefix, i))
+            out += _paths(v, (*prefix, i))
+    return out
+
+
+VALUES = st.one_of(
+    st.none(), st.booleans(),
+    st.integers(min_value=-10**6, max_value=10**6),
+    st.sampled_from([0, 1, 2, -1, 10**12, 2**63]),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([math.nan, math.inf, -math.inf, 0.0, 1e-300, 0.5, 1.0]),
+    st.text(max_size=12),
+    st.sampled_from(["", " ", "a b", "x; rm -rf /", "$(id)", "../..", "/abs", "auto", "standin", "sound", "paper",
+                     "kmeans", "alg1", "uniform", "zipf"]),
+    st.lists(st.integers(-3, 100), max_size=4),
+    st.lists(st.floats(allow_nan=True), max_size=3),
+    st.dictionaries(st.text(max_size=6), st.integers(-2, 50), max_size=3),
+)
+
+
+@st.composite
+def mutation(draw, base):
+    cfg = copy.deepcopy(base)
+    for _ in range(draw(st.integers(1, 3))):
+        paths = _paths(cfg)
+        if not paths:
+            break
+        path = draw(st.sampled_from(paths))
+        parent = cfg
+        for p in path[:-1]:
+            parent = parent[p]
+        key = path[-1]
+        op = draw(st.sampled_from(["value", "value", "value", "delete", "rename", "add"]))
+        if op == "value":
+            parent[key] = draw(VALUES)
+        elif op == "delete":
+            del parent[key]
+        elif op == "rename" and isinstance(parent, dict):
+            text = str(key)
+            i = draw(st.integers(0, max(len(text) - 1, 0)))
+            new = text[:i] + draw(st.sampled_from(["", "x", "_", "s"])) + text[i + 1:]
+            parent[new or "k"] = parent.pop(key)
+        elif op == "add" and isinstance(parent, dict):
+            parent[draw(st.sampled_from(["extra", str(key) + "s", "data_dir", "Seed", "notes"]))] = draw(VALUES)
+    return cfg
+
+
+def _check(cfg) -> str | None:
+    try:
+        validate_config(cfg)
+    except ConfigError as exc:
+        msg = str(exc)
+        assert KEY_MSG.search(msg), f"refusal does not name a config key: {msg!r}"
+        return msg
+    return None
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.data())
+def test_fuzzed_config_passes_or_names_a_key(data):
+    base = data.draw(st.sampled_from([TINY, DEFAULT]))
+    cfg = data.draw(mutation(base))
+    TRIED["validate"] += 1
+    TRIED["refused"] += _check(cfg) is not None  # any exception other than ConfigError fails the test
+
+
+def _dry_run(tmp_path: Path, cfg) -> subprocess.CompletedProcess:
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    env = dict(os.environ)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(tmp_path),
+           "--configfile", str(path), "--cores", "1", "-n", "--quiet", "rules"]
+    return subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.slow
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_fuzzed_config_real_dry_run(tmp_path_factory, data):
+    cfg = data.draw(mutation(TINY))
+    tmp = tmp_path_factory.mktemp("fuzz")
+    TRIED["snakemake"] += 1
+    expected = _check(cfg)
+    proc = _dry_run(tmp, cfg)
+    out = proc.stdout + proc.stderr
+    assert "Traceback" not in out, out[-3000:]
+    if proc.returncode != 0:
+        assert KEY_MSG.search(proc.stderr) or "config key" in out, out[-3000:]
+    # the dry run agrees with validate_config (the same function): refused iff refused
+    assert (proc.returncode != 0) == (expected is not None), (expected, out[-2000:])
+    assert not (tmp / "data").exists() and not (tmp / "results").exists()
+
+
+def teardown_module(module):
+    print(f"\nconfig fuzzer: {TRIED['validate']} configs through validate_config ({TRIED['refused']} refused), "
+          f"{TRIED['snakemake']} through snakemake -n")

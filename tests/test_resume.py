@@ -1,0 +1,86 @@
+"""Hard kill and resume, as the README describes: SIGKILL a tiny run mid-way, see the stale lock,
+`snakemake --unlock`, `snakemake --cores 2 --rerun-incomplete`, and get every table byte for byte
+equal to a clean run's."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+TINY = REPO / "tests" / "fixtures" / "config_tiny.yaml"
+
+
+def _cmd(workdir: Path, *args: str) -> list[str]:
+    return [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
+            "--configfile", str(workdir / "config.yaml"), *args]
+
+
+def _env() -> dict:
+    env = dict(os.environ)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    env["PYTHONPATH"] = str(REPO / "src")
+    return env
+
+
+def _run(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    proc = subprocess.run(_cmd(workdir, *args), cwd=workdir, env=_env(), capture_output=True, text=True, timeout=900)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}")
+    return proc
+
+
+def _tables(workdir: Path) -> dict[str, bytes]:
+    files = [*(workdir / "results").rglob("*.parquet"), *(workdir / "results" / "tables").glob("*.md")]
+    return {str(p.relative_to(workdir)): p.read_bytes() for p in sorted(files) if "timings" not in p.name}
+
+
+def _setup(workdir: Path) -> None:
+    workdir.mkdir()
+    (workdir / "config.yaml").write_text(yaml.safe_dump(yaml.safe_load(TINY.read_text())))
+
+
+@pytest.mark.slow
+def test_sigkill_unlock_rerun_incomplete_gives_the_clean_tables(tmp_path):
+    clean, killed = tmp_path / "clean", tmp_path / "killed"
+    _setup(clean)
+    _setup(killed)
+
+    # a run killed with SIGKILL (the whole process group: snakemake and its running jobs) mid-way
+    proc = subprocess.Popen(_cmd(killed, "--cores", "2"), cwd=killed, env=_env(), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 300
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            if list((killed / "data" / "processed").glob("*.parquet")):
+                break
+            time.sleep(0.2)
+        assert proc.poll() is None, "the run ended before it could be killed"
+        time.sleep(1.0)  # let the next jobs start, so that some are killed mid-run
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    assert not (killed / "results" / "tables" / "datasets.parquet").exists(), "killed too late to test a resume"
+    assert list((killed / ".snakemake" / "locks").iterdir()), "expected the stale lock a hard kill leaves"
+
+    # --rerun-incomplete alone meets the stale lock; the README's procedure is --unlock first
+    stale = _run(killed, "--cores", "2", "--rerun-incomplete", check=False)
+    assert stale.returncode != 0 and "lock" in (stale.stdout + stale.stderr).lower()
+    _run(killed, "--unlock")
+    _run(killed, "--cores", "2", "--rerun-incomplete")
+    assert not list(killed.rglob("*.part")), "a temporary file survived"
+
+    _run(clean, "--cores", "2")
+    a, b = _tables(clean), _tables(killed)
+    assert a and a.keys() == b.keys()
+    differing = [k for k in a if a[k] != b[k]]
+    assert not differing, f"tables differ after kill + resume: {differing}"
