@@ -9,6 +9,7 @@ configfile: "config/config.yaml"
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/jobs.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/accountant.smk"
 include: "workflow/rules/peruser.smk"
