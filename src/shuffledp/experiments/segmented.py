@@ -5,7 +5,7 @@ Workflow (workflow/rules/segmented.smk):
 1. ``prepare``: a dataset's processed sets -> fixed-width ``(N, s)`` sets (padding rule below),
    ``results/segmented/data/<dataset>.parquet``; the ground truth is the item frequency over all N
    processed sets (the population the n users are sampled from).
-2. accountant tables (helper acct-vr's rule) give ``lambda_k`` per ``(m, level)``; the baseline
+2. accountant tables (``segmented accountant``, workflow/rules/accountant.smk) give ``lambda_k`` per ``(m, level)``; the baseline
    parameters (Subexp-shuffle's ``eps0``, the balls-into-bins blanket rates) come from
    :mod:`shuffledp.experiments.segmented_params`.
 3. ``run``: one job per (protocol, dataset, n, setting, m index or none, batch); one row per
@@ -205,7 +205,7 @@ def load_prepared(path: str) -> tuple[np.ndarray, dict]:
 
 # ----------------------------------------------------------------------------- parameters
 def accountant_rows(acct: pd.DataFrame, accountant: str = "sound") -> pd.DataFrame:
-    """The grid rows of one accountant variant of an acct-vr table (which also holds the optimum
+    """The grid rows of one accountant variant of an accountant table (which also holds the optimum
     ``m*`` rows, ``source == "optimum"``, and possibly several ``accountant`` variants)."""
     if "source" in acct:
         acct = acct[acct["source"] == "grid"]
