@@ -57,7 +57,7 @@ def read_benchmarks(results: Path) -> list[dict]:
         head, vals = lines[0].split("\t"), lines[-1].split("\t")
         rec = dict(zip(head, vals, strict=False))
 
-        def num(key: str) -> float:
+        def num(key: str, rec=rec) -> float:
             try:
                 return float(rec.get(key, "nan"))
             except ValueError:

@@ -5,11 +5,11 @@ Workflow (workflow/rules/segmented.smk):
 1. ``prepare``: a dataset's processed sets -> fixed-width ``(N, s)`` sets (padding rule below),
    ``results/segmented/data/<dataset>.parquet``; the ground truth is the item frequency over all N
    processed sets (the population the n users are sampled from).
-2. accountant tables (``segmented accountant``, workflow/rules/accountant.smk) give ``lambda_k`` per ``(m, level)``; the baseline
-   parameters (Subexp-shuffle's ``eps0``, the balls-into-bins blanket rates) come from
+2. accountant tables (``segmented accountant``, workflow/rules/accountant.smk) give ``lambda_k``
+   per ``(m, level)``; the baseline parameters (Subexp-shuffle's ``eps0``, the balls-into-bins blanket rates) come from
    :mod:`shuffledp.experiments.segmented_params`.
-3. ``run``: one job per (protocol, dataset, n, setting, m index or none, batch); one row per
-   repetition with the squared error summed over items.
+3. ``run``: one job per (protocol, dataset, n, setting or none, batch); one row per (m, repetition)
+   with the squared error summed over items.
 4. ``aggregate`` -> summary (mean and 95% interval per point); figures; claims.
 
 Padding / selection rule (paper: "4 items after item padding or random selection"): a user with
