@@ -29,12 +29,6 @@ if "segmented" in config:
         segb=r"\d+",
         segproto="|".join(SEGX.PROTOCOLS),
 
-    def seg_run_table(w):
-        """Ours reads its accountant table, every baseline its parameter table."""
-        if w.segproto in SEGX.OURS_ALL:
-            return SEG_ACCT.format(segds=w.segds, segn=w.segn, setting=w.segset)
-        return SEG_PARAMS.format(segds=w.segds, segn=w.segn)
-
     rule segmented_prepare:
         input:
             lambda w: f"{PROC}/{config['segmented']['datasets'][w.segds]['table']}.parquet",
@@ -72,7 +66,12 @@ if "segmented" in config:
     rule segmented_run:
         input:
             data=SEG_DATA,
-            table=seg_run_table,
+            # ours reads its accountant table, every baseline its parameter table
+            table=lambda w: (
+                SEG_ACCT.format(segds=w.segds, segn=w.segn, setting=w.segset)
+                if w.segproto in SEGX.OURS_ALL
+                else SEG_PARAMS.format(segds=w.segds, segn=w.segn)
+            ),
         output:
             SEG_RUN,
         params:
