@@ -92,7 +92,6 @@ def per_rep_times(cfg):
 
 def accountant_times(cfg):
     from shuffledp.accountants.segmented_optimizer import segmented_table
-
     from shuffledp.experiments import segmented_params as sp
 
     grid = ex.m_grid(cfg)
