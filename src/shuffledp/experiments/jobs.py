@@ -64,9 +64,6 @@ class JobTable:
         """Every path of ``pattern`` (a ``str.format`` pattern over the wildcards) for the step's jobs."""
         return [pattern.format(**j.wildcards) for j in self.jobs if j.step == step]
 
-    def steps(self) -> list[str]:
-        return sorted({j.step for j in self.jobs})
-
 
 def batch_ranges(repetitions: int, batch_size: int) -> list[list[int]]:
     """Repetition indices of each batch: ``[[0..bs-1], [bs..2bs-1], ...]`` (the last may be short).

@@ -291,10 +291,6 @@ def collect_frames(frames: list[pd.DataFrame]) -> pd.DataFrame:
     return df.sort_values(keys, kind="stable").reset_index(drop=True)
 
 
-def _mean_by(df: pd.DataFrame, keys: list[str], cols: list[str]) -> pd.DataFrame:
-    return df.groupby(keys, dropna=False, sort=True)[cols].mean().reset_index()
-
-
 def claims(runs: pd.DataFrame, users: pd.DataFrame, scale: str) -> pd.DataFrame:
     """The issue's claims, checked on the runs."""
     out = []

@@ -61,10 +61,6 @@ META_KEY = b"shuffledp"
 
 
 # ----------------------------------------------------------------------------- configuration
-def section(config: Mapping) -> Mapping:
-    return config["segmented"]
-
-
 def m_grid(cfg: Mapping) -> np.ndarray:
     """The log grid of blanket rates ``m`` (numpy.geomspace, both ends included), rounded to 12
     significant digits like the accountant CLI's ``log:`` grids (so 1.0 is exactly 1.0)."""
