@@ -24,10 +24,11 @@ configfile: "config/config.yaml"
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/jobs.smk"
 include: "workflow/rules/data.smk"
+include: "workflow/rules/segmented.smk"
 include: "workflow/rules/accountant.smk"
 include: "workflow/rules/peruser.smk"
-include: "workflow/rules/segmented.smk"
 include: "workflow/rules/personalized_bounds.smk"
 include: "workflow/rules/multidim.smk"
 

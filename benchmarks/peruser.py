@@ -25,15 +25,15 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 def _one(args):
-    sec, seed, job, msnbc, out = args
+    job, msnbc, out = args
     from shuffledp.experiments import peruser as E
 
     t = time.perf_counter()
     c0 = time.process_time()
-    runs, users = E.run_job(sec, seed, scale="benchmark", msnbc_path=msnbc, **job)
+    runs, users = E.run_job(job.spec, msnbc_path=msnbc)
     dt = time.perf_counter() - t
     cpu = time.process_time() - c0
-    tag = "{dataset}_{method}_{clustering}_e{eps}_s{split}_b{batch}".format(**job)
+    tag = "{dataset}_{method}_{clustering}_e{eps}_b{batch}".format(**job.wildcards)
     runs.to_parquet(f"{out}/{tag}.runs.parquet", index=False)
     users.to_parquet(f"{out}/{tag}.users.parquet", index=False)
     return job, dt, cpu
@@ -55,14 +55,15 @@ def main() -> int:
     from shuffledp.experiments import peruser as E
 
     os.makedirs(a.out, exist_ok=True)
-    jobs = E.jobs(sec)
+    jobs = [j for j in E.jobs({"seed": a.seed, "peruser": sec}) if j.step == "run"]
     t0 = time.perf_counter()
     times = []
     with ProcessPoolExecutor(a.workers) as ex:
-        for i, (job, dt, cpu) in enumerate(ex.map(_one, [(sec, a.seed, j, msnbc, a.out) for j in jobs]), 1):
+        for i, (job, dt, cpu) in enumerate(ex.map(_one, [(j, msnbc, a.out) for j in jobs]), 1):
+            job = job.wildcards
             times.append((job, dt, cpu))
-            print(f"[{i}/{len(jobs)}] {job['dataset']} {job['method']} {job['clustering']} eps={job['eps']} "
-                  f"split={job['split']}: wall {dt:.1f}s cpu {cpu:.1f}s", file=sys.stderr, flush=True)
+            print(f"[{i}/{len(jobs)}] {job['dataset']} {job['method']} {job['clustering']} eps={job['eps']}: "
+                  f"wall {dt:.1f}s cpu {cpu:.1f}s", file=sys.stderr, flush=True)
     t_jobs = time.perf_counter() - t0
     from shuffledp.plotting import peruser as F
 

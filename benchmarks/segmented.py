@@ -91,11 +91,7 @@ def per_rep_times(cfg):
 
 
 def accountant_times(cfg):
-    try:
-        from shuffledp.accountants.segmented_optimizer import segmented_table
-    except ImportError:
-        print("[accountant] shuffledp.accountants.segmented_optimizer not available: not timed")
-        return None
+    from shuffledp.accountants.segmented_optimizer import segmented_table
     from shuffledp.experiments import segmented_params as sp
 
     grid = ex.m_grid(cfg)
@@ -129,9 +125,10 @@ def estimate(cfg, reps_t, acct):
         for n in ns:
             t = reps_t[(ds, n)]
             n_ours = len(ex.ours_protocols(cfg))
-            compute += n_ours * grid.size * reps * (t["segmented"] + t["sample"])
+            # one job per protocol and batch; a repetition's users are drawn once for every m
+            compute += n_ours * reps * (grid.size * t["segmented"] + t["sample"])
             compute += 2 * reps * (t["sepmm"] + t["sample"])
-            jobs += n_ours * grid.size * batches + 2 * batches
+            jobs += n_ours * batches + 2 * batches
     for ds in datasets:
         for n in ns:
             t = reps_t[(ds, n)]
@@ -140,7 +137,7 @@ def estimate(cfg, reps_t, acct):
     acct_s = 0.0
     if acct is not None:
         acct_s = acct[0] * len(panels) * len(ns) + acct[1] * len(datasets) * len(ns)
-        jobs += len(panels) * len(ns) + len(datasets) * len(ns)
+        jobs += 2 * len(datasets) * len(ns)  # one accountant-table job and one params job per (dataset, n)
     overhead = jobs * JOB_OVERHEAD_S
     wall = (compute + acct_s + overhead) / 2
     print(f"[estimate] paper scale: {jobs} jobs; simulation {compute / 60:.1f} min CPU, accountant+params "

@@ -77,20 +77,6 @@ def test_account_table_several_settings_in_one_process(tmp_path, capsys):
     assert code == 2 and "error: --out:" in err
 
 
-def test_workflow_table_args_for_all_settings():
-    from shuffledp.config import ConfigError
-    from shuffledp.experiments.accountant import settings, table_args
-
-    cfg = {"segmented": {"levels": [0.5, 1, 2], "settings": {"S1": [0.25, 0.5, 0.25], "S2": [0.5, 0.25, 0.25]},
-                         "datasets": {"msnbc": {"d": 17, "s": 4}},
-                         "delta_factor": 0.01, "m_grid": {"min": 0.1, "max": 10, "num": 5}}}
-    assert settings(cfg, "segmented") == ["S1", "S2"]
-    args = table_args(cfg, "segmented", "msnbc", 5000, ["S1", "S2"], ["a.parquet", "b.parquet"])
-    assert args.endswith("--shares 0.25,0.5,0.25 --out a.parquet --shares 0.5,0.25,0.25 --out b.parquet")
-    with pytest.raises(ConfigError, match="2 settings"):
-        table_args(cfg, "segmented", "msnbc", 5000, ["S1", "S2"], ["a.parquet"])
-
-
 @pytest.mark.parametrize("argv, flag", [
     (["account", "vr", "--mechanism", "general", "--eps0", "0", "--n", "100", "--delta", "1e-6"], "--eps0"),
     (["account", "vr", "--mechanism", "general", "--eps0", "1", "--n", "1", "--delta", "1e-6"], "--n"),
@@ -109,19 +95,3 @@ def test_errors_one_line_naming_the_flag(capsys, argv, flag):
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and f"error: {flag}:" in err
-
-
-def test_workflow_table_args_and_config_errors():
-    from shuffledp.config import ConfigError
-    from shuffledp.experiments.accountant import table_args
-
-    cfg = {"segmented": {"levels": [0.5, 1, 2], "settings": {"S1": [0.25, 0.5, 0.25]},
-                         "datasets": {"msnbc": {"d": 17, "s": 4}, "syn": {"domain": 128, "set_size": 8}},
-                         "delta_factor": 0.01, "m_grid": {"min": 0.1, "max": 10, "num": 5}}}
-    args = table_args(cfg, "segmented", "syn", "5000", "S1")
-    assert "--d 128 --s 8" in args and "--delta 2e-06" in args and "--m-grid log:0.1:10.0:5" in args
-    assert "--accountants sound,paper" in args
-    with pytest.raises(ConfigError, match="segmented.settings"):
-        table_args(cfg, "segmented", "msnbc", 5000, "S9")
-    with pytest.raises(ConfigError, match="^config key other"):
-        table_args(cfg, "other", "msnbc", 5000, "S1")

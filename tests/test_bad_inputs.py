@@ -177,11 +177,10 @@ def test_segmented_three_repetitions_in_batches_of_two_are_three():
     cfg = copy.deepcopy(DEFAULT)
     cfg["segmented"].update(repetitions=3, batch_size=2)
     seg = cfg["segmented"]
-    ds = next(iter(seg["datasets"]))
-    reps = []
-    for b in ex.batches(seg):
-        spec = json.loads(ex.job_spec(cfg, "segmented", ds, seg["n"][0], "S1", 0, b, "t"))
-        reps += list(ex.batch_reps(spec))
+    ds, n = next(iter(seg["datasets"])), seg["n"][0]
+    runs = [j for j in ex.jobs(cfg) if j.step == "run" and j.spec.get("protocol") == "segmented"
+            and j.spec.get("dataset") == ds and int(j.spec.get("n")) == int(n) and j.spec.get("setting") == "S1"]
+    reps = sorted(r for j in runs for r in j.spec["reps"])
     assert reps == [0, 1, 2]
 
 

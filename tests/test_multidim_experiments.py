@@ -11,11 +11,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-blanket = pytest.importorskip("shuffledp.accountants.blanket")
-
-from shuffledp.datasets.provenance import write_table  # noqa: E402
-from shuffledp.protocols import mhm, personal_groups  # noqa: E402
-from shuffledp.tasks.multidim import frequency_mse, true_frequencies  # noqa: E402
+from shuffledp.accountants import blanket
+from shuffledp.datasets.provenance import write_table
+from shuffledp.experiments.jobs import canonical
+from shuffledp.experiments.multidim import jobs
+from shuffledp.protocols import mhm, personal_groups
+from shuffledp.tasks.multidim import frequency_mse, true_frequencies
 
 
 def table(rng, n, domains):
@@ -101,30 +102,38 @@ def test_cli_jobs_and_report(tmp_path):
         df = pd.DataFrame({a: rng.integers(0, domains[a], 3000).astype("int16") for a in attrs})
         write_table(df, tmp_path / f"{ds}.parquet", {"dataset": f"ipums_{ds}", "standin": True,
                                                       "domains": {a: domains[a] for a in attrs}})
+    cfg = {"seed": 7, "name": "test", "multidim": {
+        "datasets": ["br", "mx"], "records": 3000, "mechanisms": ["mhm", "flame", "tcm"], "eps": [0.5, 1.0],
+        "reps": 2, "reps_per_job": 2, "bound": "bennett", "hash_family_bits": 32, "flame_np_fraction": 1 / 3,
+        "flame_variant": "balle", "topk": 5, "personal": {"ratios": ["2:4:4"], "reps": 1, "reps_per_job": 1}}}
     uni, tim, per = [], [], []
-    for ds in ("br", "mx"):
-        for mech in ("mhm", "flame", "tcm"):
-            for eps in (0.5, 1.0):
-                o, t = tmp_path / f"u_{ds}_{mech}_{eps}.parquet", tmp_path / f"t_{ds}_{mech}_{eps}.parquet"
-                _run("multidim", "uniform", "--data", str(tmp_path / f"{ds}.parquet"), "--dataset", ds,
-                     "--mechanism", mech, "--eps", str(eps), "--reps", "0,1", "--seed", "7", "--topk", "5",
-                     "--out", str(o), "--timings", str(t))
-                uni.append(str(o))
-                tim.append(str(t))
-        for m in ("ogm", "nogm"):
-            o = tmp_path / f"p_{ds}_{m}.parquet"
-            _run("multidim", "personal", "--data", str(tmp_path / f"{ds}.parquet"), "--dataset", ds,
-                 "--method", m, "--ratio", "2:4:4", "--reps", "0", "--seed", "7", "--out", str(o))
-            per.append(str(o))
+    for job in jobs(cfg):
+        w, spec = job.wildcards, canonical(job.spec)
+        stem = tmp_path / "_".join(w.values())
+        if job.step == "uniform":
+            _run("multidim", "uniform", "--spec", spec, "--data", str(tmp_path / f"{w['dataset']}.parquet"),
+                 "--out", f"{stem}.u.parquet", "--timings", f"{stem}.t.parquet")
+            uni.append(f"{stem}.u.parquet")
+            tim.append(f"{stem}.t.parquet")
+        elif job.step == "personal":
+            _run("multidim", "personal", "--spec", spec, "--data", str(tmp_path / f"{w['dataset']}.parquet"),
+                 "--out", f"{stem}.p.parquet")
+            per.append(f"{stem}.p.parquet")
+        else:
+            report_spec = spec
+    assert len(uni) == 2 * 3 * 2 and len(per) == 2 * 2
+    # only the keys a job uses: FLAME's options only in FLAME jobs
+    assert all(("flame_variant" in j.spec) == (j.wildcards.get("mechanism") == "flame") for j in jobs(cfg)
+               if j.step == "uniform")
     # reproducible: the same job twice gives byte-identical tables
     again = tmp_path / "again.parquet"
-    _run("multidim", "uniform", "--data", str(tmp_path / "br.parquet"), "--dataset", "br", "--mechanism", "mhm",
-         "--eps", "0.5", "--reps", "0,1", "--seed", "7", "--topk", "5", "--out", str(again),
-         "--timings", str(tmp_path / "again_t.parquet"))
-    assert again.read_bytes() == (tmp_path / "u_br_mhm_0.5.parquet").read_bytes()
-    _run("multidim", "report", "--uniform", *uni, "--timings", *tim, "--personal", *per,
-         "--data", f"br={tmp_path / 'br.parquet'}", f"mx={tmp_path / 'mx.parquet'}", "--scale", "test",
-         "--tables-dir", str(tmp_path / "tables"), "--figures-dir", str(tmp_path / "figures"), "--topk", "5")
+    first = next(j for j in jobs(cfg) if j.step == "uniform")
+    _run("multidim", "uniform", "--spec", canonical(first.spec), "--data", str(tmp_path / "br.parquet"),
+         "--out", str(again), "--timings", str(tmp_path / "again_t.parquet"))
+    assert again.read_bytes() == open(uni[0], "rb").read()
+    _run("multidim", "report", "--spec", report_spec, "--uniform", *uni, "--timings", *tim, "--personal", *per,
+         "--data", str(tmp_path / "br.parquet"), str(tmp_path / "mx.parquet"),
+         "--tables-dir", str(tmp_path / "tables"), "--figures-dir", str(tmp_path / "figures"))
     for k in (3, 4, 5, 10):
         for ext in ("pdf", "png"):
             assert (tmp_path / "figures" / f"multidim_fig{k}.{ext}").stat().st_size > 1000
@@ -142,10 +151,11 @@ def test_cli_account_and_usage_errors(capsys):
     _run("account", "mhm", "--eps", "0.5", "--delta", "1e-4", "--n", "1e4", "--d", "10")
     out = capsys.readouterr().out
     assert '"eps_l"' in out and '"g"' in out
-    bad = subprocess.run([sys.executable, "-m", "shuffledp", "multidim", "personal", "--data", "x", "--dataset", "br",
-                          "--method", "ogm", "--ratio", "2:4", "--reps", "0", "--seed", "1", "--out", "y"],
-                         capture_output=True, text=True)
-    assert bad.returncode == 2 and "--ratio" in bad.stderr
+    spec = ('{"dataset":"br","method":"ogm","ratio":"2:4","reps":[0],"records":10,"seed":1,"bound":"bennett",'
+            '"family_bits":32,"classes":[]}')
+    bad = subprocess.run([sys.executable, "-m", "shuffledp", "multidim", "personal", "--spec", spec, "--data", "x",
+                          "--out", "y"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "--spec" in bad.stderr and "2:4" in bad.stderr and bad.stderr.count("\n") == 1
 
 
 @pytest.mark.parametrize("d,g,eps_l,eps_s", [(2, 5, 1.5, 0.3), (3, 7, 2.0, 0.5), (3, 4, 0.8, 0.2)])

@@ -26,27 +26,43 @@ def _bytes(df):
     return buf.getvalue()
 
 
+def _jobs(sec=SEC, step="run"):
+    return [j for j in E.jobs({"seed": 5, "name": "test", "peruser": sec}) if j.step == step]
+
+
 @pytest.fixture(scope="module")
 def tables():
     runs, users = [], []
-    for job in E.jobs(SEC):
-        r, u = E.run_job(SEC, 5, scale="test", **job)
+    for job in _jobs():
+        r, u = E.run_job(job.spec)
         runs.append(r)
         users.append(u)
     return pd.concat(runs, ignore_index=True), pd.concat(users, ignore_index=True)
 
 
 def test_jobs_grid():
-    jobs = E.jobs(SEC)
-    alg = [j for j in jobs if j["method"] == "alg1"]
-    assert len(alg) == 2 * 3          # eps x (two fractions + thm4), one clustering, one batch
-    assert {j["split"] for j in jobs if j["method"] == "ldp"} == {"none"}
+    jobs = _jobs()
+    alg = [j for j in jobs if j.wildcards["method"] == "alg1"]
+    assert len(alg) == 2              # one per eps (one clustering, one batch)
+    assert all(j.spec["splits"] == ["0.5", "0.9", "thm4"] for j in alg)
+    assert {tuple(j.spec["splits"]) for j in jobs if j.wildcards["method"] == "ldp"} == {("none",)}
+    assert all("dbscan" not in j.spec for j in jobs)   # only dbscan jobs carry its parameters
+    assert all(j.spec["dataset"]["name"] == "tiny_sep" for j in jobs)
+
+
+def test_batch_layout_does_not_change_rows():
+    """Repetitions 0..2 in one job or in three: the same rows (seeds depend on the repetition)."""
+    sec = dict(SEC, methods=["ldp"], eps=[1], repetitions=3, batch_size=3)
+    whole = [E.run_job(j.spec)[0] for j in _jobs(sec)]
+    split = [E.run_job(j.spec)[0] for j in _jobs(dict(sec, batch_size=1))]
+    assert len(whole) == 1 and len(split) == 3
+    assert _bytes(E.collect_frames(whole)) == _bytes(E.collect_frames(split))
 
 
 def test_job_is_deterministic():
-    job = {"method": "alg1", "dataset": "tiny_sep", "eps": "4", "split": "0.5", "clustering": "kmeans", "batch": 0}
-    a = E.run_job(SEC, 5, scale="test", **job)
-    b = E.run_job(SEC, 5, scale="test", **job)
+    job = next(j for j in _jobs() if j.wildcards["method"] == "alg1" and j.wildcards["eps"] == "4")
+    a = E.run_job(job.spec)
+    b = E.run_job(job.spec)
     assert _bytes(a[0]) == _bytes(b[0]) and _bytes(a[1]) == _bytes(b[1])
 
 

@@ -88,9 +88,10 @@ def test_prepare_truth_and_reproducible(prepared, tmp_path):
 def test_lambdas_from_table():
     acct = pd.DataFrame({"m": [0.1, 0.1, 1.0, 1.0], "eps": [0.5, 2.0, 0.5, 2.0],
                          "lambda": [0.1, 0.4, 0.3, 1.0]})
-    assert list(ex.lambdas_from_table(acct, 1.0, [0.5, 2.0])) == [0.3, 1.0]
+    m, lam = ex.params_from_table(acct, 1.0, [0.5, 2.0])
+    assert m == 1.0 and list(lam) == [0.3, 1.0]
     with pytest.raises(ValueError, match="no row"):
-        ex.lambdas_from_table(acct, 0.5, [0.5, 2.0])
+        ex.params_from_table(acct, 0.5, [0.5, 2.0])
 
 
 def _fake_summary(errors_ours, base):
@@ -114,34 +115,39 @@ def test_job_rows_reproducible_and_batch_independent(prepared, tmp_path):
     acct = pd.DataFrame([dict(m=m, eps=e, level=k + 1, **{"lambda": 0.5}, mse_bound=1.0)
                          for m in grid for k, e in enumerate([0.5, 1, 2])])
     acct.to_parquet(tmp_path / "acct.parquet")
-    base = dict(protocol="segmented", dataset="msnbc", n=1000, setting="S1", m_index=1, seed=5,
-                levels=[0.5, 1, 2], shares=[0.25, 0.5, 0.25], delta_factor=0.01, m_grid=grid,
-                level_histogram="exact", sampler="counts", scale="t")
-    a = ex.run_job(dict(base, batch=0, batch_size=4), str(out), str(tmp_path / "a.parquet"),
-                   accountant=str(tmp_path / "acct.parquet"))
-    b0 = ex.run_job(dict(base, batch=0, batch_size=2), str(out), str(tmp_path / "b0.parquet"),
-                    accountant=str(tmp_path / "acct.parquet"))
-    b1 = ex.run_job(dict(base, batch=1, batch_size=2), str(out), str(tmp_path / "b1.parquet"),
-                    accountant=str(tmp_path / "acct.parquet"))
-    assert np.array_equal(a["error"].to_numpy(), np.concatenate([b0["error"], b1["error"]]))
-    assert (a["lambda_1"] == 0.5).all() and (a["m"] == grid[1]).all()
-    again = ex.run_job(dict(base, batch=0, batch_size=4), str(out), str(tmp_path / "c.parquet"),
-                       accountant=str(tmp_path / "acct.parquet"))
-    assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "c.parquet").read_bytes()
-    assert again["error"].equals(a["error"])
+    table = str(tmp_path / "acct.parquet")
+    base = dict(protocol="segmented", dataset="msnbc", n=1000, setting="S1", seed=5,
+                levels=[0.5, 1, 2], shares=[0.25, 0.5, 0.25], level_histogram="exact", sampler="counts",
+                accountant="sound")
+    a = ex.run_job(dict(base, reps=[0, 1, 2, 3]), str(out), table)
+    b0 = ex.run_job(dict(base, reps=[0, 1]), str(out), table)
+    b1 = ex.run_job(dict(base, reps=[2, 3]), str(out), table)
+    both = pd.concat([b0, b1]).sort_values(["m_index", "rep"], kind="stable").reset_index(drop=True)
+    pd.testing.assert_frame_equal(a, both)
+    # every m of the table's grid runs, in grid order, with the table's lambda
+    assert list(a["m"].unique()) == grid and list(a["m_index"].unique()) == [0, 1, 2]
+    assert (a["lambda_1"] == 0.5).all() and len(a) == 3 * 4
+    again = ex.run_job(dict(base, reps=[0, 1, 2, 3]), str(out), table)
+    pd.testing.assert_frame_equal(a, again)
 
 
-def test_workflow_glue_job_grid():
+def test_jobs_grid_and_specs():
     cfg = _config()
     seg = cfg["segmented"]
-    runs = ex.run_targets(cfg, "results")
+    jobs = ex.jobs(cfg)
+    runs = [j for j in jobs if j.step == "run"]
     n_panels = len(ex.panels(seg))
     n_ds = len({d for d, _ in ex.panels(seg)})
-    per = len(ex.batches(seg)) * len(seg["n"])
+    per = -(-seg["repetitions"] // seg["batch_size"]) * len(seg["n"])
     n_ours = len(ex.ours_protocols(seg))
     assert n_ours == (2 if seg.get("compare_paper_accountant") else 1)
-    assert len(runs) == len(set(runs)) == per * (n_panels * (n_ours * seg["m_grid"]["num"] + 2) + 3 * n_ds)
-    spec = json.loads(ex.job_spec(cfg, "segmented", "msnbc", 5000, "S1", 2, 0, "default"))
-    assert spec["m_grid"][2] == pytest.approx(float(ex.m_grid(seg)[2])) and spec["shares"] == seg["settings"]["S1"]
-    assert json.loads(ex.job_spec(cfg, "mm_shuffle", "msnbc", 5000, "none", None, 0, "x"))["shares"] is None
-    assert len(ex.accountant_tables(cfg, "results")) == n_panels * len(seg["n"])
+    assert len(runs) == per * (n_panels * (n_ours + 2) + 3 * n_ds)
+    ours = next(j for j in runs if j.wildcards["segproto"] == "segmented")
+    assert ours.spec["shares"] == seg["settings"][ours.wildcards["segset"]] and "m_grid" not in ours.spec
+    mm_job = next(j for j in runs if j.wildcards["segproto"] == "mm_shuffle")
+    assert "shares" not in mm_job.spec and "levels" not in mm_job.spec
+    acct = [j for j in jobs if j.step == "accountant"]
+    assert len(acct) == n_ds * len(seg["n"])
+    a = acct[0]
+    assert a.spec["delta"] == seg["delta_factor"] / a.spec["n"]
+    assert a.spec["m_grid"] == [float(x) for x in ex.m_grid(seg)] and len(a.spec["m_grid"]) == seg["m_grid"]["num"]

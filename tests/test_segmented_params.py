@@ -36,13 +36,9 @@ def test_every_lambda_a_job_used_meets_the_constraint(prepared, tmp_path, accoun
     table = segmented_table(n, d, s, levels, shares, delta, grid, include_optimum=False)
     table.to_parquet(tmp_path / "acct.parquet")
     used = []
-    for mi in range(len(grid)):
-        spec = dict(protocol="segmented", dataset="msnbc", n=n, setting="S1", m_index=mi, batch=0, batch_size=2,
-                    seed=1, levels=levels, shares=shares, delta_factor=0.01, m_grid=grid,
-                    level_histogram="exact", sampler="counts", accountant=accountant)
-        df = ex.run_job(spec, str(prepared), str(tmp_path / f"r{mi}.parquet"),
-                        accountant=str(tmp_path / "acct.parquet"))
-        used.append(df)
+    spec = dict(protocol="segmented", dataset="msnbc", n=n, setting="S1", reps=[0, 1], seed=1, levels=levels,
+                shares=shares, level_histogram="exact", sampler="counts", accountant=accountant)
+    used = [ex.run_job(spec, str(prepared), str(tmp_path / "acct.parquet"))]
     runs = pd.concat(used)
     checked = 0
     for row in runs.drop_duplicates("m").itertuples():

@@ -1,90 +1,58 @@
 # Personalized shuffle privacy bounds (Liu et al., CIKM'24): Figure 4 (eps_s vs n), Table 2 (delta_s
-# vs eps_s) and the claims table. One job per (bound, setting, mechanism, n, seed) point.
-from shuffledp.experiments.personalized import check_config as personalized_check_config
+# vs eps_s) and the claims table. Jobs: shuffledp.experiments.personalized.jobs -- one per
+# (bound, setting, mechanism) with the n grid and seeds inside, one per Table-2 row, one report.
+from shuffledp.experiments import personalized as PERSX
 
-personalized_check_config(config)
+PERSX.check_config(config)
 
 # the stage is skipped when the configuration has no `personalized:` section
 if "personalized" in config:
-    PERS = config["personalized"]
-    PERS_DIR = f"{RESULTS}/personalized"
-    PERS_MECH_BOUNDS = {"laplace": PERS["bounds_pure"], "gaussian": PERS["bounds_approx"]}
-    PERS_POINTS = [
-        f"{PERS_DIR}/points/{b}_{s}_{m}_{n}_{seed}.parquet"
-        for m, bounds in PERS_MECH_BOUNDS.items()
-        for b in bounds
-        for s in PERS["settings"]
-        for n in PERS["n_grid"]
-        for seed in PERS["seeds"]
-    ]
-    PERS_T2 = PERS["table2"]
-    PERS_T2_ROWS = [r["name"] for r in PERS_T2["rows"]]
-    PERS_ROW = {r["name"]: r for r in PERS_T2["rows"]}
-
+    PERS = JobTable(PERSX.jobs(config))
+    PERS_POINT = f"{RESULTS}/personalized/points/{{pbound}}_{{psetting}}_{{pmech}}.parquet"
+    PERS_ROW = f"{RESULTS}/personalized/table2_rows/{{prow}}.parquet"
 
     wildcard_constraints:
         pbound="[a-z0-9]+",
         psetting="[a-z0-9]+",
         pmech="laplace|gaussian",
-        pn="[0-9]+",
-        pseed="[0-9]+",
+        prow="[A-Za-z0-9_]+",
 
-
-    rule personalized_point:
+    rule personalized_points:
         output:
-            f"{PERS_DIR}/points/{{pbound}}_{{psetting}}_{{pmech}}_{{pn}}_{{pseed}}.parquet",
+            PERS_POINT,
         log:
-            f"{LOGS}/personalized/point_{{pbound}}_{{psetting}}_{{pmech}}_{{pn}}_{{pseed}}.log",
+            f"{LOGS}/personalized/points_{{pbound}}_{{psetting}}_{{pmech}}.log",
         benchmark:
-            f"{BENCH}/personalized/point_{{pbound}}_{{psetting}}_{{pmech}}_{{pn}}_{{pseed}}.tsv"
+            f"{BENCH}/personalized/points_{{pbound}}_{{psetting}}_{{pmech}}.tsv"
         params:
-            bound="{pbound}",
-            setting="{psetting}",
-            mechanism="{pmech}",
-            n="{pn}",
-            seed=lambda wc: int(config["seed"]) + int(wc.pseed),
-            delta_central=PERS["delta_central"],
-            delta_local=lambda wc: 0.0 if wc.pmech == "laplace" else PERS["delta_local_approx"],
-            calibration=PERS["calibration"],
+            spec=PERS.spec("points"),
         resources:
-            mem_mb=1000,
-            runtime=10,
+            **RESOURCES["personalized_points"],
         conda:
             env_file()
-        script:
-            "../scripts/personalized_point.py"
-
+        shell:
+            "shuffledp personalized points --spec {params.spec:q} --out {output:q} > {log:q} 2>&1"
 
     rule personalized_table2_row:
         output:
-            f"{PERS_DIR}/table2_rows/{{prow}}.parquet",
+            PERS_ROW,
         log:
             f"{LOGS}/personalized/table2_{{prow}}.log",
         benchmark:
             f"{BENCH}/personalized/table2_{{prow}}.tsv"
         params:
-            bound=lambda wc: PERS_ROW[wc.prow]["bound"],
-            method=lambda wc: PERS_ROW[wc.prow].get("method", "theorem2"),
-            calibration=lambda wc: PERS_ROW[wc.prow].get("calibration", PERS["calibration"]),
-            clone_factor=lambda wc: PERS_ROW[wc.prow].get("clone_factor"),
-            setting=PERS_T2["setting"],
-            n=PERS_T2["n"],
-            seed=lambda wc: int(config["seed"]) + int(PERS_T2["seed"]),
-            delta_local=PERS["delta_local_approx"],
-            eps_grid=PERS_T2["eps_central"],
+            spec=PERS.spec("table2_row"),
         resources:
-            mem_mb=1000,
-            runtime=10,
+            **RESOURCES["personalized_table2_row"],
         conda:
             env_file()
-        script:
-            "../scripts/personalized_table2_row.py"
-
+        shell:
+            "shuffledp personalized table2-row --spec {params.spec:q} --out {output:q} > {log:q} 2>&1"
 
     rule personalized_report:
         input:
-            points=PERS_POINTS,
-            rows=expand(f"{PERS_DIR}/table2_rows/{{prow}}.parquet", prow=PERS_T2_ROWS),
+            points=PERS.targets("points", PERS_POINT),
+            rows=PERS.targets("table2_row", PERS_ROW),
         output:
             fig_table=f"{RESULTS}/tables/personalized_fig4.parquet",
             pdf=f"{RESULTS}/figures/personalized_fig4.pdf",
@@ -98,27 +66,24 @@ if "personalized" in config:
         benchmark:
             f"{BENCH}/personalized/report.tsv"
         params:
-            delta_central=PERS["delta_central"],
-            delta_local=PERS["delta_local_approx"],
-            t2_setting=PERS_T2["setting"],
-            t2_n=PERS_T2["n"],
-            scale=CONFIG_NAME,
+            spec=PERS.spec("report"),
         resources:
-            mem_mb=2000,
-            runtime=10,
+            **RESOURCES["personalized_report"],
         conda:
             env_file()
-        script:
-            "../scripts/personalized_report.py"
-
+        shell:
+            "shuffledp personalized report --spec {params.spec:q} --points {input.points:q}"
+            " --rows {input.rows:q} --fig-table {output.fig_table:q} --pdf {output.pdf:q}"
+            " --png {output.png:q} --t2 {output.t2:q} --t2-md {output.t2_md:q}"
+            " --claims {output.claims:q} --claims-md {output.claims_md:q} > {log:q} 2>&1"
 
     FINAL_TARGETS.extend(
         [
-            f"{RESULTS}/figures/personalized_fig4.pdf",
-            f"{RESULTS}/figures/personalized_fig4.png",
-            f"{RESULTS}/tables/personalized_table2.parquet",
-            f"{RESULTS}/tables/personalized_table2.md",
-            f"{RESULTS}/tables/personalized_claims.parquet",
-            f"{RESULTS}/tables/personalized_claims.md",
+            rules.personalized_report.output.pdf,
+            rules.personalized_report.output.png,
+            rules.personalized_report.output.t2,
+            rules.personalized_report.output.t2_md,
+            rules.personalized_report.output.claims,
+            rules.personalized_report.output.claims_md,
         ]
     )

@@ -1,67 +1,45 @@
-# Per-user histograms in the shuffle model (issue 7; docs/peruser.md).
-# One job per (method, dataset, eps, eps1 split, clustering, repetition batch); every c of the
-# config runs inside a job. Then one collect rule per table and one report rule (figures 1-4 and
-# the claims table).
-import json
+# Per-user histograms in the shuffle model (docs/peruser.md). Jobs (shuffledp.experiments.peruser.jobs):
+# one per (method, dataset, clustering, eps, repetition batch) with every eps1 split, c and
+# repetition inside; one collect job per table and one report job (figures 1-4, claims table).
+from shuffledp.experiments import peruser as PUX
 
-from shuffledp.experiments.peruser import check_config as peruser_check_config
-from shuffledp.experiments.peruser import jobs as peruser_jobs
-
-PU = config.get("peruser")
-
-if PU:
-    peruser_check_config(config)
-    PU_JOBS = peruser_jobs(PU)
-    PU_SECTION = json.dumps(PU, sort_keys=True)
-    PU_SOURCES = {d["name"]: d["source"] for d in PU["datasets"]}
-    PU_DIR = f"{RESULTS}/peruser/jobs"
-    PU_PATTERN = "{dataset}/{method}_{clustering}_e{eps}_s{split}_b{batch}"
-
-    PU_JOB_PATHS = {
-        kind: [f"{PU_DIR}/{PU_PATTERN.format(**j)}.{kind}.parquet" for j in PU_JOBS]
-        for kind in ("runs", "users")
-    }
+if config.get("peruser"):
+    PUX.check_config(config)
+    PU = JobTable(PUX.jobs(config))
+    PU_SOURCES = {d["name"]: d["source"] for d in config["peruser"]["datasets"]}
+    PU_JOB = f"{RESULTS}/peruser/jobs/{{dataset}}/{{method}}_{{clustering}}_e{{eps}}_b{{batch}}"
 
     rule peruser_job:
         input:
-            lambda wc: (
-                [f"{PROC}/msnbc_sequences.parquet"] if PU_SOURCES[wc.dataset] == "msnbc" else []
-            ),
+            lambda wc: [f"{PROC}/msnbc_sequences.parquet"] if PU_SOURCES[wc.dataset] == "msnbc" else [],
         output:
-            runs=f"{PU_DIR}/{PU_PATTERN}.runs.parquet",
-            users=f"{PU_DIR}/{PU_PATTERN}.users.parquet",
+            runs=f"{PU_JOB}.runs.parquet",
+            users=f"{PU_JOB}.users.parquet",
         log:
-            f"{LOGS}/peruser/{PU_PATTERN}.log",
+            f"{LOGS}/peruser/{{dataset}}/{{method}}_{{clustering}}_e{{eps}}_b{{batch}}.log",
         benchmark:
-            f"{BENCH}/peruser/{PU_PATTERN}.tsv"
+            f"{BENCH}/peruser/{{dataset}}/{{method}}_{{clustering}}_e{{eps}}_b{{batch}}.tsv"
         wildcard_constraints:
             dataset="[A-Za-z0-9_]+?",
             method="[A-Za-z0-9]+",
             clustering="[a-z]+",
             eps="[0-9.e+-]+",
-            split="[0-9.a-z]+",
             batch="[0-9]+",
         params:
-            section=PU_SECTION,
-            seed=config["seed"],
-            scale=CONFIG_NAME,
-            msnbc=lambda wc, input: f"--msnbc {input[0]}" if len(input) else "",
+            spec=PU.spec("run"),
+            msnbc=lambda wc, input: ["--msnbc", input[0]] if len(input) else [],
         threads: 1
         resources:
-            mem_mb=3000,
-            runtime=30,
+            **RESOURCES["peruser_job"],
         conda:
             env_file()
         shell:
-            "OMP_NUM_THREADS={threads} shuffledp peruser run --section {params.section:q}"
-            " --seed {params.seed} --scale {params.scale} --method {wildcards.method}"
-            " --dataset {wildcards.dataset} --eps {wildcards.eps} --split {wildcards.split}"
-            " --clustering {wildcards.clustering} --batch {wildcards.batch} {params.msnbc}"
-            " --out-runs {output.runs} --out-users {output.users} > {log} 2>&1"
+            "OMP_NUM_THREADS={threads} shuffledp peruser run --spec {params.spec:q} {params.msnbc:q}"
+            " --out-runs {output.runs:q} --out-users {output.users:q} > {log:q} 2>&1"
 
     rule peruser_collect:
         input:
-            lambda wc: PU_JOB_PATHS[wc.kind],
+            lambda wc: PU.targets("run", f"{PU_JOB}.{wc.kind}.parquet"),
         output:
             f"{RESULTS}/tables/peruser_{{kind}}.parquet",
         log:
@@ -71,12 +49,11 @@ if PU:
         wildcard_constraints:
             kind="runs|users",
         resources:
-            mem_mb=2000,
-            runtime=10,
+            **RESOURCES["peruser_collect"],
         conda:
             env_file()
         shell:
-            "shuffledp peruser collect --out {output} {input} > {log} 2>&1"
+            "shuffledp peruser collect --out {output:q} {input:q} > {log:q} 2>&1"
 
     rule peruser_report:
         input:
@@ -91,19 +68,16 @@ if PU:
         benchmark:
             f"{BENCH}/peruser/report.tsv"
         params:
-            section=PU_SECTION,
-            scale=CONFIG_NAME,
+            spec=PU.spec("report"),
             fig_prefix=lambda wc, output: output.figures[0][: -len("1.pdf")],
             claims_prefix=lambda wc, output: output.claims[: -len(".parquet")],
         resources:
-            mem_mb=2000,
-            runtime=10,
+            **RESOURCES["peruser_report"],
         conda:
             env_file()
         shell:
-            "shuffledp peruser report --runs {input.runs} --users {input.users}"
-            " --section {params.section:q} --scale {params.scale} --figures {params.fig_prefix}"
-            " --claims {params.claims_prefix} > {log} 2>&1"
+            "shuffledp peruser report --spec {params.spec:q} --runs {input.runs:q} --users {input.users:q}"
+            " --figures {params.fig_prefix:q} --claims {params.claims_prefix:q} > {log:q} 2>&1"
 
     FINAL_TARGETS.extend(
         rules.peruser_report.output.figures

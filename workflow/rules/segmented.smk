@@ -1,199 +1,160 @@
 # Segmented multi-message shuffle (Wang et al.), Section 6: Figures 2-6 and the claims table.
-# Jobs: prepare (per dataset) -> baseline params (per dataset, n; via the accountants) ->
-# runs (one per protocol, dataset, n, setting, m index or none, batch) -> aggregate -> figures, claims.
-# Our protocol's lambdas come from helper acct-vr's tables
-# results/accountant/segmented/<dataset>_n<n>_<setting>.parquet (workflow/rules/accountant.smk).
-import os
-
+# Jobs (shuffledp.experiments.segmented.jobs): prepare (per dataset) -> accountant tables
+# (accountant.smk) and baseline params (per dataset, n) -> run (one per protocol, dataset, n,
+# setting or none, batch; every m and repetition inside) -> aggregate -> figures, claims.
 from shuffledp.experiments import segmented as SEGX
 
 SEGX.check_config(config)
 
 if "segmented" in config:
-    SEG = config["segmented"]
+    SEG = JobTable(SEGX.jobs(config))
+    SEG_DATA = f"{RESULTS}/segmented/data/{{segds}}.parquet"
+    SEG_PARAMS = f"{RESULTS}/segmented/params/{{segds}}_n{{segn}}.parquet"
+    SEG_RUN = f"{RESULTS}/segmented/runs/{{segproto}}/{{segds}}_n{{segn}}_{{segset}}_b{{segb}}.parquet"
+    SEG_ACCT = f"{RESULTS}/accountant/segmented/{{segds}}_n{{segn}}_{{setting}}.parquet"  # accountant.smk
+    SEG_SUMMARY = f"{RESULTS}/segmented/summary.parquet"
+    SEG_PREPARED = SEG.targets("prepare", SEG_DATA)
+    SEG_ACCT_USED = sorted(
+        {
+            SEG_ACCT.format(segds=j.wildcards["segds"], segn=j.wildcards["segn"], setting=j.wildcards["segset"])
+            for j in SEG.jobs
+            if j.step == "run" and j.wildcards["segproto"] in SEGX.OURS_ALL
+        }
+    )
 
     wildcard_constraints:
-        segds="|".join(sorted(SEG["datasets"])),
+        segds="|".join(sorted(config["segmented"]["datasets"])),
         segn=r"\d+",
         segset=r"[A-Za-z0-9]+",
-        segmi=r"\d+",
         segb=r"\d+",
-        segproto_uniform="subexp_local|subexp_shuffle|mm_shuffle",
-        segproto_sep="sepmm|wsepmm",
-        segours="segmented|segmented_paper",
+        segproto="|".join(SEGX.PROTOCOLS),
 
     rule segmented_prepare:
         input:
-            lambda w: f"data/processed/{SEG['datasets'][w.segds]['table']}.parquet",
+            lambda w: f"{PROC}/{config['segmented']['datasets'][w.segds]['table']}.parquet",
         output:
-            f"{RESULTS}/segmented/data/{{segds}}.parquet",
+            SEG_DATA,
         params:
-            d=lambda w: SEG["datasets"][w.segds]["d"],
-            s=lambda w: SEG["datasets"][w.segds]["s"],
-            seed=config["seed"],
-            oversize=SEG.get("oversize", "random"),
+            spec=SEG.spec("prepare"),
         log:
             f"{LOGS}/segmented/prepare_{{segds}}.log",
         benchmark:
             f"{BENCH}/segmented/prepare_{{segds}}.tsv"
         conda:
-            "../../envs/shuffledp.yaml"
+            env_file()
         resources:
-            mem_mb=2000,
-            runtime=10,
+            **RESOURCES["segmented_prepare"],
         shell:
-            "shuffledp segmented prepare --input {input} --output {output} --dataset {wildcards.segds} "
-            "--d {params.d} --s {params.s} --seed {params.seed} --oversize {params.oversize} > {log} 2>&1"
+            "shuffledp segmented prepare --spec {params.spec:q} --input {input:q} --out {output:q} > {log:q} 2>&1"
 
     rule segmented_params:
         output:
-            f"{RESULTS}/segmented/params/{{segds}}_n{{segn}}.parquet",
+            SEG_PARAMS,
         params:
-            spec=lambda w: SEGX.params_spec(config, w.segds, w.segn),
+            spec=SEG.spec("params"),
         log:
             f"{LOGS}/segmented/params_{{segds}}_n{{segn}}.log",
         benchmark:
             f"{BENCH}/segmented/params_{{segds}}_n{{segn}}.tsv"
         conda:
-            "../../envs/shuffledp.yaml"
+            env_file()
         resources:
-            mem_mb=2000,
-            runtime=30,
+            **RESOURCES["segmented_params"],
         shell:
-            "shuffledp segmented params --spec '{params.spec}' --output {output} > {log} 2>&1"
+            "shuffledp segmented params --spec {params.spec:q} --out {output:q} > {log:q} 2>&1"
 
-    rule segmented_run_ours:
+    rule segmented_run:
         input:
-            data=f"{RESULTS}/segmented/data/{{segds}}.parquet",
-            accountant=f"{RESULTS}/accountant/segmented/{{segds}}_n{{segn}}_{{segset}}.parquet",
+            data=SEG_DATA,
+            # ours reads its accountant table, every baseline its parameter table
+            table=lambda w: (
+                SEG_ACCT.format(segds=w.segds, segn=w.segn, setting=w.segset)
+                if w.segproto in SEGX.OURS_ALL
+                else SEG_PARAMS.format(segds=w.segds, segn=w.segn)
+            ),
         output:
-            f"{RESULTS}/segmented/runs/{{segours}}/{{segds}}_n{{segn}}_{{segset}}_m{{segmi}}_b{{segb}}.parquet",
+            SEG_RUN,
         params:
-            spec=lambda w: SEGX.job_spec(config, w.segours, w.segds, w.segn, w.segset, w.segmi, w.segb, CONFIG_NAME),
+            spec=SEG.spec("run"),
         log:
-            f"{LOGS}/segmented/run_{{segours}}_{{segds}}_n{{segn}}_{{segset}}_m{{segmi}}_b{{segb}}.log",
+            f"{LOGS}/segmented/run_{{segproto}}_{{segds}}_n{{segn}}_{{segset}}_b{{segb}}.log",
         benchmark:
-            f"{BENCH}/segmented/run_{{segours}}_{{segds}}_n{{segn}}_{{segset}}_m{{segmi}}_b{{segb}}.tsv"
+            f"{BENCH}/segmented/run_{{segproto}}_{{segds}}_n{{segn}}_{{segset}}_b{{segb}}.tsv"
         conda:
-            "../../envs/shuffledp.yaml"
+            env_file()
         resources:
-            mem_mb=1500,
-            runtime=15,
+            **RESOURCES["segmented_run"],
         shell:
-            "shuffledp segmented run --spec '{params.spec}' --data {input.data} "
-            "--accountant {input.accountant} --output {output} > {log} 2>&1"
-
-    rule segmented_run_uniform:
-        input:
-            data=f"{RESULTS}/segmented/data/{{segds}}.parquet",
-            params=f"{RESULTS}/segmented/params/{{segds}}_n{{segn}}.parquet",
-        output:
-            f"{RESULTS}/segmented/runs/{{segproto_uniform}}/{{segds}}_n{{segn}}_none_b{{segb}}.parquet",
-        params:
-            spec=lambda w: SEGX.job_spec(config, w.segproto_uniform, w.segds, w.segn, "none", None, w.segb, CONFIG_NAME),
-        log:
-            f"{LOGS}/segmented/run_{{segproto_uniform}}_{{segds}}_n{{segn}}_none_b{{segb}}.log",
-        benchmark:
-            f"{BENCH}/segmented/run_{{segproto_uniform}}_{{segds}}_n{{segn}}_none_b{{segb}}.tsv"
-        conda:
-            "../../envs/shuffledp.yaml"
-        resources:
-            mem_mb=3000,
-            runtime=15,
-        shell:
-            "shuffledp segmented run --spec '{params.spec}' --data {input.data} "
-            "--params {input.params} --output {output} > {log} 2>&1"
-
-    rule segmented_run_sep:
-        input:
-            data=f"{RESULTS}/segmented/data/{{segds}}.parquet",
-            params=f"{RESULTS}/segmented/params/{{segds}}_n{{segn}}.parquet",
-        output:
-            f"{RESULTS}/segmented/runs/{{segproto_sep}}/{{segds}}_n{{segn}}_{{segset}}_b{{segb}}.parquet",
-        params:
-            spec=lambda w: SEGX.job_spec(config, w.segproto_sep, w.segds, w.segn, w.segset, None, w.segb, CONFIG_NAME),
-        log:
-            f"{LOGS}/segmented/run_{{segproto_sep}}_{{segds}}_n{{segn}}_{{segset}}_b{{segb}}.log",
-        benchmark:
-            f"{BENCH}/segmented/run_{{segproto_sep}}_{{segds}}_n{{segn}}_{{segset}}_b{{segb}}.tsv"
-        conda:
-            "../../envs/shuffledp.yaml"
-        resources:
-            mem_mb=1500,
-            runtime=15,
-        shell:
-            "shuffledp segmented run --spec '{params.spec}' --data {input.data} "
-            "--params {input.params} --output {output} > {log} 2>&1"
+            "shuffledp segmented run --spec {params.spec:q} --data {input.data:q} --table {input.table:q}"
+            " --out {output:q} > {log:q} 2>&1"
 
     rule segmented_aggregate:
         input:
-            runs=SEGX.run_targets(config, RESULTS),
-            accountant=SEGX.accountant_tables(config, RESULTS),
+            runs=SEG.targets("run", SEG_RUN),
+            accountant=SEG_ACCT_USED,
         output:
-            f"{RESULTS}/segmented/summary.parquet",
+            SEG_SUMMARY,
         params:
-            variant=SEG.get("accountant", "sound"),
+            spec=SEG.spec("aggregate"),
         log:
             f"{LOGS}/segmented/aggregate.log",
         benchmark:
             f"{BENCH}/segmented/aggregate.tsv"
         conda:
-            "../../envs/shuffledp.yaml"
+            env_file()
         resources:
-            mem_mb=2000,
-            runtime=10,
+            **RESOURCES["segmented_aggregate"],
         shell:
-            "shuffledp segmented aggregate --runs {input.runs} --accountant {input.accountant} "
-            "--variant {params.variant} --output {output} > {log} 2>&1"
+            "shuffledp segmented aggregate --spec {params.spec:q} --runs {input.runs:q}"
+            " --accountant {input.accountant:q} --out {output:q} > {log:q} 2>&1"
 
     rule segmented_figure:
         input:
-            summary=f"{RESULTS}/segmented/summary.parquet",
-            data=SEGX.prepared_tables(config, RESULTS),
+            summary=SEG_SUMMARY,
+            data=SEG_PREPARED,
         output:
             pdf=f"{RESULTS}/figures/segmented_{{segfig}}.pdf",
             png=f"{RESULTS}/figures/segmented_{{segfig}}.png",
         wildcard_constraints:
-            segfig="|".join(sorted(SEG["figures"])),
+            segfig="|".join(sorted(config["segmented"]["figures"])),
         params:
-            spec=SEGX.summary_spec(config),
-            outdir=lambda w, output: os.path.dirname(output.pdf),
+            spec=SEG.spec("figure"),
+            out_base=lambda w, output: output.pdf[: -len(".pdf")],
         log:
             f"{LOGS}/segmented/figure_{{segfig}}.log",
         benchmark:
             f"{BENCH}/segmented/figure_{{segfig}}.tsv"
         conda:
-            "../../envs/shuffledp.yaml"
+            env_file()
         resources:
-            mem_mb=1500,
-            runtime=10,
+            **RESOURCES["segmented_figure"],
         shell:
-            "shuffledp segmented figures --summary {input.summary} --spec '{params.spec}' "
-            "--data {input.data} --outdir {params.outdir} --only {wildcards.segfig} > {log} 2>&1"
+            "shuffledp segmented figure --spec {params.spec:q} --summary {input.summary:q} --data {input.data:q}"
+            " --out-base {params.out_base:q} > {log:q} 2>&1"
 
     rule segmented_claims:
         input:
-            summary=f"{RESULTS}/segmented/summary.parquet",
-            data=SEGX.prepared_tables(config, RESULTS),
+            summary=SEG_SUMMARY,
+            data=SEG_PREPARED,
         output:
             md=f"{RESULTS}/tables/segmented_claims.md",
             parquet=f"{RESULTS}/tables/segmented_claims.parquet",
         params:
-            spec=SEGX.summary_spec(config, scale=CONFIG_NAME),
+            spec=SEG.spec("claims"),
         log:
             f"{LOGS}/segmented/claims.log",
         benchmark:
             f"{BENCH}/segmented/claims.tsv"
         conda:
-            "../../envs/shuffledp.yaml"
+            env_file()
         resources:
-            mem_mb=1000,
-            runtime=5,
+            **RESOURCES["segmented_claims"],
         shell:
-            "shuffledp segmented claims --summary {input.summary} --spec '{params.spec}' "
-            "--data {input.data} --md {output.md} --parquet {output.parquet} > {log} 2>&1"
+            "shuffledp segmented claims --spec {params.spec:q} --summary {input.summary:q} --data {input.data:q}"
+            " --md {output.md:q} --parquet {output.parquet:q} > {log:q} 2>&1"
 
     FINAL_TARGETS.extend(
-        [f"{RESULTS}/figures/segmented_{f}.{ext}" for f in SEG["figures"] for ext in ("pdf", "png")]
-        + [f"{RESULTS}/tables/segmented_claims.md", f"{RESULTS}/tables/segmented_claims.parquet"]
+        SEG.targets("figure", f"{RESULTS}/figures/segmented_{{segfig}}.pdf")
+        + SEG.targets("figure", f"{RESULTS}/figures/segmented_{{segfig}}.png")
+        + [rules.segmented_claims.output.md, rules.segmented_claims.output.parquet]
     )

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import json
-import math
-from pathlib import Path
-
 from shuffledp.cli import UsageError
 from shuffledp.commands import _args as A
 from shuffledp.commands._grid import int_like, parse_list, run_grid
+from shuffledp.commands._spec import read_spec
 
 
 def register(subparsers, account_subparsers) -> None:
@@ -16,31 +13,27 @@ def register(subparsers, account_subparsers) -> None:
     sub = p.add_subparsers(dest="multidim_cmd", required=True, metavar="STEP")
 
     u = sub.add_parser("uniform", help="one job: a mechanism at one eps for a batch of repetitions")
-    _common(u)
-    u.add_argument("--mechanism", required=True, choices=["mhm", "flame", "tcm"])
-    u.add_argument("--eps", required=True, type=A.positive_float)
+    u.add_argument("--spec", required=True, help="the job's spec (JSON object)")
+    u.add_argument("--data", required=True, type=A.existing_file, help="processed table (one int column per attribute)")
+    u.add_argument("--out", required=True)
     u.add_argument("--timings", required=True, help="Parquet of wall-clock timings (not reproducible)")
-    u.add_argument("--np-fraction", type=A.unit_interval, default=1 / 3, help="FLAME's N_p / n")
-    u.add_argument("--flame-variant", default="balle", choices=["balle", "seed33"])
-    u.add_argument("--topk", type=A.positive_int, default=50)
     u.set_defaults(func=_uniform)
 
     q = sub.add_parser("personal", help="one job: OGM or NOGM at one budget ratio for a batch of repetitions")
-    _common(q)
-    q.add_argument("--method", required=True, choices=["ogm", "nogm"])
-    q.add_argument("--ratio", required=True, help="conservative:moderate:liberal, e.g. 2:4:4")
-    q.add_argument("--classes", default=None, help="JSON list of three {name, eps, delta_n} (delta = delta_n / n)")
+    q.add_argument("--spec", required=True, help="the job's spec (JSON object)")
+    q.add_argument("--data", required=True, type=A.existing_file, help="processed table (one int column per attribute)")
+    q.add_argument("--out", required=True)
     q.set_defaults(func=_personal)
 
     r = sub.add_parser("report", help="figures 3, 4, 5, 10, table 3 and the claims table from job tables")
+    r.add_argument("--spec", required=True, help="datasets, topk, scale (JSON object)")
     r.add_argument("--uniform", nargs="+", required=True, type=A.existing_file)
     r.add_argument("--timings", nargs="*", default=[], type=A.existing_file)
     r.add_argument("--personal", nargs="*", default=[], type=A.existing_file)
-    r.add_argument("--data", nargs="+", required=True, help="dataset=path of each input table (provenance)")
-    r.add_argument("--scale", required=True)
+    r.add_argument("--data", nargs="+", required=True, type=A.existing_file,
+                   help="input table of each dataset, in the spec's order")
     r.add_argument("--tables-dir", required=True)
     r.add_argument("--figures-dir", required=True)
-    r.add_argument("--topk", type=A.positive_int, default=50)
     r.set_defaults(func=_report)
 
     a = account_subparsers.add_parser("mhm", help="MHM's local budget eps_l and g for (eps_s, delta_s, n, d)")
@@ -58,36 +51,28 @@ def register(subparsers, account_subparsers) -> None:
     t.set_defaults(func=_account_tcm)
 
 
-def _common(p) -> None:
-    p.add_argument("--data", required=True, type=A.existing_file, help="processed table (one int column per attribute)")
-    p.add_argument("--dataset", required=True)
-    p.add_argument("--reps", required=True, help="comma list of repetition indices")
-    p.add_argument("--records", type=A.positive_int, default=None, help="seeded sample of this many records")
-    p.add_argument("--seed", type=A.nonneg_int, required=True)
-    p.add_argument("--bound", default="bennett", choices=["hoeffding", "bennett"])
-    p.add_argument("--family-bits", type=A.positive_int, default=32, help="hash family size 2**bits")
-    p.add_argument("--out", required=True)
+_JOB_KEYS = {"dataset", "reps", "records", "seed"}
 
 
-def _load(args):
+def _load(spec, path):
     from shuffledp.experiments.multidim import load_dataset
 
-    if not 1 <= args.family_bits <= 62:
-        raise UsageError("--family-bits: must lie in 1..62")
-    reps = parse_list(args.reps, "reps", int_like)
-    data, domains, _, _ = load_dataset(args.data, args.records, args.seed, args.dataset)
-    return data, domains, reps
+    if not 1 <= int(spec.get("family_bits", 32)) <= 62:
+        raise UsageError("--spec: family_bits must lie in 1..62")
+    data, domains, _, _ = load_dataset(path, spec["records"], spec["seed"], spec["dataset"])
+    return data, domains
 
 
 def _uniform(args) -> int:
     from shuffledp.experiments.multidim import run_uniform, write_parquet
 
-    if not args.eps > 0:
-        raise UsageError("--eps: must be positive")
-    data, domains, reps = _load(args)
-    df, tim = run_uniform(data, domains, args.mechanism, args.eps, reps, seed=args.seed, dataset=args.dataset,
-                          bound=args.bound, family_bits=args.family_bits, np_fraction=args.np_fraction,
-                          flame_variant=args.flame_variant, topk=args.topk)
+    spec = read_spec(args.spec, _JOB_KEYS | {"mechanism", "eps", "topk"})
+    if not spec["eps"] > 0:
+        raise UsageError("--spec: eps must be positive")
+    data, domains = _load(spec, args.data)
+    kw = {k: spec[k] for k in ("bound", "family_bits", "np_fraction", "flame_variant") if k in spec}
+    df, tim = run_uniform(data, domains, spec["mechanism"], spec["eps"], spec["reps"], seed=spec["seed"],
+                          dataset=spec["dataset"], topk=spec["topk"], **kw)
     write_parquet(df, args.out)
     write_parquet(tim, args.timings)
     return 0
@@ -97,21 +82,15 @@ def _personal(args) -> int:
     from shuffledp.config import ConfigError
     from shuffledp.experiments.multidim import parse_ratio, run_personal, write_parquet
 
+    spec = read_spec(args.spec, _JOB_KEYS | {"method", "ratio", "bound", "family_bits", "classes"})
     try:
-        parse_ratio(args.ratio, "--ratio")
+        parse_ratio(spec["ratio"], "ratio")
     except ConfigError as exc:
-        raise UsageError(f"--ratio: {exc}") from None
-    try:
-        classes = json.loads(args.classes) if args.classes else None
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"--classes: not valid JSON ({exc.msg})") from None
-    if classes is not None and (not isinstance(classes, list) or len(classes) != 3
-                                or not all(isinstance(c, dict) and {"name", "eps", "delta_n"} <= set(c)
-                                           for c in classes)):
-        raise UsageError("--classes: must be a JSON list of three {name, eps, delta_n} objects")
-    data, domains, reps = _load(args)
-    df = run_personal(data, domains, args.method, args.ratio, reps, seed=args.seed, dataset=args.dataset,
-                      classes=classes, bound=args.bound, family_bits=args.family_bits)
+        raise UsageError(f"--spec: {exc}") from None
+    data, domains = _load(spec, args.data)
+    df = run_personal(data, domains, spec["method"], spec["ratio"], spec["reps"], seed=spec["seed"],
+                      dataset=spec["dataset"], classes=spec["classes"], bound=spec["bound"],
+                      family_bits=spec["family_bits"])
     write_parquet(df, args.out)
     return 0
 
@@ -119,16 +98,12 @@ def _personal(args) -> int:
 def _report(args) -> int:
     from shuffledp.experiments.multidim_report import report
 
-    data = {}
-    for item in args.data:
-        if "=" not in item:
-            raise UsageError(f"--data: expected dataset=path, got {item!r}")
-        k, v = item.split("=", 1)
-        if not Path(v).is_file():
-            raise UsageError(f"--data: no such file: {v}")
-        data[k] = v
-    report(args.uniform, args.timings, args.personal, data, scale=args.scale, tables_dir=args.tables_dir,
-           figures_dir=args.figures_dir, topk=args.topk)
+    spec = read_spec(args.spec, {"datasets", "topk", "scale"})
+    if len(args.data) != len(spec["datasets"]):
+        raise UsageError(f"--data: {len(args.data)} tables for {len(spec['datasets'])} datasets")
+    data = dict(zip(spec["datasets"], args.data, strict=True))
+    report(args.uniform, args.timings, args.personal, data, scale=spec["scale"], tables_dir=args.tables_dir,
+           figures_dir=args.figures_dir, topk=spec["topk"])
     return 0
 
 
@@ -155,7 +130,7 @@ def _account_tcm(args) -> int:
     def fn(eps, delta, n, m):
         try:
             st = tcm_eps_local(eps, delta, n, m)
-        except (ValueError, ArithmeticError) as exc:
+        except ValueError as exc:
             raise UsageError(f"--eps/--delta/--n/--m: {exc}") from None
         return {"eps_l": st.eps_l, "g": st.g, "amplified": st.amplified, "valid_range": st.valid_range}
 
@@ -167,6 +142,8 @@ def _account_tcm(args) -> int:
 
 def _check_grid(grid) -> None:
     """Domain checks shared by ``account mhm`` and ``account tcm``: name the flag before any work."""
+    import math
+
     if any(not (math.isfinite(e) and e > 0) for e in grid["eps"]):
         raise UsageError("--eps: must be finite and > 0")
     if any(not 0 < d < 1 for d in grid["delta"]):

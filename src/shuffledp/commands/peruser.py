@@ -2,26 +2,17 @@
 
 from __future__ import annotations
 
-import json
-
 from shuffledp.cli import UsageError
 from shuffledp.commands import _args as A
+from shuffledp.commands._spec import read_spec, write_parquet
 
 
 def register(subparsers, account_subparsers) -> None:
-    p = subparsers.add_parser("peruser", help="per-user histograms in the shuffle model (issue 7)")
+    p = subparsers.add_parser("peruser", help="per-user histograms in the shuffle model")
     sub = p.add_subparsers(dest="peruser_cmd", required=True, metavar="SUBCOMMAND")
 
-    r = sub.add_parser("run", help="one job: (method, dataset, eps, split, clustering, batch)")
-    r.add_argument("--section", required=True, help="the config's peruser section as JSON")
-    r.add_argument("--seed", type=A.nonneg_int, required=True)
-    r.add_argument("--scale", default="default", help="the config's name")
-    r.add_argument("--method", required=True)
-    r.add_argument("--dataset", required=True)
-    r.add_argument("--eps", required=True)
-    r.add_argument("--split", required=True, help="eps1/eps, thm4 or none")
-    r.add_argument("--clustering", required=True, help="kmeans, dbscan or none")
-    r.add_argument("--batch", type=A.nonneg_int, required=True)
+    r = sub.add_parser("run", help="one job: (method, dataset, clustering, eps, batch)")
+    r.add_argument("--spec", required=True, help="the job's spec (JSON object)")
     r.add_argument("--msnbc", default=None, type=A.existing_file, help="msnbc_sequences.parquet (msnbc datasets)")
     r.add_argument("--out-runs", required=True)
     r.add_argument("--out-users", required=True)
@@ -35,8 +26,7 @@ def register(subparsers, account_subparsers) -> None:
     rep = sub.add_parser("report", help="figures 1-4 and the claims table")
     rep.add_argument("--runs", required=True, type=A.existing_file)
     rep.add_argument("--users", required=True, type=A.existing_file)
-    rep.add_argument("--section", required=True)
-    rep.add_argument("--scale", default="default")
+    rep.add_argument("--spec", required=True, help="figure, eps, eps1_fractions, scale (JSON object)")
     rep.add_argument("--figures", required=True, help="output prefix, e.g. results/figures/peruser_fig")
     rep.add_argument("--claims", required=True, help="output prefix, e.g. results/tables/peruser_claims")
     rep.set_defaults(func=_report)
@@ -53,42 +43,29 @@ def register(subparsers, account_subparsers) -> None:
     a.set_defaults(func=_account)
 
 
-def _section(text: str) -> dict:
-    try:
-        sec = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"--section: not JSON ({exc.msg})") from None
-    if not isinstance(sec, dict):
-        raise UsageError("--section: must be a JSON object")
-    return sec
-
-
 def _run(args) -> int:
     from shuffledp.experiments import peruser as E
 
-    sec = _section(args.section)
-    if args.method not in E.METHODS:
-        raise UsageError(f"--method: {args.method!r} not one of {', '.join(E.METHODS)}")
+    spec = read_spec(args.spec, {"dataset", "method", "clustering", "eps", "splits", "c", "delta", "kmeans_k",
+                                 "reps", "seed", "user_sample"})
+    if spec["method"] not in E.METHODS:
+        raise UsageError(f"--spec: method {spec['method']!r} not one of {', '.join(E.METHODS)}")
     try:
-        float(args.eps)
+        float(spec["eps"])
     except ValueError:
-        raise UsageError(f"--eps: cannot read {args.eps!r} as a number") from None
-    runs, users = E.run_job(sec, args.seed, method=args.method, dataset=args.dataset, eps=args.eps,
-                            split=args.split, clustering=args.clustering, batch=args.batch,
-                            scale=args.scale, msnbc_path=args.msnbc)
-    from shuffledp.io import write_parquet
-
-    for path, df in ((args.out_runs, runs), (args.out_users, users)):
-        write_parquet(df, path)
+        raise UsageError(f"--spec: cannot read eps {spec['eps']!r} as a number") from None
+    if spec["dataset"].get("source") == "msnbc" and not args.msnbc:
+        raise UsageError("--msnbc: required for an msnbc dataset")
+    runs, users = E.run_job(spec, msnbc_path=args.msnbc)
+    write_parquet(runs, args.out_runs)
+    write_parquet(users, args.out_users)
     return 0
 
 
 def _collect(args) -> int:
     from shuffledp.experiments import peruser as E
-    from shuffledp.io import write_parquet
 
-    df = E.collect(args.inputs)
-    write_parquet(df, args.out)
+    write_parquet(E.collect(args.inputs), args.out)
     return 0
 
 
@@ -96,15 +73,16 @@ def _report(args) -> int:
     import pandas as pd
 
     from shuffledp.experiments import peruser as E
-    from shuffledp.io import write_parquet, write_text
     from shuffledp.plotting import peruser as F
 
-    sec = _section(args.section)
+    spec = read_spec(args.spec, {"figure", "eps", "eps1_fractions", "scale"})
     runs = pd.read_parquet(args.runs)
     users = pd.read_parquet(args.users)
-    F.all_figures(runs, users, sec, args.figures)
-    cl = E.claims(runs, users, args.scale)
+    F.all_figures(runs, users, spec, args.figures)
+    cl = E.claims(runs, users, spec["scale"])
     notes = sorted({n for n in runs.get("note", pd.Series(dtype=str)).dropna() if n})
+    from shuffledp.io import write_parquet, write_text
+
     write_parquet(cl, args.claims + ".parquet")
     write_text(args.claims + ".md", E.claims_markdown(cl, "; ".join(notes)))
     return 0

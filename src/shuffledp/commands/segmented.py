@@ -1,8 +1,11 @@
 """``shuffledp segmented ...``: the jobs of the segmented multi-message shuffle experiments.
 
-Subcommands: ``prepare`` (fixed-width sets and truth), ``params`` (baseline privacy parameters via
-the accountants), ``run`` (one batch of repetitions of one protocol), ``aggregate``, ``figures``,
-``claims``. Job specs are compact JSON objects (``--spec``) written by the workflow.
+Steps (one per rule of ``workflow/rules/segmented.smk`` and ``accountant.smk``): ``prepare``
+(fixed-width sets and truth), ``accountant`` (the accountant tables of every level setting of one
+(dataset, n)), ``params`` (baseline privacy parameters via the accountants), ``run`` (one protocol
+on one (dataset, n, setting): every m and every repetition of its batch), ``aggregate``,
+``figure``, ``claims``. Each reads its job's ``--spec`` (canonical JSON written by the workflow from
+``shuffledp.experiments.segmented.jobs``).
 """
 
 from __future__ import annotations
@@ -12,27 +15,36 @@ from pathlib import Path
 
 from shuffledp.cli import UsageError
 from shuffledp.commands import _args as A
-from shuffledp.io import write_parquet, write_text
-
-
-def _spec(text: str) -> dict:
-    try:
-        spec = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"--spec: not valid JSON ({exc.msg})") from None
-    if not isinstance(spec, dict):
-        raise UsageError("--spec: must be a JSON object")
-    return spec
+from shuffledp.commands._spec import read_spec, write_parquet
 
 
 def _prepare(args) -> int:
     from shuffledp.experiments import segmented as ex
 
-    if args.s < 1 or args.d < 2:
-        raise UsageError("--s/--d: need s >= 1 and d >= 2")
-    meta = ex.prepare(args.input, args.output, dataset=args.dataset, d=args.d, s=args.s, seed=args.seed,
-                      oversize=args.oversize)
+    spec = read_spec(args.spec, {"dataset", "d", "s", "seed", "oversize"})
+    if spec["s"] < 1 or spec["d"] < 2:
+        raise UsageError("--spec: need s >= 1 and d >= 2")
+    meta = ex.prepare(args.input, args.out, dataset=spec["dataset"], d=spec["d"], s=spec["s"],
+                      seed=spec["seed"], oversize=spec["oversize"])
     print(json.dumps({k: meta[k] for k in ("dataset", "d", "s", "users", "users_padded", "users_selected")}))
+    return 0
+
+
+def _accountant(args) -> int:
+    from shuffledp.accountants.segmented_optimizer import segmented_table
+    from shuffledp.commands.account_vr import write_table
+
+    spec = read_spec(args.spec, {"n", "d", "s", "levels", "delta", "m_grid", "accountants", "settings"})
+    if len(args.out) != len(spec["settings"]):
+        raise UsageError(f"--out: {len(args.out)} files for {len(spec['settings'])} settings (one per setting, "
+                         "in the spec's order)")
+    # one process for every setting: the per-level Poisson rates (the costly part) do not depend on
+    # the shares and are cached across settings (shuffledp.accountants.segmented_optimizer)
+    for shares, out in zip(spec["settings"].values(), args.out, strict=True):
+        table = segmented_table(int(spec["n"]), int(spec["d"]), int(spec["s"]), spec["levels"], shares,
+                                float(spec["delta"]), spec["m_grid"], accountants=spec["accountants"])
+        write_table(table, out)
+        print(out)
     return 0
 
 
@@ -40,14 +52,14 @@ def _params(args) -> int:
     from shuffledp.experiments import segmented as ex
     from shuffledp.experiments import segmented_params as sp
 
-    spec = _spec(args.spec)
+    spec = read_spec(args.spec, {"dataset", "n", "d", "s", "levels", "settings", "delta", "uniform_eps",
+                                 "accountant"})
     n = int(spec["n"])
     df = sp.baseline_params(n, int(spec["d"]), int(spec["s"]), spec["levels"], spec["settings"],
-                            float(spec["delta_factor"]) / n, float(spec["uniform_eps"]), ex.level_counts,
-                            spec.get("accountant", "sound"))
+                            float(spec["delta"]), float(spec["uniform_eps"]), ex.level_counts, spec["accountant"])
     df.insert(0, "dataset", spec["dataset"])
     df.insert(1, "n", n)
-    write_parquet(df, args.output)
+    write_parquet(df, args.out)
     print(df.to_string(index=False))
     return 0
 
@@ -55,44 +67,42 @@ def _params(args) -> int:
 def _run(args) -> int:
     from shuffledp.experiments import segmented as ex
 
-    spec = _spec(args.spec)
-    if spec.get("protocol") not in ex.PROTOCOLS:
+    spec = read_spec(args.spec, {"protocol", "dataset", "n", "setting", "reps", "seed"})
+    if spec["protocol"] not in ex.PROTOCOLS:
         raise UsageError(f"--spec: protocol must be one of {', '.join(ex.PROTOCOLS)}")
-    if spec["protocol"] in ex.OURS_ALL and not args.accountant:
-        raise UsageError("--accountant: required for the segmented protocol")
-    if spec["protocol"] in ("subexp_shuffle", "mm_shuffle", "sepmm", "wsepmm") and not args.params:
-        raise UsageError("--params: required for this baseline")
-    df = ex.run_job(spec, args.data, args.output, accountant=args.accountant, params=args.params)
-    print(f"{spec['protocol']} {spec['dataset']} n={spec['n']} {spec['setting']} "
-          f"m_index={spec.get('m_index')}: "
-          f"{len(df)} repetitions, mean error {df['error'].mean():.4g}")
+    df = ex.run_job(spec, args.data, args.table)
+    write_parquet(df, args.out)
+    print(f"{spec['protocol']} {spec['dataset']} n={spec['n']} {spec['setting']}: {len(df)} rows "
+          f"({len(spec['reps'])} repetitions), mean error {df['error'].mean():.4g}")
     return 0
 
 
 def _aggregate(args) -> int:
     from shuffledp.experiments import segmented as ex
 
-    summ = ex.aggregate(args.runs, args.accountant or [], args.output, args.variant)
+    spec = read_spec(args.spec, {"accountant", "scale"})
+    summ = ex.aggregate(args.runs, args.accountant or [], args.out, spec["accountant"], spec["scale"])
     print(f"{len(summ)} points")
     return 0
 
 
-def _figures(args) -> int:
+def _notes(paths) -> list[str]:
+    from shuffledp.experiments import segmented as ex
+
+    return sorted({ex.standin_note(ex.read_meta(p).get("source", {})) for p in paths} - {""})
+
+
+def _figure(args) -> int:
     import pandas as pd
 
-    from shuffledp.experiments import segmented as ex
     from shuffledp.plotting import segmented as pl
 
-    spec = _spec(args.spec)
+    spec = read_spec(args.spec, {"figure", "spec", "n"})
     summ = pd.read_parquet(args.summary)
-    notes = sorted({ex.standin_note(ex.read_meta(p).get("source", {})) for p in args.data} - {""})
-    for fig, fspec in spec["figures"].items():
-        if args.only and fig not in args.only:
-            continue
-        used = [p for p in args.data if Path(p).stem in fspec["datasets"]]
-        fnotes = sorted({ex.standin_note(ex.read_meta(p).get("source", {})) for p in used} - {""})
-        pl.figure(summ, fspec, spec["n"], f"{args.outdir}/segmented_{fig}", "; ".join(fnotes),
-                  spec.get("dataset_labels"))
+    fspec = spec["spec"]
+    used = [p for p in args.data if Path(p).stem in fspec["datasets"]]
+    notes = _notes(used)
+    pl.figure(summ, fspec, spec["n"], args.out_base, "; ".join(notes), spec.get("dataset_labels"))
     if notes:
         print("note:", "; ".join(notes))
     return 0
@@ -103,12 +113,13 @@ def _claims(args) -> int:
 
     from shuffledp.experiments import segmented as ex
 
-    spec = _spec(args.spec)
+    spec = read_spec(args.spec, {"n", "m_grid", "figures", "m_factor", "scale"})
     summ = pd.read_parquet(args.summary)
-    df = ex.claims(summ, spec, spec.get("scale", ""), float(spec.get("m_factor", 2.0)))
-    notes = sorted({ex.standin_note(ex.read_meta(p).get("source", {})) for p in args.data} - {""})
+    df = ex.claims(summ, spec, spec["scale"], float(spec["m_factor"]))
     write_parquet(df, args.parquet)
-    write_text(args.md, ex.claims_markdown(df, "; ".join(notes)))
+    from shuffledp.io import write_text
+
+    write_text(args.md, ex.claims_markdown(df, "; ".join(_notes(args.data))))
     print(df[["id", "held"]].to_string(index=False))
     return 0
 
@@ -117,49 +128,33 @@ def register(subparsers, account_subparsers) -> None:
     p = subparsers.add_parser("segmented", help="segmented multi-message shuffle experiments (Figs 2-6)")
     sub = p.add_subparsers(dest="segmented_cmd", required=True, metavar="STEP")
 
-    q = sub.add_parser("prepare", help="fixed-width s-item sets and the true frequencies")
+    def step(name, func, help_):
+        q = sub.add_parser(name, help=help_)
+        q.add_argument("--spec", required=True, help="the job's spec (JSON object)")
+        q.set_defaults(func=func)
+        return q
+
+    q = step("prepare", _prepare, "fixed-width s-item sets and the true frequencies")
     q.add_argument("--input", required=True, type=A.existing_file)
-    q.add_argument("--output", required=True)
-    q.add_argument("--dataset", required=True)
-    q.add_argument("--d", type=A.int_at_least(2), required=True)
-    q.add_argument("--s", type=A.positive_int, required=True)
-    q.add_argument("--seed", type=A.nonneg_int, required=True)
-    q.add_argument("--oversize", choices=["random", "first"], default="random")
-    q.set_defaults(func=_prepare)
-
-    q = sub.add_parser("params", help="baseline privacy parameters (through the accountants)")
-    q.add_argument("--spec", required=True)
-    q.add_argument("--output", required=True)
-    q.set_defaults(func=_params)
-
-    q = sub.add_parser("run", help="one batch of repetitions of one protocol")
-    q.add_argument("--spec", required=True)
+    q.add_argument("--out", required=True)
+    q = step("accountant", _accountant, "accountant tables of every level setting of one (dataset, n)")
+    q.add_argument("--out", nargs="+", required=True, help="one Parquet file per setting, in the spec's order")
+    q = step("params", _params, "baseline privacy parameters (through the accountants)")
+    q.add_argument("--out", required=True)
+    q = step("run", _run, "one protocol on one (dataset, n, setting): every m, a batch of repetitions")
     q.add_argument("--data", required=True, type=A.existing_file)
-    q.add_argument("--output", required=True)
-    q.add_argument("--accountant", type=A.existing_file)
-    q.add_argument("--params", type=A.existing_file)
-    q.set_defaults(func=_run)
-
-    q = sub.add_parser("aggregate", help="mean error and 95%% interval per point")
+    q.add_argument("--table", type=A.existing_file, help="accountant table (ours) or baseline parameter table")
+    q.add_argument("--out", required=True)
+    q = step("aggregate", _aggregate, "mean error and 95%% interval per point")
     q.add_argument("--runs", nargs="+", required=True, type=A.existing_file)
     q.add_argument("--accountant", nargs="*", type=A.existing_file)
-    q.add_argument("--variant", default="sound", choices=["sound", "paper"],
-                   help="accountant variant of the MSE bound (sound|paper)")
-    q.add_argument("--output", required=True)
-    q.set_defaults(func=_aggregate)
-
-    q = sub.add_parser("figures", help="Figures 2-6")
+    q.add_argument("--out", required=True)
+    q = step("figure", _figure, "one of Figures 2-6")
     q.add_argument("--summary", required=True, type=A.existing_file)
-    q.add_argument("--spec", required=True)
     q.add_argument("--data", nargs="*", default=[], type=A.existing_file)
-    q.add_argument("--outdir", required=True)
-    q.add_argument("--only", nargs="*")
-    q.set_defaults(func=_figures)
-
-    q = sub.add_parser("claims", help="the claims table of Section 6")
+    q.add_argument("--out-base", required=True, help="writes <out-base>.pdf and <out-base>.png")
+    q = step("claims", _claims, "the claims table of Section 6")
     q.add_argument("--summary", required=True, type=A.existing_file)
-    q.add_argument("--spec", required=True)
     q.add_argument("--data", nargs="*", default=[], type=A.existing_file)
     q.add_argument("--md", required=True)
     q.add_argument("--parquet", required=True)
-    q.set_defaults(func=_claims)

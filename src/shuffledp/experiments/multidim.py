@@ -10,7 +10,6 @@ Timings (Figure 4) are written to separate ``*_timings`` files, never into repro
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -19,6 +18,9 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from shuffledp.config import ConfigError, register_check
+from shuffledp.datasets.provenance import read_provenance, standin_note  # noqa: F401  (multidim_report)
+from shuffledp.experiments.jobs import Job, batch_ranges, num
+from shuffledp.io import write_parquet as _write_parquet
 from shuffledp.seeding import rng as seeded_rng
 from shuffledp.tasks.multidim import frequency_mse, topk_confusion, true_frequencies
 
@@ -32,10 +34,6 @@ DEFAULT_CLASSES = [
 
 
 # ------------------------------------------------------------------ provenance (data stage contract)
-
-from shuffledp.datasets.provenance import standin_note  # noqa: E402, F401  (re-exported for callers)
-from shuffledp.io import read_provenance  # noqa: E402
-from shuffledp.io import write_parquet as _write_parquet  # noqa: E402
 
 # ------------------------------------------------------------------ config
 
@@ -80,12 +78,43 @@ def ratio_tag(ratio: str) -> str:
     return str(ratio).replace(":", "-")
 
 
-def batches(reps: int, per_job: int) -> list[int]:
-    return list(range(math.ceil(reps / per_job)))
-
-
-def batch_reps(batch: int, reps: int, per_job: int) -> list[int]:
-    return list(range(batch * per_job, min((batch + 1) * per_job, reps)))
+def jobs(config: Mapping) -> list[Job]:
+    """Every job of the stage: ``uniform`` per (dataset, mechanism, eps, batch), ``personal`` per
+    (dataset, method, ratio, batch), one ``report``. Each spec holds only the keys its job uses."""
+    sec = config.get("multidim")
+    if not sec:
+        return []
+    seed = int(config["seed"])
+    out = []
+    for ds in sec["datasets"]:
+        for mech in sec["mechanisms"]:
+            for eps in sec["eps"]:
+                for b, reps in enumerate(batch_ranges(sec["reps"], sec["reps_per_job"])):
+                    spec = {"dataset": ds, "mechanism": mech, "eps": float(eps), "reps": reps,
+                            "records": int(sec["records"]), "seed": seed, "topk": int(sec["topk"])}
+                    if mech == "mhm":
+                        spec["bound"] = sec["bound"]
+                    if mech in ("mhm", "tcm"):
+                        spec["family_bits"] = int(sec["hash_family_bits"])
+                    if mech == "flame":
+                        spec["np_fraction"] = float(sec["flame_np_fraction"])
+                        spec["flame_variant"] = sec["flame_variant"]
+                    out.append(Job("uniform", {"dataset": ds, "mechanism": mech, "eps": num(eps), "batch": str(b)},
+                                   spec))
+    pers = sec.get("personal") or {}
+    for ds in sec["datasets"]:
+        for method in METHODS:
+            for ratio in pers.get("ratios", []):
+                for b, reps in enumerate(batch_ranges(pers.get("reps", 1), pers.get("reps_per_job", 1))):
+                    spec = {"dataset": ds, "method": method, "ratio": ratio, "reps": reps,
+                            "records": int(sec["records"]), "seed": seed, "bound": sec["bound"],
+                            "family_bits": int(sec["hash_family_bits"]),
+                            "classes": pers.get("classes") or DEFAULT_CLASSES}
+                    out.append(Job("personal", {"dataset": ds, "method": method, "ratio": ratio_tag(ratio),
+                                                "batch": str(b)}, spec))
+    out.append(Job("report", {}, {"datasets": list(sec["datasets"]), "topk": int(sec["topk"]),
+                                  "scale": config.get("name", "default")}))
+    return out
 
 
 # ------------------------------------------------------------------ data

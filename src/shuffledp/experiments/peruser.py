@@ -1,8 +1,8 @@
-"""Experiments for per-user histograms in the shuffle model (issue 7).
+"""Experiments for per-user histograms in the shuffle model.
 
-One job = (method, dataset, eps, eps1 split, clustering, repetition batch); inside a job every c of
-the config and every repetition of the batch runs. A job writes two Parquet tables: one summary row
-per (c, repetition) and a seeded sample of per-user rows (first repetition only) for the ECDF and
+One job = (method, dataset, clustering, eps, repetition batch); inside a job every eps1 split, every
+c and every repetition of the batch runs. A job writes two Parquet tables: one summary row
+per (split, c, repetition) and a seeded sample of per-user rows (first repetition only) for the ECDF and
 scatter figures. :func:`collect` concatenates them; :func:`claims` checks the paper's statements.
 
 Methods: ``alg1`` (Algorithm 1, release R), ``alg1T`` (Algorithm 1 releasing T only), ``ldp``
@@ -23,6 +23,7 @@ from shuffledp import seeding
 from shuffledp.accountants import peruser as acct
 from shuffledp.config import ConfigError, register_check
 from shuffledp.datasets.peruser import HistogramData, dirichlet_mixture, msnbc_histograms
+from shuffledp.experiments.jobs import Job, batch_ranges
 from shuffledp.protocols import peruser as proto
 
 METHODS = ("alg1", "alg1T", "ldp", "global", "oracle", "single")
@@ -64,26 +65,43 @@ def check_config(config: Mapping) -> None:
         raise ConfigError("config key peruser.figure.split: must be one of peruser.eps1_fractions")
 
 
-def jobs(sec: Mapping) -> list[dict]:
-    """Every job's wildcards."""
+def jobs(config: Mapping) -> list[Job]:
+    """Every job of the stage. ``run``: one per (method, dataset, clustering, eps, batch) with the
+    eps1 splits, every c and the batch's repetitions inside; ``collect`` (runs, users); ``report``.
+    Seeds derive from the config's seed and (dataset, method, eps, split, clustering, c, repetition),
+    never from the batch."""
+    sec = config.get("peruser")
+    if not sec:
+        return []
+    seed = int(config["seed"])
     out = []
-    nb = sec["repetitions"] // sec["batch_size"]
-    for ds in sec["datasets"]:
-        for eps in sec["eps"]:
+    for b, reps in enumerate(batch_ranges(sec["repetitions"], sec["batch_size"])):
+        for ds in sec["datasets"]:
             for m in sec["methods"]:
                 if m in CLUSTERED:
                     splits = [fmt(f) for f in sec["eps1_fractions"]]
                     if sec.get("theorem4_split", True):
                         splits.append("thm4")
-                    combos = [(s, cl) for s in splits for cl in sec["clusterings"]]
+                    combos = [(cl, splits) for cl in sec["clusterings"]]
                 elif m in ("oracle", "single"):
-                    combos = [("none", "kmeans")]
+                    combos = [("kmeans", ["none"])]
                 else:
-                    combos = [("none", "none")]
-                for s, cl in combos:
-                    for b in range(nb):
-                        out.append({"method": m, "dataset": ds["name"], "eps": fmt(eps), "split": s,
-                                    "clustering": cl, "batch": b})
+                    combos = [("none", ["none"])]
+                for cl, splits in combos:
+                    for eps in sec["eps"]:
+                        spec = {"dataset": dict(ds), "method": m, "clustering": cl, "eps": fmt(eps),
+                                "splits": splits, "c": [float(c) for c in sec["c"]], "delta": float(sec["delta"]),
+                                "kmeans_k": int(sec["kmeans_k"]), "reps": reps, "seed": seed,
+                                "user_sample": int(sec["user_sample"])}
+                        if cl == "dbscan":
+                            spec["dbscan"] = dict(sec.get("dbscan", {}))
+                        out.append(Job("run", {"dataset": ds["name"], "method": m, "clustering": cl,
+                                               "eps": fmt(eps), "batch": str(b)}, spec))
+    for kind in ("runs", "users"):
+        out.append(Job("collect", {"kind": kind}, {}))
+    out.append(Job("report", {}, {"figure": dict(sec.get("figure", {}) or {}), "eps": list(sec["eps"]),
+                                  "eps1_fractions": list(sec["eps1_fractions"]),
+                                  "scale": config.get("name", "default")}))
     return out
 
 
@@ -96,10 +114,9 @@ def fmt(x: float) -> str:
 # data
 
 
-def load_dataset(sec: Mapping, name: str, seed: int, msnbc_path: str | None = None) -> HistogramData:
-    spec = next((d for d in sec["datasets"] if d["name"] == name), None)
-    if spec is None:
-        raise ValueError(f"dataset: {name!r} not in peruser.datasets")
+def load_dataset(spec: Mapping, seed: int, msnbc_path: str | None = None) -> HistogramData:
+    """One entry of ``peruser.datasets`` (its ``name`` seeds the draw)."""
+    name = spec["name"]
     rng = seeding.rng(seed, "peruser-data", name)
     if spec["source"] == "msnbc":
         if msnbc_path is None:
@@ -121,134 +138,138 @@ def true_clusters(data: HistogramData, hbar: np.ndarray, k: int, seed: int) -> n
 # one job
 
 
-def run_job(sec: Mapping, seed: int, *, method: str, dataset: str, eps: str, split: str,
-            clustering: str, batch: int, scale: str, msnbc_path: str | None = None,
+def run_job(spec: Mapping, msnbc_path: str | None = None,
             bounds: tuple[str, ...] = ("closed", "numeric")) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One ``run`` job (see :func:`jobs` for the spec): a summary row per (split, c, repetition) and
+    a seeded sample of per-user rows (repetition 0)."""
+    method, eps, clustering = spec["method"], spec["eps"], spec["clustering"]
     if method not in METHODS:
         raise ValueError(f"method: {method!r}")
+    seed = int(spec["seed"])
+    dataset = spec["dataset"]["name"]
     eps_f = float(eps)
-    data = load_dataset(sec, dataset, seed, msnbc_path)
+    data = load_dataset(spec["dataset"], seed, msnbc_path)
     hbar = proto.normalise_counts(data.counts)
     n, d = hbar.shape
-    delta = float(sec["delta"])
-    k = int(sec["kmeans_k"])
-    db = proto.DBSCANParams(**sec.get("dbscan", {}))
+    delta = float(spec["delta"])
+    k = int(spec["kmeans_k"])
+    db = proto.DBSCANParams(**spec.get("dbscan", {}))
     amps = {b: acct.clones_amplifier(b) for b in bounds}
     truth = None
     rows, users = [], []
-    bs = int(sec["batch_size"])
-    for c in sec["c"]:
-        c = float(c)
-        for rep in range(batch * bs, (batch + 1) * bs):
-            rng = seeding.rng(seed, "peruser", dataset, method, eps, split, clustering, fmt(c), rep)
-            row = {"method": method, "dataset": dataset, "eps": eps_f, "split": split,
-                   "clustering": clustering, "c": c, "rep": rep, "n": n, "d": d, "delta": delta,
-                   "note": data.note, "scale": scale}
-            eps1 = eps2 = math.nan
-            eps1_thm4 = math.nan
-            if method in CLUSTERED:
-                if split == "thm4":
-                    if truth is None:
-                        truth = true_clusters(data, hbar, k, seeding.derive_seed(seed, "peruser-truth", dataset))
-                    R = acct.separation_R(hbar, truth, c)
-                    eps1_thm4 = acct.theorem4_eps1(d, n, delta, R)
-                    row["R_sep"] = R
-                    eps1 = eps1_thm4
-                else:
-                    eps1 = float(split) * eps_f
-                eps2 = eps_f - eps1
-            row.update(eps1=eps1, eps2=eps2, eps1_thm4=eps1_thm4)
-            if method in CLUSTERED and not eps2 > 0:
-                row["feasible"] = False
-                rows.append(row)
-                continue
-            row["feasible"] = True
-            per_user = {}
-            if method in CLUSTERED:
-                out = proto.algorithm1(hbar, eps_f, eps1, c, rng, clustering=clustering, k=k, dbscan=db,
-                                       release="R" if method == "alg1" else "T")
-                raw, est, labels = out.raw, out.output, out.labels
-                for b, amp in amps.items():
-                    acc = acct.per_user_eps(hbar, labels, eps1, eps2, c, delta, amp)
-                    per_user[f"eps_prime_{b}"] = acc["eps_prime"]
-                per_user["dist_centre"] = acc["dist_centre"]
-                bound = acct.theorem3_bound(hbar, labels, c, delta, eps1, eps2)
-                err_raw = proto.l1_error(raw, hbar)
-                row["thm3_bound_mean"] = float(bound.mean())
-                row["thm3_share_under"] = float((err_raw <= bound).mean())
-                # the server re-clusters the released R with the shuffler's function (it lacks W);
-                # measured for k-means runs only (a second DBSCAN would double the job's cost)
-                if clustering == "kmeans":
-                    server = proto.recluster_attack(raw, clustering=clustering, k=k, dbscan=db,
-                                                    cluster_seed=int(rng.integers(2**62)))
-                    agree = proto.partition_agreement(labels, server)
-                    row["attack_ari"], row["attack_identical"] = agree["ari"], float(agree["identical"])
-            else:
-                if method == "ldp":
-                    out = proto.ldp_baseline(hbar, eps_f, c, rng)
-                elif method == "global":
-                    out = proto.global_shuffle(hbar, eps_f, c, rng)
-                elif method == "oracle":
-                    out = proto.oracle_clusters(hbar, eps_f, c, rng, clustering=clustering, k=k, dbscan=db)
-                else:   # single copy; the shuffler's clustering function is fixed and public
-                    fseed = seeding.derive_seed(seed, "peruser-f", dataset)
-                    out = proto.single_copy(hbar, eps_f, c, rng, clustering=clustering, k=k, dbscan=db,
-                                            cluster_seed=fseed)
-                    server = proto.recluster_attack(out.raw, clustering=clustering, k=k, dbscan=db,
-                                                    cluster_seed=fseed)
-                    agree = proto.partition_agreement(out.labels, server)
-                    row["attack_ari"], row["attack_identical"] = agree["ari"], float(agree["identical"])
-                    other = proto.recluster_attack(out.raw, clustering=clustering, k=k, dbscan=db,
-                                                   cluster_seed=fseed + 1)
-                    row["attack_ari_other_seed"] = proto.partition_agreement(out.labels, other)["ari"]
-                raw, est, labels = out.raw, out.output, out.labels
-                err_raw = proto.l1_error(raw, hbar)
-                if method == "global":
+    for split in spec["splits"]:
+        for c in spec["c"]:
+            c = float(c)
+            for rep in spec["reps"]:
+                rng = seeding.rng(seed, "peruser", dataset, method, eps, split, clustering, fmt(c), rep)
+                row = {"method": method, "dataset": dataset, "eps": eps_f, "split": split,
+                       "clustering": clustering, "c": c, "rep": rep, "n": n, "d": d, "delta": delta,
+                       "note": data.note}
+                eps1 = eps2 = math.nan
+                eps1_thm4 = math.nan
+                if method in CLUSTERED:
+                    if split == "thm4":
+                        if truth is None:
+                            truth = true_clusters(data, hbar, k, seeding.derive_seed(seed, "peruser-truth", dataset))
+                        R = acct.separation_R(hbar, truth, c)
+                        eps1_thm4 = acct.theorem4_eps1(d, n, delta, R)
+                        row["R_sep"] = R
+                        eps1 = eps1_thm4
+                    else:
+                        eps1 = float(split) * eps_f
+                    eps2 = eps_f - eps1
+                row.update(eps1=eps1, eps2=eps2, eps1_thm4=eps1_thm4)
+                if method in CLUSTERED and not eps2 > 0:
+                    row["feasible"] = False
+                    rows.append(row)
+                    continue
+                row["feasible"] = True
+                per_user = {}
+                if method in CLUSTERED:
+                    out = proto.algorithm1(hbar, eps_f, eps1, c, rng, clustering=clustering, k=k, dbscan=db,
+                                           release="R" if method == "alg1" else "T")
+                    raw, est, labels = out.raw, out.output, out.labels
                     for b, amp in amps.items():
-                        acc = acct.per_user_eps(hbar, labels, 0.0, eps_f, c, delta, amp)
+                        acc = acct.per_user_eps(hbar, labels, eps1, eps2, c, delta, amp)
                         per_user[f"eps_prime_{b}"] = acc["eps_prime"]
                     per_user["dist_centre"] = acc["dist_centre"]
-                elif method in ("ldp", "single"):
-                    # LDP: no shuffle. Single copy: Theorem 1, the server recovers the groups, so
-                    # no amplification is claimed.
-                    for b in amps:
-                        per_user[f"eps_prime_{b}"] = np.full(n, eps_f)
-                    per_user["dist_centre"] = acct.group_centre_distances(hbar, labels)
-                else:   # oracle: the grouping leaks the true data; no privacy guarantee
-                    for b in amps:
-                        per_user[f"eps_prime_{b}"] = np.full(n, math.nan)
-                    per_user["dist_centre"] = acct.group_centre_distances(hbar, labels)
-            err = proto.l1_error(est, hbar)
-            top3 = proto.top3_accuracy(est, hbar)
-            sizes = np.bincount(labels)
-            if truth is None and data.clusters is not None:
-                truth = np.asarray(data.clusters)
-            from sklearn.metrics import adjusted_rand_score
-            row.update(err_mean=float(err.mean()), err_raw_mean=float(err_raw.mean()),
-                       top3_mean=float(top3.mean()), n_groups=int(len(sizes)),
-                       n_singletons=int((sizes == 1).sum()), largest_group=int(sizes.max()),
-                       median_group_size=float(np.median(sizes[labels])))
-            if data.clusters is not None:
-                row["ari_true"] = float(adjusted_rand_score(data.clusters, labels))
-            for b in amps:
-                e = per_user[f"eps_prime_{b}"]
-                for qn, q in (("min", 0.0), ("q10", 0.1), ("median", 0.5), ("q90", 0.9), ("max", 1.0)):
-                    row[f"epsp_{b}_{qn}"] = float(np.quantile(e, q)) if np.isfinite(e).all() else math.nan
-                row[f"epsp_{b}_mean"] = float(e.mean())
-                if method in CLUSTERED:
-                    row[f"amplified_share_{b}"] = float((e < eps_f - 1e-12).mean())
-            rows.append(row)
-            if rep == 0:
-                m = min(n, int(sec["user_sample"]))
-                pick = np.sort(seeding.rng(seed, "peruser-sample", dataset).choice(n, m, replace=False))
-                u = pd.DataFrame({"user": pick.astype(np.int64), "group_size": sizes[labels][pick].astype(np.int64),
-                                  "dist_centre": per_user["dist_centre"][pick], "err": err[pick],
-                                  "err_raw": err_raw[pick], "top3": top3[pick]})
+                    bound = acct.theorem3_bound(hbar, labels, c, delta, eps1, eps2)
+                    err_raw = proto.l1_error(raw, hbar)
+                    row["thm3_bound_mean"] = float(bound.mean())
+                    row["thm3_share_under"] = float((err_raw <= bound).mean())
+                    # the server re-clusters the released R with the shuffler's function (it lacks W);
+                    # measured for k-means runs only (a second DBSCAN would double the job's cost)
+                    if clustering == "kmeans":
+                        server = proto.recluster_attack(raw, clustering=clustering, k=k, dbscan=db,
+                                                        cluster_seed=int(rng.integers(2**62)))
+                        agree = proto.partition_agreement(labels, server)
+                        row["attack_ari"], row["attack_identical"] = agree["ari"], float(agree["identical"])
+                else:
+                    if method == "ldp":
+                        out = proto.ldp_baseline(hbar, eps_f, c, rng)
+                    elif method == "global":
+                        out = proto.global_shuffle(hbar, eps_f, c, rng)
+                    elif method == "oracle":
+                        out = proto.oracle_clusters(hbar, eps_f, c, rng, clustering=clustering, k=k, dbscan=db)
+                    else:   # single copy; the shuffler's clustering function is fixed and public
+                        fseed = seeding.derive_seed(seed, "peruser-f", dataset)
+                        out = proto.single_copy(hbar, eps_f, c, rng, clustering=clustering, k=k, dbscan=db,
+                                                cluster_seed=fseed)
+                        server = proto.recluster_attack(out.raw, clustering=clustering, k=k, dbscan=db,
+                                                        cluster_seed=fseed)
+                        agree = proto.partition_agreement(out.labels, server)
+                        row["attack_ari"], row["attack_identical"] = agree["ari"], float(agree["identical"])
+                        other = proto.recluster_attack(out.raw, clustering=clustering, k=k, dbscan=db,
+                                                       cluster_seed=fseed + 1)
+                        row["attack_ari_other_seed"] = proto.partition_agreement(out.labels, other)["ari"]
+                    raw, est, labels = out.raw, out.output, out.labels
+                    err_raw = proto.l1_error(raw, hbar)
+                    if method == "global":
+                        for b, amp in amps.items():
+                            acc = acct.per_user_eps(hbar, labels, 0.0, eps_f, c, delta, amp)
+                            per_user[f"eps_prime_{b}"] = acc["eps_prime"]
+                        per_user["dist_centre"] = acc["dist_centre"]
+                    elif method in ("ldp", "single"):
+                        # LDP: no shuffle. Single copy: Theorem 1, the server recovers the groups, so
+                        # no amplification is claimed.
+                        for b in amps:
+                            per_user[f"eps_prime_{b}"] = np.full(n, eps_f)
+                        per_user["dist_centre"] = acct.group_centre_distances(hbar, labels)
+                    else:   # oracle: the grouping leaks the true data; no privacy guarantee
+                        for b in amps:
+                            per_user[f"eps_prime_{b}"] = np.full(n, math.nan)
+                        per_user["dist_centre"] = acct.group_centre_distances(hbar, labels)
+                err = proto.l1_error(est, hbar)
+                top3 = proto.top3_accuracy(est, hbar)
+                sizes = np.bincount(labels)
+                if truth is None and data.clusters is not None:
+                    truth = np.asarray(data.clusters)
+                from sklearn.metrics import adjusted_rand_score
+                row.update(err_mean=float(err.mean()), err_raw_mean=float(err_raw.mean()),
+                           top3_mean=float(top3.mean()), n_groups=int(len(sizes)),
+                           n_singletons=int((sizes == 1).sum()), largest_group=int(sizes.max()),
+                           median_group_size=float(np.median(sizes[labels])))
+                if data.clusters is not None:
+                    row["ari_true"] = float(adjusted_rand_score(data.clusters, labels))
                 for b in amps:
-                    u[f"eps_prime_{b}"] = per_user[f"eps_prime_{b}"][pick]
-                for key in ("method", "dataset", "eps", "split", "clustering", "c", "eps1", "eps2"):
-                    u[key] = row[key]
-                users.append(u)
+                    e = per_user[f"eps_prime_{b}"]
+                    for qn, q in (("min", 0.0), ("q10", 0.1), ("median", 0.5), ("q90", 0.9), ("max", 1.0)):
+                        row[f"epsp_{b}_{qn}"] = float(np.quantile(e, q)) if np.isfinite(e).all() else math.nan
+                    row[f"epsp_{b}_mean"] = float(e.mean())
+                    if method in CLUSTERED:
+                        row[f"amplified_share_{b}"] = float((e < eps_f - 1e-12).mean())
+                rows.append(row)
+                if rep == 0:
+                    m = min(n, int(spec["user_sample"]))
+                    pick = np.sort(seeding.rng(seed, "peruser-sample", dataset).choice(n, m, replace=False))
+                    u = pd.DataFrame({"user": pick.astype(np.int64), "group_size": sizes[labels][pick].astype(np.int64),
+                                      "dist_centre": per_user["dist_centre"][pick], "err": err[pick],
+                                      "err_raw": err_raw[pick], "top3": top3[pick]})
+                    for b in amps:
+                        u[f"eps_prime_{b}"] = per_user[f"eps_prime_{b}"][pick]
+                    for key in ("method", "dataset", "eps", "split", "clustering", "c", "eps1", "eps2"):
+                        u[key] = row[key]
+                    users.append(u)
     runs = pd.DataFrame(rows)
     users_df = pd.concat(users, ignore_index=True) if users else pd.DataFrame()
     return runs, users_df
@@ -259,15 +280,15 @@ def run_job(sec: Mapping, seed: int, *, method: str, dataset: str, eps: str, spl
 
 
 def collect(paths: list[str]) -> pd.DataFrame:
-    frames = [pd.read_parquet(p) for p in sorted(paths)]
+    """The job tables at ``paths`` in one table, sorted by identity (not by file or batch)."""
+    return collect_frames([pd.read_parquet(p) for p in sorted(paths)])
+
+
+def collect_frames(frames: list[pd.DataFrame]) -> pd.DataFrame:
     frames = [f for f in frames if len(f)]
     df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     keys = [k for k in ("dataset", "method", "clustering", "eps", "split", "c", "rep", "user") if k in df]
     return df.sort_values(keys, kind="stable").reset_index(drop=True)
-
-
-def _mean_by(df: pd.DataFrame, keys: list[str], cols: list[str]) -> pd.DataFrame:
-    return df.groupby(keys, dropna=False, sort=True)[cols].mean().reset_index()
 
 
 def claims(runs: pd.DataFrame, users: pd.DataFrame, scale: str) -> pd.DataFrame:

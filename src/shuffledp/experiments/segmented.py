@@ -5,11 +5,11 @@ Workflow (workflow/rules/segmented.smk):
 1. ``prepare``: a dataset's processed sets -> fixed-width ``(N, s)`` sets (padding rule below),
    ``results/segmented/data/<dataset>.parquet``; the ground truth is the item frequency over all N
    processed sets (the population the n users are sampled from).
-2. accountant tables (helper acct-vr's rule) give ``lambda_k`` per ``(m, level)``; the baseline
-   parameters (Subexp-shuffle's ``eps0``, the balls-into-bins blanket rates) come from
+2. accountant tables (``segmented accountant``, workflow/rules/accountant.smk) give ``lambda_k``
+   per ``(m, level)``; the baseline parameters (Subexp-shuffle's ``eps0``, the balls-into-bins blanket rates) come from
    :mod:`shuffledp.experiments.segmented_params`.
-3. ``run``: one job per (protocol, dataset, n, setting, m index or none, batch); one row per
-   repetition with the squared error summed over items.
+3. ``run``: one job per (protocol, dataset, n, setting or none, batch); one row per (m, repetition)
+   with the squared error summed over items.
 4. ``aggregate`` -> summary (mean and 95% interval per point); figures; claims.
 
 Padding / selection rule (paper: "4 items after item padding or random selection"): a user with
@@ -28,7 +28,6 @@ Randomness: user sample and level assignment of repetition ``r`` depend only on
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -38,6 +37,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from shuffledp.config import ConfigError, check_shares
+from shuffledp.experiments.jobs import Job, batch_ranges
 from shuffledp.io import write_parquet
 from shuffledp.mechanisms import poisson_set as ps
 from shuffledp.protocols import mm, segmented, subexp
@@ -62,20 +62,12 @@ META_KEY = b"shuffledp"
 
 
 # ----------------------------------------------------------------------------- configuration
-def section(config: Mapping) -> Mapping:
-    return config["segmented"]
-
-
 def m_grid(cfg: Mapping) -> np.ndarray:
     """The log grid of blanket rates ``m`` (numpy.geomspace, both ends included), rounded to 12
     significant digits like the accountant CLI's ``log:`` grids (so 1.0 is exactly 1.0)."""
     g = cfg["m_grid"]
     raw = np.geomspace(float(g["min"]), float(g["max"]), int(g["num"]))
     return np.array([float(f"{x:.12g}") for x in raw])
-
-
-def delta_for(cfg: Mapping, n: int) -> float:
-    return float(cfg["delta_factor"]) / int(n)
 
 
 def level_counts(n: int, shares) -> np.ndarray:
@@ -146,14 +138,9 @@ def read_meta(path: str | Path) -> dict:
 
 
 def standin_note(prov: Mapping) -> str:
-    try:  # the data stage's helper when present
-        from shuffledp.datasets.provenance import standin_note as _note
+    from shuffledp.datasets.provenance import standin_note as _note
 
-        return _note(prov)
-    except ImportError:  # pragma: no cover - before the data stage is merged
-        if not prov.get("standin"):
-            return ""
-        return f"offline stand-in data, not the real {prov.get('dataset', '?')}"
+    return _note(prov)
 
 
 def fixed_width_sets(items: pa.Array, s: int, rng: np.random.Generator,
@@ -214,7 +201,7 @@ def load_prepared(path: str) -> tuple[np.ndarray, dict]:
 
 # ----------------------------------------------------------------------------- parameters
 def accountant_rows(acct: pd.DataFrame, accountant: str = "sound") -> pd.DataFrame:
-    """The grid rows of one accountant variant of an acct-vr table (which also holds the optimum
+    """The grid rows of one accountant variant of an accountant table (which also holds the optimum
     ``m*`` rows, ``source == "optimum"``, and possibly several ``accountant`` variants)."""
     if "source" in acct:
         acct = acct[acct["source"] == "grid"]
@@ -223,11 +210,6 @@ def accountant_rows(acct: pd.DataFrame, accountant: str = "sound") -> pd.DataFra
         if acct.empty:
             raise ValueError(f"accountant table has no rows for accountant {accountant!r}")
     return acct
-
-
-def lambdas_from_table(acct: pd.DataFrame, m: float, levels, accountant: str = "sound") -> np.ndarray:
-    """``lambda_k`` for the grid point ``m`` from an accountant table (one row per (m, level))."""
-    return params_from_table(acct, m, levels, accountant)[1]
 
 
 def params_from_table(acct: pd.DataFrame, m: float, levels, accountant: str = "sound") -> tuple[float, np.ndarray]:
@@ -262,37 +244,33 @@ def assign_levels(seed: int, dataset: str, n: int, setting: str, rep: int, share
     return r.permutation(np.repeat(np.arange(len(shares)), level_counts(n, shares)))
 
 
-def run_job(spec: Mapping, data_path: str, out_path: str, *, accountant: str | None = None,
-            params: str | None = None) -> pd.DataFrame:
-    """Run one batch of repetitions; writes and returns one row per repetition.
+def run_job(spec: Mapping, data_path: str, table_path: str | None = None) -> pd.DataFrame:
+    """One ``run`` job: one row per (``m``, repetition) of one protocol on one (dataset, n, setting).
 
-    ``spec`` keys: protocol, dataset, n, setting, m_index (int or None), batch, batch_size, repetitions,
-    seed, levels, shares, delta_factor, level_histogram, epsilon_p, sampler, scale,
-    and for baselines subexp_local_eps, wsepmm_power.
-    """
+    ``table_path``: for our protocol the accountant table (every ``m`` of its grid runs, with the
+    table's own certified ``lambda_k``); for the shuffle baselines their parameter table.
+    ``spec`` keys: protocol, dataset, n, setting, reps, seed; levels and shares (level protocols);
+    accountant, level_histogram, sampler, [epsilon_p] (ours); delta, wsepmm_power (wsepmm);
+    subexp_local_eps (subexp_local). Seeds depend on (seed, protocol, dataset, n, setting, m index,
+    repetition), never on the batching."""
     protocol = spec["protocol"]
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol: {protocol!r} must be one of {PROTOCOLS}")
     sets_all, meta = load_prepared(data_path)
     d, s = int(meta["d"]), int(meta["s"])
     truth = np.asarray(meta["truth"])
-    n, seed, dataset = int(spec["n"]), int(spec["seed"]), spec["dataset"]
-    setting = spec["setting"]
-    levels_eps = [float(e) for e in spec["levels"]]
+    n, seed, dataset, setting = int(spec["n"]), int(spec["seed"]), spec["dataset"], spec["setting"]
+    levels_eps = [float(e) for e in spec.get("levels", [])]
     shares = spec.get("shares")
-    delta = float(spec["delta_factor"]) / n
-    m_val = float("nan")
-    lam = np.full(len(levels_eps), np.nan)
     extra: dict[str, float] = {}
-
-    variant = "paper" if protocol == OURS_PAPER else spec.get("accountant", "sound")
+    points: list[tuple[int | None, float, np.ndarray]] = [(None, float("nan"), np.full(len(levels_eps), np.nan))]
+    variant = spec.get("accountant", "")
     if protocol in OURS_ALL:
-        grid = np.asarray(spec["m_grid"], dtype=float)
-        m_val = float(grid[int(spec["m_index"])])
-        acct = pd.read_parquet(accountant)
-        m_val, lam = params_from_table(acct, m_val, levels_eps, variant)
+        acct = pd.read_parquet(table_path)
+        grid = np.sort(accountant_rows(acct, variant)["m"].unique())
+        points = [(i, *params_from_table(acct, float(m), levels_eps, variant)) for i, m in enumerate(grid)]
     elif protocol in ("subexp_shuffle", "mm_shuffle", "sepmm", "wsepmm"):
-        prm = pd.read_parquet(params)
+        prm = pd.read_parquet(table_path)
         if protocol == "subexp_shuffle":
             row = prm[prm["baseline"] == "subexp_shuffle"].iloc[0]
             extra["eps0"] = float(row["eps0"])
@@ -303,7 +281,7 @@ def run_job(spec: Mapping, data_path: str, out_path: str, *, accountant: str | N
         else:
             rows = prm[(prm["baseline"] == "sepmm") & (prm["setting"] == setting)].sort_values("level")
             if len(rows) != len(levels_eps):
-                raise ValueError(f"{params}: {len(rows)} SepMM rows for setting {setting}")
+                raise ValueError(f"{table_path}: {len(rows)} SepMM rows for setting {setting}")
             m_levels = rows["m"].to_numpy(dtype=float)
             for k, mk in enumerate(m_levels):
                 extra[f"m_level_{k + 1}"] = float(mk)
@@ -312,59 +290,50 @@ def run_job(spec: Mapping, data_path: str, out_path: str, *, accountant: str | N
 
         extra["eps0"] = float(spec["subexp_local_eps"])
         extra["k"] = float(se.best_subset_size(d, s, extra["eps0"]))
+    w = None
+    if protocol == "wsepmm":
+        w = mm.wsepmm_weights(level_counts(n, shares), levels_eps, d, s, float(spec["delta"]),
+                              float(spec["wsepmm_power"]))
 
     rows_out = []
-    for r in batch_reps(spec):
+    for r in spec["reps"]:
         idx, with_repl = sample_users(seed, dataset, n, r, sets_all.shape[0])
         sets = sets_all[idx]
-        g = make_rng(seed, "segmented", "mech", protocol, dataset, n, setting, spec.get("m_index"), r)
-        row = {"rep": r}
-        if protocol in OURS_ALL:
-            lv = assign_levels(seed, dataset, n, setting, r, shares)
-            run = segmented.run_segmented(sets, lv, lam, m_val, d, g, level_mode=spec["level_histogram"],
-                                          epsilon_p=spec.get("epsilon_p"), sampler=spec["sampler"])
-            est = run.estimate
-            row["messages_per_user"] = run.n_messages / n
-        elif protocol in ("subexp_local", "subexp_shuffle"):
-            est, _ = subexp.run_subexp(sets, d, s, extra["eps0"], g, k=int(extra["k"]))
-        elif protocol == "mm_shuffle":
-            est = mm.run_mm(sets, extra["m_mm"], d, g)
-        else:
-            lv = assign_levels(seed, dataset, n, setting, r, shares)
-            w = None
-            if protocol == "wsepmm":
-                w = mm.wsepmm_weights(level_counts(n, shares), levels_eps, d, s, delta,
-                                      float(spec.get("wsepmm_power", 0.5)))
-            est, _ = mm.run_sepmm(sets, lv, m_levels, d, g, weights=w)
-        row["error"] = float(np.sum((est - truth) ** 2))
-        row["with_replacement"] = with_repl
-        rows_out.append(row)
-    df = pd.DataFrame(rows_out)
-    df.insert(0, "protocol", protocol)
-    df.insert(1, "dataset", dataset)
-    df.insert(2, "n", n)
-    df.insert(3, "d", d)
-    df.insert(4, "s", s)
-    df.insert(5, "setting", setting)
-    df.insert(6, "m_index", -1 if spec.get("m_index") is None else int(spec["m_index"]))
-    df.insert(7, "m", m_val)
-    df.insert(8, "batch", int(spec["batch"]))
-    for k in range(len(levels_eps)):
-        df[f"lambda_{k + 1}"] = float(lam[k])
+        lv = assign_levels(seed, dataset, n, setting, r, shares) if shares is not None else None
+        for m_index, m_val, lam in points:
+            g = make_rng(seed, "segmented", "mech", protocol, dataset, n, setting, m_index, r)
+            row = {"m_index": -1 if m_index is None else m_index, "m": m_val, "rep": r,
+                   "messages_per_user": np.nan}
+            row.update({f"lambda_{k + 1}": float(x) for k, x in enumerate(lam)})
+            if protocol in OURS_ALL:
+                run = segmented.run_segmented(sets, lv, lam, m_val, d, g, level_mode=spec["level_histogram"],
+                                              epsilon_p=spec.get("epsilon_p"), sampler=spec["sampler"])
+                est = run.estimate
+                row["messages_per_user"] = run.n_messages / n
+            elif protocol in ("subexp_local", "subexp_shuffle"):
+                est, _ = subexp.run_subexp(sets, d, s, extra["eps0"], g, k=int(extra["k"]))
+            elif protocol == "mm_shuffle":
+                est = mm.run_mm(sets, extra["m_mm"], d, g)
+            else:
+                est, _ = mm.run_sepmm(sets, lv, m_levels, d, g, weights=w)
+            row["error"] = float(np.sum((est - truth) ** 2))
+            row["with_replacement"] = with_repl
+            rows_out.append(row)
+    df = pd.DataFrame(rows_out).sort_values(["m_index", "rep"], kind="stable").reset_index(drop=True)
+    for pos, (key, val) in enumerate((("protocol", protocol), ("dataset", dataset), ("n", n), ("d", d),
+                                      ("s", s), ("setting", setting))):
+        df.insert(pos, key, val)
     for key, val in extra.items():
         df[key] = val
-    df["delta"] = delta
+    if "delta" in spec:
+        df["delta"] = float(spec["delta"])
     df["accountant"] = variant
-    df["scale"] = spec.get("scale", "")
-    if "messages_per_user" not in df:
-        df["messages_per_user"] = np.nan
-    write_parquet(df, out_path)
     return df
 
 
 # ----------------------------------------------------------------------------- aggregation
 def aggregate(run_paths: list[str], accountant_paths: list[str], out_path: str,
-              accountant: str = "sound") -> pd.DataFrame:
+              accountant: str = "sound", scale: str = "") -> pd.DataFrame:
     """Mean error and 95% interval (normal approximation, mean +- 1.96 sd / sqrt(R)) per point."""
     runs = pd.concat([pd.read_parquet(p) for p in sorted(run_paths)], ignore_index=True)
     keys = ["protocol", "dataset", "n", "d", "s", "setting", "m_index", "m"]
@@ -402,7 +371,7 @@ def aggregate(run_paths: list[str], accountant_paths: list[str], out_path: str,
     else:
         summ["mse_bound"] = np.nan
     summ.loc[~summ["protocol"].isin(OURS_ALL), "mse_bound"] = np.nan
-    summ["scale"] = runs["scale"].iloc[0] if len(runs) else ""
+    summ["scale"] = scale
     summ = summ.sort_values(keys).reset_index(drop=True)
     write_parquet(summ, out_path)
     return summ
@@ -449,7 +418,7 @@ def _claim_rows(summ: pd.DataFrame, cfg: Mapping, m_factor: float, ours: str) ->
     rows = []
     ns = sorted(int(n) for n in cfg["n"])
     lo_n, hi_n = ns[0], ns[-1]
-    grid = m_grid(cfg)
+    grid = np.asarray(cfg["m_grid"], dtype=float)
 
     def near(ds, n, paper_val, cid, words):
         m_star, err = optimal_m(summ, ds, n, "S1", ours)
@@ -566,19 +535,7 @@ def claims_markdown(df: pd.DataFrame, note: str = "") -> str:
     return "\n".join(lines) + "\n"
 
 
-def jsonable_spec(**kw) -> str:
-    """A compact JSON job spec (no single quotes, safe inside a single-quoted shell word)."""
-    text = json.dumps(kw, sort_keys=True, separators=(",", ":"))
-    if "'" in text:
-        raise ValueError("job spec must not contain single quotes")
-    return text
-
-
-def isfinite(x: float) -> bool:
-    return math.isfinite(x)
-
-
-# ----------------------------------------------------------------------------- workflow glue
+# ----------------------------------------------------------------------------- jobs
 def ours_protocols(cfg: Mapping) -> list[str]:
     """Our protocol under the configured accountant, plus the labelled Theorem-3-as-printed reference
     when ``compare_paper_accountant`` is set (and the configured accountant is not already paper)."""
@@ -588,76 +545,77 @@ def ours_protocols(cfg: Mapping) -> list[str]:
     return out
 
 
-def batches(cfg: Mapping) -> list[int]:
-    return list(range(-(-int(cfg["repetitions"]) // int(cfg["batch_size"]))))
+def jobs(config: Mapping) -> list[Job]:
+    """Every job of the stage, each with only the keys it uses (``delta = delta_factor / n`` and
+    the ``m`` grid are derived here, once).
 
-
-def batch_reps(spec: Mapping) -> range:
-    """The repetition indices of one job: batch ``b`` of ``batch_size``, the last batch stopping at
-    ``repetitions`` (3 repetitions in batches of 2 are {0, 1} and {2}, not 4 repetitions)."""
-    b, bs = int(spec["batch"]), int(spec["batch_size"])
-    return range(b * bs, min((b + 1) * bs, int(spec.get("repetitions", (b + 1) * bs))))
-
-
-def job_spec(config: Mapping, protocol: str, dataset: str, n, setting: str, m_index, batch, scale: str) -> str:
-    """The JSON ``--spec`` of one ``shuffledp segmented run`` job."""
+    Steps: ``prepare`` (dataset), ``accountant`` (dataset, n: every setting's table in one process),
+    ``params`` (dataset, n: the baselines' privacy parameters), ``run`` (protocol, dataset, n,
+    setting or ``none``, batch: every ``m`` of the grid and every repetition of the batch inside),
+    ``aggregate``, ``figure`` (one per figure) and ``claims``."""
+    if "segmented" not in config:
+        return []
     cfg = config["segmented"]
-    shares = cfg["settings"][setting] if setting != "none" else None
-    return jsonable_spec(
-        protocol=protocol, dataset=dataset, n=int(n), setting=setting,
-        m_index=None if m_index is None else int(m_index), batch=int(batch),
-        batch_size=int(cfg["batch_size"]), repetitions=int(cfg["repetitions"]), seed=int(config["seed"]),
-        levels=cfg["levels"], shares=shares,
-        delta_factor=cfg["delta_factor"], m_grid=[float(x) for x in m_grid(cfg)],
-        level_histogram=cfg.get("level_histogram", "exact"), epsilon_p=cfg.get("epsilon_p", 1.0),
-        sampler=cfg.get("sampler", "counts"), subexp_local_eps=cfg.get("subexp_local_eps", 2.0),
-        wsepmm_power=cfg.get("wsepmm_power", 0.5), accountant=cfg.get("accountant", "sound"), scale=scale,
-    )
-
-
-def params_spec(config: Mapping, dataset: str, n) -> str:
-    cfg = config["segmented"]
-    ds = cfg["datasets"][dataset]
-    return jsonable_spec(dataset=dataset, n=int(n), d=ds["d"], s=ds["s"], levels=cfg["levels"],
-                         settings=cfg["settings"], delta_factor=cfg["delta_factor"],
-                         uniform_eps=cfg.get("uniform_eps", 0.5), accountant=cfg.get("accountant", "sound"))
-
-
-def run_targets(config: Mapping, results: str) -> list[str]:
-    cfg = config["segmented"]
+    seed = int(config["seed"])
+    levels = [float(e) for e in cfg["levels"]]
+    grid = [float(m) for m in m_grid(cfg)]
+    pan = panels(cfg)
+    pan_ds = sorted({d for d, _ in pan})
+    ns = [int(n) for n in cfg["n"]]
     out = []
-    grid = m_grid(cfg)
-    for ds, st in panels(cfg):
-        for n in cfg["n"]:
-            for b in batches(cfg):
-                for ours in ours_protocols(cfg):
-                    out += [f"{results}/segmented/runs/{ours}/{ds}_n{n}_{st}_m{mi}_b{b}.parquet"
-                            for mi in range(grid.size)]
-                out += [f"{results}/segmented/runs/{p}/{ds}_n{n}_{st}_b{b}.parquet" for p in LEVEL_BASELINES]
-    for ds in sorted({d for d, _ in panels(cfg)}):
-        for n in cfg["n"]:
-            for b in batches(cfg):
-                out += [f"{results}/segmented/runs/{p}/{ds}_n{n}_none_b{b}.parquet" for p in UNIFORM_BASELINES]
+    for ds in pan_ds:
+        dcfg = cfg["datasets"][ds]
+        out.append(Job("prepare", {"segds": ds}, {"dataset": ds, "d": int(dcfg["d"]), "s": int(dcfg["s"]),
+                                                   "seed": seed, "oversize": cfg.get("oversize", "random")}))
+        for n in ns:
+            wc = {"segds": ds, "segn": str(n)}
+            delta = float(cfg["delta_factor"]) / n
+            out.append(Job("accountant", wc, {
+                "n": n, "d": int(dcfg["d"]), "s": int(dcfg["s"]), "levels": levels, "delta": delta,
+                "m_grid": grid, "accountants": list(cfg.get("accountants", ["sound", "paper"])),
+                "settings": {k: [float(x) for x in v] for k, v in cfg["settings"].items()}}))
+            used = sorted({st for d, st in pan if d == ds})
+            out.append(Job("params", wc, {
+                "dataset": ds, "n": n, "d": int(dcfg["d"]), "s": int(dcfg["s"]), "levels": levels,
+                "settings": {k: cfg["settings"][k] for k in used}, "delta": delta,
+                "uniform_eps": float(cfg.get("uniform_eps", 0.5)), "accountant": cfg.get("accountant", "sound")}))
+    for b, reps in enumerate(batch_ranges(cfg["repetitions"], cfg["batch_size"])):
+        common = {"seed": seed, "reps": reps}
+        for ds, st in pan:
+            for n in ns:
+                base = dict(common, dataset=ds, n=n, setting=st, levels=levels,
+                            shares=[float(x) for x in cfg["settings"][st]])
+                for proto in ours_protocols(cfg):
+                    spec = dict(base, protocol=proto, level_histogram=cfg.get("level_histogram", "exact"),
+                                sampler=cfg.get("sampler", "counts"),
+                                accountant="paper" if proto == OURS_PAPER else cfg.get("accountant", "sound"))
+                    if spec["level_histogram"] == "grr":
+                        spec["epsilon_p"] = float(cfg.get("epsilon_p", 1.0))
+                    out.append(Job("run", _run_wc(proto, ds, n, st, b), spec))
+                out.append(Job("run", _run_wc("sepmm", ds, n, st, b), dict(base, protocol="sepmm")))
+                out.append(Job("run", _run_wc("wsepmm", ds, n, st, b), dict(
+                    base, protocol="wsepmm", delta=float(cfg["delta_factor"]) / n,
+                    wsepmm_power=float(cfg.get("wsepmm_power", 0.5)))))
+        for ds in pan_ds:
+            for n in ns:
+                for proto in UNIFORM_BASELINES:
+                    spec = dict(common, protocol=proto, dataset=ds, n=n, setting="none")
+                    if proto == "subexp_local":
+                        spec["subexp_local_eps"] = float(cfg.get("subexp_local_eps", 2.0))
+                    out.append(Job("run", _run_wc(proto, ds, n, "none", b), spec))
+    out.append(Job("aggregate", {}, {"accountant": cfg.get("accountant", "sound"),
+                                     "scale": config.get("name", "default")}))
+    for fig, fspec in cfg["figures"].items():
+        out.append(Job("figure", {"segfig": fig}, {"figure": fig, "spec": fspec, "n": ns,
+                                                    "dataset_labels": DATASET_LABELS}))
+    out.append(Job("claims", {}, {"n": ns, "m_grid": grid, "figures": cfg["figures"],
+                                  "m_factor": float(cfg.get("m_factor", 2.0)),
+                                  "scale": config.get("name", "default")}))
     return out
 
 
-def accountant_tables(config: Mapping, results: str) -> list[str]:
-    cfg = config["segmented"]
-    return [f"{results}/accountant/segmented/{ds}_n{n}_{st}.parquet" for ds, st in panels(cfg) for n in cfg["n"]]
-
-
-def prepared_tables(config: Mapping, results: str) -> list[str]:
-    return [f"{results}/segmented/data/{ds}.parquet" for ds in sorted({d for d, _ in panels(config["segmented"])})]
+def _run_wc(protocol: str, dataset: str, n: int, setting: str, batch: int) -> dict[str, str]:
+    return {"segproto": protocol, "segds": dataset, "segn": str(n), "segset": setting, "segb": str(batch)}
 
 
 DATASET_LABELS = {"msnbc": "MSNBC", "synth_T128_s4": "synthetic T=128", "synth_T128_s8": "synthetic T=128"}
-
-
-def summary_spec(config: Mapping, **extra) -> str:
-    """The JSON ``--spec`` of the figures and claims jobs."""
-    cfg = config["segmented"]
-    body = {k: cfg[k] for k in ("levels", "settings", "n", "figures", "m_grid", "m_factor", "delta_factor")
-            if k in cfg}
-    body["dataset_labels"] = DATASET_LABELS
-    body.update(extra)
-    return jsonable_spec(**body)

@@ -1,4 +1,4 @@
-"""Privacy parameters of the five baselines, as thin inversions of helper acct-vr's accountants.
+"""Privacy parameters of the five baselines, as thin inversions of the accountants.
 
 Nothing here computes a privacy bound itself: every guarantee comes from
 ``shuffledp.accountants.variation_ratio`` (``vr_params``, ``vr_eps``) and

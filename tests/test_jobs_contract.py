@@ -1,0 +1,100 @@
+"""The jobs contract (shuffledp.experiments.jobs): lookup, canonical specs, batching, and every
+stage's jobs on the default and paper configurations (counts, only the keys a job uses)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from shuffledp.experiments import multidim, personalized, peruser, segmented
+from shuffledp.experiments.jobs import Job, JobTable, batch_ranges, canonical
+
+REPO = Path(__file__).resolve().parents[1]
+STAGES = (segmented, personalized, multidim, peruser)
+
+
+def _config(name: str) -> dict:
+    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    if name == "paper":
+        cfg.update(yaml.safe_load((REPO / "config" / "paper.yaml").read_text()))
+    return cfg
+
+
+def test_batch_ranges_cover_every_repetition_once():
+    assert batch_ranges(5, 2) == [[0, 1], [2, 3], [4]]
+    assert batch_ranges(3, 10) == [[0, 1, 2]]
+    for reps, bs in ((7, 1), (7, 3), (7, 7)):
+        assert sum(batch_ranges(reps, bs), []) == list(range(reps))
+
+
+def test_job_table_lookup_spec_and_targets():
+    jobs = [Job("run", {"a": "1", "b": "x"}, {"k": 1.5, "j": [1, 2]}), Job("run", {"a": "2", "b": "x"}, {}),
+            Job("report", {}, {"scale": "s"})]
+    t = JobTable(jobs)
+    # wildcards of other rules' patterns (or extra ones) do not matter, only the step's names
+    assert t.spec("run")({"a": "1", "b": "x", "other": "y"}) == '{"j":[1,2],"k":1.5}'
+    assert t.spec("report")({}) == canonical({"scale": "s"})
+    assert t.targets("run", "r/{a}_{b}.parquet") == ["r/1_x.parquet", "r/2_x.parquet"]
+    with pytest.raises(KeyError, match="no run job"):
+        t.job("run", {"a": "3", "b": "x"})
+    with pytest.raises(ValueError, match="same identity"):
+        JobTable(jobs + [Job("run", {"b": "x", "a": "1"}, {})])
+
+
+def test_canonical_is_order_independent_and_rejects_nan():
+    assert canonical({"b": 1, "a": [1.0, "x"]}) == canonical({"a": [1.0, "x"], "b": 1})
+    with pytest.raises(ValueError):
+        canonical({"x": float("nan")})
+
+
+@pytest.mark.parametrize("name", ["default", "paper"])
+def test_every_stage_jobs_unique_and_json(name):
+    cfg = _config(name)
+    total = 0
+    for stage in STAGES:
+        jobs = stage.jobs(cfg)
+        JobTable(jobs)  # no two jobs with the same identity
+        for j in jobs:
+            assert json.loads(canonical(j.spec)) == j.spec
+            assert all(isinstance(v, str) for v in j.wildcards.values())
+        total += len(jobs)
+    assert total <= 300  # the data stage adds about ten
+
+
+def test_specs_hold_only_the_keys_a_job_uses():
+    cfg = _config("paper")
+    seed = cfg["seed"]
+    for j in personalized.jobs(cfg):
+        if j.step == "points":
+            assert ("calibration" in j.spec) == (j.spec["bound"] == "hps")
+            assert j.spec["seeds"] == [seed + s for s in cfg["personalized"]["seeds"]]
+            assert j.spec["delta_local"] == (0.0 if j.spec["mechanism"] == "laplace"
+                                             else cfg["personalized"]["delta_local_approx"])
+    runs = [j for j in segmented.jobs(cfg) if j.step == "run"]
+    for j in runs:
+        p = j.wildcards["segproto"]
+        assert ("wsepmm_power" in j.spec) == (p == "wsepmm")
+        assert ("subexp_local_eps" in j.spec) == (p == "subexp_local")
+        assert ("shares" in j.spec) == (p not in segmented.UNIFORM_BASELINES)
+        if p == "wsepmm":
+            assert j.spec["delta"] == cfg["segmented"]["delta_factor"] / j.spec["n"]
+    for j in peruser.jobs(cfg):
+        if j.step == "run":
+            assert [d["name"] for d in cfg["peruser"]["datasets"]].count(j.spec["dataset"]["name"]) == 1
+            assert ("dbscan" in j.spec) == (j.wildcards["clustering"] == "dbscan")
+
+
+def test_bad_spec_is_a_one_line_usage_error():
+    for argv, needle in ((["segmented", "run", "--spec", "{not json", "--data", "x", "--out", "y"], "not valid JSON"),
+                         (["personalized", "points", "--spec", '{"bound": "hps"}', "--out", "y"], "missing key"),
+                         (["peruser", "report", "--spec", "[1]", "--runs", "a", "--users", "b", "--figures", "c",
+                           "--claims", "d"], "JSON object")):
+        proc = subprocess.run([sys.executable, "-m", "shuffledp", *argv], capture_output=True, text=True)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.startswith("shuffledp: error: --spec:") and proc.stderr.count("\n") == 1
+        assert needle in proc.stderr
