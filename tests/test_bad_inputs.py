@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import gzip
-import json
 import math
 import os
 import subprocess
@@ -229,33 +228,43 @@ BAD_CLI = [
     ("download-spec", "data download ipums --raw-dir {tmp} --spec []", ["--spec"]),
     ("segmented-prepare-missing", "segmented prepare --input {tmp}/nope --output {tmp}/x --dataset a --d 3 --s 1 "
      "--seed 1", ["--input", "nope"]),
-    ("segmented-prepare-s", "segmented prepare --input {ok} --output {tmp}/x --dataset a --d 3 --s 0 --seed 1",
-     ["--s"]),
-    ("segmented-run-spec", "segmented run --spec [1] --data {ok} --output {tmp}/r.parquet", ["--spec"]),
+    ("segmented-prepare-s", 'segmented prepare --spec {{"dataset":"a","d":3,"s":0,"seed":1,"oversize":"random"}} '
+     "--input {ok} --out {tmp}/x", ["--spec", "s >= 1"]),
+    ("segmented-run-spec", "segmented run --spec [1] --data {ok} --out {tmp}/r.parquet", ["--spec"]),
+    ("segmented-run-reps", 'segmented run --spec {{"protocol":"segmented","dataset":"a","n":5,"setting":"S1",'
+     '"reps":[-1],"seed":1}} --data {ok} --out {tmp}/r.parquet', ["--spec", "reps"]),
+    ("segmented-run-nan", 'segmented run --spec {{"protocol":"segmented","dataset":"a","n":5,"setting":"S1",'
+     '"reps":[0],"seed":1,"shares":[NaN]}} --data {ok} --out {tmp}/r.parquet', ["--spec", "shares.0", "finite"]),
     ("segmented-run-data", "segmented run --spec {{}} --data {tmp}/nope --output {tmp}/r.parquet", ["--data"]),
     ("segmented-aggregate", "segmented aggregate --runs {tmp}/nope --output {tmp}/a.parquet", ["--runs"]),
-    ("segmented-variant", "segmented aggregate --runs {ok} --variant best --output {tmp}/a.parquet", ["--variant"]),
+    ("segmented-variant", 'segmented aggregate --spec {{"accountant":"best","scale":"t"}} --runs {ok} '
+     "--out {tmp}/a.parquet", ["--spec", "accountant"]),
     ("peruser-collect", "peruser collect --out {tmp}/x.parquet {tmp}/nope.parquet", ["nope.parquet"]),
     ("peruser-report", "peruser report --runs {tmp}/nope --users {ok} --section {{}} --figures {tmp}/f "
      "--claims {tmp}/c", ["--runs"]),
-    ("peruser-run-section", "peruser run --section nope --seed 1 --method alg1 --dataset d --eps 1 --split thm4 "
-     "--clustering kmeans --batch 0 --out-runs {tmp}/r --out-users {tmp}/u", ["--section"]),
-    ("peruser-run-batch", "peruser run --section {{}} --seed 1 --method alg1 --dataset d --eps 1 --split thm4 "
-     "--clustering kmeans --batch -1 --out-runs {tmp}/r --out-users {tmp}/u", ["--batch"]),
+    ("peruser-run-spec", "peruser run --spec nope --out-runs {tmp}/r --out-users {tmp}/u", ["--spec"]),
+    ("peruser-run-reps", 'peruser run --spec {{"dataset":{{"name":"s","source":"synthetic"}},"method":"alg1",'
+     '"clustering":"kmeans","eps":"1","splits":["0.5"],"c":[0.1],"delta":1e-6,"kmeans_k":2,"reps":[-1],'
+     '"seed":1,"user_sample":10}} --out-runs {tmp}/r --out-users {tmp}/u', ["--spec", "reps"]),
+    ("peruser-run-eps", 'peruser run --spec {{"dataset":{{"name":"s","source":"synthetic"}},"method":"alg1",'
+     '"clustering":"kmeans","eps":"-2","splits":["0.5"],"c":[0.1],"delta":1e-6,"kmeans_k":2,"reps":[0],'
+     '"seed":1,"user_sample":10}} --out-runs {tmp}/r --out-users {tmp}/u', ["--spec", "eps"]),
     ("multidim-uniform-missing", "multidim uniform --data {tmp}/nope --dataset br --reps 0 --seed 1 "
      "--out {tmp}/o --mechanism mhm --eps 1 --timings {tmp}/t", ["--data", "nope"]),
-    ("multidim-uniform-eps", "multidim uniform --data {ok} --dataset br --reps 0 --seed 1 "
-     "--out {tmp}/o --mechanism mhm --eps -1 --timings {tmp}/t", ["--eps"]),
-    ("multidim-uniform-eps-inf", "multidim uniform --data {ok} --dataset br --reps 0 --seed 1 "
-     "--out {tmp}/o --mechanism mhm --eps inf --timings {tmp}/t", ["--eps"]),
-    ("multidim-records", "multidim uniform --data {ok} --dataset br --reps 0 --seed 1 --records -3 "
-     "--out {tmp}/o --mechanism mhm --eps 1 --timings {tmp}/t", ["--records"]),
+    ("multidim-uniform-eps", 'multidim uniform --spec {{"dataset":"br","mechanism":"mhm","eps":-1,"reps":[0],'
+     '"records":10,"seed":1,"topk":5}} --data {ok} --out {tmp}/o --timings {tmp}/t', ["--spec", "eps"]),
+    ("multidim-uniform-eps-inf", 'multidim uniform --spec {{"dataset":"br","mechanism":"mhm","eps":Infinity,'
+     '"reps":[0],"records":10,"seed":1,"topk":5}} --data {ok} --out {tmp}/o --timings {tmp}/t',
+     ["--spec", "eps", "finite"]),
+    ("multidim-records", 'multidim uniform --spec {{"dataset":"br","mechanism":"mhm","eps":1,"reps":[0],'
+     '"records":-3,"seed":1,"topk":5}} --data {ok} --out {tmp}/o --timings {tmp}/t', ["--spec", "records"]),
     ("multidim-report-missing", "multidim report --uniform {tmp}/nope --data br={ok} --scale t "
      "--tables-dir {tmp} --figures-dir {tmp}", ["--uniform"]),
     ("multidim-report-data", "multidim report --uniform {ok} --data br={tmp}/nope --scale t "
      "--tables-dir {tmp} --figures-dir {tmp}", ["--data", "nope"]),
-    ("multidim-classes", "multidim personal --data {ok} --dataset br --reps 0 --seed 1 --out {tmp}/o "
-     "--method ogm --ratio 1:1:1 --classes [1]", ["--classes"]),
+    ("multidim-classes", 'multidim personal --spec {{"dataset":"br","method":"ogm","ratio":"1:1:1","reps":[0],'
+     '"records":10,"seed":1,"bound":"bennett","family_bits":32,"classes":[1]}} --data {ok} --out {tmp}/o',
+     ["--spec", "classes"]),
     ("tcm-m-zero", "account tcm --eps 1 --delta 1e-6 --n 1000 --m 0", ["--m"]),
     ("tcm-eps-nan", "account tcm --eps nan --delta 1e-6 --n 1000 --m 3", ["--eps"]),
     ("tcm-delta", "account tcm --eps 1 --delta 2 --n 1000 --m 3", ["--delta"]),

@@ -18,7 +18,44 @@ def read_spec(text: str, required: set[str] | frozenset[str] = frozenset()) -> d
     missing = sorted(set(required) - set(spec))
     if missing:
         raise UsageError(f"--spec: missing key(s) {', '.join(missing)}")
+    bad = _non_finite(spec)
+    if bad:
+        raise UsageError(f"--spec: {bad} must be a finite number")
     return spec
+
+
+def _non_finite(obj, path: str = "") -> str:
+    """The key path of the first NaN or infinity in a parsed spec ('' when there is none)."""
+    import math
+
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return path or "value"
+    items = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
+    for key, value in items:
+        found = _non_finite(value, f"{path}.{key}" if path else str(key))
+        if found:
+            return found
+    return ""
+
+
+def require(spec: dict, key: str, ok, what: str) -> None:
+    """A one-line usage error ``--spec: <key> <what>`` unless ``ok(spec[key])`` holds."""
+    try:
+        good = bool(ok(spec[key]))
+    except (TypeError, ValueError, KeyError):
+        good = False
+    if not good:
+        raise UsageError(f"--spec: {key} {what} (got {spec.get(key)!r})")
+
+
+def is_reps(value) -> bool:
+    """A list of distinct non-negative repetition indices."""
+    return (isinstance(value, list) and all(isinstance(r, int) and not isinstance(r, bool) and r >= 0 for r in value)
+            and len(set(value)) == len(value))
+
+
+def is_positive_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
 def write_parquet(df, path: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from shuffledp.cli import UsageError
 from shuffledp.commands import _args as A
 from shuffledp.commands._grid import int_like, parse_list, run_grid
-from shuffledp.commands._spec import read_spec
+from shuffledp.commands._spec import is_positive_int, is_reps, read_spec, require
 
 
 def register(subparsers, account_subparsers) -> None:
@@ -59,6 +59,8 @@ def _load(spec, path):
 
     if not 1 <= int(spec.get("family_bits", 32)) <= 62:
         raise UsageError("--spec: family_bits must lie in 1..62")
+    require(spec, "reps", is_reps, "must be a list of distinct non-negative integers")
+    require(spec, "records", lambda v: v is None or is_positive_int(v), "must be a positive integer")
     data, domains, _, _ = load_dataset(path, spec["records"], spec["seed"], spec["dataset"])
     return data, domains
 
@@ -83,6 +85,9 @@ def _personal(args) -> int:
     from shuffledp.experiments.multidim import parse_ratio, run_personal, write_parquet
 
     spec = read_spec(args.spec, _JOB_KEYS | {"method", "ratio", "bound", "family_bits", "classes"})
+    require(spec, "classes", lambda v: isinstance(v, list) and len(v) == 3 and all(
+        isinstance(c, dict) and {"name", "eps", "delta_n"} <= set(c) for c in v),
+        "must be a list of three {name, eps, delta_n} objects")
     try:
         parse_ratio(spec["ratio"], "ratio")
     except ConfigError as exc:

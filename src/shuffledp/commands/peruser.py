@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from shuffledp.cli import UsageError
 from shuffledp.commands import _args as A
-from shuffledp.commands._spec import read_spec, write_parquet
+from shuffledp.commands._spec import is_reps, read_spec, require, write_parquet
 
 
 def register(subparsers, account_subparsers) -> None:
@@ -50,10 +50,9 @@ def _run(args) -> int:
                                  "reps", "seed", "user_sample"})
     if spec["method"] not in E.METHODS:
         raise UsageError(f"--spec: method {spec['method']!r} not one of {', '.join(E.METHODS)}")
-    try:
-        float(spec["eps"])
-    except ValueError:
-        raise UsageError(f"--spec: cannot read eps {spec['eps']!r} as a number") from None
+    require(spec, "eps", lambda v: 0 < float(v) < float("inf"), "must be a positive number")
+    require(spec, "reps", is_reps, "must be a list of distinct non-negative integers")
+    require(spec, "dataset", lambda v: isinstance(v, dict) and "source" in v, "must be a dataset object with a source")
     if spec["dataset"].get("source") == "msnbc" and not args.msnbc:
         raise UsageError("--msnbc: required for an msnbc dataset")
     runs, users = E.run_job(spec, msnbc_path=args.msnbc)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from shuffledp.cli import UsageError
 from shuffledp.commands import _args as A
-from shuffledp.commands._spec import read_spec, write_parquet
+from shuffledp.commands._spec import is_positive_int, is_reps, read_spec, require, write_parquet
 
 
 def _prepare(args) -> int:
@@ -70,6 +70,8 @@ def _run(args) -> int:
     spec = read_spec(args.spec, {"protocol", "dataset", "n", "setting", "reps", "seed"})
     if spec["protocol"] not in ex.PROTOCOLS:
         raise UsageError(f"--spec: protocol must be one of {', '.join(ex.PROTOCOLS)}")
+    require(spec, "reps", is_reps, "must be a list of distinct non-negative integers")
+    require(spec, "n", is_positive_int, "must be a positive integer")
     df = ex.run_job(spec, args.data, args.table)
     write_parquet(df, args.out)
     print(f"{spec['protocol']} {spec['dataset']} n={spec['n']} {spec['setting']}: {len(df)} rows "
@@ -81,6 +83,7 @@ def _aggregate(args) -> int:
     from shuffledp.experiments import segmented as ex
 
     spec = read_spec(args.spec, {"accountant", "scale"})
+    require(spec, "accountant", lambda v: v in ("sound", "paper"), "must be sound or paper")
     summ = ex.aggregate(args.runs, args.accountant or [], args.out, spec["accountant"], spec["scale"])
     print(f"{len(summ)} points")
     return 0
