@@ -89,10 +89,13 @@ def test_specs_hold_only_the_keys_a_job_uses():
             assert ("dbscan" in j.spec) == (j.wildcards["clustering"] == "dbscan")
 
 
-def test_bad_spec_is_a_one_line_usage_error():
-    for argv, needle in ((["segmented", "run", "--spec", "{not json", "--data", "x", "--out", "y"], "not valid JSON"),
+def test_bad_spec_is_a_one_line_usage_error(tmp_path):
+    x = tmp_path / "x.parquet"  # inputs must exist (issue 13), so that the --spec error is the one reported
+    x.write_bytes(b"")
+    for argv, needle in ((["segmented", "run", "--spec", "{not json", "--data", str(x), "--out", "y"],
+                          "not valid JSON"),
                          (["personalized", "points", "--spec", '{"bound": "hps"}', "--out", "y"], "missing key"),
-                         (["peruser", "report", "--spec", "[1]", "--runs", "a", "--users", "b", "--figures", "c",
+                         (["peruser", "report", "--spec", "[1]", "--runs", str(x), "--users", str(x), "--figures", "c",
                            "--claims", "d"], "JSON object")):
         proc = subprocess.run([sys.executable, "-m", "shuffledp", *argv], capture_output=True, text=True)
         assert proc.returncode == 2, proc.stderr
