@@ -67,7 +67,7 @@ def _check_eps_arr(eps, name: str = "eps_local") -> np.ndarray:
     e = np.atleast_1d(np.asarray(eps, dtype=float))
     flag = name.replace("_", "-")
     if e.ndim != 1 or e.size == 0 or not np.all(np.isfinite(e)) or np.any(e <= 0):
-        raise AccountantDomainError(flag, "expected a non-empty 1-d array of finite positive numbers")
+        raise AccountantDomainError(flag, f"{name} must be a non-empty 1-d array of finite positive numbers")
     if e.size > PERSONALIZED_N_MAX:
         raise AccountantDomainError("n", f"{e.size} users: the personalized accountants hold one local eps per "
                                     f"user and take at most {PERSONALIZED_N_MAX:.0e}")
@@ -79,7 +79,7 @@ def _check_eps_arr(eps, name: str = "eps_local") -> np.ndarray:
 def _check_delta_arr(delta, n: int, name: str = "delta_local") -> np.ndarray:
     d = np.broadcast_to(np.asarray(delta, dtype=float), (n,)).copy()
     if not np.all((d >= 0) & (d < 1)):
-        raise AccountantDomainError(name.replace("_", "-"), "expected values in [0, 1)")
+        raise AccountantDomainError(name.replace("_", "-"), f"{name} must lie in [0, 1)")
     return d
 
 
