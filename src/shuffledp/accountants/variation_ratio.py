@@ -384,7 +384,7 @@ def blocked_delta_bounds(u: float, alpha: float, w: float, r: float, N: int, eps
     s = u + alpha
     p, p_bar = u / s, alpha / s
     d_up = s * _divergence_per_count(first, p, p_bar, eps)
-    d_lo = s * _divergence_per_count(last, p, p_bar, eps)
+    d_lo = s * _divergence_per_count(last, p, p_bar, eps, side="lower")
     rounding = 1e-14 * float(np.dot(scale, d_up)) + ROUNDING_RTOL * float(np.dot(mass, d_up))
     upper = float(np.dot(mass, d_up)) + rounding + outside
     # with w > 0: P = (1-w) P' + w N, Q = (1-w) Q' + w N, so D(P||Q) >= (1-w) D(P'||Q') - w (e^eps - 1)
@@ -460,6 +460,8 @@ def _solve_eps(delta_fn, params: VRParams, n: int, delta: float, rtol: float, se
                search_target=None) -> tuple[float, float]:
     fn = lru_cache(maxsize=None)(delta_fn)
     eps_max = _eps_max(params)
+    if fn(0.0) <= delta:            # total variation already below delta (huge n)
+        return 0.0, 0.0
     lo, hi = bracket_eps(fn, delta, _eps_guess(params, n, delta), eps_max)
     if lo == 0.0 and fn(0.0) <= delta:
         return 0.0, 0.0
