@@ -31,7 +31,13 @@ import numpy as np
 from scipy import special, stats
 
 from shuffledp.accountants.hockey_stick import eps_for_delta as _hs_eps_for_delta
-from shuffledp.accountants.validation import EPS0_MAX, PERSONALIZED_N_MAX, AccountantDomainError, check_int
+from shuffledp.accountants.validation import (
+    EPS0_MAX,
+    PERSONALIZED_N_MAX,
+    AccountantDomainError,
+    check_delta,
+    check_int,
+)
 
 SETTINGS = {
     # name: (kind, location, scale, clip_lo, clip_hi); Table 1 of the paper
@@ -550,7 +556,8 @@ def gdp_delta(mu: float, eps: float) -> float:
     """delta(eps) of mu-GDP (Dong, Roth, Su)."""
     if math.isinf(mu):
         return 1.0
-    return float(max(0.0, special.ndtr(-eps / mu + mu / 2) - math.exp(eps) * special.ndtr(-eps / mu - mu / 2)))
+    # e^eps Phi(b) as exp(eps + log Phi(b)): no overflow at large eps
+    return float(max(0.0, special.ndtr(-eps / mu + mu / 2) - math.exp(eps + special.log_ndtr(-eps / mu - mu / 2))))
 
 
 def ccc_delta(eps_local, delta_local, eps: float, *, clone_factor: float = 1.0) -> float:
@@ -652,9 +659,16 @@ def personalized_eps(bound: str, eps_local: Sequence[float], delta_local, delta:
     mixture-decomposition weights of the Laplace mechanism instead of the testing errors
     (pure only; not from the paper).
     """
-    if not 0 < delta < 1:
-        raise ValueError("delta: must lie in (0, 1)")
+    delta = check_delta(delta)
     _check_applicable(bound, delta_local)
+    out = _personalized_eps(bound, eps_local, delta_local, delta, mechanism=mechanism, **kw)
+    if not np.any(np.asarray(delta_local, dtype=float) > 0):
+        # pure LDP: shuffling eps_i-LDP reports is (max eps_i)-DP, a valid cap for every bound
+        out = min(out, float(_check_eps_arr(eps_local).max()))
+    return out
+
+
+def _personalized_eps(bound: str, eps_local, delta_local, delta: float, *, mechanism: str, **kw) -> float:
     if bound == "hps":
         return hps_eps(eps_local, delta_local, delta, mechanism=mechanism, **kw)
     if bound == "hpsvalid":
