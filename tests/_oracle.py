@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from scipy import special, stats
@@ -126,7 +126,7 @@ def _partitions(total: int, parts: int):
                 yield key
 
 
-@lru_cache(maxsize=None)
+@cache
 def _all_pairs(k: int, eps0: float, n: int):
     return [(cfg, pair_logpmfs(k, eps0, cfg)) for cfg in configurations(k, n - 1)]
 
@@ -172,8 +172,9 @@ def pair_count_eps(k: int, eps0: float, n: int, delta: float, m: int) -> float:
             parts.append(stats.binom.logpmf(np.arange(cnt + 1), cnt, math.exp(lp)))
     others = parts[0] if len(parts) == 1 else _log_conv(*parts)
     # victim: report 1 w.p. e^lo (holds 0) or e^hi (holds 1)
-    l1m = math.log(-special.expm1(lo))
-    h1m = math.log(-special.expm1(hi))
+    logz = float(np.logaddexp(eps0, math.log(k - 1)))
+    l1m = float(np.logaddexp(eps0, math.log(k - 2))) - logz if k > 2 else eps0 - logz   # not 1 | holds 0
+    h1m = math.log(k - 1) - logz                                                      # not 1 | holds 1
     pad = np.concatenate([[-np.inf], others])
     base = np.concatenate([others, [-np.inf]])
     logP = np.logaddexp(lo + pad, l1m + base)

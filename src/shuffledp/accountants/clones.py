@@ -225,13 +225,37 @@ class ClonePair:
 
     def delta_lower(self, eps: float) -> float:
         """Lower bound on the divergence restricted to the listed clone counts."""
-        d = _divergence_per_count(self.c_lower, self.p, self.p_bar, eps)
+        d = _divergence_per_count(self.c_lower, self.p, self.p_bar, eps, side="lower")
         extra = 0.0 if self.rounding_scale is None else 1e-14 * float(np.dot(self.rounding_scale, d))
         return max(0.0, float(np.dot(self.block_w, d)) - extra)
 
 
-def _divergence_per_count(c: np.ndarray, p: float, p_bar: float, eps: float) -> np.ndarray:
-    """``D_{e^eps}(P_c || Q_c)`` for every clone count ``c`` (vectorised, exact); p_bar = 1 - p."""
+_NEAR_SD = 0.1   # |k - c/2| below this many standard deviations (and c > 1e6): bracket the tail
+
+
+def _half_sf_bracket(k: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper) on ``P(Bin(c, 1/2) > k)`` for huge ``c`` and ``k`` near ``c/2``, where the
+    incomplete beta function converges slowly: from the symmetry ``P(B > m) = 1/2`` (c odd) or
+    ``(1 - P(B = c/2))/2`` (c even), ``m = floor(c/2)``, and the ``|k - m|`` point masses in
+    between, each between the masses at the two ends (the pmf decreases away from the centre)."""
+    m = np.floor(c / 2.0)
+    odd = np.mod(c, 2.0) == 1.0
+    base = np.where(odd, 0.5, 0.5 * (1.0 - stats.binom.pmf(m, c, 0.5)))
+    pm_centre = stats.binom.pmf(np.where(k >= m, m + 1.0, m), c, 0.5)
+    pm_edge = stats.binom.pmf(np.where(k >= m, k, k + 1.0), c, 0.5)
+    gap = np.abs(k - m)
+    big, small = gap * pm_centre, gap * np.minimum(pm_edge, pm_centre)
+    lower = np.where(k >= m, base - big, base + small)
+    upper = np.where(k >= m, base - small, base + big)
+    return np.clip(lower * (1 - 1e-12), 0.0, 1.0), np.clip(upper * (1 + 1e-12), 0.0, 1.0)
+
+
+def _divergence_per_count(c: np.ndarray, p: float, p_bar: float, eps: float, side: str = "upper") -> np.ndarray:
+    """``D_{e^eps}(P_c || Q_c)`` for every clone count ``c`` (vectorised, exact); p_bar = 1 - p.
+
+    For ``c > 1e6`` with the threshold within 0.1 standard deviations of ``c/2`` (tiny eps at
+    huge n) the binomial tail is bracketed instead (:func:`_half_sf_bracket`): ``side="upper"``
+    returns an upper bound on ``D_c``, ``side="lower"`` a lower bound (relative width ~1e-7)."""
     ee = math.exp(eps)
     lead = p - ee * p_bar  # P(a) - e^eps Q(a) weight of the "own report" side
     if lead <= 0.0 or c.size == 0:
@@ -247,8 +271,16 @@ def _divergence_per_count(c: np.ndarray, p: float, p_bar: float, eps: float) -> 
     # B_c ~ Bin(c, 1/2); Pr[B_c > k] = I_{1/2}(k + 1, c - k) (Boost's incomplete beta).
     k = np.clip(k, 0.0, c)
     pmf_k = stats.binom.pmf(k, c, 0.5)
+    if eps == 0.0:   # the tail term has weight e^0 - 1 = 0 (and is slow at the symmetric point)
+        return np.maximum(lead * pmf_k, 0.0)
     below_top = k < c
-    sf_k = np.where(below_top, special.betainc(k + 1.0, np.where(below_top, c - k, 1.0), 0.5), 0.0)
+    near = (c > 1e6) & (np.abs(k - c / 2.0) <= _NEAR_SD * np.sqrt(c / 4.0))
+    sf_k = np.zeros_like(c)
+    far = below_top & ~near
+    sf_k[far] = special.betainc(k[far] + 1.0, c[far] - k[far], 0.5)
+    if near.any():
+        lo_sf, hi_sf = _half_sf_bracket(k[near], c[near])
+        sf_k[near] = lo_sf if side == "upper" else hi_sf   # D = lead pmf - (e^eps - 1) sf
     return np.maximum(lead * pmf_k - math.expm1(eps) * sf_k, 0.0)
 
 

@@ -207,13 +207,26 @@ def eps_for_delta(
     delta: float,
     eps_hi: float,
     rtol: float = 1e-6,
+    *,
+    cap_valid: bool = False,
     **kwargs,
 ) -> float:
     """Smallest eps (to relative precision ``rtol``, rounded up) with ``delta_of_eps(eps) <= delta``.
 
-    Returns ``inf`` when even ``eps_hi`` does not meet ``delta``. See :func:`bisect_eps`.
+    The one contract of the package (``personalized.eps_for_delta`` is this function):
+
+    * the returned eps is a verified point, ``delta_of_eps(eps) <= delta`` (never optimistic when
+      ``delta_of_eps`` is an upper bound);
+    * unreachable target (``delta_of_eps(eps_hi) > delta``): ``inf``, unless the caller states
+      with ``cap_valid=True`` that ``eps_hi`` is a valid answer on its own (e.g. ``eps0`` when the
+      reports are pure eps0-LDP: shuffling them is eps0-DP); then ``eps_hi``.
+
+    See :func:`bisect_eps` for the search.
     """
-    return bisect_eps(delta_of_eps, delta, eps_hi, rtol, **kwargs)[1]
+    hi = bisect_eps(delta_of_eps, delta, eps_hi, rtol, **kwargs)[1]
+    if math.isinf(hi) and cap_valid:
+        return float(eps_hi)
+    return hi
 
 
 # ------------------------------------------------------------------ composition (dp-accounting)

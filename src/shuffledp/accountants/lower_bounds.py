@@ -17,8 +17,8 @@ for all eps0-LDP randomizers).
 * ``m = 0`` or ``m = n - 1`` (one binomial): closed form. The likelihood ratio of ``X`` is
   monotone in the count, so the positive part of ``P - e^eps Q`` is one tail, a binomial
   survival function plus one point mass: O(1) for any ``n`` (scipy's binomial).
-* ``0 < m < n - 1``: the two binomials are convolved on windows holding all but 1e-30 of their
-  mass (``n <= MIX_N_MAX``); the dropped mass is charged against the divergence.
+* ``0 < m < n - 1``: the two binomials are convolved on windows of 13 standard deviations
+  (the mass outside is computed exactly) (``n <= MIX_N_MAX``); the dropped mass is charged against the divergence.
 
 Every divergence is reduced by a floating-point allowance (``1e-9`` of the summed magnitudes),
 so it stays a lower bound; the eps searches return the lower end of the final bracket.
@@ -47,77 +47,80 @@ __all__ = [
 ALLOWANCE = 1e-9          # relative floating-point allowance subtracted from every divergence
 MIX_N_MAX = 200_000       # mixed configurations (two binomials) are convolved up to this n
 EXACT_N_MAX = 2**52       # beyond, counts are not exact doubles: the lower bound is 0 (not computed)
-_WINDOW_TAIL = 1e-30
 
 
-def _krr_probs(k: int, eps0: float) -> tuple[float, float]:
-    """(ph, pl): probability that k-RR reports a given value when the input is / is not it."""
-    # 1/(e^eps0 + k - 1) computed without overflow for large eps0
-    pl = math.exp(-eps0) / (1.0 + (k - 1) * math.exp(-eps0))
-    ph = 1.0 / (1.0 + (k - 1) * math.exp(-eps0))
-    return ph, pl
+def _krr_probs(k: int, eps0: float) -> tuple[float, float, float, float]:
+    """(ph, pl, 1 - ph, 1 - pl): probability that k-RR reports a given value when the input is /
+    is not it, and the complements, each computed without cancellation (ph is close to 1 at
+    large eps0, where ``1 - ph`` in floating point would lose all its digits)."""
+    z = 1.0 + (k - 1) * math.exp(-eps0)        # (e^eps0 + k - 1) / e^eps0
+    pl = math.exp(-eps0) / z
+    ph = 1.0 / z
+    return ph, pl, (k - 1) * pl, ph + (k - 2) * pl
 
 
-def _tail_direction(a1: float, a0: float, b: float, N: int, ee: float) -> float:
-    """``sum_t max(0, P1(t) - ee P0(t))`` for ``X = Bin(N, b) + Bern(a)``, ``a1 > a0``:
-    lower-bounded closed form (the positive region is ``t >= T``)."""
+def _binom_pmf_sf(t: int, N: int, b: float, b_bar: float) -> tuple[float, float]:
+    """``P(Bin(N, b) = t - 1)`` and ``P(Bin(N, b) >= t)``, evaluated with the smaller of ``b``
+    and its complement ``b_bar`` as success probability (accurate when ``b`` is near 1)."""
+    if t < 1:
+        return 0.0, 1.0
+    if b <= 0.5:
+        return float(stats.binom.pmf(t - 1, N, b)), float(stats.binom.sf(t - 1, N, b))
+    # Bin(N, b) = N - Bin(N, b_bar)
+    return float(stats.binom.pmf(N - t + 1, N, b_bar)), float(stats.binom.cdf(N - t, N, b_bar))
+
+
+def _tail_direction(a1: float, a0: float, c1: float, c0: float, b: float, b_bar: float, N: int,
+                    ee: float) -> float:
+    """``sum_t max(0, P1(t) - ee P0(t))`` for ``X = Bin(N, b) + Bern(a)`` (``c = 1 - a``,
+    ``b_bar = 1 - b`` given separately), ``a1 > a0``: the positive region is ``t >= T``;
+    ``sum_{t >= T} P_a(t) = a P(B = T-1) + P(B >= T)``. Lower-bounded closed form."""
     lead = a1 - ee * a0
     if lead <= 0.0:
         return 0.0
-    # P1(t) > ee P0(t)  <=>  rho_t = B(t-1)/B(t) = t (1-b) / ((N-t+1) b) > K
-    K = ((ee - 1.0) + lead) / lead
-    t_star = K * (N + 1.0) * b / ((1.0 - b) + K * b)
+    # P1(t) > ee P0(t)  <=>  rho_t = B(t-1)/B(t) = t b_bar / ((N-t+1) b) > K,  K = (ee c0 - c1) / lead
+    K = (ee * c0 - c1) / lead
+    t_star = K * (N + 1.0) * b / (b_bar + K * b)
     T0 = math.floor(t_star) + 1
     best = 0.0
     for T in {max(0, min(N + 1, T0 + j)) for j in (-1, 0, 1)}:
-        pm = float(stats.binom.pmf(T - 1, N, b)) if T >= 1 else 0.0
-        sf = float(stats.binom.sf(T - 1, N, b)) if T >= 1 else 1.0
+        pm, sf = _binom_pmf_sf(T, N, b, b_bar)
         val = lead * pm + (1.0 - ee) * sf
         mag = abs(lead) * pm + (ee - 1.0) * sf
         best = max(best, val - ALLOWANCE * mag)
     return best
 
 
-def _head_direction(a1: float, a0: float, b: float, N: int, ee: float) -> float:
-    """``sum_t max(0, P0(t) - ee P1(t))`` (``a1 > a0``): the positive region is ``t <= T``."""
-    c0, c1 = 1.0 - a0, 1.0 - a1
-    lead = c0 - ee * c1               # coefficient of B(T) at the boundary
-    if lead <= 0.0:
-        return 0.0
-    # P0(t) > ee P1(t)  <=>  rho_t < K2 = lead / (ee a1 - a0)
-    den = ee * a1 - a0
-    t_star = (N + 1.0) if den <= 0 else (lead / den) * (N + 1.0) * b / ((1.0 - b) + (lead / den) * b)
-    T0 = math.ceil(t_star) - 1
-    best = 0.0
-    for T in {max(0, min(N, T0 + j)) for j in (-1, 0, 1)}:
-        pm = float(stats.binom.pmf(T, N, b))
-        cdf = float(stats.binom.cdf(T - 1, N, b)) if T >= 1 else 0.0
-        val = lead * pm + (1.0 - ee) * cdf
-        mag = lead * pm + (ee - 1.0) * cdf
-        best = max(best, val - ALLOWANCE * mag)
-    return best
-
-
-def count_pair_delta(a1: float, a0: float, b: float, N: int, eps: float) -> float:
+def count_pair_delta(a1: float, a0: float, b: float, N: int, eps: float, *, c1: float | None = None,
+                     c0: float | None = None, b_bar: float | None = None) -> float:
     """Lower bound on ``max(D(P1||P0), D(P0||P1))`` at ``e^eps`` (exact up to the allowance) for
-    ``P_i = Bin(N, b) + Bern(a_i)``: the divergence of a count statistic. ``N < 2^52``."""
+    ``P_i = Bin(N, b) + Bern(a_i)``: the divergence of a count statistic. ``N < 2^52``.
+    ``c1, c0, b_bar`` are ``1 - a1, 1 - a0, 1 - b`` (pass them when a probability is near 1).
+    The reverse direction is the forward one for the complementary count ``N + 1 - X``."""
+    c1 = 1.0 - a1 if c1 is None else c1
+    c0 = 1.0 - a0 if c0 is None else c0
+    b_bar = 1.0 - b if b_bar is None else b_bar
     if a1 < a0:
-        a1, a0 = a0, a1
+        a1, a0, c1, c0 = a0, a1, c0, c1
     if a1 == a0 or N < 0:
         return 0.0
     ee = math.exp(min(eps, 700.0))
-    if N == 0 or b <= 0.0:
-        return max(0.0, a1 - ee * a0, (1 - a0) - ee * (1 - a1))
-    return max(_tail_direction(a1, a0, b, N, ee), _head_direction(a1, a0, b, N, ee))
+    if N == 0 or b <= 0.0 or b_bar <= 0.0:
+        return max(0.0, a1 - ee * a0, c0 - ee * c1)
+    # D(P0||P1) for X is D(P0'||P1') for Y = N + 1 - X = Bin(N, b_bar) + Bern(c): there c0 > c1
+    return max(_tail_direction(a1, a0, c1, c0, b, b_bar, N, ee),
+               _tail_direction(c0, c1, a0, a1, b_bar, b, N, ee))
 
 
 def _window_pmf(N: int, p: float) -> tuple[int, np.ndarray, float]:
-    """(start, pmf on a window holding all but ~1e-30 of Bin(N, p), dropped mass)."""
+    """(start, pmf on a window of Bin(N, p), exact mass outside the window)."""
     if N == 0:
         return 0, np.ones(1), 0.0
-    lo = int(stats.binom.ppf(_WINDOW_TAIL, N, p))
-    hi = int(stats.binom.isf(_WINDOW_TAIL, N, p))
-    lo, hi = max(0, lo - 1), min(N, hi + 1)
+    # 13 standard deviations (plus a margin for skewed small-N laws); the mass left out is
+    # computed exactly and charged by the caller
+    mean, sd = N * p, math.sqrt(N * p * (1.0 - p))
+    lo = max(0, int(math.floor(mean - 13.0 * sd)) - 30)
+    hi = min(N, int(math.ceil(mean + 13.0 * sd)) + 30)
     ks = np.arange(lo, hi + 1, dtype=float)
     pmf = stats.binom.pmf(ks, N, p)
     dropped = (float(stats.binom.cdf(lo - 1, N, p)) if lo > 0 else 0.0) + (
@@ -126,17 +129,20 @@ def _window_pmf(N: int, p: float) -> tuple[int, np.ndarray, float]:
 
 
 class _MixedPair:
-    """Laws of X under the two datasets for a mixed configuration (windowed convolution)."""
+    """Laws of X under the two datasets for a mixed configuration (windowed convolution). The
+    group holding 1 is counted by its reports *other* than 1 (probability ``1 - ph``, accurate),
+    so the statistic is ``(#ones among the rest) - (#non-ones among the holders of 1)``, a
+    bijection of X."""
 
-    def __init__(self, m: int, N: int, ph: float, pl: float):
-        s1, f1, d1 = _window_pmf(m, ph)
-        s2, f2, d2 = _window_pmf(N - m, pl)
-        others = np.convolve(f1, f2)
+    def __init__(self, m: int, N: int, ph: float, pl: float, qh: float, ql: float):
+        s1, f1, d1 = _window_pmf(m, qh)          # non-ones among the m holders of 1
+        s2, f2, d2 = _window_pmf(N - m, pl)      # ones among the others
+        others = np.convolve(f1[::-1], f2)       # index increases with X
         self.dropped = d1 + d2
         pad = np.concatenate([[0.0], others])
         base = np.concatenate([others, [0.0]])
-        self.P = pl * pad + (1 - pl) * base     # victim holds 0
-        self.Q = ph * pad + (1 - ph) * base     # victim holds 1
+        self.P = pl * pad + ql * base     # victim holds 0
+        self.Q = ph * pad + qh * base     # victim holds 1
 
     def delta(self, eps: float) -> float:
         ee = math.exp(min(eps, 700.0))
@@ -163,13 +169,13 @@ def krr_pair_delta(k: int, eps0: float, n: int, eps: float, others: int) -> floa
     m = check_int(others, "others", 0, N)
     if N >= EXACT_N_MAX:
         return 0.0
-    ph, pl = _krr_probs(k, eps0)
+    ph, pl, qh, ql = _krr_probs(k, eps0)
     if m in (0, N):
-        b = ph if m == N else pl
-        return count_pair_delta(ph, pl, b, N, eps)
+        b, b_bar = (ph, qh) if m == N else (pl, ql)
+        return count_pair_delta(ph, pl, b, N, eps, c1=qh, c0=ql, b_bar=b_bar)
     if n > MIX_N_MAX:
         return 0.0
-    return _MixedPair(m, N, ph, pl).delta(eps)
+    return _MixedPair(m, N, ph, pl, qh, ql).delta(eps)
 
 
 def _eps_of(delta_fn, delta: float, eps0: float, rtol: float) -> float:
@@ -186,14 +192,14 @@ def krr_pair_eps(k: int, eps0: float, n: int, delta: float, others: int, *, rtol
     m = check_int(others, "others", 0, N)
     if N >= EXACT_N_MAX or (0 < m < N and n > MIX_N_MAX):
         return 0.0
-    ph, pl = _krr_probs(k, eps0)
+    ph, pl, qh, ql = _krr_probs(k, eps0)
     if m in (0, N):
-        b = ph if m == N else pl
+        b, b_bar = (ph, qh) if m == N else (pl, ql)
 
         def fn(e):
-            return count_pair_delta(ph, pl, b, N, e)
+            return count_pair_delta(ph, pl, b, N, e, c1=qh, c0=ql, b_bar=b_bar)
     else:
-        fn = _MixedPair(m, N, ph, pl).delta
+        fn = _MixedPair(m, N, ph, pl, qh, ql).delta
     return _eps_of(fn, delta, eps0, rtol)
 
 

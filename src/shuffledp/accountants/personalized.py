@@ -30,6 +30,15 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from scipy import special, stats
 
+from shuffledp.accountants.hockey_stick import eps_for_delta as _hs_eps_for_delta
+from shuffledp.accountants.validation import (
+    EPS0_MAX,
+    PERSONALIZED_N_MAX,
+    AccountantDomainError,
+    check_delta,
+    check_int,
+)
+
 SETTINGS = {
     # name: (kind, location, scale, clip_lo, clip_hi); Table 1 of the paper
     "uniform1": ("uniform", 0.05, 1.0, 0.05, 1.0),
@@ -57,26 +66,29 @@ def draw_local_eps(setting: str, n: int, seed: int) -> np.ndarray:
 
 # ----------------------------------------------------------------------------- validation
 def _check_int(v, name: str, lo: int) -> int:
-    if isinstance(v, bool) or not float(v).is_integer() or int(v) < lo:
-        raise ValueError(f"{name}: expected an integer >= {lo}, got {v!r}")
-    return int(v)
+    return check_int(v, name, lo)
 
 
 def _check_eps_arr(eps, name: str = "eps_local") -> np.ndarray:
     e = np.atleast_1d(np.asarray(eps, dtype=float))
+    flag = name.replace("_", "-")
     if e.ndim != 1 or e.size == 0 or not np.all(np.isfinite(e)) or np.any(e <= 0):
-        raise ValueError(f"{name}: expected a non-empty 1-d array of finite positive numbers")
+        raise AccountantDomainError(flag, f"{name} must be a non-empty 1-d array of finite positive numbers")
+    if e.size > PERSONALIZED_N_MAX:
+        raise AccountantDomainError("n", f"{e.size} users: the personalized accountants hold one local eps per "
+                                    f"user and take at most {PERSONALIZED_N_MAX:.0e}")
+    if float(e.max()) > EPS0_MAX:
+        raise AccountantDomainError(flag, f"local eps up to {EPS0_MAX:g} (got {float(e.max())!r})")
     return e
 
 
 def _check_delta_arr(delta, n: int, name: str = "delta_local") -> np.ndarray:
     d = np.broadcast_to(np.asarray(delta, dtype=float), (n,)).copy()
     if not np.all((d >= 0) & (d < 1)):
-        raise ValueError(f"{name}: expected values in [0, 1)")
+        raise AccountantDomainError(name.replace("_", "-"), f"{name} must lie in [0, 1)")
     return d
 
 
-# ----------------------------------------------------------------------------- Gaussian calibration
 def gaussian_sigma(eps: float, delta: float, calibration: str = "analytic") -> float:
     """Noise scale (sensitivity 1) of the Gaussian mechanism that is (eps, delta)-DP.
 
@@ -437,52 +449,10 @@ def theorem2_delta(eps: float, w: float, off: int, pmf: np.ndarray, delta1: floa
 
 
 def eps_for_delta(delta_of_eps: Callable[[float], float], delta: float, eps_hi: float,
-                  rtol: float = 1e-7) -> float:
-    """Smallest eps in [0, eps_hi] with delta_of_eps(eps) <= delta (monotone), to relative ``rtol``.
-
-    Keeps a bracket lo < hi with delta(lo) > delta >= delta(hi); steps by the secant of
-    log delta (bisection when that is unavailable) and probes rtol/2 beyond each new point to close
-    the bracket fast. Returns the upper end hi (never optimistic); eps_hi if not met below it.
-    """
-    def g(x):
-        return math.log(max(float(delta_of_eps(x)), 1e-320)) - math.log(delta)
-
-    ghi = g(eps_hi)
-    if ghi > 0:
-        return float(eps_hi)
-    lo, hi = 0.0, float(eps_hi)
-    glo = g(lo)
-    if glo <= 0:  # delta(0) <= delta: keep bisecting from 0 without trusting the value at 0
-        glo = math.nan
-    for _ in range(200):
-        width = hi - lo
-        if width <= rtol * max(hi, 1e-12):
-            break
-        if math.isfinite(glo) and glo > 0 >= ghi and math.isfinite(ghi):
-            x = hi - ghi * width / (ghi - glo)
-        else:
-            x = 0.5 * (lo + hi)
-        x = min(max(x, lo + 1e-3 * width), hi - 1e-3 * width)
-        gx = g(x)
-        if gx <= 0:
-            hi, ghi = x, gx
-            probe = x * (1 - 0.5 * rtol)
-            if probe > lo:
-                gp = g(probe)
-                if gp > 0:
-                    lo, glo = probe, gp
-                else:
-                    hi, ghi = probe, gp
-        else:
-            lo, glo = x, gx
-            probe = x * (1 + 0.5 * rtol) + 1e-300
-            if probe < hi:
-                gp = g(probe)
-                if gp <= 0:
-                    hi, ghi = probe, gp
-                else:
-                    lo, glo = probe, gp
-    return hi
+                  rtol: float = 1e-7, *, cap_valid: bool = False) -> float:
+    """:func:`shuffledp.accountants.hockey_stick.eps_for_delta` (one contract: ``inf`` for an
+    unreachable target unless ``cap_valid``), with this module's default precision."""
+    return _hs_eps_for_delta(delta_of_eps, delta, eps_hi, rtol, cap_valid=cap_valid)
 
 
 # ----------------------------------------------------------------------------- HPS
@@ -586,7 +556,8 @@ def gdp_delta(mu: float, eps: float) -> float:
     """delta(eps) of mu-GDP (Dong, Roth, Su)."""
     if math.isinf(mu):
         return 1.0
-    return float(max(0.0, special.ndtr(-eps / mu + mu / 2) - math.exp(eps) * special.ndtr(-eps / mu - mu / 2)))
+    # e^eps Phi(b) as exp(eps + log Phi(b)): no overflow at large eps
+    return float(max(0.0, special.ndtr(-eps / mu + mu / 2) - math.exp(eps + special.log_ndtr(-eps / mu - mu / 2))))
 
 
 def ccc_delta(eps_local, delta_local, eps: float, *, clone_factor: float = 1.0) -> float:
@@ -636,7 +607,7 @@ def lzx_eps(eps_local, delta: float) -> float:
     eps1 = float(e[i1])
     off, pmf, miss = poisson_binomial_pmf(q)
     w = 1.0 / (1.0 + math.exp(eps1))
-    return eps_for_delta(lambda x: pair_delta(x, w, off, pmf, miss), delta, eps1)
+    return eps_for_delta(lambda x: pair_delta(x, w, off, pmf, miss), delta, eps1, cap_valid=True)
 
 
 # ----------------------------------------------------------------------------- FV and BGN
@@ -660,7 +631,8 @@ def fv_delta(eps_local, delta_local, eps: float, *, variant: str = "fmt23") -> f
 def fv_eps(eps_local, delta_local, delta: float, *, variant: str = "fmt23") -> float:
     e = _check_eps_arr(eps_local)
     eps0 = float(e.max())
-    return eps_for_delta(lambda x: fv_delta(e, delta_local, x, variant=variant), delta, eps0)
+    pure = not np.any(np.asarray(delta_local, dtype=float) > 0)   # pure eps0-LDP: eps0 is valid
+    return eps_for_delta(lambda x: fv_delta(e, delta_local, x, variant=variant), delta, eps0, cap_valid=pure)
 
 
 def bgn_eps(eps_local, delta: float, *, mechanism: str = "laplace", bound: str = "hoeffding") -> float:
@@ -687,9 +659,16 @@ def personalized_eps(bound: str, eps_local: Sequence[float], delta_local, delta:
     mixture-decomposition weights of the Laplace mechanism instead of the testing errors
     (pure only; not from the paper).
     """
-    if not 0 < delta < 1:
-        raise ValueError("delta: must lie in (0, 1)")
+    delta = check_delta(delta)
     _check_applicable(bound, delta_local)
+    out = _personalized_eps(bound, eps_local, delta_local, delta, mechanism=mechanism, **kw)
+    if not np.any(np.asarray(delta_local, dtype=float) > 0):
+        # pure LDP: shuffling eps_i-LDP reports is (max eps_i)-DP, a valid cap for every bound
+        out = min(out, float(_check_eps_arr(eps_local).max()))
+    return out
+
+
+def _personalized_eps(bound: str, eps_local, delta_local, delta: float, *, mechanism: str, **kw) -> float:
     if bound == "hps":
         return hps_eps(eps_local, delta_local, delta, mechanism=mechanism, **kw)
     if bound == "hpsvalid":

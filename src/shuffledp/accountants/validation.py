@@ -15,6 +15,7 @@ argument                   domain
 ``delta``                  ``0 < delta < 1``
 ``n`` (users)              integer, ``2 <= n <= N_MAX`` (= 1e15: every count is an exact
                            double below 2^53; larger sizes are refused, not approximated)
+``n`` (personalized)       at most ``PERSONALIZED_N_MAX`` (= 1e6) users, one local eps each
 ``k`` (k-RR values)        integer, ``2 <= k <= K_MAX`` (= 1e9)
 ``rtol``                   ``1e-12 <= rtol <= 0.1``
 =========================  ==================================================================
@@ -29,6 +30,7 @@ __all__ = [
     "AccountantDomainError",
     "EPS0_MAX",
     "N_MAX",
+    "PERSONALIZED_N_MAX",
     "K_MAX",
     "check_eps0",
     "check_eps",
@@ -42,6 +44,7 @@ __all__ = [
 
 EPS0_MAX = 500.0
 N_MAX = 10**15
+PERSONALIZED_N_MAX = 10**6   # personalized accountants: one local eps per user (45 s at 1e6, 5 bounds)
 K_MAX = 10**9
 
 

@@ -384,7 +384,7 @@ def blocked_delta_bounds(u: float, alpha: float, w: float, r: float, N: int, eps
     s = u + alpha
     p, p_bar = u / s, alpha / s
     d_up = s * _divergence_per_count(first, p, p_bar, eps)
-    d_lo = s * _divergence_per_count(last, p, p_bar, eps)
+    d_lo = s * _divergence_per_count(last, p, p_bar, eps, side="lower")
     rounding = 1e-14 * float(np.dot(scale, d_up)) + ROUNDING_RTOL * float(np.dot(mass, d_up))
     upper = float(np.dot(mass, d_up)) + rounding + outside
     # with w > 0: P = (1-w) P' + w N, Q = (1-w) Q' + w N, so D(P||Q) >= (1-w) D(P'||Q') - w (e^eps - 1)
@@ -460,6 +460,8 @@ def _solve_eps(delta_fn, params: VRParams, n: int, delta: float, rtol: float, se
                search_target=None) -> tuple[float, float]:
     fn = lru_cache(maxsize=None)(delta_fn)
     eps_max = _eps_max(params)
+    if fn(0.0) <= delta:            # total variation already below delta (huge n)
+        return 0.0, 0.0
     lo, hi = bracket_eps(fn, delta, _eps_guess(params, n, delta), eps_max)
     if lo == 0.0 and fn(0.0) <= delta:
         return 0.0, 0.0
@@ -560,15 +562,16 @@ def vr_pair_pmf(params: VRParams, n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 # ----------------------------------------------------------------------------- witnesses
-def _witness_probs(mechanism: str, eps0: float, *, k=None, d=None, s=None) -> tuple[float, float, float]:
-    """(a1, a0, b): a 0/1 statistic of one output ("hits value x1") with probability a1 for the
-    victim on x1, a0 on x0, and b for every other user (who all hold x0)."""
+def _witness_probs(mechanism: str, eps0: float, *, k=None, d=None, s=None) -> tuple[float, ...]:
+    """(a1, a0, b, 1 - a1, 1 - a0): a 0/1 statistic of one output ("hits value x1") with
+    probability a1 for the victim on x1, a0 on x0, and b (= a0) for every other user holding x0;
+    the complements are computed without cancellation."""
     e = math.exp(eps0)
     if mechanism == "general":  # binary randomized response, others hold 0, count ones
-        return e / (e + 1), 1 / (e + 1), 1 / (e + 1)
+        return e / (e + 1), 1 / (e + 1), 1 / (e + 1), 1 / (e + 1), e / (e + 1)
     if mechanism == "krr":
         k = _int_at_least(k, "k", 2)
-        return e / (e + k - 1), 1 / (e + k - 1), 1 / (e + k - 1)
+        return e / (e + k - 1), 1 / (e + k - 1), 1 / (e + k - 1), (k - 1) / (e + k - 1), (e + k - 2) / (e + k - 1)
     if mechanism == "subset-exp":
         d = _int_at_least(d, "d", 2)
         s = _int_at_least(s, "s", 1)
@@ -579,7 +582,7 @@ def _witness_probs(mechanism: str, eps0: float, *, k=None, d=None, s=None) -> tu
         both = c(d, k) - 2 * c(d - s, k) + c(d - 2 * s, k)   # k-subsets meeting x0 and x1
         only1 = c(d - s, k) - c(d - 2 * s, k)                # meeting x1, not x0
         a0 = (e * both + only1) / omega
-        return a1, a0, a0
+        return a1, a0, a0, c(d - s, k) / omega, (e * (c(d - s, k) - c(d - 2 * s, k)) + c(d - 2 * s, k)) / omega
     raise AccountantDomainError("mechanism", f"no witness for {mechanism!r}")
 
 
@@ -605,10 +608,11 @@ def witness_delta(mechanism: str, eps0: float, n: int, eps: float, *, k=None, d=
     if mechanism in ("general", "krr"):
         ks = (2, 3) if mechanism == "general" else (_int_at_least(k, "k", 2),)
         return max(lbm.krr_pair_delta(kk, eps0, n, eps, m) for kk in ks for m in lbm._candidates(n - 1))
-    a1, a0, b = _witness_probs(mechanism, eps0, k=k, d=d, s=s)
+    a1, a0, b, c1, c0 = _witness_probs(mechanism, eps0, k=k, d=d, s=s)
     if n - 1 >= lbm.EXACT_N_MAX:
         return 0.0
-    return max(lbm.count_pair_delta(a1, a0, bb, n - 1, eps) for bb in (b, a1))
+    return max(lbm.count_pair_delta(a1, a0, bb, n - 1, eps, c1=c1, c0=c0, b_bar=cc)
+               for bb, cc in ((b, c0), (a1, c1)))
 
 
 def witness_eps(mechanism: str, eps0: float, n: int, delta: float, *, k=None, d=None, s=None,

@@ -8,6 +8,7 @@ stderr once a grid has run for more than two seconds; stdout stays pure JSON.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import math
@@ -16,6 +17,25 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 
 from shuffledp.cli import UsageError
+
+
+def one_line_errors(command: Callable[..., int]) -> Callable[..., int]:
+    """Wrap an ``account`` command: an argument outside an accountant's domain
+    (:class:`~shuffledp.accountants.validation.AccountantDomainError`) or a usage error prints
+    ``shuffledp: error: --FLAG: ...`` on stderr and the command returns exit status 2 itself
+    (nothing on stdout), whatever the top-level handler of the CLI does."""
+    from shuffledp.accountants.validation import AccountantDomainError
+
+    @functools.wraps(command)
+    def wrapped(*args, **kwargs) -> int:
+        try:
+            return command(*args, **kwargs)
+        except (AccountantDomainError, UsageError) as exc:
+            text = " ".join(str(exc).split())
+            sys.stderr.write(f"shuffledp: error: {text}\n")
+            return 2
+
+    return wrapped
 
 
 def parse_list(text: str | None, name: str, kind: Callable[[str], object] = float) -> list:

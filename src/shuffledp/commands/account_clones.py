@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from shuffledp.commands._grid import int_like, parse_list, run_grid
+from shuffledp.commands._grid import int_like, one_line_errors, parse_list, run_grid
 
 
 def register(subparsers, account_subparsers) -> None:
@@ -29,7 +29,7 @@ def register(subparsers, account_subparsers) -> None:
                    help="FMT21's closed form (Thm 3.1) instead of the numerical bound")
     p.add_argument("--closed-form-version", default="code",
                    help="code (authors' public code; default) | theorem (formula as printed)")
-    p.set_defaults(func=run_clones)
+    p.set_defaults(func=one_line_errors(run_clones))
 
     b = account_subparsers.add_parser(
         "blanket",
@@ -50,7 +50,7 @@ def register(subparsers, account_subparsers) -> None:
     loc.add_argument("--eps-central", help="central epsilon (> 0): print {\"eps_local\": ...}")
     b.add_argument("--n", required=True, help="number of users (>= 2)")
     b.add_argument("--delta", required=True, help="central delta in (0, 1)")
-    b.set_defaults(func=run_blanket)
+    b.set_defaults(func=one_line_errors(run_blanket))
 
 
 # --------------------------------------------------------------------------- checks

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from shuffledp.commands._grid import int_like, parse_list, run_grid
+from shuffledp.accountants.validation import AccountantDomainError
+from shuffledp.commands._grid import int_like, one_line_errors, parse_list, run_grid
 
 
 def register(subparsers, account_subparsers) -> None:
@@ -34,7 +35,7 @@ def register(subparsers, account_subparsers) -> None:
                    "hps-code (the HPS authors' code's scale; not a valid DP calibration, for comparison)")
     p.add_argument("--method", default="theorem2",
                    help="HPS delta: theorem2 (the paper's formula 5) | exact (exact divergence of the pair)")
-    p.set_defaults(func=run)
+    p.set_defaults(func=one_line_errors(run))
 
 
 def _eps_local(args, setting, n, seed) -> np.ndarray:
@@ -79,6 +80,10 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("--n: required with --setting")
         if any(n < 2 for n in ns):
             raise UsageError("--n: need at least 2 users")
+        from shuffledp.accountants.validation import PERSONALIZED_N_MAX
+
+        if any(n > PERSONALIZED_N_MAX for n in ns):
+            raise UsageError(f"--n: at most {PERSONALIZED_N_MAX:.0e} users (one local eps per user)")
         seeds = parse_list(args.seed, "seed", int_like)
     else:
         settings, ns, seeds = [None], [None], [None]
@@ -124,6 +129,8 @@ def run(args: argparse.Namespace) -> int:
                 return {"n_users": int(e.size), "eps_local_max": float(e.max()), "delta": val}
             val = P.personalized_eps(bound, e, delta_local, kw[key], mechanism=mechanism, **extra)
             return {"n_users": int(e.size), "eps_local_max": float(e.max()), "eps": val}
+        except AccountantDomainError:
+            raise
         except ValueError as exc:
             raise UsageError(f"--bound {bound}: {exc}") from None
         except ImportError as exc:

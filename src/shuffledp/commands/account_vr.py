@@ -12,14 +12,19 @@ import re
 import sys
 
 from shuffledp.cli import UsageError
-from shuffledp.commands._grid import int_like, parse_list, run_grid
+from shuffledp.commands._grid import int_like, one_line_errors, parse_list, run_grid
 
 _NAME = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*): (.*)$", re.S)
 _FLAG_ALIASES = {"lambda": "m", "eps_single": "eps", "m_grid": "m-grid", "params": "p"}
 
 
 def _usage(exc: ValueError, known: set[str]) -> UsageError:
-    """``"eps0: must be > 0"`` -> ``UsageError("--eps0: must be > 0")``."""
+    """``"eps0: must be > 0"`` or ``AccountantDomainError("eps0", ...)`` -> ``UsageError("--eps0: ...")``."""
+    from shuffledp.accountants.validation import AccountantDomainError
+
+    if isinstance(exc, AccountantDomainError):
+        flag = _FLAG_ALIASES.get(exc.flag.replace("-", "_"), exc.flag).replace("_", "-")
+        return UsageError(f"--{flag}: {exc.message}")
     text = " ".join(str(exc).split())
     match = _NAME.match(text)
     if match:
@@ -293,7 +298,7 @@ def register(sub, account_sub) -> None:
     p.add_argument("--q")
     p.add_argument("--eps")
     p.add_argument("--rtol", type=float, default=1e-6, help="relative precision of eps (default 1e-6)")
-    p.set_defaults(func=_cmd_vr)
+    p.set_defaults(func=one_line_errors(_cmd_vr))
 
     p = account_sub.add_parser(
         "poisson", help="largest Poisson rate lambda for a user with s items (segmented paper, Thm 3)",
@@ -304,7 +309,7 @@ def register(sub, account_sub) -> None:
     p.add_argument("--accountant", choices=["sound", "indicator", "paper", "pair"], default="sound",
                    help="sound (default): exact, message count included; indicator: send indicator revealed; "
                    "paper: Theorem 3 as printed (optimistic); pair: Proposition 1's lower bound")
-    p.set_defaults(func=_cmd_poisson)
+    p.set_defaults(func=one_line_errors(_cmd_poisson))
 
     p = account_sub.add_parser(
         "segmented", help="optimised blanket rate m and Poisson rates of the segmented protocol (Sec. 5.2)")
@@ -313,7 +318,7 @@ def register(sub, account_sub) -> None:
     p.add_argument("--m", help="evaluate this blanket rate instead of searching for m*")
     p.add_argument("--accountant", choices=["sound", "indicator", "paper"], default="sound",
                    help="sound (default), indicator, or paper (Theorem 3 as printed; optimistic)")
-    p.set_defaults(func=_cmd_segmented)
+    p.set_defaults(func=one_line_errors(_cmd_segmented))
 
     table = sub.add_parser("account-table", help="accountant tables written to Parquet (workflow targets)")
     table_sub = table.add_subparsers(dest="table", required=True, metavar="TABLE")
@@ -326,4 +331,4 @@ def register(sub, account_sub) -> None:
     p.add_argument("--m-grid", required=True, help="comma list, or log:MIN:MAX:NUM")
     p.add_argument("--accountants", default="sound,paper", help="comma list of sound, paper")
     p.add_argument("--out", required=True, action="append", help="output Parquet file (one per --shares)")
-    p.set_defaults(func=_cmd_table_segmented)
+    p.set_defaults(func=one_line_errors(_cmd_table_segmented))

@@ -1,0 +1,71 @@
+"""Property-based sweep of the accountants over their domain (issue 12).
+
+Mechanism (general eps0-LDP, k-RR with k = 2..5), eps0 in [0.05, 60], n in [2, 1e9] (log-uniform),
+delta in [1e-12, 0.5] (log-uniform). At every drawn point:
+
+* every answer is a finite number in [0, eps0] (or a clean AccountantDomainError -- none is
+  expected inside the domain);
+* the variation-ratio bound does not increase with n (x4) nor with delta (x10), up to its
+  rounding (relative 2e-6);
+* sound against the oracle where it applies: n <= 6 -> exact worst case (tests/_oracle.py);
+  n <= 1e5 -> exact divergences of the two one-group pairs (a lower bound on the truth). The
+  reported lower bound (witness) is never above the upper bound.
+
+``derandomize=True``: the same examples every run; the count keeps the sweep near 30 s.
+"""
+
+from __future__ import annotations
+
+import math
+
+import _oracle as oracle
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shuffledp.accountants import blanket as B
+from shuffledp.accountants import clones as C
+from shuffledp.accountants import variation_ratio as vr
+
+ROUND = 2e-6      # two roundings of rtol = 1e-6
+
+
+def _pairs_lower(k: int, eps0: float, n: int, delta: float) -> float:
+    if n <= 6:
+        return oracle.exact_krr_eps(k, eps0, n, delta)[0]
+    if n <= 100_000:
+        return max(oracle.pair_count_eps(k, eps0, n, delta, m) for m in (0, n - 1))
+    return 0.0
+
+
+@settings(max_examples=30, derandomize=True, deadline=None)
+@given(
+    mechanism=st.sampled_from(["general", "krr"]),
+    k=st.integers(2, 5),
+    eps0=st.floats(0.05, 60.0),
+    log_n=st.floats(math.log(2.0), math.log(1e9)),
+    log_delta=st.floats(math.log(1e-12), math.log(0.5)),
+)
+def test_sweep_sound_monotone_finite(mechanism, k, eps0, log_n, log_delta):
+    n = max(2, min(10**9, round(math.exp(log_n))))
+    delta = math.exp(log_delta)
+    params = vr.vr_params(mechanism, eps0, k=k if mechanism == "krr" else None)
+    eps = vr.vr_eps(params, n, delta)
+    assert math.isfinite(eps) and 0.0 <= eps <= eps0 * (1 + 1e-12)
+    # monotone in n and in delta
+    assert vr.vr_eps(params, min(4 * n, 10**9 + 1), delta) <= eps * (1 + ROUND) + 1e-15
+    assert vr.vr_eps(params, n, min(0.5, 10 * delta)) <= eps * (1 + ROUND) + 1e-15
+    # the other accountants: finite, within [0, eps0]
+    others = {
+        "fmt23": C.eps_clones(eps0, n, delta, variant="fmt23"),
+        "blanket": B.eps_blanket(eps0, n, delta, mechanism="krr", bound="bennett", k=k),
+    }
+    for name, val in others.items():
+        assert math.isfinite(val) and 0.0 <= val <= eps0 * (1 + 1e-12), name
+    # sound against the oracle (k-RR is eps0-LDP, so the general bounds must cover it too)
+    truth_lower = _pairs_lower(k, eps0, n, delta)
+    for name, val in {"vr": eps, **others}.items():
+        assert val >= truth_lower * (1 - 1e-9), (name, val, truth_lower)
+    low = vr.witness_eps("krr", eps0, n, delta, k=k)
+    assert 0.0 <= low <= eps * (1 + 1e-9)
+    if n <= 6:
+        assert low <= truth_lower * (1 + 1e-9)
