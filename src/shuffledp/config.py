@@ -311,3 +311,20 @@ def _check_peruser_sources(config: Mapping) -> None:
             lo, hi = ds.get("views", [10, 60])
             if lo > hi:
                 raise ConfigError(f"config key peruser.datasets[{i}].views: [{lo}, {hi}] must be [min, max]")
+
+
+@register_check
+def _check_ipums_sources(config: Mapping) -> None:
+    """``source: file`` needs an existing codebook and data file; ``source: ipums`` needs a sample."""
+    for key, spec in (config.get("datasets", {}).get("ipums", {}) or {}).items():
+        where = f"datasets.ipums.{key}"
+        if "attributes" not in spec:
+            raise ConfigError(f"config key {where}.attributes: required (attribute name -> domain size)")
+        if spec["source"] == "file":
+            for k in ("ddi", "data"):
+                if not spec.get(k):
+                    raise ConfigError(f"config key {where}.{k}: required for source file")
+                if not Path(spec[k]).is_file():
+                    raise ConfigError(f"config key {where}.{k}: no such file: {spec[k]}")
+        if spec["source"] == "ipums" and not spec.get("sample"):
+            raise ConfigError(f"config key {where}.sample: required for source ipums (e.g. br2010a)")

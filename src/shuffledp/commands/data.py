@@ -49,7 +49,7 @@ def register(sub, account_sub) -> None:
     p.set_defaults(func=_synthetic)
 
     p = dsub.add_parser("summary", help="one row per processed dataset: Parquet and Markdown")
-    p.add_argument("inputs", nargs="+", type=A.existing_file)
+    p.add_argument("inputs", nargs="+", type=A.parquet_file)
     p.add_argument("--out", required=True)
     p.add_argument("--md", required=True)
     p.set_defaults(func=_summary)
@@ -139,9 +139,9 @@ def _summary(args) -> int:
 def register_figure(dsub) -> None:  # called from register()
     p = dsub.add_parser("figure", help="data-stage figures")
     p.add_argument("name", choices=["msnbc-shares"])
-    p.add_argument("--sequences", required=True, type=A.existing_file)
-    p.add_argument("--sets", required=True, type=A.existing_file)
-    p.add_argument("--categories", required=True, type=A.existing_file)
+    p.add_argument("--sequences", required=True, type=A.parquet_file)
+    p.add_argument("--sets", required=True, type=A.parquet_file)
+    p.add_argument("--categories", required=True, type=A.parquet_file)
     p.add_argument("--out-base", required=True, help="output path without extension (.pdf and .png written)")
     p.set_defaults(func=_figure)
 

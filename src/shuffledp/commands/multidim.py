@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
-from pathlib import Path
 
 from shuffledp.cli import UsageError
 from shuffledp.commands import _args as A
@@ -33,9 +33,9 @@ def register(subparsers, account_subparsers) -> None:
     q.set_defaults(func=_personal)
 
     r = sub.add_parser("report", help="figures 3, 4, 5, 10, table 3 and the claims table from job tables")
-    r.add_argument("--uniform", nargs="+", required=True, type=A.existing_file)
-    r.add_argument("--timings", nargs="*", default=[], type=A.existing_file)
-    r.add_argument("--personal", nargs="*", default=[], type=A.existing_file)
+    r.add_argument("--uniform", nargs="+", required=True, type=A.parquet_file)
+    r.add_argument("--timings", nargs="*", default=[], type=A.parquet_file)
+    r.add_argument("--personal", nargs="*", default=[], type=A.parquet_file)
     r.add_argument("--data", nargs="+", required=True, help="dataset=path of each input table (provenance)")
     r.add_argument("--scale", required=True)
     r.add_argument("--tables-dir", required=True)
@@ -59,7 +59,7 @@ def register(subparsers, account_subparsers) -> None:
 
 
 def _common(p) -> None:
-    p.add_argument("--data", required=True, type=A.existing_file, help="processed table (one int column per attribute)")
+    p.add_argument("--data", required=True, type=A.parquet_file, help="processed table (one int column per attribute)")
     p.add_argument("--dataset", required=True)
     p.add_argument("--reps", required=True, help="comma list of repetition indices")
     p.add_argument("--records", type=A.positive_int, default=None, help="seeded sample of this many records")
@@ -124,9 +124,10 @@ def _report(args) -> int:
         if "=" not in item:
             raise UsageError(f"--data: expected dataset=path, got {item!r}")
         k, v = item.split("=", 1)
-        if not Path(v).is_file():
-            raise UsageError(f"--data: no such file: {v}")
-        data[k] = v
+        try:
+            data[k] = A.parquet_file(v)
+        except argparse.ArgumentTypeError as exc:
+            raise UsageError(f"--data: {exc}") from None
     report(args.uniform, args.timings, args.personal, data, scale=args.scale, tables_dir=args.tables_dir,
            figures_dir=args.figures_dir, topk=args.topk)
     return 0
