@@ -230,3 +230,28 @@ def test_prepare_auto_standin_only_when_nothing_reachable(tmp_path, fake_msnbc):
     assert prov["standin"] and prov["source"] == "standin"
     with pytest.raises(DownloadError):
         prepare.prepare_msnbc("real", str(tmp_path / "raw" / "m.gz"), str(out), None, 1, 200, log=QUIET)
+
+
+REAL_MIRROR = __import__("os").environ.get("SHUFFLEDP_DATA_MIRROR")
+
+
+@pytest.mark.skipif(not REAL_MIRROR or not (Path(REAL_MIRROR or ".") / msnbc_mod.RAW_RELPATH).is_file(),
+                    reason="SHUFFLEDP_DATA_MIRROR is not set: no offline copy of the real raw files")
+@pytest.mark.parametrize("kind", ["flipped-near-header", "truncated-gzip"])
+def test_real_msnbc_damaged_mirror_then_damaged_raw(tmp_path, monkeypatch, kind):
+    """The real file with its real checksum: a damaged mirror copy is an error (no stand-in); a damaged
+    raw copy is moved aside and replaced from a good mirror."""
+    real = (Path(REAL_MIRROR) / msnbc_mod.RAW_RELPATH).read_bytes()
+    monkeypatch.delenv("SHUFFLEDP_DATA_MIRROR")
+    monkeypatch.setattr(msnbc_mod, "candidates", lambda mirror: mirror_candidate(mirror, msnbc_mod.RAW_RELPATH))
+    bad_mirror = tmp_path / "bad_mirror"
+    _corrupt(bad_mirror / msnbc_mod.RAW_RELPATH, kind, real)
+    raw = tmp_path / "raw" / "msnbc990928.seq.gz"
+    with pytest.raises(DownloadError) as info:
+        prepare.prepare_msnbc("auto", str(raw), str(tmp_path / "p1"), str(bad_mirror), 1, 200, log=QUIET)
+    assert info.value.corrupt and msnbc_mod.SHA256_UNCOMPRESSED in str(info.value)
+    assert not (tmp_path / "p1").exists() and not raw.exists()
+    _corrupt(raw, kind, real)
+    prov = prepare.prepare_msnbc("auto", str(raw), str(tmp_path / "p2"), REAL_MIRROR, 1, 200, log=QUIET)
+    assert prov["source"] == "real" and raw.read_bytes() == real
+    assert len(list(raw.parent.glob("msnbc990928.seq.gz.corrupt-*"))) == 1
