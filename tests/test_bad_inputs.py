@@ -142,6 +142,12 @@ BAD_CONFIGS = [
     ("ipums-attributes", TINY, _set("datasets.ipums.br.attributes", DELETE), ["datasets.ipums.br.attributes"]),
     ("ipums-key", TINY, lambda c: c["datasets"]["ipums"].update(BRA=c["datasets"]["ipums"]["br"]),
      ["datasets.ipums.BRA", "unknown key"]),
+    ("multidim-dataset-not-built", DEFAULT, _set("multidim.datasets", ["br", "ar"]), ["multidim.datasets", "'ar'"]),
+    ("multidim-records", DEFAULT, _set("multidim.records", 10**7), ["multidim.records"]),
+    ("segmented-table-unknown", DEFAULT, _set("segmented.datasets.msnbc.table", "adult"),
+     ["segmented.datasets.msnbc.table"]),
+    ("segmented-msnbc-d", DEFAULT, _set("segmented.datasets.msnbc.d", 20), ["segmented.datasets.msnbc.d"]),
+    ("kmeans-k", TINY, _set("peruser.kmeans_k", 1000), ["peruser.kmeans_k"]),
     ("top-level-list", [1, 2], None, ["config"]),
 ]
 
