@@ -59,7 +59,7 @@ def register(subparsers, account_subparsers) -> None:
 
 
 def _common(p) -> None:
-    p.add_argument("--data", required=True, type=A.parquet_file, help="processed table (one int column per attribute)")
+    p.add_argument("--data", required=True, help="processed table (one int column per attribute)")
     p.add_argument("--dataset", required=True)
     p.add_argument("--reps", required=True, help="comma list of repetition indices")
     p.add_argument("--records", type=A.positive_int, default=None, help="seeded sample of this many records")
@@ -74,6 +74,10 @@ def _load(args):
 
     if not 1 <= args.family_bits <= 62:
         raise UsageError("--family-bits: must lie in 1..62")
+    try:  # checked here, after the job's own flags (--ratio, --eps), not by argparse
+        A.parquet_file(args.data)
+    except argparse.ArgumentTypeError as exc:
+        raise UsageError(f"--data: {exc}") from None
     reps = parse_list(args.reps, "reps", int_like)
     data, domains, _, _ = load_dataset(args.data, args.records, args.seed, args.dataset)
     return data, domains, reps
