@@ -103,6 +103,12 @@ def _prepare(args) -> int:
         for key in ("source", "records", "attributes"):
             if key not in spec:
                 raise UsageError(f"--spec: missing key {key!r}")
+        attrs = spec["attributes"]
+        if not isinstance(attrs, dict) or not attrs or not all(
+                isinstance(v, int) and not isinstance(v, bool) and v >= 2 for v in attrs.values()):
+            raise UsageError("--spec: \"attributes\" must map attribute names to domain sizes >= 2")
+        if not isinstance(spec["records"], int) or isinstance(spec["records"], bool) or spec["records"] < 1:
+            raise UsageError("--spec: \"records\" must be a positive integer")
         prepare.prepare_ipums(args.key, spec, args.raw_dir, args.out, args.seed, log=_log)
     return 0
 
