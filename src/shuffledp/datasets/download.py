@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import http.client
 import os
 import shutil
 import tempfile
@@ -193,7 +194,9 @@ def fetch_verified(
 
 
 # Failures that mean "this source could not be reached" (as opposed to "reached, and wrong").
-_UNREACHABLE = (FileNotFoundError, NotADirectoryError, urllib.error.URLError, TimeoutError, ConnectionError)
+# A connection cut mid-download (http.client.IncompleteRead) is "not reachable" too: nothing was verified.
+_UNREACHABLE = (FileNotFoundError, NotADirectoryError, urllib.error.URLError, TimeoutError, ConnectionError,
+                http.client.HTTPException)
 
 
 def _move_aside(path: Path) -> Path:
