@@ -255,3 +255,40 @@ def test_real_msnbc_damaged_mirror_then_damaged_raw(tmp_path, monkeypatch, kind)
     prov = prepare.prepare_msnbc("auto", str(raw), str(tmp_path / "p2"), REAL_MIRROR, 1, 200, log=QUIET)
     assert prov["source"] == "real" and raw.read_bytes() == real
     assert len(list(raw.parent.glob("msnbc990928.seq.gz.corrupt-*"))) == 1
+
+
+@pytest.fixture
+def http_mirror(tmp_path):
+    """A local HTTP server over tmp_path/www (stands for a URL mirror)."""
+    import functools
+    import http.server
+    import threading
+
+    root = tmp_path / "www"
+    root.mkdir()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    handler.log_message = lambda *a, **k: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield root, f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+def test_url_mirror_damaged_is_corrupt_missing_is_unreachable(tmp_path, http_mirror):
+    root, url = http_mirror
+    data = gzip.compress(_payload(), mtime=0)
+    dest = tmp_path / "raw" / "x.gz"
+    with pytest.raises(DownloadError) as info:  # 404: not reachable (a stand-in would be allowed)
+        fetch_verified(dest, mirror_candidate(url, "m/x.gz"), _ck(), log=QUIET)
+    assert not info.value.corrupt
+    (root / "m").mkdir()
+    (root / "m" / "x.gz").write_bytes(CORRUPTIONS["flipped-near-header"](data))
+    with pytest.raises(DownloadError) as info:  # served but damaged: corrupt, no stand-in
+        fetch_verified(dest, mirror_candidate(url, "m/x.gz"), _ck(), log=QUIET)
+    assert info.value.corrupt and url + "m/x.gz" in str(info.value)
+    assert not dest.exists() and list(dest.parent.iterdir()) == []
+    (root / "m" / "x.gz").write_bytes(data)
+    assert fetch_verified(dest, mirror_candidate(url, "m/x.gz"), _ck(), log=QUIET) == url + "m/x.gz"
+    assert dest.read_bytes() == data
