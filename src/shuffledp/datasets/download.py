@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from shuffledp.io import file_mode
+from shuffledp.io import file_mode, temp_file
 
 MIRROR_ENV = "SHUFFLEDP_DATA_MIRROR"
 TIMEOUT_S = 30
@@ -157,8 +157,7 @@ def fetch_verified(
             log(f"ERROR: {exc}; moved aside to {aside}; trying the sources")
     dest.parent.mkdir(parents=True, exist_ok=True)
     for cand in candidates:
-        fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
-        os.close(fd)
+        tmp = temp_file(dest)
         try:
             try:
                 _copy_candidate(cand, tmp)
