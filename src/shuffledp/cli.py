@@ -48,7 +48,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _one_line(text: object) -> str:
-    return "; ".join(line.strip() for line in str(text).splitlines() if line.strip())
+    out = ""
+    for line in (ln.strip() for ln in str(text).splitlines()):
+        if line:
+            out += (" " if out.endswith(":") else "; " if out else "") + line
+    return out
 
 
 # flags that carry a JSON object: a KeyError while reading one is a key missing from it

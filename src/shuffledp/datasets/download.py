@@ -96,7 +96,7 @@ def _reason(exc: BaseException) -> str:
     if isinstance(exc, EOFError):
         return f"truncated: {exc}"
     text = str(exc) or type(exc).__name__
-    return f"{type(exc).__name__}: {text}" if isinstance(exc, zlib.error) else text
+    return f"zlib: {text}" if isinstance(exc, zlib.error) else text
 
 
 def _raw_sha256(path: str | os.PathLike) -> str | None:
@@ -186,7 +186,7 @@ def fetch_verified(
             return str(cand)
         finally:
             Path(tmp).unlink(missing_ok=True)
-    kind = "damaged" if corrupt else "not reachable"
+    kind = "a damaged file, no verified copy" if corrupt else "no source reachable"
     raise DownloadError(
         f"could not obtain {dest} (sources {kind}):\n  " + "\n  ".join(errors or ["no candidate"]), corrupt=corrupt
     )
