@@ -172,6 +172,9 @@ def test_damaged_local_copy_is_moved_aside(tmp_path, kind):
         fetch_verified(dest, [Candidate(str(tmp_path / "absent.gz"))], _ck(), log=QUIET)
     assert info.value.corrupt and str(dest) in str(info.value)
     assert sorted(p.name for p in dest.parent.iterdir()) == [f"x.gz.corrupt-{tag}"]
+    with pytest.raises(DownloadError) as again:  # a second run still knows the data is damaged
+        fetch_verified(dest, [Candidate(str(tmp_path / "absent.gz"))], _ck(), log=QUIET)
+    assert again.value.corrupt and f"x.gz.corrupt-{tag}" in str(again.value)
     fetch_verified(dest, [Candidate(str(good))], _ck(), log=QUIET)
     assert dest.read_bytes() == data
 

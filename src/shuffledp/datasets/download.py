@@ -11,6 +11,7 @@ that something was damaged so that callers never replace it by a stand-in.
 
 from __future__ import annotations
 
+import glob
 import gzip
 import hashlib
 import http.client
@@ -140,7 +141,8 @@ def fetch_verified(
     interrupted attempt leaves no file. A damaged candidate is reported and the next one tried.
 
     Raises :class:`DownloadError` listing every attempt when no candidate verifies; its
-    ``corrupt`` flag tells a damaged file (reached, wrong) from sources that could not be reached.
+    ``corrupt`` flag tells a damaged file (reached, wrong, or moved aside by an earlier run) from
+    sources that could not be reached.
     """
     dest = Path(dest)
     errors: list[str] = []
@@ -186,6 +188,13 @@ def fetch_verified(
             return str(cand)
         finally:
             Path(tmp).unlink(missing_ok=True)
+    earlier = sorted(p.name for p in dest.parent.glob(f"{glob.escape(dest.name)}.corrupt-*"))
+    if earlier and not corrupt:
+        # a damaged copy moved aside by an earlier run: the real data is known to be damaged here,
+        # so a second run with no source reachable must not quietly become the stand-in either
+        corrupt = True
+        errors.append(f"{dest.parent}: damaged earlier copies kept for inspection: {', '.join(earlier)} "
+                      "(delete them to allow the stand-in)")
     kind = "a damaged file, no verified copy" if corrupt else "no source reachable"
     raise DownloadError(
         f"could not obtain {dest} (sources {kind}):\n  " + "\n  ".join(errors or ["no candidate"]), corrupt=corrupt
