@@ -132,6 +132,21 @@ BAD_CONFIGS = [
     ("multidim-eps-zero", DEFAULT, _set("multidim.eps", [0]), ["multidim.eps[0]"]),
     ("table2-bound", DEFAULT, _set("personalized.table2.rows[0].bound", "magic"),
      ["personalized.table2.rows[0].bound", "'magic'"]),
+    ("ipums-file-missing", TINY, lambda c: c["datasets"]["ipums"]["br"].update(source="file", ddi="/nope.xml",
+                                                                             data="/nope.dat"),
+     ["datasets.ipums.br.ddi", "no such file"]),
+    ("ipums-file-keys", TINY, lambda c: c["datasets"]["ipums"]["br"].update(source="file"), ["datasets.ipums.br.ddi"]),
+    ("ipums-api-sample", TINY, lambda c: c["datasets"]["ipums"]["br"].update(source="ipums"),
+     ["datasets.ipums.br.sample"]),
+    ("ipums-attributes", TINY, _set("datasets.ipums.br.attributes", DELETE), ["datasets.ipums.br.attributes"]),
+    ("ipums-key", TINY, lambda c: c["datasets"]["ipums"].update(BRA=c["datasets"]["ipums"]["br"]),
+     ["datasets.ipums.BRA", "unknown key"]),
+    ("multidim-dataset-not-built", DEFAULT, _set("multidim.datasets", ["br", "ar"]), ["multidim.datasets", "'ar'"]),
+    ("multidim-records", DEFAULT, _set("multidim.records", 10**7), ["multidim.records"]),
+    ("segmented-table-unknown", DEFAULT, _set("segmented.datasets.msnbc.table", "adult"),
+     ["segmented.datasets.msnbc.table"]),
+    ("segmented-msnbc-d", DEFAULT, _set("segmented.datasets.msnbc.d", 20), ["segmented.datasets.msnbc.d"]),
+    ("kmeans-k", TINY, _set("peruser.kmeans_k", 1000), ["peruser.kmeans_k"]),
     ("top-level-list", [1, 2], None, ["config"]),
 ]
 
@@ -202,6 +217,9 @@ BAD_CLI = [
     ("summary-not-parquet", "data summary {tmp}/text.parquet --out {tmp}/o.parquet --md {tmp}/o.md",
      ["text.parquet", "Parquet"]),
     ("summary-dir", "data summary {tmp} --out {tmp}/o.parquet --md {tmp}/o.md", ["not a regular file"]),
+    ("summary-truncated", "data summary {tmp}/trunc.parquet --out {tmp}/o.parquet --md {tmp}/o.md",
+     ["trunc.parquet", "not a readable Parquet"]),
+    ("collect-truncated", "peruser collect --out {tmp}/o.parquet {tmp}/trunc.parquet", ["trunc.parquet"]),
     ("figure-missing", "data figure msnbc-shares --sequences {tmp}/a --sets {ok} --categories {ok} --out-base {tmp}/f",
      ["--sequences", "/a"]),
     ("synthetic-users-neg", "data synthetic --name a --domain 10 --set-size 2 --users -5 --seed 1 "
@@ -273,6 +291,12 @@ BAD_CLI = [
     ("config-missing", "config validate {tmp}/nope.yaml", ["nope.yaml"]),
     ("config-yaml", "config validate {tmp}/broken.yaml", ["broken.yaml:2", "YAML syntax error"]),
     ("config-key", "config validate {tmp}/typo.yaml", ["config key peruser.methds", "'methods'"]),
+    ("peruser-section-keys", "peruser run --section {{}} --seed 1 --method alg1 --dataset d --eps 1 --split thm4 "
+     "--clustering kmeans --batch 0 --out-runs {tmp}/r --out-users {tmp}/u", ["--section", "'datasets'"]),
+    ("segmented-params-keys", "segmented params --spec {{}} --output {tmp}/x.parquet", ["--spec", "missing key"]),
+    ("prepare-spec-attrs", "data prepare ipums --key br --spec "
+     '{{"source":"standin","records":5,"attributes":{{"A":-2}}}} --source auto --raw-dir {tmp} '
+     "--out {tmp}/i.parquet --seed 1", ["--spec", "attributes"]),
     ("unknown-command", "frobnicate", ["frobnicate"]),
 ]
 
@@ -280,6 +304,7 @@ BAD_CLI = [
 def _argv(template: str, tmp_path: Path) -> list[str]:
     ok = _parquet(tmp_path)
     (tmp_path / "text.parquet").write_text("not parquet")
+    (tmp_path / "trunc.parquet").write_bytes(Path(ok).read_bytes()[:-30])
     (tmp_path / "broken.yaml").write_text("name: x\n  seed: 1\n")
     typo = copy.deepcopy(TINY)
     typo["peruser"]["methds"] = typo["peruser"].pop("methods")

@@ -140,3 +140,12 @@ def test_fuzzed_config_real_dry_run(tmp_path_factory, data):
 def teardown_module(module):
     print(f"\nconfig fuzzer: {TRIED['validate']} configs through validate_config ({TRIED['refused']} refused), "
           f"{TRIED['snakemake']} through snakemake -n")
+
+
+def test_the_workflow_calls_exactly_this_validation():
+    """The fuzzer's property holds for the workflow only if common.smk calls the same function."""
+    text = (REPO / "workflow" / "rules" / "common.smk").read_text()
+    code = "\n".join(line.split("#", 1)[0] for line in text.splitlines())
+    assert "from shuffledp.config import ConfigError, validate_config" in code
+    assert re.search(r"^\s+validate_config\(config, ", code, re.M)
+    assert "snakemake.utils import validate" not in code and "check_config(" not in code

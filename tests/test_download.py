@@ -172,6 +172,9 @@ def test_damaged_local_copy_is_moved_aside(tmp_path, kind):
         fetch_verified(dest, [Candidate(str(tmp_path / "absent.gz"))], _ck(), log=QUIET)
     assert info.value.corrupt and str(dest) in str(info.value)
     assert sorted(p.name for p in dest.parent.iterdir()) == [f"x.gz.corrupt-{tag}"]
+    with pytest.raises(DownloadError) as again:  # a second run still knows the data is damaged
+        fetch_verified(dest, [Candidate(str(tmp_path / "absent.gz"))], _ck(), log=QUIET)
+    assert again.value.corrupt and f"x.gz.corrupt-{tag}" in str(again.value)
     fetch_verified(dest, [Candidate(str(good))], _ck(), log=QUIET)
     assert dest.read_bytes() == data
 
@@ -230,3 +233,65 @@ def test_prepare_auto_standin_only_when_nothing_reachable(tmp_path, fake_msnbc):
     assert prov["standin"] and prov["source"] == "standin"
     with pytest.raises(DownloadError):
         prepare.prepare_msnbc("real", str(tmp_path / "raw" / "m.gz"), str(out), None, 1, 200, log=QUIET)
+
+
+REAL_MIRROR = __import__("os").environ.get("SHUFFLEDP_DATA_MIRROR")
+
+
+@pytest.mark.skipif(not REAL_MIRROR or not (Path(REAL_MIRROR or ".") / msnbc_mod.RAW_RELPATH).is_file(),
+                    reason="SHUFFLEDP_DATA_MIRROR is not set: no offline copy of the real raw files")
+@pytest.mark.parametrize("kind", ["flipped-near-header", "truncated-gzip"])
+def test_real_msnbc_damaged_mirror_then_damaged_raw(tmp_path, monkeypatch, kind):
+    """The real file with its real checksum: a damaged mirror copy is an error (no stand-in); a damaged
+    raw copy is moved aside and replaced from a good mirror."""
+    real = (Path(REAL_MIRROR) / msnbc_mod.RAW_RELPATH).read_bytes()
+    monkeypatch.delenv("SHUFFLEDP_DATA_MIRROR")
+    monkeypatch.setattr(msnbc_mod, "candidates", lambda mirror: mirror_candidate(mirror, msnbc_mod.RAW_RELPATH))
+    bad_mirror = tmp_path / "bad_mirror"
+    _corrupt(bad_mirror / msnbc_mod.RAW_RELPATH, kind, real)
+    raw = tmp_path / "raw" / "msnbc990928.seq.gz"
+    with pytest.raises(DownloadError) as info:
+        prepare.prepare_msnbc("auto", str(raw), str(tmp_path / "p1"), str(bad_mirror), 1, 200, log=QUIET)
+    assert info.value.corrupt and msnbc_mod.SHA256_UNCOMPRESSED in str(info.value)
+    assert not (tmp_path / "p1").exists() and not raw.exists()
+    _corrupt(raw, kind, real)
+    prov = prepare.prepare_msnbc("auto", str(raw), str(tmp_path / "p2"), REAL_MIRROR, 1, 200, log=QUIET)
+    assert prov["source"] == "real" and raw.read_bytes() == real
+    assert len(list(raw.parent.glob("msnbc990928.seq.gz.corrupt-*"))) == 1
+
+
+@pytest.fixture
+def http_mirror(tmp_path):
+    """A local HTTP server over tmp_path/www (stands for a URL mirror)."""
+    import functools
+    import http.server
+    import threading
+
+    root = tmp_path / "www"
+    root.mkdir()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    handler.log_message = lambda *a, **k: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield root, f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+def test_url_mirror_damaged_is_corrupt_missing_is_unreachable(tmp_path, http_mirror):
+    root, url = http_mirror
+    data = gzip.compress(_payload(), mtime=0)
+    dest = tmp_path / "raw" / "x.gz"
+    with pytest.raises(DownloadError) as info:  # 404: not reachable (a stand-in would be allowed)
+        fetch_verified(dest, mirror_candidate(url, "m/x.gz"), _ck(), log=QUIET)
+    assert not info.value.corrupt
+    (root / "m").mkdir()
+    (root / "m" / "x.gz").write_bytes(CORRUPTIONS["flipped-near-header"](data))
+    with pytest.raises(DownloadError) as info:  # served but damaged: corrupt, no stand-in
+        fetch_verified(dest, mirror_candidate(url, "m/x.gz"), _ck(), log=QUIET)
+    assert info.value.corrupt and url + "m/x.gz" in str(info.value)
+    assert not dest.exists() and list(dest.parent.iterdir()) == []
+    (root / "m" / "x.gz").write_bytes(data)
+    assert fetch_verified(dest, mirror_candidate(url, "m/x.gz"), _ck(), log=QUIET) == url + "m/x.gz"
+    assert dest.read_bytes() == data

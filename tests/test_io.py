@@ -107,3 +107,22 @@ def test_no_writer_bypasses_io():
             if RAW_WRITE.search(code) and "sm.log" not in code and "io.write_text" not in code:
                 offenders.append(f"{rel}:{n}: {line.strip()}")
     assert not offenders, "\n".join(offenders)
+
+
+def test_temporaries_of_killed_writers_are_removed(tmp_path):
+    """A writer killed with SIGKILL leaves its temporary; the next write of the same file removes it
+    (a dead process's on this host), but never a live process's or another file's."""
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead_pid = int(dead.stdout)
+    host = io._host()
+    stale = tmp_path / f".out.md.{host}.{dead_pid}.abc.part"
+    live = tmp_path / f".out.md.{host}.{os.getpid()}.def.part"
+    other = tmp_path / f".other.md.{host}.{dead_pid}.ghi.part"
+    for p in (stale, live, other):
+        p.write_text("partial")
+    io.write_text(tmp_path / "out.md", "done\n")
+    assert not stale.exists() and live.exists() and other.exists()
+    assert (tmp_path / "out.md").read_text() == "done\n"

@@ -90,8 +90,10 @@ def test_specs_hold_only_the_keys_a_job_uses():
 
 
 def test_bad_spec_is_a_one_line_usage_error(tmp_path):
-    x = tmp_path / "x.parquet"  # inputs must exist (issue 13), so that the --spec error is the one reported
-    x.write_bytes(b"")
+    import pandas as pd
+
+    x = tmp_path / "x.parquet"  # inputs must be readable Parquet (issue 13), so that the --spec error is reported
+    pd.DataFrame({"a": [1]}).to_parquet(x)
     for argv, needle in ((["segmented", "run", "--spec", "{not json", "--data", str(x), "--out", "y"],
                           "not valid JSON"),
                          (["personalized", "points", "--spec", '{"bound": "hps"}', "--out", "y"], "missing key"),

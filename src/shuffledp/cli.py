@@ -48,16 +48,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _one_line(text: object) -> str:
-    return "; ".join(line.strip() for line in str(text).splitlines() if line.strip())
+    out = ""
+    for line in (ln.strip() for ln in str(text).splitlines()):
+        if line:
+            out += (" " if out.endswith(":") else "; " if out else "") + line
+    return out
 
 
-def _describe(exc: BaseException) -> str:
+# flags that carry a JSON object: a KeyError while reading one is a key missing from it
+_JSON_FLAGS = ("spec", "section", "classes")
+
+
+def _describe(exc: BaseException, args: argparse.Namespace | None = None) -> str:
     """One line for an exception: the flag or file it names, what failed."""
     if isinstance(exc, OSError) and exc.filename is not None:
         what = exc.strerror or type(exc).__name__
         return f"{exc.filename}: {what}"
     if isinstance(exc, KeyError):
-        return f"missing key {exc.args[0]!r}" if exc.args else "missing key"
+        flags = [f"--{f}" for f in _JSON_FLAGS if getattr(args, f, None) is not None]
+        where = f"{flags[0]}: " if len(flags) == 1 else ""
+        return f"{where}missing key {exc.args[0]!r}" if exc.args else f"{where}missing key"
     text = _one_line(exc)
     flag = getattr(exc, "flag", None)  # e.g. AccountantDomainError(ValueError) carries the flag it concerns
     if flag and not text.startswith(str(flag)):
@@ -67,7 +77,7 @@ def _describe(exc: BaseException) -> str:
 
 # Exceptions that mean "bad input" (a value, a file, a damaged download): exit 2, one line.
 _INPUT_ERRORS: tuple[type[BaseException], ...] = (
-    ValueError, OSError, KeyError, EOFError, ArithmeticError, zlib.error, RuntimeError, TypeError,
+    ValueError, OSError, KeyError, EOFError, ArithmeticError, zlib.error, RuntimeError,
 )
 
 
@@ -85,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     except _INPUT_ERRORS as exc:
         if debug:
             raise
-        print(f"shuffledp: error: {_describe(exc)}", file=sys.stderr)
+        print(f"shuffledp: error: {_describe(exc, args)}", file=sys.stderr)
         return 2
     except Exception as exc:  # a bug, not bad input: still one line (SHUFFLEDP_DEBUG=1 shows the traceback)
         if debug:

@@ -311,3 +311,57 @@ def _check_peruser_sources(config: Mapping) -> None:
             lo, hi = ds.get("views", [10, 60])
             if lo > hi:
                 raise ConfigError(f"config key peruser.datasets[{i}].views: [{lo}, {hi}] must be [min, max]")
+
+
+@register_check
+def _check_ipums_sources(config: Mapping) -> None:
+    """``source: file`` needs an existing codebook and data file; ``source: ipums`` needs a sample."""
+    for key, spec in (config.get("datasets", {}).get("ipums", {}) or {}).items():
+        where = f"datasets.ipums.{key}"
+        if "attributes" not in spec:
+            raise ConfigError(f"config key {where}.attributes: required (attribute name -> domain size)")
+        if spec["source"] == "file":
+            for k in ("ddi", "data"):
+                if not spec.get(k):
+                    raise ConfigError(f"config key {where}.{k}: required for source file")
+                if not Path(spec[k]).is_file():
+                    raise ConfigError(f"config key {where}.{k}: no such file: {spec[k]}")
+        if spec["source"] == "ipums" and not spec.get("sample"):
+            raise ConfigError(f"config key {where}.sample: required for source ipums (e.g. br2010a)")
+
+
+@register_check
+def _check_tables_exist(config: Mapping) -> None:
+    """Experiments read processed tables; each must be one the data stage of this config builds."""
+    ds = config.get("datasets", {}) or {}
+    ipums = ds.get("ipums", {}) or {}
+    synth = {s["name"] for s in ds.get("synthetic", []) or []}
+    md = config.get("multidim")
+    if md:
+        names = list(md.get("datasets", []))
+        if len(set(names)) != len(names):
+            raise ConfigError(f"config key multidim.datasets: duplicate entries in {names}")
+        for name in names:
+            if name not in ipums:
+                raise ConfigError(f"config key multidim.datasets: {name!r} needs datasets.ipums.{name} "
+                                  f"(configured: {sorted(ipums)})")
+            if md["records"] > ipums[name]["records"]:
+                raise ConfigError(f"config key multidim.records: {md['records']} exceeds datasets.ipums.{name}.records "
+                                  f"{ipums[name]['records']} (the processed table has that many rows)")
+    seg = config.get("segmented")
+    if seg:
+        for name, spec in seg.get("datasets", {}).items():
+            table = spec["table"]
+            if table != "msnbc_sets" and not table.startswith("synthetic_"):
+                raise ConfigError(f"config key segmented.datasets.{name}.table: {table!r} is not a set-valued table "
+                                  f"the data stage builds (msnbc_sets or synthetic_<name>, with <name> in "
+                                  f"datasets.synthetic: {sorted(synth)})")
+            if table == "msnbc_sets" and spec["d"] != 17:
+                raise ConfigError(f"config key segmented.datasets.{name}.d: msnbc_sets has 17 categories, "
+                                  f"not {spec['d']}")
+    pu = config.get("peruser")
+    if pu:
+        smallest = min((d["n"] for d in pu.get("datasets", [])), default=None)
+        if smallest is not None and pu["kmeans_k"] > smallest:
+            raise ConfigError(f"config key peruser.kmeans_k: {pu['kmeans_k']} clusters exceed the smallest "
+                              f"peruser.datasets n ({smallest})")

@@ -13,9 +13,11 @@ the one reader of it.
 
 from __future__ import annotations
 
+import glob
 import json
 import math
 import os
+import socket
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -48,6 +50,38 @@ def file_mode() -> int:
     return 0o666 & ~mask
 
 
+def _host() -> str:
+    return "".join(c if c.isalnum() or c == "-" else "_" for c in socket.gethostname()) or "host"
+
+
+def temp_file(path: str | os.PathLike, suffix: str = ".part") -> str:
+    """A new empty temporary file next to ``path``: ``.<name>.<host>.<pid>.<random><suffix>``.
+
+    Temporaries that a process killed with SIGKILL left for the same ``path`` (same host, that
+    process no longer running) are removed first, so a resumed run leaves no ``.part`` behind.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    host = _host()
+    for old in path.parent.glob(f".{glob.escape(path.name)}.{host}.*{suffix}"):
+        pid = old.name[len(path.name) + len(host) + 3:].split(".", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            old.unlink(missing_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{host}.{os.getpid()}.", suffix=suffix, dir=path.parent)
+    os.close(fd)
+    return tmp
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
 def atomic_write(path: str | os.PathLike, writer: Callable[[str], object]) -> None:
     """Call ``writer(tmp_path)`` and move the finished, fsync-ed file onto ``path``.
 
@@ -55,9 +89,7 @@ def atomic_write(path: str | os.PathLike, writer: Callable[[str], object]) -> No
     ``writer`` fails or the process is interrupted by an exception.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
-    os.close(fd)
+    tmp = temp_file(path)
     try:
         writer(tmp)
         with open(tmp, "rb+") as fh:

@@ -94,6 +94,24 @@ def existing_file(text: str) -> str:
     return text
 
 
+def parquet_file(text: str) -> str:
+    """An existing, readable Parquet file (its footer is read: a truncated or foreign file is refused)."""
+    existing_file(text)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        pq.read_schema(text)
+    except (pa.ArrowException, OSError) as exc:
+        raise argparse.ArgumentTypeError(f"{text}: not a readable Parquet file ({_first_line(exc)})") from None
+    return text
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
 def existing_dir(text: str) -> str:
     if not Path(text).is_dir():
         raise argparse.ArgumentTypeError(f"no such folder: {text}")

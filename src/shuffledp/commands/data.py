@@ -49,7 +49,7 @@ def register(sub, account_sub) -> None:
     p.set_defaults(func=_synthetic)
 
     p = dsub.add_parser("summary", help="one row per processed dataset: Parquet and Markdown")
-    p.add_argument("inputs", nargs="+", type=A.existing_file)
+    p.add_argument("inputs", nargs="+", type=A.parquet_file)
     p.add_argument("--out", required=True)
     p.add_argument("--md", required=True)
     p.set_defaults(func=_summary)
@@ -103,6 +103,12 @@ def _prepare(args) -> int:
         for key in ("source", "records", "attributes"):
             if key not in spec:
                 raise UsageError(f"--spec: missing key {key!r}")
+        attrs = spec["attributes"]
+        if not isinstance(attrs, dict) or not attrs or not all(
+                isinstance(v, int) and not isinstance(v, bool) and v >= 2 for v in attrs.values()):
+            raise UsageError("--spec: \"attributes\" must map attribute names to domain sizes >= 2")
+        if not isinstance(spec["records"], int) or isinstance(spec["records"], bool) or spec["records"] < 1:
+            raise UsageError("--spec: \"records\" must be a positive integer")
         prepare.prepare_ipums(args.key, spec, args.raw_dir, args.out, args.seed, log=_log)
     return 0
 
@@ -139,9 +145,9 @@ def _summary(args) -> int:
 def register_figure(dsub) -> None:  # called from register()
     p = dsub.add_parser("figure", help="data-stage figures")
     p.add_argument("name", choices=["msnbc-shares"])
-    p.add_argument("--sequences", required=True, type=A.existing_file)
-    p.add_argument("--sets", required=True, type=A.existing_file)
-    p.add_argument("--categories", required=True, type=A.existing_file)
+    p.add_argument("--sequences", required=True, type=A.parquet_file)
+    p.add_argument("--sets", required=True, type=A.parquet_file)
+    p.add_argument("--categories", required=True, type=A.parquet_file)
     p.add_argument("--out-base", required=True, help="output path without extension (.pdf and .png written)")
     p.set_defaults(func=_figure)
 

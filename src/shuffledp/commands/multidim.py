@@ -14,23 +14,23 @@ def register(subparsers, account_subparsers) -> None:
 
     u = sub.add_parser("uniform", help="one job: a mechanism at one eps for a batch of repetitions")
     u.add_argument("--spec", required=True, help="the job's spec (JSON object)")
-    u.add_argument("--data", required=True, type=A.existing_file, help="processed table (one int column per attribute)")
+    u.add_argument("--data", required=True, type=A.parquet_file, help="processed table (one int column per attribute)")
     u.add_argument("--out", required=True)
     u.add_argument("--timings", required=True, help="Parquet of wall-clock timings (not reproducible)")
     u.set_defaults(func=_uniform)
 
     q = sub.add_parser("personal", help="one job: OGM or NOGM at one budget ratio for a batch of repetitions")
     q.add_argument("--spec", required=True, help="the job's spec (JSON object)")
-    q.add_argument("--data", required=True, type=A.existing_file, help="processed table (one int column per attribute)")
+    q.add_argument("--data", required=True, type=A.parquet_file, help="processed table (one int column per attribute)")
     q.add_argument("--out", required=True)
     q.set_defaults(func=_personal)
 
     r = sub.add_parser("report", help="figures 3, 4, 5, 10, table 3 and the claims table from job tables")
     r.add_argument("--spec", required=True, help="datasets, topk, scale (JSON object)")
-    r.add_argument("--uniform", nargs="+", required=True, type=A.existing_file)
-    r.add_argument("--timings", nargs="*", default=[], type=A.existing_file)
-    r.add_argument("--personal", nargs="*", default=[], type=A.existing_file)
-    r.add_argument("--data", nargs="+", required=True, type=A.existing_file,
+    r.add_argument("--uniform", nargs="+", required=True, type=A.parquet_file)
+    r.add_argument("--timings", nargs="*", default=[], type=A.parquet_file)
+    r.add_argument("--personal", nargs="*", default=[], type=A.parquet_file)
+    r.add_argument("--data", nargs="+", required=True, type=A.parquet_file,
                    help="input table of each dataset, in the spec's order")
     r.add_argument("--tables-dir", required=True)
     r.add_argument("--figures-dir", required=True)

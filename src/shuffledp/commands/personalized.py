@@ -23,8 +23,8 @@ def register(subparsers, account_subparsers) -> None:
     q.set_defaults(func=_row)
     q = sub.add_parser("report", help="Figure 4, Table 2 and the claims table")
     q.add_argument("--spec", required=True)
-    q.add_argument("--points", nargs="+", required=True, type=A.existing_file)
-    q.add_argument("--rows", nargs="+", required=True, type=A.existing_file)
+    q.add_argument("--points", nargs="+", required=True, type=A.parquet_file)
+    q.add_argument("--rows", nargs="+", required=True, type=A.parquet_file)
     for key in ("fig-table", "pdf", "png", "t2", "t2-md", "claims", "claims-md"):
         q.add_argument(f"--{key}", required=True)
     q.set_defaults(func=_report)

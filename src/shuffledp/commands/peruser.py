@@ -13,19 +13,19 @@ def register(subparsers, account_subparsers) -> None:
 
     r = sub.add_parser("run", help="one job: (method, dataset, clustering, eps, batch)")
     r.add_argument("--spec", required=True, help="the job's spec (JSON object)")
-    r.add_argument("--msnbc", default=None, type=A.existing_file, help="msnbc_sequences.parquet (msnbc datasets)")
+    r.add_argument("--msnbc", default=None, type=A.parquet_file, help="msnbc_sequences.parquet (msnbc datasets)")
     r.add_argument("--out-runs", required=True)
     r.add_argument("--out-users", required=True)
     r.set_defaults(func=_run)
 
     c = sub.add_parser("collect", help="concatenate job tables")
     c.add_argument("--out", required=True)
-    c.add_argument("inputs", nargs="+", type=A.existing_file)
+    c.add_argument("inputs", nargs="+", type=A.parquet_file)
     c.set_defaults(func=_collect)
 
     rep = sub.add_parser("report", help="figures 1-4 and the claims table")
-    rep.add_argument("--runs", required=True, type=A.existing_file)
-    rep.add_argument("--users", required=True, type=A.existing_file)
+    rep.add_argument("--runs", required=True, type=A.parquet_file)
+    rep.add_argument("--users", required=True, type=A.parquet_file)
     rep.add_argument("--spec", required=True, help="figure, eps, eps1_fractions, scale (JSON object)")
     rep.add_argument("--figures", required=True, help="output prefix, e.g. results/figures/peruser_fig")
     rep.add_argument("--claims", required=True, help="output prefix, e.g. results/tables/peruser_claims")

@@ -11,8 +11,10 @@ that something was damaged so that callers never replace it by a stand-in.
 
 from __future__ import annotations
 
+import glob
 import gzip
 import hashlib
+import http.client
 import os
 import shutil
 import tempfile
@@ -25,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from shuffledp.io import file_mode
+from shuffledp.io import file_mode, temp_file
 
 MIRROR_ENV = "SHUFFLEDP_DATA_MIRROR"
 TIMEOUT_S = 30
@@ -95,7 +97,7 @@ def _reason(exc: BaseException) -> str:
     if isinstance(exc, EOFError):
         return f"truncated: {exc}"
     text = str(exc) or type(exc).__name__
-    return f"{type(exc).__name__}: {text}" if isinstance(exc, zlib.error) else text
+    return f"zlib: {text}" if isinstance(exc, zlib.error) else text
 
 
 def _raw_sha256(path: str | os.PathLike) -> str | None:
@@ -139,7 +141,8 @@ def fetch_verified(
     interrupted attempt leaves no file. A damaged candidate is reported and the next one tried.
 
     Raises :class:`DownloadError` listing every attempt when no candidate verifies; its
-    ``corrupt`` flag tells a damaged file (reached, wrong) from sources that could not be reached.
+    ``corrupt`` flag tells a damaged file (reached, wrong, or moved aside by an earlier run) from
+    sources that could not be reached.
     """
     dest = Path(dest)
     errors: list[str] = []
@@ -156,8 +159,7 @@ def fetch_verified(
             log(f"ERROR: {exc}; moved aside to {aside}; trying the sources")
     dest.parent.mkdir(parents=True, exist_ok=True)
     for cand in candidates:
-        fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
-        os.close(fd)
+        tmp = temp_file(dest)
         try:
             try:
                 _copy_candidate(cand, tmp)
@@ -186,14 +188,23 @@ def fetch_verified(
             return str(cand)
         finally:
             Path(tmp).unlink(missing_ok=True)
-    kind = "damaged" if corrupt else "not reachable"
+    earlier = sorted(p.name for p in dest.parent.glob(f"{glob.escape(dest.name)}.corrupt-*"))
+    if earlier and not corrupt:
+        # a damaged copy moved aside by an earlier run: the real data is known to be damaged here,
+        # so a second run with no source reachable must not quietly become the stand-in either
+        corrupt = True
+        errors.append(f"{dest.parent}: damaged earlier copies kept for inspection: {', '.join(earlier)} "
+                      "(delete them to allow the stand-in)")
+    kind = "a damaged file, no verified copy" if corrupt else "no source reachable"
     raise DownloadError(
         f"could not obtain {dest} (sources {kind}):\n  " + "\n  ".join(errors or ["no candidate"]), corrupt=corrupt
     )
 
 
 # Failures that mean "this source could not be reached" (as opposed to "reached, and wrong").
-_UNREACHABLE = (FileNotFoundError, NotADirectoryError, urllib.error.URLError, TimeoutError, ConnectionError)
+# A connection cut mid-download (http.client.IncompleteRead) is "not reachable" too: nothing was verified.
+_UNREACHABLE = (FileNotFoundError, NotADirectoryError, urllib.error.URLError, TimeoutError, ConnectionError,
+                http.client.HTTPException)
 
 
 def _move_aside(path: Path) -> Path:
