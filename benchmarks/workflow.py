@@ -63,23 +63,28 @@ def read_benchmarks(results: Path) -> list[dict]:
             except ValueError:
                 return float("nan")
 
-        sub = tsv.relative_to(results / "benchmarks").parts[0]
+        parts = tsv.relative_to(results / "benchmarks").parts
+        sub = parts[0]
+        # the rule a file belongs to: <stage>/<step>_<wildcards>.tsv, or deeper folders for the
+        # accountant tables (accountant/<experiment>/...) and per-user jobs (peruser/<dataset>/...)
+        kind = parts[1] if sub == "accountant" else ("job" if len(parts) > 2 else tsv.stem.split("_")[0])
         end = tsv.stat().st_mtime
-        rows.append({"paper": PAPERS.get(sub, sub), "job": str(tsv.relative_to(results / "benchmarks")),
+        rows.append({"paper": PAPERS.get(sub, sub), "rule": f"{sub}/{kind}",
+                     "job": str(tsv.relative_to(results / "benchmarks")),
                      "s": num("s"), "cpu": num("cpu_time"), "rss": num("max_rss"), "start": end - num("s"),
                      "end": end})
     return rows
 
 
-def summarise(rows: list[dict]) -> list[dict]:
+def summarise(rows: list[dict], by: str = "paper") -> list[dict]:
     out = []
-    for paper in sorted({r["paper"] for r in rows}) + ["all"]:
-        sel = [r for r in rows if paper == "all" or r["paper"] == paper]
+    for key in sorted({r[by] for r in rows}) + ["all"]:
+        sel = [r for r in rows if key == "all" or r[by] == key]
         if not sel:
             continue
         finite = lambda xs: [x for x in xs if x == x]  # noqa: E731  (drop NaN)
         out.append({
-            "paper": paper, "jobs": len(sel),
+            "paper": key, "jobs": len(sel),
             "span_s": max(r["end"] for r in sel) - min(r["start"] for r in sel),
             "job_s": sum(finite(r["s"] for r in sel)), "cpu_s": sum(finite(r["cpu"] for r in sel)),
             "median_job_s": statistics.median(finite(r["s"] for r in sel)),
@@ -89,9 +94,9 @@ def summarise(rows: list[dict]) -> list[dict]:
     return out
 
 
-def print_table(summary: list[dict]) -> None:
+def print_table(summary: list[dict], by: str = "paper") -> None:
     cols = ["paper", "jobs", "span_s", "job_s", "cpu_s", "median_job_s", "max_job_s", "peak_rss_mb"]
-    print("| " + " | ".join(cols) + " |")
+    print("| " + " | ".join([by, *cols[1:]]) + " |")
     print("|" + "---|" * len(cols))
     for r in summary:
         cells = [r["paper"], str(r["jobs"])] + [f"{r[c]:.1f}" for c in cols[2:]]
@@ -111,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--results", help="results folder to run into (default: a temporary folder)")
     ap.add_argument("--read", help="only read the benchmark files of this existing results folder")
+    ap.add_argument("--by", choices=["paper", "rule"], default="paper", help="one row per paper or per rule")
     args = ap.parse_args(argv)
     if bool(args.read) == bool(args.configfile):
         ap.error("give exactly one of --configfile (run) or --read (existing results)")
@@ -119,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         if not rows:
             ap.error(f"--read: no benchmark files under {args.read}/benchmarks")
         print(f"results: {args.read}; load average now: {loadavg()}")
-        print_table(summarise(rows))
+        print_table(summarise(rows, args.by), args.by)
         return 0
     results = Path(args.results or tempfile.mkdtemp(prefix="shuffledp-bench-")).resolve() / "results"
     n_jobs = dry_run_jobs(args.configfile, str(results))
@@ -134,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         return proc.returncode
     print(f"wall time {wall:.1f} s ({wall / 60:.1f} min) on {args.cores} cores; "
           f"load average before {load0}, after {loadavg()}; {time.strftime('%Y-%m-%d %H:%M %Z')}")
-    print_table(summarise(read_benchmarks(results)))
+    print_table(summarise(read_benchmarks(results), args.by), args.by)
     return 0
 
 

@@ -103,3 +103,25 @@ def test_bad_spec_is_a_one_line_usage_error(tmp_path):
         assert proc.returncode == 2, proc.stderr
         assert proc.stderr.startswith("shuffledp: error: --spec:") and proc.stderr.count("\n") == 1
         assert needle in proc.stderr
+
+
+def test_profiles_and_resources_name_existing_rules():
+    """RESOURCES (workflow/rules/jobs.smk) and the SLURM profile's groups and set-resources name
+    rules that exist, and every stage rule takes its resources from RESOURCES under its own name."""
+    import re
+
+    rules_dir = REPO / "workflow" / "rules"
+    texts = {p.name: p.read_text() for p in rules_dir.glob("*.smk")}
+    rules = {m for t in texts.values() for m in re.findall(r"^\s*rule (\w+):", t, re.M)}
+    resources = set(re.findall(r'^\s+"(\w+)": \{"mem_mb"', texts["jobs.smk"], re.M))
+    assert resources and resources <= rules
+    for name, text in texts.items():
+        for rule, body in re.findall(r"^\s*rule (\w+):(.*?)(?=^\s*rule \w+:|\Z)", text, re.M | re.S):
+            used = re.findall(r'\*\*RESOURCES\["(\w+)"\]', body)
+            assert used in ([], [rule]), (name, rule, used)
+            if rule in resources:
+                assert used == [rule], (name, rule)
+    slurm = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())
+    assert set(slurm["groups"]) <= rules
+    assert set(slurm.get("set-resources", {})) <= rules
+    assert set(slurm["groups"].values()) == set(slurm["group-components"])

@@ -221,7 +221,6 @@ def test_hps_at_most_fv(setting):
 
 
 def test_hps_at_most_bgn():
-    pytest.importorskip("shuffledp.accountants.blanket")
     e = P.draw_local_eps("uniform2", 3000, 0)
     assert P.hps_eps(e, 0.0, 1e-5) <= P.bgn_eps(e, 1e-5)
 
