@@ -291,9 +291,8 @@ BAD_CLI = [
     ("config-missing", "config validate {tmp}/nope.yaml", ["nope.yaml"]),
     ("config-yaml", "config validate {tmp}/broken.yaml", ["broken.yaml:2", "YAML syntax error"]),
     ("config-key", "config validate {tmp}/typo.yaml", ["config key peruser.methds", "'methods'"]),
-    ("peruser-section-keys", "peruser run --section {{}} --seed 1 --method alg1 --dataset d --eps 1 --split thm4 "
-     "--clustering kmeans --batch 0 --out-runs {tmp}/r --out-users {tmp}/u", ["--section", "'datasets'"]),
-    ("segmented-params-keys", "segmented params --spec {{}} --output {tmp}/x.parquet", ["--spec", "missing key"]),
+    ("peruser-spec-keys", "peruser run --spec {{}} --out-runs {tmp}/r --out-users {tmp}/u", ["--spec", "missing key"]),
+    ("segmented-params-keys", "segmented params --spec {{}} --out {tmp}/x.parquet", ["--spec", "missing key"]),
     ("prepare-spec-attrs", "data prepare ipums --key br --spec "
      '{{"source":"standin","records":5,"attributes":{{"A":-2}}}} --source auto --raw-dir {tmp} '
      "--out {tmp}/i.parquet --seed 1", ["--spec", "attributes"]),
