@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from scipy import special, stats
@@ -465,7 +466,7 @@ def secant_eps(fn, delta: float, lo: float, hi: float, guess: float, rtol: float
     (eps, delta)-DP there). Secant steps on ``log fn`` from ``guess``, each proposal nudged by
     ``rtol/4`` towards the wanted side; the search stops once a proposal lands on the wanted
     side within ``rtol`` of the previous point, or the bracket is narrower than ``rtol``;
-    bisection takes over every fourth step.
+    bisection takes over after six evaluations or when a proposal leaves the bracket.
     """
     if side not in ("upper", "lower"):
         raise ValueError(f"side must be 'upper' or 'lower', got {side!r}")
@@ -488,12 +489,12 @@ def secant_eps(fn, delta: float, lo: float, hi: float, guess: float, rtol: float
             r = x1 - g1 * (x1 - x0) / (g1 - g0)
         else:
             r = x * (1.002 if gx > 0 else 0.998)
-        cand = r * nudge
-        if not (lo < cand < hi) or evals % 4 == 0:
-            cand = 0.5 * (lo + hi)
         on_side = gx <= 0 if side == "upper" else gx > 0
-        if on_side and abs(cand - x) <= rtol * x / 2:
+        if on_side and abs(r - x) <= rtol * x / 2:
             break
+        cand = r * nudge
+        if not (lo < cand < hi) or evals >= 6:
+            cand = 0.5 * (lo + hi)
         x = cand
     return hi if side == "upper" else lo
 
@@ -535,11 +536,16 @@ def pair_delta(eps: float, n: int, victim_p, victim_q, others, *, tail: float = 
     g = GroupedPair(tuple(others), tuple(victim_p), tuple(victim_q), 1.0)
     ee = math.exp(min(eps, EPS_CAP))
     s = others[0] + others[1]
-    table = _CountTable([n - 1], s, tail)
+    table = _pair_table(n - 1, float(s), float(tail))
     best = 0.0
     for h in (g, _swap(g)):
         best = max(best, float(_divergence_given_count(table, h, others[0] / s, ee, upper=False)[0]))
     return best
+
+
+@lru_cache(maxsize=16)
+def _pair_table(N: int, s: float, tail: float) -> _CountTable:
+    return _CountTable([N], s, tail)
 
 
 def _krr_configs(k: int, eps0: float):
