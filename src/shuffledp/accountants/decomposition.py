@@ -352,8 +352,8 @@ def _divergence_given_count(table: _CountTable, g: GroupedPair, pi: float, ee: f
 
 
 def _pair_is_mirror(g: GroupedPair) -> bool:
-    return (abs(g.w[0] - g.w[1]) <= 1e-15 and abs(g.p[0] - g.q[1]) <= 1e-15
-            and abs(g.p[1] - g.q[0]) <= 1e-15 and abs(g.p[2] - g.q[2]) <= 1e-15)
+    """True when relabelling groups 1 and 2 turns (p, q) into (q, p): D(P||Q) = D(Q||P)."""
+    return g.w[0] == g.w[1] and g.p[0] == g.q[1] and g.p[1] == g.q[0] and g.p[2] == g.q[2]
 
 
 def _swap(g: GroupedPair) -> GroupedPair:
@@ -538,7 +538,8 @@ def pair_delta(eps: float, n: int, victim_p, victim_q, others, *, tail: float = 
     s = others[0] + others[1]
     table = _pair_table(n - 1, float(s), float(tail))
     best = 0.0
-    for h in (g, _swap(g)):
+    # the mirror image (groups 1 and 2 relabelled) of the swapped pair is the pair itself
+    for h in ((g,) if _pair_is_mirror(g) else (g, _swap(g))):
         best = max(best, float(_divergence_given_count(table, h, others[0] / s, ee, upper=False)[0]))
     return best
 
