@@ -83,7 +83,9 @@ __all__ = [
 
 ROUNDING_RTOL = 1e-10
 DEFAULT_TAIL = 1e-30
-DEFAULT_BLOCKS = 16
+DEFAULT_BLOCKS = None  # adaptive: about BLOCK_BUDGET (M block, t) cells per evaluation
+MIN_BLOCKS = 16
+BLOCK_BUDGET = 120_000
 EPS_CAP = 700.0
 
 
@@ -366,14 +368,15 @@ class DecomposedPair:
     bound on its hockey-stick divergence (worst ordered pair of inputs, both directions)."""
 
     def __init__(self, matrix, n: int, *, tail: float = DEFAULT_TAIL,
-                 max_blocks: int = DEFAULT_BLOCKS, pairs: list[GroupedPair] | None = None):
+                 max_blocks: int | None = DEFAULT_BLOCKS, pairs: list[GroupedPair] | None = None):
         """``matrix``: the randomizer's output matrix (every ordered pair of rows is reduced);
         or ``matrix=None`` and ``pairs`` given directly (e.g. :func:`krr_pairs`)."""
         self.n = _check_int(n, "n", 2)
         self.tail = float(tail)
         if not (0 < self.tail < 1e-3):
             raise ValueError(f"tail must lie in (0, 1e-3), got {tail!r}")
-        max_blocks = _check_int(max_blocks, "max_blocks", 1)
+        if max_blocks is not None:
+            max_blocks = _check_int(max_blocks, "max_blocks", 1)
         if pairs is None:
             pairs = grouped_pairs(matrix)
         if not pairs:
@@ -394,6 +397,12 @@ class DecomposedPair:
             wts = stats.binom.pmf(ms, N, gam)
             self.m_outside = float((stats.binom.cdf(lo - 1.0, N, gam) if lo > 0 else 0.0)
                                    + stats.binom.sf(hi, N, gam))
+        if max_blocks is None:
+            # as many blocks as the cell budget allows (fewer blocks: looser, never unsound)
+            s_max = max(g.w[0] + g.w[1] for g in self.pairs)
+            z = math.sqrt(2.0 * math.log(2.0 / self.tail))
+            width = 2.0 * z * math.sqrt(max(ms[-1] * s_max * (1.0 - min(s_max, 1.0)), 0.0)) + 3.0
+            max_blocks = max(MIN_BLOCKS, int(BLOCK_BUDGET // width))
         if ms.size > max_blocks:
             half = max_blocks // 2
             even = np.linspace(0, ms.size, max(half, 1), endpoint=False).astype(int)
