@@ -593,9 +593,9 @@ def krr_pair_lower_eps(k: int, eps0: float, n: int, delta: float, *, rtol: float
     """Largest eps found (rounded down, a verified point) at which a searched real pair has
     divergence above ``delta``: the mechanism is not (eps, delta)-DP for any smaller eps.
 
-    The configurations are screened at one eps (the variation-ratio asymptotic guess) and the
-    search runs on the one with the largest divergence there (any configuration gives a valid
-    lower bound). Truncated t-windows only lower the value.
+    Others at a third value are searched first; another configuration is searched only if it
+    exceeds ``delta`` at the eps found so far (any configuration gives a valid lower bound).
+    Truncated t-windows only lower the value.
     """
     k = _check_int(k, "k", 2)
     eps0 = _check_eps0(eps0)
@@ -608,11 +608,19 @@ def krr_pair_lower_eps(k: int, eps0: float, n: int, delta: float, *, rtol: float
         return lambda e: 0.0 if e >= eps0 else pair_delta(e, n, vic_p, vic_q, oth, tail=tail)
 
     guess = min(eps0 / 2, _asymptotic_guess(k, eps0, n, delta))
-    which = max(configs, key=lambda name: fn_for(configs[name])(guess))
-    fn = fn_for(configs[which])
-    if fn(0.0) <= delta:
-        return 0.0, which
-    return secant_eps(fn, delta, 0.0, eps0, guess, rtol, side="lower"), which
+    order = sorted(configs, key=lambda nm: nm != "others_at_third")
+    best, which = 0.0, order[0]
+    for name in order:
+        fn = fn_for(configs[name])
+        # a configuration can only raise the bound if it exceeds delta at the current best
+        if best > 0 and fn(best) <= delta:
+            continue
+        if fn(0.0) <= delta:
+            continue
+        e = secant_eps(fn, delta, best, eps0, max(guess, best) if best == 0 else best, rtol, side="lower")
+        if e > best:
+            best, which = e, name
+    return best, which
 
 
 def _asymptotic_guess(k: int, eps0: float, n: int, delta: float) -> float:
