@@ -94,3 +94,56 @@ def test_cli_errors_one_line_exit_2(args, flag, capsys):
     err = capsys.readouterr().err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"shuffledp: error: {flag}:"), err
+
+
+# ----------------------------------------------------------------------------- compare table
+def test_exact_binary_rr_matches_enumeration_and_brackets():
+    """The compare table's exact binary-RR value against brute-force enumeration of every
+    configuration (tests/test_accountants_decomposition.py's enumerator), and between our lower
+    and upper bounds."""
+    import math
+
+    from test_accountants_decomposition import _exact_worst
+
+    from shuffledp.accountants.hockey_stick import bisect_eps
+    from shuffledp.experiments import accountants_compare as C
+
+    eps0, n, delta = 1.0, 7, 0.05
+    mat = D.krr_matrix(2, eps0)
+    want = bisect_eps(lambda e: _exact_worst(mat, n, e), delta, eps0, 1e-7)[1]
+    got = C.binary_rr_exact_eps(eps0, n, delta, rtol=1e-7)
+    assert got == pytest.approx(want, rel=1e-6)
+    lo, _ = D.krr_pair_lower_eps(2, eps0, 300, 1e-6)
+    ex = C.binary_rr_exact_eps(eps0, 300, 1e-6)
+    up = D.decomposition_eps(None, 300, 1e-6, pairs=D.krr_pairs(2, eps0))
+    assert lo <= ex * (1 + 1e-5) and ex <= up and math.isfinite(ex)
+
+
+def test_compare_jobs_run_and_collect():
+    import yaml
+
+    from shuffledp.experiments import accountants_compare as C
+
+    cfg = yaml.safe_load(open("config/config.yaml"))
+    jobs = C.jobs(cfg)
+    sec = cfg["accountants_compare"]
+    assert len(jobs) == len(sec["mechanisms"]) * len(sec["eps0"])
+    assert {tuple(sorted(j["wildcards"])) for j in jobs} == {("eps0", "mech")}
+    spec = dict(jobs[0]["spec"], n_grid=[300], deltas=[1e-6], exact_max_n=300)
+    spec.update(mechanism="krr", k=10, label="krr10")
+    df = C.collect([C.run_job(spec)])
+    assert set(df["bound"]) == set(sec["bounds"])
+    ups = df[df["kind"] == "upper"].dropna(subset=["eps"])
+    assert (ups["eps"] >= df["best_lower"].iloc[0] * (1 - 1e-9)).all()
+    best_row = df[df["is_best_upper"]]
+    assert len(best_row) >= 1 and set(best_row["kind"]) == {"upper"}
+    assert df.loc[df["bound"] == "exact", "note"].iloc[0].startswith("not enumerated")
+    assert "krr10" in C.markdown(df)
+
+
+def test_compare_cli_bad_spec(capsys):
+    from shuffledp.cli import main
+
+    assert main(["accountants-compare", "run", "--spec", "{\"mechanism\": 1}", "--out", "x.parquet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("shuffledp: error: --spec: missing keys")
