@@ -198,6 +198,8 @@ def grouped_pairs(matrix) -> list[GroupedPair]:
             groups: dict[tuple[float, float], list[int]] = {}
             for col, pair in enumerate(map(tuple, key.T)):
                 groups.setdefault(pair, []).append(col)
+            if len(groups) == 1:
+                continue  # identical rows: divergence 0
             if len(groups) > 3:
                 raise ValueError(f"rows {i}, {j}: {len(groups)} likelihood-ratio groups; the exact "
                                  "reduction supports at most 3")
