@@ -15,7 +15,7 @@ if AC_JOBS:
 
     rule accountants_compare_job:
         output:
-            f"{AC_DIR}/{{mech}}_e{{eps0}}.parquet",
+            f"{AC_DIR}/{{mech}}_e{{eps0}}.json",
         log:
             f"{LOGS}/accountants_compare/{{mech}}_e{{eps0}}.log",
         benchmark:
@@ -37,7 +37,7 @@ if AC_JOBS:
 
     rule accountants_compare_report:
         input:
-            [f"{AC_DIR}/{j['wildcards']['mech']}_e{j['wildcards']['eps0']}.parquet" for j in AC_JOBS],
+            [f"{AC_DIR}/{j['wildcards']['mech']}_e{j['wildcards']['eps0']}.json" for j in AC_JOBS],
         output:
             table=f"{RESULTS}/tables/accountants_compare.parquet",
             md=f"{RESULTS}/tables/accountants_compare.md",
