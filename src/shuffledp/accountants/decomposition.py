@@ -523,10 +523,9 @@ def decomposition_eps(matrix, n: int, delta: float, *, rtol: float = 1e-5, guess
     def fn(e: float) -> float:
         return 0.0 if e >= top else pair.delta(e)
 
-    if fn(0.0) <= delta:
-        return 0.0
     if guess is None or not (0 < guess < top):
         return bisect_eps(fn, delta, top, rtol)[1]
+    # no need to test eps = 0 first: the returned end is always a verified point
     return secant_eps(fn, delta, 0.0, top, guess, rtol)
 
 
@@ -617,8 +616,7 @@ def krr_pair_lower_eps(k: int, eps0: float, n: int, delta: float, *, rtol: float
         # a configuration can only raise the bound if it exceeds delta at the current best
         if best > 0 and fn(best) <= delta:
             continue
-        if fn(0.0) <= delta:
-            continue
+        # (eps = 0 is not tested first: the returned end is a verified point or 0)
         e = secant_eps(fn, delta, best, eps0, max(guess, best) if best == 0 else best, rtol, side="lower")
         if e > best:
             best, which = e, name
