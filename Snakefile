@@ -31,6 +31,7 @@ include: "workflow/rules/accountant.smk"
 include: "workflow/rules/peruser.smk"
 include: "workflow/rules/personalized_bounds.smk"
 include: "workflow/rules/multidim.smk"
+include: "workflow/rules/accountants_compare.smk"
 
 
 rule all:

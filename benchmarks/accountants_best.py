@@ -1,0 +1,154 @@
+"""Benchmark of the blanket-decomposition accountant and ``account best`` (issue 17's goals).
+
+    python benchmarks/accountants_best.py [--anchor /tmp/su_i17] [--anchor-points 10:1000:2] [--reps 3]
+
+1. k-RR, k in {3, 10, 100}, eps0 in {0.5, 1, 2, 4}, n in {1e4, 1e5, 1e6}, delta = 1e-6: our upper
+   bound (decomposition), every other upper bound we have (variation ratio, FMT21/FMT23 clones,
+   blanket Bennett/Hoeffding), the exact-pair lower bound, the gap, and the seconds of each.
+2. Time of ``best_eps`` at n = 1e6 (median of --reps runs).
+3. The decomposition anchor (Su, Cheng, Wang, arXiv 2504.07414; their public code, run with numpy
+   in place of CuPy: put ``from numpy import *`` and ``import numpy.fft as fft`` in a ``cupy.py``
+   beside it) at the points of --anchor-points (k:n:eps0, comma separated), each in its own
+   process with a time limit; reports their eps and seconds beside ours and the speed ratio.
+
+Prints Markdown tables and the load average (the machine is shared: wall times are inflated).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+DELTA = 1e-6
+
+_ANCHOR_DRIVER = r"""
+import contextlib, io, json, sys, time
+sys.path.insert(0, sys.argv[1])
+from amplification_bounds import FFTbound
+from mechanisms import RRMechanism
+k, n, eps0, delta = int(sys.argv[2]), int(float(sys.argv[3])), float(sys.argv[4]), float(sys.argv[5])
+t = time.perf_counter()
+with contextlib.redirect_stdout(io.StringIO()):
+    eps = FFTbound(RRMechanism(eps0, k)).get_eps(eps0, n, delta)
+print(json.dumps({"eps": eps, "seconds": time.perf_counter() - t}))
+"""
+
+
+def _load() -> str:
+    with open("/proc/loadavg") as fh:
+        return " ".join(fh.read().split()[:3])
+
+
+def grid_table(ks, eps0s, ns) -> list[dict]:
+    from shuffledp.accountants import best
+
+    rows = []
+    for k in ks:
+        for eps0 in eps0s:
+            for n in ns:
+                res = best.best_eps("krr", eps0, n, DELTA, k=k)
+                b = res["bounds"]
+                others = {nm: v["eps"] for nm, v in b.items()
+                          if v["kind"] == "upper" and nm != "decomposition"}
+                best_other = min(others, key=others.get)
+                rows.append({
+                    "k": k, "eps0": eps0, "n": n,
+                    "decomposition": b["decomposition"]["eps"],
+                    "decomposition_s": b["decomposition"]["seconds"],
+                    "best_other": best_other, "best_other_eps": others[best_other],
+                    "lower": res["eps_lower"], "lower_by": res["lower_by"],
+                    "lower_s": b[res["lower_by"]]["seconds"],
+                    "gap_decomposition": b["decomposition"]["eps"] / res["eps_lower"] - 1.0,
+                    "best_s": res["seconds"],
+                })
+                r = rows[-1]
+                print(f"| {k} | {eps0} | {n:.0e} | {r['decomposition']:.6g} ({r['decomposition_s']:.2f} s) "
+                      f"| {best_other} {r['best_other_eps']:.6g} | {r['lower']:.6g} ({r['lower_s']:.2f} s) "
+                      f"| {100 * r['gap_decomposition']:.3f}% | {r['best_s']:.2f} s |", flush=True)
+    return rows
+
+
+def time_1e6(reps: int) -> None:
+    """Wall and CPU (process) time at n = 1e6: CPU time is less sensitive to the other users of
+    the shared machine."""
+    from shuffledp.accountants import best
+    from shuffledp.accountants import decomposition as dec
+
+    for k in (3, 10, 100):
+        tb, td, cb, cd = [], [], [], []
+        for _ in range(reps):
+            dec._pair_table.cache_clear()
+            t0, c0 = time.perf_counter(), time.process_time()
+            res = best.best_eps("krr", 1.0, 10**6, DELTA, k=k)
+            tb.append(time.perf_counter() - t0)
+            cb.append(time.process_time() - c0)
+            dec._pair_table.cache_clear()
+            t0, c0 = time.perf_counter(), time.process_time()
+            lo, _ = dec.krr_pair_lower_eps(k, 1.0, 10**6, DELTA)
+            dec.decomposition_eps(None, 10**6, DELTA, pairs=dec.krr_pairs(k, 1.0), guess=lo)
+            td.append(time.perf_counter() - t0)
+            cd.append(time.process_time() - c0)
+        med = statistics.median
+        print(f"| {k} | 1e6 | {med(td):.2f} s (CPU {med(cd):.2f} s) | {med(tb):.2f} s (CPU {med(cb):.2f} s) "
+              f"| {res['eps']:.6g} | load {_load()} |", flush=True)
+
+
+def anchor(points: list[tuple[int, int, float]], folder: str, limit: float) -> None:
+    from shuffledp.accountants import decomposition as dec
+
+    for k, n, eps0 in points:
+        t0 = time.perf_counter()
+        lo, _ = dec.krr_pair_lower_eps(k, eps0, n, DELTA)
+        ours = dec.decomposition_eps(None, n, DELTA, pairs=dec.krr_pairs(k, eps0), guess=lo)
+        t_ours = time.perf_counter() - t0
+        try:
+            out = subprocess.run([sys.executable, "-c", _ANCHOR_DRIVER, folder, str(k), str(n),
+                                  str(eps0), str(DELTA)], capture_output=True, text=True, timeout=limit)
+            theirs = json.loads(out.stdout.strip().splitlines()[-1]) if out.returncode == 0 else None
+            note = "" if theirs else out.stderr.strip().splitlines()[-1][:80]
+        except subprocess.TimeoutExpired:
+            theirs, note = None, f"over {limit:.0f} s"
+        their_eps = f"{theirs['eps']:.6g}" if theirs else "-"
+        their_s = f"{theirs['seconds']:.1f} s" if theirs else note
+        ratio = f"{theirs['seconds'] / t_ours:.0f}x" if theirs else "-"
+        print(f"| {k} | {n:.0e} | {eps0} | {ours:.6g} | {lo:.6g} | {t_ours:.2f} s | {their_eps} "
+              f"| {their_s} | {ratio} | load {_load()} |", flush=True)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--anchor", default=os.environ.get("SHUFFLEDP_ANCHOR_SU", "/tmp/su_i17"))
+    ap.add_argument("--anchor-points", default="10:1000:2,100:1000:4,3:1000:1")
+    ap.add_argument("--anchor-limit", type=float, default=900.0)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--skip-grid", action="store_true")
+    ap.add_argument("--skip-anchor", action="store_true")
+    args = ap.parse_args(argv)
+    print(f"load average at start: {_load()}")
+    if not args.skip_grid:
+        print("\n| k | eps0 | n | decomposition (s) | best other upper | exact-pair lower (s) | gap | best_eps s |")
+        print("|---|---|---|---|---|---|---|---|")
+        grid_table((3, 10, 100), (0.5, 1.0, 2.0, 4.0), (10**4, 10**5, 10**6))
+    print("\n| k | n | decomposition + lower | best_eps (all bounds) | eps | load |")
+    print("|---|---|---|---|---|---|")
+    time_1e6(args.reps)
+    if not args.skip_anchor:
+        if not os.path.exists(os.path.join(args.anchor, "amplification_bounds.py")):
+            print(f"\nanchor code not found in {args.anchor}: skipped")
+        else:
+            pts = [(int(a), int(float(b)), float(c)) for a, b, c in
+                   (p.split(":") for p in args.anchor_points.split(","))]
+            print("\n| k | n | eps0 | ours (upper) | our lower | our s | anchor FFT | anchor s | speed-up | load |")
+            print("|---|---|---|---|---|---|---|---|---|---|")
+            anchor(pts, args.anchor, args.anchor_limit)
+    print(f"\nload average at end: {_load()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

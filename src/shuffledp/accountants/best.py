@@ -1,0 +1,152 @@
+"""The tightest sound shuffle epsilon we have, with the best lower bound beside it.
+
+:func:`best_eps` evaluates every sound upper bound available for a randomizer and every lower
+bound, and returns the minimum of the former and the maximum of the latter, which bound gave
+each, and the time each took. Any upper bound is a valid guarantee, so their minimum is too;
+any lower bound is a valid impossibility, so their maximum is too. ``eps_lower <= eps`` is an
+invariant (checked; a violation raises, it would mean a bug in one of them).
+
+Mechanisms:
+
+* ``krr`` (k-ary randomized response, ``k >= 2``) -- upper: the blanket decomposition
+  (:mod:`~shuffledp.accountants.decomposition`), the variation-ratio reduction with its sound
+  parameters, the clones bounds (FMT21 numerical and closed form, FMT23; valid for every
+  eps0-LDP randomizer), the blanket lemma (Hoeffding, Bennett; exact k-RR moments). Lower: the
+  exact divergence of real neighbouring pairs (:func:`decomposition.krr_pair_lower_eps`; a
+  stand-in for issue 12's worst-pair search in ``lower_bounds.py``) and the variation-ratio
+  module's witness.
+* ``general`` (the class of all eps0-LDP randomizers) -- upper: variation ratio (general
+  parameters = FMT23), clones (FMT21, FMT23, closed form), blanket (generic constants). Lower:
+  binary randomized response is eps0-LDP, so its exact worst real pair lower-bounds the class
+  (and the witness).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+
+from shuffledp.accountants import decomposition as dec
+
+__all__ = ["MECHANISMS", "upper_bounds", "lower_bounds", "best_eps"]
+
+MECHANISMS = ("krr", "general")
+
+
+def _check(mechanism: str, eps0, n, delta, k) -> tuple[float, int, float, int | None]:
+    if mechanism not in MECHANISMS:
+        raise ValueError(f"mechanism: {mechanism!r} is not one of {', '.join(MECHANISMS)}")
+    eps0 = float(eps0)
+    if not (math.isfinite(eps0) and 0.0 < eps0 <= 50.0):
+        raise ValueError(f"eps0: {eps0!r} must be a number in (0, 50]")
+    if isinstance(n, float) and n.is_integer():
+        n = int(n)
+    if isinstance(n, bool) or not isinstance(n, int) or n < 2:
+        raise ValueError(f"n: {n!r} must be an integer >= 2")
+    delta = float(delta)
+    if not (0.0 < delta < 1.0):
+        raise ValueError(f"delta: {delta!r} must lie in (0, 1)")
+    if mechanism == "krr":
+        if k is None:
+            raise ValueError("k: required for krr")
+        if isinstance(k, float) and k.is_integer():
+            k = int(k)
+        if isinstance(k, bool) or not isinstance(k, int) or k < 2:
+            raise ValueError(f"k: {k!r} must be an integer >= 2")
+    elif k is not None:
+        raise ValueError("k: only used by krr")
+    return eps0, n, delta, k
+
+
+def upper_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None = None,
+                 rtol: float = 1e-5, guess: float | None = None) -> dict[str, Callable[[], float]]:
+    """Name -> zero-argument function returning a sound upper bound on the shuffled eps."""
+    from shuffledp.accountants import blanket, clones
+    from shuffledp.accountants import variation_ratio as vr
+
+    eps0, n, delta, k = _check(mechanism, eps0, n, delta, k)
+    out: dict[str, Callable[[], float]] = {}
+    if mechanism == "krr":
+        out["decomposition"] = lambda: dec.decomposition_eps(
+            None, n, delta, pairs=dec.krr_pairs(k, eps0), rtol=rtol, guess=guess)
+        out["variation-ratio"] = lambda: vr.vr_eps(vr.vr_params("krr", eps0, k=k), n, delta, rtol=rtol)
+        out["blanket-hoeffding"] = lambda: blanket.eps_blanket(eps0, n, delta, mechanism="krr",
+                                                               bound="hoeffding", k=k, rtol=rtol)
+        out["blanket-bennett"] = lambda: blanket.eps_blanket(eps0, n, delta, mechanism="krr",
+                                                             bound="bennett", k=k, rtol=rtol)
+    else:
+        out["variation-ratio"] = lambda: vr.vr_eps(vr.vr_params("general", eps0), n, delta, rtol=rtol)
+        out["blanket-hoeffding"] = lambda: blanket.eps_blanket(eps0, n, delta, mechanism="generic",
+                                                               bound="hoeffding", rtol=rtol)
+        out["blanket-bennett"] = lambda: blanket.eps_blanket(eps0, n, delta, mechanism="generic",
+                                                             bound="bennett", rtol=rtol)
+    # valid for every eps0-LDP randomizer
+    out["clones-fmt21"] = lambda: clones.eps_clones(eps0, n, delta, variant="fmt21", rtol=rtol)
+    out["clones-fmt23"] = lambda: clones.eps_clones(eps0, n, delta, variant="fmt23", rtol=rtol)
+    out["clones-closed-form"] = lambda: clones.eps_clones(eps0, n, delta, closed_form=True)
+    return out
+
+
+def lower_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None = None,
+                 rtol: float = 1e-5) -> dict[str, Callable[[], float]]:
+    """Name -> zero-argument function returning a lower bound on the worst-case shuffled eps."""
+    from shuffledp.accountants import variation_ratio as vr
+
+    eps0, n, delta, k = _check(mechanism, eps0, n, delta, k)
+    out: dict[str, Callable[[], float]] = {}
+    kk = k if mechanism == "krr" else 2  # binary RR is eps0-LDP: it lower-bounds the class
+    out["exact-pair"] = lambda: dec.krr_pair_lower_eps(kk, eps0, n, delta, rtol=rtol)[0]
+    if mechanism == "krr":
+        out["witness"] = lambda: vr.witness_eps("krr", eps0, n, delta, k=k, rtol=rtol)
+    else:
+        out["witness"] = lambda: vr.witness_eps("general", eps0, n, delta, rtol=rtol)
+    return out
+
+
+def _timed(fn: Callable[[], float]) -> tuple[float, float]:
+    start = time.perf_counter()
+    value = float(fn())
+    return value, time.perf_counter() - start
+
+
+def best_eps(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None = None,
+             rtol: float = 1e-5, bounds: list[str] | None = None) -> dict:
+    """Minimum over the sound upper bounds, maximum over the lower bounds.
+
+    Returns ``{"eps", "eps_lower", "upper_by", "lower_by", "gap", "seconds", "bounds": {name:
+    {"eps", "seconds", "kind"}}}``; ``gap = eps / eps_lower - 1``. ``bounds`` restricts the
+    upper bounds evaluated (lower bounds always run).
+    """
+    eps0, n, delta, k = _check(mechanism, eps0, n, delta, k)
+    start = time.perf_counter()
+    table: dict[str, dict] = {}
+    lows = lower_bounds(mechanism, eps0, n, delta, k=k, rtol=rtol)
+    for name, fn in lows.items():
+        value, sec = _timed(fn)
+        table[name] = {"eps": value, "seconds": sec, "kind": "lower"}
+    lower_by = max(lows, key=lambda nm: table[nm]["eps"])
+    eps_lower = table[lower_by]["eps"]
+    ups = upper_bounds(mechanism, eps0, n, delta, k=k, rtol=rtol, guess=eps_lower or None)
+    if bounds is not None:
+        unknown = sorted(set(bounds) - set(ups))
+        if unknown:
+            raise ValueError(f"bounds: unknown {', '.join(unknown)}; choose from {', '.join(ups)}")
+        ups = {nm: ups[nm] for nm in bounds}
+    for name, fn in ups.items():
+        value, sec = _timed(fn)
+        table[name] = {"eps": min(value, eps0), "seconds": sec, "kind": "upper"}
+    upper_by = min(ups, key=lambda nm: table[nm]["eps"])
+    eps = table[upper_by]["eps"]
+    if eps_lower > eps * (1 + 1e-9):
+        raise RuntimeError(f"lower bound {lower_by} = {eps_lower!r} exceeds upper bound "
+                           f"{upper_by} = {eps!r}: one of them is wrong")
+    return {
+        "eps": eps,
+        "eps_lower": eps_lower,
+        "upper_by": upper_by,
+        "lower_by": lower_by,
+        "gap": (eps / eps_lower - 1.0) if eps_lower > 0 else math.inf,
+        "seconds": time.perf_counter() - start,
+        "bounds": table,
+    }

@@ -1,0 +1,630 @@
+"""Numerical privacy-blanket decomposition accountant, rounded against us.
+
+A finite-output local randomizer is given by its output matrix ``P[x, y]`` (rows: inputs,
+columns: outputs). Its *blanket* is ``omega(y) = min_x P[x, y]`` with mass ``gamma = sum omega``;
+every report is, with probability ``gamma``, a draw from ``omega / gamma`` whatever the input
+(Balle, Bell, Gascon, Nissim 2019). Giving the adversary the identity and the reports of the
+other users who did not draw from the blanket is a post-processing argument, so the shuffled
+output on neighbouring datasets (victim holding ``x`` or ``x'``) is no further apart than the
+*decomposed pair*
+
+    victim's report R(x)  vs  R(x'),   plus  M ~ Bin(n - 1, gamma) i.i.d. blanket draws.
+
+Su, Cheng and Wang (arXiv 2504.07414) show this blanket decomposition is the optimal one among
+decomposition-based analyses; this module computes its hockey-stick divergence exactly up to
+bounded, explicitly added errors (an upper bound, not an estimate).
+
+Reduction to three counts
+-------------------------
+Write ``u(y) = P[x, y] / omega(y)`` and ``v(y) = P[x', y] / omega(y)``. Given ``M``, the pmf of
+the histogram ``h`` of the ``M + 1`` reports is ``Mult_{M+1}(h; omega/gamma) * gamma *
+sum_y u(y) h_y / (M + 1)`` (resp. ``v``), so outputs with the same ``(u, v)`` can be merged:
+the counts per group are sufficient. When a pair ``(x, x')`` has at most three groups (k-ary
+randomized response: the victim's two values and the rest; any binary randomizer), name them
+1, 2, 3 and let ``t = H_1 + H_2``. Given ``(M, t)`` the pmf in ``a = H_1`` is
+
+    P(a, t | M) = B(t-1) [P_1 b(a-1; t-1) + P_2 b(a; t-1)] + P_3 B(t) b(a; t),
+
+with ``B = Bin(.; M, w_1 + w_2)``, ``b = Bin(.; ., w_1/(w_1 + w_2))``, ``w_g`` the blanket mass
+of group g and ``P_g`` (``Q_g``) the victim's probability of group g under ``x`` (``x'``). Divided
+by ``b(a; t)`` this is *linear* in ``a``, so for every ``(M, t)`` the set where
+``P - e^eps Q > 0`` is a half-line in ``a`` and its mass is three binomial tails. The same
+function with ``M = n - 1`` fixed and the other users' group probabilities in place of the
+blanket's gives the exact divergence of a *real* neighbouring pair whose other users all hold
+one value (module :func:`pair_delta`), which is a lower bound on the mechanism's privacy.
+
+Errors, all charged to the upper bound
+--------------------------------------
+* ``M`` outside a window of ``Bin(n-1, gamma)`` holding all but ``tail`` of its mass: the
+  divergence there is at most that mass, which is computed exactly and added.
+* ``M`` grouped into blocks (at most ``max_blocks``), each charged the divergence at its
+  *smallest* ``M``: ``D_M`` is non-increasing in ``M`` because one more blanket draw is a
+  world-independent Markov kernel (data processing). Charging each block its largest ``M``
+  gives a lower bound on the decomposed divergence, reported as ``delta_decomposed_lower`` to
+  show the blocking error (not a lower bound on the mechanism).
+* ``t`` outside a window of the blanket count in groups 1 and 2 that holds all but ``tail`` of
+  its mass: the divergence there is at most that mass, added.
+* The half-line threshold is a rounded real number: the two terms beside it are evaluated
+  individually and a possible off-by-one is charged (``+max(f(a0-1), 0) + max(-f(a0), 0)``).
+* Floating-point rounding of the binomial pmfs and tails (Boost, via scipy): a relative
+  allowance of ``ROUNDING_RTOL`` of the summed magnitudes.
+
+The k-RR worst case over pairs is any pair (symmetry); for a general matrix every ordered pair
+of distinct rows is evaluated and the largest divergence is kept.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from scipy import special, stats
+
+from shuffledp.accountants.hockey_stick import bisect_eps
+
+__all__ = [
+    "ROUNDING_RTOL",
+    "DEFAULT_TAIL",
+    "krr_matrix",
+    "blanket_of",
+    "GroupedPair",
+    "grouped_pairs",
+    "krr_pairs",
+    "DecomposedPair",
+    "decomposition_delta",
+    "decomposition_eps",
+    "secant_eps",
+    "pair_delta",
+    "krr_pair_lower_delta",
+    "krr_pair_lower_eps",
+]
+
+ROUNDING_RTOL = 1e-10
+DEFAULT_TAIL = 1e-30
+DEFAULT_BLOCKS = None  # adaptive: about BLOCK_BUDGET (M block, t) cells per evaluation
+MIN_BLOCKS = 16
+BLOCK_BUDGET = 120_000
+EPS_CAP = 700.0
+
+
+# --------------------------------------------------------------------------- validation
+def _check_eps0(eps0) -> float:
+    eps0 = float(eps0)
+    if not (math.isfinite(eps0) and 0.0 < eps0 <= 50.0):
+        raise ValueError(f"eps0 must be a number in (0, 50], got {eps0!r}")
+    return eps0
+
+
+def _check_int(value, name: str, low: int) -> int:
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    return int(value)
+
+
+def _check_eps(eps) -> float:
+    eps = float(eps)
+    if not (math.isfinite(eps) and eps >= 0):
+        raise ValueError(f"eps must be a finite number >= 0, got {eps!r}")
+    return eps
+
+
+def _check_delta(delta) -> float:
+    delta = float(delta)
+    if not (0.0 < delta < 1.0):
+        raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
+    return delta
+
+
+# --------------------------------------------------------------------------- randomizers
+def krr_matrix(k: int, eps0: float) -> np.ndarray:
+    """Output matrix of k-ary randomized response: ``e^eps0 / (e^eps0 + k - 1)`` on the diagonal."""
+    k = _check_int(k, "k", 2)
+    eps0 = _check_eps0(eps0)
+    e = math.exp(eps0)
+    mat = np.full((k, k), 1.0 / (e + k - 1.0))
+    np.fill_diagonal(mat, e / (e + k - 1.0))
+    return mat
+
+
+def blanket_of(matrix) -> tuple[np.ndarray, float]:
+    """``(omega, gamma)``: the blanket ``omega(y) = min_x P[x, y]`` and its mass."""
+    mat = np.asarray(matrix, dtype=np.float64)
+    if mat.ndim != 2 or mat.shape[0] < 2 or mat.shape[1] < 2:
+        raise ValueError("matrix must be 2-D with at least two inputs and two outputs")
+    if not np.all(np.isfinite(mat)) or np.any(mat < 0):
+        raise ValueError("matrix must hold finite non-negative probabilities")
+    if np.any(np.abs(mat.sum(axis=1) - 1.0) > 1e-9):
+        raise ValueError("every row of matrix must sum to 1")
+    omega = mat.min(axis=0)
+    return omega, float(omega.sum())
+
+
+@dataclass(frozen=True)
+class GroupedPair:
+    """A victim pair reduced to three groups of outputs.
+
+    ``w`` blanket masses of the groups (normalised, sum 1), ``p`` / ``q`` the victim's group
+    probabilities under the two inputs, ``gamma`` the blanket mass.
+    """
+
+    w: tuple[float, float, float]
+    p: tuple[float, float, float]
+    q: tuple[float, float, float]
+    gamma: float
+
+
+def krr_pairs(k: int, eps0: float) -> list[GroupedPair]:
+    """The single grouped pair of k-RR (every pair of inputs is equivalent by symmetry; groups:
+    the victim's two values and the rest), equal to ``grouped_pairs(krr_matrix(k, eps0))``."""
+    k = _check_int(k, "k", 2)
+    eps0 = _check_eps0(eps0)
+    e = math.exp(eps0)
+    p, q = e / (e + k - 1.0), 1.0 / (e + k - 1.0)
+    rest = (k - 2.0) / (e + k - 1.0)
+    w = (1.0 / k, 1.0 / k, (k - 2.0) / k)
+    return [GroupedPair(w, (p, q, rest), (q, p, rest), k / (e + k - 1.0))]
+
+
+def grouped_pairs(matrix) -> list[GroupedPair]:
+    """Every ordered pair of distinct rows of ``matrix`` reduced to three likelihood-ratio groups.
+
+    Raises ``ValueError`` if a pair has more than three groups (not supported by the exact
+    three-count reduction) or if the blanket is empty (``gamma = 0``: no amplification).
+    """
+    mat = np.asarray(matrix, dtype=np.float64)
+    omega, gamma = blanket_of(mat)
+    if gamma <= 0:
+        raise ValueError("the randomizer has an empty blanket (some output column has a zero); "
+                         "the decomposition certifies nothing")
+    out = []
+    seen = set()
+    for i in range(mat.shape[0]):
+        for j in range(mat.shape[0]):
+            if i == j:
+                continue
+            keep = omega > 0
+            if np.any(~keep & ((mat[i] > 0) | (mat[j] > 0))):
+                raise ValueError("an output outside the blanket's support has positive probability; "
+                                 "the decomposition cannot bound it")
+            u = mat[i, keep] / omega[keep]
+            v = mat[j, keep] / omega[keep]
+            key = np.round(np.stack([u, v]), 12)
+            groups: dict[tuple[float, float], list[int]] = {}
+            for col, pair in enumerate(map(tuple, key.T)):
+                groups.setdefault(pair, []).append(col)
+            if len(groups) == 1:
+                continue  # identical rows: divergence 0
+            if len(groups) > 3:
+                raise ValueError(f"rows {i}, {j}: {len(groups)} likelihood-ratio groups; the exact "
+                                 "reduction supports at most 3")
+            om = omega[keep]
+            cols = list(groups.values())
+            # groups 1 and 2 are the two with the most extreme u/v; the rest is group 3
+            cols.sort(key=lambda c: -abs(math.log(u[c[0]] / v[c[0]])) if u[c[0]] > 0 and v[c[0]] > 0
+                      else -math.inf)
+            while len(cols) < 3:
+                cols.append([])
+            w = tuple(float(om[c].sum()) / gamma for c in cols)
+            p = tuple(float(mat[i, keep][c].sum()) for c in cols)
+            q = tuple(float(mat[j, keep][c].sum()) for c in cols)
+            sig = (tuple(np.round(w, 14)), tuple(np.round(p, 14)), tuple(np.round(q, 14)))
+            if sig in seen:
+                continue
+            seen.add(sig)
+            # relabelling groups 1 and 2 does not change the divergence
+            seen.add(tuple((x[1], x[0], x[2]) for x in sig))
+            out.append(GroupedPair(w, p, q, gamma))
+    return out
+
+
+# --------------------------------------------------------------------------- core sums
+def _pmf(j, N, pi):
+    """Binomial pmf (Boost via scipy), 0 outside the support and for N < 0."""
+    ok = (N >= 0) & (j >= 0) & (j <= N)
+    return np.where(ok, stats.binom.pmf(np.where(ok, j, 0.0), np.maximum(N, 0.0), pi), 0.0)
+
+
+def _f_terms(a, t, Bt1, Bt, pi, c1, c2, c3):
+    """``P(a,t) - e^eps Q(a,t)`` given the coefficient differences ``c_g = P_g - e^eps Q_g``."""
+    return (Bt1 * (c1 * _pmf(a - 1.0, t - 1.0, pi) + c2 * _pmf(a, t - 1.0, pi))
+            + c3 * Bt * _pmf(a, t, pi))
+
+
+def _per_t(t, Bt1, Bt, pi, P, Q, ee, *, upper: bool) -> np.ndarray:
+    """Per row (axis 0) sum over ``t`` (axis 1) of ``sum_a (P(a,t) - e^eps Q(a,t))_+``.
+
+    ``upper=True`` adds the rounding allowance and, where the real threshold lies so close to
+    an integer that rounding could put it on the wrong side, the off-by-one charge;
+    ``upper=False`` returns the sum over the computed half-line minus the allowance (a lower
+    bound: any region gives at most the positive part).
+    """
+    c1, c2, c3 = P[0] - ee * Q[0], P[1] - ee * Q[1], P[2] - ee * Q[2]
+    tt = np.maximum(t, 1.0)
+    k1 = c1 / pi - c2 / (1.0 - pi)
+    slope = Bt1 / tt * k1
+    icpt_a = Bt1 * c2 / (1.0 - pi)
+    icpt_b = c3 * Bt
+    icpt = icpt_a + icpt_b
+    pos = slope > 0
+    neg = slope < 0
+    flat = ~(pos | neg)
+    safe = np.where(flat, 1.0, slope)
+    cross = np.where(flat, 0.0, -icpt / safe)
+    # up (slope > 0 or flat): region a >= a0 ; down (slope < 0): region a <= a0
+    a0 = np.where(pos, np.floor(cross) + 1.0, np.ceil(cross) - 1.0)
+    a0 = np.where(flat, np.where(icpt > 0, 0.0, t + 1.0), a0)
+    a0 = np.clip(a0, -1.0, t + 1.0)
+    up = ~neg
+    with np.errstate(invalid="ignore", divide="ignore"):
+        # up: T2 = Pr[Bin(t-1) >= a0] = I_pi(a0, t - a0) ; down: T1 = Pr[Bin(t-1) <= a0-1]
+        mid = (a0 >= 1.0) & (a0 <= t - 1.0)
+        inc_up = np.where(mid, special.betainc(np.where(mid, a0, 1.0), np.where(mid, t - a0, 1.0), pi), 0.0)
+        inc_dn = np.where(mid, special.betainc(np.where(mid, t - a0, 1.0), np.where(mid, a0, 1.0), 1.0 - pi),
+                          0.0) if np.any(neg) else 0.0
+    big = a0 > t - 1.0
+    small = a0 < 1.0
+    t_up = np.where(small, 1.0, np.where(big, 0.0, inc_up))
+    t_dn = np.where(small, 0.0, np.where(big, 1.0, inc_dn))
+    pm_lo = _pmf(a0 - 1.0, t - 1.0, pi)  # Pr[Bin(t-1) = a0 - 1]
+    pm_at = _pmf(a0, t - 1.0, pi) if np.any(neg) else 0.0
+    T2 = np.where(up, t_up, t_dn + pm_at)
+    T1 = np.where(up, t_up + pm_lo, t_dn)
+    nonempty = t >= 1
+    T1 = np.where(nonempty, T1, 0.0)
+    T2 = np.where(nonempty, T2, 0.0)
+    # Pr[Bin(t) >= a0] = pi T1 + (1-pi) T2 (up); Pr[Bin(t) <= a0] likewise (down); t = 0: the
+    # single point a = 0, inside the region iff a0 <= 0 (up) / a0 >= 0 (down)
+    T3 = np.where(nonempty, pi * T1 + (1.0 - pi) * T2,
+                  np.where(up, (a0 <= 0).astype(float), (a0 >= 0).astype(float)))
+    pmass = Bt1 * (P[0] * T1 + P[1] * T2) + P[2] * Bt * T3
+    qmass = Bt1 * (Q[0] * T1 + Q[1] * T2) + Q[2] * Bt * T3
+    s = pmass - ee * qmass
+    allowance = ROUNDING_RTOL * (pmass + ee * qmass)
+    if not upper:
+        return np.sum(np.maximum(s - allowance, 0.0), axis=-1)
+    # threshold error: relative 1e-9 of the magnitudes entering -icpt/slope (Boost pmfs are
+    # accurate to ~1e-14; the margin covers the arithmetic with a factor > 1e3)
+    err = 1e-9 * ((np.abs(icpt_a) + np.abs(icpt_b)) / np.abs(safe) + np.abs(cross) + 1.0)
+    near = ~flat & (np.abs(cross - np.round(cross)) <= err)
+    corr = np.zeros_like(s)
+    if np.any(near):
+        idx = np.nonzero(near)
+        tn, an, upn = t[idx], a0[idx], up[idx]
+        b1, b0 = Bt1[idx], Bt[idx]
+        outside = np.where(upn, an - 1.0, an + 1.0)
+        f_out = _f_terms(outside, tn, b1, b0, pi, c1, c2, c3)
+        f_in = _f_terms(an, tn, b1, b0, pi, c1, c2, c3)
+        f_out = np.where((outside >= 0) & (outside <= tn), f_out, 0.0)
+        f_in = np.where((an >= 0) & (an <= tn), f_in, 0.0)
+        corr[idx] = (np.maximum(f_out, 0.0) + np.maximum(-f_in, 0.0)
+                     + ROUNDING_RTOL * (np.abs(f_out) + np.abs(f_in)))
+    return np.sum(np.maximum(s, 0.0) + allowance + corr, axis=-1)
+
+
+def _t_window(N, s: float, tail: float):
+    """Window ``[lo, hi]`` of ``Bin(N, s)`` (arrays of N) holding all but ``tail`` of the mass,
+    and the mass outside (computed exactly)."""
+    N = np.asarray(N, dtype=np.float64)
+    if s >= 1.0:
+        return N.copy(), N.copy(), np.zeros_like(N)
+    lo = np.maximum(stats.binom.ppf(tail / 2, N, s) - 1.0, 0.0)
+    # scipy's isf saturates at N for tiny tails; use the mirror image's ppf instead
+    hi = np.minimum(N - stats.binom.ppf(tail / 2, N, 1.0 - s) + 1.0, N)
+    lo = np.nan_to_num(lo, nan=0.0)
+    hi = np.nan_to_num(hi, nan=0.0)
+    out = np.where(lo > 0, stats.binom.cdf(lo - 1.0, N, s), 0.0) + stats.binom.sf(hi, N, s)
+    return lo, hi, out
+
+
+class _CountTable:
+    """eps-independent part for a set of other-draw counts ``N``: the t-grid and the weights
+    ``B(t)``, ``B(t-1)`` of the others' count in groups 1 and 2 (``Bin(N, s)``)."""
+
+    def __init__(self, N, s: float, tail: float):
+        N = np.atleast_1d(np.asarray(N, dtype=np.float64))
+        s = min(float(s), 1.0)
+        if not s > 0:
+            raise ValueError("groups 1 and 2 carry no mass of the other draws")
+        lo, hi, outside = _t_window(N, s, tail)
+        width = int(np.max(hi - lo)) + 2  # t = t' or t' + 1
+        t = lo[:, None] + np.arange(width, dtype=np.float64)[None, :]
+        valid = t <= (N[:, None] + 1.0)
+        t = np.where(valid, t, 0.0)
+        self.t = t
+        self.Bt = np.where(valid, _pmf(t, N[:, None], s), 0.0)
+        self.Bt1 = np.where(valid, _pmf(t - 1.0, N[:, None], s), 0.0)
+        self.outside = outside
+
+
+def _divergence_given_count(table: _CountTable, g: GroupedPair, pi: float, ee: float, *,
+                            upper: bool) -> np.ndarray:
+    """Divergence ``D_{e^eps}(P||Q)`` for each count of other draws in ``table``.
+
+    Every evaluated t gets its exact terms; t outside [lo, hi + 1] implies the others' count
+    t' outside [lo, hi], whose mass (``table.outside``) bounds the rest (upper bound only).
+    """
+    if not (0.0 < pi < 1.0):
+        raise ValueError("degenerate group split (pi in {0, 1}) is not supported")
+    res = _per_t(table.t, table.Bt1, table.Bt, pi, g.p, g.q, ee, upper=upper)
+    return res + table.outside if upper else res
+
+
+def _pair_is_mirror(g: GroupedPair) -> bool:
+    """True when relabelling groups 1 and 2 turns (p, q) into (q, p): D(P||Q) = D(Q||P)."""
+    return g.w[0] == g.w[1] and g.p[0] == g.q[1] and g.p[1] == g.q[0] and g.p[2] == g.q[2]
+
+
+def _swap(g: GroupedPair) -> GroupedPair:
+    return GroupedPair(g.w, g.q, g.p, g.gamma)
+
+
+# --------------------------------------------------------------------------- decomposition
+class DecomposedPair:
+    """The blanket-decomposed pair of one randomizer at ``n`` users; ``delta(eps)`` is an upper
+    bound on its hockey-stick divergence (worst ordered pair of inputs, both directions)."""
+
+    def __init__(self, matrix, n: int, *, tail: float = DEFAULT_TAIL,
+                 max_blocks: int | None = DEFAULT_BLOCKS, pairs: list[GroupedPair] | None = None):
+        """``matrix``: the randomizer's output matrix (every ordered pair of rows is reduced);
+        or ``matrix=None`` and ``pairs`` given directly (e.g. :func:`krr_pairs`)."""
+        self.n = _check_int(n, "n", 2)
+        self.tail = float(tail)
+        if not (0 < self.tail < 1e-3):
+            raise ValueError(f"tail must lie in (0, 1e-3), got {tail!r}")
+        if max_blocks is not None:
+            max_blocks = _check_int(max_blocks, "max_blocks", 1)
+        if pairs is None:
+            pairs = grouped_pairs(matrix)
+        if not pairs:
+            raise ValueError("no pair of inputs to account for")
+        self.pairs = list(pairs)
+        self.gamma = self.pairs[0].gamma
+        self.directed = self.pairs  # ordered pairs: both directions are listed
+        N = self.n - 1
+        gam = min(self.gamma, 1.0)
+        if gam >= 1.0:
+            ms = np.array([float(N)])
+            wts = np.array([1.0])
+            self.m_outside = 0.0
+        else:
+            lo = max(stats.binom.ppf(self.tail / 2, N, gam) - 1.0, 0.0)
+            hi = min(N - stats.binom.ppf(self.tail / 2, N, 1.0 - gam) + 1.0, float(N))
+            ms = np.arange(lo, hi + 1.0)
+            wts = stats.binom.pmf(ms, N, gam)
+            self.m_outside = float((stats.binom.cdf(lo - 1.0, N, gam) if lo > 0 else 0.0)
+                                   + stats.binom.sf(hi, N, gam))
+        if max_blocks is None:
+            # as many blocks as the cell budget allows (fewer blocks: looser, never unsound)
+            s_max = max(g.w[0] + g.w[1] for g in self.pairs)
+            z = math.sqrt(2.0 * math.log(2.0 / self.tail))
+            width = 2.0 * z * math.sqrt(max(ms[-1] * s_max * (1.0 - min(s_max, 1.0)), 0.0)) + 3.0
+            max_blocks = max(MIN_BLOCKS, int(BLOCK_BUDGET // width))
+        if ms.size > max_blocks:
+            half = max_blocks // 2
+            even = np.linspace(0, ms.size, max(half, 1), endpoint=False).astype(int)
+            cdf = np.cumsum(wts) / wts.sum()
+            quant = np.searchsorted(cdf, np.linspace(0.0, 1.0, max_blocks - half, endpoint=False))
+            starts = np.unique(np.concatenate([even, np.minimum(quant, ms.size - 1)]))
+            ends = np.append(starts[1:], ms.size) - 1
+            self.block_w = np.add.reduceat(wts, starts)
+            self.m_upper = ms[starts]
+            self.m_lower = ms[ends]
+        else:
+            self.block_w = wts
+            self.m_upper = ms
+            self.m_lower = ms
+        self.block_w = self.block_w * (1.0 + ROUNDING_RTOL)
+        self._tables: dict = {}
+
+    def _table(self, upper: bool, s: float) -> _CountTable:
+        key = (upper, round(s, 15))
+        if key not in self._tables:
+            ms = self.m_upper if upper else self.m_lower
+            self._tables[key] = _CountTable(ms, s, self.tail)
+        return self._tables[key]
+
+    def _delta(self, eps: float, upper: bool) -> float:
+        eps = _check_eps(eps)
+        ee = math.exp(min(eps, EPS_CAP))
+        best = 0.0
+        for g in self.directed:
+            s = g.w[0] + g.w[1]
+            d = _divergence_given_count(self._table(upper, s), g, g.w[0] / s, ee, upper=upper)
+            val = float(np.dot(self.block_w if upper else self.block_w / (1.0 + ROUNDING_RTOL), d))
+            best = max(best, val)
+        if upper:
+            best = best * (1.0 + ROUNDING_RTOL) + self.m_outside
+        return min(best, 1.0)
+
+    def delta(self, eps: float) -> float:
+        """Upper bound on the decomposed pair's divergence at ``e^eps``."""
+        return self._delta(eps, True)
+
+    def delta_lower(self, eps: float) -> float:
+        """Lower bound on the decomposed pair's divergence (blocks at their largest M; no
+        allowances): shows the blocking error. Not a lower bound on the mechanism."""
+        return self._delta(eps, False)
+
+
+def decomposition_delta(matrix, n: int, eps: float, **kw) -> float:
+    """Upper bound on delta(eps) of shuffling n reports of the randomizer ``matrix``."""
+    return DecomposedPair(matrix, n, **kw).delta(eps)
+
+
+def _eps_hi(pairs: list[GroupedPair]) -> float:
+    """The randomizer's own eps0 over the listed pairs (largest group log-likelihood ratio)."""
+    top = 0.0
+    for g in pairs:
+        for a, b in zip(g.p, g.q, strict=True):
+            if a > 0 and b > 0:
+                top = max(top, abs(math.log(a / b)))
+    return top
+
+
+def secant_eps(fn, delta: float, lo: float, hi: float, guess: float, rtol: float, *,
+               side: str = "upper", max_eval: int = 40) -> float:
+    """Root of a non-increasing ``fn`` at ``delta`` given ``fn(lo) > delta >= fn(hi)``.
+
+    ``side="upper"``: the smallest eps found with ``fn(eps) <= delta`` (a verified point; for an
+    upper bound ``fn`` this eps is certified). ``side="lower"``: the largest eps found with
+    ``fn(eps) > delta`` (a verified point; for a lower bound ``fn`` the mechanism is not
+    (eps, delta)-DP there). Secant steps on ``log fn`` from ``guess``, each proposal nudged by
+    ``rtol/4`` towards the wanted side; the search stops once a proposal lands on the wanted
+    side within ``rtol`` of the previous point, or the bracket is narrower than ``rtol``;
+    bisection takes over after six evaluations or when a proposal leaves the bracket.
+    """
+    if side not in ("upper", "lower"):
+        raise ValueError(f"side must be 'upper' or 'lower', got {side!r}")
+    log_t = math.log(delta)
+    pts: list[tuple[float, float]] = []
+    nudge = 1.0 + rtol / 4.0 if side == "upper" else 1.0 - rtol / 4.0
+    x = min(max(guess, lo), hi)
+    evals = 0
+    while evals < max_eval and hi - lo > rtol * hi:
+        v = fn(x)
+        gx = math.log(max(v, 1e-300)) - log_t
+        pts.append((x, gx))
+        evals += 1
+        if gx <= 0:
+            hi = min(hi, x)
+        else:
+            lo = max(lo, x)
+        if len(pts) >= 2 and pts[-1][1] != pts[-2][1]:
+            (x0, g0), (x1, g1) = pts[-2], pts[-1]
+            r = x1 - g1 * (x1 - x0) / (g1 - g0)
+        else:
+            r = x * (1.002 if gx > 0 else 0.998)
+        on_side = gx <= 0 if side == "upper" else gx > 0
+        if on_side and abs(r - x) <= rtol * x / 2:
+            break
+        cand = r * nudge
+        if not (lo < cand < hi) or evals >= 6:
+            cand = 0.5 * (lo + hi)
+        x = cand
+    return hi if side == "upper" else lo
+
+
+def decomposition_eps(matrix, n: int, delta: float, *, rtol: float = 1e-5, guess: float | None = None,
+                      pairs: list[GroupedPair] | None = None, **kw) -> float:
+    """Smallest eps (relative precision about ``rtol``, rounded up, a verified point) whose upper
+    delta meets ``delta``. Shuffling eps0-LDP reports is eps0-DP, so the answer is at most the
+    randomizer's own eps0. ``guess`` (e.g. the lower bound's eps) speeds up the search."""
+    delta = _check_delta(delta)
+    tail = kw.pop("tail", max(1e-300, 1e-3 * rtol * delta))
+    pair = DecomposedPair(matrix, n, tail=tail, pairs=pairs, **kw)
+    top = _eps_hi(pair.pairs)
+
+    def fn(e: float) -> float:
+        return 0.0 if e >= top else pair.delta(e)
+
+    if guess is None or not (0 < guess < top):
+        return bisect_eps(fn, delta, top, rtol)[1]
+    # no need to test eps = 0 first: the returned end is always a verified point
+    return secant_eps(fn, delta, 0.0, top, guess, rtol)
+
+
+# --------------------------------------------------------------------------- exact real pairs
+def pair_delta(eps: float, n: int, victim_p, victim_q, others, *, tail: float = 1e-60) -> float:
+    """Lower bound on ``D_{e^eps}`` of a real neighbouring pair whose ``n - 1`` other users all
+    hold one value: the exact divergence of the group counts ``(H_1, H_2, H_3)``.
+
+    ``victim_p`` / ``victim_q``: the victim's probabilities of groups 1, 2, 3 under its two
+    inputs; ``others``: one other user's group probabilities. The counts are a post-processing
+    of the shuffled output, so their divergence lower-bounds the real pair's; when the outputs
+    within each group are exchangeable for everyone (k-RR with the others all at ``x`` or
+    ``x'``, or k = 3) it *is* the real pair's divergence. Truncated t-windows only lower it, and
+    the rounding allowance is subtracted: a lower bound.
+    """
+    n = _check_int(n, "n", 2)
+    eps = _check_eps(eps)
+    g = GroupedPair(tuple(others), tuple(victim_p), tuple(victim_q), 1.0)
+    ee = math.exp(min(eps, EPS_CAP))
+    s = others[0] + others[1]
+    table = _pair_table(n - 1, float(s), float(tail))
+    best = 0.0
+    # the mirror image (groups 1 and 2 relabelled) of the swapped pair is the pair itself
+    for h in ((g,) if _pair_is_mirror(g) else (g, _swap(g))):
+        best = max(best, float(_divergence_given_count(table, h, others[0] / s, ee, upper=False)[0]))
+    return best
+
+
+@lru_cache(maxsize=16)
+def _pair_table(N: int, s: float, tail: float) -> _CountTable:
+    return _CountTable([N], s, tail)
+
+
+def _krr_configs(k: int, eps0: float):
+    e = math.exp(eps0)
+    p = e / (e + k - 1.0)
+    q = 1.0 / (e + k - 1.0)
+    rest = max(0.0, 1.0 - p - q)
+    vic_p, vic_q = (p, q, rest), (q, p, rest)
+    configs = {"others_at_x": (p, q, rest), "others_at_x'": (q, p, rest)}
+    if k >= 3:
+        configs["others_at_third"] = (q, q, max(0.0, 1.0 - 2.0 * q))
+    return vic_p, vic_q, configs
+
+
+def krr_pair_lower_delta(k: int, eps0: float, n: int, eps: float) -> tuple[float, str]:
+    """Largest exact-pair divergence over the searched configurations of the other users
+    (all at the victim's ``x``, all at ``x'``, all at a third value); returns ``(delta, config)``.
+
+    Stand-in until the worst-pair search of ``shuffledp.accountants.lower_bounds`` (issue 12)
+    is merged; swap it there.
+    """
+    k = _check_int(k, "k", 2)
+    eps0 = _check_eps0(eps0)
+    vic_p, vic_q, configs = _krr_configs(k, eps0)
+    best, which = 0.0, next(iter(configs))
+    for name, oth in configs.items():
+        d = pair_delta(eps, n, vic_p, vic_q, oth)
+        if d > best:
+            best, which = d, name
+    return best, which
+
+
+def krr_pair_lower_eps(k: int, eps0: float, n: int, delta: float, *, rtol: float = 1e-5
+                       ) -> tuple[float, str]:
+    """Largest eps found (rounded down, a verified point) at which a searched real pair has
+    divergence above ``delta``: the mechanism is not (eps, delta)-DP for any smaller eps.
+
+    Others at a third value are searched first; another configuration is searched only if it
+    exceeds ``delta`` at the eps found so far (any configuration gives a valid lower bound).
+    Truncated t-windows only lower the value.
+    """
+    k = _check_int(k, "k", 2)
+    eps0 = _check_eps0(eps0)
+    n = _check_int(n, "n", 2)
+    delta = _check_delta(delta)
+    vic_p, vic_q, configs = _krr_configs(k, eps0)
+    tail = max(1e-300, 1e-3 * rtol * delta)
+
+    def fn_for(oth):
+        return lambda e: 0.0 if e >= eps0 else pair_delta(e, n, vic_p, vic_q, oth, tail=tail)
+
+    guess = min(eps0 / 2, _asymptotic_guess(k, eps0, n, delta))
+    order = sorted(configs, key=lambda nm: nm != "others_at_third")
+    best, which = 0.0, order[0]
+    for name in order:
+        fn = fn_for(configs[name])
+        # a configuration can only raise the bound if it exceeds delta at the current best
+        if best > 0 and fn(best) <= delta:
+            continue
+        # (eps = 0 is not tested first: the returned end is a verified point or 0)
+        e = secant_eps(fn, delta, best, eps0, max(guess, best) if best == 0 else best, rtol, side="lower")
+        if e > best:
+            best, which = e, name
+    return best, which
+
+
+def _asymptotic_guess(k: int, eps0: float, n: int, delta: float) -> float:
+    """A starting point only: the leading-order shuffled eps of k-RR,
+    ``sqrt(8 (e^eps0 + k - 1) log(2/delta) / (k n))`` scaled by ``(e^eps0 - 1)/(e^eps0 + 1)``."""
+    e = math.exp(eps0)
+    return max(1e-9, (e - 1.0) / (e + 1.0) * math.sqrt(8.0 * (e + k - 1.0) * math.log(2.0 / delta) / (k * n)))

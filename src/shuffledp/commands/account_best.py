@@ -1,0 +1,85 @@
+"""``shuffledp account best``: the tightest sound eps we have and the best lower bound (JSON).
+
+Every numeric flag takes a comma list; a grid prints one object per combination. Invalid input
+exits with status 2 and one line naming the flag.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from shuffledp.cli import UsageError
+from shuffledp.commands._grid import int_like, parse_list, run_grid
+
+_NAME = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*): (.*)$", re.S)
+_FLAGS = {"mechanism", "k", "eps0", "n", "delta", "rtol", "bounds"}
+
+
+def register(subparsers, account_subparsers) -> None:
+    p = account_subparsers.add_parser(
+        "best",
+        help="tightest sound shuffled eps (min over upper bounds) and best lower bound",
+        description="Minimum over every sound upper bound on the shuffled eps of n reports of the "
+        "randomizer and maximum over every lower bound, with the bound that gave each and the "
+        "seconds each took. Numeric flags take comma lists.",
+    )
+    p.add_argument("--mechanism", required=True, help="krr | general (any eps0-LDP randomizer)")
+    p.add_argument("--k", help="domain size of krr (integer >= 2)")
+    p.add_argument("--eps0", required=True, help="local epsilon in (0, 50]")
+    p.add_argument("--n", required=True, help="number of users (integer >= 2)")
+    p.add_argument("--delta", required=True, help="central delta in (0, 1)")
+    p.add_argument("--rtol", default="1e-5", help="relative precision of every eps search (default 1e-5)")
+    p.add_argument("--bounds", help="comma list of upper bounds to evaluate (default: all)")
+    p.add_argument("--detail", action="store_true", help="also print every bound's eps and seconds")
+    p.set_defaults(func=run_best)
+
+
+def _usage(exc: ValueError) -> UsageError:
+    text = " ".join(str(exc).split())
+    match = _NAME.match(text)
+    if match and match.group(1) in _FLAGS:
+        return UsageError(f"--{match.group(1)}: {match.group(2)}")
+    return UsageError(text)
+
+
+def run_best(args) -> int:
+    from shuffledp.accountants import best
+
+    if args.mechanism not in best.MECHANISMS:
+        raise UsageError(f"--mechanism: {args.mechanism!r} is not one of {', '.join(best.MECHANISMS)}")
+    if args.mechanism == "krr" and args.k is None:
+        raise UsageError("--k: required for krr")
+    if args.mechanism != "krr" and args.k is not None:
+        raise UsageError("--k: only used by krr")
+    try:
+        rtol = float(args.rtol)
+    except ValueError:
+        raise UsageError(f"--rtol: cannot read {args.rtol!r} as a number") from None
+    if not (math.isfinite(rtol) and 1e-12 <= rtol <= 1e-1):
+        raise UsageError(f"--rtol: {rtol!r} must lie in [1e-12, 0.1]")
+    bounds = None if args.bounds is None else [b.strip() for b in args.bounds.split(",")]
+    grid = {
+        "k": parse_list(args.k, "k", int_like),
+        "eps0": parse_list(args.eps0, "eps0"),
+        "n": parse_list(args.n, "n", int_like),
+        "delta": parse_list(args.delta, "delta"),
+    }
+    for name, values in grid.items():
+        for v in values:
+            if v is not None and isinstance(v, float) and not math.isfinite(v):
+                raise UsageError(f"--{name}: must be finite, got {v}")
+
+    def one(k, eps0, n, delta):
+        try:
+            res = best.best_eps(args.mechanism, eps0, n, delta, k=k, rtol=rtol, bounds=bounds)
+        except ValueError as exc:
+            raise _usage(exc) from None
+        out = {"mechanism": args.mechanism, "eps": res["eps"], "eps_lower": res["eps_lower"],
+               "upper_by": res["upper_by"], "lower_by": res["lower_by"], "gap": res["gap"],
+               "seconds": res["seconds"]}
+        if args.detail:
+            out["bounds"] = res["bounds"]
+        return out
+
+    return run_grid(grid, one)

@@ -1,0 +1,236 @@
+"""One table of every shuffle accountant we have, on one grid (issue 17).
+
+One job per (mechanism, eps0): every bound at every (n, delta) of the grid, with its run time.
+:func:`collect` adds each row's gap to the best lower bound of its point and writes the table;
+:mod:`shuffledp.plotting.accountants_compare` draws the figure.
+
+Bounds (``kind``: ``upper`` = a guarantee, ``lower`` = an impossibility, ``exact``, ``reference`` =
+shown for comparison but not a guarantee for these randomizers, never the "best upper"):
+
+* ``decomposition`` (k-RR only): the blanket decomposition, :mod:`~shuffledp.accountants.decomposition`;
+* ``variation-ratio``: Wang et al.'s reduction with the sound parameters;
+* ``fmt21``, ``fmt23``: clones (numerical); ``fmt21-closed-form``: FMT21's Theorem 3.1;
+* ``blanket-hoeffding``, ``blanket-bennett``: Balle et al.'s blanket (exact k-RR moments for k-RR,
+  generic constants for general eps0-LDP);
+* ``hps-uniform``, ``ccc``, ``lzx``: the personalized bounds with every user at eps0 (``note``
+  states their scope: HPS's clone probabilities are those of the Laplace randomizer on [0, 1],
+  CCC is a Gaussian-DP (CLT) approximation, LZX holds for any eps0-LDP randomizer); computed
+  only for ``n <= personalized_max_n`` (per-user arrays);
+* ``lower``: the largest of the exact real-pair divergences (k-RR; binary RR for the general
+  class) and the variation-ratio module's witness;
+* ``exact`` (k = 2 and the general class at ``n <= exact_max_n``): binary randomized response,
+  worst case over every configuration of the other users (the count of ones is sufficient), so
+  for the general class it is a lower bound on the class's worst case, recorded as ``lower``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from shuffledp.config import ConfigError, register_check
+
+BOUNDS = ("decomposition", "variation-ratio", "fmt21", "fmt23", "fmt21-closed-form",
+          "blanket-hoeffding", "blanket-bennett", "hps-uniform", "ccc", "lzx", "lower", "exact")
+PERSONALIZED = ("hps-uniform", "ccc", "lzx")
+REFERENCE = ("hps-uniform", "ccc")  # shown for reference, never taken as the best upper bound
+NOTES = {
+    "hps-uniform": "Laplace randomizer on [0,1] only",
+    "ccc": "Gaussian-DP (CLT) approximation",
+    "lzx": "any eps0-LDP randomizer",
+}
+
+
+# ----------------------------------------------------------------------------- config
+def mechanisms(sec: Mapping) -> list[tuple[str, str, int | None]]:
+    """``(label, mechanism, k)`` for every mechanism of the section."""
+    out = []
+    for m in sec["mechanisms"]:
+        if m == "general":
+            out.append(("general", "general", None))
+        else:
+            k = int(m[len("krr"):])
+            out.append((m, "krr", k))
+    return out
+
+
+@register_check
+def check_config(config: Mapping) -> None:
+    sec = config.get("accountants_compare")
+    if not sec:
+        return
+    for m in sec["mechanisms"]:
+        if m != "general" and not (m.startswith("krr") and m[3:].isdigit() and int(m[3:]) >= 2):
+            raise ConfigError(f"config key accountants_compare.mechanisms: {m!r} is neither "
+                              "'general' nor 'krr<k>' with k >= 2")
+    for b in sec["bounds"]:
+        if b not in BOUNDS:
+            raise ConfigError(f"config key accountants_compare.bounds: unknown bound {b!r}")
+    for n in sec["n_grid"]:
+        if int(n) < 2:
+            raise ConfigError(f"config key accountants_compare.n_grid: {n} must be >= 2")
+    for d in sec["deltas"]:
+        if not 0 < float(d) < 1:
+            raise ConfigError(f"config key accountants_compare.deltas: {d} must lie in (0, 1)")
+
+
+def fmt(x: float) -> str:
+    return f"{float(x):g}"
+
+
+def jobs(config: Mapping) -> list[dict]:
+    """One job per (mechanism, eps0): ``{"wildcards": {...}, "spec": {...}}``."""
+    sec = config.get("accountants_compare")
+    if not sec:
+        return []
+    out = []
+    for label, mech, k in mechanisms(sec):
+        for eps0 in sec["eps0"]:
+            spec = {"mechanism": mech, "k": k, "label": label, "eps0": float(eps0),
+                    "n_grid": [int(n) for n in sec["n_grid"]],
+                    "deltas": [float(d) for d in sec["deltas"]],
+                    "bounds": list(sec["bounds"]),
+                    "personalized_max_n": int(sec.get("personalized_max_n", 100_000)),
+                    "exact_max_n": int(sec.get("exact_max_n", 1000)),
+                    "rtol": float(sec.get("rtol", 1e-5))}
+            out.append({"wildcards": {"mech": label, "eps0": fmt(eps0)}, "spec": spec})
+    return out
+
+
+# ----------------------------------------------------------------------------- exact binary RR
+def binary_rr_exact_eps(eps0: float, n: int, delta: float, *, rtol: float = 1e-6) -> float:
+    """Exact worst-case shuffled eps of binary randomized response (``n`` users): the largest eps
+    over every configuration ``j`` (others holding 1) at which ``D_{e^eps}`` of the count of ones
+    exceeds ``delta``, both directions; the returned eps is the upper end of a bracket of relative
+    width ``rtol`` (a verified point where every configuration meets ``delta``)."""
+    from scipy import signal, stats
+
+    from shuffledp.accountants.hockey_stick import bisect_eps
+
+    e = math.exp(eps0)
+    p, q = e / (e + 1.0), 1.0 / (e + 1.0)
+    N = n - 1
+    rows = []
+    for j in range(N + 1):
+        a = stats.binom.pmf(np.arange(j + 1), j, p)
+        b = stats.binom.pmf(np.arange(N - j + 1), N - j, q)
+        rows.append(np.clip(signal.fftconvolve(a, b), 0.0, None) if j and j < N else (a if j else b))
+    others = np.array([np.pad(r, (0, N + 1 - r.size)) for r in rows])  # (N+1 configs, N+1 counts)
+    shifted = np.pad(others, ((0, 0), (1, 0)))
+    base = np.pad(others, ((0, 0), (0, 1)))
+    P = p * shifted + q * base   # victim holds 1
+    Q = q * shifted + p * base   # victim holds 0
+
+    def fn(x: float) -> float:
+        ee = math.exp(x)
+        return float(max(np.maximum(P - ee * Q, 0).sum(axis=1).max(),
+                         np.maximum(Q - ee * P, 0).sum(axis=1).max()))
+
+    return bisect_eps(fn, delta, eps0, rtol)[1]
+
+
+# ----------------------------------------------------------------------------- one job
+def _bound_fns(spec: Mapping, n: int, delta: float) -> dict:
+    from shuffledp.accountants import best, blanket, clones, personalized
+    from shuffledp.accountants import decomposition as dec
+    from shuffledp.accountants import variation_ratio as vr
+
+    mech, k, eps0, rtol = spec["mechanism"], spec["k"], spec["eps0"], spec["rtol"]
+    fns = {}
+    if mech == "krr":
+        fns["decomposition"] = lambda: dec.decomposition_eps(
+            None, n, delta, pairs=dec.krr_pairs(k, eps0), rtol=rtol,
+            guess=dec.krr_pair_lower_eps(k, eps0, n, delta, rtol=rtol)[0])
+    params = vr.vr_params("krr", eps0, k=k) if mech == "krr" else vr.vr_params("general", eps0)
+    fns["variation-ratio"] = lambda: vr.vr_eps(params, n, delta, rtol=rtol)
+    fns["fmt21"] = lambda: clones.eps_clones(eps0, n, delta, variant="fmt21", rtol=rtol)
+    fns["fmt23"] = lambda: clones.eps_clones(eps0, n, delta, variant="fmt23", rtol=rtol)
+    fns["fmt21-closed-form"] = lambda: clones.eps_clones(eps0, n, delta, closed_form=True)
+    bmech = {"mechanism": "krr", "k": k} if mech == "krr" else {"mechanism": "generic"}
+    fns["blanket-hoeffding"] = lambda: blanket.eps_blanket(eps0, n, delta, bound="hoeffding", rtol=rtol, **bmech)
+    fns["blanket-bennett"] = lambda: blanket.eps_blanket(eps0, n, delta, bound="bennett", rtol=rtol, **bmech)
+    if n <= spec["personalized_max_n"]:
+        local = np.full(n, eps0)
+        fns["hps-uniform"] = lambda: personalized.hps_eps(local, 0.0, delta, mechanism="laplace")
+        fns["ccc"] = lambda: personalized.ccc_eps(local, 0.0, delta)
+        fns["lzx"] = lambda: personalized.lzx_eps(local, delta)
+    fns["lower"] = lambda: max(f() for f in best.lower_bounds(mech, eps0, n, delta, k=k,
+                                                              rtol=rtol).values())
+    if (mech == "general" or k == 2) and n <= spec["exact_max_n"]:
+        fns["exact"] = lambda: binary_rr_exact_eps(eps0, n, delta, rtol=min(rtol, 1e-6))
+    return fns
+
+
+def run_job(spec: Mapping) -> pd.DataFrame:
+    """Every selected bound at every (n, delta) of the spec: one row each."""
+    rows = []
+    for n in spec["n_grid"]:
+        for delta in spec["deltas"]:
+            fns = _bound_fns(spec, n, delta)
+            for name in spec["bounds"]:
+                kind = {"lower": "lower", "exact": "exact"}.get(name, "upper")
+                if name in REFERENCE:
+                    kind = "reference"  # not a valid upper bound for this randomizer class
+                note = NOTES.get(name, "")
+                if name == "exact" and spec["mechanism"] == "general":
+                    kind, note = "lower", "binary RR, exact worst case (lower bound for the class)"
+                if name not in fns:
+                    why = {"decomposition": "k-RR only",
+                           "exact": f"not enumerated (n > {spec['exact_max_n']} or k > 2)"}
+                    note = why.get(name, f"skipped: n > personalized_max_n = {spec['personalized_max_n']}")
+                    rows.append(_row(spec, n, delta, name, kind, math.nan, math.nan, note))
+                    continue
+                t0 = time.perf_counter()
+                value = float(fns[name]())
+                sec = time.perf_counter() - t0
+                rows.append(_row(spec, n, delta, name, kind, min(value, spec["eps0"]), sec, note))
+    return pd.DataFrame(rows)
+
+
+def _row(spec, n, delta, name, kind, eps, seconds, note) -> dict:
+    return {"mechanism": spec["label"], "k": spec["k"] if spec["k"] is not None else 0,
+            "eps0": spec["eps0"], "n": int(n), "delta": float(delta), "bound": name, "kind": kind,
+            "eps": eps, "seconds": seconds, "note": note}
+
+
+# ----------------------------------------------------------------------------- collect
+def collect(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """Concatenate job tables; add ``best_lower`` (largest lower/exact value of the point) and
+    ``gap`` = eps / best_lower - 1 for upper bounds (0 for the exact value)."""
+    df = pd.concat(frames, ignore_index=True)
+    key = ["mechanism", "eps0", "n", "delta"]
+    low = df[df["kind"].isin(["lower", "exact"])].groupby(key)["eps"].max().rename("best_lower")
+    df = df.merge(low, left_on=key, right_index=True, how="left")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        df["gap"] = np.where(df["best_lower"] > 0, df["eps"] / df["best_lower"] - 1.0, np.nan)
+    up = df[df["kind"] == "upper"].groupby(key)["eps"].min().rename("best_upper")
+    df = df.merge(up, left_on=key, right_index=True, how="left")
+    df["is_best_upper"] = (df["kind"] == "upper") & (df["eps"] == df["best_upper"])
+    return df.sort_values(key + ["bound"]).reset_index(drop=True)
+
+
+def markdown(df: pd.DataFrame, *, scale: str = "default") -> str:
+    """One line per (mechanism, eps0, n, delta): the best upper bound and its gap, the lower
+    bound, then every bound's eps (run time in seconds)."""
+    key = ["mechanism", "eps0", "n", "delta"]
+    names = [b for b in BOUNDS if b in set(df["bound"])]
+    head = ["mechanism", "eps0", "n", "delta", "best upper", "gap"] + names
+    lines = [f"Accountants compared (scale: {scale}); each cell: eps (seconds); gap = best upper / "
+             "best lower - 1; '-' not computed (see the Parquet table's note column).", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for keys, g in df.groupby(key, sort=True):
+        by = {r.bound: r for r in g.itertuples()}
+        ups = g[g["kind"] == "upper"].dropna(subset=["eps"])
+        bu = ups.loc[ups["eps"].idxmin()] if len(ups) else None
+        cells = [str(keys[0]), fmt(keys[1]), f"{keys[2]:.0e}", f"{keys[3]:.0e}",
+                 f"{bu['bound']} {bu['eps']:.5g}" if bu is not None else "-",
+                 f"{100 * bu['gap']:.2f}%" if bu is not None and np.isfinite(bu["gap"]) else "-"]
+        for nm in names:
+            r = by.get(nm)
+            cells.append("-" if r is None or not np.isfinite(r.eps) else f"{r.eps:.5g} ({r.seconds:.2g})")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
