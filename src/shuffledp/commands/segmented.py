@@ -104,7 +104,8 @@ def _claims(args) -> int:
 
     spec = _spec(args.spec)
     summ = pd.read_parquet(args.summary)
-    df = ex.claims(summ, spec, spec.get("scale", ""), float(spec.get("m_factor", 2.0)))
+    standin = sorted({Path(p).stem for p in args.data if ex.read_meta(p).get("standin")})
+    df = ex.claims(summ, spec, spec.get("scale", ""), float(spec.get("m_factor", 2.0)), standin)
     notes = sorted({ex.standin_note(ex.read_meta(p).get("source", {})) for p in args.data} - {""})
     Path(args.parquet).parent.mkdir(parents=True, exist_ok=True)
     df.to_parquet(args.parquet, index=False)
