@@ -21,11 +21,18 @@ import numpy as np
 import pandas as pd
 
 from shuffledp.claims.core import (
-    Claim, between, data_kind, decide, frame, markdown, not_testable, standin_kind, within,
+    Claim,
+    between,
+    data_kind,
+    decide,
+    frame,
+    markdown,
+    not_testable,
+    standin_kind,
+    within,
 )
 from shuffledp.experiments import segmented as ex
 
-SRC = "Wang et al., segmented multi-message shuffle"
 PAPER_M_STAR = {("msnbc", 5000): 2.0, ("msnbc", 50000): 0.3, ("synth_T128_s4", 5000): 4.0,
                 ("synth_T128_s4", 50000): 1.0}
 ABOUT_50 = (0.35, 0.65)   # "about 50%": +-15 percentage points
@@ -223,7 +230,8 @@ def _rows(summ: pd.DataFrame, cfg: Mapping, scale: str, m_factor: float, ours: s
         e_lo, e_hi = m_star(summ, "msnbc", 5000, "S1", ours)[1], m_star(summ, "msnbc", 50000, "S1", ours)[1]
         r = e_hi / e_lo
         rows.append(decide(c, testable=math.isfinite(r), ok=between(r, 0.01, 0.1), data=kind("msnbc"), scale=scale,
-                           measured=f"least mean error n = 50000: {e_hi:.3g}; n = 5000: {e_lo:.3g}; ratio 1/{1 / r:.3g}",
+                           measured=f"least mean error n = 50000: {e_hi:.3g}; n = 5000: {e_lo:.3g}; "
+                                    f"ratio 1/{1 / r:.3g}",
                            reason="no finite errors"))
     else:
         rows.append(not_testable(c, "needs MSNBC S1 runs at n = 5,000 and n = 50,000", data=kind("msnbc"),
