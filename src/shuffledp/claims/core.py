@@ -13,7 +13,7 @@ a verdict on stand-in data is reported but does not count as evidence (column ``
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import pandas as pd
@@ -138,5 +138,3 @@ def standin_kind(name: str, standin: Iterable[str] = (), synthetic: Iterable[str
     return REAL
 
 
-def as_mapping(x) -> Mapping:
-    return x if isinstance(x, Mapping) else {}
