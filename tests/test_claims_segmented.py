@@ -64,7 +64,8 @@ def test_refined_m_star_uses_three_points():
 
 def test_paper_values_hold_on_the_paper_grid():
     c = cfg()
-    lev = lambda n: 1 / n if n == 5000 else 1 / (30 * 5000)          # least error 30x lower at n = 50,000
+    def lev(n):
+        return 1 / n if n == 5000 else 1 / (30 * 5000)          # least error 30x lower at n = 50,000
     worse = {("sepmm", "S3"): 2.0, ("wsepmm", "S3"): 1.2}              # SepMM worse, gap to WSepMM wider, in S3
     v = verdicts(summary(c, level=lambda ds, n, st: lev(n),
                          base=lambda ds, n, st, p: lev(n) / 0.3 * worse.get((p, st), 1.0),   # 70% reduction
