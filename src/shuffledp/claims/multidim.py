@@ -92,8 +92,11 @@ def _groups(datasets) -> list[tuple[str, list[str]]]:
 
 
 def _spearman(y) -> float:
+    """Spearman rho of ``y`` against its order; NaN (not > 0) for a constant ``y``."""
     y = pd.Series(np.asarray(y, float))
-    return float(y.corr(pd.Series(np.arange(len(y), dtype=float)), method="spearman")) if len(y) > 1 else math.nan
+    if len(y) < 2 or y.nunique() < 2:
+        return math.nan
+    return float(y.corr(pd.Series(np.arange(len(y), dtype=float)), method="spearman"))
 
 
 def _ratio_key(r: str) -> np.ndarray:
