@@ -57,7 +57,9 @@ def test_up_to_5x_uses_gaussian_panels_only_with_the_papers_calibration():
     f = fig({"hps": 0.1, "fv": 0.16}, gauss_factor=1.0)
     f.loc[(f.mechanism == "gaussian") & (f.bound == "hps"), "eps_central"] = 0.032   # ratio 5 on Gaussian
     assert v(f, t2())["hps_up_to_5x_tighter"] == NOT_HELD            # calibration unknown: pure panels only
-    f["calibration"] = "classic"
+    f["calibration"] = "analytic"
+    assert v(f, t2())["hps_up_to_5x_tighter"] == NOT_HELD            # our calibration, not the paper's
+    f["calibration"] = "hps-code"
     assert v(f, t2())["hps_up_to_5x_tighter"] == HELD
     assert v(fig({"hps": 0.1, "fv": 0.5}, mechs=("gaussian",)), t2())["hps_up_to_5x_tighter"] == NOT_TESTABLE
 
