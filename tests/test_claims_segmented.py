@@ -160,3 +160,20 @@ def test_data_labels_and_evidence():
     md = C.claims_markdown(df.reset_index(), "offline stand-in data, not the real msnbc")
     assert "not testable" in md or "held" in md
     assert "stand-in" in md
+
+
+def test_core_verdict_rules():
+    from shuffledp.claims import Claim, decide, frame
+    from shuffledp.claims.core import data_kind
+
+    c = Claim("x", "s", "p", "t", needs="a finer grid")
+    r = decide(c, testable=False, ok=True, measured="m", data="real", scale="s")
+    assert r["held"] == NOT_TESTABLE and "needs a finer grid" in r["measured"] and not r["evidence"]
+    assert decide(c, testable=True, ok=True, measured="", data="stand-in", scale="s")["evidence"] is False
+    assert decide(c, testable=True, ok=False, measured="", data="real+synthetic", scale="s")["evidence"] is True
+    assert data_kind(["real", "stand-in", "synthetic"]) == STANDIN
+    with pytest.raises(ValueError):
+        data_kind(["made-up"])
+    bad = dict(r, held="maybe")
+    with pytest.raises(ValueError, match="unknown verdicts"):
+        frame([bad])

@@ -67,6 +67,7 @@ def decide(claim: Claim, *, testable: bool, ok: bool, measured: str, data: str, 
         verdict = HELD if ok else NOT_HELD
     else:
         verdict = NOT_TESTABLE
+        reason = reason or (f"needs {claim.needs}" if claim.needs else "")
         if reason:
             measured = f"{measured}; not testable: {reason}" if measured else f"not testable: {reason}"
     kinds = [k for k in data.split("+") if k]
