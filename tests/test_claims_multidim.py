@@ -126,3 +126,12 @@ def test_forwarder_matches():
     b = C.claims(summary(), personal(), "test")
     pd.testing.assert_frame_equal(a, b)
     assert np.all(a["data"] == STANDIN)
+
+
+def test_mechanism_comparisons_need_both_mechanisms():
+    s = summary()
+    got = v(s[s.mechanism != "tcm"])
+    assert got["mhm_beats_tcm"] == NOT_TESTABLE and got["table3_mhm_tp_ge_tcm"] == NOT_TESTABLE
+    assert got["mhm_beats_flame_all_eps"] == HELD
+    got = v(s[s.mechanism != "flame"])
+    assert got["mhm_beats_flame_all_eps"] == NOT_TESTABLE and got["mhm_improvement_eps1_mx"] == NOT_TESTABLE

@@ -82,7 +82,7 @@ def test_paper_values_hold_on_the_paper_grid():
 def test_optimal_m_fails_far_from_the_paper_and_is_untestable_on_a_coarse_grid():
     c = cfg()
     v = verdicts(summary(c, m0=lambda ds, n, st: 8 * PAPER.get((ds, n), 1.0)), c)
-    for cid in ("optimal_m_msnbc_5k", "optimal_m_msnbc_50k", "optimal_m_synth_s4_50k"):
+    for cid in ("optimal_m_msnbc_5k", "optimal_m_msnbc_50k", "optimal_m_synth_s4_5k", "optimal_m_synth_s4_50k"):
         assert v[cid] == NOT_HELD, cid
     c4 = cfg(num=4)   # 0.1, 0.464, 2.15, 10: at most one grid point in any window of factor 2
     v4 = verdicts(summary(c4), c4)
@@ -134,6 +134,7 @@ def test_error_reduction_uses_the_bound_not_the_measured_minimum():
     assert verdicts(s, c)["error_reduction_vs_best_baseline"] == NOT_HELD
     v = verdicts(summary(c, bound=False), c)
     assert v["error_reduction_vs_best_baseline"] == NOT_TESTABLE
+    assert v["error_reduction_s1_about_70"] == NOT_TESTABLE
     assert v["gap_wider_s3_than_s2"] == NOT_TESTABLE
 
 
@@ -177,3 +178,15 @@ def test_core_verdict_rules():
     bad = dict(r, held="maybe")
     with pytest.raises(ValueError, match="unknown verdicts"):
         frame([bad])
+
+
+def test_m_star_comparisons_need_both_datasets():
+    c = cfg()
+    c["figures"]["fig3"]["datasets"] = ["synth_T128_s4"]          # no s = 8 runs
+    v = verdicts(summary(c), c)
+    assert v["optimal_m_grows_with_s"] == NOT_TESTABLE
+    c["figures"]["fig2"]["datasets"] = []                         # no MSNBC S1 runs
+    c["figures"]["fig2"]["settings"] = []
+    v = verdicts(summary(c), c)
+    assert v["m_star_larger_on_T128_than_msnbc"] == NOT_TESTABLE
+    assert v["optimal_m_msnbc_5k"] == NOT_TESTABLE
