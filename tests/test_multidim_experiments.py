@@ -138,9 +138,13 @@ def test_cli_jobs_and_report(tmp_path):
         for ext in ("pdf", "png"):
             assert (tmp_path / "figures" / f"multidim_fig{k}.{ext}").stat().st_size > 1000
     claims = pd.read_parquet(tmp_path / "tables" / "multidim_claims.parquet")
-    assert list(claims.columns) == ["id", "claim", "paper", "measured", "held", "scale"]
+    assert list(claims.columns) == ["id", "claim", "paper", "target", "measured", "held", "scale", "data",
+                                    "evidence"]
     assert {"mhm_beats_flame_all_eps", "mhm_flame_gap_grows_with_eps", "mhm_beats_tcm", "ogm_beats_nogm",
-            "ogm_vs_nogm_244_mx"} <= set(claims["id"])
+            "ogm_vs_nogm_244_mx", "fig4_user_time_flame_lt_mhm_lt_tcm"} <= set(claims["id"])
+    # the stand-in's provenance reaches the claims: labelled, never evidence
+    assert (claims["data"] == "stand-in").all() and not claims["evidence"].any()
+    assert claims.set_index("id").loc["mhm_flame_gap_grows_with_eps", "held"] == "not testable at this scale"
     assert "offline stand-in data" in (tmp_path / "tables" / "multidim_claims.md").read_text()
     assert "offline stand-in data" in (tmp_path / "tables" / "multidim_table3.md").read_text()
     t3 = pd.read_parquet(tmp_path / "tables" / "multidim_table3.parquet")

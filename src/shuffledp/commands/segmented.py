@@ -118,7 +118,8 @@ def _claims(args) -> int:
 
     spec = read_spec(args.spec, {"n", "m_grid", "figures", "m_factor", "scale"})
     summ = pd.read_parquet(args.summary)
-    df = ex.claims(summ, spec, spec["scale"], float(spec["m_factor"]))
+    standin = sorted({Path(p).stem for p in args.data if ex.read_meta(p).get("standin")})
+    df = ex.claims(summ, spec, spec["scale"], float(spec["m_factor"]), standin)
     write_parquet(df, args.parquet)
     from shuffledp.io import write_text
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from shuffledp.experiments.multidim import standin_note, write_parquet
@@ -88,80 +87,17 @@ def table3_md(t: pd.DataFrame, note: str, scale: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _claim(rows, cid, claim, paper, measured, held):
-    rows.append({"id": cid, "claim": claim, "paper": paper, "measured": measured, "held": bool(held)})
+def claims(summary: pd.DataFrame, personal: pd.DataFrame, scale: str, timings=None, standin=None) -> pd.DataFrame:
+    """The paper's claims: see :mod:`shuffledp.claims.multidim`."""
+    from shuffledp.claims import multidim as C
 
-
-def claims(summary: pd.DataFrame, personal: pd.DataFrame, scale: str) -> pd.DataFrame:
-    rows: list[dict] = []
-    piv = summary.pivot_table(index=["dataset", "eps"], columns="mechanism", values="mse")
-    if {"mhm", "flame"} <= set(piv.columns):
-        ratio = (piv["flame"] / piv["mhm"]).rename("flame_over_mhm")
-        _claim(rows, "mhm_beats_flame_all_eps", "MHM has a lower frequency MSE than FLAME at every eps (BR, MX)",
-               "Fig. 3, Sec. 6.1.1", "; ".join(f"{d} eps={e:g}: FLAME/MHM={v:.3g}" for (d, e), v in ratio.items()),
-               bool((ratio > 1).all()))
-        parts, held = [], True
-        for ds, r in ratio.groupby(level=0):
-            vals = r.droplevel(0).sort_index()
-            rho = float(pd.Series(vals.values).corr(pd.Series(np.arange(len(vals))), method="spearman")) \
-                if len(vals) > 1 else float("nan")
-            grows = len(vals) > 1 and vals.iloc[-1] > vals.iloc[0] and rho > 0
-            held &= bool(grows)
-            parts.append(f"{ds}: ratio {vals.iloc[0]:.3g} at eps={vals.index[0]:g} -> {vals.iloc[-1]:.3g} at "
-                         f"eps={vals.index[-1]:g}, Spearman {rho:.2f}")
-        _claim(rows, "mhm_flame_gap_grows_with_eps", "the gap between MHM and FLAME grows with eps "
-               "(FLAME/MHM MSE ratio increasing in eps)", "Sec. 6.1.1", "; ".join(parts), held)
-        for ds, paper_gain in (("br", 0.5), ("mx", 1.0)):
-            if (ds, 1.0) in ratio.index:
-                gain = float(ratio[(ds, 1.0)] - 1)
-                _claim(rows, f"mhm_improvement_eps1_{ds}", f"at eps=1 on {ds.upper()} MHM improves FLAME's MSE by "
-                       f"about {paper_gain:g} times (FLAME/MHM - 1)", f"Sec. 6.1.1: {paper_gain:g}",
-                       f"FLAME/MHM - 1 = {gain:.3g}", gain >= 0.5 * paper_gain)
-    if {"mhm", "tcm"} <= set(piv.columns):
-        r2 = piv["tcm"] / piv["mhm"]
-        _claim(rows, "mhm_beats_tcm", "MHM has a lower frequency MSE than TCM at every eps (BR, MX)",
-               "Fig. 3, Sec. 6.1.1", "; ".join(f"{d} eps={e:g}: TCM/MHM={v:.3g}" for (d, e), v in r2.items()),
-               bool((r2 > 1).all()))
-    bits = summary.pivot_table(index=["dataset", "eps"], columns="mechanism", values="bits_total")
-    if {"mhm", "flame", "tcm"} <= set(bits.columns):
-        ok = bool(((bits["flame"] < bits["mhm"]) & (bits["mhm"] < bits["tcm"])).all())
-        _claim(rows, "comm_flame_lt_mhm_lt_tcm", "communication per user: FLAME < MHM < TCM (TCM pays the "
-               "encoding-rule broadcast)", "Fig. 5, Sec. 6.1.1",
-               "; ".join(f"{d}: FLAME {b['flame']:.1f}, MHM {b['mhm']:.0f}, TCM {b['tcm']:.0f} bits"
-                         for d, b in bits.groupby(level=0).mean().iterrows()), ok)
-    tp = summary.pivot_table(index=["dataset", "eps"], columns="mechanism", values="TP")
-    if {"mhm", "tcm"} <= set(tp.columns):
-        _claim(rows, "table3_mhm_tp_ge_tcm", "top-50 values: MHM finds at least as many true positives as TCM "
-               "(on average over eps)", "Table 3, Sec. 6.1.1",
-               "; ".join(f"{d}: MHM {g['mhm'].mean():.1f}, TCM {g['tcm'].mean():.1f}, FLAME "
-                         f"{g['flame'].mean() if 'flame' in g else float('nan'):.1f}"
-                         for d, g in tp.groupby(level=0)),
-               bool(tp.groupby(level=0).mean().pipe(lambda x: (x["mhm"] >= x["tcm"]).all())))
-    if len(personal):
-        pp = personal.groupby(["dataset", "ratio", "method"])["mse"].mean().unstack("method")
-        if {"ogm", "nogm"} <= set(pp.columns):
-            r3 = pp["nogm"] / pp["ogm"]
-            _claim(rows, "ogm_beats_nogm", "OGM has a lower MSE than NOGM at every ratio (BR, MX)",
-                   "Fig. 10, Sec. 6.2", "; ".join(f"{d} {r}: NOGM/OGM={v:.3g}" for (d, r), v in r3.items()),
-                   bool((r3 > 1).all()))
-            if ("mx", "2:4:4") in r3.index:
-                v = float(r3[("mx", "2:4:4")])
-                _claim(rows, "ogm_vs_nogm_244_mx", "at 2:4:4 on MX, NOGM's MSE is about twice OGM's "
-                       "(held if NOGM/OGM is in [1.5, 3])", "Sec. 6.2: about 2", f"NOGM/OGM = {v:.3g}",
-                       1.5 <= v <= 3.0)
-    out = pd.DataFrame(rows, columns=["id", "claim", "paper", "measured", "held"])
-    out["scale"] = scale
-    return out
+    return C.claims(summary, personal, scale, timings, standin)
 
 
 def claims_md(c: pd.DataFrame, note: str, scale: str) -> str:
-    lines = [f"# Claims of the multidimensional seed (scale `{scale}`)", ""]
-    if note:
-        lines += [f"*{note}*", ""]
-    lines += ["| id | claim | paper | measured | held |", "|---|---|---|---|---|"]
-    for r in c.itertuples():
-        lines.append(f"| {r.id} | {r.claim} | {r.paper} | {r.measured} | {'yes' if r.held else 'NO'} |")
-    return "\n".join(lines) + "\n"
+    from shuffledp.claims import multidim as C
+
+    return C.claims_markdown(c, note, scale)
 
 
 def report(uniform_files, timing_files, personal_files, data_files: dict, *, scale: str, tables_dir,
@@ -206,6 +142,6 @@ def report(uniform_files, timing_files, personal_files, data_files: dict, *, sca
                   "Fig. 10: OGM vs NOGM, conservative:moderate:liberal = (0.1, 1/(10n)):(0.5, 1/n):(1, 10/n)", note,
                   figures_dir / "multidim_fig10", xcol="ratio", group="method",
                   xlabel="ratio conservative:moderate:liberal")
-    c = claims(summ, pers, scale)
+    c = claims(summ, pers, scale, tim, [k for k, p in provs.items() if p.get("standin")] if provs else None)
     write_parquet(c, tables_dir / "multidim_claims.parquet")
     write_text(tables_dir / "multidim_claims.md", claims_md(c, note, scale))

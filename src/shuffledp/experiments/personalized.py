@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-import numpy as np
 import pandas as pd
 
 from shuffledp.config import ConfigError, register_check
@@ -176,104 +175,17 @@ def table2_markdown(df: pd.DataFrame, caption: str) -> str:
 
 
 def claims(fig: pd.DataFrame, t2: pd.DataFrame, scale: str) -> pd.DataFrame:
-    """The paper's claims checked against the measured Figure 4 and Table 2."""
-    rows = []
-    g = fig.dropna(subset=["eps_central"]).groupby(["setting", "mechanism", "n", "bound"])["eps_central"].median()
-    g = g.unstack("bound")
-    # the paper's baselines only (hpsvalid is our reference variant of HPS, not a baseline)
-    others = [b for b in g.columns if b not in ("hps", "hpsvalid")]
-    # 1. HPS tightest everywhere
-    worst = None
-    n_pts = 0
-    n_ok = 0
-    for idx, row in g.iterrows():
-        comp = row[others].dropna()
-        if comp.empty or math.isnan(row.get("hps", math.nan)):
-            continue
-        n_pts += 1
-        ok = row["hps"] <= comp.min() * (1 + 1e-9)
-        n_ok += ok
-        if not ok and worst is None:
-            worst = (idx, row["hps"], comp.idxmin(), comp.min())
-    msg = f"HPS lowest at {n_ok}/{n_pts} (setting, mechanism, n) points (median over seeds)"
-    if worst is not None:
-        msg += f"; e.g. {worst[0]}: hps {worst[1]:.4g} vs {worst[2]} {worst[3]:.4g}"
-    rows.append({"id": "hps_tightest_everywhere",
-                 "claim": "HPS gives the smallest eps_s of all bounds in every Figure-4 panel",
-                 "paper": "Fig. 4, observation (1)", "measured": msg, "held": bool(n_pts and n_ok == n_pts)})
-    # 2. up to 5x tighter than state of the art (best baseline)
-    ratios = []
-    for idx, row in g.iterrows():
-        comp = row[others].dropna()
-        if comp.empty or not row.get("hps", 0) > 0:
-            continue
-        ratios.append((comp.min() / row["hps"], idx, comp.idxmin()))
-    if ratios:
-        best = max(ratios)
-        msg = (f"largest (best baseline eps_s / HPS eps_s) = {best[0]:.2f} at {best[1]} (vs {best[2]}); "
-               f"median over points {np.median([r[0] for r in ratios]):.2f}")
-        held = 4.0 <= best[0]
-    else:
-        msg, held = "no points", False
-    rows.append({"id": "hps_up_to_5x_tighter", "claim": "HPS's eps_s is up to 5 times tighter than the SOTA",
-                 "paper": "Conclusion: up to 5x", "measured": msg, "held": bool(held)})
-    # 3. approximate tighter than pure for HPS
-    if {"laplace", "gaussian"} <= set(fig["mechanism"]):
-        h = fig[fig["bound"] == "hps"].groupby(["setting", "n", "mechanism"])["eps_central"].median().unstack()
-        h = h.dropna()
-        k = int((h["gaussian"] <= h["laplace"]).sum())
-        rows.append({"id": "hps_approx_tighter_than_pure",
-                     "claim": "HPS on approximate PLDP (Gaussian) is tighter than on pure PLDP (Laplace)",
-                     "paper": "Sec. 4, observation (2)",
-                     "measured": f"Gaussian eps_s <= Laplace eps_s at {k}/{len(h)} (setting, n) points",
-                     "held": bool(len(h) and k == len(h))})
-    # 4. Table 2: order of magnitude
-    main = t2[t2["bound"].isin(list(PAPER_TABLE2))].dropna(subset=["paper_delta"])
-    if not main.empty:
-        lr = np.abs(np.log10(np.maximum(main["delta"], 1e-300) / main["paper_delta"]))
-        k = int((lr <= 1).sum())
-        worst = main.iloc[int(np.argmax(lr.to_numpy()))]
-        rows.append({"id": "table2_order_of_magnitude",
-                     "claim": "Table 2 delta_s reproduced within a factor 10 (rows FV, CCC, HPS)",
-                     "paper": "Table 2",
-                     "measured": f"{k}/{len(main)} cells within 10x; worst {worst['bound']} at eps "
-                                 f"{worst['eps_central']:g}: {worst['delta']:.3g} vs paper {worst['paper_delta']:.3g}",
-                     "held": bool(k == len(main))})
-        # ordering in Table 2: HPS < CCC < FV at every eps
-        piv = t2.pivot_table(index="eps_central", columns="bound", values="delta")
-        if {"hps", "ccc", "fv"} <= set(piv.columns):
-            k2 = int(((piv["hps"] < piv["ccc"]) & (piv["ccc"] < piv["fv"])).sum())
-            rows.append({"id": "table2_ordering", "claim": "Table 2: delta_s of HPS < CCC < FV at every eps_s",
-                         "paper": "Table 2", "measured": f"ordering holds at {k2}/{len(piv)} eps_s values",
-                         "held": bool(k2 == len(piv))})
-    # 5. the paper's printed values are reproduced by the authors' code's choices (labelled variants)
-    var = t2[t2["bound"].isin(["ccc[x2]", "hps[theorem2,hps-code]"])].dropna(subset=["paper_delta"])
-    if not var.empty:
-        r = var["delta"] / var["paper_delta"]
-        k = int(((r > 0.5) & (r < 2)).sum())
-        rows.append({"id": "table2_explained_by_authors_code",
-                     "claim": "Table 2's CCC and HPS rows are reproduced (within 2x) with the choices of the "
-                              "authors' code: CCC summing 2/(1+e^eps_i); Gaussian scale 2 ln(1.25/delta) C/eps^2",
-                     "paper": "Table 2", "measured": f"{k}/{len(var)} cells within 2x; ratios "
-                     f"{', '.join(f'{x:.2g}' for x in r)}", "held": bool(k == len(var))})
-    # 6. HPS with valid mixture weights (Laplace): still tightest?
-    if "hpsvalid" in g.columns:
-        sub = g.dropna(subset=["hpsvalid"])
-        k = int(sum(row["hpsvalid"] <= row[others].dropna().min() for _, row in sub.iterrows()))
-        rows.append({"id": "hpsvalid_tightest",
-                     "claim": "(not the paper's) HPS with valid Laplace mixture weights is still the tightest",
-                     "paper": "-", "measured": f"lowest at {k}/{len(sub)} pure points", "held": bool(k == len(sub))})
-    out = pd.DataFrame(rows, columns=["id", "claim", "paper", "measured", "held"])
-    out["scale"] = scale
-    return out
+    """The paper's claims checked against the measured Figure 4 and Table 2: see
+    :mod:`shuffledp.claims.personalized`."""
+    from shuffledp.claims import personalized as C
+
+    return C.claims(fig, t2, scale)
 
 
 def claims_markdown(df: pd.DataFrame) -> str:
-    lines = ["| id | claim | paper | measured | held |", "|---|---|---|---|---|"]
-    for _, r in df.iterrows():
-        lines.append(f"| {r['id']} | {r['claim']} | {r['paper']} | {r['measured']} | {'yes' if r['held'] else 'no'} |")
-    scale = df["scale"].iloc[0] if len(df) else ""
-    return f"Claims of Liu et al. (CIKM'24), scale `{scale}`\n\n" + "\n".join(lines) + "\n"
+    from shuffledp.claims import personalized as C
+
+    return C.claims_markdown(df)
 
 
 def plot_fig4(fig: pd.DataFrame, out_pdf: str, out_png: str, delta_central: float) -> None:

@@ -292,112 +292,13 @@ def collect_frames(frames: list[pd.DataFrame]) -> pd.DataFrame:
 
 
 def claims(runs: pd.DataFrame, users: pd.DataFrame, scale: str) -> pd.DataFrame:
-    """The issue's claims, checked on the runs."""
-    out = []
-    alg = runs[(runs.method == "alg1") & (runs.feasible)]
-    single = runs[runs.method == "single"]
+    """The paper's claims, checked on the runs: see :mod:`shuffledp.claims.peruser`."""
+    from shuffledp.claims import peruser as C
 
-    # 1. amplification only on the eps - eps1 part
-    gap = (alg["epsp_numeric_min"] - alg["eps1"]).min() if len(alg) else math.nan
-    amp_rows = alg[alg["amplified_share_numeric"] > 0] if len(alg) else alg
-    ari1 = single["attack_ari"].min() if len(single) else math.nan
-    # held only when amplification is actually observed (else the statement is not tested here)
-    held = bool(len(alg) and len(single) and len(amp_rows) and gap >= -1e-9 and ari1 >= 0.999)
-    out.append({"id": "amplification_only_second_copy",
-                "claim": "shuffling amplifies only the eps - eps1 part; the grouping (eps1) is not amplified",
-                "paper": "Theorem 2 and its corollary of Theorem 1",
-                "measured": (f"min over users of eps' - eps1 = {gap:.4g} (never below eps1); amplification "
-                             f"seen in {len(amp_rows)}/{len(alg)} Algorithm-1 runs; groups formed from a copy "
-                             f"that is also released are recovered by the server (single-copy min ARI {ari1:.4g}); "
-                             + ("no user is amplified at this scale, so the claim is not tested here; "
-                                if len(amp_rows) == 0 else "")
-                             + f"the server re-clustering Algorithm 1's output reaches mean ARI "
-                             f"{alg['attack_ari'].mean():.3g} with the shuffler's groups"),
-                "held": held})
-
-    # 2. larger and denser groups amplify more
-    u = users[(users.method == "alg1") & users.eps_prime_numeric.notna()] if len(users) else users
-    rho_size = rho_dist = math.nan
-    nconf = 0
-    if len(u):
-        sub = []
-        for _, g in u.groupby(["dataset", "eps", "split", "clustering", "c"]):
-            if g.eps_prime_numeric.nunique() > 1 and g.group_size.nunique() > 1:
-                sub.append((g.group_size.corr(g.eps_prime_numeric, method="spearman"),
-                            g.dist_centre.corr(g.eps_prime_numeric, method="spearman")))
-        nconf = len(sub)
-        if sub:
-            rho_size = float(np.nanmedian([s[0] for s in sub]))
-            rho_dist = float(np.nanmedian([s[1] for s in sub]))
-    out.append({"id": "larger_groups_amplify_more",
-                "claim": "users in larger groups and nearer their group's centre get a smaller eps'",
-                "paper": "Theorem 2 (discussion after it)",
-                "measured": (f"median Spearman rho over {nconf} configurations with varying eps': "
-                             f"(group size, eps') {rho_size:.3g}, (distance to centre, eps') {rho_dist:.3g}"
-                             + ("; eps' is constant (no amplification) in every configuration at this scale, "
-                                "so the claim is not tested here" if nconf == 0 else "")),
-                "held": bool(nconf and rho_size < 0 and rho_dist > 0)})
-
-    # 3. error under Theorem 3's bound
-    a3 = runs[runs.method.isin(CLUSTERED) & runs.feasible]
-    if len(a3):
-        share = float((a3.err_raw_mean <= a3.thm3_bound_mean).mean())
-        pu = float(a3.thm3_share_under.min())
-        ratio = float((a3.err_raw_mean / a3.thm3_bound_mean).max())
-    else:
-        share = pu = ratio = math.nan
-    out.append({"id": "error_under_theorem3_bound",
-                "claim": "the measured per-user L1 error stays under Theorem 3's bound",
-                "paper": "Theorem 3, Eq. (4)",
-                "measured": (f"runs with mean error under the mean bound: {share:.3g}; smallest per-run share "
-                             f"of users under their own bound {pu:.4g}; largest error/bound ratio {ratio:.3g}"),
-                "held": bool(len(a3) and share == 1.0 and pu >= 0.99)})
-
-    # 4. Theorem 4's eps1 near the best split when eps - eps1 <= 1
-    t4 = alg[alg.split == "thm4"] if len(alg) else alg
-    t4_all = runs[(runs.method == "alg1") & (runs.split == "thm4")]
-    frac = alg[(alg.split != "thm4") & (alg.eps2 <= 1 + 1e-9)] if len(alg) else alg
-    if len(t4):
-        cmp = []
-        for key, g in t4.groupby(["dataset", "eps", "clustering", "c"]):
-            f = frac[(frac.dataset == key[0]) & (frac.eps == key[1]) & (frac.clustering == key[2]) & (frac.c == key[3])]
-            if len(f):
-                best = f.groupby("split").err_mean.mean().min()
-                cmp.append(g.err_mean.mean() / best)
-        worst = float(np.max(cmp)) if cmp else math.nan
-        meas = f"feasible in {len(t4)}/{len(t4_all)} runs; worst error ratio to the best grid split {worst:.3g}"
-        held = bool(cmp and worst <= 1.1)
-    else:
-        e1 = t4_all.eps1_thm4 if len(t4_all) else pd.Series(dtype=float)
-        meas = (f"Theorem 4's eps1 = 4 d log(n/delta)/R ranges {e1.min():.3g}..{e1.max():.3g}, above every "
-                f"eps in the grid (max {runs.eps.max():g}): the split is infeasible in all {len(t4_all)} runs")
-        held = False
-    out.append({"id": "theorem4_split_near_best",
-                "claim": "Theorem 4's eps1 is near the best split when eps - eps1 <= 1",
-                "paper": "Theorem 4", "measured": meas, "held": held})
-
-    # 5. single-copy groups recovered by re-clustering
-    if len(single):
-        n_ident = int((single.attack_identical == 1.0).sum())
-        other = float(single.attack_ari_other_seed.mean())
-        meas = (f"server's re-clustering with the shuffler's function: identical partition in {n_ident} of "
-                f"{len(single)} runs (min ARI {ari1:.4g}); with a different k-means seed mean ARI {other:.3g}")
-        held = bool(n_ident == len(single))
-    else:
-        meas, held = "no single-copy runs", False
-    out.append({"id": "single_copy_groups_recovered",
-                "claim": "the single-copy protocol's groups are recovered by re-clustering the output",
-                "paper": "Theorem 1 (Appendix B, Algorithm 2)", "measured": meas, "held": held})
-    df = pd.DataFrame(out)
-    df["scale"] = scale
-    return df[["id", "claim", "paper", "measured", "held", "scale"]]
+    return C.claims(runs, users, scale)
 
 
 def claims_markdown(df: pd.DataFrame, note: str = "") -> str:
-    lines = ["# Per-user histograms: claims checked", ""]
-    if note:
-        lines += [f"Data: {note}.", ""]
-    lines += ["| id | claim | paper | measured | held | scale |", "|---|---|---|---|---|---|"]
-    for r in df.itertuples():
-        lines.append(f"| {r.id} | {r.claim} | {r.paper} | {r.measured} | {'yes' if r.held else 'NO'} | {r.scale} |")
-    return "\n".join(lines) + "\n"
+    from shuffledp.claims import peruser as C
+
+    return C.claims_markdown(df, note)

@@ -412,127 +412,17 @@ def best_baseline(summ, dataset, n, setting, protocols=None) -> tuple[str, float
     return str(p["protocol"].iloc[i]), float(p["error_mean"].iloc[i])
 
 
-def _claim_rows(summ: pd.DataFrame, cfg: Mapping, m_factor: float, ours: str) -> list[dict]:
-    """The Section 6 claims, measured on ``summ``. ``m_factor``: an optimal ``m`` is "near" the
-    paper's value when within that factor of it (the grids are logarithmic)."""
-    rows = []
-    ns = sorted(int(n) for n in cfg["n"])
-    lo_n, hi_n = ns[0], ns[-1]
-    grid = np.asarray(cfg["m_grid"], dtype=float)
+def claims(summ: pd.DataFrame, cfg: Mapping, scale: str, m_factor: float = 2.0, standin=()) -> pd.DataFrame:
+    """The Section 6 claims: see :mod:`shuffledp.claims.segmented`."""
+    from shuffledp.claims import segmented as C
 
-    def near(ds, n, paper_val, cid, words):
-        m_star, err = optimal_m(summ, ds, n, "S1", ours)
-        held = bool(np.isfinite(m_star) and paper_val / m_factor <= m_star <= paper_val * m_factor)
-        rows.append(dict(id=cid, claim=words, paper=str(paper_val),
-                         measured=f"m* = {m_star:.3g} (error {err:.3g}; grid {grid.min():.3g}.."
-                                  f"{grid.max():.3g}, "
-                                  f"{grid.size} points; held if within x{m_factor:g} of the paper)",
-                         held=held))
-
-    near("msnbc", lo_n, 2.0, "optimal_m_msnbc_5k",
-         f"MSNBC, S1, n = {lo_n}: the optimal choice of m is around 2.0")
-    near("msnbc", hi_n, 0.3, "optimal_m_msnbc_50k",
-         f"MSNBC, S1, n = {hi_n}: the optimal choice of m is around 0.3")
-    near("synth_T128_s4", lo_n, 4.0, "optimal_m_synth_s4_5k",
-         f"synthetic T = 128, s = 4, S1, n = {lo_n}: the optimal choice of m is around 4.0")
-    near("synth_T128_s4", hi_n, 1.0, "optimal_m_synth_s4_50k",
-         f"synthetic T = 128, s = 4, S1, n = {hi_n}: the optimal choice of m is around 1.0")
-
-    parts, held = [], True
-    for n in ns:
-        m4, _ = optimal_m(summ, "synth_T128_s4", n, "S1", ours)
-        m8, _ = optimal_m(summ, "synth_T128_s8", n, "S1", ours)
-        parts.append(f"n = {n}: m*(s=8) = {m8:.3g} vs m*(s=4) = {m4:.3g}")
-        held &= bool(m8 > m4)
-    rows.append(dict(id="optimal_m_grows_with_s", paper="",
-                     claim="the optimal choices of m for s = 8 significantly increase (over s = 4)",
-                     measured="; ".join(parts), held=held))
-
-    _, e_lo = optimal_m(summ, "msnbc", lo_n, "S1", ours)
-    _, e_hi = optimal_m(summ, "msnbc", hi_n, "S1", ours)
-    ratio = e_hi / e_lo
-    rows.append(dict(id="error_ratio_50k_vs_5k", paper="1/30",
-                     claim="the minimum achievable error for n = 50,000 is approximately 1/30 of that for "
-                           "n = 5,000 (a gap between 1/10 and 1/10^2)",
-                     measured=f"min error n = {hi_n}: {e_hi:.3g}; n = {lo_n}: {e_lo:.3g}; "
-                              f"ratio 1/{1 / ratio:.3g} "
-                              f"(held if between 1/100 and 1/10)",
-                     held=bool(0.01 <= ratio <= 0.1)))
-
-    reds, details = [], []
-    for ds, st in panels(cfg):
-        for n in ns:
-            _, eo = optimal_m(summ, ds, n, st, ours)
-            bname, eb = best_baseline(summ, ds, n, st)
-            if np.isfinite(eo) and np.isfinite(eb):
-                reds.append(1 - eo / eb)
-                details.append(f"{ds}/{st}/n={n}: {100 * (1 - eo / eb):.0f}% vs {bname}")
-    med = float(np.median(reds)) if reds else float("nan")
-    rows.append(dict(id="error_reduction_vs_best_baseline", paper="about 50% (up to 70%)",
-                     claim="our approach reduces error by about 50% compared to existing approaches "
-                           "(about 70% with an appropriate m in S1)",
-                     measured="reduction of the least error over m vs the best of the five baselines: median "
-                              f"{100 * med:.0f}%, range {100 * min(reds):.0f}%..{100 * max(reds):.0f}% over "
-                              f"{len(reds)} panels (held if median >= 40%); " + "; ".join(details),
-                     held=bool(med >= 0.4)))
-
-    parts, ok = [], []
-    for ds in sorted({d for d, _ in panels(cfg)}):
-        for n in ns:
-            gaps = {}
-            for st in ("S2", "S3"):
-                _, eo = optimal_m(summ, ds, n, st, ours)
-                _, ew = best_baseline(summ, ds, n, st, protocols=["wsepmm"])
-                gaps[st] = 1 - eo / ew
-            if all(np.isfinite(v) for v in gaps.values()):
-                ok.append(gaps["S3"] > gaps["S2"])
-                parts.append(f"{ds}/n={n}: reduction vs Weighted SepMM S2 {100 * gaps['S2']:.0f}%, "
-                             f"S3 {100 * gaps['S3']:.0f}%")
-    rows.append(dict(id="gap_wider_s3_than_s2", paper="",
-                     claim="the error gap between our approach and Weighted SepMM becomes larger in S3 "
-                           "(than S2)",
-                     measured=f"{sum(ok)}/{len(ok)} dataset/n pairs wider in S3 (held if all): "
-                              + "; ".join(parts),
-                     held=bool(ok) and all(ok)))
-
-    stars = [optimal_m(summ, ds, n, st, ours)[0] for ds, st in panels(cfg) for n in ns]
-    stars = [m for m in stars if np.isfinite(m)]
-    frac = float(np.mean([m < 4 for m in stars])) if stars else float("nan")
-    rows.append(dict(id="m_star_below_4", paper="below 4",
-                     claim="the optimal number m* of blanket messages is often below 4, and decreases with n",
-                     measured=f"{sum(m < 4 for m in stars)}/{len(stars)} panels have m* < 4 "
-                              f"(held if more than half); m* values: {', '.join(f'{m:.3g}' for m in stars)}",
-                     held=bool(frac > 0.5)))
-    return rows
-
-
-def claims(summ: pd.DataFrame, cfg: Mapping, scale: str, m_factor: float = 2.0) -> pd.DataFrame:
-    """The Section 6 claims, measured on ``summ`` for our protocol under the configured accountant
-    (``held``). When the run also holds the Theorem-3-as-printed reference (``segmented_paper``),
-    its measurement is appended to ``measured`` for comparison (it never decides ``held``).
-    ``m_factor``: an optimal ``m`` is "near" the paper's when within that factor of it."""
-    rows = _claim_rows(summ, cfg, m_factor, OURS)
-    if (summ["protocol"] == OURS_PAPER).any():
-        ref = {r["id"]: r for r in _claim_rows(summ, cfg, m_factor, OURS_PAPER)}
-        for r in rows:
-            x = ref[r["id"]]
-            r["measured"] += (f" || reference, Theorem 3 as printed (optimistic accountant): {x['measured']} "
-                              f"[{'would hold' if x['held'] else 'would not hold'}]")
-    out = pd.DataFrame(rows, columns=["id", "claim", "paper", "measured", "held"])
-    out["held"] = out["held"].astype(bool)
-    out["scale"] = scale
-    return out
+    return C.claims(summ, cfg, scale, m_factor, standin)
 
 
 def claims_markdown(df: pd.DataFrame, note: str = "") -> str:
-    lines = ["# Segmented multi-message shuffle: claims of Section 6", ""]
-    if note:
-        lines += [f"*{note}*", ""]
-    lines += ["| id | claim | paper | measured | held | scale |", "|---|---|---|---|---|---|"]
-    for r in df.itertuples(index=False):
-        cells = [r.id, r.claim, r.paper, r.measured, "yes" if r.held else "**no**", r.scale]
-        lines.append("| " + " | ".join(str(c).replace("|", "/") for c in cells) + " |")
-    return "\n".join(lines) + "\n"
+    from shuffledp.claims import segmented as C
+
+    return C.claims_markdown(df, note)
 
 
 # ----------------------------------------------------------------------------- jobs

@@ -1,0 +1,149 @@
+"""Claims of the personalized-privacy shuffle paper (Liu et al., CIKM'24), decided on the measured
+Figure 4 points and Table 2 (``experiments.personalized``). The local budgets are drawn from the
+paper's Table 1 distributions, so the data are ``synthetic`` by the paper's own design.
+
+"Up to 5 times tighter" is decided two-sided (largest ratio within a factor 2 of 5) and only on the
+paper's own panels: the pure (Laplace) panels, which need no calibration choice, and the Gaussian
+panels only when the table records that HPS used the paper's own Gaussian noise scale, the one
+of the authors' code that reproduces the paper's Table-2 HPS row (``calibration == "hps-code"``;
+not a DP calibration, see docs/personalized.md). Our default (analytic) calibration is not the
+paper's, so its Gaussian ratios are not the paper's panels.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from shuffledp.claims.core import SYNTHETIC, Claim, between, decide, frame, markdown, not_testable
+from shuffledp.experiments.personalized import PAPER_TABLE2
+
+PAPER_CALIBRATION = "hps-code"
+UP_TO = (2.5, 10.0)   # "up to 5 times": the largest ratio within a factor 2 of 5
+
+CLAIMS = {
+    "hps_tightest_everywhere": Claim(
+        "hps_tightest_everywhere", "Our bound achieves the strongest privacy amplification effect",
+        "Sec. 5, Fig. 4, observation (1)", "HPS's median eps_s <= every baseline's at every (setting, mechanism, n)",
+        ">= 1 Figure-4 point with HPS and a baseline"),
+    "hps_up_to_5x_tighter": Claim(
+        "hps_up_to_5x_tighter", "Our bound on eps is up to 5 times tighter than SOTAs", "Conclusion: up to 5x",
+        f"largest (best baseline eps_s / HPS eps_s) over the paper's panels in [{UP_TO[0]:g}, {UP_TO[1]:g}]",
+        "pure (Laplace) panels; Gaussian panels only with the paper's calibration recorded"),
+    "hps_approx_tighter_than_pure": Claim(
+        "hps_approx_tighter_than_pure", "Compared to pure-PLDP, the bound on approximate-PLDP is tighter",
+        "Sec. 5, Fig. 4, observation (2)", "HPS Gaussian eps_s <= Laplace eps_s at every (setting, n)",
+        "both mechanisms at >= 1 (setting, n)"),
+    "table2_order_of_magnitude": Claim(
+        "table2_order_of_magnitude", "Table 2 delta_s (rows FV, CCC, HPS)", "Table 2",
+        "every cell within a factor 10 of the paper's value, either side", "Table 2 rows fv, ccc, hps"),
+    "table2_ordering": Claim(
+        "table2_ordering", "Table 2: delta_s of HPS < CCC < FV at every eps_s", "Table 2",
+        "strict ordering at every eps_s", "Table 2 rows fv, ccc, hps"),
+    "table2_explained_by_authors_code": Claim(
+        "table2_explained_by_authors_code", "(not the paper's) Table 2's CCC and HPS rows are reproduced with the "
+        "choices of the authors' code: CCC summing 2/(1+e^eps_i); Gaussian scale 2 ln(1.25/delta) C/eps^2",
+        "Table 2", "every cell within a factor 2, either side", "rows ccc[x2] and hps[theorem2,hps-code]"),
+    "hpsvalid_tightest": Claim(
+        "hpsvalid_tightest", "(not the paper's) HPS with valid Laplace mixture weights is still the tightest", "-",
+        "hpsvalid's median eps_s <= every baseline's at every pure point", "the hpsvalid bound in Figure 4"),
+}
+
+
+def claims(fig: pd.DataFrame, t2: pd.DataFrame, scale: str) -> pd.DataFrame:
+    rows = []
+    d = SYNTHETIC
+
+    def nt(cid, reason):
+        rows.append(not_testable(CLAIMS[cid], reason, data=d, scale=scale))
+
+    f = fig.dropna(subset=["eps_central"])
+    g = f.groupby(["setting", "mechanism", "n", "bound"])["eps_central"].median().unstack("bound")
+    others = [b for b in g.columns if b not in ("hps", "hpsvalid")]  # the paper's baselines only
+
+    # 1. HPS tightest
+    pts = [(idx, row) for idx, row in g.iterrows()
+           if others and row[others].notna().any() and math.isfinite(row.get("hps", math.nan))]
+    bad = [(idx, row["hps"], row[others].idxmin(), row[others].min()) for idx, row in pts
+           if not row["hps"] <= row[others].min() * (1 + 1e-9)]
+    msg = f"HPS lowest at {len(pts) - len(bad)}/{len(pts)} (setting, mechanism, n) points (median over seeds)"
+    if bad:
+        msg += f"; e.g. {bad[0][0]}: hps {bad[0][1]:.4g} vs {bad[0][2]} {bad[0][3]:.4g}"
+    rows.append(decide(CLAIMS["hps_tightest_everywhere"], testable=bool(pts), ok=not bad, measured=msg, data=d,
+                       scale=scale, reason="no Figure-4 point with HPS and a baseline"))
+
+    # 2. up to 5x, on the paper's panels
+    cal = set(f.loc[f["mechanism"] == "gaussian", "calibration"]) if "calibration" in f else set()
+    paper_mechs = {"laplace"} | ({"gaussian"} if cal == {PAPER_CALIBRATION} else set())
+    ratios = [(row[others].min() / row["hps"], idx, row[others].idxmin()) for idx, row in pts
+              if idx[1] in paper_mechs and row["hps"] > 0]
+    excluded = "" if "gaussian" in paper_mechs else (
+        "; Gaussian panels excluded: the table does not record the paper's calibration "
+        f"(column calibration == {PAPER_CALIBRATION!r})")
+    if ratios:
+        best = max(ratios)
+        msg = (f"largest (best baseline / HPS) = {best[0]:.2f} at {best[1]} (vs {best[2]}); median "
+               f"{np.median([r[0] for r in ratios]):.2f} over {len(ratios)} points" + excluded)
+        rows.append(decide(CLAIMS["hps_up_to_5x_tighter"], testable=True, ok=between(best[0], *UP_TO),
+                           measured=msg, data=d, scale=scale))
+    else:
+        nt("hps_up_to_5x_tighter", "no pure (Laplace) point with HPS and a baseline" + excluded)
+
+    # 3. approximate tighter than pure
+    h = f[f["bound"] == "hps"].groupby(["setting", "n", "mechanism"])["eps_central"].median().unstack()
+    if {"laplace", "gaussian"} <= set(h.columns) and len(h.dropna()):
+        h = h.dropna()
+        k = int((h["gaussian"] <= h["laplace"]).sum())
+        rows.append(decide(CLAIMS["hps_approx_tighter_than_pure"], testable=True, ok=k == len(h), data=d,
+                           scale=scale, measured=f"Gaussian eps_s <= Laplace eps_s at {k}/{len(h)} (setting, n)"))
+    else:
+        nt("hps_approx_tighter_than_pure", "needs HPS under both mechanisms at the same (setting, n)")
+
+    # 4. Table 2 within 10x, and its ordering
+    main = t2[t2["bound"].isin(list(PAPER_TABLE2))].dropna(subset=["paper_delta"])
+    if len(main):
+        lr = np.abs(np.log10(np.maximum(main["delta"].to_numpy(float), 1e-300) / main["paper_delta"].to_numpy(float)))
+        k = int((lr <= 1).sum())
+        w = main.iloc[int(np.argmax(lr))]
+        rows.append(decide(CLAIMS["table2_order_of_magnitude"], testable=True, ok=k == len(main), data=d,
+                           scale=scale, measured=f"{k}/{len(main)} cells within 10x; worst {w['bound']} at eps "
+                           f"{w['eps_central']:g}: {w['delta']:.3g} vs paper {w['paper_delta']:.3g}"))
+    else:
+        nt("table2_order_of_magnitude", "no Table-2 cell at the paper's eps_s")
+    piv = t2.pivot_table(index="eps_central", columns="bound", values="delta")
+    if {"hps", "ccc", "fv"} <= set(piv.columns) and len(piv.dropna(subset=["hps", "ccc", "fv"])):
+        piv = piv.dropna(subset=["hps", "ccc", "fv"])
+        k2 = int(((piv["hps"] < piv["ccc"]) & (piv["ccc"] < piv["fv"])).sum())
+        rows.append(decide(CLAIMS["table2_ordering"], testable=True, ok=k2 == len(piv), data=d, scale=scale,
+                           measured=f"ordering holds at {k2}/{len(piv)} eps_s values"))
+    else:
+        nt("table2_ordering", "needs Table-2 rows fv, ccc and hps")
+
+    # 5. the authors' code's choices
+    var = t2[t2["bound"].isin(["ccc[x2]", "hps[theorem2,hps-code]"])].dropna(subset=["paper_delta"])
+    if len(var):
+        r = (var["delta"] / var["paper_delta"]).to_numpy(float)
+        k = int(((r > 0.5) & (r < 2)).sum())
+        rows.append(decide(CLAIMS["table2_explained_by_authors_code"], testable=True, ok=k == len(var), data=d,
+                           scale=scale, measured=f"{k}/{len(var)} cells within 2x; ratios "
+                           f"{', '.join(f'{x:.2g}' for x in r)}"))
+    else:
+        nt("table2_explained_by_authors_code", "no ccc[x2] or hps[theorem2,hps-code] rows")
+
+    # 6. valid Laplace weights
+    sub = g.dropna(subset=["hpsvalid"]) if "hpsvalid" in g.columns else g.iloc[0:0]
+    sub = sub[[bool(others) and r[others].notna().any() for _, r in sub.iterrows()]] if len(sub) else sub
+    if len(sub):
+        k = int(sum(r["hpsvalid"] <= r[others].min() * (1 + 1e-9) for _, r in sub.iterrows()))
+        rows.append(decide(CLAIMS["hpsvalid_tightest"], testable=True, ok=k == len(sub), data=d, scale=scale,
+                           measured=f"lowest at {k}/{len(sub)} pure points"))
+    else:
+        nt("hpsvalid_tightest", "no hpsvalid point beside a baseline")
+    return frame(rows)
+
+
+def claims_markdown(df: pd.DataFrame) -> str:
+    return markdown(df, "Claims of Liu et al. (CIKM'24), personalized shuffle privacy bound",
+                    "local budgets drawn from the paper's Table 1 distributions (synthetic by design)")

@@ -1,0 +1,137 @@
+"""Each multidimensional claim decided on fabricated tables: hold, fail, not testable; data labels."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from shuffledp.claims import HELD, NOT_HELD, NOT_TESTABLE, REAL, STANDIN
+from shuffledp.claims import multidim as C
+from shuffledp.experiments import multidim_report as R
+
+GAIN = {"br": 0.5, "mx": 1.0, "adult": 0.7}
+RATIOS = ["6:2:2", "4:3:3", "2:4:4", "2:2:6"]
+
+
+def mse_default(ds, mech, eps):
+    base = 1.0 / eps
+    return {"mhm": base, "flame": base * (1 + GAIN[ds] * eps), "tcm": 3 * base}[mech]
+
+
+def summary(mse=mse_default, datasets=("br", "mx"), eps=(0.1, 0.4, 1.0), tp=None, bits=None):
+    rows = []
+    for ds in datasets:
+        for mech in ("mhm", "flame", "tcm"):
+            for e in eps:
+                r = {"dataset": ds, "mechanism": mech, "eps": e, "mse": mse(ds, mech, e),
+                     "bits_total": {"flame": 10.0, "mhm": 40.0, "tcm": 900.0}[mech],
+                     "TP": (tp or {"mhm": 40, "flame": 30, "tcm": 35})[mech]}
+                if bits is not None:
+                    r["bits_total_measured"] = bits[mech]
+                rows.append(r)
+    return pd.DataFrame(rows)
+
+
+def personal(datasets=("br", "mx"), ratios=RATIOS, nogm_over_ogm=2.0, liberal_better=True):
+    rows = []
+    for ds in datasets:
+        for i, r in enumerate(ratios):
+            ogm = 1.0 / (i + 1) if liberal_better else 1.0 + i
+            for rep in (0, 1):
+                rows.append({"dataset": ds, "ratio": r, "method": "ogm", "rep": rep, "mse": ogm})
+                rows.append({"dataset": ds, "ratio": r, "method": "nogm", "rep": rep, "mse": ogm * nogm_over_ogm})
+    return pd.DataFrame(rows)
+
+
+def timings(datasets=("br", "mx"), order=("flame", "mhm", "tcm")):
+    return pd.DataFrame([{"dataset": ds, "mechanism": m, "eps": e, "rep": 0, "user_seconds_per_user": 1e-6 * (k + 1)}
+                         for ds in datasets for k, m in enumerate(order) for e in (0.1, 1.0)])
+
+
+def v(s=None, p=None, t=None, standin=None):
+    df = C.claims(summary() if s is None else s, personal() if p is None else p, "test",
+                  timings() if t is None else t, standin)
+    assert df["id"].is_unique
+    return df.set_index("id")["held"].to_dict()
+
+
+def test_all_hold_on_consistent_tables():
+    got = v(summary(bits={"flame": 10, "mhm": 40, "tcm": 900}), standin=[])
+    for cid in C.CLAIMS:
+        assert got[cid] == HELD, cid
+
+
+def test_failures():
+    assert v(summary(mse=lambda ds, m, e: mse_default(ds, m, e) if m != "flame" else 0.5 / e))[
+        "mhm_beats_flame_all_eps"] == NOT_HELD
+    flat = v(summary(mse=lambda ds, m, e: {"mhm": 1 / e, "flame": 1.7 / e, "tcm": 3 / e}[m]))
+    assert flat["mhm_flame_gap_grows_with_eps"] == NOT_HELD
+    big = v(summary(mse=lambda ds, m, e: {"mhm": 1 / e, "flame": (1 + 5 * e) / e, "tcm": 3 / e}[m]))
+    assert big["mhm_improvement_eps1_br"] == NOT_HELD and big["mhm_improvement_eps1_mx"] == NOT_HELD   # two-sided
+    small = v(summary(mse=lambda ds, m, e: {"mhm": 1 / e, "flame": (1 + 0.1 * e) / e, "tcm": 3 / e}[m]))
+    assert small["mhm_improvement_eps1_br"] == NOT_HELD and small["mhm_improvement_eps1_mx"] == NOT_HELD
+    assert v(summary(mse=lambda ds, m, e: mse_default(ds, m, e) / (6 if m == "tcm" else 1)))["mhm_beats_tcm"] \
+        == NOT_HELD
+    assert v(summary(mse=lambda ds, m, e: 1 + (m == "tcm")))["mse_inversely_proportional_to_eps"] == NOT_HELD
+    assert v(summary(mse=lambda ds, m, e: e ** -2.5 * (1 + (m == "tcm"))))["mse_inversely_proportional_to_eps"] \
+        == NOT_HELD
+    assert v(summary(bits={"flame": 50, "mhm": 40, "tcm": 900}))["comm_flame_lt_mhm_lt_tcm"] == NOT_HELD
+    assert v(t=timings(order=("mhm", "flame", "tcm")))["fig4_user_time_flame_lt_mhm_lt_tcm"] == NOT_HELD
+    assert v(summary(tp={"mhm": 30, "flame": 30, "tcm": 35}))["table3_mhm_tp_ge_tcm"] == NOT_HELD
+    got = v(p=personal(nogm_over_ogm=0.9))
+    assert got["ogm_beats_nogm"] == NOT_HELD and got["ogm_vs_nogm_244_mx"] == NOT_HELD
+    assert v(p=personal(nogm_over_ogm=5.0))["ogm_vs_nogm_244_mx"] == NOT_HELD
+    assert v(p=personal(liberal_better=False))["fig10_better_as_users_more_liberal"] == NOT_HELD
+
+
+def test_not_testable():
+    got = v(summary(eps=(0.5, 1.0)))
+    assert got["mhm_flame_gap_grows_with_eps"] == NOT_TESTABLE
+    assert got["mse_inversely_proportional_to_eps"] == NOT_TESTABLE
+    got = v(summary(eps=(0.1, 0.4, 0.8)))
+    assert got["mhm_improvement_eps1_br"] == NOT_TESTABLE and got["mhm_improvement_eps1_mx"] == NOT_TESTABLE
+    got = v()                                      # bits only from formulas
+    assert got["comm_flame_lt_mhm_lt_tcm"] == NOT_TESTABLE
+    got = v(t=pd.DataFrame(columns=["dataset", "mechanism", "eps", "rep", "user_seconds_per_user"]),
+            p=personal(ratios=["2:4:4"]))
+    assert got["fig4_user_time_flame_lt_mhm_lt_tcm"] == NOT_TESTABLE
+    assert got["fig10_better_as_users_more_liberal"] == NOT_TESTABLE
+    got = v(p=pd.DataFrame(columns=["dataset", "ratio", "method", "rep", "mse"]))
+    assert got["ogm_beats_nogm"] == NOT_TESTABLE and got["ogm_vs_nogm_244_mx"] == NOT_TESTABLE
+
+
+def test_more_liberal_is_dominance():
+    assert C.more_liberal("2:4:4", "6:2:2") and C.more_liberal("1:1:8", "2:2:6")
+    assert not C.more_liberal("6:2:2", "2:4:4") and not C.more_liberal("2:4:4", "2:4:4")
+    assert not C.more_liberal("1:8:1", "2:2:6")    # fewer conservative but fewer liberal: not comparable
+
+
+@pytest.mark.parametrize("standin,kind,evidence", [(None, STANDIN, False), (["br", "mx"], STANDIN, False),
+                                                   ([], REAL, True)])
+def test_ipums_labels_and_adult_group(standin, kind, evidence):
+    s = pd.concat([summary(), summary(datasets=("adult",))], ignore_index=True)
+    p = pd.concat([personal(), personal(datasets=("adult",))], ignore_index=True)
+    df = C.claims(s, p, "test", timings(datasets=("br", "mx", "adult")), standin).set_index("id")
+    assert df.loc["mhm_beats_flame_all_eps", "data"] == kind
+    assert bool(df.loc["mhm_beats_flame_all_eps", "evidence"]) is evidence
+    assert df.loc["mhm_beats_flame_all_eps_adult", "data"] == REAL
+    assert df.loc["mhm_beats_flame_all_eps_adult", "held"] == HELD and df.loc["mhm_beats_flame_all_eps_adult",
+                                                                              "evidence"]
+    assert "mhm_improvement_eps1_br_adult" not in df.index        # the paper's numbers are for BR and MX only
+    md = R.claims_md(df.reset_index(), "offline stand-in data, not the real ipums_br", "test")
+    assert "offline stand-in data" in md
+
+
+def test_forwarder_matches():
+    a = R.claims(summary(), personal(), "test")
+    b = C.claims(summary(), personal(), "test")
+    pd.testing.assert_frame_equal(a, b)
+    assert np.all(a["data"] == STANDIN)
+
+
+def test_mechanism_comparisons_need_both_mechanisms():
+    s = summary()
+    got = v(s[s.mechanism != "tcm"])
+    assert got["mhm_beats_tcm"] == NOT_TESTABLE and got["table3_mhm_tp_ge_tcm"] == NOT_TESTABLE
+    assert got["mhm_beats_flame_all_eps"] == HELD
+    got = v(s[s.mechanism != "flame"])
+    assert got["mhm_beats_flame_all_eps"] == NOT_TESTABLE and got["mhm_improvement_eps1_mx"] == NOT_TESTABLE
