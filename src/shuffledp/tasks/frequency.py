@@ -49,6 +49,13 @@ class MHMComponent:
     def local_budgets(self, n: int, domains: list[int], eps_s: float, delta_s: float) -> list[float]:
         return [self.setting(n, domains, eps_s, delta_s).eps_l] * len(domains)
 
+    def cell_variances(self, n: int, domains: list[int], eps_s: float, delta_s: float) -> list[float]:
+        """Eq. (2): the data-independent variance of one cell's estimate, per dimension."""
+        from shuffledp.protocols.mhm import approx_variance
+
+        st = self.setting(n, domains, eps_s, delta_s)
+        return [approx_variance(st.eps_l, len(domains), st.g, n)] * len(domains)
+
     def estimate(self, data: np.ndarray, domains: list[int], eps_s: float, delta_s: float,
                  rng: np.random.Generator) -> FrequencyEstimate:
         from shuffledp.protocols.mhm import run_mhm
@@ -73,18 +80,27 @@ class FLAMEComponent:
         st = flame_eps_local(eps_s, delta_s, n, list(domains), np_fraction=self.np_fraction, variant=self.variant)
         return list(st.eps_l)
 
+    def cell_variances(self, n: int, domains: list[int], eps_s: float, delta_s: float) -> list[float]:
+        """Per dimension: ``(d/n)^2 N_p q(1-q)/(p-q)^2`` (randomisation of the ``N_p`` reports) plus
+        ``(d-1)/(n k)`` (sampling, at the average frequency ``1/k``)."""
+        from shuffledp.mechanisms.collision import krr_p
+        from shuffledp.protocols.flame import flame_eps_local
+
+        d = len(domains)
+        st = flame_eps_local(eps_s, delta_s, n, list(domains), np_fraction=self.np_fraction, variant=self.variant)
+        var = []
+        for e, k in zip(st.eps_l, domains, strict=True):
+            p, q = krr_p(e, k)
+            var.append((d / n) ** 2 * st.n_p * q * (1 - q) / (p - q) ** 2 + (d - 1) / (n * k))
+        return var
+
     def estimate(self, data: np.ndarray, domains: list[int], eps_s: float, delta_s: float,
                  rng: np.random.Generator) -> FrequencyEstimate:
-        from shuffledp.mechanisms.collision import krr_p
         from shuffledp.protocols.flame import run_flame
 
         n, d = data.shape
         r = run_flame(data, list(domains), eps_s, delta_s, rng, np_fraction=self.np_fraction, variant=self.variant)
-        var = []
-        for e, k in zip(r.eps_l, domains, strict=True):
-            p, q = krr_p(e, k)
-            # (d/n)^2 * N_p * q(1-q)/(p-q)^2: the randomisation term of a cell (sampling adds f(d-1)/n)
-            var.append((d / n) ** 2 * r.n_p * q * (1 - q) / (p - q) ** 2 + (d - 1) / (n * k))
+        var = self.cell_variances(n, list(domains), eps_s, delta_s)
         return FrequencyEstimate(r.estimates, list(r.eps_l), var,
                                  {"n_p": r.n_p, "truncated": r.truncated, "valid_range": r.valid_range})
 
@@ -96,6 +112,9 @@ class ExactComponent:
 
     def local_budgets(self, n, domains, eps_s, delta_s) -> list[float]:
         return [math.inf] * len(domains)
+
+    def cell_variances(self, n, domains, eps_s, delta_s) -> list[float]:
+        return [0.0] * len(domains)
 
     def estimate(self, data, domains, eps_s, delta_s, rng) -> FrequencyEstimate:
         n = data.shape[0]

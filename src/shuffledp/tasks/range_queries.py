@@ -12,8 +12,11 @@ Steps:
 1. :func:`granularities`: HDG's guideline, ``g1 = (n (e^eps - 1)^2 alpha1^2 / (2 m e^eps))^(1/3)`` and
    ``g2 = sqrt(2 alpha2 (e^eps - 1) sqrt(n / (m e^eps)))`` with ``m = d + C(d, 2)`` grids,
    ``alpha1 = 0.7``, ``alpha2 = 0.03``, each rounded to the nearest power of two (at least 2, at most
-   ``c``); we also keep ``g2 <= g1`` so a 1-D cell is a union of 2-D rows. Evaluated at ``eps_s`` (the
-   seed does not say which budget; our choice, docs/multidim_frameworks.md).
+   ``c``); we also keep ``g2 <= g1`` so a 1-D cell is a union of 2-D rows. HDG derives the guideline from
+   its LDP oracle's cell variance ``V = 4 m e^eps / (n (e^eps - 1)^2)``; written with ``V`` it reads
+   ``g1 = (2 alpha1^2 / V)^(1/3)``, ``g2 = (4 alpha2 / sqrt(V))^(1/2)`` (:func:`granularities_from_variance`).
+   Under shuffle DP the oracle is MHM or FLAME, so we use the component's own cell variance
+   (:func:`choose_granularities`; our reading of "granularities as in HDG", docs/multidim_frameworks.md).
 2. :func:`encode_grids`: every user's cell in each grid.
 3. the frequency component estimates every grid's cell frequencies.
 4. :func:`postprocess`: HDG's post-processing: Norm-Sub each grid, then for each attribute make all
@@ -63,6 +66,32 @@ def granularities(n: int, d: int, eps: float, c: int, *, alpha1: float = ALPHA1,
     G1 = _pow2(g1, c)
     G2 = min(_pow2(g2, c), G1)
     return G1, G2
+
+
+def granularities_from_variance(variance: float, c: int, *, alpha1: float = ALPHA1,
+                                alpha2: float = ALPHA2) -> tuple[int, int]:
+    """HDG's guideline in terms of the frequency oracle's variance of one cell's estimate."""
+    if c < 2 or c & (c - 1):
+        raise ValueError(f"domain: HDG needs a power of two, got {c}")
+    v = max(float(variance), 1e-300)
+    G1 = _pow2((2 * alpha1**2 / v) ** (1 / 3), c)
+    G2 = min(_pow2(math.sqrt(4 * alpha2 / math.sqrt(v)), c), G1)
+    return G1, G2
+
+
+def choose_granularities(component, n: int, d: int, c: int, eps_s: float, delta_s: float,
+                         rounds: int = 4) -> tuple[int, int]:
+    """Granularities for ``component``: start from HDG's LDP guideline at ``eps_s``, then iterate with the
+    component's mean cell variance for the grids' domains (data-independent, from its accountant)."""
+    g1, g2 = granularities(n, d, eps_s, c)
+    for _ in range(rounds):
+        doms = Grids(d, c, g1, g2).domains
+        var = component.cell_variances(n, doms, eps_s, delta_s)
+        new = granularities_from_variance(float(np.mean(var)), c)
+        if new == (g1, g2):
+            break
+        g1, g2 = new
+    return g1, g2
 
 
 @dataclass(frozen=True)
