@@ -310,7 +310,8 @@ def claims(summ: pd.DataFrame, notes: Mapping[str, str], scale: str, subsets=())
                 slopes.append(f"{DATASET_LABELS.get(ds, ds)}/{comp} {_slope(g.eps, g[metric]):.2f}")
                 mono &= bool(np.all(np.diff(g[metric].to_numpy()) < 0))
             if slopes:
-                add(f"{fig.replace('. ', '')}_inverse_eps", f"{fig}: MSE decreases as eps_s grows (inversely proportional)",
+                add(f"{fig.replace('. ', '')}_inverse_eps",
+                    f"{fig}: MSE decreases as eps_s grows (inversely proportional)",
                     "MSE inversely proportional to eps_s (log-log slope about -1 or steeper)",
                     "log-log slope " + ", ".join(slopes) + ("; strictly decreasing" if mono else "; not monotone"),
                     mono, dss)
