@@ -300,3 +300,29 @@ def test_cli_bad_spec_is_one_line_error(capsys):
 def test_make_component_unknown():
     with pytest.raises(ValueError, match="unknown"):
         make_component("tcm")
+
+
+def test_claims_verdicts_and_standin_labels():
+    import pandas as pd
+
+    from shuffledp.experiments.multidim_frameworks import claims
+
+    rows = []
+    for fw, ds in (("calm", "br"), ("hdg", "loan")):
+        for comp, scale in (("mhm", 1.0), ("flame", 50.0 if fw == "calm" else 3.0)):
+            for eps in (0.5, 1.0):
+                rows.append({"framework": fw, "dataset": ds, "component": comp, "eps": eps,
+                             "unit_mse": scale * 1e-4 / eps, "query_mse": scale * 2e-4 / eps,
+                             "attribute_mse": (2.0 if comp == "flame" else 1.0) * 1e-5})
+    summ = pd.DataFrame(rows)
+    cl = claims(summ, {"br": "offline stand-in data, not the real ipums_br", "loan": ""}, "t", subsets={"loan"})
+    by = cl.set_index("id")
+    assert by.loc["Fig6_mhm_beats_flame", "held"] == "held (on stand-in data)"
+    assert by.loc["Fig8_mhm_beats_flame", "held"] == "held"
+    assert by.loc["Fig8_mhm_beats_flame", "data"] == "Loan: real (subset)"
+    assert by.loc["Fig6_gap_views_vs_attributes", "held"].startswith("held")  # 50 on views vs 2 on attributes
+    assert by.loc["Fig6_flame_100x", "held"].startswith("held")
+    assert by.loc["Fig7_marginal_above_view", "held"].startswith("held")  # 2x by construction
+    assert by.loc["Fig9_query_sometimes_below_grid", "held"] == "not held"
+    assert by.loc["Fig8_inverse_eps", "held"] == "held"
+    assert set(cl.columns) == {"id", "claim", "paper", "measured", "held", "scale", "data"}
