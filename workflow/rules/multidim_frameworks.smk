@@ -9,14 +9,8 @@ MDF_JOBS = MDFX.jobs(config, CONFIG_NAME)
 if MDF_JOBS:
     MDF_DIR = f"{RESULTS}/multidim_frameworks"
     MDF_RUN = f"{MDF_DIR}/runs/{{framework}}_{{dataset}}_{{component}}_eps{{eps}}.parquet"
-    MDF_HDG_DATA = {"adult": f"{PROC}/adult_ordinal.parquet", "loan": f"{PROC}/loan.parquet"}
+    MDF_HDG_DATA = {d: MDFX.data_path("hdg", d, PROC) for d in ("adult", "loan")}
     MDF_REPORT = MDFX.find_job(MDF_JOBS, "report")
-
-    def mdf_data(framework, dataset):
-        return f"{PROC}/ipums_{dataset}.parquet" if framework == "calm" else MDF_HDG_DATA[dataset]
-
-    def mdf_spec(step, **wc):
-        return MDFX.find_job(MDF_JOBS, step, **wc).spec_json()
 
     rule multidim_frameworks_loan:
         output:
@@ -26,7 +20,7 @@ if MDF_JOBS:
         benchmark:
             f"{BENCH}/multidim_frameworks/prepare_loan.tsv"
         params:
-            spec=lambda wc: mdf_spec("prepare", dataset="loan"),
+            spec=lambda wc: MDFX.find_job(MDF_JOBS, "prepare", dataset="loan").spec_json(),
             raw_dir=RAW,
         resources:
             mem_mb=1000,
@@ -48,7 +42,7 @@ if MDF_JOBS:
         benchmark:
             f"{BENCH}/multidim_frameworks/prepare_adult.tsv"
         params:
-            spec=lambda wc: mdf_spec("prepare", dataset="adult"),
+            spec=lambda wc: MDFX.find_job(MDF_JOBS, "prepare", dataset="adult").spec_json(),
         resources:
             mem_mb=1000,
             runtime=10,
@@ -59,7 +53,7 @@ if MDF_JOBS:
 
     rule multidim_frameworks_run:
         input:
-            lambda wc: mdf_data(wc.framework, wc.dataset),
+            lambda wc: MDFX.data_path(wc.framework, wc.dataset, PROC),
         output:
             MDF_RUN,
         log:
@@ -70,9 +64,9 @@ if MDF_JOBS:
             framework="calm|hdg",
             component="mhm|flame",
         params:
-            spec=lambda wc: mdf_spec(
-                "run", framework=wc.framework, component=wc.component, dataset=wc.dataset, eps=wc.eps
-            ),
+            spec=lambda wc: MDFX.find_job(
+                MDF_JOBS, "run", framework=wc.framework, component=wc.component, dataset=wc.dataset, eps=wc.eps
+            ).spec_json(),
         resources:
             mem_mb=1500,
             runtime=30,
@@ -82,8 +76,11 @@ if MDF_JOBS:
             "shuffledp multidim-frameworks run --spec {params.spec:q} --in {input:q} --out {output:q} > {log:q} 2>&1"
 
     MDF_RUNS = [expand(MDF_RUN, **j.wildcards)[0] for j in MDF_JOBS if j.step == "run"]
-    MDF_DATASETS = {j.wildcards["dataset"]: mdf_data(j.wildcards["framework"], j.wildcards["dataset"])
-                    for j in MDF_JOBS if j.step == "run"}
+    MDF_DATASETS = {
+        j.wildcards["dataset"]: MDFX.data_path(j.wildcards["framework"], j.wildcards["dataset"], PROC)
+        for j in MDF_JOBS
+        if j.step == "run"
+    }
 
     rule multidim_frameworks_report:
         input:

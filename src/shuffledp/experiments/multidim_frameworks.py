@@ -124,6 +124,13 @@ def jobs(config: Mapping, scale: str | None = None) -> list[Job]:
     return out
 
 
+def data_path(framework: str, dataset: str, proc: str) -> str:
+    """The processed table a run job reads (``proc`` = the processed-data folder)."""
+    if framework == "calm":
+        return f"{proc}/ipums_{dataset}.parquet"
+    return f"{proc}/adult_ordinal.parquet" if dataset == "adult" else f"{proc}/loan.parquet"
+
+
 def find_job(all_jobs: list[Job], step: str, **wildcards) -> Job:
     wc = {k: str(v) for k, v in wildcards.items()}
     for j in all_jobs:
