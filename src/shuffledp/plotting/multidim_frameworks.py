@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -20,7 +21,8 @@ def figure(summ: pd.DataFrame, metric: str, datasets: Sequence[str], labels: Map
     """``stem``.pdf and ``stem``.png; a panel whose data is a stand-in says so in its title."""
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
-    fig, axes = plt.subplots(1, max(1, len(datasets)), figsize=(4.2 * max(1, len(datasets)), 3.6), squeeze=False)
+    width = max(7.0, 4.2 * max(1, len(datasets)))
+    fig, axes = plt.subplots(1, max(1, len(datasets)), figsize=(width, 4.0), squeeze=False)
     for ax, ds in zip(axes[0], datasets, strict=False):
         sub = summ[summ.dataset == ds]
         for comp, g in sub.groupby("component"):
@@ -37,8 +39,8 @@ def figure(summ: pd.DataFrame, metric: str, datasets: Sequence[str], labels: Map
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
     standin = [n for n in notes.values() if n]
-    fig.suptitle(title + ("\n(built from STAND-IN data: " + "; ".join(sorted(set(standin))) + ")" if standin else ""),
-                 fontsize=10)
+    text = title + ("\n(built from STAND-IN data: " + "; ".join(sorted(set(standin))) + ")" if standin else "")
+    fig.suptitle("\n".join(textwrap.fill(line, int(width * 13)) for line in text.split("\n")), fontsize=10)
     fig.tight_layout()
     fig.savefig(f"{stem}.pdf", metadata={"CreationDate": None, "ModDate": None})
     fig.savefig(f"{stem}.png", dpi=130, metadata={"Software": None})
