@@ -245,12 +245,12 @@ def test_granularities_follow_hdg_guideline():
 def _config():
     return {"name": "t", "seed": 5, "datasets": {"ipums": {"br": {}}},
             "multidim_frameworks": {
-                "components": ["mhm", "flame"], "eps": [0.5, 1.0], "reps": 2, "bound": "bennett",
+                "components": ["mhm", "flame"], "eps": [0.5, 1.0], "bound": "bennett",
                 "hash_family_bits": 32, "flame_np_fraction": 1 / 3, "flame_variant": "balle",
                 "calm": {"datasets": ["br"], "records": 1000, "view_size": 3, "max_view_cells": 4096,
-                         "marginals": 3, "marginal_size": 3, "rounds": 2},
+                         "marginals": 3, "marginal_size": 3, "reps": 1, "rounds": 2},
                 "hdg": {"datasets": ["adult", "loan"], "records": None, "domain": 8, "queries": 3,
-                        "query_dim": 3, "volume": 0.5, "rounds": 2},
+                        "query_dim": 3, "reps": 2, "volume": 0.5, "rounds": 2},
                 "loan": {"source": "standin"}}}
 
 

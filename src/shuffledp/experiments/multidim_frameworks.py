@@ -85,7 +85,7 @@ def jobs(config: Mapping, scale: str | None = None) -> list[Job]:
         return []
     seed = int(config["seed"])
     scale = scale or config.get("name", "default")
-    common = {"seed": seed, "reps": int(sec["reps"])}
+    common = {"seed": seed}
     comp_opts = {"mhm": {"bound": sec["bound"], "family_bits": int(sec["hash_family_bits"])},
                  "flame": {"np_fraction": float(sec["flame_np_fraction"]), "variant": sec["flame_variant"]}}
     out: list[Job] = []
@@ -105,7 +105,7 @@ def jobs(config: Mapping, scale: str | None = None) -> list[Job]:
             for comp in sec["components"]:
                 for eps in sec["eps"]:
                     spec = {"framework": fw, "component": comp, "dataset": ds, "eps": float(eps),
-                            "records": part.get("records"), **common, **comp_opts[comp]}
+                            "records": part.get("records"), "reps": int(part["reps"]), **common, **comp_opts[comp]}
                     if fw == "calm":
                         spec.update({k: calm[k] for k in ("view_size", "max_view_cells", "marginals",
                                                            "marginal_size", "rounds")})
