@@ -302,6 +302,9 @@ def test_cli_bad_spec_is_one_line_error(capsys):
     assert err.startswith("shuffledp: error: --spec:") and "\n" not in err
     assert main(["multidim-frameworks", "prepare", "--spec", '{"dataset": "loan", "domain": 12}', "--out", "y"]) == 2
     assert "power of two" in capsys.readouterr().err
+    spec = json.dumps({"framework": "hdg", "component": "mhm", "dataset": "loan", "eps": 1, "seed": 1, "reps": 1})
+    assert main(["multidim-frameworks", "run", "--spec", spec, "--in", "/nonexistent.parquet", "--out", "y"]) == 2
+    assert "--in: no such file" in capsys.readouterr().err
 
 
 def test_make_component_unknown():

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 from shuffledp.cli import UsageError
 
@@ -72,8 +73,8 @@ def _prepare(args) -> int:
     elif spec["dataset"] == "adult":
         from shuffledp.datasets import adult_ordinal
 
-        if not args.inp:
-            raise UsageError("--in: the processed Adult table is required")
+        if not args.inp or not Path(args.inp).is_file():
+            raise UsageError("--in: the processed Adult table is required (an existing file)")
         adult_ordinal.derive(args.inp, args.out, c=c, log=_log)
     else:
         raise UsageError(f"--spec: dataset must be loan or adult, got {spec['dataset']!r}")
@@ -90,6 +91,8 @@ def _run(args) -> int:
         raise UsageError("--spec: component must be mhm, flame or exact")
     if not float(spec["eps"]) > 0:
         raise UsageError("--spec: eps must be positive")
+    if not Path(args.inp).is_file():
+        raise UsageError(f"--in: no such file {args.inp!r}")
     try:
         df = ex.run_job(spec, args.inp)
     except ValueError as exc:
@@ -109,6 +112,9 @@ def _report(args) -> int:
             raise UsageError(f"--data: expected dataset=path, got {item!r}")
         k, v = item.split("=", 1)
         data[k] = v
+    missing = [p for p in [*args.inp, *data.values()] if not Path(p).is_file()]
+    if missing:
+        raise UsageError(f"--in/--data: no such file {missing[0]!r}")
     cl = ex.report(args.inp, data, spec, args.tables_dir, args.figures_dir)
     print(cl.to_string(index=False))
     return 0
