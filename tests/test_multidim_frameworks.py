@@ -336,3 +336,18 @@ def test_claims_verdicts_and_standin_labels():
     assert by.loc["Fig9_query_sometimes_below_grid", "held"] == "not held"
     assert by.loc["Fig8_inverse_eps", "held"] == "held"
     assert set(cl.columns) == {"id", "claim", "paper", "measured", "held", "scale", "data"}
+
+
+def test_config_checks():
+    from shuffledp.config import ConfigError
+    from shuffledp.experiments.multidim_frameworks import check_config
+
+    check_config(_config())
+    for mutate, needle in ((lambda c: c["multidim_frameworks"].update(eps=[1.0, 0.5]), "eps"),
+                           (lambda c: c["multidim_frameworks"]["hdg"].update(domain=12), "power of two"),
+                           (lambda c: c["multidim_frameworks"]["calm"].update(datasets=["zz"]), "datasets.ipums"),
+                           (lambda c: c["multidim_frameworks"]["loan"].update(source="file"), "path")):
+        cfg = _config()
+        mutate(cfg)
+        with pytest.raises(ConfigError, match=needle):
+            check_config(cfg)

@@ -4,6 +4,7 @@
 # (shuffledp.experiments.multidim_frameworks.jobs); each path pattern is defined once here.
 from shuffledp.experiments import multidim_frameworks as MDFX
 
+MDFX.check_config(config)  # semantic checks the schema cannot express, before any job
 MDF_JOBS = MDFX.jobs(config, CONFIG_NAME)
 
 if MDF_JOBS:

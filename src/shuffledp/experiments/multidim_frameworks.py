@@ -60,9 +60,9 @@ def check_config(config: Mapping) -> None:
     if eps != sorted(eps) or len(set(eps)) != len(eps):
         raise ConfigError(f"config key multidim_frameworks.eps: {eps} must be strictly increasing")
     calm = sec.get("calm") or {}
-    if calm and calm["marginal_size"] > calm["view_size"] + 10:
-        raise ConfigError("config key multidim_frameworks.calm.marginal_size: too large")
     hdg = sec.get("hdg") or {}
+    if "adult" in hdg.get("datasets", []) and hdg.get("query_dim", 2) > 5:
+        raise ConfigError("config key multidim_frameworks.hdg.query_dim: Adult has 5 ordinal attributes")
     c = hdg.get("domain", 16)
     if c & (c - 1):
         raise ConfigError(f"config key multidim_frameworks.hdg.domain: {c} is not a power of two")
