@@ -249,7 +249,7 @@ def _config():
                 "hash_family_bits": 32, "flame_np_fraction": 1 / 3, "flame_variant": "balle",
                 "calm": {"datasets": ["br"], "records": 1000, "view_size": 3, "max_view_cells": 4096,
                          "marginals": 3, "marginal_size": 3, "reps": 1, "rounds": 2},
-                "hdg": {"datasets": ["adult", "loan"], "records": None, "domain": 8, "queries": 3,
+                "hdg": {"datasets": ["adult", "loan"], "records": None, "domain": 8, "granularity": "hdg", "queries": 3,
                         "query_dim": 3, "reps": 2, "volume": 0.5, "rounds": 2},
                 "loan": {"source": "standin"}}}
 
@@ -290,8 +290,12 @@ def test_run_job_reproducible_and_mhm_beats_flame(tmp_path):
     assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()  # no timings inside
     assert bool(a.standin.all())
     fl = run_job(find_job(js, "run", framework="hdg", component="flame", dataset="loan", eps="1").spec, str(path))
+    # granularity "hdg": HDG's guideline, the same grids for both components (Fig. 8 compares like with like)
+    assert (a.g1.iloc[0], a.g2.iloc[0]) == (fl.g1.iloc[0], fl.g2.iloc[0])
     # 2 repetitions each; the grid MSE gap at these settings is large (measured ~5x), so this is not flaky
     assert a.unit_mse.mean() < fl.unit_mse.mean()
+    tuned = run_job(dict(spec, granularity="component", reps=1), str(path))
+    assert tuned.g1.iloc[0] >= a.g1.iloc[0]  # MHM's variance is far below LDP's at eps_s: finer grids
 
 
 def test_cli_bad_spec_is_one_line_error(capsys):

@@ -15,8 +15,9 @@ Steps:
    ``c``); we also keep ``g2 <= g1`` so a 1-D cell is a union of 2-D rows. HDG derives the guideline from
    its LDP oracle's cell variance ``V = 4 m e^eps / (n (e^eps - 1)^2)``; written with ``V`` it reads
    ``g1 = (2 alpha1^2 / V)^(1/3)``, ``g2 = (4 alpha2 / sqrt(V))^(1/2)`` (:func:`granularities_from_variance`).
-   Under shuffle DP the oracle is MHM or FLAME, so we use the component's own cell variance
-   (:func:`choose_granularities`; our reading of "granularities as in HDG", docs/multidim_frameworks.md).
+   The experiments use the published formula at ``eps_s`` by default (same grids for every component)
+   or, optionally, the component's own cell variance (:func:`choose_granularities`);
+   docs/multidim_frameworks.md.
 2. :func:`encode_grids`: every user's cell in each grid.
 3. the frequency component estimates every grid's cell frequencies.
 4. :func:`postprocess`: HDG's post-processing: Norm-Sub each grid, then for each attribute make all
