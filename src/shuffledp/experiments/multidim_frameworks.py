@@ -416,7 +416,7 @@ def report(run_files: list[str], data_files: Mapping[str, str], spec: Mapping, t
         sub = summ[summ.framework == fw]
         ns = {d: int(sub[sub.dataset == d].n.max()) if (sub.dataset == d).any() else 0 for d in datasets}
         labels = {d: DATASET_LABELS.get(d, d) + f" (n = {ns[d]:,}"
-                  + (", sampled from the real 9,857-loan subset)" if d in subset else ")") for d in datasets}
+                  + ("; real Lending Club subset)" if d in subset else ")") for d in datasets}
         figure(sub, metric, datasets, labels, title, {d: notes.get(d, "") for d in datasets},
                figures_dir / f"multidim_fig{num}")
     cl = claims(summ, notes, spec["scale"], subsets=subset)
