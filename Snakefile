@@ -32,6 +32,7 @@ include: "workflow/rules/peruser.smk"
 include: "workflow/rules/personalized_bounds.smk"
 include: "workflow/rules/multidim.smk"
 include: "workflow/rules/accountants_compare.smk"
+include: "workflow/rules/multidim_frameworks.smk"
 
 
 rule all:

@@ -1,0 +1,425 @@
+"""The multidimensional seed's framework experiments (Sec. 6.1.2-6.1.3, Figs 6-9): MHM and FLAME as the
+frequency component of CALM (k-way marginals on BR, MX) and of HDG (range queries on Adult, Loan).
+
+Workflow contract: :func:`jobs` lists every job of the stage as a :class:`Job` (its step, its wildcards
+and the JSON spec holding only the keys that job uses); the rules look jobs up by wildcards. Steps:
+
+* ``prepare``: the Loan table and Adult's ordinal table (HDG's inputs);
+* ``run``: one (framework, component, dataset, eps_s) with every repetition inside;
+* ``report``: Figs 6-9 and the claims table.
+
+Seeds: the record sample of a dataset comes from ``(seed, "multidim_frameworks", "records", dataset)``,
+the workload (CALM's random marginals, HDG's random queries) from ``(seed, "multidim_frameworks",
+framework, dataset, "workload")`` (shared by both components and every eps_s, so they answer the same
+questions), and each repetition's randomness from ``(seed, "multidim_frameworks", framework, component,
+dataset, eps, rep)``. ``delta_s = 1/n``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+
+from shuffledp.config import ConfigError, register_check
+from shuffledp.seeding import rng as seeded_rng
+
+FRAMEWORKS = ("calm", "hdg")
+COMPONENTS = ("mhm", "flame")
+HDG_DATASETS = ("adult", "loan")
+
+
+@dataclass(frozen=True)
+class Job:
+    step: str
+    wildcards: dict = field(hash=False)
+    spec: dict = field(hash=False)
+
+    def spec_json(self) -> str:
+        text = json.dumps(self.spec, sort_keys=True, separators=(",", ":"))
+        if "'" in text:
+            raise ValueError("job spec must not contain single quotes")
+        return text
+
+
+# ------------------------------------------------------------------ config
+
+
+@register_check
+def check_config(config: Mapping) -> None:
+    sec = config.get("multidim_frameworks")
+    if not sec:
+        return
+    eps = list(sec["eps"])
+    if eps != sorted(eps) or len(set(eps)) != len(eps):
+        raise ConfigError(f"config key multidim_frameworks.eps: {eps} must be strictly increasing")
+    calm = sec.get("calm") or {}
+    hdg = sec.get("hdg") or {}
+    if "adult" in hdg.get("datasets", []) and hdg.get("query_dim", 2) > 5:
+        raise ConfigError("config key multidim_frameworks.hdg.query_dim: Adult has 5 ordinal attributes")
+    c = hdg.get("domain", 16)
+    if c & (c - 1):
+        raise ConfigError(f"config key multidim_frameworks.hdg.domain: {c} is not a power of two")
+    loan = sec.get("loan") or {}
+    if loan.get("source") == "file" and not loan.get("path"):
+        raise ConfigError("config key multidim_frameworks.loan.path: required with source: file")
+    for ds in calm.get("datasets", []):
+        if ds not in (config.get("datasets", {}).get("ipums") or {}):
+            raise ConfigError(f"config key multidim_frameworks.calm.datasets: {ds!r} is not in datasets.ipums")
+
+
+def _eps_tag(eps) -> str:
+    return f"{float(eps):g}"
+
+
+def jobs(config: Mapping, scale: str | None = None) -> list[Job]:
+    """Every job of the stage (empty without a ``multidim_frameworks`` section)."""
+    sec = config.get("multidim_frameworks")
+    if not sec:
+        return []
+    seed = int(config["seed"])
+    scale = scale or config.get("name", "default")
+    common = {"seed": seed}
+    comp_opts = {"mhm": {"bound": sec["bound"], "family_bits": int(sec["hash_family_bits"])},
+                 "flame": {"np_fraction": float(sec["flame_np_fraction"]), "variant": sec["flame_variant"]}}
+    out: list[Job] = []
+    hdg = sec.get("hdg") or {}
+    calm = sec.get("calm") or {}
+    loan = sec.get("loan") or {}
+    if "loan" in hdg.get("datasets", []):
+        out.append(Job("prepare", {"dataset": "loan"},
+                       {"dataset": "loan", "seed": seed, "domain": int(hdg["domain"]),
+                        "source": loan.get("source", "auto"), "path": loan.get("path"),
+                        "records": loan.get("records"), "mirror": config.get("data_mirror")}))
+    if "adult" in hdg.get("datasets", []):
+        out.append(Job("prepare", {"dataset": "adult"}, {"dataset": "adult", "domain": int(hdg["domain"])}))
+    runs = []
+    for fw, part in (("calm", calm), ("hdg", hdg)):
+        for ds in part.get("datasets", []):
+            for comp in sec["components"]:
+                for eps in sec["eps"]:
+                    spec = {"framework": fw, "component": comp, "dataset": ds, "eps": float(eps),
+                            "records": part.get("records"), "reps": int(part["reps"]), **common, **comp_opts[comp]}
+                    if fw == "calm":
+                        spec.update({k: calm[k] for k in ("view_size", "max_view_cells", "marginals",
+                                                           "marginal_size", "rounds")})
+                    else:
+                        spec.update({k: hdg[k] for k in ("domain", "queries", "query_dim", "volume", "rounds")})
+                        spec["granularity"] = hdg.get("granularity", "hdg")
+                    wc = {"framework": fw, "component": comp, "dataset": ds, "eps": _eps_tag(eps)}
+                    runs.append(Job("run", wc, spec))
+    out += runs
+    if runs:
+        out.append(Job("report", {}, {"scale": scale, "eps": [float(e) for e in sec["eps"]],
+                                      "components": list(sec["components"]),
+                                      "calm_datasets": list(calm.get("datasets", [])),
+                                      "marginals": calm.get("marginals"), "marginal_size": calm.get("marginal_size"),
+                                      "queries": hdg.get("queries"), "query_dim": hdg.get("query_dim"),
+                                      "hdg_datasets": list(hdg.get("datasets", []))}))
+    return out
+
+
+def data_path(framework: str, dataset: str, proc: str) -> str:
+    """The processed table a run job reads (``proc`` = the processed-data folder)."""
+    if framework == "calm":
+        return f"{proc}/ipums_{dataset}.parquet"
+    return f"{proc}/adult_ordinal.parquet" if dataset == "adult" else f"{proc}/loan.parquet"
+
+
+def find_job(all_jobs: list[Job], step: str, **wildcards) -> Job:
+    wc = {k: str(v) for k, v in wildcards.items()}
+    for j in all_jobs:
+        if j.step == step and {k: str(v) for k, v in j.wildcards.items()} == wc:
+            return j
+    raise KeyError(f"no {step} job with wildcards {wc}")
+
+
+# ------------------------------------------------------------------ data
+
+
+def load_table(path: str | Path, records: int | None, seed: int, dataset: str):
+    """``(data int64 (n, d), domains, attribute names, provenance)``; a seeded sample of ``records`` rows."""
+    from shuffledp.datasets.provenance import read_provenance
+
+    table = pq.read_table(path)
+    prov = read_provenance(path)
+    attrs = list(table.column_names)
+    data = np.stack([table.column(a).to_numpy().astype(np.int64) for a in attrs], axis=1)
+    doms_meta = prov.get("domains") or {}
+    domains = [int(doms_meta.get(a, int(data[:, j].max()) + 1)) for j, a in enumerate(attrs)]
+    if data.min() < 0 or np.any(data.max(axis=0) >= np.array(domains)):
+        raise ValueError(f"{path}: codes outside 0..|C|-1")
+    if records is not None and records < data.shape[0]:
+        idx = seeded_rng(seed, "multidim_frameworks", "records", dataset).choice(data.shape[0], records, replace=False)
+        data = data[np.sort(idx)]
+    return data, domains, attrs, prov
+
+
+# ------------------------------------------------------------------ run
+
+
+def _log_time(*parts) -> None:
+    """Wall-clock seconds go to the job's log only (tables stay byte-identical between runs)."""
+    import sys
+
+    *ident, seconds = parts
+    print(f"{' '.join(map(str, ident))}: {seconds:.2f} s (wall clock, not reproducible)", file=sys.stderr, flush=True)
+
+
+def run_calm(data, domains, spec: Mapping) -> pd.DataFrame:
+    from shuffledp.tasks import marginals as M
+    from shuffledp.tasks.frequency import make_component
+    from shuffledp.tasks.multidim import frequency_mse, true_frequencies
+
+    n, d = data.shape
+    eps, delta = float(spec["eps"]), 1.0 / n
+    seed, ds, comp_name = int(spec["seed"]), spec["dataset"], spec["component"]
+    comp = make_component(comp_name, **spec)
+    views = M.select_views(domains, int(spec["view_size"]), spec.get("max_view_cells"))
+    codes, vdoms = M.encode_views(data, domains, views)
+    true_views = [M.true_marginal(data, domains, v) for v in views]
+    wl = seeded_rng(seed, "multidim_frameworks", "calm", ds, "workload")
+    targets = M.random_marginals(d, int(spec["marginal_size"]), int(spec["marginals"]), wl)
+    true_targets = [M.true_marginal(data, domains, q) for q in targets]
+    attr_truth = true_frequencies(data, domains)
+    rows = []
+    for rep in range(int(spec["reps"])):
+        rng = seeded_rng(seed, "multidim_frameworks", "calm", comp_name, ds, eps, rep)
+        t0 = time.perf_counter()
+        fe = comp.estimate(codes, vdoms, eps, delta, rng)
+        raw = [e.reshape(t.shape) for e, t in zip(fe.estimates, true_views, strict=True)]
+        tables = M.postprocess(fe.estimates, views, domains, fe.cell_variance, rounds=int(spec["rounds"]))
+        answers = [M.answer_marginal(tables, views, domains, q) for q in targets]
+        seconds = time.perf_counter() - t0
+        fa = comp.estimate(data, domains, eps, delta, rng)  # Fig. 3's quantity at the same (n, eps)
+        rows.append({
+            "framework": "calm", "dataset": ds, "component": comp_name, "eps": eps, "delta": delta, "rep": rep,
+            "n": n, "d": d, "units": len(views), "max_unit_cells": int(max(vdoms)),
+            "eps_l_min": float(min(fe.eps_l)), "eps_l_max": float(max(fe.eps_l)),
+            "unit_mse": float(np.mean([M.marginal_mse(t, u) for t, u in zip(tables, true_views, strict=True)])),
+            "unit_mse_raw": float(np.mean([M.marginal_mse(t, u) for t, u in zip(raw, true_views, strict=True)])),
+            "query_mse": float(np.mean([M.marginal_mse(a, u) for a, u in zip(answers, true_targets, strict=True)])),
+            "attribute_mse": frequency_mse(fa.estimates, attr_truth),
+            "g1": 0, "g2": 0,
+        })
+        _log_time("calm", ds, comp_name, eps, rep, seconds)
+    return pd.DataFrame(rows)
+
+
+def run_hdg(data, domains, spec: Mapping) -> pd.DataFrame:
+    from shuffledp.tasks import range_queries as R
+    from shuffledp.tasks.frequency import make_component
+    from shuffledp.tasks.multidim import frequency_mse, true_frequencies
+
+    n, d = data.shape
+    c = int(spec["domain"])
+    if any(k != c for k in domains):
+        raise ValueError(f"HDG: every attribute needs the common domain {c}, got {domains}")
+    eps, delta = float(spec["eps"]), 1.0 / n
+    seed, ds, comp_name = int(spec["seed"]), spec["dataset"], spec["component"]
+    comp = make_component(comp_name, **spec)
+    if spec.get("granularity", "hdg") == "hdg":  # HDG's guideline as published: same grids for both components
+        g1, g2 = R.granularities(n, d, eps, c)
+    else:  # the guideline with the component's own cell variance
+        g1, g2 = R.choose_granularities(comp, n, d, c, eps, delta)
+    grids = R.Grids(d, c, g1, g2)
+    codes = R.encode_grids(data, grids)
+    truth = R.true_grids(data, grids)
+    wl = seeded_rng(seed, "multidim_frameworks", "hdg", ds, "workload")
+    queries = R.random_queries(d, c, int(spec["query_dim"]), int(spec["queries"]), float(spec["volume"]), wl)
+    true_ans = [R.true_answer(data, q) for q in queries]
+    attr_truth = true_frequencies(data, domains)
+    rows = []
+    for rep in range(int(spec["reps"])):
+        rng = seeded_rng(seed, "multidim_frameworks", "hdg", comp_name, ds, eps, rep)
+        t0 = time.perf_counter()
+        fe = comp.estimate(codes, grids.domains, eps, delta, rng)
+        tables = R.postprocess(fe.estimates, grids, fe.cell_variance, rounds=int(spec["rounds"]))
+        mats = R.response_matrices(tables, grids)
+        ans = [R.answer_query(mats, q) for q in queries]
+        seconds = time.perf_counter() - t0
+        fa = comp.estimate(data, domains, eps, delta, rng)
+        rows.append({
+            "framework": "hdg", "dataset": ds, "component": comp_name, "eps": eps, "delta": delta, "rep": rep,
+            "n": n, "d": d, "units": grids.count, "max_unit_cells": int(max(grids.domains)),
+            "eps_l_min": float(min(fe.eps_l)), "eps_l_max": float(max(fe.eps_l)),
+            "unit_mse": R.grid_mse(tables, truth), "unit_mse_raw": R.grid_mse(fe.estimates, truth),
+            "query_mse": float(np.mean([(a - t) ** 2 for a, t in zip(ans, true_ans, strict=True)])),
+            "attribute_mse": frequency_mse(fa.estimates, attr_truth),
+            "g1": g1, "g2": g2,
+        })
+        _log_time("hdg", ds, comp_name, eps, rep, seconds)
+    return pd.DataFrame(rows)
+
+
+def run_job(spec: Mapping, data_path: str) -> pd.DataFrame:
+    data, domains, _, prov = load_table(data_path, spec.get("records"), int(spec["seed"]), spec["dataset"])
+    fn = {"calm": run_calm, "hdg": run_hdg}[spec["framework"]]
+    df = fn(data, domains, spec)
+    df["standin"] = bool(prov.get("standin", False))
+    return df
+
+
+def write_parquet(df: pd.DataFrame, path: str | Path) -> None:
+    from shuffledp.datasets.provenance import atomic_write
+
+    atomic_write(path, lambda tmp: df.reset_index(drop=True).to_parquet(tmp, index=False, compression="zstd"))
+
+
+# ------------------------------------------------------------------ report
+
+
+DATASET_LABELS = {"br": "BR", "mx": "MX", "adult": "Adult", "loan": "Loan"}
+
+
+def summarise(df: pd.DataFrame) -> pd.DataFrame:
+    keys = ["framework", "dataset", "component", "eps"]
+    cols = ["unit_mse", "unit_mse_raw", "query_mse", "attribute_mse", "eps_l_min", "eps_l_max", "n",
+            "units", "max_unit_cells", "g1", "g2"]
+    out = df.groupby(keys, as_index=False)[cols].mean()
+    out["reps"] = df.groupby(keys).size().to_numpy()
+    return out.sort_values(keys).reset_index(drop=True)
+
+
+def _slope(x, y) -> float:
+    x, y = np.log(np.asarray(x, float)), np.log(np.asarray(y, float))
+    return float(np.polyfit(x, y, 1)[0]) if len(x) > 1 else float("nan")
+
+
+def claims(summ: pd.DataFrame, notes: Mapping[str, str], scale: str, subsets=()) -> pd.DataFrame:
+    """Each claim of Sec. 6.1.2-6.1.3 with the measured numbers and a verdict (``notes``: the stand-in
+    note of each dataset, empty for real data; ``subsets``: real datasets that are subsets)."""
+    rows = []
+
+    def data_label(datasets) -> str:
+        parts = [f"{DATASET_LABELS.get(d, d)}: {notes[d]}" if notes.get(d)
+                 else f"{DATASET_LABELS.get(d, d)}: real" + (" (subset)" if d in subsets else "")
+                 for d in datasets]
+        return "; ".join(parts)
+
+    def verdict(held: bool | None, datasets) -> str:
+        if held is None:
+            return "not testable at this scale"
+        base = "held" if held else "not held"
+        return base + (" (on stand-in data)" if any(notes.get(d) for d in datasets) else "")
+
+    def add(cid, claim, paper, measured, held, datasets):
+        rows.append({"id": cid, "claim": claim, "paper": paper, "measured": measured,
+                     "held": verdict(held, datasets), "scale": scale, "data": data_label(datasets)})
+
+    figs = {("calm", "unit_mse"): "Fig. 6", ("calm", "query_mse"): "Fig. 7",
+            ("hdg", "unit_mse"): "Fig. 8", ("hdg", "query_mse"): "Fig. 9"}
+    for fw in FRAMEWORKS:
+        sub = summ[summ.framework == fw]
+        if sub.empty:
+            continue
+        dss = sorted(sub.dataset.unique())
+        for metric in ("unit_mse", "query_mse"):
+            fig = figs[(fw, metric)]
+            # 1. inverse proportionality: every curve falls (negative log-log slope, lower MSE at the
+            #    largest eps_s than at the smallest); the slopes are reported
+            slopes, falls = [], True
+            for (ds, comp), g in sub.groupby(["dataset", "component"]):
+                g = g.sort_values("eps")
+                if len(g) < 2:
+                    continue
+                sl = _slope(g.eps, g[metric])
+                y = g[metric].to_numpy()
+                mono = bool(np.all(np.diff(y) < 0))
+                slopes.append(f"{DATASET_LABELS.get(ds, ds)}/{comp} {sl:.2f}" + ("" if mono else " (not monotone)"))
+                falls &= bool(sl < 0 and y[-1] < y[0])
+            if slopes:
+                add(f"{fig.replace('. ', '')}_inverse_eps",
+                    f"{fig}: MSE decreases as eps_s grows (inversely proportional)",
+                    "MSE inversely proportional to eps_s (held: every curve has a negative log-log slope "
+                    "and ends below where it starts)",
+                    "log-log slope " + ", ".join(slopes), falls, dss)
+            # 2. MHM better than FLAME everywhere
+            piv = sub.pivot_table(index=["dataset", "eps"], columns="component", values=metric)
+            if {"mhm", "flame"} <= set(piv.columns):
+                ratio = piv["flame"] / piv["mhm"]
+                add(f"{fig.replace('. ', '')}_mhm_beats_flame", f"{fig}: MHM has lower MSE than FLAME at every eps_s",
+                    "MHM consistently outperforms FLAME",
+                    f"FLAME/MHM MSE ratio min {ratio.min():.3g}, max {ratio.max():.3g} over {len(ratio)} points",
+                    bool((ratio > 1).all()), dss)
+    calm = summ[summ.framework == "calm"]
+    if not calm.empty and {"mhm", "flame"} <= set(calm.component):
+        pv = calm.pivot_table(index=["dataset", "eps"], columns="component", values=["unit_mse", "attribute_mse"])
+        r_view = pv["unit_mse"]["flame"] / pv["unit_mse"]["mhm"]
+        r_attr = pv["attribute_mse"]["flame"] / pv["attribute_mse"]["mhm"]
+        dss = sorted(calm.dataset.unique())
+        add("Fig6_gap_views_vs_attributes",
+            "Fig. 6 vs Fig. 3: the FLAME/MHM gap on views is larger than on single attributes",
+            "gap for views much larger than for the dimensions of Fig. 3",
+            f"FLAME/MHM on views {r_view.min():.3g}-{r_view.max():.3g}, on attributes {r_attr.min():.3g}-"
+            f"{r_attr.max():.3g} (same n, eps_s); larger at {int((r_view > r_attr).sum())}/{len(r_view)} points",
+            bool((r_view > r_attr).all()), dss)
+        add("Fig6_flame_100x", "Fig. 6: in some settings FLAME's view MSE is about 100x MHM's",
+            "about 100 times larger in some settings (held: a ratio of at least 50 somewhere)",
+            f"largest FLAME/MHM view MSE ratio {r_view.max():.3g}", bool(r_view.max() >= 50), dss)
+        pm = calm.pivot_table(index=["dataset", "component", "eps"], values=["unit_mse", "query_mse"])
+        bigger = pm["query_mse"] > pm["unit_mse"]
+        add("Fig7_marginal_above_view", "Fig. 7 vs Fig. 6: 3-way marginal MSE is larger than view MSE",
+            "noise scale bigger for 3-way marginals than for views",
+            f"marginal > view MSE at {int(bigger.sum())}/{len(bigger)} (dataset, component, eps) points; "
+            f"marginal/view ratio {float((pm.query_mse / pm.unit_mse).min()):.3g}-"
+            f"{float((pm.query_mse / pm.unit_mse).max()):.3g}", bool(bigger.all()), dss)
+    hdg = summ[summ.framework == "hdg"]
+    if not hdg.empty:
+        ph = hdg.pivot_table(index=["dataset", "component", "eps"], values=["unit_mse", "query_mse"])
+        below = ph["query_mse"] < ph["unit_mse"]
+        add("Fig9_query_sometimes_below_grid", "Fig. 9 vs Fig. 8: range-query MSE is sometimes below grid MSE",
+            "MSEs of range queries sometimes smaller than those on grids",
+            f"query < grid MSE at {int(below.sum())}/{len(below)} (dataset, component, eps) points",
+            bool(below.any()), sorted(hdg.dataset.unique()))
+    return pd.DataFrame(rows, columns=["id", "claim", "paper", "measured", "held", "scale", "data"])
+
+
+def claims_markdown(df: pd.DataFrame, notes: Mapping[str, str], scale: str) -> str:
+    lines = ["# Multidimensional frameworks (CALM marginals, HDG range queries): claims of Sec. 6.1.2-6.1.3", ""]
+    standin = sorted({v for v in notes.values() if v})
+    if standin:
+        lines += [f"*Built partly from stand-in data: {'; '.join(standin)}. Verdicts on those datasets are "
+                  "labelled as such.*", ""]
+    lines += [f"Scale: `{scale}`.", "", "| id | claim | paper | measured | held | data |", "|---|---|---|---|---|---|"]
+    for r in df.itertuples(index=False):
+        cells = [r.id, r.claim, r.paper, r.measured, r.held, r.data]
+        lines.append("| " + " | ".join(str(c).replace("|", "/") for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def report(run_files: list[str], data_files: Mapping[str, str], spec: Mapping, tables_dir, figures_dir) -> pd.DataFrame:
+    from shuffledp.datasets.provenance import read_provenance, standin_note
+    from shuffledp.plotting.multidim_frameworks import figure
+
+    df = pd.concat([pd.read_parquet(p) for p in run_files], ignore_index=True)
+    summ = summarise(df)
+    notes = {ds: standin_note(read_provenance(p)) for ds, p in data_files.items()}
+    subset = {ds for ds, p in data_files.items() if read_provenance(p).get("subset")}
+    tables_dir, figures_dir = Path(tables_dir), Path(figures_dir)
+    tables_dir.mkdir(parents=True, exist_ok=True)
+    write_parquet(summ, tables_dir / "multidim_frameworks_summary.parquet")
+    mq = f"{spec.get('marginals')} random {spec.get('marginal_size')}-way marginals"
+    rq = f"{spec.get('queries')} random {spec.get('query_dim')}-dimensional range queries"
+    specs = [("calm", "unit_mse", 6, f"Fig. 6: MSE of the CALM views (answering {mq})"),
+             ("calm", "query_mse", 7, f"Fig. 7: MSE of {mq} (CALM)"),
+             ("hdg", "unit_mse", 8, f"Fig. 8: MSE of the HDG grids (answering {rq})"),
+             ("hdg", "query_mse", 9, f"Fig. 9: MSE of {rq} (HDG)")]
+    for fw, metric, num, title in specs:
+        datasets = spec["calm_datasets"] if fw == "calm" else spec["hdg_datasets"]
+        sub = summ[summ.framework == fw]
+        ns = {d: int(sub[sub.dataset == d].n.max()) if (sub.dataset == d).any() else 0 for d in datasets}
+        labels = {d: DATASET_LABELS.get(d, d) + f" (n = {ns[d]:,}"
+                  + ("; real Lending Club subset)" if d in subset else ")") for d in datasets}
+        figure(sub, metric, datasets, labels, title, {d: notes.get(d, "") for d in datasets},
+               figures_dir / f"multidim_fig{num}")
+    cl = claims(summ, notes, spec["scale"], subsets=subset)
+    write_parquet(cl, tables_dir / "multidim_frameworks_claims.parquet")
+    (tables_dir / "multidim_frameworks_claims.md").write_text(claims_markdown(cl, notes, spec["scale"]))
+    return cl
