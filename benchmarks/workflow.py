@@ -27,7 +27,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 # benchmark sub-folder -> paper (the accountant tables belong to the segmented paper)
 PAPERS = {"data": "data", "segmented": "segmented", "accountant": "segmented", "personalized": "personalized",
-          "multidim": "multidim", "peruser": "peruser"}
+          "multidim": "multidim", "peruser": "peruser", "multidim_frameworks": "multidim",
+          "accountants_compare": "accountants"}
 
 
 def snakemake(*args: str) -> subprocess.CompletedProcess:
@@ -127,7 +128,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"results: {args.read}; load average now: {loadavg()}")
         print_table(summarise(rows, args.by), args.by)
         return 0
-    results = Path(args.results or tempfile.mkdtemp(prefix="shuffledp-bench-")).resolve() / "results"
+    # the workflow writes only below its working directory (results_dir is relative, checked by the
+    # config schema), so a fresh folder under .bench/ unless --results names one inside the repository
+    if args.results:
+        base = Path(args.results).resolve()
+    else:
+        (REPO / ".bench").mkdir(exist_ok=True)
+        base = Path(tempfile.mkdtemp(prefix="run-", dir=REPO / ".bench"))
+    results = Path(os.path.relpath(base / "results", REPO))
+    if results.parts[:1] == ("..",):
+        ap.error(f"--results: {args.results} must lie inside the repository {REPO}")
     n_jobs = dry_run_jobs(args.configfile, str(results))
     print(f"config {args.configfile}: {n_jobs} jobs (snakemake -n); results in {results}")
     load0 = loadavg()
@@ -140,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         return proc.returncode
     print(f"wall time {wall:.1f} s ({wall / 60:.1f} min) on {args.cores} cores; "
           f"load average before {load0}, after {loadavg()}; {time.strftime('%Y-%m-%d %H:%M %Z')}")
-    print_table(summarise(read_benchmarks(results), args.by), args.by)
+    print_table(summarise(read_benchmarks(REPO / results), args.by), args.by)
     return 0
 
 
