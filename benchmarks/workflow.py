@@ -129,12 +129,12 @@ def main(argv: list[str] | None = None) -> int:
         print_table(summarise(rows, args.by), args.by)
         return 0
     # the workflow writes only below its working directory (results_dir is relative, checked by the
-    # config schema), so a fresh folder under .bench/ unless --results names one inside the repository
+    # config schema), so a fresh folder under bench_runs/ unless --results names one inside the repository
     if args.results:
         base = Path(args.results).resolve()
     else:
-        (REPO / ".bench").mkdir(exist_ok=True)
-        base = Path(tempfile.mkdtemp(prefix="run-", dir=REPO / ".bench"))
+        (REPO / "bench_runs").mkdir(exist_ok=True)
+        base = Path(tempfile.mkdtemp(prefix="run-", dir=REPO / "bench_runs"))
     results = Path(os.path.relpath(base / "results", REPO))
     if results.parts[:1] == ("..",):
         ap.error(f"--results: {args.results} must lie inside the repository {REPO}")
