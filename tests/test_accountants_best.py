@@ -123,13 +123,19 @@ def test_compare_jobs_run_and_collect():
     import yaml
 
     from shuffledp.experiments import accountants_compare as C
+    from shuffledp.experiments.jobs import Job, JobTable
 
     cfg = yaml.safe_load(open("config/config.yaml"))
     jobs = C.jobs(cfg)
+    table = JobTable(jobs)  # unique identities
+    assert all(isinstance(j, Job) for j in jobs)
     sec = cfg["accountants_compare"]
-    assert len(jobs) == len(sec["mechanisms"]) * len(sec["eps0"])
-    assert {tuple(sorted(j["wildcards"])) for j in jobs} == {("eps0", "mech")}
-    spec = dict(jobs[0]["spec"], n_grid=[300], deltas=[1e-6], exact_max_n=300)
+    runs = [j for j in jobs if j.step == "run"]
+    assert len(runs) == len(sec["mechanisms"]) * len(sec["eps0"])
+    assert {tuple(sorted(j.wildcards)) for j in runs} == {("aceps0", "acmech")}
+    assert [j.spec for j in jobs if j.step == "report"] == [{"scale": cfg.get("name", "default")}]
+    assert table.targets("run", "{acmech}_{aceps0}")[0] == f"{sec['mechanisms'][0]}_{sec['eps0'][0]:g}"
+    spec = dict(runs[0].spec, n_grid=[300], deltas=[1e-6], exact_max_n=300)
     spec.update(mechanism="krr", k=10, label="krr10")
     df = C.collect([C.run_job(spec)])
     assert set(df["bound"]) == set(sec["bounds"])
@@ -141,9 +147,44 @@ def test_compare_jobs_run_and_collect():
     assert "krr10" in C.markdown(df)
 
 
-def test_compare_cli_bad_spec(capsys):
+def test_compare_cli_run_and_report(tmp_path):
+    """The two steps through the CLI, as the workflow calls them: run -> Parquet, report -> the
+    table (no run times: byte-identical on a rerun), the Markdown table and the figure."""
+    from shuffledp.cli import main
+    from shuffledp.experiments.jobs import canonical
+
+    spec = {"mechanism": "krr", "k": 3, "label": "krr3", "eps0": 1.0, "n_grid": [200], "deltas": [1e-6],
+            "bounds": ["decomposition", "blanket-bennett", "lower"], "personalized_max_n": 2,
+            "exact_max_n": 2, "rtol": 1e-4}
+    run = tmp_path / "run.parquet"
+    assert main(["accountants-compare", "run", "--spec", canonical(spec), "--out", str(run)]) == 0
+    out = {k: str(tmp_path / f"t.{e}") for k, e in (("table", "parquet"), ("md", "md"), ("pdf", "pdf"),
+                                                     ("png", "png"))}
+    argv = ["accountants-compare", "report", "--spec", canonical({"scale": "t"}), "--inputs", str(run)]
+    for k, v in out.items():
+        argv += [f"--{k}", v]
+    assert main(argv) == 0
+    first = open(out["table"], "rb").read()
+    assert main(argv) == 0
+    assert open(out["table"], "rb").read() == first
+    import pandas as pd
+
+    df = pd.read_parquet(out["table"])
+    assert "seconds" not in df and set(df["bound"]) == set(spec["bounds"])
+    assert "krr3" in open(out["md"]).read()
+
+
+def test_compare_cli_bad_spec(capsys, tmp_path):
     from shuffledp.cli import main
 
     assert main(["accountants-compare", "run", "--spec", "{\"mechanism\": 1}", "--out", "x.parquet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("shuffledp: error: --spec: missing keys")
+    assert len(err) == 1 and err[0].startswith("shuffledp: error: --spec: missing key")
+    bad = tmp_path / "bad.parquet"
+    bad.write_text("not parquet")
+    with pytest.raises(SystemExit) as exc:  # argparse's type error: exit 2, one line
+        main(["accountants-compare", "report", "--spec", "{}", "--inputs", str(bad), "--table", "a",
+              "--md", "b", "--pdf", "c", "--png", "d"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("shuffledp: error: argument --inputs: ")

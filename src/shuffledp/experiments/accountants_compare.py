@@ -1,6 +1,7 @@
 """One table of every shuffle accountant we have, on one grid (issue 17).
 
-One job per (mechanism, eps0): every bound at every (n, delta) of the grid, with its run time.
+Jobs (:func:`jobs`, the one rule shape of docs/architecture.md): ``run``, one per (mechanism, eps0):
+every bound at every (n, delta) of the grid, with its run time; ``report``: the table and figure.
 :func:`collect` adds each row's gap to the best lower bound of its point and writes the table;
 :mod:`shuffledp.plotting.accountants_compare` draws the figure.
 
@@ -33,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from shuffledp.config import ConfigError, register_check
+from shuffledp.experiments.jobs import Job, num
 
 BOUNDS = ("decomposition", "variation-ratio", "fmt21", "fmt23", "fmt21-closed-form",
           "blanket-hoeffding", "blanket-bennett", "hps-uniform", "ccc", "lzx", "lower", "exact")
@@ -79,11 +81,12 @@ def check_config(config: Mapping) -> None:
 
 
 def fmt(x: float) -> str:
-    return f"{float(x):g}"
+    return num(x)
 
 
-def jobs(config: Mapping) -> list[dict]:
-    """One job per (mechanism, eps0): ``{"wildcards": {...}, "spec": {...}}``."""
+def jobs(config: Mapping) -> list[Job]:
+    """Every job of the stage (:mod:`shuffledp.experiments.jobs`). ``run``: one per (mechanism,
+    eps0), its (n, delta) grid inside; ``report``: one (the table and the figure)."""
     sec = config.get("accountants_compare")
     if not sec:
         return []
@@ -94,10 +97,11 @@ def jobs(config: Mapping) -> list[dict]:
                     "n_grid": [int(n) for n in sec["n_grid"]],
                     "deltas": [float(d) for d in sec["deltas"]],
                     "bounds": list(sec["bounds"]),
-                    "personalized_max_n": int(sec.get("personalized_max_n", 100_000)),
-                    "exact_max_n": int(sec.get("exact_max_n", 1000)),
-                    "rtol": float(sec.get("rtol", 1e-5))}
-            out.append({"wildcards": {"mech": label, "eps0": fmt(eps0)}, "spec": spec})
+                    "personalized_max_n": int(sec["personalized_max_n"]),
+                    "exact_max_n": int(sec["exact_max_n"]),
+                    "rtol": float(sec["rtol"])}
+            out.append(Job("run", {"acmech": label, "aceps0": num(eps0)}, spec))
+    out.append(Job("report", {}, {"scale": str(config.get("name", "default"))}))
     return out
 
 
@@ -234,3 +238,17 @@ def markdown(df: pd.DataFrame, *, scale: str = "default") -> str:
             cells.append("-" if r is None or not np.isfinite(r.eps) else f"{r.eps:.5g} ({r.seconds:.2g})")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def report(spec: Mapping, inputs: list[str], out: Mapping[str, str]) -> pd.DataFrame:
+    """The ``report`` step: collect the ``run`` jobs' tables, write the Parquet table (without run
+    times, so reruns are byte-identical), the Markdown table (with them) and the figure."""
+    from shuffledp.io import write_parquet, write_text
+    from shuffledp.plotting.accountants_compare import figure
+
+    df = collect([pd.read_parquet(p) for p in inputs])
+    df["scale"] = spec["scale"]
+    write_parquet(df.drop(columns=["seconds"]), out["table"])
+    write_text(out["md"], markdown(df, scale=spec["scale"]))
+    figure(df, out["pdf"], out["png"], scale=spec["scale"])
+    return df
