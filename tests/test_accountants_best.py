@@ -34,7 +34,7 @@ def test_krr_goal_points(k, eps0, n):
     res = best.best_eps("krr", eps0, n, 1e-6, k=k)
     assert res["upper_by"] == ("decomposition" if k > 3 else res["upper_by"])
     assert res["bounds"]["decomposition"]["eps"] <= res["eps"] * (1 + 1e-3)
-    assert res["lower_by"] == "exact-pair"
+    assert res["lower_by"] == "pair-third-value"
     assert 0 <= res["gap"] < 0.10
 
 
@@ -47,24 +47,36 @@ def test_general_class_lower_bound_is_binary_rr():
 
 
 def test_bounds_subset_and_errors():
+    from shuffledp.accountants.validation import AccountantDomainError
+
     res = best.best_eps("krr", 1.0, 5000, 1e-6, k=3, bounds=["variation-ratio"])
     assert res["upper_by"] == "variation-ratio"
-    with pytest.raises(ValueError, match="^bounds: unknown"):
-        best.best_eps("krr", 1.0, 5000, 1e-6, k=3, bounds=["nope"])
-    with pytest.raises(ValueError, match="^k: required"):
-        best.best_eps("krr", 1.0, 5000, 1e-6)
-    with pytest.raises(ValueError, match="^k: only used"):
-        best.best_eps("general", 1.0, 5000, 1e-6, k=3)
-    with pytest.raises(ValueError, match="^mechanism:"):
-        best.best_eps("laplace", 1.0, 5000, 1e-6)
-    with pytest.raises(ValueError, match="^n:"):
-        best.best_eps("general", 1.0, 1, 1e-6)
+    for kw, flag in ((dict(mechanism="krr", k=3, bounds=["nope"]), "bounds"), (dict(mechanism="krr"), "k"),
+                     (dict(mechanism="general", k=3), "k"), (dict(mechanism="laplace"), "mechanism"),
+                     (dict(mechanism="general", n=1), "n"), (dict(mechanism="general", eps0=60.0), "eps0"),
+                     (dict(mechanism="general", delta=1.0), "delta"), (dict(mechanism="krr", k=1), "k")):
+        args = {"eps0": 1.0, "n": 5000, "delta": 1e-6, **kw}
+        mech = args.pop("mechanism")
+        with pytest.raises(AccountantDomainError) as exc:
+            best.best_eps(mech, args.pop("eps0"), args.pop("n"), args.pop("delta"), **args)
+        assert exc.value.flag == flag and str(exc.value).startswith(f"--{flag}: ")
 
 
-def test_lower_bound_matches_decomposition_lower_module():
-    lo, which = D.krr_pair_lower_eps(10, 1.0, 20_000, 1e-6)
+def test_lower_bound_is_the_larger_exact_pair_search():
+    """The best lower bound is the larger of issue 12's worst-pair search and the others-at-a-third-
+    value pair, each recomputed here from its own module; for k >= 3 the third value wins (the count
+    of one value does not see it), for k = 2 only the search runs."""
+    from shuffledp.accountants import lower_bounds as L
+
+    lo3, which = D.krr_pair_lower_eps(10, 1.0, 20_000, 1e-6)
+    lo12, _ = L.krr_worst_pair(10, 1.0, 20_000, 1e-6, rtol=1e-5)
     res = best.best_eps("krr", 1.0, 20_000, 1e-6, k=10, bounds=["decomposition"])
-    assert res["eps_lower"] == pytest.approx(lo, rel=1e-12)
+    assert which == "others_at_third" and lo3 > lo12 * 1.2
+    assert res["eps_lower"] == pytest.approx(max(lo3, lo12), rel=1e-12) and res["lower_by"] == "pair-third-value"
+    assert res["bounds"]["worst-pair"]["eps"] == pytest.approx(lo12, rel=1e-12)
+    res2 = best.best_eps("krr", 1.0, 1000, 1e-6, k=2, bounds=["decomposition"])
+    assert "pair-third-value" not in res2["bounds"] and res2["lower_by"] in ("worst-pair", "witness")
+    assert res2["eps_lower"] >= L.krr_worst_pair(2, 1.0, 1000, 1e-6, rtol=1e-5)[0]
 
 
 def test_cli_json_subprocess():
