@@ -1,6 +1,7 @@
 # Every shuffle accountant on one grid (issue 17; docs/accountants.md). Jobs:
 # shuffledp.experiments.accountants_compare.jobs -- one `run` per (mechanism, eps0) with its
-# (n, delta) grid inside, one `report` (the table in Parquet and Markdown, the figure).
+# (n, delta) grid inside, one `report` (the table in Parquet and Markdown, the figure), one `gain`
+# (what the tighter accountant buys: local eps and MSE; only with `accountants_compare.gain`).
 from shuffledp.experiments import accountants_compare as ACX
 
 ACX.check_config(config)
@@ -52,6 +53,35 @@ if "accountants_compare" in config:
             "shuffledp accountants-compare report --spec {params.spec:q} --inputs {input.runs:q}"
             " --table {output.table:q} --md {output.md:q} --pdf {output.pdf:q} --png {output.png:q}"
             " > {log:q} 2>&1"
+
+    if ACC.targets("gain", "gain"):
+
+        rule accountants_compare_gain:
+            output:
+                table=f"{RESULTS}/tables/accountants_gain.parquet",
+                measured=f"{RESULTS}/tables/accountants_gain_measured.parquet",
+                md=f"{RESULTS}/tables/accountants_gain.md",
+            log:
+                f"{LOGS}/accountants_compare/gain.log",
+            benchmark:
+                f"{BENCH}/accountants_compare/gain.tsv"
+            params:
+                spec=ACC.spec("gain"),
+            resources:
+                **RESOURCES["accountants_compare_gain"],
+            conda:
+                env_file()
+            shell:
+                "shuffledp accountants-compare gain --spec {params.spec:q} --table {output.table:q}"
+                " --measured {output.measured:q} --md {output.md:q} > {log:q} 2>&1"
+
+        FINAL_TARGETS.extend(
+            [
+                rules.accountants_compare_gain.output.table,
+                rules.accountants_compare_gain.output.measured,
+                rules.accountants_compare_gain.output.md,
+            ]
+        )
 
     FINAL_TARGETS.extend(
         [

@@ -43,7 +43,7 @@ from shuffledp.accountants.validation import (
     check_n,
 )
 
-__all__ = ["MECHANISMS", "upper_bounds", "lower_bounds", "best_eps"]
+__all__ = ["MECHANISMS", "upper_bounds", "lower_bounds", "best_eps", "eps_local_for", "krr_eps_local"]
 
 MECHANISMS = ("krr", "general")
 EPS0_MAX = 50.0  # the upper bounds' numerics are checked up to here
@@ -160,3 +160,37 @@ def best_eps(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None
         "seconds": time.perf_counter() - start,
         "bounds": table,
     }
+
+
+def eps_local_for(delta_of: Callable[[float], float], eps_s: float, delta_s: float, *,
+                  hi: float = 30.0, rtol: float = 1e-4) -> float:
+    """Largest local eps found in ``[eps_s, hi]`` whose shuffled reports meet ``(eps_s, delta_s)``
+    by the bound ``delta_of(eps_l)`` (an upper bound on the shuffled delta at ``eps_s``).
+
+    Bisection; the returned value is either ``eps_s`` (always valid: shuffling eps_s-LDP reports
+    is eps_s-DP) or a point where ``delta_of(eps_l) <= delta_s`` was evaluated, so it is certified
+    whether or not the bound is monotone in ``eps_l``.
+    """
+    eps_s = check_eps0(eps_s, "eps")
+    delta_s = check_delta(delta_s)
+    if hi <= eps_s:
+        return eps_s
+    if delta_of(hi) <= delta_s:
+        return float(hi)
+    lo = eps_s
+    while hi - lo > rtol * lo:
+        mid = 0.5 * (lo + hi)
+        if delta_of(mid) <= delta_s:
+            lo = mid
+        else:
+            hi = mid
+    return float(lo)
+
+
+def krr_eps_local(k: int, eps_s: float, delta_s: float, n: int, *, rtol: float = 1e-4) -> float:
+    """Largest k-RR local eps certified ``(eps_s, delta_s)`` after shuffling ``n`` reports by the
+    blanket decomposition (:func:`eps_local_for` over :func:`decomposition.decomposition_delta`)."""
+    k = check_int(k, "k", 2, K_MAX)
+    n = check_n(n)
+    return eps_local_for(lambda e: dec.decomposition_delta(None, n, eps_s, pairs=dec.krr_pairs(k, e)),
+                         eps_s, delta_s, rtol=rtol)

@@ -30,6 +30,12 @@ def register(subparsers, account_subparsers) -> None:
     rep.add_argument("--pdf", required=True)
     rep.add_argument("--png", required=True)
     rep.set_defaults(func=_report)
+    g = sub.add_parser("gain", help="what the tighter accountant buys: local eps and MSE, formula and measured")
+    g.add_argument("--spec", required=True, help="the gain job's JSON spec")
+    g.add_argument("--table", required=True, help="output Parquet table (formula)")
+    g.add_argument("--measured", required=True, help="output Parquet table (protocol runs)")
+    g.add_argument("--md", required=True, help="output Markdown (both tables)")
+    g.set_defaults(func=_gain)
 
 
 def _spec(text: str) -> dict:
@@ -66,5 +72,37 @@ def _report(args) -> int:
     spec = read_spec(args.spec, {"scale"})
     out = {k: getattr(args, k) for k in ("table", "md", "pdf", "png")}
     E.report(spec, args.inputs, out)
+    print(f"wrote {', '.join(out.values())}")
+    return 0
+
+
+_GAIN = {"randomizers", "mhm_domain", "eps_s", "n_grid", "delta_n", "rtol", "seed", "measure", "scale"}
+
+
+def _gain(args) -> int:
+    from shuffledp.commands._spec import is_positive_int, require
+    from shuffledp.experiments import accountants_gain as G
+
+    spec = read_spec(args.spec, _GAIN)
+    require(spec, "randomizers", lambda v: isinstance(v, list) and v and all(isinstance(x, str) for x in v),
+            "must be a non-empty list of names")
+    for r in spec["randomizers"]:
+        try:
+            G.check_randomizer(r)
+        except ValueError as exc:
+            raise UsageError(f"--spec: {exc}") from None
+    require(spec, "mhm_domain", lambda v: is_positive_int(v) and v >= 2, "must be an integer >= 2")
+    require(spec, "n_grid", lambda v: isinstance(v, list) and v and all(is_positive_int(x) and x >= 2 for x in v),
+            "must be a non-empty list of integers >= 2")
+    require(spec, "eps_s", lambda v: isinstance(v, list) and v and all(0 < float(x) <= 50 for x in v),
+            "must be a non-empty list of numbers in (0, 50]")
+    require(spec, "measure", lambda v: isinstance(v, dict) and {"n", "eps_s", "reps", "tolerance"} <= set(v)
+            and is_positive_int(v["n"]) and v["n"] >= 2 and is_positive_int(v["reps"]) and v["reps"] >= 2
+            and 0 < float(v["eps_s"]) <= 50 and 0 < float(v["tolerance"]) < 1,
+            "must hold n >= 2, eps_s in (0, 50], reps >= 2 and tolerance in (0, 1)")
+    for n in spec["n_grid"] + [spec["measure"]["n"]]:
+        require(spec, "delta_n", lambda v, n=n: 0 < float(v) / n < 1, f"/ n must lie in (0, 1) (n = {n})")
+    out = {"table": args.table, "measured": args.measured, "md": args.md}
+    G.run_gain(spec, out)
     print(f"wrote {', '.join(out.values())}")
     return 0

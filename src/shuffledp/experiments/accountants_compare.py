@@ -1,7 +1,9 @@
 """One table of every shuffle accountant we have, on one grid (issue 17).
 
 Jobs (:func:`jobs`, the one rule shape of docs/architecture.md): ``run``, one per (mechanism, eps0):
-every bound at every (n, delta) of the grid, with its run time; ``report``: the table and figure.
+every bound at every (n, delta) of the grid, with its run time; ``report``: the table and figure;
+``gain`` (if ``accountants_compare.gain`` is set): what the tighter accountant buys,
+:mod:`shuffledp.experiments.accountants_gain`.
 :func:`collect` adds each row's gap to the best lower bound of its point and writes the table;
 :mod:`shuffledp.plotting.accountants_compare` draws the figure.
 
@@ -78,6 +80,19 @@ def check_config(config: Mapping) -> None:
     for d in sec["deltas"]:
         if not 0 < float(d) < 1:
             raise ConfigError(f"config key accountants_compare.deltas: {d} must lie in (0, 1)")
+    g = sec.get("gain")
+    if g:
+        from shuffledp.experiments.accountants_gain import check_randomizer
+
+        for r in g["randomizers"]:
+            try:
+                check_randomizer(r)
+            except ValueError as exc:
+                raise ConfigError(f"config key accountants_compare.gain.randomizers: {exc}") from None
+        for n in list(g["n_grid"]) + [g["measure"]["n"]]:
+            if float(g["delta_n"]) / int(n) >= 1:
+                raise ConfigError(f"config key accountants_compare.gain.delta_n: delta_n / n = "
+                                  f"{float(g['delta_n']) / int(n)} must be < 1 (n = {n})")
 
 
 def fmt(x: float) -> str:
@@ -102,6 +117,16 @@ def jobs(config: Mapping) -> list[Job]:
                     "rtol": float(sec["rtol"])}
             out.append(Job("run", {"acmech": label, "aceps0": num(eps0)}, spec))
     out.append(Job("report", {}, {"scale": str(config.get("name", "default"))}))
+    g = sec.get("gain")
+    if g:
+        m = g["measure"]
+        out.append(Job("gain", {}, {
+            "randomizers": list(g["randomizers"]), "mhm_domain": int(g["mhm_domain"]),
+            "eps_s": [float(x) for x in g["eps_s"]], "n_grid": [int(n) for n in g["n_grid"]],
+            "delta_n": float(g["delta_n"]), "rtol": float(g["rtol"]), "seed": int(config["seed"]),
+            "measure": {"n": int(m["n"]), "eps_s": float(m["eps_s"]), "reps": int(m["reps"]),
+                        "tolerance": float(m["tolerance"])},
+            "scale": str(config.get("name", "default"))}))
     return out
 
 
