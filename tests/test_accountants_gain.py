@@ -97,11 +97,31 @@ def test_gain_job_and_cli_errors(capsys):
     from shuffledp.experiments.jobs import canonical
 
     bad = dict(job.spec, randomizers=["krr1"])
-    assert main(["accountants-compare", "gain", "--spec", canonical(bad), "--table", "a", "--measured", "b",
-                 "--md", "c"]) == 2
+    files = ["--table", "a", "--measured", "b", "--md", "c", "--pdf", "d", "--png", "e"]
+    assert main(["accountants-compare", "gain", "--spec", canonical(bad), *files]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("shuffledp: error: --spec: randomizer 'krr1'")
     bad = dict(job.spec, delta_n=1e9)
-    assert main(["accountants-compare", "gain", "--spec", canonical(bad), "--table", "a", "--measured", "b",
-                 "--md", "c"]) == 2
+    assert main(["accountants-compare", "gain", "--spec", canonical(bad), *files]) == 2
     assert capsys.readouterr().err.strip().startswith("shuffledp: error: --spec: delta_n")
+
+
+def test_gain_cli_writes_tables_and_figure(tmp_path):
+    import pandas as pd
+
+    from shuffledp.cli import main
+    from shuffledp.experiments.jobs import canonical
+
+    spec = {"randomizers": ["krr10", "mhm1"], "mhm_domain": 20, "n_grid": [20_000], "eps_s": [0.4, 1.0],
+            "delta_n": 1.0, "rtol": 1e-3, "seed": 3, "scale": "t",
+            "measure": {"n": 500, "eps_s": 1.0, "reps": 3, "tolerance": 0.2}}
+    out = {k: str(tmp_path / f"g_{k}.{e}") for k, e in (("table", "parquet"), ("measured", "parquet"),
+                                                       ("md", "md"), ("pdf", "pdf"), ("png", "png"))}
+    argv = ["accountants-compare", "gain", "--spec", canonical(spec)]
+    for k, v in out.items():
+        argv += [f"--{k}", v]
+    assert main(argv) == 0
+    g = pd.read_parquet(out["table"])
+    assert len(g) == 4 and set(g["randomizer"]) == {"krr10", "mhm1"}
+    assert len(pd.read_parquet(out["measured"])) == 2
+    assert (tmp_path / "g_png.png").stat().st_size > 1000 and "mhm1" in open(out["md"]).read()

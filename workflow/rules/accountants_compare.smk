@@ -61,6 +61,8 @@ if "accountants_compare" in config:
                 table=f"{RESULTS}/tables/accountants_gain.parquet",
                 measured=f"{RESULTS}/tables/accountants_gain_measured.parquet",
                 md=f"{RESULTS}/tables/accountants_gain.md",
+                pdf=f"{RESULTS}/figures/accountants_gain.pdf",
+                png=f"{RESULTS}/figures/accountants_gain.png",
             log:
                 f"{LOGS}/accountants_compare/gain.log",
             benchmark:
@@ -73,13 +75,16 @@ if "accountants_compare" in config:
                 env_file()
             shell:
                 "shuffledp accountants-compare gain --spec {params.spec:q} --table {output.table:q}"
-                " --measured {output.measured:q} --md {output.md:q} > {log:q} 2>&1"
+                " --measured {output.measured:q} --md {output.md:q} --pdf {output.pdf:q}"
+                " --png {output.png:q} > {log:q} 2>&1"
 
         FINAL_TARGETS.extend(
             [
                 rules.accountants_compare_gain.output.table,
                 rules.accountants_compare_gain.output.measured,
                 rules.accountants_compare_gain.output.md,
+                rules.accountants_compare_gain.output.pdf,
+                rules.accountants_compare_gain.output.png,
             ]
         )
 

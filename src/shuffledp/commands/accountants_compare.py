@@ -35,6 +35,8 @@ def register(subparsers, account_subparsers) -> None:
     g.add_argument("--table", required=True, help="output Parquet table (formula)")
     g.add_argument("--measured", required=True, help="output Parquet table (protocol runs)")
     g.add_argument("--md", required=True, help="output Markdown (both tables)")
+    g.add_argument("--pdf", required=True, help="output figure (PDF)")
+    g.add_argument("--png", required=True, help="output figure (PNG)")
     g.set_defaults(func=_gain)
 
 
@@ -102,7 +104,7 @@ def _gain(args) -> int:
             "must hold n >= 2, eps_s in (0, 50], reps >= 2 and tolerance in (0, 1)")
     for n in spec["n_grid"] + [spec["measure"]["n"]]:
         require(spec, "delta_n", lambda v, n=n: 0 < float(v) / n < 1, f"/ n must lie in (0, 1) (n = {n})")
-    out = {"table": args.table, "measured": args.measured, "md": args.md}
+    out = {"table": args.table, "measured": args.measured, "md": args.md, "pdf": args.pdf, "png": args.png}
     G.run_gain(spec, out)
     print(f"wrote {', '.join(out.values())}")
     return 0
