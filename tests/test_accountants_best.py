@@ -34,7 +34,7 @@ def test_krr_goal_points(k, eps0, n):
     res = best.best_eps("krr", eps0, n, 1e-6, k=k)
     assert res["upper_by"] == ("decomposition" if k > 3 else res["upper_by"])
     assert res["bounds"]["decomposition"]["eps"] <= res["eps"] * (1 + 1e-3)
-    assert res["lower_by"] == "exact-pair"
+    assert res["lower_by"] == "pair-third-value"
     assert 0 <= res["gap"] < 0.10
 
 
@@ -47,24 +47,36 @@ def test_general_class_lower_bound_is_binary_rr():
 
 
 def test_bounds_subset_and_errors():
+    from shuffledp.accountants.validation import AccountantDomainError
+
     res = best.best_eps("krr", 1.0, 5000, 1e-6, k=3, bounds=["variation-ratio"])
     assert res["upper_by"] == "variation-ratio"
-    with pytest.raises(ValueError, match="^bounds: unknown"):
-        best.best_eps("krr", 1.0, 5000, 1e-6, k=3, bounds=["nope"])
-    with pytest.raises(ValueError, match="^k: required"):
-        best.best_eps("krr", 1.0, 5000, 1e-6)
-    with pytest.raises(ValueError, match="^k: only used"):
-        best.best_eps("general", 1.0, 5000, 1e-6, k=3)
-    with pytest.raises(ValueError, match="^mechanism:"):
-        best.best_eps("laplace", 1.0, 5000, 1e-6)
-    with pytest.raises(ValueError, match="^n:"):
-        best.best_eps("general", 1.0, 1, 1e-6)
+    for kw, flag in ((dict(mechanism="krr", k=3, bounds=["nope"]), "bounds"), (dict(mechanism="krr"), "k"),
+                     (dict(mechanism="general", k=3), "k"), (dict(mechanism="laplace"), "mechanism"),
+                     (dict(mechanism="general", n=1), "n"), (dict(mechanism="general", eps0=60.0), "eps0"),
+                     (dict(mechanism="general", delta=1.0), "delta"), (dict(mechanism="krr", k=1), "k")):
+        args = {"eps0": 1.0, "n": 5000, "delta": 1e-6, **kw}
+        mech = args.pop("mechanism")
+        with pytest.raises(AccountantDomainError) as exc:
+            best.best_eps(mech, args.pop("eps0"), args.pop("n"), args.pop("delta"), **args)
+        assert exc.value.flag == flag and str(exc.value).startswith(f"--{flag}: ")
 
 
-def test_lower_bound_matches_decomposition_lower_module():
-    lo, which = D.krr_pair_lower_eps(10, 1.0, 20_000, 1e-6)
+def test_lower_bound_is_the_larger_exact_pair_search():
+    """The best lower bound is the larger of issue 12's worst-pair search and the others-at-a-third-
+    value pair, each recomputed here from its own module; for k >= 3 the third value wins (the count
+    of one value does not see it), for k = 2 only the search runs."""
+    from shuffledp.accountants import lower_bounds as L
+
+    lo3, which = D.krr_pair_lower_eps(10, 1.0, 20_000, 1e-6)
+    lo12, _ = L.krr_worst_pair(10, 1.0, 20_000, 1e-6, rtol=1e-5)
     res = best.best_eps("krr", 1.0, 20_000, 1e-6, k=10, bounds=["decomposition"])
-    assert res["eps_lower"] == pytest.approx(lo, rel=1e-12)
+    assert which == "others_at_third" and lo3 > lo12 * 1.2
+    assert res["eps_lower"] == pytest.approx(max(lo3, lo12), rel=1e-12) and res["lower_by"] == "pair-third-value"
+    assert res["bounds"]["worst-pair"]["eps"] == pytest.approx(lo12, rel=1e-12)
+    res2 = best.best_eps("krr", 1.0, 1000, 1e-6, k=2, bounds=["decomposition"])
+    assert "pair-third-value" not in res2["bounds"] and res2["lower_by"] in ("worst-pair", "witness")
+    assert res2["eps_lower"] >= L.krr_worst_pair(2, 1.0, 1000, 1e-6, rtol=1e-5)[0]
 
 
 def test_cli_json_subprocess():
@@ -123,13 +135,19 @@ def test_compare_jobs_run_and_collect():
     import yaml
 
     from shuffledp.experiments import accountants_compare as C
+    from shuffledp.experiments.jobs import Job, JobTable
 
     cfg = yaml.safe_load(open("config/config.yaml"))
     jobs = C.jobs(cfg)
+    table = JobTable(jobs)  # unique identities
+    assert all(isinstance(j, Job) for j in jobs)
     sec = cfg["accountants_compare"]
-    assert len(jobs) == len(sec["mechanisms"]) * len(sec["eps0"])
-    assert {tuple(sorted(j["wildcards"])) for j in jobs} == {("eps0", "mech")}
-    spec = dict(jobs[0]["spec"], n_grid=[300], deltas=[1e-6], exact_max_n=300)
+    runs = [j for j in jobs if j.step == "run"]
+    assert len(runs) == len(sec["mechanisms"]) * len(sec["eps0"])
+    assert {tuple(sorted(j.wildcards)) for j in runs} == {("aceps0", "acmech")}
+    assert [j.spec for j in jobs if j.step == "report"] == [{"scale": cfg.get("name", "default")}]
+    assert table.targets("run", "{acmech}_{aceps0}")[0] == f"{sec['mechanisms'][0]}_{sec['eps0'][0]:g}"
+    spec = dict(runs[0].spec, n_grid=[300], deltas=[1e-6], exact_max_n=300)
     spec.update(mechanism="krr", k=10, label="krr10")
     df = C.collect([C.run_job(spec)])
     assert set(df["bound"]) == set(sec["bounds"])
@@ -141,9 +159,44 @@ def test_compare_jobs_run_and_collect():
     assert "krr10" in C.markdown(df)
 
 
-def test_compare_cli_bad_spec(capsys):
+def test_compare_cli_run_and_report(tmp_path):
+    """The two steps through the CLI, as the workflow calls them: run -> Parquet, report -> the
+    table (no run times: byte-identical on a rerun), the Markdown table and the figure."""
+    from shuffledp.cli import main
+    from shuffledp.experiments.jobs import canonical
+
+    spec = {"mechanism": "krr", "k": 3, "label": "krr3", "eps0": 1.0, "n_grid": [200], "deltas": [1e-6],
+            "bounds": ["decomposition", "blanket-bennett", "lower"], "personalized_max_n": 2,
+            "exact_max_n": 2, "rtol": 1e-4}
+    run = tmp_path / "run.parquet"
+    assert main(["accountants-compare", "run", "--spec", canonical(spec), "--out", str(run)]) == 0
+    out = {k: str(tmp_path / f"t.{e}") for k, e in (("table", "parquet"), ("md", "md"), ("pdf", "pdf"),
+                                                     ("png", "png"))}
+    argv = ["accountants-compare", "report", "--spec", canonical({"scale": "t"}), "--inputs", str(run)]
+    for k, v in out.items():
+        argv += [f"--{k}", v]
+    assert main(argv) == 0
+    first = open(out["table"], "rb").read()
+    assert main(argv) == 0
+    assert open(out["table"], "rb").read() == first
+    import pandas as pd
+
+    df = pd.read_parquet(out["table"])
+    assert "seconds" not in df and set(df["bound"]) == set(spec["bounds"])
+    assert "krr3" in open(out["md"]).read()
+
+
+def test_compare_cli_bad_spec(capsys, tmp_path):
     from shuffledp.cli import main
 
     assert main(["accountants-compare", "run", "--spec", "{\"mechanism\": 1}", "--out", "x.parquet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("shuffledp: error: --spec: missing keys")
+    assert len(err) == 1 and err[0].startswith("shuffledp: error: --spec: missing key")
+    bad = tmp_path / "bad.parquet"
+    bad.write_text("not parquet")
+    with pytest.raises(SystemExit) as exc:  # argparse's type error: exit 2, one line
+        main(["accountants-compare", "report", "--spec", "{}", "--inputs", str(bad), "--table", "a",
+              "--md", "b", "--pdf", "c", "--png", "d"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("shuffledp: error: argument --inputs: ")

@@ -26,7 +26,7 @@ _CHECKS: list[Callable[[Mapping], None]] = []
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
 # the experiment modules whose import registers their semantic checks
-_CHECK_MODULES = ("segmented", "peruser", "multidim", "personalized")
+_CHECK_MODULES = ("segmented", "peruser", "multidim", "personalized", "accountants_compare")
 MAX_ERRORS = 8
 
 

@@ -1,43 +1,39 @@
-# Every shuffle accountant on one grid (issue 17; docs/accountants.md): one job per (mechanism, eps0),
-# then the table (Parquet, Markdown) and the figure (PDF, PNG).
-import json
+# Every shuffle accountant on one grid (issue 17; docs/accountants.md). Jobs:
+# shuffledp.experiments.accountants_compare.jobs -- one `run` per (mechanism, eps0) with its
+# (n, delta) grid inside, one `report` (the table in Parquet and Markdown, the figure), one `gain`
+# (what the tighter accountant buys: local eps and MSE; only with `accountants_compare.gain`).
+from shuffledp.experiments import accountants_compare as ACX
 
-from shuffledp.experiments.accountants_compare import check_config as ac_check_config
-from shuffledp.experiments.accountants_compare import jobs as ac_jobs
+ACX.check_config(config)
 
-ac_check_config(config)
-AC_JOBS = ac_jobs(config)
+# the stage is skipped when the configuration has no `accountants_compare:` section
+if "accountants_compare" in config:
+    ACC = JobTable(ACX.jobs(config))
+    ACC_RUN = f"{RESULTS}/accountants_compare/runs/{{acmech}}_e{{aceps0}}.parquet"
 
-if AC_JOBS:
-    AC_SPEC = {(j["wildcards"]["mech"], j["wildcards"]["eps0"]): json.dumps(j["spec"], sort_keys=True)
-               for j in AC_JOBS}
-    AC_DIR = f"{RESULTS}/accountants_compare/jobs"
+    wildcard_constraints:
+        acmech="general|krr[0-9]+",
+        aceps0="[0-9.e+-]+",
 
-    rule accountants_compare_job:
+    rule accountants_compare_run:
         output:
-            f"{AC_DIR}/{{mech}}_e{{eps0}}.json",
+            ACC_RUN,
         log:
-            f"{LOGS}/accountants_compare/{{mech}}_e{{eps0}}.log",
+            f"{LOGS}/accountants_compare/run_{{acmech}}_e{{aceps0}}.log",
         benchmark:
-            f"{BENCH}/accountants_compare/{{mech}}_e{{eps0}}.tsv"
-        wildcard_constraints:
-            mech="general|krr[0-9]+",
-            eps0="[0-9.e+-]+",
+            f"{BENCH}/accountants_compare/run_{{acmech}}_e{{aceps0}}.tsv"
         params:
-            spec=lambda wc: AC_SPEC[(wc.mech, wc.eps0)],
-        threads: 1
+            spec=ACC.spec("run"),
         resources:
-            mem_mb=2000,
-            runtime=30,
+            **RESOURCES["accountants_compare_run"],
         conda:
             env_file()
         shell:
-            "OMP_NUM_THREADS={threads} shuffledp accountants-compare run --spec {params.spec:q}"
-            " --out {output:q} > {log:q} 2>&1"
+            "shuffledp accountants-compare run --spec {params.spec:q} --out {output:q} > {log:q} 2>&1"
 
     rule accountants_compare_report:
         input:
-            [f"{AC_DIR}/{j['wildcards']['mech']}_e{j['wildcards']['eps0']}.json" for j in AC_JOBS],
+            runs=ACC.targets("run", ACC_RUN),
         output:
             table=f"{RESULTS}/tables/accountants_compare.parquet",
             md=f"{RESULTS}/tables/accountants_compare.md",
@@ -48,22 +44,55 @@ if AC_JOBS:
         benchmark:
             f"{BENCH}/accountants_compare/report.tsv"
         params:
-            scale=CONFIG_NAME,
+            spec=ACC.spec("report"),
         resources:
-            mem_mb=2000,
-            runtime=10,
+            **RESOURCES["accountants_compare_report"],
         conda:
             env_file()
         shell:
-            "shuffledp accountants-compare report --table {output.table:q} --md {output.md:q}"
-            " --pdf {output.pdf:q} --png {output.png:q} --scale {params.scale:q} {input:q}"
+            "shuffledp accountants-compare report --spec {params.spec:q} --inputs {input.runs:q}"
+            " --table {output.table:q} --md {output.md:q} --pdf {output.pdf:q} --png {output.png:q}"
             " > {log:q} 2>&1"
+
+    if ACC.targets("gain", "gain"):
+
+        rule accountants_compare_gain:
+            output:
+                table=f"{RESULTS}/tables/accountants_gain.parquet",
+                measured=f"{RESULTS}/tables/accountants_gain_measured.parquet",
+                md=f"{RESULTS}/tables/accountants_gain.md",
+                pdf=f"{RESULTS}/figures/accountants_gain.pdf",
+                png=f"{RESULTS}/figures/accountants_gain.png",
+            log:
+                f"{LOGS}/accountants_compare/gain.log",
+            benchmark:
+                f"{BENCH}/accountants_compare/gain.tsv"
+            params:
+                spec=ACC.spec("gain"),
+            resources:
+                **RESOURCES["accountants_compare_gain"],
+            conda:
+                env_file()
+            shell:
+                "shuffledp accountants-compare gain --spec {params.spec:q} --table {output.table:q}"
+                " --measured {output.measured:q} --md {output.md:q} --pdf {output.pdf:q}"
+                " --png {output.png:q} > {log:q} 2>&1"
+
+        FINAL_TARGETS.extend(
+            [
+                rules.accountants_compare_gain.output.table,
+                rules.accountants_compare_gain.output.measured,
+                rules.accountants_compare_gain.output.md,
+                rules.accountants_compare_gain.output.pdf,
+                rules.accountants_compare_gain.output.png,
+            ]
+        )
 
     FINAL_TARGETS.extend(
         [
-            f"{RESULTS}/tables/accountants_compare.parquet",
-            f"{RESULTS}/tables/accountants_compare.md",
-            f"{RESULTS}/figures/accountants_compare.pdf",
-            f"{RESULTS}/figures/accountants_compare.png",
+            rules.accountants_compare_report.output.table,
+            rules.accountants_compare_report.output.md,
+            rules.accountants_compare_report.output.pdf,
+            rules.accountants_compare_report.output.png,
         ]
     )

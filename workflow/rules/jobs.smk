@@ -24,4 +24,7 @@ RESOURCES = {
     "peruser_job": {"mem_mb": 1500, "runtime": 30},
     "peruser_collect": {"mem_mb": 1000, "runtime": 5},
     "peruser_report": {"mem_mb": 1500, "runtime": 10},
+    "accountants_compare_run": {"mem_mb": 2000, "runtime": 30},
+    "accountants_compare_report": {"mem_mb": 1000, "runtime": 10},
+    "accountants_compare_gain": {"mem_mb": 1000, "runtime": 40},
 }

@@ -575,8 +575,9 @@ def krr_pair_lower_delta(k: int, eps0: float, n: int, eps: float) -> tuple[float
     """Largest exact-pair divergence over the searched configurations of the other users
     (all at the victim's ``x``, all at ``x'``, all at a third value); returns ``(delta, config)``.
 
-    Stand-in until the worst-pair search of ``shuffledp.accountants.lower_bounds`` (issue 12)
-    is merged; swap it there.
+    The others-at-a-third-value pair is the one issue 12's split search
+    (:func:`shuffledp.accountants.lower_bounds.krr_worst_pair`, which sees the count of one
+    value only) does not cover; :mod:`shuffledp.accountants.best` takes the larger of the two.
     """
     k = _check_int(k, "k", 2)
     eps0 = _check_eps0(eps0)

@@ -36,6 +36,10 @@ def register(subparsers, account_subparsers) -> None:
 
 
 def _usage(exc: ValueError) -> UsageError:
+    from shuffledp.accountants.validation import AccountantDomainError
+
+    if isinstance(exc, AccountantDomainError):
+        return UsageError(str(exc))  # "--flag: message"
     text = " ".join(str(exc).split())
     match = _NAME.match(text)
     if match and match.group(1) in _FLAGS:

@@ -1,11 +1,14 @@
-"""``shuffledp accountants-compare run|report``: the cross-paper accountant table (issue 17)."""
+"""``shuffledp accountants-compare run | report``: the cross-paper accountant table (issue 17).
+
+Each step reads its job's ``--spec`` (canonical JSON written by the workflow from
+``shuffledp.experiments.accountants_compare.jobs``) and writes Parquet (and the report's figure).
+"""
 
 from __future__ import annotations
 
-import json
-import os
-
 from shuffledp.cli import UsageError
+from shuffledp.commands import _args as A
+from shuffledp.commands._spec import read_spec, write_parquet
 
 SPEC_KEYS = {"mechanism", "k", "label", "eps0", "n_grid", "deltas", "bounds", "personalized_max_n",
              "exact_max_n", "rtol"}
@@ -13,32 +16,32 @@ SPEC_KEYS = {"mechanism", "k", "label", "eps0", "n_grid", "deltas", "bounds", "p
 
 def register(subparsers, account_subparsers) -> None:
     p = subparsers.add_parser("accountants-compare", help="every shuffle accountant on one grid (issue 17)")
-    sub = p.add_subparsers(dest="compare_cmd", required=True, metavar="SUBCOMMAND")
+    sub = p.add_subparsers(dest="compare_cmd", required=True, metavar="STEP")
     r = sub.add_parser("run", help="one job: every bound at every (n, delta) for one (mechanism, eps0)")
     r.add_argument("--spec", required=True, help="the job's JSON spec (shuffledp.experiments."
                    "accountants_compare.jobs)")
-    r.add_argument("--out", required=True, help="output JSON (rows with their run times)")
+    r.add_argument("--out", required=True, help="output Parquet (rows with their run times)")
     r.set_defaults(func=_run)
     rep = sub.add_parser("report", help="table (Parquet, Markdown) and figure (PDF, PNG)")
+    rep.add_argument("--spec", required=True, help="the report job's JSON spec ({\"scale\": ...})")
+    rep.add_argument("--inputs", nargs="+", required=True, type=A.parquet_file, help="the run jobs' tables")
     rep.add_argument("--table", required=True, help="output Parquet table")
     rep.add_argument("--md", required=True, help="output Markdown table")
     rep.add_argument("--pdf", required=True)
     rep.add_argument("--png", required=True)
-    rep.add_argument("--scale", default="default", help="the config's name")
-    rep.add_argument("inputs", nargs="+", help="job outputs (JSON)")
     rep.set_defaults(func=_report)
+    g = sub.add_parser("gain", help="what the tighter accountant buys: local eps and MSE, formula and measured")
+    g.add_argument("--spec", required=True, help="the gain job's JSON spec")
+    g.add_argument("--table", required=True, help="output Parquet table (formula)")
+    g.add_argument("--measured", required=True, help="output Parquet table (protocol runs)")
+    g.add_argument("--md", required=True, help="output Markdown (both tables)")
+    g.add_argument("--pdf", required=True, help="output figure (PDF)")
+    g.add_argument("--png", required=True, help="output figure (PNG)")
+    g.set_defaults(func=_gain)
 
 
 def _spec(text: str) -> dict:
-    try:
-        spec = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"--spec: not JSON ({exc.msg})") from None
-    if not isinstance(spec, dict):
-        raise UsageError("--spec: must be a JSON object")
-    missing = sorted(SPEC_KEYS - set(spec))
-    if missing:
-        raise UsageError(f"--spec: missing keys {', '.join(missing)}")
+    spec = read_spec(text, SPEC_KEYS)
     extra = sorted(set(spec) - SPEC_KEYS)
     if extra:
         raise UsageError(f"--spec: unknown keys {', '.join(extra)}")
@@ -60,30 +63,48 @@ def _run(args) -> int:
         df = E.run_job(spec)
     except ValueError as exc:
         raise UsageError(f"--spec: {exc}") from None
-    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
-    df.to_json(args.out, orient="records", indent=0)
+    write_parquet(df, args.out)
     print(f"wrote {len(df)} rows to {args.out}")
     return 0
 
 
 def _report(args) -> int:
-    import pandas as pd
-
     from shuffledp.experiments import accountants_compare as E
-    from shuffledp.plotting.accountants_compare import figure
 
-    for path in args.inputs:
-        if not os.path.exists(path):
-            raise UsageError(f"inputs: {path} does not exist")
-    df = E.collect([pd.read_json(p, orient="records") for p in args.inputs])
-    df["scale"] = args.scale
-    for path in (args.table, args.md):
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    # the Parquet table is deterministic (no run times: byte-identical reruns); the Markdown
-    # table carries each bound's seconds
-    df.drop(columns=["seconds"]).to_parquet(args.table, index=False)
-    with open(args.md, "w") as fh:
-        fh.write(E.markdown(df, scale=args.scale))
-    figure(df, args.pdf, args.png, scale=args.scale)
-    print(f"wrote {args.table}, {args.md}, {args.pdf}, {args.png}")
+    spec = read_spec(args.spec, {"scale"})
+    out = {k: getattr(args, k) for k in ("table", "md", "pdf", "png")}
+    E.report(spec, args.inputs, out)
+    print(f"wrote {', '.join(out.values())}")
+    return 0
+
+
+_GAIN = {"randomizers", "mhm_domain", "eps_s", "n_grid", "delta_n", "rtol", "seed", "measure", "scale"}
+
+
+def _gain(args) -> int:
+    from shuffledp.commands._spec import is_positive_int, require
+    from shuffledp.experiments import accountants_gain as G
+
+    spec = read_spec(args.spec, _GAIN)
+    require(spec, "randomizers", lambda v: isinstance(v, list) and v and all(isinstance(x, str) for x in v),
+            "must be a non-empty list of names")
+    for r in spec["randomizers"]:
+        try:
+            G.check_randomizer(r)
+        except ValueError as exc:
+            raise UsageError(f"--spec: {exc}") from None
+    require(spec, "mhm_domain", lambda v: is_positive_int(v) and v >= 2, "must be an integer >= 2")
+    require(spec, "n_grid", lambda v: isinstance(v, list) and v and all(is_positive_int(x) and x >= 2 for x in v),
+            "must be a non-empty list of integers >= 2")
+    require(spec, "eps_s", lambda v: isinstance(v, list) and v and all(0 < float(x) <= 50 for x in v),
+            "must be a non-empty list of numbers in (0, 50]")
+    require(spec, "measure", lambda v: isinstance(v, dict) and {"n", "eps_s", "reps", "tolerance"} <= set(v)
+            and is_positive_int(v["n"]) and v["n"] >= 2 and is_positive_int(v["reps"]) and v["reps"] >= 2
+            and 0 < float(v["eps_s"]) <= 50 and 0 < float(v["tolerance"]) < 1,
+            "must hold n >= 2, eps_s in (0, 50], reps >= 2 and tolerance in (0, 1)")
+    for n in spec["n_grid"] + [spec["measure"]["n"]]:
+        require(spec, "delta_n", lambda v, n=n: 0 < float(v) / n < 1, f"/ n must lie in (0, 1) (n = {n})")
+    out = {"table": args.table, "measured": args.measured, "md": args.md, "pdf": args.pdf, "png": args.png}
+    G.run_gain(spec, out)
+    print(f"wrote {', '.join(out.values())}")
     return 0

@@ -1,6 +1,9 @@
 """One table of every shuffle accountant we have, on one grid (issue 17).
 
-One job per (mechanism, eps0): every bound at every (n, delta) of the grid, with its run time.
+Jobs (:func:`jobs`, the one rule shape of docs/architecture.md): ``run``, one per (mechanism, eps0):
+every bound at every (n, delta) of the grid, with its run time; ``report``: the table and figure;
+``gain`` (if ``accountants_compare.gain`` is set): what the tighter accountant buys,
+:mod:`shuffledp.experiments.accountants_gain`.
 :func:`collect` adds each row's gap to the best lower bound of its point and writes the table;
 :mod:`shuffledp.plotting.accountants_compare` draws the figure.
 
@@ -33,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from shuffledp.config import ConfigError, register_check
+from shuffledp.experiments.jobs import Job, num
 
 BOUNDS = ("decomposition", "variation-ratio", "fmt21", "fmt23", "fmt21-closed-form",
           "blanket-hoeffding", "blanket-bennett", "hps-uniform", "ccc", "lzx", "lower", "exact")
@@ -76,14 +80,28 @@ def check_config(config: Mapping) -> None:
     for d in sec["deltas"]:
         if not 0 < float(d) < 1:
             raise ConfigError(f"config key accountants_compare.deltas: {d} must lie in (0, 1)")
+    g = sec.get("gain")
+    if g:
+        from shuffledp.experiments.accountants_gain import check_randomizer
+
+        for r in g["randomizers"]:
+            try:
+                check_randomizer(r)
+            except ValueError as exc:
+                raise ConfigError(f"config key accountants_compare.gain.randomizers: {exc}") from None
+        for n in list(g["n_grid"]) + [g["measure"]["n"]]:
+            if float(g["delta_n"]) / int(n) >= 1:
+                raise ConfigError(f"config key accountants_compare.gain.delta_n: delta_n / n = "
+                                  f"{float(g['delta_n']) / int(n)} must be < 1 (n = {n})")
 
 
 def fmt(x: float) -> str:
-    return f"{float(x):g}"
+    return num(x)
 
 
-def jobs(config: Mapping) -> list[dict]:
-    """One job per (mechanism, eps0): ``{"wildcards": {...}, "spec": {...}}``."""
+def jobs(config: Mapping) -> list[Job]:
+    """Every job of the stage (:mod:`shuffledp.experiments.jobs`). ``run``: one per (mechanism,
+    eps0), its (n, delta) grid inside; ``report``: one (the table and the figure)."""
     sec = config.get("accountants_compare")
     if not sec:
         return []
@@ -94,10 +112,21 @@ def jobs(config: Mapping) -> list[dict]:
                     "n_grid": [int(n) for n in sec["n_grid"]],
                     "deltas": [float(d) for d in sec["deltas"]],
                     "bounds": list(sec["bounds"]),
-                    "personalized_max_n": int(sec.get("personalized_max_n", 100_000)),
-                    "exact_max_n": int(sec.get("exact_max_n", 1000)),
-                    "rtol": float(sec.get("rtol", 1e-5))}
-            out.append({"wildcards": {"mech": label, "eps0": fmt(eps0)}, "spec": spec})
+                    "personalized_max_n": int(sec["personalized_max_n"]),
+                    "exact_max_n": int(sec["exact_max_n"]),
+                    "rtol": float(sec["rtol"])}
+            out.append(Job("run", {"acmech": label, "aceps0": num(eps0)}, spec))
+    out.append(Job("report", {}, {"scale": str(config.get("name", "default"))}))
+    g = sec.get("gain")
+    if g:
+        m = g["measure"]
+        out.append(Job("gain", {}, {
+            "randomizers": list(g["randomizers"]), "mhm_domain": int(g["mhm_domain"]),
+            "eps_s": [float(x) for x in g["eps_s"]], "n_grid": [int(n) for n in g["n_grid"]],
+            "delta_n": float(g["delta_n"]), "rtol": float(g["rtol"]), "seed": int(config["seed"]),
+            "measure": {"n": int(m["n"]), "eps_s": float(m["eps_s"]), "reps": int(m["reps"]),
+                        "tolerance": float(m["tolerance"])},
+            "scale": str(config.get("name", "default"))}))
     return out
 
 
@@ -234,3 +263,17 @@ def markdown(df: pd.DataFrame, *, scale: str = "default") -> str:
             cells.append("-" if r is None or not np.isfinite(r.eps) else f"{r.eps:.5g} ({r.seconds:.2g})")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def report(spec: Mapping, inputs: list[str], out: Mapping[str, str]) -> pd.DataFrame:
+    """The ``report`` step: collect the ``run`` jobs' tables, write the Parquet table (without run
+    times, so reruns are byte-identical), the Markdown table (with them) and the figure."""
+    from shuffledp.io import write_parquet, write_text
+    from shuffledp.plotting.accountants_compare import figure
+
+    df = collect([pd.read_parquet(p) for p in inputs])
+    df["scale"] = spec["scale"]
+    write_parquet(df.drop(columns=["seconds"]), out["table"])
+    write_text(out["md"], markdown(df, scale=spec["scale"]))
+    figure(df, out["pdf"], out["png"], scale=spec["scale"])
+    return df

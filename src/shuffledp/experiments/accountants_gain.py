@@ -1,0 +1,216 @@
+"""What the tighter accountant buys (issue 17): the local eps each accountant allows at the same
+``(eps_s, delta_s, n)`` and the MSE a user gains, by formula and measured.
+
+Randomizers (the k-RR-type local randomizers of the experiments):
+
+* ``krr<k>``: k-ary randomized response, frequency oracle ``(count/n - q)/(p - q)``, ``p =
+  e^eps_l/(e^eps_l + k - 1)``, ``q = 1/(e^eps_l + k - 1)``; per-value MSE averaged over the ``k``
+  values (the frequencies sum to 1): ``[q(1-q) + (p-q)(1-p-q)/k] / (n (p-q)^2)`` (:func:`krr_mse`).
+* ``mhm1``: MHM's hashed randomizer with one attribute (``d = 1``): a user hashes its value into
+  ``[g]`` with a public random hash and reports through ``g``-RR; ``g`` from Eq. (3) for ``eps_l``.
+  Given the victim's hash function the pair of its reports is a ``g``-RR pair and every other
+  report has the same blanket (uniform hash index, uniform value), so the decomposition of
+  ``g``-RR bounds it. MSE: :func:`shuffledp.protocols.mhm.expected_mse`. With ``d > 1``
+  attributes (the multidim experiment) the randomizer is not a k-RR: hash collisions give pairs
+  with more than three likelihood-ratio groups, which the decomposition module does not handle,
+  so it is not in this table.
+
+Accountants: ``today`` = the largest eps_l certified by what the experiments use now (blanket
+Bennett with the randomizer's exact moments; for k-RR also the variation-ratio reduction with the
+general eps0-LDP parameters), ``best`` = the largest of those and the blanket decomposition's
+(:func:`shuffledp.accountants.best.eps_local_for`; every value is a certified point).
+
+``gain`` rows: formula MSE of each at the grid's ``n``; ``measure`` rows: the protocol run
+``reps`` times under seeds from :mod:`shuffledp.seeding` at a small ``n`` with both eps_l, the
+measured MSE ratio beside the formula's and its relative difference.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+RANDOMIZERS_HELP = "krr<k> (k-ary randomized response) or mhm1 (MHM's hashed randomizer, one attribute)"
+
+
+def check_randomizer(name: str) -> None:
+    if name == "mhm1":
+        return
+    if not (name.startswith("krr") and name[3:].isdigit() and int(name[3:]) >= 2):
+        raise ValueError(f"randomizer {name!r} is not {RANDOMIZERS_HELP}")
+
+
+# ----------------------------------------------------------------------------- formulas
+def krr_pq(eps_l: float, k: int) -> tuple[float, float]:
+    e = math.exp(eps_l)
+    return e / (e + k - 1.0), 1.0 / (e + k - 1.0)
+
+
+def krr_mse(eps_l: float, k: int, n: int) -> float:
+    """Expected per-value MSE of the k-RR frequency oracle, averaged over the k values."""
+    p, q = krr_pq(eps_l, k)
+    return (q * (1 - q) + (p - q) * (1 - p - q) / k) / (n * (p - q) ** 2)
+
+
+def mhm1_mse(eps_l: float, g: int, n: int, domain: int) -> float:
+    from shuffledp.protocols.mhm import expected_mse
+
+    return float(expected_mse(eps_l, 1, int(g), int(n), [int(domain)]))
+
+
+# ----------------------------------------------------------------------------- local eps
+def settings(randomizer: str, eps_s: float, delta_s: float, n: int, *, rtol: float = 1e-4,
+             domain: int | None = None) -> dict:
+    """``{"today": (eps_l, g, by), "best": (eps_l, g, by)}`` (``g`` = k for k-RR). For ``mhm1``
+    ``best`` is the certified setting with the smaller MSE (:func:`mhm1_mse` on ``domain`` values;
+    Eq. (2)'s variance when no domain is given)."""
+    from shuffledp.accountants import best, blanket
+    from shuffledp.accountants import decomposition as dec
+    from shuffledp.accountants import variation_ratio as vr
+    from shuffledp.protocols import mhm
+
+    check_randomizer(randomizer)
+    if randomizer == "mhm1":
+        s = mhm.mhm_eps_local(eps_s, delta_s, n, 1, bound="bennett")
+        today = (s.eps_l, s.g, "blanket-bennett")
+
+        def delta_of(e: float) -> float:
+            return dec.decomposition_delta(None, n, eps_s, pairs=dec.krr_pairs(mhm.g_int(e, 1), e))
+
+        e = best.eps_local_for(delta_of, eps_s, delta_s, rtol=rtol)
+        dec_set = (e, mhm.g_int(e, 1), "decomposition")
+        # the better of the two certified settings
+        cand = [today, dec_set]
+        if domain is None:
+            best_set = min(cand, key=lambda c: mhm.approx_variance(c[0], 1, c[1], n))
+        else:
+            best_set = min(cand, key=lambda c: mhm1_mse(c[0], c[1], n, domain))
+        return {"today": today, "best": best_set}
+    k = int(randomizer[3:])
+    bb = blanket.max_eps_local(eps_s, delta_s, n, mechanism="krr", bound="bennett", k=k)
+    vg = best.eps_local_for(lambda e: vr.vr_delta(vr.vr_params("general", e), n, eps_s), eps_s, delta_s,
+                            rtol=rtol)
+    today = max((bb, k, "blanket-bennett"), (vg, k, "variation-ratio-general"))
+    de = best.krr_eps_local(k, eps_s, delta_s, n, rtol=rtol)
+    return {"today": today, "best": max(today, (de, k, "decomposition"))}
+
+
+def mse(randomizer: str, eps_l: float, g: int, n: int, domain: int) -> float:
+    return mhm1_mse(eps_l, g, n, domain) if randomizer == "mhm1" else krr_mse(eps_l, g, n)
+
+
+def _domain(randomizer: str, spec: Mapping) -> int:
+    return int(spec["mhm_domain"]) if randomizer == "mhm1" else int(randomizer[3:])
+
+
+# ----------------------------------------------------------------------------- the job
+def gain_rows(spec: Mapping) -> pd.DataFrame:
+    """Formula rows: every (randomizer, eps_s, n) of the spec, ``delta_s = delta_n / n``."""
+    rows = []
+    for r in spec["randomizers"]:
+        c = _domain(r, spec)
+        for n in spec["n_grid"]:
+            delta_s = float(spec["delta_n"]) / int(n)
+            for eps_s in spec["eps_s"]:
+                st = settings(r, float(eps_s), delta_s, int(n), rtol=float(spec["rtol"]), domain=c)
+                (et, gt, bt), (eb, gb, bb) = st["today"], st["best"]
+                mt, mb = mse(r, et, gt, int(n), c), mse(r, eb, gb, int(n), c)
+                rows.append({"randomizer": r, "domain": c, "eps_s": float(eps_s), "delta_s": delta_s,
+                             "n": int(n), "eps_l_today": et, "g_today": int(gt), "today_by": bt,
+                             "eps_l_best": eb, "g_best": int(gb), "best_by": bb,
+                             "mse_today": mt, "mse_best": mb, "mse_ratio": mb / mt,
+                             "mse_gain_pct": 100.0 * (1.0 - mb / mt)})
+    return pd.DataFrame(rows)
+
+
+def _zipf(c: int) -> np.ndarray:
+    w = 1.0 / np.arange(1, c + 1)
+    return w / w.sum()
+
+
+def measured_mse(randomizer: str, eps_l: float, g: int, n: int, domain: int, reps: int, seed: int,
+                 tag: str) -> tuple[float, float]:
+    """Mean over ``reps`` seeded runs and over the values of the squared error of the protocol's
+    frequency estimates against the data's own frequencies (data: n draws from a Zipf(1) law);
+    returns ``(mse, relative standard error of mse)`` (the spread of the per-run MSEs)."""
+    from shuffledp import seeding
+    from shuffledp.mechanisms.collision import collision_p, collision_report
+    from shuffledp.protocols import mhm
+
+    errs = []
+    for rep in range(int(reps)):
+        rng = seeding.rng(seed, "accountants_gain", randomizer, tag, rep)
+        data = rng.choice(domain, size=n, p=_zipf(domain))
+        true = np.bincount(data, minlength=domain) / n
+        if randomizer == "mhm1":
+            res = mhm.run_mhm(data[:, None], [domain], eps_l, 0.5, rng, setting=mhm.MHMSetting(eps_l, int(g), True))
+            est = res.estimates[0]
+        else:
+            p = collision_p(eps_l, 1, domain)  # k-RR: m = 1 hashed value, g = k outputs
+            q = (1.0 - p) / (domain - 1)
+            y = collision_report(data[:, None], p, domain, rng)
+            est = (np.bincount(y, minlength=domain) / n - q) / (p - q)
+        errs.append(np.mean((est - true) ** 2))
+    errs = np.asarray(errs)
+    return float(errs.mean()), float(errs.std(ddof=1) / math.sqrt(errs.size) / errs.mean())
+
+
+def measure_rows(spec: Mapping) -> pd.DataFrame:
+    """The protocol under a fixed seed at ``measure.n``, ``measure.eps_s``, with both eps_l."""
+    m = spec["measure"]
+    n, eps_s = int(m["n"]), float(m["eps_s"])
+    delta_s = float(spec["delta_n"]) / n
+    rows = []
+    for r in spec["randomizers"]:
+        c = _domain(r, spec)
+        st = settings(r, eps_s, delta_s, n, rtol=float(spec["rtol"]), domain=c)
+        (et, gt, _), (eb, gb, bb) = st["today"], st["best"]
+        mt, st_ = measured_mse(r, et, gt, n, c, int(m["reps"]), int(spec["seed"]), "today")
+        mb, sb_ = measured_mse(r, eb, gb, n, c, int(m["reps"]), int(spec["seed"]), "best")
+        ft, fb = mse(r, et, gt, n, c), mse(r, eb, gb, n, c)
+        rows.append({"randomizer": r, "domain": c, "eps_s": eps_s, "delta_s": delta_s, "n": n,
+                     "reps": int(m["reps"]), "eps_l_today": et, "eps_l_best": eb, "best_by": bb,
+                     "mse_today_formula": ft, "mse_best_formula": fb, "mse_today_measured": mt,
+                     "mse_best_measured": mb, "ratio_formula": fb / ft, "ratio_measured": mb / mt,
+                     "ratio_rel_diff": (mb / mt) / (fb / ft) - 1.0,
+                     # independent runs: relative standard errors add in quadrature (delta method)
+                     "ratio_rel_se": math.hypot(st_, sb_), "tolerance": float(m["tolerance"])})
+    return pd.DataFrame(rows)
+
+
+def markdown(gain: pd.DataFrame, meas: pd.DataFrame, *, scale: str = "default") -> str:
+    lines = [f"What the tighter accountant buys (scale: {scale}): the local eps each accountant certifies "
+             "at the same (eps_s, delta_s = delta_n/n, n), and the frequency-estimation MSE (formula). "
+             "today = blanket Bennett / variation ratio (general); best = also the blanket decomposition.", "",
+             "| randomizer | eps_s | n | eps_l today (by) | eps_l best (by) | MSE today | MSE best | MSE gain |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in gain.itertuples():
+        lines.append(f"| {r.randomizer} | {r.eps_s:g} | {r.n:.0e} | {r.eps_l_today:.4g} ({r.today_by}) "
+                     f"| {r.eps_l_best:.4g} ({r.best_by}) | {r.mse_today:.3g} | {r.mse_best:.3g} "
+                     f"| {r.mse_gain_pct:.1f}% |")
+    lines += ["", "Measured: the protocol run under fixed seeds with both eps_l (MSE over the repetitions and "
+              "values, against the data's frequencies); ratio = MSE best / MSE today.", "",
+              "| randomizer | eps_s | n | reps | ratio (formula) | ratio (measured) | rel. diff | rel. s.e. "
+              "| tolerance |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for r in meas.itertuples():
+        lines.append(f"| {r.randomizer} | {r.eps_s:g} | {r.n} | {r.reps} | {r.ratio_formula:.4f} "
+                     f"| {r.ratio_measured:.4f} | {100 * r.ratio_rel_diff:+.1f}% | {100 * r.ratio_rel_se:.1f}% "
+                     f"| {100 * r.tolerance:.0f}% |")
+    return "\n".join(lines) + "\n"
+
+
+def run_gain(spec: Mapping, out: Mapping[str, str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The ``gain`` step: the formula table, the measured table, their Markdown and the figure."""
+    from shuffledp.io import write_parquet, write_text
+    from shuffledp.plotting.accountants_compare import gain_figure
+
+    gain, meas = gain_rows(spec), measure_rows(spec)
+    write_parquet(gain, out["table"])
+    write_parquet(meas, out["measured"])
+    write_text(out["md"], markdown(gain, meas, scale=spec["scale"]))
+    gain_figure(gain, out["pdf"], out["png"], scale=spec["scale"])
+    return gain, meas
