@@ -271,3 +271,15 @@ def test_ccc_is_an_approximation_not_a_bound():
     assert P.personalized_eps("ccc", [3.0] * 20, 0.0, 0.1) < 0.9 * exact
     pair = oracle.pair_count_eps(2, 6.0, 1000, 0.01, 0)
     assert P.personalized_eps("ccc", [6.0] * 1000, 0.0, 0.01) < 0.5 * pair
+
+
+def test_cli_krr_k3_reports_sound_upper_and_lower(capsys):
+    """Issue 12's first example through the CLI: eps >= exact >= eps_lower."""
+    import json
+
+    from shuffledp.cli import main
+
+    code = main(["account", "vr", "--mechanism", "krr", "--k", "3", "--eps0", "4", "--n", "5", "--delta", "1e-3"])
+    obj = json.loads(capsys.readouterr().out)
+    exact = oracle.exact_krr_eps(3, 4.0, 5, 1e-3)[0]
+    assert code == 0 and obj["eps"] >= exact >= obj["eps_lower"] >= exact * (1 - 1e-5)
