@@ -283,3 +283,26 @@ def test_cli_krr_k3_reports_sound_upper_and_lower(capsys):
     obj = json.loads(capsys.readouterr().out)
     exact = oracle.exact_krr_eps(3, 4.0, 5, 1e-3)[0]
     assert code == 0 and obj["eps"] >= exact >= obj["eps_lower"] >= exact * (1 - 1e-5)
+
+
+@pytest.mark.parametrize("call, flag", [
+    (lambda: vr.vr_eps(vr.vr_params("krr", 1.0, k=1), 100, 1e-6), "k"),
+    (lambda: vr.vr_params("general", 0.0), "eps0"),
+    (lambda: vr.vr_params("general", math.nan), "eps0"),
+    (lambda: vr.vr_eps(vr.vr_params("general", 1.0), 100, 1.0), "delta"),
+    (lambda: vr.vr_eps(vr.vr_params("general", 1.0), 10.5, 1e-6), "n"),
+    (lambda: C.eps_clones(1.0, 100, 0.0), "delta"),
+    (lambda: C.eps_clones(501.0, 100, 1e-6), "eps0"),
+    (lambda: C.delta_clones(1.0, 100, -1.0), "eps"),
+    (lambda: B.eps_blanket(1.0, 1, 1e-6, mechanism="generic"), "n"),
+    (lambda: B.eps_blanket(1.0, 100, 1e-6, mechanism="nope"), "mechanism"),
+    (lambda: B.eps_blanket(1.0, 100, 1e-6, mechanism="krr", k=1), "k"),
+    (lambda: P.personalized_eps("fv", [1.0, -1.0], 0.0, 1e-6), "eps-local"),
+    (lambda: P.personalized_eps("fv", [1.0, 1.0], 0.0, 2.0), "delta"),
+    (lambda: LB.krr_pair_eps(3, 1.0, 100, 1e-6, 100), "others"),
+])
+def test_outside_the_domain_one_error_type_naming_the_flag(call, flag):
+    with pytest.raises(AccountantDomainError) as info:
+        call()
+    assert info.value.flag == flag and str(info.value) == f"--{flag}: {info.value.message}"
+    assert isinstance(info.value, ValueError)
