@@ -23,7 +23,7 @@ import math
 from functools import cache
 
 import numpy as np
-from scipy import special, stats
+from scipy import stats
 
 
 def krr_row(k: int, eps0: float, x: int) -> np.ndarray:

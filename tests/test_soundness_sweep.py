@@ -5,8 +5,8 @@ delta in [1e-12, 0.5] (log-uniform). At every drawn point:
 
 * every answer is a finite number in [0, eps0] (or a clean AccountantDomainError -- none is
   expected inside the domain);
-* the variation-ratio bound does not increase with n (x4) nor with delta (x10), up to its
-  rounding (relative 2e-6);
+* the variation-ratio and FMT23 clones bounds do not increase with n (x4) nor with delta (x10),
+  up to their rounding (relative 2e-6 and 2e-7);
 * sound against the oracle where it applies: n <= 6 -> exact worst case (tests/_oracle.py);
   n <= 1e5 -> exact divergences of the two one-group pairs (a lower bound on the truth). The
   reported lower bound (witness) is never above the upper bound.
@@ -61,6 +61,9 @@ def test_sweep_sound_monotone_finite(mechanism, k, eps0, log_n, log_delta):
     }
     for name, val in others.items():
         assert math.isfinite(val) and 0.0 <= val <= eps0 * (1 + 1e-12), name
+    # the clones bound is monotone too (one more clone is a post-processing); rtol 1e-7 rounding
+    assert C.eps_clones(eps0, min(4 * n, 10**9 + 1), delta, variant="fmt23") <= others["fmt23"] * (1 + 2e-7) + 1e-15
+    assert C.eps_clones(eps0, n, min(0.5, 10 * delta), variant="fmt23") <= others["fmt23"] * (1 + 2e-7) + 1e-15
     # sound against the oracle (k-RR is eps0-LDP, so the general bounds must cover it too)
     truth_lower = _pairs_lower(k, eps0, n, delta)
     for name, val in {"vr": eps, **others}.items():

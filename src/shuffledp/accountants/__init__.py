@@ -13,7 +13,11 @@ Modules (import the module for everything; the names below are the public entry 
 * :mod:`~shuffledp.accountants.blanket` -- the privacy blanket (Hoeffding, Bennett) and its
   inverse, the largest ``eps_local`` meeting ``(eps_central, delta_central)``;
 * :mod:`~shuffledp.accountants.personalized` -- personalized bounds (HPS, BGN, FV, CCC, LZX);
-* :mod:`~shuffledp.accountants.peruser` -- the per-user-histogram paper's bounds.
+* :mod:`~shuffledp.accountants.peruser` -- the per-user-histogram paper's bounds;
+* :mod:`~shuffledp.accountants.lower_bounds` -- exact divergences of neighbouring pairs of shuffled
+  k-RR and the worst pair found (lower bounds on the true eps);
+* :mod:`~shuffledp.accountants.validation` -- the accountants' domains and their one error type,
+  :class:`~shuffledp.accountants.validation.AccountantDomainError`.
 
 (The function ``hockey_stick`` is not re-exported: it would shadow its module.)
 """
@@ -42,6 +46,7 @@ from shuffledp.accountants.hockey_stick import (
     eps_for_delta,
     hockey_stick_symmetric,
 )
+from shuffledp.accountants.lower_bounds import krr_eps_lower, krr_pair_eps, krr_worst_pair
 from shuffledp.accountants.personalized import (
     hps_delta,
     hps_eps,
@@ -58,6 +63,7 @@ from shuffledp.accountants.poisson import (
     poisson_user_delta,
 )
 from shuffledp.accountants.segmented_optimizer import optimize_segmented, segmented_table
+from shuffledp.accountants.validation import AccountantDomainError
 from shuffledp.accountants.variation_ratio import (
     VRParams,
     vr_delta,
@@ -74,9 +80,11 @@ __all__ = [
     "ClonePair", "clone_pair", "clone_probability", "delta_clones", "delta_from_clone_pmf", "eps_clones",
     "eps_clones_closed_form", "mixing_probability",
     "composed_delta", "composed_eps", "eps_for_delta", "hockey_stick_symmetric",
+    "krr_eps_lower", "krr_pair_eps", "krr_worst_pair",
     "hps_delta", "hps_eps", "personalized_delta", "personalized_eps", "poisson_binomial_pmf",
     "group_privacy", "min_blanket_rate", "poisson_delta", "poisson_delta_lower", "poisson_lambda",
     "poisson_user_delta",
     "optimize_segmented", "segmented_table",
+    "AccountantDomainError",
     "VRParams", "vr_delta", "vr_delta_lower", "vr_eps", "vr_eps_lower", "vr_params", "witness_eps",
 ]

@@ -662,9 +662,9 @@ def personalized_eps(bound: str, eps_local: Sequence[float], delta_local, delta:
     delta = check_delta(delta)
     _check_applicable(bound, delta_local)
     out = _personalized_eps(bound, eps_local, delta_local, delta, mechanism=mechanism, **kw)
-    if not np.any(np.asarray(delta_local, dtype=float) > 0):
-        # pure LDP: shuffling eps_i-LDP reports is (max eps_i)-DP, a valid cap for every bound
-        out = min(out, float(_check_eps_arr(eps_local).max()))
+    if math.isinf(out) and not np.any(np.asarray(delta_local, dtype=float) > 0):
+        # unreachable target with pure LDP: shuffling eps_i-LDP reports is (max eps_i)-DP
+        out = float(_check_eps_arr(eps_local).max())
     return out
 
 

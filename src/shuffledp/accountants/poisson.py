@@ -58,7 +58,7 @@ import numpy as np
 from scipy import stats
 
 from shuffledp.accountants.hockey_stick import bisect_eps, bisect_switch
-from shuffledp.accountants.validation import AccountantDomainError
+from shuffledp.accountants.validation import POISSON_N_MAX, AccountantDomainError, check_int
 from shuffledp.accountants.variation_ratio import (
     EPS_CAP,
     ROUNDING_RTOL,
@@ -119,7 +119,7 @@ def _check_eps(eps, name="eps") -> float:
 def blanket_geometry(n: int, m: float, *, theorem: str = "paper") -> tuple[int, float]:
     """``(n_prime, gamma)`` of Theorem 2/3: ``n' = n ceil(m)`` (paper) or ``n ceil(m) + 1``
     (tight, Proposition 1) and ``gamma = m / ceil(m)``. ``m = 0``: ``(1, 0)`` (no blankets)."""
-    n = _int_at_least(n, "n", 1)
+    n = check_int(n, "n", 1, POISSON_N_MAX)
     m = _check_m(m)
     if theorem not in ("paper", "tight"):
         raise AccountantDomainError("theorem", f"{theorem!r} must be 'paper' or 'tight'")
@@ -376,7 +376,7 @@ def solve_poisson_lambda(n: int, m: float, d: int, s: int, eps: float, delta: fl
     lambda (joint convexity; ``D <= lambda``), so a verified bisection (relative precision
     ``rtol``). ``lambda = delta / (s e^eps)`` is always feasible in exact arithmetic; ``feasible``
     is False only when floating point cannot certify any lambda > 0 (targets below ~1e-290)."""
-    n = _int_at_least(n, "n", 2)
+    n = check_int(n, "n", 2, POISSON_N_MAX)
     m = _check_m(m)
     d = _int_at_least(d, "d", 2)
     _check_accountant(accountant)
@@ -429,7 +429,7 @@ def min_blanket_rate(n: int, d: int, s: int, eps: float, delta: float, *, lam: f
     precision ``rtol``; the returned m is an evaluated feasible point (the divergence is not
     exactly monotone in m at integer m, where ``ceil(m)`` jumps, so "smallest" is up to that).
     Also the blanket rate of the balls-into-bins baselines (``lambda = 1``)."""
-    n = _int_at_least(n, "n", 2)
+    n = check_int(n, "n", 2, POISSON_N_MAX)
     d = _int_at_least(d, "d", 2)
     lam = _check_lambda(lam)
     eps_single, target = single_item_target(eps, delta, s)

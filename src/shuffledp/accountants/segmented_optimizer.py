@@ -41,7 +41,7 @@ from shuffledp.accountants.poisson import (
     single_item_parts,
     solve_poisson_lambda,
 )
-from shuffledp.accountants.validation import AccountantDomainError
+from shuffledp.accountants.validation import POISSON_N_MAX, AccountantDomainError, check_int
 from shuffledp.accountants.variation_ratio import _int_at_least
 
 __all__ = [
@@ -65,7 +65,7 @@ TABLE_COLUMNS = [
 
 def check_segmented_inputs(n, d, s, levels, shares, delta):
     """Validate and normalise the inputs (ValueError naming the argument)."""
-    n = _int_at_least(n, "n", 2)
+    n = check_int(n, "n", 2, POISSON_N_MAX)
     d = _int_at_least(d, "d", 2)
     s = _int_at_least(s, "s", 1)
     levels = [float(e) for e in levels]

@@ -15,6 +15,7 @@ argument                   domain
 ``delta``                  ``0 < delta < 1``
 ``n`` (users)              integer, ``2 <= n <= N_MAX`` (= 1e15: every count is an exact
                            double below 2^53; larger sizes are refused, not approximated)
+``n`` (poisson, segmented) at most ``POISSON_N_MAX`` (= 1e9 users)
 ``n`` (personalized)       at most ``PERSONALIZED_N_MAX`` (= 1e6) users, one local eps each
 ``k`` (k-RR values)        integer, ``2 <= k <= K_MAX`` (= 1e9)
 ``rtol``                   ``1e-12 <= rtol <= 0.1``
@@ -31,6 +32,7 @@ __all__ = [
     "EPS0_MAX",
     "N_MAX",
     "PERSONALIZED_N_MAX",
+    "POISSON_N_MAX",
     "K_MAX",
     "check_eps0",
     "check_eps",
@@ -44,6 +46,7 @@ __all__ = [
 
 EPS0_MAX = 500.0
 N_MAX = 10**15
+POISSON_N_MAX = 10**9        # Poisson randomizer / segmented: 20 s at 1e9 (non-integer m), ~60 s at 1e10
 PERSONALIZED_N_MAX = 10**6   # personalized accountants: one local eps per user (45 s at 1e6, 5 bounds)
 K_MAX = 10**9
 
