@@ -22,57 +22,53 @@ Modules (import the module for everything; the names below are the public entry 
 (The function ``hockey_stick`` is not re-exported: it would shadow its module.)
 """
 
-from shuffledp.accountants.blanket import (
-    BlanketParams,
-    blanket_params,
-    delta_blanket,
-    delta_blanket_from_params,
-    eps_blanket,
-    max_eps_local,
-)
-from shuffledp.accountants.clones import (
-    ClonePair,
-    clone_pair,
-    clone_probability,
-    delta_clones,
-    delta_from_clone_pmf,
-    eps_clones,
-    eps_clones_closed_form,
-    mixing_probability,
-)
-from shuffledp.accountants.hockey_stick import (
-    composed_delta,
-    composed_eps,
-    eps_for_delta,
-    hockey_stick_symmetric,
-)
-from shuffledp.accountants.lower_bounds import krr_eps_lower, krr_pair_eps, krr_worst_pair
-from shuffledp.accountants.personalized import (
-    hps_delta,
-    hps_eps,
-    personalized_delta,
-    personalized_eps,
-    poisson_binomial_pmf,
-)
-from shuffledp.accountants.poisson import (
-    group_privacy,
-    min_blanket_rate,
-    poisson_delta,
-    poisson_delta_lower,
-    poisson_lambda,
-    poisson_user_delta,
-)
-from shuffledp.accountants.segmented_optimizer import optimize_segmented, segmented_table
-from shuffledp.accountants.validation import AccountantDomainError
-from shuffledp.accountants.variation_ratio import (
-    VRParams,
-    vr_delta,
-    vr_delta_lower,
-    vr_eps,
-    vr_eps_lower,
-    vr_params,
-    witness_eps,
-)
+# Names are loaded on first use (PEP 562), so `import shuffledp.accountants.<module>` and the CLI's
+# light commands do not pay for scipy and every accountant module at start-up.
+_EXPORTS = {
+    "BlanketParams": "blanket",
+    "blanket_params": "blanket",
+    "delta_blanket": "blanket",
+    "delta_blanket_from_params": "blanket",
+    "eps_blanket": "blanket",
+    "max_eps_local": "blanket",
+    "ClonePair": "clones",
+    "clone_pair": "clones",
+    "clone_probability": "clones",
+    "delta_clones": "clones",
+    "delta_from_clone_pmf": "clones",
+    "eps_clones": "clones",
+    "eps_clones_closed_form": "clones",
+    "mixing_probability": "clones",
+    "composed_delta": "hockey_stick",
+    "composed_eps": "hockey_stick",
+    "eps_for_delta": "hockey_stick",
+    "hockey_stick_symmetric": "hockey_stick",
+    "krr_eps_lower": "lower_bounds",
+    "krr_pair_eps": "lower_bounds",
+    "krr_worst_pair": "lower_bounds",
+    "hps_delta": "personalized",
+    "hps_eps": "personalized",
+    "personalized_delta": "personalized",
+    "personalized_eps": "personalized",
+    "poisson_binomial_pmf": "personalized",
+    "group_privacy": "poisson",
+    "min_blanket_rate": "poisson",
+    "poisson_delta": "poisson",
+    "poisson_delta_lower": "poisson",
+    "poisson_lambda": "poisson",
+    "poisson_user_delta": "poisson",
+    "optimize_segmented": "segmented_optimizer",
+    "segmented_table": "segmented_optimizer",
+    "AccountantDomainError": "validation",
+    "VRParams": "variation_ratio",
+    "vr_delta": "variation_ratio",
+    "vr_delta_lower": "variation_ratio",
+    "vr_eps": "variation_ratio",
+    "vr_eps_lower": "variation_ratio",
+    "vr_params": "variation_ratio",
+    "witness_eps": "variation_ratio",
+}
+
 
 __all__ = [
     "BlanketParams", "blanket_params", "delta_blanket", "delta_blanket_from_params", "eps_blanket",
@@ -88,3 +84,18 @@ __all__ = [
     "AccountantDomainError",
     "VRParams", "vr_delta", "vr_delta_lower", "vr_eps", "vr_eps_lower", "vr_params", "witness_eps",
 ]
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

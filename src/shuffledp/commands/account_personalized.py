@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from shuffledp.accountants.validation import AccountantDomainError
 from shuffledp.commands._grid import int_like, one_line_errors, parse_list, run_grid
+
+if TYPE_CHECKING:  # numpy is imported where it is used (a light `shuffledp --help`)
+    import numpy as np
 
 
 def register(subparsers, account_subparsers) -> None:
@@ -39,6 +41,8 @@ def register(subparsers, account_subparsers) -> None:
 
 
 def _eps_local(args, setting, n, seed) -> np.ndarray:
+    import numpy as np
+
     from shuffledp.accountants.personalized import draw_local_eps
     from shuffledp.cli import UsageError
 
