@@ -100,8 +100,9 @@ def ratio_tag(ratio: str) -> str:
 
 
 def jobs(config: Mapping) -> list[Job]:
-    """Every job of the stage: ``prepare`` for Adult (its categorical attributes), ``uniform`` per (dataset, mechanism, eps, batch), ``personal`` per
-    (dataset, method, ratio, batch), one ``report``. Each spec holds only the keys its job uses."""
+    """Every job of the stage: ``prepare`` for Adult (its categorical attributes), ``uniform`` per
+    (dataset, mechanism, eps, batch), ``personal`` per (dataset, method, ratio, batch), one ``report``.
+    Each spec holds only the keys its job uses."""
     sec = config.get("multidim")
     if not sec:
         return []
