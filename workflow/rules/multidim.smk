@@ -13,14 +13,22 @@ if "multidim" in config:  # the stage is skipped when the config has no multidim
     MD_ADULT = f"{MD_DIR}/data/{{dataset}}.parquet"  # dataset = adult (MDX.ADULT)
     MD_CATEGORY = "Multidimensional categorical data (Wang et al., Computers & Security 2025)"  # --report
 
-
-    def md_data(dataset):
-        """The input table of a multidim dataset: an IPUMS extract, or Adult's categorical table."""
-        return (MD_ADULT if dataset == MDX.ADULT else MD_DATA).format(dataset=dataset)
-
-
-    def md_report(path, name, sub):
-        return report(path, caption=f"../report/{name}.rst", category=MD_CATEGORY, subcategory=sub)
+    # the input table of each dataset: an IPUMS extract, or Adult's categorical table
+    MD_INPUT = {
+        ds: (MD_ADULT if ds == MDX.ADULT else MD_DATA).format(dataset=ds) for ds in config["multidim"]["datasets"]
+    }
+    # snakemake --report: caption workflow/report/<name>.rst, one subcategory per figure / table
+    MD_REPORT = {
+        name: dict(caption=f"../report/{name}.rst", category=MD_CATEGORY, subcategory=sub)
+        for name, sub in [
+            ("multidim_fig3", "Fig. 3"),
+            ("multidim_fig4", "Fig. 4"),
+            ("multidim_fig5", "Fig. 5"),
+            ("multidim_fig10", "Fig. 10"),
+            ("multidim_table3", "Table 3"),
+            ("multidim_claims", "claims"),
+        ]
+    }
 
 
     rule multidim_prepare:
@@ -48,7 +56,7 @@ if "multidim" in config:  # the stage is skipped when the config has no multidim
 
     rule multidim_uniform:
         input:
-            lambda w: md_data(w.dataset),
+            lambda w: MD_INPUT[w.dataset],
         output:
             table=MD_UNIFORM,
             timings=MD_TIMINGS,
@@ -71,7 +79,7 @@ if "multidim" in config:  # the stage is skipped when the config has no multidim
 
     rule multidim_personal:
         input:
-            lambda w: md_data(w.dataset),
+            lambda w: MD_INPUT[w.dataset],
         output:
             MD_PERSONAL,
         log:
@@ -96,20 +104,20 @@ if "multidim" in config:  # the stage is skipped when the config has no multidim
             uniform=MD.targets("uniform", MD_UNIFORM),
             timings=MD.targets("uniform", MD_TIMINGS),
             personal=MD.targets("personal", MD_PERSONAL),
-            data=[md_data(ds) for ds in config["multidim"]["datasets"]],
+            data=[MD_INPUT[ds] for ds in config["multidim"]["datasets"]],
         output:
             fig3=f"{RESULTS}/figures/multidim_fig3.pdf",
-            fig3_png=md_report(f"{RESULTS}/figures/multidim_fig3.png", "multidim_fig3", "Fig. 3"),
+            fig3_png=report(f"{RESULTS}/figures/multidim_fig3.png", **MD_REPORT["multidim_fig3"]),
             fig4=f"{RESULTS}/figures/multidim_fig4.pdf",
-            fig4_png=md_report(f"{RESULTS}/figures/multidim_fig4.png", "multidim_fig4", "Fig. 4"),
+            fig4_png=report(f"{RESULTS}/figures/multidim_fig4.png", **MD_REPORT["multidim_fig4"]),
             fig5=f"{RESULTS}/figures/multidim_fig5.pdf",
-            fig5_png=md_report(f"{RESULTS}/figures/multidim_fig5.png", "multidim_fig5", "Fig. 5"),
+            fig5_png=report(f"{RESULTS}/figures/multidim_fig5.png", **MD_REPORT["multidim_fig5"]),
             fig10=f"{RESULTS}/figures/multidim_fig10.pdf",
-            fig10_png=md_report(f"{RESULTS}/figures/multidim_fig10.png", "multidim_fig10", "Fig. 10"),
+            fig10_png=report(f"{RESULTS}/figures/multidim_fig10.png", **MD_REPORT["multidim_fig10"]),
             table3=f"{RESULTS}/tables/multidim_table3.parquet",
-            table3_md=md_report(f"{RESULTS}/tables/multidim_table3.md", "multidim_table3", "Table 3"),
+            table3_md=report(f"{RESULTS}/tables/multidim_table3.md", **MD_REPORT["multidim_table3"]),
             claims=f"{RESULTS}/tables/multidim_claims.parquet",
-            claims_md=md_report(f"{RESULTS}/tables/multidim_claims.md", "multidim_claims", "claims"),
+            claims_md=report(f"{RESULTS}/tables/multidim_claims.md", **MD_REPORT["multidim_claims"]),
             uniform=f"{RESULTS}/tables/multidim_uniform.parquet",
             personal=f"{RESULTS}/tables/multidim_personal.parquet",
             timings=f"{RESULTS}/tables/multidim_timings.parquet",
