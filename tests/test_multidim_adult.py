@@ -121,3 +121,11 @@ def test_real_adult_categorical_table(mirror, tmp_path):
     assert len(out) == 48842 and new["standin"] is False
     # the most frequent native country of the real data is the United States (code 0)
     assert pd.Series(out["native_country"]).mode().iloc[0] == 0
+
+
+def test_log_axis_only_over_a_decade_or_more():
+    from shuffledp.experiments.multidim_report import use_log_axis
+
+    assert use_log_axis([1e-3, 2e-2, 5e-3])
+    assert not use_log_axis([9.4e-4, 1.8e-3, 1.5e-3])  # Fig. 10's BR panel: under one decade
+    assert not use_log_axis([0.0, np.nan])

@@ -48,6 +48,14 @@ def summarise_uniform(df: pd.DataFrame) -> pd.DataFrame:
     return agg.reset_index()
 
 
+def use_log_axis(values) -> bool:
+    """A log y axis only when the positive values span a decade or more: over less, matplotlib
+    labels one or two ticks and the panel reads as flat; a linear axis shows the differences."""
+    y = np.asarray(values, dtype=float)
+    y = y[np.isfinite(y) & (y > 0)]
+    return bool(len(y)) and float(y.max() / y.min()) >= 10.0
+
+
 def fig_lines(summary: pd.DataFrame, ycol: str, ylabel: str, title: str, note: str, stem: Path,
               xcol: str = "eps", group: str = "mechanism", logy: bool = True, xlabel: str = "privacy budget eps_s",
               provs: dict | None = None):
@@ -63,7 +71,7 @@ def fig_lines(summary: pd.DataFrame, ycol: str, ylabel: str, title: str, note: s
         for key, grp in sub.groupby(group, sort=True):
             ax.plot(grp[xcol].astype(str) if xcol == "ratio" else grp[xcol], grp[ycol], marker=MARKERS.get(key, "o"),
                     color=COLORS.get(key), label=LABELS.get(key, key))
-        if logy:
+        if logy and use_log_axis(sub[ycol]):
             ax.set_yscale("log")
         ax.set_title(dataset_label(ds, (provs or {}).get(ds)))
         ax.set_xlabel(xlabel)
