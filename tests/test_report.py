@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 from conftest import run_snakemake
 
+from shuffledp.experiments.multidim import dataset_label
+from shuffledp.io import read_provenance
+
 REPO = Path(__file__).resolve().parents[1]
 RULES = sorted((REPO / "workflow" / "rules").glob("*.smk"))
 CAPTIONS = REPO / "workflow" / "report"
@@ -85,4 +88,7 @@ def test_report_archive_holds_the_flagged_files(tiny_workflow):
         assert category in html, category
     # captions are rendered with the run's configuration (its name is the scale)
     assert re.search(r"configuration <tt class=[^>]*>tiny<", html)
-    assert "Adult (real), not IPUMS" in html
+    # the Adult label of the tables follows the prepared table's provenance (real, or stand-in offline)
+    label = dataset_label("adult", read_provenance(workdir / "results/multidim/data/adult.parquet"))
+    for table in ("multidim_table3.md", "multidim_claims.md"):
+        assert label in (workdir / "results/tables" / table).read_text(), table
