@@ -92,3 +92,28 @@ def test_report_archive_holds_the_flagged_files(tiny_workflow):
     label = dataset_label("adult", read_provenance(workdir / "results/multidim/data/adult.parquet"))
     for table in ("multidim_table3.md", "multidim_claims.md"):
         assert label in (workdir / "results/tables" / table).read_text(), table
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # docutils' writer_name, as Snakemake calls it
+@pytest.mark.parametrize("configfile", ["config.yaml", "paper.yaml"])
+def test_every_caption_renders_with_the_shipped_configs(configfile):
+    """Snakemake renders captions with Jinja2 and the run's config: a wrong key would break
+    `snakemake --report` only after a full run, so every caption is rendered here for both configs."""
+    import types
+
+    import jinja2
+    import yaml
+    from docutils.core import publish_parts
+
+    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    cfg.update(yaml.safe_load((REPO / "config" / configfile).read_text()))
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined)
+    for caption in sorted(CAPTIONS.glob("*.rst")):
+        # the segmented figure caption is rendered once per figure (its only wildcard)
+        for segfig in cfg["segmented"]["figures"]:
+            sm = types.SimpleNamespace(config=cfg, wildcards=types.SimpleNamespace(segfig=segfig), params={})
+            text = env.from_string(caption.read_text()).render(snakemake=sm, categories=[], files=[])
+            assert cfg["name"] in text, caption.name
+            html = publish_parts(text, writer_name="html", settings_overrides={"report_level": 2,
+                                                                                  "halt_level": 2})["body"]
+            assert "System Message" not in html, caption.name
