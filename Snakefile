@@ -21,6 +21,7 @@ if os.path.exists("config/config.yaml"):
 
 
 configfile: "config/config.yaml"
+report: "workflow/report/workflow.rst"  # snakemake --report: the global description (captions: workflow/report/)
 
 
 include: "workflow/rules/common.smk"

@@ -63,7 +63,8 @@ def test_every_stage_jobs_unique_and_json(name):
             assert json.loads(canonical(j.spec)) == j.spec
             assert all(isinstance(v, str) for v in j.wildcards.values())
         total += len(jobs)
-    assert total <= 300  # the data stage adds about ten
+    # the data stage adds about ten; 300 before issue 15, whose Adult multidim runs add 26 paper-scale jobs
+    assert total <= 310
 
 
 def test_specs_hold_only_the_keys_a_job_uses():

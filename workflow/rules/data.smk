@@ -188,7 +188,7 @@ rule datasets_table:
         DATASET_TABLES,
     output:
         parquet=f"{RESULTS}/tables/datasets.parquet",
-        md=f"{RESULTS}/tables/datasets.md",
+        md=report(f"{RESULTS}/tables/datasets.md", caption="../report/datasets_table.rst", category="Datasets"),
     log:
         f"{LOGS}/data/datasets_table.log",
     benchmark:
@@ -206,7 +206,11 @@ rule msnbc_category_shares:
         categories=rules.preprocess_msnbc.output.categories,
     output:
         pdf=f"{RESULTS}/figures/msnbc_category_shares.pdf",
-        png=f"{RESULTS}/figures/msnbc_category_shares.png",
+        png=report(
+            f"{RESULTS}/figures/msnbc_category_shares.png",
+            caption="../report/msnbc_category_shares.rst",
+            category="Datasets",
+        ),
     log:
         f"{LOGS}/data/msnbc_category_shares.log",
     benchmark:

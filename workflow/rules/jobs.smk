@@ -18,6 +18,7 @@ RESOURCES = {
     "personalized_points": {"mem_mb": 1000, "runtime": 10},
     "personalized_table2_row": {"mem_mb": 1000, "runtime": 5},
     "personalized_report": {"mem_mb": 1000, "runtime": 5},
+    "multidim_prepare": {"mem_mb": 1000, "runtime": 5},
     "multidim_uniform": {"mem_mb": 1000, "runtime": 10},
     "multidim_personal": {"mem_mb": 1000, "runtime": 10},
     "multidim_report": {"mem_mb": 1000, "runtime": 10},

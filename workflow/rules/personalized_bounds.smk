@@ -10,6 +10,7 @@ if "personalized" in config:
     PERS = JobTable(PERSX.jobs(config))
     PERS_POINT = f"{RESULTS}/personalized/points/{{pbound}}_{{psetting}}_{{pmech}}.parquet"
     PERS_ROW = f"{RESULTS}/personalized/table2_rows/{{prow}}.parquet"
+    PERS_CATEGORY = "Personalized shuffle bounds (Liu et al., CIKM 2024)"  # snakemake --report
 
     wildcard_constraints:
         pbound="[a-z0-9]+",
@@ -56,11 +57,26 @@ if "personalized" in config:
         output:
             fig_table=f"{RESULTS}/tables/personalized_fig4.parquet",
             pdf=f"{RESULTS}/figures/personalized_fig4.pdf",
-            png=f"{RESULTS}/figures/personalized_fig4.png",
+            png=report(
+                f"{RESULTS}/figures/personalized_fig4.png",
+                caption="../report/personalized_fig4.rst",
+                category=PERS_CATEGORY,
+                subcategory="Fig. 4",
+            ),
             t2=f"{RESULTS}/tables/personalized_table2.parquet",
-            t2_md=f"{RESULTS}/tables/personalized_table2.md",
+            t2_md=report(
+                f"{RESULTS}/tables/personalized_table2.md",
+                caption="../report/personalized_table2.rst",
+                category=PERS_CATEGORY,
+                subcategory="Table 2",
+            ),
             claims=f"{RESULTS}/tables/personalized_claims.parquet",
-            claims_md=f"{RESULTS}/tables/personalized_claims.md",
+            claims_md=report(
+                f"{RESULTS}/tables/personalized_claims.md",
+                caption="../report/personalized_claims.rst",
+                category=PERS_CATEGORY,
+                subcategory="claims",
+            ),
         log:
             f"{LOGS}/personalized/report.log",
         benchmark:

@@ -8,6 +8,7 @@ if config.get("peruser"):
     PU = JobTable(PUX.jobs(config))
     PU_SOURCES = {d["name"]: d["source"] for d in config["peruser"]["datasets"]}
     PU_JOB = f"{RESULTS}/peruser/jobs/{{dataset}}/{{method}}_{{clustering}}_e{{eps}}_b{{batch}}"
+    PU_CATEGORY = "Per-user histograms (our experiments; the paper has none)"  # snakemake --report
 
     rule peruser_job:
         input:
@@ -60,8 +61,22 @@ if config.get("peruser"):
             runs=f"{RESULTS}/tables/peruser_runs.parquet",
             users=f"{RESULTS}/tables/peruser_users.parquet",
         output:
-            figures=expand(f"{RESULTS}/figures/peruser_fig{{k}}.{{ext}}", k=[1, 2, 3, 4], ext=["pdf", "png"]),
-            claims_md=f"{RESULTS}/tables/peruser_claims.md",
+            figures=[
+                f"{RESULTS}/figures/peruser_fig{k}.pdf" if ext == "pdf" else report(
+                    f"{RESULTS}/figures/peruser_fig{k}.png",
+                    caption="../report/peruser_figure.rst",
+                    category=PU_CATEGORY,
+                    subcategory=f"Fig. {k}",
+                )
+                for k in (1, 2, 3, 4)
+                for ext in ("pdf", "png")
+            ],
+            claims_md=report(
+                f"{RESULTS}/tables/peruser_claims.md",
+                caption="../report/peruser_claims.rst",
+                category=PU_CATEGORY,
+                subcategory="claims",
+            ),
             claims=f"{RESULTS}/tables/peruser_claims.parquet",
         log:
             f"{LOGS}/peruser/report.log",

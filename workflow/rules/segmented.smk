@@ -13,6 +13,7 @@ if "segmented" in config:
     SEG_RUN = f"{RESULTS}/segmented/runs/{{segproto}}/{{segds}}_n{{segn}}_{{segset}}_b{{segb}}.parquet"
     SEG_ACCT = f"{RESULTS}/accountant/segmented/{{segds}}_n{{segn}}_{{setting}}.parquet"  # accountant.smk
     SEG_SUMMARY = f"{RESULTS}/segmented/summary.parquet"
+    SEG_CATEGORY = "Segmented multi-message shuffle (Wang et al.)"  # snakemake --report
     SEG_PREPARED = SEG.targets("prepare", SEG_DATA)
     SEG_ACCT_USED = sorted(
         {
@@ -114,7 +115,12 @@ if "segmented" in config:
             data=SEG_PREPARED,
         output:
             pdf=f"{RESULTS}/figures/segmented_{{segfig}}.pdf",
-            png=f"{RESULTS}/figures/segmented_{{segfig}}.png",
+            png=report(
+                f"{RESULTS}/figures/segmented_{{segfig}}.png",
+                caption="../report/segmented_figure.rst",
+                category=SEG_CATEGORY,
+                subcategory="{segfig}",
+            ),
         wildcard_constraints:
             segfig="|".join(sorted(config["segmented"]["figures"])),
         params:
@@ -137,7 +143,12 @@ if "segmented" in config:
             summary=SEG_SUMMARY,
             data=SEG_PREPARED,
         output:
-            md=f"{RESULTS}/tables/segmented_claims.md",
+            md=report(
+                f"{RESULTS}/tables/segmented_claims.md",
+                caption="../report/segmented_claims.rst",
+                category=SEG_CATEGORY,
+                subcategory="claims",
+            ),
             parquet=f"{RESULTS}/tables/segmented_claims.parquet",
         params:
             spec=SEG.spec("claims"),

@@ -12,6 +12,12 @@ def register(subparsers, account_subparsers) -> None:
     p = subparsers.add_parser("multidim", help="multidimensional categorical data: MHM, FLAME, TCM, OGM/NOGM")
     sub = p.add_subparsers(dest="multidim_cmd", required=True, metavar="STEP")
 
+    pr = sub.add_parser("prepare", help="Adult's categorical attributes as a multidim input table")
+    pr.add_argument("--spec", required=True, help="dataset, attributes (JSON object)")
+    pr.add_argument("--input", required=True, type=A.existing_file, help="data/processed/adult.parquet")
+    pr.add_argument("--out", required=True)
+    pr.set_defaults(func=_prepare)
+
     u = sub.add_parser("uniform", help="one job: a mechanism at one eps for a batch of repetitions")
     u.add_argument("--spec", required=True, help="the job's spec (JSON object)")
     u.add_argument("--data", required=True, type=A.parquet_file, help="processed table (one int column per attribute)")
@@ -63,6 +69,24 @@ def _load(spec, path):
     require(spec, "records", lambda v: v is None or is_positive_int(v), "must be a positive integer")
     data, domains, _, _ = load_dataset(path, spec["records"], spec["seed"], spec["dataset"])
     return data, domains
+
+
+def _prepare(args) -> int:
+    import pyarrow.parquet as pq
+
+    from shuffledp.experiments.multidim import prepare_adult
+    from shuffledp.io import read_provenance, write_table
+
+    spec = read_spec(args.spec, {"dataset", "attributes"})
+    require(spec, "attributes", lambda v: isinstance(v, list) and v and all(isinstance(a, str) for a in v),
+            "must be a non-empty list of column names")
+    try:
+        table, prov = prepare_adult(pq.read_table(args.input).to_pandas(), read_provenance(args.input),
+                                    spec["attributes"])
+    except ValueError as exc:
+        raise UsageError(f"--input: {exc}") from None
+    write_table(table, args.out, prov)
+    return 0
 
 
 def _uniform(args) -> int:

@@ -25,6 +25,11 @@ from shuffledp.seeding import rng as seeded_rng
 from shuffledp.tasks.multidim import frequency_mse, topk_confusion, true_frequencies
 
 MECHANISMS = ("mhm", "flame", "tcm")
+# Real data beside the paper's IPUMS extracts: the UCI Adult table of the data stage, reduced to its
+# categorical attributes (the class label `income` and the six ordinal columns left out).
+ADULT = "adult"
+ADULT_ATTRIBUTES = ("workclass", "education", "marital_status", "occupation", "relationship", "race", "sex",
+                    "native_country")
 METHODS = ("ogm", "nogm")
 DEFAULT_CLASSES = [
     {"name": "conservative", "eps": 0.1, "delta_n": 0.1},
@@ -35,6 +40,15 @@ DEFAULT_CLASSES = [
 
 # ------------------------------------------------------------------ provenance (data stage contract)
 
+
+def dataset_label(dataset: str, prov: Mapping | None = None) -> str:
+    """Panel / caption label of a dataset: IPUMS keys upper-cased; Adult says it is not IPUMS and
+    whether the table is the real one or its stand-in (from the table's provenance)."""
+    if dataset == ADULT:
+        kind = "stand-in" if (prov or {}).get("standin", False) else "real"
+        return f"Adult ({kind}), not IPUMS"
+    return dataset.upper()
+
 # ------------------------------------------------------------------ config
 
 
@@ -44,6 +58,13 @@ def check_config(config: Mapping) -> None:
     sec = config.get("multidim")
     if not sec:
         return
+    ds = list(sec.get("datasets", []))
+    if len(set(ds)) != len(ds):
+        raise ConfigError(f"config key multidim.datasets: {ds} has a repeated dataset")
+    ipums = (config.get("datasets") or {}).get("ipums") or {}
+    for name in ds:
+        if name != ADULT and ipums and name not in ipums:
+            raise ConfigError(f"config key multidim.datasets: {name!r} is neither 'adult' nor a key of datasets.ipums")
     for m in sec.get("mechanisms", MECHANISMS):
         if m not in MECHANISMS:
             raise ConfigError(f"config key multidim.mechanisms: unknown mechanism {m!r}")
@@ -79,13 +100,16 @@ def ratio_tag(ratio: str) -> str:
 
 
 def jobs(config: Mapping) -> list[Job]:
-    """Every job of the stage: ``uniform`` per (dataset, mechanism, eps, batch), ``personal`` per
-    (dataset, method, ratio, batch), one ``report``. Each spec holds only the keys its job uses."""
+    """Every job of the stage: ``prepare`` for Adult (its categorical attributes), ``uniform`` per
+    (dataset, mechanism, eps, batch), ``personal`` per (dataset, method, ratio, batch), one ``report``.
+    Each spec holds only the keys its job uses."""
     sec = config.get("multidim")
     if not sec:
         return []
     seed = int(config["seed"])
     out = []
+    if ADULT in sec["datasets"]:
+        out.append(Job("prepare", {"dataset": ADULT}, {"dataset": ADULT, "attributes": list(ADULT_ATTRIBUTES)}))
     for ds in sec["datasets"]:
         for mech in sec["mechanisms"]:
             for eps in sec["eps"]:
@@ -118,6 +142,28 @@ def jobs(config: Mapping) -> list[Job]:
 
 
 # ------------------------------------------------------------------ data
+
+
+def prepare_adult(table: pd.DataFrame, prov: Mapping, attributes) -> tuple[pd.DataFrame, dict]:
+    """The multidim input of Adult: one int column per categorical attribute, its domain sizes and
+    the source's real/stand-in flag in the provenance (``load_dataset`` reads the domains)."""
+    attributes = list(attributes)
+    missing = [a for a in attributes if a not in table.columns]
+    if missing:
+        raise ValueError(f"adult table: missing attribute column(s) {missing}")
+    domains = prov.get("domains") or {}
+    if any(a not in domains for a in attributes):
+        raise ValueError("adult table: its provenance gives no domain size for " +
+                         ", ".join(a for a in attributes if a not in domains))
+    out = table[attributes].astype(np.int16).reset_index(drop=True)
+    for a in attributes:
+        if out[a].min() < 0 or out[a].max() >= int(domains[a]):
+            raise ValueError(f"adult table: {a} has codes outside 0..{int(domains[a]) - 1}")
+    new = {"dataset": ADULT, "source": prov.get("source", "?"), "standin": bool(prov.get("standin", False)),
+           "derived_from": "data/processed/adult.parquet (categorical attributes only)",
+           "citation": prov.get("citation", ""), "rows": int(len(out)),
+           "domains": {a: int(domains[a]) for a in attributes}}
+    return out, new
 
 
 def load_dataset(path: str | Path, records: int | None, seed: int, dataset: str):

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from shuffledp.experiments.multidim import standin_note, write_parquet
+from shuffledp.experiments.multidim import ADULT, dataset_label, standin_note, write_parquet
 from shuffledp.io import read_provenance, save_figure_file, write_text
 
 LABELS = {"mhm": "MHM", "flame": "FLAME", "tcm": "TCM", "ogm": "OGM", "nogm": "NOGM"}
@@ -21,7 +22,12 @@ def _concat(paths) -> pd.DataFrame:
 
 
 def _note(provs: dict) -> str:
-    return standin_note(*provs.values()) if provs else ""
+    """Stand-in warning of the inputs, plus the Adult label ("Adult (real), not IPUMS") when Adult is
+    among them: every figure title and table caption of the stage carries it."""
+    parts = [standin_note(*provs.values())] if provs else []
+    if ADULT in provs:
+        parts.append(f"{ADULT} = {dataset_label(ADULT, provs[ADULT])}")
+    return "; ".join(p for p in parts if p)
 
 
 def _title(text: str, note: str) -> str:
@@ -42,8 +48,17 @@ def summarise_uniform(df: pd.DataFrame) -> pd.DataFrame:
     return agg.reset_index()
 
 
+def use_log_axis(values) -> bool:
+    """A log y axis only when the positive values span a decade or more: over less, matplotlib
+    labels one or two ticks and the panel reads as flat; a linear axis shows the differences."""
+    y = np.asarray(values, dtype=float)
+    y = y[np.isfinite(y) & (y > 0)]
+    return bool(len(y)) and float(y.max() / y.min()) >= 10.0
+
+
 def fig_lines(summary: pd.DataFrame, ycol: str, ylabel: str, title: str, note: str, stem: Path,
-              xcol: str = "eps", group: str = "mechanism", logy: bool = True, xlabel: str = "privacy budget eps_s"):
+              xcol: str = "eps", group: str = "mechanism", logy: bool = True, xlabel: str = "privacy budget eps_s",
+              provs: dict | None = None):
     import matplotlib
 
     matplotlib.use("Agg")
@@ -56,9 +71,9 @@ def fig_lines(summary: pd.DataFrame, ycol: str, ylabel: str, title: str, note: s
         for key, grp in sub.groupby(group, sort=True):
             ax.plot(grp[xcol].astype(str) if xcol == "ratio" else grp[xcol], grp[ycol], marker=MARKERS.get(key, "o"),
                     color=COLORS.get(key), label=LABELS.get(key, key))
-        if logy:
+        if logy and use_log_axis(sub[ycol]):
             ax.set_yscale("log")
-        ax.set_title(ds.upper())
+        ax.set_title(dataset_label(ds, (provs or {}).get(ds)))
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
@@ -111,10 +126,10 @@ def report(uniform_files, timing_files, personal_files, data_files: dict, *, sca
     summ = summarise_uniform(uni)
     write_parquet(summ, tables_dir / "multidim_fig3.parquet")
     fig_lines(summ, "mse", "MSE (per-attribute average)", "Fig. 3: frequency estimation MSE, delta=1/n", note,
-              figures_dir / "multidim_fig3")
+              figures_dir / "multidim_fig3", provs=provs)
     fig_lines(summ, "bits_total", "bits per user (sent + received)",
               "Fig. 5: communication per user (TCM includes the encoding-rule broadcast)", note,
-              figures_dir / "multidim_fig5")
+              figures_dir / "multidim_fig5", provs=provs)
     tim = _concat(timing_files)
     if len(tim):
         tim = tim.sort_values(["dataset", "mechanism", "eps", "rep"]).reset_index(drop=True)
@@ -124,7 +139,7 @@ def report(uniform_files, timing_files, personal_files, data_files: dict, *, sca
         ts["us_per_user"] = ts["user_seconds_per_user"] * 1e6
         fig_lines(ts, "us_per_user", "user-side time per user (microseconds)",
                   "Fig. 4: user-side running time per user (vectorised over all users; not reproducible)", note,
-                  figures_dir / "multidim_fig4")
+                  figures_dir / "multidim_fig4", provs=provs)
     t3 = table3(summ, topk)
     write_parquet(t3, tables_dir / "multidim_table3.parquet")
     write_text(tables_dir / "multidim_table3.md", table3_md(t3, note, scale))
@@ -141,7 +156,7 @@ def report(uniform_files, timing_files, personal_files, data_files: dict, *, sca
         fig_lines(ps, "mse", "MSE (per-attribute average)",
                   "Fig. 10: OGM vs NOGM, conservative:moderate:liberal = (0.1, 1/(10n)):(0.5, 1/n):(1, 10/n)", note,
                   figures_dir / "multidim_fig10", xcol="ratio", group="method",
-                  xlabel="ratio conservative:moderate:liberal")
+                  xlabel="ratio conservative:moderate:liberal", provs=provs)
     c = claims(summ, pers, scale, tim, [k for k, p in provs.items() if p.get("standin")] if provs else None)
     write_parquet(c, tables_dir / "multidim_claims.parquet")
     write_text(tables_dir / "multidim_claims.md", claims_md(c, note, scale))

@@ -31,6 +31,17 @@ def _notes(df: pd.DataFrame, ds: str) -> str:
     return f"\n({n[0]})" if len(n) and n[0] else ""
 
 
+def _flat_note(ax, values, eps: float | None = None,
+               text: str = "no user amplified here: {what} for every user") -> None:
+    """Say so on a panel whose eps' is the same for every user (nobody amplified at this scale), so
+    that a vertical ECDF or a flat line reads as a finding, not as a broken figure."""
+    v = pd.Series(values, dtype=float).dropna()
+    if len(v) and v.nunique() == 1:
+        what = f"eps' = {v.iloc[0]:g}" if eps is None else f"eps'/eps = {v.iloc[0]:g}"
+        ax.annotate(text.format(what=what), xy=(0.5, 0.5), xycoords="axes fraction",
+                    ha="center", va="center", fontsize=8, bbox={"boxstyle": "round", "fc": "white", "alpha": 0.85})
+
+
 def _pick(sec: Mapping, runs: pd.DataFrame) -> tuple[float, float, str]:
     fig = sec.get("figure", {}) or {}
     eps = float(fig.get("eps", sorted(runs.eps.unique())[len(runs.eps.unique()) // 2]))
@@ -99,6 +110,8 @@ def fig2(users: pd.DataFrame, runs: pd.DataFrame, sec: Mapping, prefix: str) -> 
             ax.step(x, np.arange(1, len(x) + 1) / len(x), where="post", label=f"eps={eps:g}, eps1={split} eps")
             xc = np.sort(g.eps_prime_closed.to_numpy() / eps)
             ax.step(xc, np.arange(1, len(xc) + 1) / len(xc), where="post", ls=":", color=ax.lines[-1].get_color())
+        if len(ud):
+            _flat_note(ax, ud.eps_prime_numeric / ud.eps, eps=1.0)
         ax.set_xlabel("eps' / eps (solid: numerical clones; dotted: Thm 6 closed form)")
         ax.set_ylabel("share of users (ECDF)")
         ax.set_title(f"{ds}, Algorithm 1 (k-means), c={c:g}{_notes(runs, ds)}", fontsize=9)
@@ -132,11 +145,15 @@ def fig3(runs: pd.DataFrame, sec: Mapping, prefix: str) -> None:
                     y = 0.95 - 0.07 * len(axes[0, j].texts)
                     axes[0, j].annotate(f"Thm 4: eps1={e1:.3g} > eps={eps:g}", xy=(0.02, y),
                                         xycoords="axes fraction", fontsize=7, color=line.get_color())
+        feas = rd[(rd.split != "thm4") & rd.feasible]
+        if len(feas):
+            _flat_note(axes[1, j], feas.epsp_numeric_median / feas.eps, eps=1.0,
+                       text="median {what} at every eps and split")
         axes[0, j].set_title(f"{ds}, Algorithm 1 (k-means), c={c:g}{_notes(runs, ds)}", fontsize=9)
         axes[0, j].set_ylabel("mean per-user L1 error")
         axes[1, j].set_ylabel("median eps' / eps (numerical clones)")
         axes[1, j].set_xlabel("eps1 / eps")
-        axes[0, j].legend(fontsize=7, loc="lower right")
+        axes[0, j].legend(fontsize=7, loc="best")
     fig.suptitle("The eps1 trade-off; Theorem 4's eps1 dashed where feasible (Fig. 3)")
     _save(fig, prefix, 3)
 
@@ -159,6 +176,7 @@ def fig4(users: pd.DataFrame, runs: pd.DataFrame, sec: Mapping, prefix: str) -> 
             if len(g):
                 sc = ax.scatter(g.dist_centre, g.eps_prime_numeric, c=np.log10(g.group_size), s=4, cmap="viridis")
                 fig.colorbar(sc, ax=ax, label="log10 group size")
+                _flat_note(ax, g.eps_prime_numeric)
             ax.set_title(f"{ds}, eps={e:g}, eps1={s} eps, c={c:g}{_notes(runs, ds)}", fontsize=9)
             ax.set_xlabel("L1 distance to group centre (true histograms)")
             ax.set_ylabel("eps' (numerical clones)")
