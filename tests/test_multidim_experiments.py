@@ -151,14 +151,18 @@ def test_cli_jobs_and_report(tmp_path):
     assert ((t3.TP + t3.FP) == 5).all() and ((t3.TP + t3.FN) == 5).all()
 
 
-def test_cli_account_and_usage_errors(capsys):
+def test_cli_account_and_usage_errors(capsys, tmp_path):
     _run("account", "mhm", "--eps", "0.5", "--delta", "1e-4", "--n", "1e4", "--d", "10")
     out = capsys.readouterr().out
     assert '"eps_l"' in out and '"g"' in out
+    data = tmp_path / "x.parquet"  # a readable input, so that the --spec error is the one reported
+    pd.DataFrame({"a": [0, 1]}).to_parquet(data)
+    classes = ('[{"name":"c","eps":0.1,"delta_n":0.1},{"name":"m","eps":0.5,"delta_n":1},'
+               '{"name":"l","eps":1,"delta_n":10}]')
     spec = ('{"dataset":"br","method":"ogm","ratio":"2:4","reps":[0],"records":10,"seed":1,"bound":"bennett",'
-            '"family_bits":32,"classes":[]}')
-    bad = subprocess.run([sys.executable, "-m", "shuffledp", "multidim", "personal", "--spec", spec, "--data", "x",
-                          "--out", "y"], capture_output=True, text=True)
+            '"family_bits":32,"classes":' + classes + '}')
+    bad = subprocess.run([sys.executable, "-m", "shuffledp", "multidim", "personal", "--spec", spec, "--data",
+                          str(data), "--out", "y"], capture_output=True, text=True)
     assert bad.returncode == 2 and "--spec" in bad.stderr and "2:4" in bad.stderr and bad.stderr.count("\n") == 1
 
 
