@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import os
-
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+
+from shuffledp.io import save_figure_file  # noqa: E402
 
 STYLE = {"upper": "-", "reference": ":", "lower": "--", "exact": "--"}
 
@@ -53,8 +53,7 @@ def figure(df: pd.DataFrame, pdf: str, png: str, *, scale: str = "default") -> N
     fig.suptitle(f"Shuffle accountants compared (delta = {delta:g}; scale: {scale})", fontsize=10)
     fig.tight_layout(rect=(0, 0.08, 1, 0.97))
     for path, kw in ((pdf, {"metadata": {"CreationDate": None}}), (png, {"dpi": 110})):
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        fig.savefig(path, bbox_inches="tight", **kw)
+        save_figure_file(fig, path, bbox_inches="tight", **kw)
     plt.close(fig)
 
 
@@ -79,6 +78,5 @@ def gain_figure(gain: pd.DataFrame, pdf: str, png: str, *, scale: str = "default
     fig.suptitle(f"What the tighter accountant buys (delta_s = delta_n / n; scale: {scale})", fontsize=10)
     fig.tight_layout()
     for path, kw in ((pdf, {"metadata": {"CreationDate": None}}), (png, {"dpi": 110})):
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        fig.savefig(path, bbox_inches="tight", **kw)
+        save_figure_file(fig, path, bbox_inches="tight", **kw)
     plt.close(fig)
