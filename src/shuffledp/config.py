@@ -272,10 +272,11 @@ def _check_synthetic_names(config: Mapping) -> None:
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise ConfigError(f"config key datasets.synthetic: duplicate names {dupes}")
-    for s in synth:
+    for i, s in enumerate(synth):
         if s["set_size"] > s["domain"]:
             raise ConfigError(
-                f"config key datasets.synthetic[{s['name']}].set_size: {s['set_size']} exceeds domain {s['domain']}"
+                f"config key datasets.synthetic[{i}].set_size: {s['set_size']} exceeds domain {s['domain']} "
+                f"(dataset {s['name']})"
             )
 
 
