@@ -343,8 +343,10 @@ def _check_tables_exist(config: Mapping) -> None:
         if len(set(names)) != len(names):
             raise ConfigError(f"config key multidim.datasets: duplicate entries in {names}")
         for name in names:
+            if name == "adult":  # Adult's categorical attributes (real, from the data stage's Adult table)
+                continue
             if name not in ipums:
-                raise ConfigError(f"config key multidim.datasets: {name!r} needs datasets.ipums.{name} "
+                raise ConfigError(f"config key multidim.datasets: {name!r} needs datasets.ipums.{name} or 'adult' "
                                   f"(configured: {sorted(ipums)})")
             if md["records"] > ipums[name]["records"]:
                 raise ConfigError(f"config key multidim.records: {md['records']} exceeds datasets.ipums.{name}.records "
