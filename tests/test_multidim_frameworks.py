@@ -255,18 +255,20 @@ def _config():
 
 
 def test_jobs_one_per_framework_component_dataset_eps():
-    from shuffledp.experiments.multidim_frameworks import find_job, jobs
+    from shuffledp.experiments.jobs import JobTable, canonical
+    from shuffledp.experiments.multidim_frameworks import jobs
 
     js = jobs(_config())
+    table = JobTable(js)  # no two jobs with the same identity
     runs = [j for j in js if j.step == "run"]
     assert len(runs) == 2 * 2 + 2 * 2 * 2
     keys = {tuple(sorted(j.wildcards.items())) for j in runs}
     assert len(keys) == len(runs)
-    calm = find_job(js, "run", framework="calm", component="mhm", dataset="br", eps="0.5")
+    calm = table.job("run", {"framework": "calm", "component": "mhm", "dataset": "br", "eps": "0.5"})
     assert "view_size" in calm.spec and "domain" not in calm.spec and "np_fraction" not in calm.spec
-    hdg = find_job(js, "run", framework="hdg", component="flame", dataset="loan", eps="1")
+    hdg = table.job("run", {"framework": "hdg", "component": "flame", "dataset": "loan", "eps": "1"})
     assert "queries" in hdg.spec and "view_size" not in hdg.spec and "family_bits" not in hdg.spec
-    json.loads(hdg.spec_json())
+    assert json.loads(canonical(hdg.spec)) == hdg.spec
     assert [j.step for j in js].count("report") == 1
 
 
@@ -275,21 +277,23 @@ def test_run_job_reproducible_and_mhm_beats_flame(tmp_path):
 
     from shuffledp.datasets import loan
     from shuffledp.datasets.provenance import write_table
-    from shuffledp.experiments.multidim_frameworks import find_job, jobs, run_job, write_parquet
+    from shuffledp.experiments.jobs import JobTable
+    from shuffledp.experiments.multidim_frameworks import jobs, run_job, write_parquet
 
     # a 4-attribute stand-in-like ordinal table (10 grids keep MHM's exact accountant fast)
     attrs = loan.ATTRIBUTES[:4]
     table = loan.standin(3000, 8, np.random.default_rng(2), attrs)
     path = tmp_path / "loan.parquet"
     write_table(pd.DataFrame(table), path, {"dataset": "loan", "standin": True, "domains": {a: 8 for a in attrs}})
-    js = jobs(_config())
-    spec = find_job(js, "run", framework="hdg", component="mhm", dataset="loan", eps="1").spec
+    js = JobTable(jobs(_config()))
+    spec = js.job("run", {"framework": "hdg", "component": "mhm", "dataset": "loan", "eps": "1"}).spec
     a, b = run_job(spec, str(path)), run_job(spec, str(path))
     write_parquet(a, tmp_path / "a.parquet")
     write_parquet(b, tmp_path / "b.parquet")
     assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()  # no timings inside
     assert bool(a.standin.all())
-    fl = run_job(find_job(js, "run", framework="hdg", component="flame", dataset="loan", eps="1").spec, str(path))
+    fl = run_job(js.job("run", {"framework": "hdg", "component": "flame", "dataset": "loan", "eps": "1"}).spec,
+                 str(path))
     # granularity "hdg": HDG's guideline, the same grids for both components (Fig. 8 compares like with like)
     assert (a.g1.iloc[0], a.g2.iloc[0]) == (fl.g1.iloc[0], fl.g2.iloc[0])
     # 2 repetitions each; the grid MSE gap at these settings is large (measured ~5x), so this is not flaky
