@@ -21,11 +21,11 @@ RESOURCES = {
     "multidim_uniform": {"mem_mb": 1000, "runtime": 10},
     "multidim_personal": {"mem_mb": 1000, "runtime": 10},
     "multidim_report": {"mem_mb": 1000, "runtime": 10},
-    "peruser_job": {"mem_mb": 1500, "runtime": 30},
+    "peruser_job": {"mem_mb": 1500, "runtime": 60},  # every eps inside since issue 14 (4 at paper scale)
     "peruser_collect": {"mem_mb": 1000, "runtime": 5},
     "peruser_report": {"mem_mb": 1500, "runtime": 10},
     "multidim_frameworks_loan": {"mem_mb": 1000, "runtime": 10},
     "multidim_frameworks_adult": {"mem_mb": 1000, "runtime": 10},
-    "multidim_frameworks_run": {"mem_mb": 1500, "runtime": 30},
+    "multidim_frameworks_run": {"mem_mb": 1500, "runtime": 60},  # every eps_s inside (5 at paper scale)
     "multidim_frameworks_report": {"mem_mb": 1000, "runtime": 10},
 }

@@ -1,7 +1,7 @@
 # Multidimensional seed, Sec. 6.1.2-6.1.3 (Figs 6-9): MHM and FLAME as the frequency component of CALM
 # (3-way marginals on BR, MX) and HDG (3-D range queries on Adult, Loan). Jobs and their specs:
-# shuffledp.experiments.multidim_frameworks.jobs -- one per (framework, component, dataset, eps_s)
-# with every repetition inside, and one report. The two `prepare` rules build HDG's ordinal tables
+# shuffledp.experiments.multidim_frameworks.jobs -- one per (framework, component, dataset) with
+# every eps_s and repetition inside, and one report. The two `prepare` rules build HDG's ordinal tables
 # (Loan, Adult's ordinal attributes): data-stage tables by role (data.smk defines their paths and
 # lists them in the datasets table), in the stage's shape because their specs come from its jobs.
 from shuffledp.experiments import multidim_frameworks as MDFX
@@ -10,8 +10,8 @@ MDFX.check_config(config)  # semantic checks the schema cannot express, before a
 
 if config.get("multidim_frameworks"):
     MDF = JobTable(MDFX.jobs(config))
-    MDF_RUN = f"{RESULTS}/multidim_frameworks/runs/{{framework}}_{{dataset}}_{{component}}_eps{{eps}}.parquet"
-    MDF_RUN_ID = "{framework}_{dataset}_{component}_eps{eps}"
+    MDF_RUN = f"{RESULTS}/multidim_frameworks/runs/{{framework}}_{{dataset}}_{{component}}.parquet"
+    MDF_RUN_ID = "{framework}_{dataset}_{component}"
     # the processed table each run reads (CALM: an IPUMS extract; HDG: an ordinal table)
     MDF_DATA = {
         **{ds: f"{PROC}/ipums_{ds}.parquet" for ds in config["multidim_frameworks"].get("calm", {}).get("datasets", [])},

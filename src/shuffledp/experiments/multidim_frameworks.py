@@ -5,7 +5,8 @@ Workflow contract: :func:`jobs` lists every job of the stage as a :class:`Job` (
 and the JSON spec holding only the keys that job uses); the rules look jobs up by wildcards. Steps:
 
 * ``prepare``: the Loan table and Adult's ordinal table (HDG's inputs);
-* ``run``: one (framework, component, dataset, eps_s) with every repetition inside;
+* ``run``: one (framework, component, dataset) with every eps_s and every repetition inside (issue 14:
+  grid points and repetitions of one protocol go inside its job);
 * ``report``: Figs 6-9 and the claims table.
 
 Seeds: the record sample of a dataset comes from ``(seed, "multidim_frameworks", "records", dataset)``,
@@ -26,7 +27,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from shuffledp.config import ConfigError, register_check
-from shuffledp.experiments.jobs import Job, num
+from shuffledp.experiments.jobs import Job
 from shuffledp.seeding import rng as seeded_rng
 
 FRAMEWORKS = ("calm", "hdg")
@@ -85,17 +86,15 @@ def jobs(config: Mapping) -> list[Job]:
     for fw, part in (("calm", calm), ("hdg", hdg)):
         for ds in part.get("datasets", []):
             for comp in sec["components"]:
-                for eps in sec["eps"]:
-                    spec = {"framework": fw, "component": comp, "dataset": ds, "eps": float(eps),
-                            "records": part.get("records"), "reps": int(part["reps"]), **common, **comp_opts[comp]}
-                    if fw == "calm":
-                        spec.update({k: calm[k] for k in ("view_size", "max_view_cells", "marginals",
-                                                           "marginal_size", "rounds")})
-                    else:
-                        spec.update({k: hdg[k] for k in ("domain", "queries", "query_dim", "volume", "rounds")})
-                        spec["granularity"] = hdg.get("granularity", "hdg")
-                    wc = {"framework": fw, "component": comp, "dataset": ds, "eps": num(eps)}
-                    runs.append(Job("run", wc, spec))
+                spec = {"framework": fw, "component": comp, "dataset": ds, "eps": [float(e) for e in sec["eps"]],
+                        "records": part.get("records"), "reps": int(part["reps"]), **common, **comp_opts[comp]}
+                if fw == "calm":
+                    spec.update({k: calm[k] for k in ("view_size", "max_view_cells", "marginals",
+                                                       "marginal_size", "rounds")})
+                else:
+                    spec.update({k: hdg[k] for k in ("domain", "queries", "query_dim", "volume", "rounds")})
+                    spec["granularity"] = hdg.get("granularity", "hdg")
+                runs.append(Job("run", {"framework": fw, "component": comp, "dataset": ds}, spec))
     out += runs
     if runs:
         out.append(Job("report", {}, {"scale": scale, "eps": [float(e) for e in sec["eps"]],
@@ -226,9 +225,12 @@ def run_hdg(data, domains, spec: Mapping) -> pd.DataFrame:
 
 
 def run_job(spec: Mapping, data_path: str) -> pd.DataFrame:
+    """Every eps_s of the spec (a list, or one number) with every repetition; the rows of one eps_s do
+    not depend on the other eps_s values (seeds derive from eps_s and the repetition only)."""
     data, domains, _, prov = load_table(data_path, spec.get("records"), int(spec["seed"]), spec["dataset"])
     fn = {"calm": run_calm, "hdg": run_hdg}[spec["framework"]]
-    df = fn(data, domains, spec)
+    eps = spec["eps"] if isinstance(spec["eps"], list) else [spec["eps"]]
+    df = pd.concat([fn(data, domains, {**spec, "eps": float(e)}) for e in eps], ignore_index=True)
     df["standin"] = bool(prov.get("standin", False))
     return df
 
