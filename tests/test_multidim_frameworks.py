@@ -273,6 +273,30 @@ def test_jobs_one_per_framework_component_dataset_every_eps_inside():
     assert [j.step for j in js].count("report") == 1
 
 
+def test_editing_one_key_changes_only_the_specs_that_hold_it():
+    """The rules pass the canonical spec as params: a job reruns exactly when its spec changes."""
+    import copy
+
+    from shuffledp.experiments.jobs import canonical
+    from shuffledp.experiments.multidim_frameworks import jobs
+
+    def changed(mutate):
+        cfg = copy.deepcopy(_config())
+        mutate(cfg["multidim_frameworks"])
+        before = {(j.step, tuple(sorted(j.wildcards.items()))): canonical(j.spec) for j in jobs(_config())}
+        after = {(j.step, tuple(sorted(j.wildcards.items()))): canonical(j.spec) for j in jobs(cfg)}
+        assert before.keys() == after.keys()
+        return {dict(k[1]).get("framework", "") + "/" + dict(k[1]).get("component", dict(k[1]).get("dataset", ""))
+                + ":" + k[0] for k in before if before[k] != after[k]}
+
+    assert changed(lambda s: s.update(flame_variant="seed33")) == {"calm/flame:run", "hdg/flame:run"}
+    assert changed(lambda s: s["hdg"].update(queries=4)) == {"hdg/mhm:run", "hdg/flame:run", "/:report"}
+    assert changed(lambda s: s["calm"].update(view_size=2)) == {"calm/mhm:run", "calm/flame:run"}
+    assert changed(lambda s: s["hdg"].update(domain=16)) == {"hdg/mhm:run", "hdg/flame:run", "/loan:prepare",
+                                                             "/adult:prepare"}
+    assert changed(lambda s: s["loan"].update(records=500)) == {"/loan:prepare"}
+
+
 def test_run_job_reproducible_and_mhm_beats_flame(tmp_path):
     import pandas as pd
 
