@@ -33,7 +33,7 @@ def _one(args):
     runs, users = E.run_job(job.spec, msnbc_path=msnbc)
     dt = time.perf_counter() - t
     cpu = time.process_time() - c0
-    tag = "{dataset}_{method}_{clustering}_e{eps}_b{batch}".format(**job.wildcards)
+    tag = "{dataset}_{method}_{clustering}_b{batch}".format(**job.wildcards)
     runs.to_parquet(f"{out}/{tag}.runs.parquet", index=False)
     users.to_parquet(f"{out}/{tag}.users.parquet", index=False)
     return job, dt, cpu
@@ -62,7 +62,7 @@ def main() -> int:
         for i, (job, dt, cpu) in enumerate(ex.map(_one, [(j, msnbc, a.out) for j in jobs]), 1):
             job = job.wildcards
             times.append((job, dt, cpu))
-            print(f"[{i}/{len(jobs)}] {job['dataset']} {job['method']} {job['clustering']} eps={job['eps']}: "
+            print(f"[{i}/{len(jobs)}] {job['dataset']} {job['method']} {job['clustering']} (every eps): "
                   f"wall {dt:.1f}s cpu {cpu:.1f}s", file=sys.stderr, flush=True)
     t_jobs = time.perf_counter() - t0
     from shuffledp.plotting import peruser as F

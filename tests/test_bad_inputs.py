@@ -262,10 +262,10 @@ BAD_CLI = [
      "--claims {tmp}/c", ["--runs"]),
     ("peruser-run-spec", "peruser run --spec nope --out-runs {tmp}/r --out-users {tmp}/u", ["--spec"]),
     ("peruser-run-reps", 'peruser run --spec {{"dataset":{{"name":"s","source":"synthetic"}},"method":"alg1",'
-     '"clustering":"kmeans","eps":"1","splits":["0.5"],"c":[0.1],"delta":1e-6,"kmeans_k":2,"reps":[-1],'
+     '"clustering":"kmeans","eps":["1"],"splits":["0.5"],"c":[0.1],"delta":1e-6,"kmeans_k":2,"reps":[-1],'
      '"seed":1,"user_sample":10}} --out-runs {tmp}/r --out-users {tmp}/u', ["--spec", "reps"]),
     ("peruser-run-eps", 'peruser run --spec {{"dataset":{{"name":"s","source":"synthetic"}},"method":"alg1",'
-     '"clustering":"kmeans","eps":"-2","splits":["0.5"],"c":[0.1],"delta":1e-6,"kmeans_k":2,"reps":[0],'
+     '"clustering":"kmeans","eps":["1","-2"],"splits":["0.5"],"c":[0.1],"delta":1e-6,"kmeans_k":2,"reps":[0],'
      '"seed":1,"user_sample":10}} --out-runs {tmp}/r --out-users {tmp}/u', ["--spec", "eps"]),
     ("multidim-uniform-missing", "multidim uniform --data {tmp}/nope --dataset br --reps 0 --seed 1 "
      "--out {tmp}/o --mechanism mhm --eps 1 --timings {tmp}/t", ["--data", "nope"]),

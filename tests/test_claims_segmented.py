@@ -190,3 +190,12 @@ def test_m_star_comparisons_need_both_datasets():
     v = verdicts(summary(c), c)
     assert v["m_star_larger_on_T128_than_msnbc"] == NOT_TESTABLE
     assert v["optimal_m_msnbc_5k"] == NOT_TESTABLE
+
+
+def test_claims_from_the_job_spec_grid_equal_claims_from_the_config_grid():
+    """The claims job's spec carries the m grid as a list (experiments.segmented.jobs); the config
+    carries {min, max, num}: both give the same table."""
+    c = cfg()
+    summ = summary(c)
+    spec = dict(c, m_grid=[float(m) for m in ex.m_grid(c)])
+    pd.testing.assert_frame_equal(C.claims(summ, spec, "test"), C.claims(summ, c, "test"))

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from shuffledp.experiments import multidim, personalized, peruser, segmented
+from shuffledp.experiments import multidim, multidim_frameworks, personalized, peruser, segmented
 from shuffledp.experiments.jobs import Job, JobTable, batch_ranges, canonical
 
 REPO = Path(__file__).resolve().parents[1]
-STAGES = (segmented, personalized, multidim, peruser)
+STAGES = (segmented, personalized, multidim, peruser, multidim_frameworks)
 
 
 def _config(name: str) -> dict:
@@ -88,6 +88,14 @@ def test_specs_hold_only_the_keys_a_job_uses():
         if j.step == "run":
             assert [d["name"] for d in cfg["peruser"]["datasets"]].count(j.spec["dataset"]["name"]) == 1
             assert ("dbscan" in j.spec) == (j.wildcards["clustering"] == "dbscan")
+    for j in multidim_frameworks.jobs(cfg):
+        if j.step == "run":  # a CALM job holds no HDG key, an MHM job no FLAME key, and conversely
+            assert ("view_size" in j.spec) == (j.wildcards["framework"] == "calm")
+            assert ("query_dim" in j.spec) == (j.wildcards["framework"] == "hdg")
+            assert ("family_bits" in j.spec) == (j.wildcards["component"] == "mhm")
+            assert ("np_fraction" in j.spec) == (j.wildcards["component"] == "flame")
+        elif j.step == "prepare":  # Adult's ordinal table does not depend on the Loan settings
+            assert ("source" in j.spec) == (j.wildcards["dataset"] == "loan")
 
 
 def test_bad_spec_is_a_one_line_usage_error(tmp_path):

@@ -254,20 +254,47 @@ def _config():
                 "loan": {"source": "standin"}}}
 
 
-def test_jobs_one_per_framework_component_dataset_eps():
-    from shuffledp.experiments.multidim_frameworks import find_job, jobs
+def test_jobs_one_per_framework_component_dataset_every_eps_inside():
+    from shuffledp.experiments.jobs import JobTable, canonical
+    from shuffledp.experiments.multidim_frameworks import jobs
 
     js = jobs(_config())
+    table = JobTable(js)  # no two jobs with the same identity
     runs = [j for j in js if j.step == "run"]
-    assert len(runs) == 2 * 2 + 2 * 2 * 2
+    assert len(runs) == 2 * 1 + 2 * 2  # components x (CALM datasets + HDG datasets)
+    assert all(j.spec["eps"] == [0.5, 1.0] and "eps" not in j.wildcards for j in runs)
     keys = {tuple(sorted(j.wildcards.items())) for j in runs}
     assert len(keys) == len(runs)
-    calm = find_job(js, "run", framework="calm", component="mhm", dataset="br", eps="0.5")
+    calm = table.job("run", {"framework": "calm", "component": "mhm", "dataset": "br"})
     assert "view_size" in calm.spec and "domain" not in calm.spec and "np_fraction" not in calm.spec
-    hdg = find_job(js, "run", framework="hdg", component="flame", dataset="loan", eps="1")
+    hdg = table.job("run", {"framework": "hdg", "component": "flame", "dataset": "loan"})
     assert "queries" in hdg.spec and "view_size" not in hdg.spec and "family_bits" not in hdg.spec
-    json.loads(hdg.spec_json())
+    assert json.loads(canonical(hdg.spec)) == hdg.spec
     assert [j.step for j in js].count("report") == 1
+
+
+def test_editing_one_key_changes_only_the_specs_that_hold_it():
+    """The rules pass the canonical spec as params: a job reruns exactly when its spec changes."""
+    import copy
+
+    from shuffledp.experiments.jobs import canonical
+    from shuffledp.experiments.multidim_frameworks import jobs
+
+    def changed(mutate):
+        cfg = copy.deepcopy(_config())
+        mutate(cfg["multidim_frameworks"])
+        before = {(j.step, tuple(sorted(j.wildcards.items()))): canonical(j.spec) for j in jobs(_config())}
+        after = {(j.step, tuple(sorted(j.wildcards.items()))): canonical(j.spec) for j in jobs(cfg)}
+        assert before.keys() == after.keys()
+        return {dict(k[1]).get("framework", "") + "/" + dict(k[1]).get("component", dict(k[1]).get("dataset", ""))
+                + ":" + k[0] for k in before if before[k] != after[k]}
+
+    assert changed(lambda s: s.update(flame_variant="seed33")) == {"calm/flame:run", "hdg/flame:run"}
+    assert changed(lambda s: s["hdg"].update(queries=4)) == {"hdg/mhm:run", "hdg/flame:run", "/:report"}
+    assert changed(lambda s: s["calm"].update(view_size=2)) == {"calm/mhm:run", "calm/flame:run"}
+    assert changed(lambda s: s["hdg"].update(domain=16)) == {"hdg/mhm:run", "hdg/flame:run", "/loan:prepare",
+                                                             "/adult:prepare"}
+    assert changed(lambda s: s["loan"].update(records=500)) == {"/loan:prepare"}
 
 
 def test_run_job_reproducible_and_mhm_beats_flame(tmp_path):
@@ -275,25 +302,33 @@ def test_run_job_reproducible_and_mhm_beats_flame(tmp_path):
 
     from shuffledp.datasets import loan
     from shuffledp.datasets.provenance import write_table
-    from shuffledp.experiments.multidim_frameworks import find_job, jobs, run_job, write_parquet
+    from shuffledp.experiments.jobs import JobTable
+    from shuffledp.experiments.multidim_frameworks import jobs, run_job, write_parquet
 
     # a 4-attribute stand-in-like ordinal table (10 grids keep MHM's exact accountant fast)
     attrs = loan.ATTRIBUTES[:4]
     table = loan.standin(3000, 8, np.random.default_rng(2), attrs)
     path = tmp_path / "loan.parquet"
     write_table(pd.DataFrame(table), path, {"dataset": "loan", "standin": True, "domains": {a: 8 for a in attrs}})
-    js = jobs(_config())
-    spec = find_job(js, "run", framework="hdg", component="mhm", dataset="loan", eps="1").spec
+    js = JobTable(jobs(_config()))
+    whole = js.job("run", {"framework": "hdg", "component": "mhm", "dataset": "loan"}).spec
+    spec = dict(whole, eps=[1.0])
     a, b = run_job(spec, str(path)), run_job(spec, str(path))
     write_parquet(a, tmp_path / "a.parquet")
     write_parquet(b, tmp_path / "b.parquet")
     assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()  # no timings inside
     assert bool(a.standin.all())
-    fl = run_job(find_job(js, "run", framework="hdg", component="flame", dataset="loan", eps="1").spec, str(path))
+    fl = run_job(dict(js.job("run", {"framework": "hdg", "component": "flame", "dataset": "loan"}).spec, eps=[1.0]),
+                 str(path))
     # granularity "hdg": HDG's guideline, the same grids for both components (Fig. 8 compares like with like)
     assert (a.g1.iloc[0], a.g2.iloc[0]) == (fl.g1.iloc[0], fl.g2.iloc[0])
     # 2 repetitions each; the grid MSE gap at these settings is large (measured ~5x), so this is not flaky
     assert a.unit_mse.mean() < fl.unit_mse.mean()
+    # every eps_s in one job: the eps_s = 1 rows are those of a job holding only eps_s = 1
+    both = run_job(dict(whole, eps=[0.5, 1.0]), str(path))
+    assert list(both.eps.unique()) == [0.5, 1.0]
+    write_parquet(both[both.eps == 1.0], tmp_path / "c.parquet")
+    assert (tmp_path / "c.parquet").read_bytes() == (tmp_path / "a.parquet").read_bytes()
     tuned = run_job(dict(spec, granularity="component", reps=1), str(path))
     assert tuned.g1.iloc[0] >= a.g1.iloc[0]  # MHM's variance is far below LDP's at eps_s: finer grids
 

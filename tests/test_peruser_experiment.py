@@ -43,7 +43,8 @@ def tables():
 def test_jobs_grid():
     jobs = _jobs()
     alg = [j for j in jobs if j.wildcards["method"] == "alg1"]
-    assert len(alg) == 2              # one per eps (one clustering, one batch)
+    assert len(alg) == 1              # every eps inside (one clustering, one batch)
+    assert alg[0].spec["eps"] == ["1", "4"] and "eps" not in alg[0].wildcards
     assert all(j.spec["splits"] == ["0.5", "0.9", "thm4"] for j in alg)
     assert {tuple(j.spec["splits"]) for j in jobs if j.wildcards["method"] == "ldp"} == {("none",)}
     assert all("dbscan" not in j.spec for j in jobs)   # only dbscan jobs carry its parameters
@@ -59,8 +60,19 @@ def test_batch_layout_does_not_change_rows():
     assert _bytes(E.collect_frames(whole)) == _bytes(E.collect_frames(split))
 
 
+def test_eps_inside_one_job_or_one_job_per_eps_gives_the_same_rows():
+    """eps values share a job (issue 14) without changing a row: seeds depend on eps, not on the job."""
+    sec = dict(SEC, methods=["alg1", "ldp"], eps1_fractions=[0.5], theorem4_split=False)
+    for job in _jobs(sec):
+        together = E.run_job(job.spec)
+        apart = [E.run_job(dict(job.spec, eps=[e])) for e in job.spec["eps"]]
+        assert len(together[0]) == sum(len(a[0]) for a in apart) > 0
+        assert _bytes(E.collect_frames([together[0]])) == _bytes(E.collect_frames([a[0] for a in apart]))
+        assert _bytes(E.collect_frames([together[1]])) == _bytes(E.collect_frames([a[1] for a in apart]))
+
+
 def test_job_is_deterministic():
-    job = next(j for j in _jobs() if j.wildcards["method"] == "alg1" and j.wildcards["eps"] == "4")
+    job = next(j for j in _jobs() if j.wildcards["method"] == "alg1")
     a = E.run_job(job.spec)
     b = E.run_job(job.spec)
     assert _bytes(a[0]) == _bytes(b[0]) and _bytes(a[1]) == _bytes(b[1])

@@ -67,6 +67,10 @@ def test_tiny_workflow_end_to_end_and_byte_identical(tiny_workflow):
     assert (tmp_path / "results/figures/msnbc_category_shares.png").stat().st_size > 1000
     md = (tmp_path / "results/tables/datasets.md").read_text()
     assert "stand-in" in md  # the IPUMS tables are stand-ins here and the caption says so
+    assert "| loan | loan.parquet |" in md and "| adult_ordinal | adult_ordinal.parquet |" in md  # HDG's tables
+    for k in (6, 7, 8, 9):  # Figs 6-9 at the tiny scale of the fixture's multidim_frameworks section
+        assert (tmp_path / f"results/figures/multidim_fig{k}.png").stat().st_size > 1000
+    assert (tmp_path / "results/tables/multidim_frameworks_claims.parquet") in tables
     first = {p.relative_to(tmp_path): p.read_bytes() for p in tables}
     shutil.rmtree(tmp_path / "results")
     shutil.rmtree(tmp_path / "data" / "processed")

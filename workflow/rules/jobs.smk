@@ -5,7 +5,7 @@
 # holds it) and runs `shuffledp <stage> <step> --spec {params.spec:q} ... > {log:q} 2>&1`.
 # RESOURCES is the one place of the stage rules' mem_mb and runtime (minutes): the largest
 # benchmark (max RSS, wall time) of the paper scale with ~4x headroom on memory and ~4x on time.
-from shuffledp.experiments.jobs import JobTable
+from shuffledp.experiments.jobs import JobTable, canonical
 
 RESOURCES = {
     "accountant_table": {"mem_mb": 1000, "runtime": 10},
@@ -22,10 +22,14 @@ RESOURCES = {
     "multidim_uniform": {"mem_mb": 1000, "runtime": 10},
     "multidim_personal": {"mem_mb": 1000, "runtime": 10},
     "multidim_report": {"mem_mb": 1000, "runtime": 10},
-    "peruser_job": {"mem_mb": 1500, "runtime": 30},
+    "peruser_job": {"mem_mb": 1500, "runtime": 60},  # every eps inside since issue 14 (4 at paper scale)
     "peruser_collect": {"mem_mb": 1000, "runtime": 5},
     "peruser_report": {"mem_mb": 1500, "runtime": 10},
     "accountants_compare_run": {"mem_mb": 2000, "runtime": 30},
     "accountants_compare_report": {"mem_mb": 1000, "runtime": 10},
     "accountants_compare_gain": {"mem_mb": 1000, "runtime": 40},
+    "multidim_frameworks_loan": {"mem_mb": 1000, "runtime": 10},
+    "multidim_frameworks_adult": {"mem_mb": 1000, "runtime": 10},
+    "multidim_frameworks_run": {"mem_mb": 1500, "runtime": 60},  # every eps_s inside (5 at paper scale)
+    "multidim_frameworks_report": {"mem_mb": 1000, "runtime": 10},
 }

@@ -1,31 +1,41 @@
 # Multidimensional seed, Sec. 6.1.2-6.1.3 (Figs 6-9): MHM and FLAME as the frequency component of CALM
-# (3-way marginals on BR, MX) and HDG (3-D range queries on Adult, Loan). One job per (framework,
-# component, dataset, eps_s) with every repetition inside; jobs and their specs come from the library
-# (shuffledp.experiments.multidim_frameworks.jobs); each path pattern is defined once here.
+# (3-way marginals on BR, MX) and HDG (3-D range queries on Adult, Loan). Jobs and their specs:
+# shuffledp.experiments.multidim_frameworks.jobs -- one per (framework, component, dataset) with
+# every eps_s and repetition inside, and one report. The two `prepare` rules build HDG's ordinal tables
+# (Loan, Adult's ordinal attributes): data-stage tables by role (data.smk defines their paths and
+# lists them in the datasets table), in the stage's shape because their specs come from its jobs.
 from shuffledp.experiments import multidim_frameworks as MDFX
 
 MDFX.check_config(config)  # semantic checks the schema cannot express, before any job
-MDF_JOBS = MDFX.jobs(config, CONFIG_NAME)
 
-if MDF_JOBS:
-    MDF_DIR = f"{RESULTS}/multidim_frameworks"
-    MDF_RUN = f"{MDF_DIR}/runs/{{framework}}_{{dataset}}_{{component}}_eps{{eps}}.parquet"
-    MDF_HDG_DATA = {d: MDFX.data_path("hdg", d, PROC) for d in ("adult", "loan")}
-    MDF_REPORT = MDFX.find_job(MDF_JOBS, "report")
+if config.get("multidim_frameworks"):
+    MDF = JobTable(MDFX.jobs(config))
+    MDF_RUN = f"{RESULTS}/multidim_frameworks/runs/{{framework}}_{{dataset}}_{{component}}.parquet"
+    MDF_RUN_ID = "{framework}_{dataset}_{component}"
+    # the processed table each run reads (CALM: an IPUMS extract; HDG: an ordinal table)
+    MDF_DATA = {
+        **{ds: f"{PROC}/ipums_{ds}.parquet" for ds in config["multidim_frameworks"].get("calm", {}).get("datasets", [])},
+        "adult": ADULT_ORDINAL_TABLE,
+        "loan": LOAN_TABLE,
+    }
+    MDF_DATASETS = sorted({j.wildcards["dataset"] for j in MDF.jobs if j.step == "run"})
+
+    wildcard_constraints:
+        framework="calm|hdg",
+        component="mhm|flame",
 
     rule multidim_frameworks_loan:
         output:
-            MDF_HDG_DATA["loan"],
+            LOAN_TABLE,
         log:
             f"{LOGS}/multidim_frameworks/prepare_loan.log",
         benchmark:
             f"{BENCH}/multidim_frameworks/prepare_loan.tsv"
         params:
-            spec=lambda wc: MDFX.find_job(MDF_JOBS, "prepare", dataset="loan").spec_json(),
+            spec=lambda wc: canonical(MDF.job("prepare", {"dataset": "loan"}).spec),
             raw_dir=RAW,
         resources:
-            mem_mb=1000,
-            runtime=10,
+            **RESOURCES["multidim_frameworks_loan"],
         localrule: True
         conda:
             env_file()
@@ -35,58 +45,45 @@ if MDF_JOBS:
 
     rule multidim_frameworks_adult:
         input:
-            f"{PROC}/adult.parquet",
+            rules.preprocess_adult.output[0],
         output:
-            MDF_HDG_DATA["adult"],
+            ADULT_ORDINAL_TABLE,
         log:
             f"{LOGS}/multidim_frameworks/prepare_adult.log",
         benchmark:
             f"{BENCH}/multidim_frameworks/prepare_adult.tsv"
         params:
-            spec=lambda wc: MDFX.find_job(MDF_JOBS, "prepare", dataset="adult").spec_json(),
+            spec=lambda wc: canonical(MDF.job("prepare", {"dataset": "adult"}).spec),
         resources:
-            mem_mb=1000,
-            runtime=10,
+            **RESOURCES["multidim_frameworks_adult"],
         conda:
             env_file()
         shell:
-            "shuffledp multidim-frameworks prepare --spec {params.spec:q} --in {input:q} --out {output:q} > {log:q} 2>&1"
+            "shuffledp multidim-frameworks prepare --spec {params.spec:q} --in {input:q} --out {output:q}"
+            " > {log:q} 2>&1"
 
     rule multidim_frameworks_run:
         input:
-            lambda wc: MDFX.data_path(wc.framework, wc.dataset, PROC),
+            lambda wc: MDF_DATA[wc.dataset],
         output:
             MDF_RUN,
         log:
-            f"{LOGS}/multidim_frameworks/run_{{framework}}_{{dataset}}_{{component}}_eps{{eps}}.log",
+            f"{LOGS}/multidim_frameworks/run_{MDF_RUN_ID}.log",
         benchmark:
-            f"{BENCH}/multidim_frameworks/run_{{framework}}_{{dataset}}_{{component}}_eps{{eps}}.tsv"
-        wildcard_constraints:
-            framework="calm|hdg",
-            component="mhm|flame",
+            f"{BENCH}/multidim_frameworks/run_{MDF_RUN_ID}.tsv"
         params:
-            spec=lambda wc: MDFX.find_job(
-                MDF_JOBS, "run", framework=wc.framework, component=wc.component, dataset=wc.dataset, eps=wc.eps
-            ).spec_json(),
+            spec=MDF.spec("run"),
         resources:
-            mem_mb=1500,
-            runtime=30,
+            **RESOURCES["multidim_frameworks_run"],
         conda:
             env_file()
         shell:
             "shuffledp multidim-frameworks run --spec {params.spec:q} --in {input:q} --out {output:q} > {log:q} 2>&1"
 
-    MDF_RUNS = [expand(MDF_RUN, **j.wildcards)[0] for j in MDF_JOBS if j.step == "run"]
-    MDF_DATASETS = {
-        j.wildcards["dataset"]: MDFX.data_path(j.wildcards["framework"], j.wildcards["dataset"], PROC)
-        for j in MDF_JOBS
-        if j.step == "run"
-    }
-
     rule multidim_frameworks_report:
         input:
-            runs=MDF_RUNS,
-            data=list(MDF_DATASETS.values()),
+            runs=MDF.targets("run", MDF_RUN),
+            data=[MDF_DATA[ds] for ds in MDF_DATASETS],
         output:
             figs=[f"{RESULTS}/figures/multidim_fig{k}{ext}" for k in (6, 7, 8, 9) for ext in (".pdf", ".png")],
             claims=multiext(f"{RESULTS}/tables/multidim_frameworks_claims", ".parquet", ".md"),
@@ -96,17 +93,16 @@ if MDF_JOBS:
         benchmark:
             f"{BENCH}/multidim_frameworks/report.tsv"
         params:
-            spec=MDF_REPORT.spec_json(),
-            data=" ".join(f"{d}={p}" for d, p in MDF_DATASETS.items()),
+            spec=MDF.spec("report"),
+            data=[f"{ds}={MDF_DATA[ds]}" for ds in MDF_DATASETS],
             tables=lambda wc, output: os.path.dirname(output.summary),
             figures=lambda wc, output: os.path.dirname(output.figs[0]),
         resources:
-            mem_mb=1000,
-            runtime=10,
+            **RESOURCES["multidim_frameworks_report"],
         conda:
             env_file()
         shell:
-            "shuffledp multidim-frameworks report --spec {params.spec:q} --in {input.runs:q} --data {params.data}"
+            "shuffledp multidim-frameworks report --spec {params.spec:q} --in {input.runs:q} --data {params.data:q}"
             " --tables-dir {params.tables:q} --figures-dir {params.figures:q} > {log:q} 2>&1"
 
     FINAL_TARGETS.extend(rules.multidim_frameworks_report.output)

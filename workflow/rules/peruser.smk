@@ -1,5 +1,5 @@
 # Per-user histograms in the shuffle model (docs/peruser.md). Jobs (shuffledp.experiments.peruser.jobs):
-# one per (method, dataset, clustering, eps, repetition batch) with every eps1 split, c and
+# one per (method, dataset, clustering, repetition batch) with every eps, eps1 split, c and
 # repetition inside; one collect job per table and one report job (figures 1-4, claims table).
 from shuffledp.experiments import peruser as PUX
 
@@ -7,7 +7,7 @@ if config.get("peruser"):
     PUX.check_config(config)
     PU = JobTable(PUX.jobs(config))
     PU_SOURCES = {d["name"]: d["source"] for d in config["peruser"]["datasets"]}
-    PU_JOB = f"{RESULTS}/peruser/jobs/{{dataset}}/{{method}}_{{clustering}}_e{{eps}}_b{{batch}}"
+    PU_JOB = f"{RESULTS}/peruser/jobs/{{dataset}}/{{method}}_{{clustering}}_b{{batch}}"
     PU_CATEGORY = "Per-user histograms (our experiments; the paper has none)"  # snakemake --report
 
     rule peruser_job:
@@ -17,14 +17,13 @@ if config.get("peruser"):
             runs=f"{PU_JOB}.runs.parquet",
             users=f"{PU_JOB}.users.parquet",
         log:
-            f"{LOGS}/peruser/{{dataset}}/{{method}}_{{clustering}}_e{{eps}}_b{{batch}}.log",
+            f"{LOGS}/peruser/{{dataset}}/{{method}}_{{clustering}}_b{{batch}}.log",
         benchmark:
-            f"{BENCH}/peruser/{{dataset}}/{{method}}_{{clustering}}_e{{eps}}_b{{batch}}.tsv"
+            f"{BENCH}/peruser/{{dataset}}/{{method}}_{{clustering}}_b{{batch}}.tsv"
         wildcard_constraints:
             dataset="[A-Za-z0-9_]+?",
             method="[A-Za-z0-9]+",
             clustering="[a-z]+",
-            eps="[0-9.e+-]+",
             batch="[0-9]+",
         params:
             spec=PU.spec("run"),

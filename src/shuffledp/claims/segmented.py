@@ -152,7 +152,8 @@ def _rows(summ: pd.DataFrame, cfg: Mapping, scale: str, m_factor: float, ours: s
           standin: Iterable[str]) -> list[dict]:
     standin = set(standin)
     ns = sorted(int(n) for n in cfg["n"])
-    grid = np.asarray(ex.m_grid(cfg), float)
+    # the claims job's spec carries the m grid itself (a list, derived once by experiments.segmented.jobs)
+    grid = np.asarray(cfg["m_grid"] if isinstance(cfg["m_grid"], list) else ex.m_grid(cfg), float)
     pans = ex.panels(cfg)
     have = {(d, int(n), s) for d, n, s in summ.loc[summ["protocol"] == ours, ["dataset", "n", "setting"]]
             .drop_duplicates().itertuples(index=False)}

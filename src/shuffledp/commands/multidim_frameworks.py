@@ -33,7 +33,7 @@ def register(sub, account_sub) -> None:
     q.add_argument("--raw-dir", default="data/raw", help="raw folder (loan)")
     q.add_argument("--out", required=True)
     q.set_defaults(func=_prepare)
-    q = s.add_parser("run", help="one (framework, component, dataset, eps_s) job, all repetitions")
+    q = s.add_parser("run", help="one (framework, component, dataset) job: every eps_s and repetition")
     q.add_argument("--spec", required=True)
     q.add_argument("--in", dest="inp", required=True, help="the dataset's processed table")
     q.add_argument("--out", required=True)
@@ -89,8 +89,9 @@ def _run(args) -> int:
         raise UsageError(f"--spec: framework must be one of {', '.join(ex.FRAMEWORKS)}")
     if spec["component"] not in ("mhm", "flame", "exact"):
         raise UsageError("--spec: component must be mhm, flame or exact")
-    if not float(spec["eps"]) > 0:
-        raise UsageError("--spec: eps must be positive")
+    eps = spec["eps"] if isinstance(spec["eps"], list) else [spec["eps"]]
+    if not eps or not all(isinstance(e, (int, float)) and not isinstance(e, bool) and e > 0 for e in eps):
+        raise UsageError("--spec: eps must be a positive number or a non-empty list of them")
     if not Path(args.inp).is_file():
         raise UsageError(f"--in: no such file {args.inp!r}")
     try:

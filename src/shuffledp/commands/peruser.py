@@ -11,7 +11,7 @@ def register(subparsers, account_subparsers) -> None:
     p = subparsers.add_parser("peruser", help="per-user histograms in the shuffle model")
     sub = p.add_subparsers(dest="peruser_cmd", required=True, metavar="SUBCOMMAND")
 
-    r = sub.add_parser("run", help="one job: (method, dataset, clustering, eps, batch)")
+    r = sub.add_parser("run", help="one job: (method, dataset, clustering, batch), every eps inside")
     r.add_argument("--spec", required=True, help="the job's spec (JSON object)")
     r.add_argument("--msnbc", default=None, type=A.parquet_file, help="msnbc_sequences.parquet (msnbc datasets)")
     r.add_argument("--out-runs", required=True)
@@ -50,7 +50,7 @@ def _run(args) -> int:
                                  "reps", "seed", "user_sample"})
     if spec["method"] not in E.METHODS:
         raise UsageError(f"--spec: method {spec['method']!r} not one of {', '.join(E.METHODS)}")
-    require(spec, "eps", lambda v: 0 < float(v) < float("inf"), "must be a positive number")
+    require(spec, "eps", _positive_list, "must be a non-empty list of positive numbers")
     require(spec, "reps", is_reps, "must be a list of distinct non-negative integers")
     require(spec, "dataset", lambda v: isinstance(v, dict) and "source" in v, "must be a dataset object with a source")
     if spec["dataset"].get("source") == "msnbc" and not args.msnbc:
@@ -59,6 +59,13 @@ def _run(args) -> int:
     write_parquet(runs, args.out_runs)
     write_parquet(users, args.out_users)
     return 0
+
+
+def _positive_list(value) -> bool:
+    try:
+        return isinstance(value, list) and len(value) > 0 and all(0 < float(v) < float("inf") for v in value)
+    except (TypeError, ValueError):
+        return False
 
 
 def _collect(args) -> int:

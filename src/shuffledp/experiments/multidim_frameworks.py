@@ -5,7 +5,8 @@ Workflow contract: :func:`jobs` lists every job of the stage as a :class:`Job` (
 and the JSON spec holding only the keys that job uses); the rules look jobs up by wildcards. Steps:
 
 * ``prepare``: the Loan table and Adult's ordinal table (HDG's inputs);
-* ``run``: one (framework, component, dataset, eps_s) with every repetition inside;
+* ``run``: one (framework, component, dataset) with every eps_s and every repetition inside (issue 14:
+  grid points and repetitions of one protocol go inside its job);
 * ``report``: Figs 6-9 and the claims table.
 
 Seeds: the record sample of a dataset comes from ``(seed, "multidim_frameworks", "records", dataset)``,
@@ -17,10 +18,8 @@ dataset, eps, rep)``. ``delta_s = 1/n``.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -28,24 +27,12 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from shuffledp.config import ConfigError, register_check
+from shuffledp.experiments.jobs import Job
 from shuffledp.seeding import rng as seeded_rng
 
 FRAMEWORKS = ("calm", "hdg")
 COMPONENTS = ("mhm", "flame")
 HDG_DATASETS = ("adult", "loan")
-
-
-@dataclass(frozen=True)
-class Job:
-    step: str
-    wildcards: dict = field(hash=False)
-    spec: dict = field(hash=False)
-
-    def spec_json(self) -> str:
-        text = json.dumps(self.spec, sort_keys=True, separators=(",", ":"))
-        if "'" in text:
-            raise ValueError("job spec must not contain single quotes")
-        return text
 
 
 # ------------------------------------------------------------------ config
@@ -74,17 +61,13 @@ def check_config(config: Mapping) -> None:
             raise ConfigError(f"config key multidim_frameworks.calm.datasets: {ds!r} is not in datasets.ipums")
 
 
-def _eps_tag(eps) -> str:
-    return f"{float(eps):g}"
-
-
-def jobs(config: Mapping, scale: str | None = None) -> list[Job]:
+def jobs(config: Mapping) -> list[Job]:
     """Every job of the stage (empty without a ``multidim_frameworks`` section)."""
     sec = config.get("multidim_frameworks")
     if not sec:
         return []
     seed = int(config["seed"])
-    scale = scale or config.get("name", "default")
+    scale = config.get("name", "default")
     common = {"seed": seed}
     comp_opts = {"mhm": {"bound": sec["bound"], "family_bits": int(sec["hash_family_bits"])},
                  "flame": {"np_fraction": float(sec["flame_np_fraction"]), "variant": sec["flame_variant"]}}
@@ -103,17 +86,15 @@ def jobs(config: Mapping, scale: str | None = None) -> list[Job]:
     for fw, part in (("calm", calm), ("hdg", hdg)):
         for ds in part.get("datasets", []):
             for comp in sec["components"]:
-                for eps in sec["eps"]:
-                    spec = {"framework": fw, "component": comp, "dataset": ds, "eps": float(eps),
-                            "records": part.get("records"), "reps": int(part["reps"]), **common, **comp_opts[comp]}
-                    if fw == "calm":
-                        spec.update({k: calm[k] for k in ("view_size", "max_view_cells", "marginals",
-                                                           "marginal_size", "rounds")})
-                    else:
-                        spec.update({k: hdg[k] for k in ("domain", "queries", "query_dim", "volume", "rounds")})
-                        spec["granularity"] = hdg.get("granularity", "hdg")
-                    wc = {"framework": fw, "component": comp, "dataset": ds, "eps": _eps_tag(eps)}
-                    runs.append(Job("run", wc, spec))
+                spec = {"framework": fw, "component": comp, "dataset": ds, "eps": [float(e) for e in sec["eps"]],
+                        "records": part.get("records"), "reps": int(part["reps"]), **common, **comp_opts[comp]}
+                if fw == "calm":
+                    spec.update({k: calm[k] for k in ("view_size", "max_view_cells", "marginals",
+                                                       "marginal_size", "rounds")})
+                else:
+                    spec.update({k: hdg[k] for k in ("domain", "queries", "query_dim", "volume", "rounds")})
+                    spec["granularity"] = hdg.get("granularity", "hdg")
+                runs.append(Job("run", {"framework": fw, "component": comp, "dataset": ds}, spec))
     out += runs
     if runs:
         out.append(Job("report", {}, {"scale": scale, "eps": [float(e) for e in sec["eps"]],
@@ -123,21 +104,6 @@ def jobs(config: Mapping, scale: str | None = None) -> list[Job]:
                                       "queries": hdg.get("queries"), "query_dim": hdg.get("query_dim"),
                                       "hdg_datasets": list(hdg.get("datasets", []))}))
     return out
-
-
-def data_path(framework: str, dataset: str, proc: str) -> str:
-    """The processed table a run job reads (``proc`` = the processed-data folder)."""
-    if framework == "calm":
-        return f"{proc}/ipums_{dataset}.parquet"
-    return f"{proc}/adult_ordinal.parquet" if dataset == "adult" else f"{proc}/loan.parquet"
-
-
-def find_job(all_jobs: list[Job], step: str, **wildcards) -> Job:
-    wc = {k: str(v) for k, v in wildcards.items()}
-    for j in all_jobs:
-        if j.step == step and {k: str(v) for k, v in j.wildcards.items()} == wc:
-            return j
-    raise KeyError(f"no {step} job with wildcards {wc}")
 
 
 # ------------------------------------------------------------------ data
@@ -259,9 +225,12 @@ def run_hdg(data, domains, spec: Mapping) -> pd.DataFrame:
 
 
 def run_job(spec: Mapping, data_path: str) -> pd.DataFrame:
+    """Every eps_s of the spec (a list, or one number) with every repetition; the rows of one eps_s do
+    not depend on the other eps_s values (seeds derive from eps_s and the repetition only)."""
     data, domains, _, prov = load_table(data_path, spec.get("records"), int(spec["seed"]), spec["dataset"])
     fn = {"calm": run_calm, "hdg": run_hdg}[spec["framework"]]
-    df = fn(data, domains, spec)
+    eps = spec["eps"] if isinstance(spec["eps"], list) else [spec["eps"]]
+    df = pd.concat([fn(data, domains, {**spec, "eps": float(e)}) for e in eps], ignore_index=True)
     df["standin"] = bool(prov.get("standin", False))
     return df
 
@@ -411,14 +380,14 @@ def report(run_files: list[str], data_files: Mapping[str, str], spec: Mapping, t
              ("calm", "query_mse", 7, f"Fig. 7: MSE of {mq} (CALM)"),
              ("hdg", "unit_mse", 8, f"Fig. 8: MSE of the HDG grids (answering {rq})"),
              ("hdg", "query_mse", 9, f"Fig. 9: MSE of {rq} (HDG)")]
-    for fw, metric, num, title in specs:
+    for fw, metric, fig_no, title in specs:
         datasets = spec["calm_datasets"] if fw == "calm" else spec["hdg_datasets"]
         sub = summ[summ.framework == fw]
         ns = {d: int(sub[sub.dataset == d].n.max()) if (sub.dataset == d).any() else 0 for d in datasets}
         labels = {d: DATASET_LABELS.get(d, d) + f" (n = {ns[d]:,}"
                   + ("; real Lending Club subset)" if d in subset else ")") for d in datasets}
         figure(sub, metric, datasets, labels, title, {d: notes.get(d, "") for d in datasets},
-               figures_dir / f"multidim_fig{num}")
+               figures_dir / f"multidim_fig{fig_no}")
     cl = claims(summ, notes, spec["scale"], subsets=subset)
     write_parquet(cl, tables_dir / "multidim_frameworks_claims.parquet")
     (tables_dir / "multidim_frameworks_claims.md").write_text(claims_markdown(cl, notes, spec["scale"]))

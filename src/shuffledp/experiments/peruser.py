@@ -1,8 +1,8 @@
 """Experiments for per-user histograms in the shuffle model.
 
-One job = (method, dataset, clustering, eps, repetition batch); inside a job every eps1 split, every
-c and every repetition of the batch runs. A job writes two Parquet tables: one summary row
-per (split, c, repetition) and a seeded sample of per-user rows (first repetition only) for the ECDF and
+One job = (method, dataset, clustering, repetition batch); inside a job every eps, every eps1 split,
+every c and every repetition of the batch runs. A job writes two Parquet tables: one summary row
+per (eps, split, c, repetition) and a seeded sample of per-user rows (first repetition only) for the ECDF and
 scatter figures. :func:`collect` concatenates them; :func:`claims` checks the paper's statements.
 
 Methods: ``alg1`` (Algorithm 1, release R), ``alg1T`` (Algorithm 1 releasing T only), ``ldp``
@@ -66,10 +66,11 @@ def check_config(config: Mapping) -> None:
 
 
 def jobs(config: Mapping) -> list[Job]:
-    """Every job of the stage. ``run``: one per (method, dataset, clustering, eps, batch) with the
-    eps1 splits, every c and the batch's repetitions inside; ``collect`` (runs, users); ``report``.
+    """Every job of the stage. ``run``: one per (method, dataset, clustering, batch) with every eps,
+    the eps1 splits, every c and the batch's repetitions inside (issue 14: grid points and
+    repetitions of one protocol go inside its job); ``collect`` (runs, users); ``report``.
     Seeds derive from the config's seed and (dataset, method, eps, split, clustering, c, repetition),
-    never from the batch."""
+    never from the batch or from which eps values share a job."""
     sec = config.get("peruser")
     if not sec:
         return []
@@ -88,15 +89,14 @@ def jobs(config: Mapping) -> list[Job]:
                 else:
                     combos = [("none", ["none"])]
                 for cl, splits in combos:
-                    for eps in sec["eps"]:
-                        spec = {"dataset": dict(ds), "method": m, "clustering": cl, "eps": fmt(eps),
-                                "splits": splits, "c": [float(c) for c in sec["c"]], "delta": float(sec["delta"]),
-                                "kmeans_k": int(sec["kmeans_k"]), "reps": reps, "seed": seed,
-                                "user_sample": int(sec["user_sample"])}
-                        if cl == "dbscan":
-                            spec["dbscan"] = dict(sec.get("dbscan", {}))
-                        out.append(Job("run", {"dataset": ds["name"], "method": m, "clustering": cl,
-                                               "eps": fmt(eps), "batch": str(b)}, spec))
+                    spec = {"dataset": dict(ds), "method": m, "clustering": cl, "eps": [fmt(e) for e in sec["eps"]],
+                            "splits": splits, "c": [float(c) for c in sec["c"]], "delta": float(sec["delta"]),
+                            "kmeans_k": int(sec["kmeans_k"]), "reps": reps, "seed": seed,
+                            "user_sample": int(sec["user_sample"])}
+                    if cl == "dbscan":
+                        spec["dbscan"] = dict(sec.get("dbscan", {}))
+                    out.append(Job("run", {"dataset": ds["name"], "method": m, "clustering": cl, "batch": str(b)},
+                                   spec))
     for kind in ("runs", "users"):
         out.append(Job("collect", {"kind": kind}, {}))
     out.append(Job("report", {}, {"figure": dict(sec.get("figure", {}) or {}), "eps": list(sec["eps"]),
@@ -140,15 +140,29 @@ def true_clusters(data: HistogramData, hbar: np.ndarray, k: int, seed: int) -> n
 
 def run_job(spec: Mapping, msnbc_path: str | None = None,
             bounds: tuple[str, ...] = ("closed", "numeric")) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """One ``run`` job (see :func:`jobs` for the spec): a summary row per (split, c, repetition) and
-    a seeded sample of per-user rows (repetition 0)."""
+    """One ``run`` job (see :func:`jobs` for the spec): a summary row per (eps, split, c, repetition)
+    and a seeded sample of per-user rows (repetition 0). ``spec["eps"]`` is a list (or one value); the
+    rows of one eps do not depend on the others (the dataset is drawn once, from its name)."""
+    if spec["method"] not in METHODS:
+        raise ValueError(f"method: {spec['method']!r}")
+    data = load_dataset(spec["dataset"], int(spec["seed"]), msnbc_path)
+    eps_list = spec["eps"] if isinstance(spec["eps"], list) else [spec["eps"]]
+    rows, users = [], []
+    for eps in eps_list:
+        r, u = _run_eps({**spec, "eps": fmt(eps)}, data, bounds)
+        rows += r
+        users += u
+    runs = pd.DataFrame(rows)
+    users_df = pd.concat(users, ignore_index=True) if users else pd.DataFrame()
+    return runs, users_df
+
+
+def _run_eps(spec: Mapping, data: HistogramData, bounds: tuple[str, ...]) -> tuple[list[dict], list[pd.DataFrame]]:
+    """The rows of one eps (a wildcard spelling, ``fmt``) of a run job."""
     method, eps, clustering = spec["method"], spec["eps"], spec["clustering"]
-    if method not in METHODS:
-        raise ValueError(f"method: {method!r}")
     seed = int(spec["seed"])
     dataset = spec["dataset"]["name"]
     eps_f = float(eps)
-    data = load_dataset(spec["dataset"], seed, msnbc_path)
     hbar = proto.normalise_counts(data.counts)
     n, d = hbar.shape
     delta = float(spec["delta"])
@@ -270,9 +284,7 @@ def run_job(spec: Mapping, msnbc_path: str | None = None,
                     for key in ("method", "dataset", "eps", "split", "clustering", "c", "eps1", "eps2"):
                         u[key] = row[key]
                     users.append(u)
-    runs = pd.DataFrame(rows)
-    users_df = pd.concat(users, ignore_index=True) if users else pd.DataFrame()
-    return runs, users_df
+    return rows, users
 
 
 # ----------------------------------------------------------------------------------------------
