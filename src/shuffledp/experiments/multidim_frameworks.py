@@ -236,9 +236,9 @@ def run_job(spec: Mapping, data_path: str) -> pd.DataFrame:
 
 
 def write_parquet(df: pd.DataFrame, path: str | Path) -> None:
-    from shuffledp.datasets.provenance import atomic_write
+    from shuffledp.io import write_parquet as _write
 
-    atomic_write(path, lambda tmp: df.reset_index(drop=True).to_parquet(tmp, index=False, compression="zstd"))
+    _write(df.reset_index(drop=True), path, compression="zstd")
 
 
 # ------------------------------------------------------------------ report
@@ -388,7 +388,9 @@ def report(run_files: list[str], data_files: Mapping[str, str], spec: Mapping, t
                   + ("; real Lending Club subset)" if d in subset else ")") for d in datasets}
         figure(sub, metric, datasets, labels, title, {d: notes.get(d, "") for d in datasets},
                figures_dir / f"multidim_fig{fig_no}")
+    from shuffledp.io import write_text
+
     cl = claims(summ, notes, spec["scale"], subsets=subset)
     write_parquet(cl, tables_dir / "multidim_frameworks_claims.parquet")
-    (tables_dir / "multidim_frameworks_claims.md").write_text(claims_markdown(cl, notes, spec["scale"]))
+    write_text(tables_dir / "multidim_frameworks_claims.md", claims_markdown(cl, notes, spec["scale"]))
     return cl

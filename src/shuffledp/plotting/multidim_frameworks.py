@@ -12,6 +12,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from shuffledp.io import save_figure_file  # noqa: E402
+
 STYLE = {"mhm": {"marker": "o", "label": "MHM"}, "flame": {"marker": "s", "label": "FLAME"},
          "exact": {"marker": "x", "label": "no noise"}}
 
@@ -42,6 +44,6 @@ def figure(summ: pd.DataFrame, metric: str, datasets: Sequence[str], labels: Map
     text = title + ("\n(built from STAND-IN data: " + "; ".join(sorted(set(standin))) + ")" if standin else "")
     fig.suptitle("\n".join(textwrap.fill(line, int(width * 13)) for line in text.split("\n")), fontsize=10)
     fig.tight_layout()
-    fig.savefig(f"{stem}.pdf", metadata={"CreationDate": None, "ModDate": None})
-    fig.savefig(f"{stem}.png", dpi=130, metadata={"Software": None})
+    save_figure_file(fig, f"{stem}.pdf", metadata={"CreationDate": None, "ModDate": None})
+    save_figure_file(fig, f"{stem}.png", dpi=130, metadata={"Software": None})
     plt.close(fig)
