@@ -284,6 +284,7 @@ BAD_CLI = [
      '"records":10,"seed":1,"bound":"bennett","family_bits":32,"classes":[1]}} --data {ok} --out {tmp}/o',
      ["--spec", "classes"]),
     ("tcm-m-zero", "account tcm --eps 1 --delta 1e-6 --n 1000 --m 0", ["--m"]),
+    ("poisson-s-above-d", "account poisson --n 5000 --m 2 --d 4 --s 6 --eps 1 --delta 2e-6", ["--s", "[1, 4]"]),
     ("tcm-eps-nan", "account tcm --eps nan --delta 1e-6 --n 1000 --m 3", ["--eps"]),
     ("tcm-delta", "account tcm --eps 1 --delta 2 --n 1000 --m 3", ["--delta"]),
     ("mhm-n", "account mhm --eps 1 --delta 1e-6 --n 0 --d 4", ["--n"]),

@@ -379,6 +379,7 @@ def solve_poisson_lambda(n: int, m: float, d: int, s: int, eps: float, delta: fl
     n = check_int(n, "n", 2, POISSON_N_MAX)
     m = _check_m(m)
     d = _int_at_least(d, "d", 2)
+    check_int(s, "s", 1, d)  # a user holds at most d distinct items
     _check_accountant(accountant)
     eps_single, target = single_item_target(eps, delta, s)
     tail = max(1e-300, 1e-6 * target)   # skipped mass (added to the bound) <= 1e-6 of the target
@@ -431,6 +432,7 @@ def min_blanket_rate(n: int, d: int, s: int, eps: float, delta: float, *, lam: f
     Also the blanket rate of the balls-into-bins baselines (``lambda = 1``)."""
     n = check_int(n, "n", 2, POISSON_N_MAX)
     d = _int_at_least(d, "d", 2)
+    check_int(s, "s", 1, d)  # a user holds at most d distinct items
     lam = _check_lambda(lam)
     eps_single, target = single_item_target(eps, delta, s)
     tail = _tail_for(target, 1e-6)
