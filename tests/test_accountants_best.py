@@ -168,22 +168,27 @@ def test_compare_cli_run_and_report(tmp_path):
     spec = {"mechanism": "krr", "k": 3, "label": "krr3", "eps0": 1.0, "n_grid": [200], "deltas": [1e-6],
             "bounds": ["decomposition", "blanket-bennett", "lower"], "personalized_max_n": 2,
             "exact_max_n": 2, "rtol": 1e-4}
-    run = tmp_path / "run.parquet"
-    assert main(["accountants-compare", "run", "--spec", canonical(spec), "--out", str(run)]) == 0
+    run, sec = tmp_path / "run.parquet", tmp_path / "run_timings.parquet"
+    assert main(["accountants-compare", "run", "--spec", canonical(spec), "--out", str(run),
+                 "--timings", str(sec)]) == 0
     out = {k: str(tmp_path / f"t.{e}") for k, e in (("table", "parquet"), ("md", "md"), ("pdf", "pdf"),
-                                                     ("png", "png"))}
-    argv = ["accountants-compare", "report", "--spec", canonical({"scale": "t"}), "--inputs", str(run)]
+                                                     ("png", "png"), ("timings-md", "timings.md"))}
+    argv = ["accountants-compare", "report", "--spec", canonical({"scale": "t"}), "--inputs", str(run),
+            "--timings", str(sec)]
     for k, v in out.items():
         argv += [f"--{k}", v]
     assert main(argv) == 0
     first = open(out["table"], "rb").read()
+    first_md = open(out["md"], "rb").read()
     assert main(argv) == 0
-    assert open(out["table"], "rb").read() == first
+    # the table and its Markdown are reproducible; run times live only in the timings files
+    assert open(out["table"], "rb").read() == first and open(out["md"], "rb").read() == first_md
     import pandas as pd
 
     df = pd.read_parquet(out["table"])
-    assert "seconds" not in df and set(df["bound"]) == set(spec["bounds"])
-    assert "krr3" in open(out["md"]).read()
+    assert "seconds" not in df and "seconds" not in pd.read_parquet(run) and set(df["bound"]) == set(spec["bounds"])
+    assert (pd.read_parquet(sec)["seconds"].dropna() >= 0).all()
+    assert "krr3" in open(out["md"]).read() and "NOT reproducible" in open(out["timings-md"]).read()
 
 
 def test_compare_cli_bad_spec(capsys, tmp_path):

@@ -10,6 +10,7 @@ ACX.check_config(config)
 if "accountants_compare" in config:
     ACC = JobTable(ACX.jobs(config))
     ACC_RUN = f"{RESULTS}/accountants_compare/runs/{{acmech}}_e{{aceps0}}.parquet"
+    ACC_TIMINGS = f"{RESULTS}/accountants_compare/timings/{{acmech}}_e{{aceps0}}_timings.parquet"  # not reproducible
 
     wildcard_constraints:
         acmech="general|krr[0-9]+",
@@ -17,7 +18,8 @@ if "accountants_compare" in config:
 
     rule accountants_compare_run:
         output:
-            ACC_RUN,
+            run=ACC_RUN,
+            timings=ACC_TIMINGS,
         log:
             f"{LOGS}/accountants_compare/run_{{acmech}}_e{{aceps0}}.log",
         benchmark:
@@ -29,11 +31,13 @@ if "accountants_compare" in config:
         conda:
             env_file()
         shell:
-            "shuffledp accountants-compare run --spec {params.spec:q} --out {output:q} > {log:q} 2>&1"
+            "shuffledp accountants-compare run --spec {params.spec:q} --out {output.run:q}"
+            " --timings {output.timings:q} > {log:q} 2>&1"
 
     rule accountants_compare_report:
         input:
             runs=ACC.targets("run", ACC_RUN),
+            timings=ACC.targets("run", ACC_TIMINGS),
         output:
             table=f"{RESULTS}/tables/accountants_compare.parquet",
             md=report(
@@ -42,6 +46,7 @@ if "accountants_compare" in config:
                 category="Shuffle accountants (all papers)",
                 subcategory="every bound on one grid",
             ),
+            timings_md=f"{RESULTS}/tables/accountants_compare_timings.md",
             pdf=f"{RESULTS}/figures/accountants_compare.pdf",
             png=report(
                 f"{RESULTS}/figures/accountants_compare.png",
@@ -61,6 +66,7 @@ if "accountants_compare" in config:
             env_file()
         shell:
             "shuffledp accountants-compare report --spec {params.spec:q} --inputs {input.runs:q}"
+            " --timings {input.timings:q} --timings-md {output.timings_md:q}"
             " --table {output.table:q} --md {output.md:q} --pdf {output.pdf:q} --png {output.png:q}"
             " > {log:q} 2>&1"
 

@@ -20,11 +20,14 @@ def register(subparsers, account_subparsers) -> None:
     r = sub.add_parser("run", help="one job: every bound at every (n, delta) for one (mechanism, eps0)")
     r.add_argument("--spec", required=True, help="the job's JSON spec (shuffledp.experiments."
                    "accountants_compare.jobs)")
-    r.add_argument("--out", required=True, help="output Parquet (rows with their run times)")
+    r.add_argument("--out", required=True, help="output Parquet (every bound's eps; reproducible)")
+    r.add_argument("--timings", help="output Parquet of the bounds' run times (wall clock, not reproducible)")
     r.set_defaults(func=_run)
     rep = sub.add_parser("report", help="table (Parquet, Markdown) and figure (PDF, PNG)")
     rep.add_argument("--spec", required=True, help="the report job's JSON spec ({\"scale\": ...})")
     rep.add_argument("--inputs", nargs="+", required=True, type=A.parquet_file, help="the run jobs' tables")
+    rep.add_argument("--timings", nargs="*", default=[], type=A.parquet_file, help="the run jobs' run times")
+    rep.add_argument("--timings-md", help="output Markdown table of the run times (with --timings)")
     rep.add_argument("--table", required=True, help="output Parquet table")
     rep.add_argument("--md", required=True, help="output Markdown table")
     rep.add_argument("--pdf", required=True)
@@ -63,7 +66,10 @@ def _run(args) -> int:
         df = E.run_job(spec)
     except ValueError as exc:
         raise UsageError(f"--spec: {exc}") from None
-    write_parquet(df, args.out)
+    rows, sec = E.split_timings(df)
+    write_parquet(rows, args.out)
+    if args.timings:
+        write_parquet(sec, args.timings)
     print(f"wrote {len(df)} rows to {args.out}")
     return 0
 
@@ -72,8 +78,10 @@ def _report(args) -> int:
     from shuffledp.experiments import accountants_compare as E
 
     spec = read_spec(args.spec, {"scale"})
-    out = {k: getattr(args, k) for k in ("table", "md", "pdf", "png")}
-    E.report(spec, args.inputs, out)
+    if args.timings and not args.timings_md:
+        raise UsageError("--timings-md: required with --timings")
+    out = {k: getattr(args, k) for k in ("table", "md", "pdf", "png", "timings_md")}
+    E.report(spec, args.inputs, args.timings, out)
     print(f"wrote {', '.join(out.values())}")
     return 0
 

@@ -242,13 +242,19 @@ def collect(frames: list[pd.DataFrame]) -> pd.DataFrame:
     return df.sort_values(key + ["bound"]).reset_index(drop=True)
 
 
-def markdown(df: pd.DataFrame, *, scale: str = "default") -> str:
+TIMING_KEY = ["mechanism", "eps0", "n", "delta", "bound"]
+
+
+def markdown(df: pd.DataFrame, *, scale: str = "default", timings: bool = False) -> str:
     """One line per (mechanism, eps0, n, delta): the best upper bound and its gap, the lower
-    bound, then every bound's eps (run time in seconds)."""
+    bound, then every bound's eps; with ``timings``, every bound's run time in seconds instead
+    (wall clock: measured, not reproducible, so it lives in its own file)."""
     key = ["mechanism", "eps0", "n", "delta"]
     names = [b for b in BOUNDS if b in set(df["bound"])]
     head = ["mechanism", "eps0", "n", "delta", "best upper", "gap"] + names
-    lines = [f"Accountants compared (scale: {scale}); each cell: eps (seconds); gap = best upper / "
+    what = ("run time in seconds (wall clock on the machine that ran it: NOT reproducible)" if timings
+            else "eps")
+    lines = [f"Accountants compared (scale: {scale}); each cell: {what}; gap = best upper / "
              "best lower - 1; '-' not computed (see the Parquet table's note column).", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for keys, g in df.groupby(key, sort=True):
@@ -260,20 +266,33 @@ def markdown(df: pd.DataFrame, *, scale: str = "default") -> str:
                  f"{100 * bu['gap']:.2f}%" if bu is not None and np.isfinite(bu["gap"]) else "-"]
         for nm in names:
             r = by.get(nm)
-            cells.append("-" if r is None or not np.isfinite(r.eps) else f"{r.eps:.5g} ({r.seconds:.2g})")
+            if r is None or not np.isfinite(r.eps):
+                cells.append("-")
+            else:
+                cells.append(f"{r.seconds:.2g}" if timings else f"{r.eps:.5g}")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
-def report(spec: Mapping, inputs: list[str], out: Mapping[str, str]) -> pd.DataFrame:
-    """The ``report`` step: collect the ``run`` jobs' tables, write the Parquet table (without run
-    times, so reruns are byte-identical), the Markdown table (with them) and the figure."""
+def split_timings(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A ``run`` job's rows without their run times (reproducible) and the run times alone."""
+    return df.drop(columns=["seconds"]), df[TIMING_KEY + ["seconds"]]
+
+
+def report(spec: Mapping, inputs: list[str], timings: list[str], out: Mapping[str, str]) -> pd.DataFrame:
+    """The ``report`` step: collect the ``run`` jobs' tables, write the Parquet and Markdown tables
+    (no run times, so reruns are byte-identical), the run times' own Markdown table (labelled not
+    reproducible) and the figure."""
     from shuffledp.io import write_parquet, write_text
     from shuffledp.plotting.accountants_compare import figure
 
     df = collect([pd.read_parquet(p) for p in inputs])
     df["scale"] = spec["scale"]
-    write_parquet(df.drop(columns=["seconds"]), out["table"])
+    write_parquet(df, out["table"])
     write_text(out["md"], markdown(df, scale=spec["scale"]))
+    if timings:
+        sec = pd.concat([pd.read_parquet(p) for p in timings], ignore_index=True)
+        write_text(out["timings_md"], markdown(df.merge(sec, on=TIMING_KEY, how="left"), scale=spec["scale"],
+                                               timings=True))
     figure(df, out["pdf"], out["png"], scale=spec["scale"])
     return df
