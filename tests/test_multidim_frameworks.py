@@ -366,15 +366,17 @@ def test_claims_verdicts_and_standin_labels():
     summ = pd.DataFrame(rows)
     cl = claims(summ, {"br": "offline stand-in data, not the real ipums_br", "loan": ""}, "t", subsets={"loan"})
     by = cl.set_index("id")
-    assert by.loc["Fig6_mhm_beats_flame", "held"] == "held (on stand-in data)"
+    assert by.loc["Fig6_mhm_beats_flame", "held"] == "held"  # on stand-in data: labelled, not evidence
+    assert by.loc["Fig6_mhm_beats_flame", "data"] == "stand-in" and not by.loc["Fig6_mhm_beats_flame", "evidence"]
+    assert by.loc["Fig8_mhm_beats_flame", "data"] == "real" and by.loc["Fig8_mhm_beats_flame", "evidence"]
     assert by.loc["Fig8_mhm_beats_flame", "held"] == "held"
-    assert by.loc["Fig8_mhm_beats_flame", "data"] == "Loan: real (subset)"
+    assert "Loan: real (subset)" in by.loc["Fig8_mhm_beats_flame", "measured"]  # provenance per dataset
     assert by.loc["Fig6_gap_views_vs_attributes", "held"].startswith("held")  # 50 on views vs 2 on attributes
     assert by.loc["Fig6_flame_100x", "held"].startswith("held")
     assert by.loc["Fig7_marginal_above_view", "held"].startswith("held")  # 2x by construction
     assert by.loc["Fig9_query_sometimes_below_grid", "held"] == "not held"
     assert by.loc["Fig8_inverse_eps", "held"] == "held"
-    assert set(cl.columns) == {"id", "claim", "paper", "measured", "held", "scale", "data"}
+    assert list(cl.columns) == ["id", "claim", "paper", "target", "measured", "held", "scale", "data", "evidence"]
 
 
 def test_config_checks():

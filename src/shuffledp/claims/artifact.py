@@ -31,6 +31,8 @@ PAPERS = {
     "personalized": ("Personalized shuffle privacy bound (Liu et al., CIKM'24)", "personalized_claims",
                      ("personalized",)),
     "multidim": ("Multidimensional categorical data (Wang et al.)", "multidim_claims", ("multidim",)),
+    "multidim_frameworks": ("Multidimensional categorical data (Wang et al.), Figs 6-9: CALM and HDG",
+                            "multidim_frameworks_claims", ("multidim_frameworks",)),
     "peruser": ("Per-user histograms in the shuffle model", "peruser_claims", ("peruser",)),
 }
 SHARED = ("data",)   # dataset download and preprocessing, shared by the papers

@@ -264,6 +264,8 @@ def _slope(x, y) -> float:
 def claims(summ: pd.DataFrame, notes: Mapping[str, str], scale: str, subsets=()) -> pd.DataFrame:
     """Each claim of Sec. 6.1.2-6.1.3 with the measured numbers and a verdict (``notes``: the stand-in
     note of each dataset, empty for real data; ``subsets``: real datasets that are subsets)."""
+    from shuffledp.claims import core as C
+
     rows = []
 
     def data_label(datasets) -> str:
@@ -272,15 +274,14 @@ def claims(summ: pd.DataFrame, notes: Mapping[str, str], scale: str, subsets=())
                  for d in datasets]
         return "; ".join(parts)
 
-    def verdict(held: bool | None, datasets) -> str:
-        if held is None:
-            return "not testable at this scale"
-        base = "held" if held else "not held"
-        return base + (" (on stand-in data)" if any(notes.get(d) for d in datasets) else "")
-
     def add(cid, claim, paper, measured, held, datasets):
-        rows.append({"id": cid, "claim": claim, "paper": paper, "measured": measured,
-                     "held": verdict(held, datasets), "scale": scale, "data": data_label(datasets)})
+        # the shared claims model (shuffledp.claims.core): a verdict on stand-in data is labelled and
+        # is not evidence; the per-dataset provenance goes into `measured`
+        fig = cid.split("_", 1)[0].replace("Fig", "Fig. ")
+        c = C.Claim(cid, claim, f"Sec. 6.1.2-6.1.3, {fig}", paper)
+        kind = C.data_kind(C.STANDIN if notes.get(d) else C.REAL for d in datasets)
+        rows.append(C.decide(c, testable=held is not None, ok=bool(held),
+                             measured=f"{measured} [data: {data_label(datasets)}]", data=kind, scale=scale))
 
     figs = {("calm", "unit_mse"): "Fig. 6", ("calm", "query_mse"): "Fig. 7",
             ("hdg", "unit_mse"): "Fig. 8", ("hdg", "query_mse"): "Fig. 9"}
@@ -347,20 +348,16 @@ def claims(summ: pd.DataFrame, notes: Mapping[str, str], scale: str, subsets=())
             "MSEs of range queries sometimes smaller than those on grids",
             f"query < grid MSE at {int(below.sum())}/{len(below)} (dataset, component, eps) points",
             bool(below.any()), sorted(hdg.dataset.unique()))
-    return pd.DataFrame(rows, columns=["id", "claim", "paper", "measured", "held", "scale", "data"])
+    return C.frame(rows)
 
 
 def claims_markdown(df: pd.DataFrame, notes: Mapping[str, str], scale: str) -> str:
-    lines = ["# Multidimensional frameworks (CALM marginals, HDG range queries): claims of Sec. 6.1.2-6.1.3", ""]
+    from shuffledp.claims import core as C
+
     standin = sorted({v for v in notes.values() if v})
-    if standin:
-        lines += [f"*Built partly from stand-in data: {'; '.join(standin)}. Verdicts on those datasets are "
-                  "labelled as such.*", ""]
-    lines += [f"Scale: `{scale}`.", "", "| id | claim | paper | measured | held | data |", "|---|---|---|---|---|---|"]
-    for r in df.itertuples(index=False):
-        cells = [r.id, r.claim, r.paper, r.measured, r.held, r.data]
-        lines.append("| " + " | ".join(str(c).replace("|", "/") for c in cells) + " |")
-    return "\n".join(lines) + "\n"
+    note = f"built partly from stand-in data ({'; '.join(standin)}); verdicts on it are not evidence" if standin else ""
+    return C.markdown(df, "Multidimensional frameworks (CALM marginals, HDG range queries): claims of "
+                          "Sec. 6.1.2-6.1.3", note)
 
 
 def report(run_files: list[str], data_files: Mapping[str, str], spec: Mapping, tables_dir, figures_dir) -> pd.DataFrame:
