@@ -4,24 +4,15 @@ or FLAME as the frequency component (Figs 6-9). Each step takes the job's JSON `
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 from shuffledp.cli import UsageError
+from shuffledp.commands._spec import read_spec
 
 
 def _spec(text: str, required: tuple[str, ...]) -> dict:
-    try:
-        spec = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"--spec: not valid JSON ({exc.msg})") from None
-    if not isinstance(spec, dict):
-        raise UsageError("--spec: must be a JSON object")
-    missing = [k for k in required if k not in spec]
-    if missing:
-        raise UsageError(f"--spec: missing keys {', '.join(missing)}")
-    return spec
+    return read_spec(text, set(required))
 
 
 def register(sub, account_sub) -> None:
