@@ -3,7 +3,6 @@ tables are byte-identical when run again, a dry run of the paper configuration, 
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -11,19 +10,13 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import run_snakemake
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "tests" / "fixtures" / "config_tiny.yaml"
 
 
-def snakemake(*args: str, cwd: Path, check: bool = True, timeout: int = 1200) -> subprocess.CompletedProcess:
-    env = dict(os.environ)
-    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(cwd), *args]
-    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"snakemake failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-6000:]}")
-    return proc
+snakemake = run_snakemake  # tests/conftest.py: snakemake --snakefile <repo>/Snakefile --directory cwd ARGS
 
 
 def _write_config(tmp_path: Path, mutate=None) -> Path:
