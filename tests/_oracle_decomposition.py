@@ -42,6 +42,14 @@ def check_matrix(matrix) -> np.ndarray:
     return mat
 
 
+def local_eps(matrix) -> float:
+    """The randomizer's own eps0: the largest log-ratio of two entries of a column."""
+    mat = check_matrix(matrix)
+    with np.errstate(divide="ignore"):
+        logm = np.log(mat)
+    return float(np.max(logm.max(axis=0) - logm.min(axis=0)))
+
+
 def merge_columns(matrix, *, decimals: int = 12) -> np.ndarray:
     """Sum the columns of ``matrix`` that are proportional to each other (all-zero columns are
     dropped). The result has the same rows' divergences for any shuffled histogram."""
