@@ -5,8 +5,8 @@ Written for the tests only, independent of ``shuffledp`` (numpy, scipy.special, 
 * :func:`exact_shuffle_delta` -- the exact hockey-stick divergence of the shuffled output
   histogram of ``n`` users when the victim holds ``x0`` (P) vs ``x1`` (Q) and the other users
   hold the inputs listed in ``others``. The histogram law is the convolution of the users'
-  output distributions on a dense array of count vectors (one axis per output, ``n + 1``
-  cells each). Output columns that are proportional (same likelihood ratio between every two
+  output distributions over the count vectors (every vector of sum m, m = 0..n, one user added
+  at a time). Output columns that are proportional (same likelihood ratio between every two
   inputs) are merged first: given the merged counts, how a merged count splits between the
   columns does not depend on anyone's input, so the merged histogram is a sufficient
   statistic and the divergence is unchanged (checked against the unmerged computation in the
@@ -144,29 +144,54 @@ def canonical(w, p, q, decimals: int = 12) -> tuple:
 
 
 # ----------------------------------------------------------------------------- real shuffle
-def _add_user(dist: np.ndarray, row: np.ndarray) -> np.ndarray:
-    """Histogram law after one more user with output probabilities ``row`` (dense, linear)."""
-    out = np.zeros_like(dist)
-    for j, pj in enumerate(row):
-        if pj == 0:
-            continue
-        src = [slice(None)] * dist.ndim
-        dst = [slice(None)] * dist.ndim
-        src[j] = slice(0, -1)
-        dst[j] = slice(1, None)
-        out[tuple(dst)] += pj * dist[tuple(src)]
-    return out
+class Simplex:
+    """Every count vector of ``K`` outputs with sum ``m`` for ``m = 0..n`` (rows of
+    :func:`compositions`) and, per ``m`` and output ``j``, the row of ``h + e_j`` among the
+    vectors of sum ``m + 1``: one user more is then a scatter of ``K`` scaled copies."""
+
+    def __init__(self, K: int, n: int):
+        self.K, self.n = K, n
+        radix = (n + 1) ** np.arange(K, dtype=np.int64)
+        self.comps = [compositions(m, K) for m in range(n + 1)]
+        codes = [c @ radix for c in self.comps]
+        orders = [np.argsort(c) for c in codes]
+        self.up = []
+        for m in range(n):
+            nxt_sorted = codes[m + 1][orders[m + 1]]
+            per_j = []
+            for j in range(K):
+                pos = np.searchsorted(nxt_sorted, codes[m] + radix[j])
+                per_j.append(orders[m + 1][pos])
+            self.up.append(per_j)
+
+    def add_user(self, vec: np.ndarray, m: int, row: np.ndarray) -> np.ndarray:
+        """Law over vectors of sum ``m + 1`` from the law ``vec`` over sum ``m`` and one more user."""
+        out = np.zeros(self.comps[m + 1].shape[0])
+        for j, pj in enumerate(row):
+            if pj > 0:
+                out[self.up[m][j]] += pj * vec
+        return out
 
 
-def histogram_law(matrix, users) -> np.ndarray:
-    """Dense pmf of the output histogram of independent users holding ``users`` (input indices);
-    axis j counts output j, ``len(users) + 1`` cells per axis."""
+@lru_cache(maxsize=64)
+def _simplex(K: int, n: int) -> Simplex:
+    return Simplex(K, n)
+
+
+def histogram_law(matrix, users, n: int | None = None) -> np.ndarray:
+    """pmf of the output histogram of independent users holding ``users`` (input indices), as a
+    vector over the count vectors of sum ``len(users)`` (order of :func:`compositions`)."""
     mat = check_matrix(matrix)
-    dist = np.zeros((len(users) + 2,) * mat.shape[1])  # one spare cell: room for the victim
-    dist[(0,) * mat.shape[1]] = 1.0
-    for x in users:
-        dist = _add_user(dist, mat[x])
-    return dist
+    n = len(users) + 1 if n is None else n
+    sx = _simplex(mat.shape[1], n)
+    vec = np.ones(1)
+    for m, x in enumerate(users):
+        vec = sx.add_user(vec, m, mat[x])
+    return vec
+
+
+def _add_user(matrix: np.ndarray, vec: np.ndarray, m: int, x: int, n: int) -> np.ndarray:
+    return _simplex(matrix.shape[1], n).add_user(vec, m, matrix[x])
 
 
 def hockey(P: np.ndarray, Q: np.ndarray, eps: float) -> float:
@@ -193,8 +218,9 @@ def exact_shuffle_delta(matrix, x0: int, x1: int, others, eps: float, *, merge: 
     apart, histograms enumerated sparsely (a check of the merging; small n only)."""
     if merge:
         mat = merge_columns(matrix)
-        base = histogram_law(mat, list(others))
-        return hockey(_add_user(base, mat[x0]), _add_user(base, mat[x1]), eps)
+        m, n = len(others), len(others) + 1
+        base = histogram_law(mat, list(others), n)
+        return hockey(_add_user(mat, base, m, x0, n), _add_user(mat, base, m, x1, n), eps)
     mat = check_matrix(matrix)
     P = _sparse_law(mat, [*others, x0])
     Q = _sparse_law(mat, [*others, x1])
@@ -209,8 +235,8 @@ def worst_shuffle_delta(matrix, n: int, eps_list) -> list[tuple[float, tuple]]:
     rows = mat.shape[0]
     best = [(-1.0, ()) for _ in eps_list]
     for others in itertools.combinations_with_replacement(range(rows), n - 1):
-        base = histogram_law(mat, list(others))
-        laws = [_add_user(base, mat[x]) for x in range(rows)]
+        base = histogram_law(mat, list(others), n)
+        laws = [_add_user(mat, base, n - 1, x, n) for x in range(rows)]
         for x0, x1 in itertools.permutations(range(rows), 2):
             for i, eps in enumerate(eps_list):
                 d = hockey(laws[x0], laws[x1], eps)
@@ -270,6 +296,23 @@ def exact_decomposed_delta(w, p, q, gamma: float, n: int, eps: float) -> float:
             P[ok] += p[g] * base
             Q[ok] += q[g] * base
         total += wm * float(np.maximum(P - ee * Q, 0.0).sum())
+    return total
+
+
+def atoms_expectation(w, z, gamma: float, n: int) -> float:
+    """``sum_M Bin(M; n-1, gamma) E[(Z_1 + ... + Z_{M+1})_+] / (M + 1)`` with ``Z_i`` i.i.d.,
+    ``Z = z_g`` with probability ``w_g`` (enumerating every count vector). With
+    ``z_g = (p_g - e^eps q_g) / w_g`` this is the decomposed divergence (the representation the
+    accountant spreads); any ``z`` is accepted, e.g. a spread of it."""
+    w = np.asarray(w, dtype=np.float64)
+    z = np.asarray(z, dtype=np.float64)
+    gamma = min(gamma, 1.0)
+    total = 0.0
+    for M in range(n):
+        wm = math.comb(n - 1, M) * gamma**M * (1.0 - gamma) ** (n - 1 - M)
+        h = compositions(M + 1, w.size)
+        mult = np.exp(gammaln(M + 2.0) - gammaln(h + 1.0).sum(axis=1) + xlogy(h, w[None, :]).sum(axis=1))
+        total += wm * float(np.dot(mult, np.maximum(h @ z, 0.0))) / (M + 1)
     return total
 
 

@@ -68,8 +68,9 @@ def _decomposed_by_convolution(mat, x0, x1, n, eps):
 
 
 def test_exact_decomposed_two_routes_and_grouping():
-    """exact_decomposed_delta (multinomial enumeration) == convolution of the blanket draws, and
-    grouping the outputs by likelihood ratio changes nothing (a sufficient statistic)."""
+    """exact_decomposed_delta (multinomial enumeration) == convolution of the blanket draws ==
+    E[(Z_1 + ... + Z_{M+1})_+] / (M + 1) averaged over M (the representation the accountant
+    spreads), and grouping the outputs by likelihood ratio changes nothing (sufficiency)."""
     rng = np.random.default_rng(7)
     mats = [O.random_matrix(rng, 3, 4), O.random_matrix(rng, 3, 3), O.oue_matrix(2, 1.0)]
     positive = 0
@@ -82,7 +83,10 @@ def test_exact_decomposed_two_routes_and_grouping():
                 w, p, q, _ = O.pair_groups(mat, x0, x1)
                 grouped = O.exact_decomposed_delta(w, p, q, gamma, n, eps)
                 conv = _decomposed_by_convolution(mat, x0, x1, n, eps)
+                z = (np.asarray(p) - math.exp(eps) * np.asarray(q)) / np.asarray(w)
+                atoms = O.atoms_expectation(w, z, gamma, n)
                 positive += conv > 1e-6
+                assert atoms == pytest.approx(conv, rel=1e-11, abs=1e-15)
                 assert ungrouped == pytest.approx(conv, rel=1e-11, abs=1e-15)
                 assert grouped == pytest.approx(conv, rel=1e-11, abs=1e-15)
     assert positive >= 24  # of 28 cases (25 today): the comparisons are not between zeros
