@@ -140,8 +140,9 @@ def test_grouping_of_a_matrix():
     assert D.grouped_pairs(D.krr_matrix(5, 1.3))[0].p == pytest.approx(D.krr_pairs(5, 1.3)[0].p)
     assert len(D.grouped_pairs(D.krr_matrix(7, 0.4))) == 1  # all pairs equivalent
     oue_like = np.array([[0.5, 0.2, 0.2, 0.1], [0.2, 0.5, 0.1, 0.2], [0.1, 0.2, 0.5, 0.2]])
-    with pytest.raises(ValueError, match="likelihood-ratio groups"):
-        D.grouped_pairs(oue_like)
+    # four likelihood-ratio groups: accepted now (the spread reduction), every ordered pair kept
+    many = D.grouped_pairs(oue_like)
+    assert many and all(len(g.w) == 4 for g in many)
     with pytest.raises(ValueError, match="empty blanket"):
         D.grouped_pairs(np.array([[1.0, 0.0], [0.0, 1.0]]))
     with pytest.raises(ValueError, match="sum to 1"):

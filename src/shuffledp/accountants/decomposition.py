@@ -147,15 +147,17 @@ def blanket_of(matrix) -> tuple[np.ndarray, float]:
 
 @dataclass(frozen=True)
 class GroupedPair:
-    """A victim pair reduced to three groups of outputs.
+    """A victim pair reduced to its likelihood-ratio groups of outputs (``G >= 2`` of them).
 
     ``w`` blanket masses of the groups (normalised, sum 1), ``p`` / ``q`` the victim's group
-    probabilities under the two inputs, ``gamma`` the blanket mass.
+    probabilities under the two inputs, ``gamma`` the blanket mass. With three groups (k-RR) groups
+    1 and 2 are the two with the most extreme likelihood ratio and the sums are exact; with more,
+    :func:`spread_to_three` reduces the pair per eps.
     """
 
-    w: tuple[float, float, float]
-    p: tuple[float, float, float]
-    q: tuple[float, float, float]
+    w: tuple[float, ...]
+    p: tuple[float, ...]
+    q: tuple[float, ...]
     gamma: float
 
 
@@ -172,10 +174,11 @@ def krr_pairs(k: int, eps0: float) -> list[GroupedPair]:
 
 
 def grouped_pairs(matrix) -> list[GroupedPair]:
-    """Every ordered pair of distinct rows of ``matrix`` reduced to three likelihood-ratio groups.
+    """Every ordered pair of distinct rows of ``matrix`` reduced to its likelihood-ratio groups.
 
-    Raises ``ValueError`` if a pair has more than three groups (not supported by the exact
-    three-count reduction) or if the blanket is empty (``gamma = 0``: no amplification).
+    Pairs with at most three groups are evaluated exactly; pairs with more through the
+    three-atom spreads of :func:`spread_to_three`. Raises ``ValueError`` if the blanket is empty
+    (``gamma = 0``: no amplification) or an output outside its support has positive probability.
     """
     mat = np.asarray(matrix, dtype=np.float64)
     omega, gamma = blanket_of(mat)
@@ -200,9 +203,6 @@ def grouped_pairs(matrix) -> list[GroupedPair]:
                 groups.setdefault(pair, []).append(col)
             if len(groups) == 1:
                 continue  # identical rows: divergence 0
-            if len(groups) > 3:
-                raise ValueError(f"rows {i}, {j}: {len(groups)} likelihood-ratio groups; the exact "
-                                 "reduction supports at most 3")
             om = omega[keep]
             cols = list(groups.values())
             # groups 1 and 2 are the two with the most extreme u/v; the rest is group 3
@@ -213,6 +213,14 @@ def grouped_pairs(matrix) -> list[GroupedPair]:
             w = tuple(float(om[c].sum()) / gamma for c in cols)
             p = tuple(float(mat[i, keep][c].sum()) for c in cols)
             q = tuple(float(mat[j, keep][c].sum()) for c in cols)
+            if len(cols) > 3:
+                # more groups: the order is immaterial (the spread sorts them per eps)
+                sig = tuple(sorted(zip(np.round(w, 14), np.round(p, 14), np.round(q, 14), strict=True)))
+                if sig in seen:
+                    continue
+                seen.add(sig)
+                out.append(GroupedPair(w, p, q, gamma))
+                continue
             sig = (tuple(np.round(w, 14)), tuple(np.round(p, 14)), tuple(np.round(q, 14)))
             if sig in seen:
                 continue
@@ -220,6 +228,54 @@ def grouped_pairs(matrix) -> list[GroupedPair]:
             # relabelling groups 1 and 2 does not change the divergence
             seen.add(tuple((x[1], x[0], x[2]) for x in sig))
             out.append(GroupedPair(w, p, q, gamma))
+    return out
+
+
+def spread_to_three(g: GroupedPair, ee: float) -> list[tuple[float, GroupedPair]]:
+    """Three-atom pairs that dominate a many-group pair at ``e^eps = ee``, as ``(scale, pair)``.
+
+    Given ``M`` blanket draws, the pair's divergence is ``E[(Z_1 + ... + Z_{M+1})_+] / (M + 1)``
+    with ``Z_i`` i.i.d., ``Z = z_g = (p_g - ee q_g) / w_g`` with probability ``w_g`` (module
+    docstring). Keep the smallest and the largest atom and one middle atom ``m``; split every other
+    atom ``z_j`` between its kept neighbours ``a < j < b`` in the proportions that keep its mean
+    (``w_j (z_b - z_j) / (z_b - z_a)`` to ``a``, the rest to ``b``). The result ``Z'`` is a
+    mean-preserving spread of ``Z`` (``E[Z' | Z] = Z``), so ``Z <= Z'`` in convex order, the sums of
+    ``M + 1`` independent copies are ordered the same way, and ``x -> x_+`` is convex: the spread's
+    divergence is at least the pair's for every ``M``. One spread per choice of ``m`` is returned
+    (their minimum is a bound too). Each is a three-group pair for the exact sums with
+    ``p'_g - ee q'_g = w'_g z'_g``, scaled so that ``sum p' = 1`` (the window charges assume it);
+    ``scale`` multiplies its divergence back. An empty list means every atom is ``<= 0``: the
+    divergence is 0 for every ``M``.
+    """
+    w = np.asarray(g.w, dtype=np.float64)
+    z = (np.asarray(g.p, dtype=np.float64) - ee * np.asarray(g.q, dtype=np.float64)) / w
+    if not np.max(z) > 0:
+        return []
+    order = np.argsort(z, kind="stable")
+    z, w = z[order], w[order]
+    last = len(z) - 1
+    out = []
+    for mid in range(1, last):
+        keep = (0, mid, last)
+        wk = {i: float(w[i]) for i in keep}
+        for j in range(1, last):
+            if j == mid:
+                continue
+            a, b = (0, mid) if j < mid else (mid, last)
+            span = z[b] - z[a]
+            to_a = 0.0 if span <= 0 else float(w[j] * (z[b] - z[j]) / span)
+            to_a = min(max(to_a, 0.0), float(w[j]))
+            wk[a] += to_a
+            wk[b] += float(w[j]) - to_a
+        total = wk[0] + wk[mid] + wk[last]
+        ws = (wk[0] / total, wk[last] / total, wk[mid] / total)
+        zs = (float(z[0]), float(z[last]), float(z[mid]))
+        c = [wi * zi for wi, zi in zip(ws, zs, strict=True)]
+        pp = [max(ci, 0.0) for ci in c]
+        qq = [max(-ci, 0.0) / ee for ci in c]
+        scale = sum(pp)
+        out.append((scale, GroupedPair(ws, tuple(x / scale for x in pp), tuple(x / scale for x in qq),
+                                       g.gamma)))
     return out
 
 
@@ -401,7 +457,8 @@ class DecomposedPair:
                                    + stats.binom.sf(hi, N, gam))
         if max_blocks is None:
             # as many blocks as the cell budget allows (fewer blocks: looser, never unsound)
-            s_max = max(g.w[0] + g.w[1] for g in self.pairs)
+            # a many-group pair's spread changes its group-1+2 mass with eps: budget for the widest
+            s_max = max((g.w[0] + g.w[1]) if len(g.w) <= 3 else 0.5 for g in self.pairs)
             z = math.sqrt(2.0 * math.log(2.0 / self.tail))
             width = 2.0 * z * math.sqrt(max(ms[-1] * s_max * (1.0 - min(s_max, 1.0)), 0.0)) + 3.0
             max_blocks = max(MIN_BLOCKS, int(BLOCK_BUDGET // width))
@@ -429,14 +486,38 @@ class DecomposedPair:
             self._tables[key] = _CountTable(ms, s, self.tail)
         return self._tables[key]
 
+    def _pair_value(self, g: GroupedPair, ee: float, upper: bool, table=None) -> float:
+        """Block-weighted divergence of one three-group pair (``table``: an uncached count table)."""
+        s = g.w[0] + g.w[1]
+        tab = self._table(upper, s) if table is None else table
+        d = _divergence_given_count(tab, g, g.w[0] / s, ee, upper=upper)
+        return float(np.dot(self.block_w if upper else self.block_w / (1.0 + ROUNDING_RTOL), d))
+
+    def _spread_value(self, g: GroupedPair, ee: float, upper: bool) -> float:
+        """A pair with more than three groups: the smallest of the three-atom mean-preserving
+        spreads (:func:`spread_to_three`, one per choice of the kept middle atom), each evaluated
+        exactly by the three-group sums. Every one is an upper bound on the pair's divergence given
+        each ``M`` (convex order), so their minimum is too."""
+        best = math.inf
+        spreads = spread_to_three(g, ee)
+        if not spreads:
+            return 0.0
+        for scale, h in spreads:
+            s = h.w[0] + h.w[1]
+            ms = self.m_upper if upper else self.m_lower
+            table = _CountTable(ms, s, self.tail)
+            best = min(best, scale * self._pair_value(h, ee, upper, table))
+        return best
+
     def _delta(self, eps: float, upper: bool) -> float:
         eps = _check_eps(eps)
         ee = math.exp(min(eps, EPS_CAP))
         best = 0.0
         for g in self.directed:
-            s = g.w[0] + g.w[1]
-            d = _divergence_given_count(self._table(upper, s), g, g.w[0] / s, ee, upper=upper)
-            val = float(np.dot(self.block_w if upper else self.block_w / (1.0 + ROUNDING_RTOL), d))
+            if len(g.w) <= 3:
+                val = self._pair_value(g, ee, upper)
+            else:
+                val = self._spread_value(g, ee, upper)
             best = max(best, val)
         if upper:
             best = best * (1.0 + ROUNDING_RTOL) + self.m_outside
@@ -629,3 +710,17 @@ def _asymptotic_guess(k: int, eps0: float, n: int, delta: float) -> float:
     ``sqrt(8 (e^eps0 + k - 1) log(2/delta) / (k n))`` scaled by ``(e^eps0 - 1)/(e^eps0 + 1)``."""
     e = math.exp(eps0)
     return max(1e-9, (e - 1.0) / (e + 1.0) * math.sqrt(8.0 * (e + k - 1.0) * math.log(2.0 / delta) / (k * n)))
+
+
+# the randomizers' matrices and grouped pairs live in their own module; re-exported here
+from shuffledp.accountants.randomizers import (  # noqa: E402
+    olh_matrix,
+    olh_pairs,
+    oue_matrix,
+    oue_pairs,
+    subset_exp_matrix,
+    subset_exp_pairs,
+)
+
+__all__ += ["spread_to_three", "subset_exp_matrix", "subset_exp_pairs", "oue_matrix", "oue_pairs",
+            "olh_matrix", "olh_pairs"]
