@@ -139,8 +139,10 @@ def pair_groups(matrix, x0: int, x1: int, *, decimals: int = 12):
 
 
 def canonical(w, p, q, decimals: int = 12) -> tuple:
-    """A grouped pair up to the order of its groups (for comparing two groupings)."""
-    return tuple(sorted(zip(np.round(w, decimals), np.round(p, decimals), np.round(q, decimals), strict=True)))
+    """A grouped pair up to the order of its groups, empty groups (all three masses 0) dropped
+    (for comparing two groupings)."""
+    rows = zip(np.round(w, decimals), np.round(p, decimals), np.round(q, decimals), strict=True)
+    return tuple(sorted(r for r in rows if any(r)))
 
 
 # ----------------------------------------------------------------------------- real shuffle

@@ -27,6 +27,8 @@ import _oracle_decomposition as O
 import numpy as np
 import pytest
 
+from shuffledp.accountants import decomposition as dec
+
 # ----------------------------------------------------------------------------- the oracle itself
 
 def test_merging_proportional_columns_keeps_the_divergence():
@@ -120,3 +122,148 @@ def test_oracle_matrices_follow_their_definitions():
     assert sub[0, 3] == pytest.approx(1 / (3 + 3 * e))
     for mat in (oue, olh, sub):
         assert np.allclose(mat.sum(axis=1), 1.0)
+
+
+# ----------------------------------------------------------------------------- the accountant
+# random matrices (fixed seeds): (seed, inputs, outputs, n); entries >= 0.05
+RANDOM_CASES = [(1, 3, 3, 6), (2, 3, 4, 6), (3, 3, 5, 5), (4, 4, 3, 5), (5, 4, 4, 5), (6, 4, 5, 4),
+                (7, 3, 5, 2), (8, 4, 5, 3), (9, 4, 4, 6), (10, 3, 4, 3)]
+EPS_FRACS = (0.0, 0.02, 0.1, 0.3, 0.6)  # of the matrix's own eps0
+ORACLE_RTOL = 1e-12  # the oracle's float sums (a few hundred terms of magnitude <= 1)
+
+
+def _exact_within(up: float, exact: float, eps: float) -> bool:
+    """``up`` is ``exact`` plus the accountant's documented allowances: relative 1e-9, and
+    ROUNDING_RTOL of the summed magnitudes (P and e^eps Q masses, at most 1 + e^eps), charged on
+    the sums and once more on the total (factor 4 for headroom), plus the 1e-30 tails."""
+    return exact <= up <= exact * (1 + 1e-9) + 4 * dec.ROUNDING_RTOL * (1 + math.exp(eps)) + 1e-25
+
+
+def _random(seed, inputs, outputs):
+    return O.random_matrix(np.random.default_rng(seed), inputs, outputs)
+
+
+def _groupings_agree(mat, pairs):
+    """The package's grouped pairs are the oracle's grouping of every ordered pair of rows."""
+    mine = set()
+    for x0, x1 in itertools.permutations(range(mat.shape[0]), 2):
+        w, p, q, gamma = O.pair_groups(mat, x0, x1)
+        if len(w) > 1:
+            mine.add(O.canonical(w, p, q, 11))
+            assert gamma == pytest.approx(pairs[0].gamma, rel=1e-12)
+    theirs = {O.canonical(g.w, g.p, g.q, 11) for g in pairs}
+    assert theirs == mine
+
+
+@pytest.mark.parametrize("seed,inputs,outputs,n", RANDOM_CASES)
+def test_random_matrix_sound_against_every_configuration(seed, inputs, outputs, n):
+    """Upper bound >= the exact shuffled divergence, every ordered victim pair, every multiset of
+    the other users' inputs, and >= the exact decomposed divergence (oracle grouping); equal to it
+    when every pair has at most three groups."""
+    mat = _random(seed, inputs, outputs)
+    pairs = dec.grouped_pairs(mat)
+    _groupings_agree(mat, pairs)
+    groups = max(len(g.w) for g in pairs)
+    eps_list = [f * O.local_eps(mat) for f in EPS_FRACS]
+    exact = O.worst_shuffle_delta(mat, n, eps_list)
+    acc = dec.DecomposedPair(mat, n)
+    rel = []
+    for eps, (real, arg) in zip(eps_list, exact, strict=True):
+        up = acc.delta(eps)
+        decomposed, _ = O.decomposed_worst(mat, n, eps)
+        assert real <= decomposed * (1 + ORACLE_RTOL)  # the decomposition argument, oracle only
+        assert real <= up, (eps, arg)
+        assert decomposed <= up
+        if groups <= 3:
+            assert _exact_within(up, decomposed, eps)
+        rel.append((up - real) / real if real > 0 else math.inf)
+    print(f"random seed={seed} {inputs}x{outputs} G<={groups} n={n}: min (upper-real)/real "
+          f"{min(rel):.3g}")
+
+
+LOOSE_MAX = {3: 1 + 1e-8, 4: 1.5, 5: 4.0}  # G = 3: exact up to the allowances
+
+
+@pytest.mark.parametrize("seed,groups,n", [(21, 4, 12), (22, 5, 12), (23, 4, 40), (24, 5, 24), (25, 3, 40)])
+def test_grouped_pair_against_exact_decomposed(seed, groups, n):
+    """One G-group pair given directly (both directions), n up to 40: the spread's value is an upper
+    bound on the exact decomposed divergence, equal to it for G <= 3."""
+    rng = np.random.default_rng(seed)
+    mat = O.random_matrix(rng, 2, groups, floor=0.03)
+    w, p, q, gamma = O.pair_groups(mat, 0, 1)
+    assert len(w) == groups
+    g = dec.GroupedPair(w, p, q, gamma)
+    ratios = []
+    for frac in (0.02, 0.15, 0.4):
+        eps = frac * O.local_eps(mat)
+        for h in (g, dec.GroupedPair(g.w, g.q, g.p, g.gamma)):
+            exact = O.exact_decomposed_delta(h.w, h.p, h.q, h.gamma, n, eps)
+            up = dec.decomposition_delta(None, n, eps, pairs=[h])
+            assert exact <= up
+            if exact < 1e-6:  # e.g. every atom <= 0 in this direction: exact 0
+                assert up <= 1e-6
+                continue
+            if groups <= 3:
+                assert _exact_within(up, exact, eps)
+            ratios.append(up / exact)
+    assert len(ratios) >= 3
+    print(f"G={groups} n={n}: upper/exact decomposed {min(ratios):.4f} .. {max(ratios):.4f}")
+    assert max(ratios) <= LOOSE_MAX[groups]
+
+
+# subset-exp (d, s, k), OUE d, OLH (k, g): every instance has four-group pairs
+# subset_exp_pairs(2, 2, 1) holds a TWO-group pair (disjoint sets covering every item), which the
+# accountant's three-group sums index out of range (IndexError); grouped_pairs pads it to three
+TWO_GROUP_BUG = pytest.mark.xfail(raises=IndexError, strict=True,
+                                  reason="subset_exp_pairs: a two-group pair crashes the three-group sums")
+INSTANCES = [("subset-exp", (3, 1, 2), 6), ("subset-exp", (3, 2, 1), 4),
+             pytest.param("subset-exp", (2, 2, 1), 5, marks=TWO_GROUP_BUG),
+             ("oue", (3,), 6), ("oue", (4,), 4), ("olh", (3, 2), 6), ("olh", (3, 3), 5), ("olh", (4, 2), 4)]
+
+
+def _instance(name, args, eps0):
+    if name == "subset-exp":
+        return dec.subset_exp_matrix(*args, eps0), O.subset_exp_matrix(*args, eps0), dec.subset_exp_pairs(*args, eps0)
+    if name == "oue":
+        (d,) = args
+        mine = O.oue_matrix(d, eps0)
+        # the package indexes bit vectors by sum_j b_j 2^j, the oracle in itertools.product order
+        perm = [sum(b << j for j, b in enumerate(bits)) for bits in itertools.product((0, 1), repeat=d)]
+        reordered = np.empty_like(mine)
+        reordered[:, perm] = mine
+        return dec.oue_matrix(d, eps0), reordered, dec.oue_pairs(d, eps0)
+    k, g = args
+    return dec.olh_matrix(k, g, eps0), O.olh_matrix(k, g, eps0), dec.olh_pairs(g, eps0, k=k)
+
+
+@pytest.mark.parametrize("name,args,n", INSTANCES)
+@pytest.mark.parametrize("eps0", [1.0, 2.5])
+def test_randomizers_sound_and_pairs_match(name, args, n, eps0):
+    mat, mine, pairs = _instance(name, args, eps0)
+    np.testing.assert_allclose(mat, mine, rtol=1e-13, atol=0)
+    _groupings_agree(mat, dec.grouped_pairs(mat))
+    _groupings_agree(mat, pairs)  # the closed forms == the matrix, up to group order and 1e-11
+    assert max(len(g.w) for g in pairs) == 4
+    eps_list = [f * eps0 for f in EPS_FRACS]
+    exact = O.worst_shuffle_delta(mat, n, eps_list)
+    by_matrix = dec.DecomposedPair(mat, n)
+    by_pairs = dec.DecomposedPair(None, n, pairs=pairs)
+    rel = []
+    for eps, (real, arg) in zip(eps_list, exact, strict=True):
+        up = by_pairs.delta(eps)
+        assert up == pytest.approx(by_matrix.delta(eps), rel=1e-9)
+        decomposed, _ = O.decomposed_worst(mat, n, eps)
+        assert real <= decomposed * (1 + ORACLE_RTOL)
+        assert real <= up, (eps, arg)
+        assert decomposed <= up
+        rel.append((up - real) / real if real > 0 else math.inf)
+    print(f"{name}{args} eps0={eps0} n={n}: min (upper-real)/real {min(rel):.3g}")
+
+
+def test_olh_pairs_without_k_are_looser():
+    """olh_pairs(g, eps0) (blanket valid for every domain size) bounds the k-specific one."""
+    for k, g, n in ((3, 2, 50), (4, 3, 200)):
+        exact_k = dec.DecomposedPair(None, n, pairs=dec.olh_pairs(g, 1.5, k=k))
+        generic = dec.DecomposedPair(None, n, pairs=dec.olh_pairs(g, 1.5))
+        for eps in (0.05, 0.3):
+            assert exact_k.delta(eps) <= generic.delta(eps)
