@@ -21,6 +21,17 @@ Mechanisms:
   binary randomized response is eps0-LDP, so its worst real pair found lower-bounds the class
   (and the witness).
 
+* ``subset-exp`` (PrivSet's k-subset exponential mechanism on s-item sets of d + s items; ``k``
+  the subset size, PrivSet's best one by default), ``oue`` (optimized unary encoding over ``d``
+  values), ``olh`` (local hashing into ``g`` values over the family of all functions; ``g =
+  round(e^eps0 + 1)`` by default) -- upper: the blanket decomposition of their grouped pairs (four
+  likelihood-ratio groups, reduced by the convex-order spread of
+  :func:`decomposition.spread_to_three`), and every bound valid for all eps0-LDP randomizers
+  (variation ratio with the general parameters, clones, generic blanket). Lower: exact divergences
+  of the coarse counts (outputs favouring the victim's first input, its second, the rest) of real
+  pairs whose other users all hold the victim's first input, its second, or a third one
+  (:func:`randomizers.coarse_configs`).
+
 Domain errors raise :class:`~shuffledp.accountants.validation.AccountantDomainError` (a
 ``ValueError`` naming the flag).
 """
@@ -43,9 +54,11 @@ from shuffledp.accountants.validation import (
     check_n,
 )
 
-__all__ = ["MECHANISMS", "upper_bounds", "lower_bounds", "best_eps", "eps_local_for", "krr_eps_local"]
+__all__ = ["MECHANISMS", "GROUPED", "mechanism_params", "grouped_pairs_for", "delta_upper", "upper_bounds",
+           "lower_bounds", "best_eps", "eps_local_for", "krr_eps_local"]
 
-MECHANISMS = ("krr", "general")
+MECHANISMS = ("krr", "general", "subset-exp", "oue", "olh")
+GROUPED = ("subset-exp", "oue", "olh")
 EPS0_MAX = 50.0  # the upper bounds' numerics are checked up to here
 
 
@@ -57,12 +70,73 @@ def _check(mechanism: str, eps0, n, delta, k) -> tuple[float, int, float, int | 
     delta = check_delta(delta)
     if mechanism == "krr":
         k = check_int(k, "k", 2, K_MAX)
+    elif mechanism == "subset-exp" and k is not None:
+        k = check_int(k, "k", 1, K_MAX)
     elif k is not None:
-        raise AccountantDomainError("k", "only used by krr")
+        raise AccountantDomainError("k", "only used by krr and subset-exp")
     return eps0, n, delta, k
 
 
+def mechanism_params(mechanism: str, eps0: float, *, k=None, d=None, s=None, g=None) -> dict:
+    """The randomizer's parameters with defaults filled in (``subset-exp``: PrivSet's best subset
+    size; ``olh``: ``round(e^eps0 + 1)``); a flag given to a mechanism that does not use it, or
+    missing where required, raises :class:`AccountantDomainError`."""
+    from shuffledp.accountants import randomizers as rz
+
+    used = {"krr": {"k"}, "general": set(), "subset-exp": {"d", "s", "k"}, "oue": {"d"}, "olh": {"g"}}
+    given = {"k": k, "d": d, "s": s, "g": g}
+    for name, value in given.items():
+        if value is not None and name not in used[mechanism]:
+            raise AccountantDomainError(name, f"not used by {mechanism}")
+    if mechanism == "subset-exp":
+        if d is None or s is None:
+            raise AccountantDomainError("d" if d is None else "s", "required for subset-exp")
+        d, s = check_int(d, "d", 2, K_MAX), check_int(s, "s", 1, K_MAX)
+        if k is None:
+            from shuffledp.mechanisms.subset_exp import best_subset_size
+            k = best_subset_size(d, s, eps0)
+        k = check_int(k, "k", 1, d - 1)
+        return {"d": d, "s": s, "k": k}
+    if mechanism == "oue":
+        if d is None:
+            raise AccountantDomainError("d", "required for oue")
+        return {"d": check_int(d, "d", 2, K_MAX)}
+    if mechanism == "olh":
+        return {"g": rz.olh_default_g(eps0) if g is None else check_int(g, "g", 2, K_MAX)}
+    if mechanism == "krr":
+        return {"k": check_int(k, "k", 2, K_MAX)}
+    return {}
+
+
+def grouped_pairs_for(mechanism: str, eps0: float, params: dict):
+    """The decomposition's grouped victim pairs of a finite-output randomizer."""
+    from shuffledp.accountants import randomizers as rz
+
+    if mechanism == "krr":
+        return dec.krr_pairs(params["k"], eps0)
+    if mechanism == "subset-exp":
+        return rz.subset_exp_pairs(params["d"], params["s"], params["k"], eps0)
+    if mechanism == "oue":
+        return rz.oue_pairs(params["d"], eps0)
+    if mechanism == "olh":
+        return rz.olh_pairs(params["g"], eps0)
+    raise AccountantDomainError("mechanism", f"{mechanism} has no grouped pairs")
+
+
+def delta_upper(mechanism: str, eps0: float, n: int, eps: float, **params) -> float:
+    """Smallest sound upper bound we have on the shuffled delta at ``eps`` (decomposition and
+    variation ratio with the general parameters); used to certify a local eps for a target."""
+    from shuffledp.accountants import variation_ratio as vr
+
+    p = mechanism_params(mechanism, eps0, **params)
+    vals = [vr.vr_delta(vr.vr_params("general", eps0), n, eps)]
+    if mechanism != "general":
+        vals.append(dec.decomposition_delta(None, n, eps, pairs=grouped_pairs_for(mechanism, eps0, p)))
+    return min(vals)
+
+
 def upper_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None = None,
+                 d: int | None = None, s: int | None = None, g: int | None = None,
                  rtol: float = 1e-5, guess: float | None = None) -> dict[str, Callable[[], float]]:
     """Name -> zero-argument function returning a sound upper bound on the shuffled eps."""
     from shuffledp.accountants import blanket, clones
@@ -70,7 +144,16 @@ def upper_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | 
 
     eps0, n, delta, k = _check(mechanism, eps0, n, delta, k)
     out: dict[str, Callable[[], float]] = {}
-    if mechanism == "krr":
+    if mechanism in GROUPED:
+        pairs = grouped_pairs_for(mechanism, eps0, mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g))
+        out["decomposition"] = lambda: dec.decomposition_eps(None, n, delta, pairs=pairs, rtol=rtol,
+                                                             guess=guess)
+        out["variation-ratio"] = lambda: vr.vr_eps(vr.vr_params("general", eps0), n, delta, rtol=rtol)
+        out["blanket-hoeffding"] = lambda: blanket.eps_blanket(eps0, n, delta, mechanism="generic",
+                                                               bound="hoeffding", rtol=rtol)
+        out["blanket-bennett"] = lambda: blanket.eps_blanket(eps0, n, delta, mechanism="generic",
+                                                             bound="bennett", rtol=rtol)
+    elif mechanism == "krr":
         out["decomposition"] = lambda: dec.decomposition_eps(
             None, n, delta, pairs=dec.krr_pairs(k, eps0), rtol=rtol, guess=guess)
         out["variation-ratio"] = lambda: vr.vr_eps(vr.vr_params("krr", eps0, k=k), n, delta, rtol=rtol)
@@ -92,12 +175,22 @@ def upper_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | 
 
 
 def lower_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None = None,
+                 d: int | None = None, s: int | None = None, g: int | None = None,
                  rtol: float = 1e-5) -> dict[str, Callable[[], float]]:
     """Name -> zero-argument function returning a lower bound on the worst-case shuffled eps."""
     from shuffledp.accountants import variation_ratio as vr
 
     eps0, n, delta, k = _check(mechanism, eps0, n, delta, k)
     out: dict[str, Callable[[], float]] = {}
+    if mechanism in GROUPED:
+        from shuffledp.accountants import randomizers as rz
+
+        params = mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g)
+        vic_p, vic_q, configs = rz.coarse_configs(mechanism, eps0, **params)
+        guess = dec._asymptotic_guess(2, eps0, n, delta)
+        out["pair-coarse-counts"] = lambda: dec.pair_lower_eps(vic_p, vic_q, configs, n, delta, eps0,
+                                                               rtol=rtol, guess=guess)[0]
+        return out
     kk = k if mechanism == "krr" else 2  # binary RR is eps0-LDP: it lower-bounds the class
     # issue 12's search: others split between the victim's two values (all on one, 2-98% splits,
     # every split for n <= 41), the exact law of the count of reports of the victim's second value
@@ -121,6 +214,7 @@ def _timed(fn: Callable[[], float]) -> tuple[float, float]:
 
 
 def best_eps(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None = None,
+             d: int | None = None, s: int | None = None, g: int | None = None,
              rtol: float = 1e-5, bounds: list[str] | None = None) -> dict:
     """Minimum over the sound upper bounds, maximum over the lower bounds.
 
@@ -129,15 +223,17 @@ def best_eps(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None
     upper bounds evaluated (lower bounds always run).
     """
     eps0, n, delta, k = _check(mechanism, eps0, n, delta, k)
+    extra = {"d": d, "s": s, "g": g}
+    mechanism_params(mechanism, eps0, k=k, **extra)  # flags checked before any bound runs
     start = time.perf_counter()
     table: dict[str, dict] = {}
-    lows = lower_bounds(mechanism, eps0, n, delta, k=k, rtol=rtol)
+    lows = lower_bounds(mechanism, eps0, n, delta, k=k, rtol=rtol, **extra)
     for name, fn in lows.items():
         value, sec = _timed(fn)
         table[name] = {"eps": value, "seconds": sec, "kind": "lower"}
     lower_by = max(lows, key=lambda nm: table[nm]["eps"])
     eps_lower = table[lower_by]["eps"]
-    ups = upper_bounds(mechanism, eps0, n, delta, k=k, rtol=rtol, guess=eps_lower or None)
+    ups = upper_bounds(mechanism, eps0, n, delta, k=k, rtol=rtol, guess=eps_lower or None, **extra)
     if bounds is not None:
         unknown = sorted(set(bounds) - set(ups))
         if unknown:

@@ -705,6 +705,28 @@ def krr_pair_lower_eps(k: int, eps0: float, n: int, delta: float, *, rtol: float
     return best, which
 
 
+def pair_lower_eps(vic_p, vic_q, configs: dict, n: int, delta: float, top: float, *,
+                   rtol: float = 1e-5, guess: float | None = None) -> tuple[float, str]:
+    """Largest eps found (a verified point, rounded down) at which one of the real pairs
+    ``configs`` (name -> one other user's probabilities of three coarse groups, the victim's
+    being ``vic_p`` / ``vic_q``) has a coarse-count divergence above ``delta``; ``(0, name)`` if
+    none does at any eps > 0 searched. ``top``: the randomizer's eps0 (no pair exceeds it)."""
+    n = _check_int(n, "n", 2)
+    delta = _check_delta(delta)
+    tail = max(1e-300, 1e-3 * rtol * delta)
+    best, which = 0.0, next(iter(configs))
+    start = guess if guess is not None and 0 < guess < top else top / 2
+    for name, oth in configs.items():
+        def fn(e, oth=oth):
+            return 0.0 if e >= top else pair_delta(e, n, vic_p, vic_q, oth, tail=tail)
+        if best > 0 and fn(best) <= delta:
+            continue
+        e = secant_eps(fn, delta, best, top, max(start, best) if best == 0 else best, rtol, side="lower")
+        if e > best:
+            best, which = e, name
+    return best, which
+
+
 def _asymptotic_guess(k: int, eps0: float, n: int, delta: float) -> float:
     """A starting point only: the leading-order shuffled eps of k-RR,
     ``sqrt(8 (e^eps0 + k - 1) log(2/delta) / (k n))`` scaled by ``(e^eps0 - 1)/(e^eps0 + 1)``."""
@@ -722,5 +744,5 @@ from shuffledp.accountants.randomizers import (  # noqa: E402
     subset_exp_pairs,
 )
 
-__all__ += ["spread_to_three", "subset_exp_matrix", "subset_exp_pairs", "oue_matrix", "oue_pairs",
+__all__ += ["spread_to_three", "pair_lower_eps", "subset_exp_matrix", "subset_exp_pairs", "oue_matrix", "oue_pairs",
             "olh_matrix", "olh_pairs"]

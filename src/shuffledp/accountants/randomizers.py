@@ -41,6 +41,7 @@ __all__ = [
     "olh_matrix",
     "olh_pairs",
     "olh_default_g",
+    "coarse_configs",
 ]
 
 MATRIX_MAX_CELLS = 4_000_000
@@ -214,3 +215,63 @@ def olh_pairs(g: int, eps0: float, k: int | None = None) -> list[GroupedPair]:
     p = [u[i] * masses[i] for i in keep]
     q = [v[i] * masses[i] for i in keep]
     return [_groups(w, p, q, gamma)]
+
+
+# --------------------------------------------------------------------------- real pairs (lower bounds)
+def coarse_configs(mechanism: str, eps0: float, *, d: int | None = None, s: int | None = None,
+                   k: int | None = None, g: int | None = None):
+    """Three coarse output groups of a real neighbouring pair, for exact lower bounds.
+
+    Groups: outputs favouring the victim's first input only (group 1), its second only (group 2),
+    the rest (group 3). Returns ``(victim_p, victim_q, {config: others})``: the victim's group
+    probabilities under its two inputs and, per configuration of the other users (all at the
+    victim's first input, all at its second, all at a third input disjoint from both), one other
+    user's group probabilities. Each user's group is an independent draw with these laws, so the
+    coarse counts' exact divergence (:func:`decomposition.pair_delta`) is that of a post-processing
+    of the real shuffled output: a lower bound on the mechanism's privacy loss.
+    """
+    eps0 = _check_eps0(eps0)
+    e = math.exp(eps0)
+    configs: dict[str, tuple[float, float, float]] = {}
+    if mechanism == "subset-exp":
+        d, s, k = _check_subset(d, s, k)
+        big = d + s
+        total = math.comb(big, k)
+        omega = math.comb(d, k) + (total - math.comb(d, k)) * e
+        miss1, miss2, miss3 = (math.comb(big - j * s, k) if big - j * s >= 0 else 0 for j in (1, 2, 3))
+        only = miss1 - miss2  # k-subsets meeting x, missing x' (x, x' disjoint)
+        p1, p2 = e * only / omega, only / omega
+        vic_p = (p1, p2, max(0.0, 1.0 - p1 - p2))
+        vic_q = (p2, p1, vic_p[2])
+        configs["others_at_x"] = vic_p
+        configs["others_at_x'"] = vic_q
+        if big >= 3 * s:
+            # third input x'' disjoint from both: meets x, misses x', meets / misses x''
+            miss_both = miss2 - miss3
+            meet3 = only - miss_both
+            o = (e * meet3 + miss_both) / omega
+            configs["others_at_third"] = (o, o, max(0.0, 1.0 - 2.0 * o))
+    elif mechanism == "oue":
+        d = _check_int(d, "d", 2)
+        p, q = _oue_rates(eps0)
+        vic_p = (p * (1.0 - q), (1.0 - p) * q, 0.0)
+        vic_p = (vic_p[0], vic_p[1], 1.0 - vic_p[0] - vic_p[1])
+        vic_q = (vic_p[1], vic_p[0], vic_p[2])
+        configs["others_at_x"] = vic_p
+        configs["others_at_x'"] = vic_q
+        if d >= 3:
+            o = q * (1.0 - q)
+            configs["others_at_third"] = (o, o, 1.0 - 2.0 * o)
+    elif mechanism == "olh":
+        g = _check_int(g, "g", 2)
+        hi, lo = e / (e + g - 1.0), 1.0 / (e + g - 1.0)
+        apart = (g - 1.0) / g  # Pr[h(x) != h(x')]
+        vic_p = (hi * apart, lo * apart, 1.0 - (hi + lo) * apart)
+        vic_q = (vic_p[1], vic_p[0], vic_p[2])
+        configs["others_at_x"] = vic_p
+        configs["others_at_x'"] = vic_q
+        o = (g - 1.0) / g ** 2
+        configs["others_at_third"] = (o, o, 1.0 - 2.0 * o)
+    else:
+        raise ValueError(f"mechanism must be subset-exp, oue or olh, got {mechanism!r}")
+    return vic_p, vic_q, configs

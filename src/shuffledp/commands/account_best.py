@@ -13,7 +13,7 @@ from shuffledp.cli import UsageError
 from shuffledp.commands._grid import int_like, parse_list, run_grid
 
 _NAME = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*): (.*)$", re.S)
-_FLAGS = {"mechanism", "k", "eps0", "n", "delta", "rtol", "bounds"}
+_FLAGS = {"mechanism", "k", "d", "s", "g", "eps0", "n", "delta", "rtol", "bounds"}
 
 
 def register(subparsers, account_subparsers) -> None:
@@ -24,8 +24,13 @@ def register(subparsers, account_subparsers) -> None:
         "randomizer and maximum over every lower bound, with the bound that gave each and the "
         "seconds each took. Numeric flags take comma lists.",
     )
-    p.add_argument("--mechanism", required=True, help="krr | general (any eps0-LDP randomizer)")
-    p.add_argument("--k", help="domain size of krr (integer >= 2)")
+    p.add_argument("--mechanism", required=True,
+                   help="krr | general (any eps0-LDP randomizer) | subset-exp | oue | olh")
+    p.add_argument("--k", help="krr: domain size (integer >= 2); subset-exp: subset size "
+                   "(default: PrivSet's best for eps0)")
+    p.add_argument("--d", help="subset-exp: items (integer >= 2, plus s padding items); oue: domain size")
+    p.add_argument("--s", help="subset-exp: items per user set (integer >= 1)")
+    p.add_argument("--g", help="olh: hash range (integer >= 2; default round(e^eps0 + 1))")
     p.add_argument("--eps0", required=True, help="local epsilon in (0, 50]")
     p.add_argument("--n", required=True, help="number of users (integer >= 2)")
     p.add_argument("--delta", required=True, help="central delta in (0, 1)")
@@ -54,8 +59,15 @@ def run_best(args) -> int:
         raise UsageError(f"--mechanism: {args.mechanism!r} is not one of {', '.join(best.MECHANISMS)}")
     if args.mechanism == "krr" and args.k is None:
         raise UsageError("--k: required for krr")
-    if args.mechanism != "krr" and args.k is not None:
-        raise UsageError("--k: only used by krr")
+    if args.mechanism not in ("krr", "subset-exp") and args.k is not None:
+        raise UsageError("--k: only used by krr and subset-exp")
+    uses = {"subset-exp": ("d", "s"), "oue": ("d",), "olh": ("g",)}
+    for flag in ("d", "s", "g"):
+        if getattr(args, flag) is not None and flag not in uses.get(args.mechanism, ()):
+            raise UsageError(f"--{flag}: not used by {args.mechanism}")
+    for flag in {"subset-exp": ("d", "s"), "oue": ("d",)}.get(args.mechanism, ()):
+        if getattr(args, flag) is None:
+            raise UsageError(f"--{flag}: required for {args.mechanism}")
     try:
         rtol = float(args.rtol)
     except ValueError:
@@ -65,6 +77,9 @@ def run_best(args) -> int:
     bounds = None if args.bounds is None else [b.strip() for b in args.bounds.split(",")]
     grid = {
         "k": parse_list(args.k, "k", int_like),
+        "d": parse_list(args.d, "d", int_like),
+        "s": parse_list(args.s, "s", int_like),
+        "g": parse_list(args.g, "g", int_like),
         "eps0": parse_list(args.eps0, "eps0"),
         "n": parse_list(args.n, "n", int_like),
         "delta": parse_list(args.delta, "delta"),
@@ -74,9 +89,10 @@ def run_best(args) -> int:
             if v is not None and isinstance(v, float) and not math.isfinite(v):
                 raise UsageError(f"--{name}: must be finite, got {v}")
 
-    def one(k, eps0, n, delta):
+    def one(k, d, s, g, eps0, n, delta):
         try:
-            res = best.best_eps(args.mechanism, eps0, n, delta, k=k, rtol=rtol, bounds=bounds)
+            res = best.best_eps(args.mechanism, eps0, n, delta, k=k, d=d, s=s, g=g, rtol=rtol,
+                                bounds=bounds)
         except ValueError as exc:
             raise _usage(exc) from None
         out = {"mechanism": args.mechanism, "eps": res["eps"], "eps_lower": res["eps_lower"],
