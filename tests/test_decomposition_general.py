@@ -332,6 +332,9 @@ CLI_CASES = [
     (["--mechanism", "subset-exp", "--d", "3", "--s", "1", "--k", "2"], lambda e: O.subset_exp_matrix(3, 1, 2, e), 5),
     (["--mechanism", "oue", "--d", "3"], lambda e: O.oue_matrix(3, e), 5),
     (["--mechanism", "olh", "--g", "2"], lambda e: O.olh_matrix(3, 2, e), 5),  # domain of 3 values
+    (["--mechanism", "subset-exp", "--d", "3", "--s", "2", "--k", "1"], lambda e: O.subset_exp_matrix(3, 2, 1, e), 4),
+    (["--mechanism", "oue", "--d", "4"], lambda e: O.oue_matrix(4, e), 4),
+    (["--mechanism", "olh", "--g", "3"], lambda e: O.olh_matrix(3, 3, e), 4),
     # the two-group pair of subset_exp_pairs: "internal error: IndexError", exit 1 (see TWO_GROUP_BUG)
     pytest.param(["--mechanism", "subset-exp", "--d", "2", "--s", "2", "--k", "1"],
                  lambda e: O.subset_exp_matrix(2, 2, 1, e), 4,
@@ -339,8 +342,9 @@ CLI_CASES = [
 ]
 
 
-@pytest.mark.parametrize("flags,mat_fn,n", CLI_CASES)
-def test_cli_best_brackets_the_exact_worst_case(flags, mat_fn, n, capsys):
+@pytest.mark.parametrize("flags,mat_fn,n", CLI_CASES, ids=lambda v: " ".join(v[1:]) if isinstance(v, list) else "")
+@pytest.mark.parametrize("eps0", [1.0, 2.5])
+def test_cli_best_brackets_the_exact_worst_case(flags, mat_fn, n, eps0, capsys):
     """``account best`` for the three randomizers: JSON keys, eps_lower <= eps, and the exact worst
     case over every configuration (oracle) lies between them: the real divergence at ``eps`` is at
     most delta, at ``eps_lower`` above it."""
@@ -348,7 +352,7 @@ def test_cli_best_brackets_the_exact_worst_case(flags, mat_fn, n, capsys):
 
     from shuffledp.cli import main
 
-    eps0, delta = 1.0, 0.01
+    delta = 0.01
     assert main(["account", "best", *flags, "--eps0", str(eps0), "--n", str(n), "--delta", str(delta)]) == 0
     row = json.loads(capsys.readouterr().out)
     assert {"mechanism", "eps", "eps_lower", "upper_by", "lower_by", "gap", "seconds", "eps0", "n",
@@ -357,8 +361,8 @@ def test_cli_best_brackets_the_exact_worst_case(flags, mat_fn, n, capsys):
     assert 0 < row["eps_lower"] <= row["eps"] < eps0
     (at_upper, _), (at_lower, _) = O.worst_shuffle_delta(mat_fn(eps0), n, [row["eps"], row["eps_lower"]])
     assert at_upper <= delta < at_lower
-    print(f"{flags[1]} n={n} delta={delta}: eps_lower {row['eps_lower']:.4f} <= exact <= eps {row['eps']:.4f} "
-          f"({row['upper_by']}); exact delta there {at_lower:.4g} / {at_upper:.4g}")
+    print(f"{' '.join(flags[1:])} eps0={eps0} n={n} delta={delta}: eps_lower {row['eps_lower']:.4f} "
+          f"<= exact <= eps {row['eps']:.4f} ({row['upper_by']}); exact delta there {at_lower:.4g} / {at_upper:.4g}")
 
 
 @pytest.mark.parametrize("args,flag", [
@@ -380,3 +384,20 @@ def test_cli_best_bad_flags_one_line_exit_2(args, flag, capsys):
     err = capsys.readouterr().err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"shuffledp: error: {flag}:"), err
+
+
+@pytest.mark.parametrize("mechanism,params,mat_fn,n", [
+    ("subset-exp", {"d": 3, "s": 1, "k": 2}, lambda e: O.subset_exp_matrix(3, 1, 2, e), 5),
+    ("oue", {"d": 3}, lambda e: O.oue_matrix(3, e), 5),
+    ("olh", {"g": 3}, lambda e: O.olh_matrix(3, 3, e), 4),
+])
+def test_best_delta_upper_is_sound(mechanism, params, mat_fn, n):
+    """best.delta_upper (used to certify a local eps) >= the exact worst case over every
+    configuration."""
+    from shuffledp.accountants import best
+
+    for eps0 in (0.7, 2.0):
+        eps_list = [f * eps0 for f in EPS_FRACS]
+        exact = O.worst_shuffle_delta(mat_fn(eps0), n, eps_list)
+        for eps, (real, arg) in zip(eps_list, exact, strict=True):
+            assert real <= best.delta_upper(mechanism, eps0, n, eps, **params), (eps0, eps, arg)
