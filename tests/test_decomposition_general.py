@@ -26,6 +26,8 @@ import _oracle
 import _oracle_decomposition as O
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shuffledp.accountants import decomposition as dec
 
@@ -401,3 +403,26 @@ def test_best_delta_upper_is_sound(mechanism, params, mat_fn, n):
         exact = O.worst_shuffle_delta(mat_fn(eps0), n, eps_list)
         for eps, (real, arg) in zip(eps_list, exact, strict=True):
             assert real <= best.delta_upper(mechanism, eps0, n, eps, **params), (eps0, eps, arg)
+
+
+# ----------------------------------------------------------------------------- property sweep
+@settings(max_examples=40, derandomize=True, deadline=None)
+@given(data=st.data(), inputs=st.integers(2, 4), outputs=st.integers(2, 5), n=st.integers(2, 5),
+       floor=st.sampled_from([0.01, 0.05, 0.15]))
+def test_property_random_matrix_sound(data, inputs, outputs, n, floor):
+    """Matrices drawn by hypothesis (entries >= floor, rows normalised): the accountant is above the
+    exact worst case over every configuration and above the exact decomposed pair, at eps from 0 to
+    the matrix's eps0."""
+    raw = data.draw(st.lists(st.lists(st.floats(0.0, 1.0), min_size=outputs, max_size=outputs),
+                             min_size=inputs, max_size=inputs))
+    mat = np.asarray(raw) + 1e-3
+    mat = floor + (1.0 - outputs * floor) * mat / mat.sum(axis=1, keepdims=True)
+    if np.ptp(mat, axis=0).max() < 1e-6:
+        return  # identical rows: nothing to account for
+    eps_list = [f * O.local_eps(mat) for f in (0.0, 0.1, 0.4, 0.8)]
+    exact = O.worst_shuffle_delta(mat, n, eps_list)
+    acc = dec.DecomposedPair(mat, n)
+    for eps, (real, arg) in zip(eps_list, exact, strict=True):
+        up = acc.delta(eps)
+        assert real <= up, (eps, arg)
+        assert O.decomposed_worst(mat, n, eps)[0] <= up
