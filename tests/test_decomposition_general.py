@@ -221,6 +221,25 @@ def test_grouped_pair_against_exact_decomposed(seed, groups, n):
     assert max(ratios) <= LOOSE_MAX[groups]
 
 
+@pytest.mark.parametrize("seed,groups", [(31, 4), (32, 5)])
+def test_blocks_and_truncated_windows_stay_sound(seed, groups):
+    """The error charges with spread pairs: M grouped into very few blocks (each charged its
+    smallest M) and wide truncation tails (the mass outside charged in full) only raise the bound."""
+    n = 20
+    mat = O.random_matrix(np.random.default_rng(seed), 2, groups, floor=0.03)
+    w, p, q, gamma = O.pair_groups(mat, 0, 1)
+    pairs = [dec.GroupedPair(w, p, q, gamma), dec.GroupedPair(w, q, p, gamma)]
+    for frac in (0.05, 0.3):
+        eps = frac * O.local_eps(mat)
+        exact = max(O.exact_decomposed_delta(w, p, q, gamma, n, eps), O.exact_decomposed_delta(w, q, p, gamma, n, eps))
+        fine = dec.decomposition_delta(None, n, eps, pairs=pairs)
+        assert exact <= fine
+        for kw in ({"max_blocks": 1}, {"max_blocks": 3}, {"tail": 5e-4}, {"tail": 5e-4, "max_blocks": 2}):
+            coarse = dec.decomposition_delta(None, n, eps, pairs=pairs, **kw)
+            assert fine * (1 - 1e-12) <= coarse, kw
+        assert dec.decomposition_delta(None, n, eps, pairs=pairs, max_blocks=1) > fine  # blocking bites
+
+
 # subset-exp (d, s, k), OUE d, OLH (k, g): every instance has four-group pairs
 # subset_exp_pairs(2, 2, 1) holds a TWO-group pair (disjoint sets covering every item), which the
 # accountant's three-group sums index out of range (IndexError); grouped_pairs pads it to three
