@@ -241,12 +241,9 @@ def test_blocks_and_truncated_windows_stay_sound(seed, groups):
 
 
 # subset-exp (d, s, k), OUE d, OLH (k, g): every instance has four-group pairs
-# subset_exp_pairs(2, 2, 1) holds a TWO-group pair (disjoint sets covering every item), which the
-# accountant's three-group sums index out of range (IndexError); grouped_pairs pads it to three
-TWO_GROUP_BUG = pytest.mark.xfail(raises=IndexError, strict=True,
-                                  reason="subset_exp_pairs: a two-group pair crashes the three-group sums")
-INSTANCES = [("subset-exp", (3, 1, 2), 6), ("subset-exp", (3, 2, 1), 4),
-             pytest.param("subset-exp", (2, 2, 1), 5, marks=TWO_GROUP_BUG),
+# subset_exp_pairs(2, 2, 1) holds a TWO-group pair (disjoint sets covering every item), padded to
+# three groups like grouped_pairs does (it once crashed the three-group sums with an IndexError)
+INSTANCES = [("subset-exp", (3, 1, 2), 6), ("subset-exp", (3, 2, 1), 4), ("subset-exp", (2, 2, 1), 5),
              ("oue", (3,), 6), ("oue", (4,), 4), ("olh", (3, 2), 6), ("olh", (3, 3), 5), ("olh", (4, 2), 4)]
 
 
@@ -373,10 +370,9 @@ CLI_CASES = [
     (["--mechanism", "subset-exp", "--d", "3", "--s", "2", "--k", "1"], lambda e: O.subset_exp_matrix(3, 2, 1, e), 4),
     (["--mechanism", "oue", "--d", "4"], lambda e: O.oue_matrix(4, e), 4),
     (["--mechanism", "olh", "--g", "3"], lambda e: O.olh_matrix(3, 3, e), 4),
-    # the two-group pair of subset_exp_pairs: "internal error: IndexError", exit 1 (see TWO_GROUP_BUG)
-    pytest.param(["--mechanism", "subset-exp", "--d", "2", "--s", "2", "--k", "1"],
-                 lambda e: O.subset_exp_matrix(2, 2, 1, e), 4,
-                 marks=pytest.mark.xfail(raises=AssertionError, strict=True, reason="two-group pair crash")),
+    # the two-group pair of subset_exp_pairs (once "internal error: IndexError", exit 1)
+    (["--mechanism", "subset-exp", "--d", "2", "--s", "2", "--k", "1"],
+     lambda e: O.subset_exp_matrix(2, 2, 1, e), 4),
 ]
 
 

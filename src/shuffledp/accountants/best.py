@@ -28,9 +28,9 @@ Mechanisms:
   likelihood-ratio groups, reduced by the convex-order spread of
   :func:`decomposition.spread_to_three`), and every bound valid for all eps0-LDP randomizers
   (variation ratio with the general parameters, clones, generic blanket). Lower: exact divergences
-  of the coarse counts (outputs favouring the victim's first input, its second, the rest) of real
-  pairs whose other users all hold the victim's first input, its second, or a third one
-  (:func:`randomizers.coarse_configs`).
+  of three group counts (outputs favouring the victim's first input only, its second only, the
+  rest) of real pairs whose other users all hold the victim's first input, its second, or a third
+  one (:func:`randomizers.real_pair_configs`).
 
 Domain errors raise :class:`~shuffledp.accountants.validation.AccountantDomainError` (a
 ``ValueError`` naming the flag).
@@ -59,6 +59,8 @@ __all__ = ["MECHANISMS", "GROUPED", "mechanism_params", "grouped_pairs_for", "de
 
 MECHANISMS = ("krr", "general", "subset-exp", "oue", "olh")
 GROUPED = ("subset-exp", "oue", "olh")
+SUBSET_D_MAX = 20_000     # subset-exp: exact binomial coefficients of d + s items stay fast
+SUBSET_SEARCH_MAX = 1_000  # PrivSet's best subset size is searched only up to this d
 EPS0_MAX = 50.0  # the upper bounds' numerics are checked up to here
 
 
@@ -91,8 +93,11 @@ def mechanism_params(mechanism: str, eps0: float, *, k=None, d=None, s=None, g=N
     if mechanism == "subset-exp":
         if d is None or s is None:
             raise AccountantDomainError("d" if d is None else "s", "required for subset-exp")
-        d, s = check_int(d, "d", 2, K_MAX), check_int(s, "s", 1, K_MAX)
+        d, s = check_int(d, "d", 2, SUBSET_D_MAX), check_int(s, "s", 1, SUBSET_D_MAX)
         if k is None:
+            if d > SUBSET_SEARCH_MAX:
+                raise AccountantDomainError("k", f"give the subset size for d > {SUBSET_SEARCH_MAX} "
+                                                 "(PrivSet's best-size search is quadratic in d)")
             from shuffledp.mechanisms.subset_exp import best_subset_size
             k = best_subset_size(d, s, eps0)
         k = check_int(k, "k", 1, d - 1)
@@ -186,9 +191,14 @@ def lower_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | 
         from shuffledp.accountants import randomizers as rz
 
         params = mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g)
-        vic_p, vic_q, configs = rz.coarse_configs(mechanism, eps0, **params)
+        if mechanism == "subset-exp" and params["d"] < params["s"]:
+            out["pair-group-counts"] = lambda: 0.0  # no two disjoint sets: no pair searched
+            return out
+        vic4, vic4q, configs4 = rz.real_pair_configs(mechanism, eps0, **params)
+        vic_p, vic_q = rz.coarse_three(vic4), rz.coarse_three(vic4q)
+        configs = {name: rz.coarse_three(o) for name, o in configs4.items()}
         guess = dec._asymptotic_guess(2, eps0, n, delta)
-        out["pair-coarse-counts"] = lambda: dec.pair_lower_eps(vic_p, vic_q, configs, n, delta, eps0,
+        out["pair-group-counts"] = lambda: dec.pair_lower_eps(vic_p, vic_q, configs, n, delta, eps0,
                                                                rtol=rtol, guess=guess)[0]
         return out
     kk = k if mechanism == "krr" else 2  # binary RR is eps0-LDP: it lower-bounds the class

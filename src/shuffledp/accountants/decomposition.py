@@ -708,8 +708,8 @@ def krr_pair_lower_eps(k: int, eps0: float, n: int, delta: float, *, rtol: float
 def pair_lower_eps(vic_p, vic_q, configs: dict, n: int, delta: float, top: float, *,
                    rtol: float = 1e-5, guess: float | None = None) -> tuple[float, str]:
     """Largest eps found (a verified point, rounded down) at which one of the real pairs
-    ``configs`` (name -> one other user's probabilities of three coarse groups, the victim's
-    being ``vic_p`` / ``vic_q``) has a coarse-count divergence above ``delta``; ``(0, name)`` if
+    ``configs`` (name -> one other user's probabilities of three groups, the victim's being
+    ``vic_p`` / ``vic_q``) has a group-count divergence above ``delta`` (:func:`pair_delta`); ``(0, name)`` if
     none does at any eps > 0 searched. ``top``: the randomizer's eps0 (no pair exceeds it)."""
     n = _check_int(n, "n", 2)
     delta = _check_delta(delta)
