@@ -242,7 +242,7 @@ def spread_to_three(g: GroupedPair, ee: float) -> list[tuple[float, GroupedPair]
     mean-preserving spread of ``Z`` (``E[Z' | Z] = Z``), so ``Z <= Z'`` in convex order, the sums of
     ``M + 1`` independent copies are ordered the same way, and ``x -> x_+`` is convex: the spread's
     divergence is at least the pair's for every ``M``. One spread per choice of ``m`` is returned
-    (their minimum is a bound too). Each is a three-group pair for the exact sums with
+    (their minimum is a bound too), the one adding the least variance first. Each is a three-group pair for the exact sums with
     ``p'_g - ee q'_g = w'_g z'_g``, scaled so that ``sum p' = 1`` (the window charges assume it);
     ``scale`` multiplies its divergence back. An empty list means every atom is ``<= 0``: the
     divergence is 0 for every ``M``.
@@ -258,6 +258,7 @@ def spread_to_three(g: GroupedPair, ee: float) -> list[tuple[float, GroupedPair]
     for mid in range(1, last):
         keep = (0, mid, last)
         wk = {i: float(w[i]) for i in keep}
+        added = 0.0  # variance the spread adds: sum of w_j (z_j - z_a)(z_b - z_j)
         for j in range(1, last):
             if j == mid:
                 continue
@@ -267,6 +268,7 @@ def spread_to_three(g: GroupedPair, ee: float) -> list[tuple[float, GroupedPair]
             to_a = min(max(to_a, 0.0), float(w[j]))
             wk[a] += to_a
             wk[b] += float(w[j]) - to_a
+            added += float(w[j] * (z[j] - z[a]) * (z[b] - z[j]))
         total = wk[0] + wk[mid] + wk[last]
         ws = (wk[0] / total, wk[last] / total, wk[mid] / total)
         zs = (float(z[0]), float(z[last]), float(z[mid]))
@@ -274,9 +276,11 @@ def spread_to_three(g: GroupedPair, ee: float) -> list[tuple[float, GroupedPair]
         pp = [max(ci, 0.0) for ci in c]
         qq = [max(-ci, 0.0) / ee for ci in c]
         scale = sum(pp)
-        out.append((scale, GroupedPair(ws, tuple(x / scale for x in pp), tuple(x / scale for x in qq),
-                                       g.gamma)))
-    return out
+        out.append((added, scale, GroupedPair(ws, tuple(x / scale for x in pp),
+                                              tuple(x / scale for x in qq), g.gamma)))
+    # the spread adding the least variance first (the one :class:`DecomposedPair` evaluates)
+    out.sort(key=lambda item: item[0])
+    return [(scale, pair) for _, scale, pair in out]
 
 
 # --------------------------------------------------------------------------- core sums
@@ -426,10 +430,12 @@ class DecomposedPair:
     bound on its hockey-stick divergence (worst ordered pair of inputs, both directions)."""
 
     def __init__(self, matrix, n: int, *, tail: float = DEFAULT_TAIL,
-                 max_blocks: int | None = DEFAULT_BLOCKS, pairs: list[GroupedPair] | None = None):
+                 max_blocks: int | None = DEFAULT_BLOCKS, pairs: list[GroupedPair] | None = None,
+                 all_spreads: bool = False):
         """``matrix``: the randomizer's output matrix (every ordered pair of rows is reduced);
         or ``matrix=None`` and ``pairs`` given directly (e.g. :func:`krr_pairs`)."""
         self.n = _check_int(n, "n", 2)
+        self.all_spreads = bool(all_spreads)  # many-group pairs: min over every spread (slower)
         self.tail = float(tail)
         if not (0 < self.tail < 1e-3):
             raise ValueError(f"tail must lie in (0, 1e-3), got {tail!r}")
@@ -498,14 +504,17 @@ class DecomposedPair:
         spreads (:func:`spread_to_three`, one per choice of the kept middle atom), each evaluated
         exactly by the three-group sums. Every one is an upper bound on the pair's divergence given
         each ``M`` (convex order), so their minimum is too."""
-        best = math.inf
         spreads = spread_to_three(g, ee)
         if not spreads:
             return 0.0
+        if not self.all_spreads:
+            # any one spread is an upper bound; the least-variance one was the smallest of them at
+            # every point near a delta target we compared (the others only where delta < 1e-30)
+            spreads = spreads[:1]
+        best = math.inf
+        ms = self.m_upper if upper else self.m_lower
         for scale, h in spreads:
-            s = h.w[0] + h.w[1]
-            ms = self.m_upper if upper else self.m_lower
-            table = _CountTable(ms, s, self.tail)
+            table = _CountTable(ms, h.w[0] + h.w[1], self.tail)
             best = min(best, scale * self._pair_value(h, ee, upper, table))
         return best
 
@@ -604,10 +613,40 @@ def decomposition_eps(matrix, n: int, delta: float, *, rtol: float = 1e-5, guess
     def fn(e: float) -> float:
         return 0.0 if e >= top else pair.delta(e)
 
-    if guess is None or not (0 < guess < top):
-        return bisect_eps(fn, delta, top, rtol)[1]
-    # no need to test eps = 0 first: the returned end is always a verified point
-    return secant_eps(fn, delta, 0.0, top, guess, rtol)
+    def search() -> float:
+        if guess is None or not (0 < guess < top):
+            return bisect_eps(fn, delta, top, rtol)[1]
+        # no need to test eps = 0 first: the returned end is always a verified point
+        return secant_eps(fn, delta, 0.0, top, guess, rtol)
+
+    every = list(pair.directed)
+    if len(every) == 1:
+        return search()
+    # several pairs (e.g. subset-exp's overlaps): search with the pair that is worst at the start,
+    # then verify every other pair at the answer and search again with any that exceeds delta;
+    # the returned eps is a verified point of the maximum over all pairs
+    start = guess if guess is not None and 0 < guess < top else top / 2
+    ee = math.exp(min(start, EPS_CAP))
+    values = [pair._spread_value(g, ee, True) if len(g.w) > 3 else pair._pair_value(g, ee, True)
+              for g in every]
+    active = [every[int(np.argmax(values))]]
+    while True:
+        pair.directed = active
+        eps = search()
+        pair.directed = every
+        if eps >= top:
+            return eps
+        ee = math.exp(min(eps, EPS_CAP))
+        over = []
+        for g in every:
+            if g in active:
+                continue
+            val = pair._spread_value(g, ee, True) if len(g.w) > 3 else pair._pair_value(g, ee, True)
+            if val * (1.0 + ROUNDING_RTOL) + pair.m_outside > delta:
+                over.append(g)
+        if not over:
+            return eps
+        active = active + over
 
 
 # --------------------------------------------------------------------------- exact real pairs
