@@ -87,6 +87,7 @@ DEFAULT_BLOCKS = None  # adaptive: about BLOCK_BUDGET (M block, t) cells per eva
 MIN_BLOCKS = 16
 BLOCK_BUDGET = 120_000
 EPS_CAP = 700.0
+SPREAD_TIE = 1.1  # spreads adding at most this factor more variance than the least are evaluated too
 
 
 # --------------------------------------------------------------------------- validation
@@ -231,7 +232,7 @@ def grouped_pairs(matrix) -> list[GroupedPair]:
     return out
 
 
-def spread_to_three(g: GroupedPair, ee: float) -> list[tuple[float, GroupedPair]]:
+def spread_to_three(g: GroupedPair, ee: float) -> list[tuple[float, float, GroupedPair]]:
     """Three-atom pairs that dominate a many-group pair at ``e^eps = ee``, as ``(scale, pair)``.
 
     Given ``M`` blanket draws, the pair's divergence is ``E[(Z_1 + ... + Z_{M+1})_+] / (M + 1)``
@@ -242,7 +243,8 @@ def spread_to_three(g: GroupedPair, ee: float) -> list[tuple[float, GroupedPair]
     mean-preserving spread of ``Z`` (``E[Z' | Z] = Z``), so ``Z <= Z'`` in convex order, the sums of
     ``M + 1`` independent copies are ordered the same way, and ``x -> x_+`` is convex: the spread's
     divergence is at least the pair's for every ``M``. One spread per choice of ``m`` is returned
-    (their minimum is a bound too), the one adding the least variance first. Each is a three-group pair for the exact sums with
+    as ``(added variance, scale, pair)``, the one adding the least variance first (their minimum
+    is a bound too). Each is a three-group pair for the exact sums with
     ``p'_g - ee q'_g = w'_g z'_g``, scaled so that ``sum p' = 1`` (the window charges assume it);
     ``scale`` multiplies its divergence back. An empty list means every atom is ``<= 0``: the
     divergence is 0 for every ``M``.
@@ -278,9 +280,9 @@ def spread_to_three(g: GroupedPair, ee: float) -> list[tuple[float, GroupedPair]
         scale = sum(pp)
         out.append((added, scale, GroupedPair(ws, tuple(x / scale for x in pp),
                                               tuple(x / scale for x in qq), g.gamma)))
-    # the spread adding the least variance first (the one :class:`DecomposedPair` evaluates)
+    # the spread adding the least variance first
     out.sort(key=lambda item: item[0])
-    return [(scale, pair) for _, scale, pair in out]
+    return [(added, scale, pair) for added, scale, pair in out]
 
 
 # --------------------------------------------------------------------------- core sums
@@ -509,11 +511,13 @@ class DecomposedPair:
             return 0.0
         if not self.all_spreads:
             # any one spread is an upper bound; the least-variance one was the smallest of them at
-            # every point near a delta target we compared (the others only where delta < 1e-30)
-            spreads = spreads[:1]
+            # every point near a delta target we compared (others won only where delta < 1e-30).
+            # Near-ties (symmetric pairs) are all evaluated: there the variance does not decide.
+            least = spreads[0][0]
+            spreads = [sp for sp in spreads if sp[0] <= SPREAD_TIE * least + 1e-300]
         best = math.inf
         ms = self.m_upper if upper else self.m_lower
-        for scale, h in spreads:
+        for _, scale, h in spreads:
             table = _CountTable(ms, h.w[0] + h.w[1], self.tail)
             best = min(best, scale * self._pair_value(h, ee, upper, table))
         return best
