@@ -72,3 +72,33 @@ def test_sweep_sound_monotone_finite(mechanism, k, eps0, log_n, log_delta):
     assert 0.0 <= low <= eps * (1 + 1e-9)
     if n <= 6:
         assert low <= truth_lower * (1 + 1e-9)
+
+
+@settings(max_examples=10, derandomize=True, deadline=None)
+@given(
+    mechanism=st.sampled_from(["subset-exp", "oue", "olh"]),
+    size=st.integers(3, 40),
+    s=st.integers(1, 3),
+    eps0=st.floats(0.1, 8.0),
+    log_n=st.floats(math.log(2.0), math.log(1e6)),
+    log_delta=st.floats(math.log(1e-10), math.log(0.1)),
+)
+def test_sweep_grouped_randomizers(mechanism, size, s, eps0, log_n, log_delta):
+    """Issue 17's decomposition for the many-group randomizers: finite in [0, eps0], the lower bound
+    (exact coarse counts of real pairs) never above it, and monotone in n (x4) and delta (x10) up to
+    the search precision (each eps is a verified point rounded up by at most rtol)."""
+    from shuffledp.accountants import best as BE
+    from shuffledp.accountants import decomposition as D
+
+    n = max(2, min(10**6, round(math.exp(log_n))))
+    delta = math.exp(log_delta)
+    kw = {"subset-exp": {"d": size, "s": s}, "oue": {"d": size}, "olh": {"g": 2 + size % 6}}[mechanism]
+    params = BE.mechanism_params(mechanism, eps0, **kw)
+    pairs = BE.grouped_pairs_for(mechanism, eps0, params)
+    eps = D.decomposition_eps(None, n, delta, pairs=pairs)
+    assert math.isfinite(eps) and 0.0 <= eps <= eps0 * (1 + 1e-12)
+    low = BE.lower_bounds(mechanism, eps0, n, delta, **kw)["pair-group-counts"]()
+    assert low <= eps * (1 + 1e-9)
+    tol = 3e-5  # two searches at rtol = 1e-5, each within rtol of its own root
+    assert D.decomposition_eps(None, min(4 * n, 10**6), delta, pairs=pairs) <= eps * (1 + tol) + 1e-15
+    assert D.decomposition_eps(None, n, min(0.5, 10 * delta), pairs=pairs) <= eps * (1 + tol) + 1e-15
