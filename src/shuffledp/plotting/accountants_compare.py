@@ -65,7 +65,7 @@ def gain_figure(gain: pd.DataFrame, pdf: str, png: str, *, scale: str = "default
     keys = list(dict.fromkeys(zip(gain["randomizer"], gain["n"], strict=True)))
     for i, (r, n) in enumerate(keys):
         s = gain[(gain["randomizer"] == r) & (gain["n"] == n)].sort_values("eps_s")
-        c = plt.cm.tab10(i % 10)
+        c = plt.cm.tab20(i % 20)
         lab = f"{r}, n = {n:.0e}"
         a1.plot(s["eps_s"], s["eps_l_best"], "-", marker=".", color=c, label=lab)
         a1.plot(s["eps_s"], s["eps_l_today"], "--", marker=".", color=c)
@@ -75,7 +75,8 @@ def gain_figure(gain: pd.DataFrame, pdf: str, png: str, *, scale: str = "default
     a2.set_xlabel("eps_s")
     a2.set_ylabel("MSE gain (%)")
     a2.legend(fontsize=7)
-    fig.suptitle(f"What the tighter accountant buys (delta_s = delta_n / n; scale: {scale})", fontsize=10)
+    fig.suptitle(f"What the tighter accountant buys (delta_s = delta_n / n; subexp: the segmented setting's; "
+                 f"scale: {scale})", fontsize=10)
     fig.tight_layout()
     for path, kw in ((pdf, {"metadata": {"CreationDate": None}}), (png, {"dpi": 110})):
         save_figure_file(fig, path, bbox_inches="tight", **kw)
