@@ -133,7 +133,9 @@ def test_gain_cli_writes_tables_and_figure(tmp_path):
     g = pd.read_parquet(out["table"])
     assert len(g) == 4 and set(g["randomizer"]) == {"krr10", "mhm1"}
     assert len(pd.read_parquet(out["measured"])) == 2
-    assert (tmp_path / "g_png.png").stat().st_size > 1000 and "mhm1" in open(out["md"]).read()
+    md = open(out["md"]).read()
+    assert (tmp_path / "g_png.png").stat().st_size > 1000 and "mhm1" in md
+    assert "Not in this table: MHM with d > 1 attributes" in md
 
 
 def test_subexp_mse_formula_matches_simulation():
