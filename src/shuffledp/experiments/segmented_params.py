@@ -116,11 +116,10 @@ def subexp_shuffle_eps0(n: int, d: int, s: int, eps_target: float, delta: float,
         if gap(hi) > 0:
             brentq(gap, lo, hi, xtol=rtol * lo / 4, rtol=rtol / 4)
     feasible = [e for e, (dl, _) in evaluated.items() if dl <= delta]
-    if not feasible:  # the variation-ratio point is certified by its own evaluation (vr_eps)
-        from shuffledp.accountants.variation_ratio import vr_delta, vr_params
-
-        return SubexpShuffle(e_vr, k_vr, "variation-ratio",
-                             vr_delta(vr_params("general", e_vr), n, eps_target), e_vr, len(evaluated))
+    if not feasible:
+        # delta_upper includes the variation ratio, whose own search certified e_vr: a bug somewhere
+        raise RuntimeError(f"best.delta_upper at the variation-ratio eps0 {e_vr!r} is "
+                           f"{evaluated[e_vr][0]!r} > delta = {delta!r}: the bounds disagree")
     e0 = max(feasible)
     dl, k = evaluated[e0]
     from shuffledp.accountants.variation_ratio import vr_delta, vr_params
