@@ -80,6 +80,7 @@ def test_subexp_shuffle_eps0_is_certified_by_the_tightest_accountant():
     decomposition of the mechanism's grouped pairs evaluated here independently of the search; at
     least the variation-ratio eps0 (a real gain at this point); tight (0.1% more breaks the
     certificate); the search rerun gives the same bits; the table names the certifying bound."""
+    from shuffledp.accountants import best
     from shuffledp.accountants import decomposition as dec
     from shuffledp.accountants import randomizers as rz
     from shuffledp.accountants.best import delta_upper
@@ -99,5 +100,13 @@ def test_subexp_shuffle_eps0_is_certified_by_the_tightest_accountant():
     assert vr_delta(vr_params("general", eps0), n, eps) > delta
     e2 = eps0 * 1.001
     assert delta_upper("subset-exp", e2, n, eps, d=d, s=s, k=se.best_subset_size(d, s, e2)) > delta
+    # the exact divergence of real neighbouring pairs (coarse counts) stays below the target at eps0,
+    # and exceeds it at 1% more: no sound accountant could certify 1% more (near-optimal, and a
+    # wrong certificate would show here)
+    lower = best.lower_bounds("subset-exp", eps0, n, delta, d=d, s=s, k=k)["pair-coarse-counts"]()
+    assert lower <= eps
+    e3 = eps0 * 1.01
+    assert best.lower_bounds("subset-exp", e3, n, delta, d=d, s=s, k=se.best_subset_size(d, s, e3)
+                             )["pair-coarse-counts"]() > eps
     r = sp.subexp_shuffle_eps0(n, d, s, eps, delta)
     assert (r.eps0, r.k, r.delta_achieved, r.certified_by) == (eps0, k, row["delta_achieved"], "decomposition")
