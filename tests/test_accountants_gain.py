@@ -187,6 +187,10 @@ def test_subexp_rows_at_a_segmented_setting():
     assert g["eps_l_best"] > g["eps_l_today"] > 0.5
     assert D.decomposition_delta(None, n, 0.5, pairs=rz.subset_exp_pairs(d, s, g["g_best"], g["eps_l_best"])) \
         <= 0.01 / n
+    # real pairs' exact coarse-count divergence: below eps_s at best's eps_l, above it at 1% more
+    low = best.lower_bounds("subset-exp", g["eps_l_best"], n, 0.01 / n, d=d, s=s, k=g["g_best"])
+    assert low["pair-coarse-counts"]() <= 0.5
+    assert best.lower_bounds("subset-exp", 1.01 * g["eps_l_best"], n, 0.01 / n, d=d, s=s)["pair-coarse-counts"]() > 0.5
     assert g["mse_best"] == G.subexp_mse(g["eps_l_best"], g["g_best"], d, s, n) < g["mse_today"]
     assert g["mse_gain_pct"] == pytest.approx(100 * (1 - g["mse_best"] / g["mse_today"]))
     (m,) = G.subexp_measure_rows(spec)
