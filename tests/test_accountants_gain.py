@@ -93,7 +93,12 @@ def test_gain_job_and_cli_errors(capsys):
     (job,) = [j for j in C.jobs(cfg) if j.step == "gain"]
     assert job.wildcards == {} and job.spec["seed"] == cfg["seed"]
     assert set(job.spec) == {"randomizers", "mhm_domain", "eps_s", "n_grid", "delta_n", "rtol", "seed",
-                             "measure", "scale"}
+                             "measure", "scale", "subexp"}
+    seg = cfg["segmented"]
+    assert {(c["d"], c["s"], c["n"]) for c in job.spec["subexp"]} == {
+        (v["d"], v["s"], n) for v in seg["datasets"].values() for n in seg["n"]}
+    assert all(c["eps_s"] == seg["uniform_eps"] and c["delta_s"] == seg["delta_factor"] / c["n"]
+               for c in job.spec["subexp"])
     from shuffledp.experiments.jobs import canonical
 
     bad = dict(job.spec, randomizers=["krr1"])
@@ -101,6 +106,10 @@ def test_gain_job_and_cli_errors(capsys):
     assert main(["accountants-compare", "gain", "--spec", canonical(bad), *files]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("shuffledp: error: --spec: randomizer 'krr1'")
+    bad = dict(job.spec, subexp=[{"d": 4, "s": 4, "n": 100, "eps_s": 0.5, "delta_s": 1e-4}])
+    assert main(["accountants-compare", "gain", "--spec", canonical(bad), *files]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("shuffledp: error: --spec: subexp must be")
     bad = dict(job.spec, delta_n=1e9)
     assert main(["accountants-compare", "gain", "--spec", canonical(bad), *files]) == 2
     assert capsys.readouterr().err.strip().startswith("shuffledp: error: --spec: delta_n")
@@ -124,4 +133,68 @@ def test_gain_cli_writes_tables_and_figure(tmp_path):
     g = pd.read_parquet(out["table"])
     assert len(g) == 4 and set(g["randomizer"]) == {"krr10", "mhm1"}
     assert len(pd.read_parquet(out["measured"])) == 2
-    assert (tmp_path / "g_png.png").stat().st_size > 1000 and "mhm1" in open(out["md"]).read()
+    md = open(out["md"]).read()
+    assert (tmp_path / "g_png.png").stat().st_size > 1000 and "mhm1" in md
+    assert "Not in this table: MHM with d > 1 attributes" in md
+
+
+def test_subexp_mse_formula_matches_simulation():
+    """PrivSet's per-item MSE formula (mechanisms.subset_exp.expected_mse) against the estimator's
+    squared error over 400 seeded runs, with padded sets (users holding 1..s real items, so the
+    mean number of real items per user is below s): agreement within 4 relative standard errors of
+    the simulated mean (s.e. from the spread of the per-run errors)."""
+    import numpy as np
+
+    from shuffledp import seeding
+    from shuffledp.mechanisms import subset_exp as se
+
+    d, s, n, eps, reps = 10, 3, 400, 1.5, 400
+    k = se.best_subset_size(d, s, eps)
+    r = se.subset_exp_rates(d, s, eps, k)
+    rng = seeding.rng(11, "test_subexp_mse")
+    sets = np.full((n, s), -1)
+    sizes = rng.integers(1, s + 1, size=n)
+    for i, m in enumerate(sizes):
+        sets[i, :m] = rng.choice(d, size=m, replace=False, p=np.arange(d, 0, -1) / (d * (d + 1) / 2))
+    padded = se.pad_sets(sets, d)
+    true = np.bincount(sets[sets >= 0], minlength=d) / n
+    errs = np.array([np.mean((se.estimate(se.hits(se.randomize(padded, r, rng), d, s), n, r) - true) ** 2)
+                     for _ in range(reps)])
+    f = se.expected_mse(r, n, mean_items=sizes.mean())
+    se_rel = errs.std(ddof=1) / np.sqrt(reps) / errs.mean()
+    assert se_rel < 0.05
+    assert errs.mean() == pytest.approx(f, rel=4 * se_rel)
+    # full sets are the default; the formula really depends on the items held
+    assert se.expected_mse(r, n) != pytest.approx(f, rel=0.05)
+    with pytest.raises(ValueError, match="mean_items"):
+        se.expected_mse(r, n, mean_items=s + 1)
+
+
+def test_subexp_rows_at_a_segmented_setting():
+    """The synthetic T = 128, s = 4 Subexp-shuffle setting (n = 5000, eps = 0.5, delta = 0.01/n):
+    best eps_l is the decomposition's certified eps0 (checked independently by the decomposition of
+    the grouped pairs), above the variation ratio's; the gain row's MSEs are the formula's; the
+    seeded protocol's measured MSE ratio agrees with the formula's within 10% (about 3.5 relative
+    standard errors or more, asserted), and the gain is real (formula ratio < 0.9)."""
+    from shuffledp.accountants import randomizers as rz
+
+    d, s, n = 128, 4, 5000
+    spec = {"randomizers": [], "rtol": 1e-4, "seed": 7,
+            "measure": {"n": 2000, "eps_s": 1.0, "reps": 100, "tolerance": 0.1},
+            "subexp": [{"d": d, "s": s, "n": n, "eps_s": 0.5, "delta_s": 0.01 / n}]}
+    (g,) = G.subexp_gain_rows(spec)
+    assert g["randomizer"] == "subexp-d128-s4" and g["best_by"] == "decomposition"
+    assert g["eps_l_best"] > g["eps_l_today"] > 0.5
+    assert D.decomposition_delta(None, n, 0.5, pairs=rz.subset_exp_pairs(d, s, g["g_best"], g["eps_l_best"])) \
+        <= 0.01 / n
+    # real pairs' exact coarse-count divergence: below eps_s at best's eps_l, above it at 1% more
+    low = best.lower_bounds("subset-exp", g["eps_l_best"], n, 0.01 / n, d=d, s=s, k=g["g_best"])
+    assert low["pair-coarse-counts"]() <= 0.5
+    assert best.lower_bounds("subset-exp", 1.01 * g["eps_l_best"], n, 0.01 / n, d=d, s=s)["pair-coarse-counts"]() > 0.5
+    assert g["mse_best"] == G.subexp_mse(g["eps_l_best"], g["g_best"], d, s, n) < g["mse_today"]
+    assert g["mse_gain_pct"] == pytest.approx(100 * (1 - g["mse_best"] / g["mse_today"]))
+    (m,) = G.subexp_measure_rows(spec)
+    assert m["ratio_formula"] < 0.9 and m["eps_l_best"] == g["eps_l_best"]
+    assert abs(m["ratio_rel_diff"]) <= m["tolerance"] and m["tolerance"] >= 3.5 * m["ratio_rel_se"]
+    for which in ("today", "best"):
+        assert m[f"mse_{which}_measured"] == pytest.approx(m[f"mse_{which}_formula"], rel=0.1)

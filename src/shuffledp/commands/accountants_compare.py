@@ -86,7 +86,7 @@ def _report(args) -> int:
     return 0
 
 
-_GAIN = {"randomizers", "mhm_domain", "eps_s", "n_grid", "delta_n", "rtol", "seed", "measure", "scale"}
+_GAIN = {"randomizers", "mhm_domain", "eps_s", "n_grid", "delta_n", "rtol", "seed", "measure", "scale"}  # + subexp
 
 
 def _gain(args) -> int:
@@ -110,6 +110,14 @@ def _gain(args) -> int:
             and is_positive_int(v["n"]) and v["n"] >= 2 and is_positive_int(v["reps"]) and v["reps"] >= 2
             and 0 < float(v["eps_s"]) <= 50 and 0 < float(v["tolerance"]) < 1,
             "must hold n >= 2, eps_s in (0, 50], reps >= 2 and tolerance in (0, 1)")
+    if "subexp" in spec:  # optional: the segmented experiment's Subexp-shuffle settings
+        require(spec, "subexp", lambda v: isinstance(v, list) and all(
+            isinstance(c, dict) and {"d", "s", "n", "eps_s", "delta_s"} <= set(c)
+            and is_positive_int(c["d"]) and is_positive_int(c["s"]) and c["s"] < c["d"]
+            and is_positive_int(c["n"]) and c["n"] >= 2 and 0 < float(c["eps_s"]) <= 50
+            and 0 < float(c["delta_s"]) < 1 for c in v),
+            "must be a list of settings with integers d >= 2, 1 <= s < d, n >= 2, eps_s in (0, 50] and "
+            "delta_s in (0, 1)")
     for n in spec["n_grid"] + [spec["measure"]["n"]]:
         require(spec, "delta_n", lambda v, n=n: 0 < float(v) / n < 1, f"/ n must lie in (0, 1) (n = {n})")
     out = {"table": args.table, "measured": args.measured, "md": args.md, "pdf": args.pdf, "png": args.png}

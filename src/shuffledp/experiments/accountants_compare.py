@@ -126,8 +126,25 @@ def jobs(config: Mapping) -> list[Job]:
             "delta_n": float(g["delta_n"]), "rtol": float(g["rtol"]), "seed": int(config["seed"]),
             "measure": {"n": int(m["n"]), "eps_s": float(m["eps_s"]), "reps": int(m["reps"]),
                         "tolerance": float(m["tolerance"])},
+            "subexp": subexp_settings_of(config),
             "scale": str(config.get("name", "default"))}))
     return out
+
+
+def subexp_settings_of(config: Mapping) -> list[dict]:
+    """The segmented experiment's Subexp-shuffle settings (every dataset's ``d, s`` and every ``n``;
+    ``eps_s = uniform_eps``, ``delta_s = delta_factor / n``); none without a ``segmented`` section."""
+    seg = config.get("segmented")
+    if not seg:
+        return []
+    out = []
+    for name in sorted(seg["datasets"]):
+        ds = seg["datasets"][name]
+        for n in sorted(int(x) for x in seg["n"]):
+            out.append({"d": int(ds["d"]), "s": int(ds["s"]), "n": n,
+                        "eps_s": float(seg.get("uniform_eps", 0.5)), "delta_s": float(seg["delta_factor"]) / n})
+    # datasets sharing (d, s) give the same rows once
+    return [dict(t) for t in dict.fromkeys(tuple(sorted(c.items())) for c in out)]
 
 
 # ----------------------------------------------------------------------------- exact binary RR

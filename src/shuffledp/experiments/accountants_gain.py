@@ -15,6 +15,21 @@ Randomizers (the k-RR-type local randomizers of the experiments):
   with more than three likelihood-ratio groups, which the decomposition module does not handle,
   so it is not in this table.
 
+* ``subexp-d<d>-s<s>``: PrivSet's k-subset exponential mechanism (the segmented experiment's
+  Subexp-shuffle baseline) on sets of ``s`` of ``d`` items padded with ``s`` dummy items, at the
+  segmented experiment's settings (spec key ``subexp``: ``d, s, n, eps_s, delta_s``, from the
+  ``segmented`` section: every dataset and ``n``, ``eps_s = uniform_eps``, ``delta_s =
+  delta_factor / n``). ``g`` columns hold the subset size ``k`` (PrivSet's best for the eps_l).
+  ``today`` = :func:`~shuffledp.experiments.segmented_params.subexp_shuffle_eps0_vr` (variation
+  ratio, general parameters), ``best`` =
+  :func:`~shuffledp.experiments.segmented_params.subexp_shuffle_eps0` (``best.delta_upper``: the
+  decomposition of its grouped pairs or the variation ratio). MSE:
+  :func:`shuffledp.mechanisms.subset_exp.expected_mse` with full sets (``s`` real items per user).
+
+Out of scope: MHM with ``d > 1`` attributes (its collision randomizer's likelihood-ratio groups
+depend on the hash family's collisions), and the segmented protocol's and the balls-into-bins
+baselines' Poisson randomizer (several messages per user, not a single-message randomizer).
+
 Accountants: ``today`` = the largest eps_l certified by what the experiments use now (blanket
 Bennett with the randomizer's exact moments; for k-RR also the variation-ratio reduction with the
 general eps0-LDP parameters), ``best`` = the largest of those and the blanket decomposition's
@@ -27,6 +42,7 @@ measured MSE ratio beside the formula's and its relative difference.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 
@@ -102,6 +118,87 @@ def mse(randomizer: str, eps_l: float, g: int, n: int, domain: int) -> float:
     return mhm1_mse(eps_l, g, n, domain) if randomizer == "mhm1" else krr_mse(eps_l, g, n)
 
 
+# ----------------------------------------------------------------------------- subset exponential
+def subexp_label(d: int, s: int) -> str:
+    return f"subexp-d{int(d)}-s{int(s)}"
+
+
+def subexp_mse(eps_l: float, k: int, d: int, s: int, n: int) -> float:
+    """PrivSet's per-item MSE averaged over the ``d`` real items, every user holding ``s`` of them."""
+    from shuffledp.mechanisms import subset_exp as se
+
+    return se.expected_mse(se.subset_exp_rates(int(d), int(s), float(eps_l), int(k)), int(n))
+
+
+@functools.lru_cache(maxsize=64)
+def subexp_settings(d: int, s: int, n: int, eps_s: float, delta_s: float, rtol: float = 1e-4) -> dict:
+    """``{"today": (eps_l, k, by), "best": (eps_l, k, by)}`` of Subexp-shuffle at one setting
+    (cached: the gain and measure rows share them)."""
+    from shuffledp.experiments import segmented_params as sp
+
+    e_vr, k_vr, _ = sp.subexp_shuffle_eps0_vr(int(n), int(d), int(s), float(eps_s), float(delta_s))
+    b = sp.subexp_shuffle_eps0(int(n), int(d), int(s), float(eps_s), float(delta_s), rtol=float(rtol))
+    return {"today": (e_vr, k_vr, "variation-ratio-general"), "best": (b.eps0, b.k, b.certified_by)}
+
+
+def subexp_gain_rows(spec: Mapping) -> list[dict]:
+    rows = []
+    for c in spec.get("subexp", []):
+        d, s, n, eps_s, delta_s = int(c["d"]), int(c["s"]), int(c["n"]), float(c["eps_s"]), float(c["delta_s"])
+        st = subexp_settings(d, s, n, eps_s, delta_s, float(spec["rtol"]))
+        (et, kt, bt), (eb, kb, bb) = st["today"], st["best"]
+        mt, mb = subexp_mse(et, kt, d, s, n), subexp_mse(eb, kb, d, s, n)
+        rows.append({"randomizer": subexp_label(d, s), "domain": d, "eps_s": eps_s, "delta_s": delta_s,
+                     "n": n, "eps_l_today": et, "g_today": int(kt), "today_by": bt,
+                     "eps_l_best": eb, "g_best": int(kb), "best_by": bb,
+                     "mse_today": mt, "mse_best": mb, "mse_ratio": mb / mt,
+                     "mse_gain_pct": 100.0 * (1.0 - mb / mt)})
+    return rows
+
+
+def subexp_measured_mse(eps_l: float, k: int, d: int, s: int, n: int, reps: int, seed: int,
+                        tag: str) -> tuple[float, float]:
+    """As :func:`measured_mse` for PrivSet's mechanism: each user holds ``s`` distinct items drawn
+    with Zipf(1) weights without replacement (Gumbel top-``s``), seeded per repetition."""
+    from shuffledp import seeding
+    from shuffledp.mechanisms import subset_exp as se
+
+    r = se.subset_exp_rates(int(d), int(s), float(eps_l), int(k))
+    logw = np.log(_zipf(d))
+    errs = []
+    for rep in range(int(reps)):
+        rng = seeding.rng(seed, "accountants_gain", subexp_label(d, s), tag, rep)
+        sets = np.argpartition(-(logw[None, :] + rng.gumbel(size=(n, d))), s - 1, axis=1)[:, :s]
+        true = np.bincount(sets.ravel(), minlength=d) / n
+        est = se.estimate(se.hits(se.randomize(sets, r, rng), d, s), n, r)
+        errs.append(np.mean((est - true) ** 2))
+    errs = np.asarray(errs)
+    return float(errs.mean()), float(errs.std(ddof=1) / math.sqrt(errs.size) / errs.mean())
+
+
+def subexp_measure_rows(spec: Mapping) -> list[dict]:
+    """Each (d, s) of the spec's ``subexp`` settings at its smallest ``n`` (its own eps_s, delta_s)."""
+    m = spec["measure"]
+    first: dict[tuple[int, int], Mapping] = {}
+    for c in sorted(spec.get("subexp", []), key=lambda c: int(c["n"])):
+        first.setdefault((int(c["d"]), int(c["s"])), c)
+    rows = []
+    for (d, s), c in sorted(first.items()):
+        n, eps_s, delta_s = int(c["n"]), float(c["eps_s"]), float(c["delta_s"])
+        st = subexp_settings(d, s, n, eps_s, delta_s, float(spec["rtol"]))
+        (et, kt, _), (eb, kb, bb) = st["today"], st["best"]
+        mt, st_ = subexp_measured_mse(et, kt, d, s, n, int(m["reps"]), int(spec["seed"]), "today")
+        mb, sb_ = subexp_measured_mse(eb, kb, d, s, n, int(m["reps"]), int(spec["seed"]), "best")
+        ft, fb = subexp_mse(et, kt, d, s, n), subexp_mse(eb, kb, d, s, n)
+        rows.append({"randomizer": subexp_label(d, s), "domain": d, "eps_s": eps_s, "delta_s": delta_s,
+                     "n": n, "reps": int(m["reps"]), "eps_l_today": et, "eps_l_best": eb, "best_by": bb,
+                     "mse_today_formula": ft, "mse_best_formula": fb, "mse_today_measured": mt,
+                     "mse_best_measured": mb, "ratio_formula": fb / ft, "ratio_measured": mb / mt,
+                     "ratio_rel_diff": (mb / mt) / (fb / ft) - 1.0,
+                     "ratio_rel_se": math.hypot(st_, sb_), "tolerance": float(m["tolerance"])})
+    return rows
+
+
 def _domain(randomizer: str, spec: Mapping) -> int:
     return int(spec["mhm_domain"]) if randomizer == "mhm1" else int(randomizer[3:])
 
@@ -123,7 +220,7 @@ def gain_rows(spec: Mapping) -> pd.DataFrame:
                              "eps_l_best": eb, "g_best": int(gb), "best_by": bb,
                              "mse_today": mt, "mse_best": mb, "mse_ratio": mb / mt,
                              "mse_gain_pct": 100.0 * (1.0 - mb / mt)})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows + subexp_gain_rows(spec))
 
 
 def _zipf(c: int) -> np.ndarray:
@@ -178,7 +275,7 @@ def measure_rows(spec: Mapping) -> pd.DataFrame:
                      "ratio_rel_diff": (mb / mt) / (fb / ft) - 1.0,
                      # independent runs: relative standard errors add in quadrature (delta method)
                      "ratio_rel_se": math.hypot(st_, sb_), "tolerance": float(m["tolerance"])})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows + subexp_measure_rows(spec))
 
 
 def markdown(gain: pd.DataFrame, meas: pd.DataFrame, *, scale: str = "default") -> str:
@@ -191,6 +288,14 @@ def markdown(gain: pd.DataFrame, meas: pd.DataFrame, *, scale: str = "default") 
         lines.append(f"| {r.randomizer} | {r.eps_s:g} | {r.n:.0e} | {r.eps_l_today:.4g} ({r.today_by}) "
                      f"| {r.eps_l_best:.4g} ({r.best_by}) | {r.mse_today:.3g} | {r.mse_best:.3g} "
                      f"| {r.mse_gain_pct:.1f}% |")
+    lines += ["", "subexp-d<d>-s<s>: PrivSet's subset exponential mechanism (the segmented experiment's "
+              "Subexp-shuffle) at that experiment's settings (eps_s = its uniform eps, delta_s = delta_factor / n); "
+              "eps_l is its local eps0, today = variation ratio (general parameters), best = best.delta_upper "
+              "(decomposition of its grouped pairs or the variation ratio); MSE averaged over the d real items, "
+              "every user holding s of them.",
+              "Not in this table: MHM with d > 1 attributes (its collision randomizer's likelihood-ratio groups "
+              "depend on the hash family's collisions) and the Poisson randomizer of the segmented protocol and "
+              "MM-shuffle/SepMM (several messages per user)."]
     lines += ["", "Measured: the protocol run under fixed seeds with both eps_l (MSE over the repetitions and "
               "values, against the data's frequencies); ratio = MSE best / MSE today.", "",
               "| randomizer | eps_s | n | reps | ratio (formula) | ratio (measured) | rel. diff | rel. s.e. "

@@ -1,23 +1,31 @@
 """Privacy parameters of the five baselines, as thin inversions of the accountants.
 
 Nothing here computes a privacy bound itself: every guarantee comes from
+``shuffledp.accountants.best`` (``delta_upper``: the blanket decomposition and the variation ratio),
 ``shuffledp.accountants.variation_ratio`` (``vr_params``, ``vr_eps``) and
 ``shuffledp.accountants.poisson`` (``min_blanket_rate``); this module only searches over their
-inputs (bisection on Subexp-shuffle's ``eps0``, an inverse the accountants do not provide).
+inputs (Subexp-shuffle's ``eps0``, an inverse the accountants do not provide).
 
 * Subexp-local: ``eps0`` = the liberal level (2), pure LDP, no accountant needed.
-* Subexp-shuffle: the largest ``eps0`` whose variation-ratio amplified guarantee for ``n`` users is
-  ``(eps_target, delta)`` (the subset exponential mechanism with PrivSet's best subset size for that
-  ``eps0``, over the padded domain of ``d + s`` items).
+* Subexp-shuffle: the largest ``eps0`` whose shuffled guarantee for ``n`` users is
+  ``(eps_target, delta)`` by the tightest sound accountant we have for the subset exponential
+  mechanism (``best.delta_upper``: the blanket decomposition of its grouped pairs, or the
+  variation-ratio bound with the general parameters, whichever is smaller), with PrivSet's best
+  subset size for that ``eps0``, over the padded domain of ``d + s`` items. The table's
+  ``certified_by`` names the bound that was needed, ``eps0_vr`` keeps the variation-ratio eps0
+  (the accountant used before) for comparison.
 * Balls-into-bins (MM-shuffle, SepMM): the smallest blanket rate ``m`` at which the Poisson
   randomizer with ``lambda = 1`` (every item sent as is) meets ``(eps, delta)`` for a user with ``s``
-  items (group privacy as in Theorem 3), among the ``n_g`` users of the instance.
+  items (group privacy as in Theorem 3), among the ``n_g`` users of the instance
+  (``certified_by = poisson-<accountant>``). The Poisson randomizer sends several messages, so the
+  single-message decomposition does not apply to it.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -32,8 +40,27 @@ def _bisect_max(ok: Callable[[float], bool], lo: float, hi: float, rtol: float =
     return bisect_switch(ok, lo, hi, rtol)[0]
 
 
-def subexp_shuffle_eps0(n: int, d: int, s: int, eps_target: float, delta: float) -> tuple[float, int, float]:
-    """``(eps0, k, eps_achieved)`` for Subexp-shuffle."""
+@dataclass(frozen=True)
+class SubexpShuffle:
+    """Subexp-shuffle's certified local parameters.
+
+    ``eps0``: the local eps; ``k``: PrivSet's best subset size for it; ``certified_by``: the bound
+    whose evaluation at ``eps0`` met the target (``decomposition`` or ``variation-ratio``);
+    ``delta_achieved``: that bound's delta at ``eps_target`` (``<= delta``); ``eps0_vr``: the
+    variation-ratio eps0 (the previous accountant), kept for comparison; ``evaluations``: how many
+    decomposition deltas the search evaluated."""
+
+    eps0: float
+    k: int
+    certified_by: str
+    delta_achieved: float
+    eps0_vr: float
+    evaluations: int
+
+
+def subexp_shuffle_eps0_vr(n: int, d: int, s: int, eps_target: float, delta: float) -> tuple[float, int, float]:
+    """``(eps0, k, eps_achieved)``: the largest eps0 whose variation-ratio bound (general eps0-LDP
+    parameters, the sound ones for subset-exp) amplifies to ``(eps_target, delta)``."""
     from shuffledp.accountants.variation_ratio import vr_eps, vr_params
 
     def amplified(eps0: float) -> float:
@@ -53,6 +80,55 @@ def subexp_shuffle_eps0(n: int, d: int, s: int, eps_target: float, delta: float)
     return eps0, k, amplified(eps0)
 
 
+def subexp_shuffle_eps0(n: int, d: int, s: int, eps_target: float, delta: float, *,
+                        rtol: float = 1e-4) -> SubexpShuffle:
+    """Subexp-shuffle's local eps0 by the tightest sound accountant we have.
+
+    The largest eps0 (relative precision ``rtol``) with
+    ``best.delta_upper("subset-exp", eps0, n, eps_target, d=d, s=s, k=k(eps0)) <= delta``, ``k(eps0)``
+    PrivSet's best subset size. ``delta_upper`` is the smaller of the blanket decomposition of the
+    mechanism's grouped pairs and the variation-ratio bound with the general parameters, so the
+    variation-ratio eps0 (:func:`subexp_shuffle_eps0_vr`) is feasible and the search starts there and
+    goes up only: steps of 25% until a point fails, then Brent's method (``scipy.optimize.brentq``)
+    on ``log delta_upper - log delta`` inside that bracket. Every point is evaluated and the
+    returned one is the largest evaluated point that met the target, so it is certified whether or
+    not the bound is monotone in eps0 (``k`` changes with eps0)."""
+    from scipy.optimize import brentq
+
+    from shuffledp.accountants.best import delta_upper
+
+    e_vr, k_vr, _ = subexp_shuffle_eps0_vr(n, d, s, eps_target, delta)
+    evaluated: dict[float, tuple[float, int]] = {}
+
+    def gap(e: float) -> float:
+        e = float(e)
+        if e not in evaluated:
+            k = se.best_subset_size(d, s, e)
+            evaluated[e] = (delta_upper("subset-exp", e, n, eps_target, d=d, s=s, k=k), k)
+        return math.log(max(evaluated[e][0], 1e-300)) - math.log(delta)
+
+    top = 30.0  # the decomposition's numerics are checked up to eps0 = 50; no use beyond
+    lo = e_vr
+    if gap(lo) <= 0:
+        hi = min(top, lo * 1.25)
+        while gap(hi) <= 0 and hi < top:
+            lo, hi = hi, min(top, hi * 1.25)
+        if gap(hi) > 0:
+            brentq(gap, lo, hi, xtol=rtol * lo / 4, rtol=rtol / 4)
+    feasible = [e for e, (dl, _) in evaluated.items() if dl <= delta]
+    if not feasible:
+        # delta_upper includes the variation ratio, whose own search certified e_vr: a bug somewhere
+        raise RuntimeError(f"best.delta_upper at the variation-ratio eps0 {e_vr!r} is "
+                           f"{evaluated[e_vr][0]!r} > delta = {delta!r}: the bounds disagree")
+    e0 = max(feasible)
+    dl, k = evaluated[e0]
+    from shuffledp.accountants.variation_ratio import vr_delta, vr_params
+
+    # which bound was needed: the variation ratio alone, or the decomposition
+    by = "variation-ratio" if vr_delta(vr_params("general", e0), n, eps_target) <= delta else "decomposition"
+    return SubexpShuffle(e0, k, by, dl, e_vr, len(evaluated))
+
+
 def mm_blanket_rate(n_g: int, d: int, s: int, eps: float, delta: float, m_max: float = 1e4,
                     accountant: str = "sound") -> float:
     """Smallest ``m`` at which ``lambda = 1`` is feasible (balls-into-bins at ``(eps, delta)``), from
@@ -70,9 +146,10 @@ def baseline_params(n: int, d: int, s: int, levels, settings: dict, delta: float
                     uniform_eps: float, level_counts_fn, accountant: str = "sound") -> pd.DataFrame:
     """One table of every baseline parameter for a (dataset, n)."""
     rows = []
-    eps0, k, ach = subexp_shuffle_eps0(n, d, s, uniform_eps, delta)
+    sub = subexp_shuffle_eps0(n, d, s, uniform_eps, delta)
     rows.append(dict(baseline="subexp_shuffle", setting="none", level=0, n_group=n, eps=uniform_eps,
-                     delta=delta, eps0=eps0, k=k, m=float("nan"), eps_achieved=ach))
+                     delta=delta, eps0=sub.eps0, k=sub.k, m=float("nan"), delta_achieved=sub.delta_achieved,
+                     certified_by=sub.certified_by, eps0_vr=sub.eps0_vr))
     cache: dict[tuple[int, float], float] = {}
 
     def rate(ng: int, e: float) -> float:
@@ -80,14 +157,16 @@ def baseline_params(n: int, d: int, s: int, levels, settings: dict, delta: float
             cache[(ng, e)] = mm_blanket_rate(ng, d, s, e, delta, accountant=accountant)
         return cache[(ng, e)]
 
+    poisson = f"poisson-{accountant}"  # the balls-into-bins rates: the Poisson accountant
     rows.append(dict(baseline="mm_shuffle", setting="none", level=0, n_group=n, eps=uniform_eps, delta=delta,
-                     eps0=float("nan"), k=0, m=rate(n, float(uniform_eps)), eps_achieved=float("nan")))
+                     eps0=float("nan"), k=0, m=rate(n, float(uniform_eps)), delta_achieved=float("nan"),
+                     certified_by=poisson, eps0_vr=float("nan")))
     for name in sorted(settings):
         counts = level_counts_fn(n, settings[name])
         for j, (ng, e) in enumerate(zip(counts, levels, strict=True)):
             rows.append(dict(baseline="sepmm", setting=name, level=j + 1, n_group=int(ng), eps=float(e),
                              delta=delta, eps0=float("nan"), k=0, m=rate(int(ng), float(e)),
-                             eps_achieved=float("nan")))
+                             delta_achieved=float("nan"), certified_by=poisson, eps0_vr=float("nan")))
     out = pd.DataFrame(rows)
     out["accountant"] = accountant
     return out

@@ -72,6 +72,23 @@ def best_subset_size(d: int, s: int, eps: float) -> int:
     return int(np.argmin(bounds)) + 1
 
 
+def expected_mse(r: SubsetExpRates, n: int, mean_items: float | None = None) -> float:
+    """Expected squared error of :func:`estimate`, averaged over the ``d`` real items.
+
+    Users report independently and item ``j`` is in a user's output with probability ``t`` if the
+    user holds ``j`` and ``f`` otherwise, so ``hits_j`` is a sum of independent Bernoulli draws:
+    ``Var(hits_j) = n_j t(1-t) + (n - n_j) f(1-f)`` with ``n_j`` the holders of ``j``. The estimate
+    is unbiased for ``w_j = n_j / n`` given the data, so its MSE is
+    ``[w_j t(1-t) + (1-w_j) f(1-f)] / (n (t-f)^2)``. Averaged over the real items, only
+    ``sum_j w_j`` = the mean number of real items per user (``mean_items``, ``s`` when no set is
+    padded) remains: ``[(m/d) t(1-t) + (1 - m/d) f(1-f)] / (n (t-f)^2)``."""
+    m = float(r.s if mean_items is None else mean_items)
+    if not 0 <= m <= r.s:
+        raise ValueError(f"mean_items: {mean_items!r} must lie in [0, s = {r.s}]")
+    a = m / r.d
+    return (a * r.t * (1 - r.t) + (1 - a) * r.f * (1 - r.f)) / (int(n) * (r.t - r.f) ** 2)
+
+
 def intersection_pmf(r: SubsetExpRates) -> np.ndarray:
     """``P(|z & x| = i)`` for ``i = 0..min(k, s)``."""
     e = math.exp(r.eps)

@@ -61,21 +61,23 @@ def gain_figure(gain: pd.DataFrame, pdf: str, png: str, *, scale: str = "default
     """What the tighter accountant buys: left, the local eps each accountant certifies against
     eps_s (solid: best, dashed: today); right, the MSE gain in per cent. One colour per
     (randomizer, n)."""
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(9.0, 3.4))
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11.0, 3.6))
     keys = list(dict.fromkeys(zip(gain["randomizer"], gain["n"], strict=True)))
     for i, (r, n) in enumerate(keys):
         s = gain[(gain["randomizer"] == r) & (gain["n"] == n)].sort_values("eps_s")
-        c = plt.cm.tab10(i % 10)
+        c = plt.cm.tab20(i % 20)
         lab = f"{r}, n = {n:.0e}"
-        a1.plot(s["eps_s"], s["eps_l_best"], "-", marker=".", color=c, label=lab)
-        a1.plot(s["eps_s"], s["eps_l_today"], "--", marker=".", color=c)
-        a2.plot(s["eps_s"], s["mse_gain_pct"], "-", marker=".", color=c, label=lab)
+        mk = "." if len(s) > 1 else "o"  # a single eps_s (the subset exponential rows): visible points
+        a1.plot(s["eps_s"], s["eps_l_best"], "-", marker=mk, color=c, label=lab)
+        a1.plot(s["eps_s"], s["eps_l_today"], "--", marker=mk, color=c, mfc="none")
+        a2.plot(s["eps_s"], s["mse_gain_pct"], "-", marker=mk, color=c, label=lab)
     a1.set_xlabel("eps_s")
-    a1.set_ylabel("certified local eps (solid: best, dashed: today)")
+    a1.set_ylabel("certified local eps (solid/filled: best,\ndashed/open: today)")
     a2.set_xlabel("eps_s")
     a2.set_ylabel("MSE gain (%)")
-    a2.legend(fontsize=7)
-    fig.suptitle(f"What the tighter accountant buys (delta_s = delta_n / n; scale: {scale})", fontsize=10)
+    a2.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    fig.suptitle(f"What the tighter accountant buys (delta_s = delta_n / n; subexp: the segmented setting's; "
+                 f"scale: {scale})", fontsize=10)
     fig.tight_layout()
     for path, kw in ((pdf, {"metadata": {"CreationDate": None}}), (png, {"dpi": 110})):
         save_figure_file(fig, path, bbox_inches="tight", **kw)
