@@ -189,8 +189,8 @@ def test_subexp_rows_at_a_segmented_setting():
         <= 0.01 / n
     # real pairs' exact coarse-count divergence: below eps_s at best's eps_l, above it at 1% more
     low = best.lower_bounds("subset-exp", g["eps_l_best"], n, 0.01 / n, d=d, s=s, k=g["g_best"])
-    assert low["pair-coarse-counts"]() <= 0.5
-    assert best.lower_bounds("subset-exp", 1.01 * g["eps_l_best"], n, 0.01 / n, d=d, s=s)["pair-coarse-counts"]() > 0.5
+    assert low["pair-group-counts"]() <= 0.5
+    assert best.lower_bounds("subset-exp", 1.01 * g["eps_l_best"], n, 0.01 / n, d=d, s=s)["pair-group-counts"]() > 0.5
     assert g["mse_best"] == G.subexp_mse(g["eps_l_best"], g["g_best"], d, s, n) < g["mse_today"]
     assert g["mse_gain_pct"] == pytest.approx(100 * (1 - g["mse_best"] / g["mse_today"]))
     (m,) = G.subexp_measure_rows(spec)

@@ -103,10 +103,10 @@ def test_subexp_shuffle_eps0_is_certified_by_the_tightest_accountant():
     # the exact divergence of real neighbouring pairs (coarse counts) stays below the target at eps0,
     # and exceeds it at 1% more: no sound accountant could certify 1% more (near-optimal, and a
     # wrong certificate would show here)
-    lower = best.lower_bounds("subset-exp", eps0, n, delta, d=d, s=s, k=k)["pair-coarse-counts"]()
+    lower = best.lower_bounds("subset-exp", eps0, n, delta, d=d, s=s, k=k)["pair-group-counts"]()
     assert lower <= eps
     e3 = eps0 * 1.01
     assert best.lower_bounds("subset-exp", e3, n, delta, d=d, s=s, k=se.best_subset_size(d, s, e3)
-                             )["pair-coarse-counts"]() > eps
+                             )["pair-group-counts"]() > eps
     r = sp.subexp_shuffle_eps0(n, d, s, eps, delta)
     assert (r.eps0, r.k, r.delta_achieved, r.certified_by) == (eps0, k, row["delta_achieved"], "decomposition")
