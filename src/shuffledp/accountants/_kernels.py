@@ -106,7 +106,7 @@ def _reduce(cond, *args):
     """The arguments at the positions where ``cond`` holds, in C order (size-1 arguments are
     passed as they are and broadcast by the ufunc), as scipy.stats' ``argsreduce``."""
     if np.all(cond):
-        return [np.broadcast_to(a, cond.shape) for a in args]
+        return np.broadcast_arrays(*(np.atleast_1d(a) for a in args), cond)[:-1]
     return [a if np.size(a) == 1 else np.extract(cond, np.broadcast_to(a, cond.shape)) for a in args]
 
 
