@@ -1,13 +1,19 @@
 """Benchmark of the blanket-decomposition accountant and ``account best`` (issue 17's goals).
 
     python benchmarks/accountants_best.py [--anchor /tmp/su_i17] [--anchor-points 10:1000:2] [--reps 3]
+        [--cli-reps 5] [--baseline-src DIR] [--skip-grid] [--skip-1e6] [--skip-cli] [--skip-anchor]
 
 1. k-RR, k in {3, 10, 100}, eps0 in {0.5, 1, 2, 4}, n in {1e4, 1e5, 1e6}, delta = 1e-6: our upper
    bound (decomposition), every other upper bound we have (variation ratio, FMT21/FMT23 clones,
    blanket Bennett/Hoeffding), the best lower bound (``best.lower_bounds``: issue 12's worst-pair
    search, the others-at-a-third-value pair, the witness), the gap, and the seconds of each.
 2. Time of ``best_eps`` at n = 1e6 (median of --reps runs).
-3. The decomposition anchor (Su, Cheng, Wang, arXiv 2504.07414; their public code, run with numpy
+3. ``shuffledp account best`` as a user runs it (a new process each time, imports included) at
+   n = 1e6, delta = 1e-6, k in {3, 10, 100}, eps0 in {1, 2}: the median wall time of --cli-reps
+   runs and, from the same runs, the median of the in-process ``seconds`` the command reports.
+   ``--baseline-src DIR`` times another source tree (e.g. ``git archive`` of an older commit)
+   in alternation with this one, on the same points, and checks that both print the same numbers.
+4. The decomposition anchor (Su, Cheng, Wang, arXiv 2504.07414; their public code, run with numpy
    in place of CuPy: put ``from numpy import *`` and ``import numpy.fft as fft`` in a ``cupy.py``
    beside it) at the points of --anchor-points (k:n:eps0, comma separated), each in its own
    process with a time limit; reports their eps and seconds beside ours and the speed ratio.
@@ -100,6 +106,44 @@ def time_1e6(reps: int) -> None:
               f"| {res['eps']:.6g} | load {_load()} |", flush=True)
 
 
+CLI_POINTS = [(k, eps0) for k in (3, 10, 100) for eps0 in (1.0, 2.0)]
+
+
+def _cli_command() -> list[str]:
+    """The console script installed beside this Python (what a user runs), else ``-m shuffledp``."""
+    script = os.path.join(os.path.dirname(sys.executable), "shuffledp")
+    return [script] if os.access(script, os.X_OK) else [sys.executable, "-m", "shuffledp"]
+
+
+def time_cli(reps: int, trees: dict[str, str]) -> None:
+    """Wall time of whole ``account best`` processes (median of ``reps``) for each source tree
+    (label -> ``src`` folder put first on PYTHONPATH), runs of the trees alternating."""
+    med = statistics.median
+    for k, eps0 in CLI_POINTS:
+        args = _cli_command() + ["account", "best", "--mechanism", "krr", "--k", str(k), "--eps0", str(eps0),
+                                 "--n", "1e6", "--delta", str(DELTA), "--detail"]
+        wall: dict[str, list[float]] = {lb: [] for lb in trees}
+        inproc: dict[str, list[float]] = {lb: [] for lb in trees}
+        numbers: dict[str, set[str]] = {lb: set() for lb in trees}
+        for _ in range(reps):
+            for label, src in trees.items():
+                env = {**os.environ, "PYTHONPATH": src}
+                t0 = time.perf_counter()
+                out = subprocess.run(args, capture_output=True, text=True, env=env, check=True)
+                wall[label].append(time.perf_counter() - t0)
+                res = json.loads(out.stdout)
+                inproc[label].append(res["seconds"])
+                # every number the command prints except the timings
+                numbers[label].add(json.dumps([res["eps"], res["eps_lower"], res["upper_by"], res["lower_by"],
+                                               res["gap"], {nm: b["eps"] for nm, b in res["bounds"].items()}]))
+        same = len(set().union(*numbers.values())) == 1
+        for label in trees:
+            w = wall[label]
+            print(f"| {k} | {eps0} | {label} | {med(w):.2f} s ({min(w):.2f}-{max(w):.2f}) "
+                  f"| {med(inproc[label]):.2f} s | {json.loads(next(iter(numbers[label])))[0]:.6g} "
+                  f"| {'yes' if same else 'NO'} | {_load()} |", flush=True)
+
+
 def anchor(points: list[tuple[int, int, float]], folder: str, limit: float) -> None:
     from shuffledp.accountants import decomposition as dec
 
@@ -128,7 +172,11 @@ def main(argv=None) -> int:
     ap.add_argument("--anchor-points", default="10:1000:2,100:1000:4,3:1000:1")
     ap.add_argument("--anchor-limit", type=float, default=900.0)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--cli-reps", type=int, default=5)
+    ap.add_argument("--baseline-src", help="another src folder to time the command with, beside this one")
     ap.add_argument("--skip-grid", action="store_true")
+    ap.add_argument("--skip-1e6", action="store_true")
+    ap.add_argument("--skip-cli", action="store_true")
     ap.add_argument("--skip-anchor", action="store_true")
     args = ap.parse_args(argv)
     print(f"load average at start: {_load()}")
@@ -136,9 +184,18 @@ def main(argv=None) -> int:
         print("\n| k | eps0 | n | decomposition (s) | best other upper | best lower, by (s) | gap | best_eps s |")
         print("|---|---|---|---|---|---|---|---|")
         grid_table((3, 10, 100), (0.5, 1.0, 2.0, 4.0), (10**4, 10**5, 10**6))
-    print("\n| k | n | decomposition + lower | best_eps (all bounds) | eps | load |")
-    print("|---|---|---|---|---|---|")
-    time_1e6(args.reps)
+    if not args.skip_1e6:
+        print("\n| k | n | decomposition + lower | best_eps (all bounds) | eps | load |")
+        print("|---|---|---|---|---|---|")
+        time_1e6(args.reps)
+    if not args.skip_cli:
+        trees = {"this tree": os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")}
+        if args.baseline_src:
+            trees["baseline"] = os.path.abspath(args.baseline_src)
+        print(f"\n`shuffledp account best` processes, n = 1e6, delta = {DELTA:g}, median of {args.cli_reps}")
+        print("\n| k | eps0 | source | wall (min-max) | in-process seconds | eps | same numbers | load |")
+        print("|---|---|---|---|---|---|---|---|")
+        time_cli(args.cli_reps, trees)
     if not args.skip_anchor:
         if not os.path.exists(os.path.join(args.anchor, "amplification_bounds.py")):
             print(f"\nanchor code not found in {args.anchor}: skipped")
