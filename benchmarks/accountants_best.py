@@ -12,7 +12,9 @@
    ``best_eps`` on one thread so that each bound's seconds is its own.
 3. ``shuffledp account best`` as a user runs it (a new process each time, imports included) at
    n = 1e6, delta = 1e-6, k in {3, 10, 100}, eps0 in {1, 2}: the median wall time of --cli-reps
-   runs and, from the same runs, the median of the in-process ``seconds`` the command reports.
+   runs and, from the same runs, the median CPU time (user + system; less sensitive to the other
+   users of a shared machine, but it adds up both threads) and the median of the in-process
+   ``seconds`` the command reports.
    ``--baseline-src DIR`` times another source tree (e.g. ``git archive`` of an older commit)
    in alternation with this one, on the same points, and checks that both print the same numbers.
 4. The decomposition anchor (Su, Cheng, Wang, arXiv 2504.07414; their public code, run with numpy
@@ -28,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -127,13 +130,17 @@ def time_cli(reps: int, trees: dict[str, str]) -> None:
                                  "--n", "1e6", "--delta", str(DELTA), "--detail"]
         wall: dict[str, list[float]] = {lb: [] for lb in trees}
         inproc: dict[str, list[float]] = {lb: [] for lb in trees}
+        cpu: dict[str, list[float]] = {lb: [] for lb in trees}
         numbers: dict[str, set[str]] = {lb: set() for lb in trees}
         for _ in range(reps):
             for label, src in trees.items():
                 env = {**os.environ, "PYTHONPATH": src}
+                r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
                 t0 = time.perf_counter()
                 out = subprocess.run(args, capture_output=True, text=True, env=env, check=True)
                 wall[label].append(time.perf_counter() - t0)
+                r1 = resource.getrusage(resource.RUSAGE_CHILDREN)  # runs are sequential: this child
+                cpu[label].append(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)
                 res = json.loads(out.stdout)
                 inproc[label].append(res["seconds"])
                 # every number the command prints except the timings
@@ -142,7 +149,7 @@ def time_cli(reps: int, trees: dict[str, str]) -> None:
         same = len(set().union(*numbers.values())) == 1
         for label in trees:
             w = wall[label]
-            print(f"| {k} | {eps0} | {label} | {med(w):.2f} s ({min(w):.2f}-{max(w):.2f}) "
+            print(f"| {k} | {eps0} | {label} | {med(w):.2f} s ({min(w):.2f}-{max(w):.2f}) | {med(cpu[label]):.2f} s "
                   f"| {med(inproc[label]):.2f} s | {json.loads(next(iter(numbers[label])))[0]:.6g} "
                   f"| {'yes' if same else 'NO'} | {_load()} |", flush=True)
 
@@ -196,8 +203,8 @@ def main(argv=None) -> int:
         if args.baseline_src:
             trees["baseline"] = os.path.abspath(args.baseline_src)
         print(f"\n`shuffledp account best` processes, n = 1e6, delta = {DELTA:g}, median of {args.cli_reps}")
-        print("\n| k | eps0 | source | wall (min-max) | in-process seconds | eps | same numbers | load |")
-        print("|---|---|---|---|---|---|---|---|")
+        print("\n| k | eps0 | source | wall (min-max) | CPU | in-process seconds | eps | same numbers | load |")
+        print("|---|---|---|---|---|---|---|---|---|")
         time_cli(args.cli_reps, trees)
     if not args.skip_anchor:
         if not os.path.exists(os.path.join(args.anchor, "amplification_bounds.py")):
