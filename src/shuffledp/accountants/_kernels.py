@@ -8,7 +8,7 @@ which load scipy's array-API layer and most of the library: about 1 s on the pro
 machine, more than ``shuffledp account best`` then spends computing at n = 1e6 (issue 17).
 
 This module imports the two compiled modules with a bare stand-in for their parent package
-(removed again at once, under the import lock; a later ``import scipy.special`` runs normally and
+(under the package's import lock, removed again at once; a later ``import scipy.special`` runs normally and
 reuses them) and rebuilds, around the very same ufuncs, the thin Python layers scipy puts on top:
 
 * :data:`binom` -- ``pmf``, ``cdf``, ``sf``, ``ppf``, ``isf`` with the semantics of
@@ -27,6 +27,7 @@ functions: slower to import, the same numbers.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import operator
@@ -40,27 +41,31 @@ __all__ = ["FAST", "binom", "stats", "special", "brentq"]
 
 
 def _load_compiled(package: str, module: str) -> types.ModuleType:
-    """``import package.module`` without running ``package/__init__.py`` (when not yet imported)."""
+    """``import package.module`` without running ``package/__init__.py`` (when not yet imported).
+
+    The stand-in is put in ``sys.modules`` under the package's import lock and marked as being
+    initialised, so that another thread importing the package meanwhile waits for the lock (as
+    for any module being imported) and then imports the real package."""
     full = f"{package}.{module}"
     if package in sys.modules:
         return importlib.import_module(full)
-    import _imp
-
-    _imp.acquire_lock()  # other threads wait to import anything until the stand-in is gone
-    try:
+    lock = getattr(importlib._bootstrap, "_ModuleLockManager", None)  # private; absent: no lock
+    with lock(package) if lock is not None else contextlib.nullcontext():
+        if package in sys.modules:
+            return importlib.import_module(full)
         spec = importlib.util.find_spec(package)
         if spec is None or not spec.submodule_search_locations:
             raise ImportError(f"{package} is not a package")
+        spec._initializing = True
         stand_in = types.ModuleType(package)
         stand_in.__path__ = list(spec.submodule_search_locations)
+        stand_in.__spec__ = spec
         sys.modules[package] = stand_in
         try:
             return importlib.import_module(full)
         finally:
             if sys.modules.get(package) is stand_in:
                 del sys.modules[package]
-    finally:
-        _imp.release_lock()
 
 
 FAST = os.environ.get("SHUFFLEDP_PUBLIC_SCIPY", "") not in ("1", "true", "yes")
