@@ -146,6 +146,8 @@ def _run(code: str, **env) -> str:
 
 
 def test_accountants_load_without_scipy_stats():
+    only = _run("import sys\nimport shuffledp.accountants.decomposition\nprint('scipy.stats' in sys.modules)")
+    assert only.strip() == "False"
     code = (
         "import sys\n"
         "import shuffledp.accountants.decomposition, shuffledp.accountants.best\n"
