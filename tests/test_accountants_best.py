@@ -231,3 +231,14 @@ def test_parallel_bound_error_reaches_the_caller(monkeypatch):
     monkeypatch.setattr(clones, "eps_clones", broken)
     with pytest.raises(ArithmeticError, match="broken on purpose"):
         best.best_eps("krr", 1.0, 2000, 1e-6, k=3, parallel=True)
+
+
+def test_second_thread_only_with_an_idle_cpu(monkeypatch):
+    monkeypatch.setattr(best, "_cpus", lambda: 2)
+    monkeypatch.setattr(best.os, "getloadavg", lambda: (1.2, 0.0, 0.0))
+    assert best._spare_cpu()
+    monkeypatch.setattr(best.os, "getloadavg", lambda: (1.6, 0.0, 0.0))
+    assert not best._spare_cpu()
+    monkeypatch.setattr(best, "_cpus", lambda: 1)
+    monkeypatch.setattr(best.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert not best._spare_cpu()
