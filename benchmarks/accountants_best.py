@@ -1,7 +1,8 @@
 """Benchmark of the blanket-decomposition accountant and ``account best`` (issue 17's goals).
 
     python benchmarks/accountants_best.py [--anchor /tmp/su_i17] [--anchor-points 10:1000:2] [--reps 3]
-        [--cli-reps 5] [--baseline-src DIR] [--skip-grid] [--skip-1e6] [--skip-cli] [--skip-anchor]
+        [--cli-reps 5] [--baseline-src DIR] [--cli-no-bytecode] [--skip-grid] [--skip-1e6] [--skip-cli]
+        [--skip-anchor]
 
 1. k-RR, k in {3, 10, 100}, eps0 in {0.5, 1, 2, 4}, n in {1e4, 1e5, 1e6}, delta = 1e-6: our upper
    bound (decomposition), every other upper bound we have (variation ratio, FMT21/FMT23 clones,
@@ -17,6 +18,8 @@
    ``seconds`` the command reports.
    ``--baseline-src DIR`` times another source tree (e.g. ``git archive`` of an older commit)
    in alternation with this one, on the same points, and checks that both print the same numbers.
+   Compiled modules are cached as after an install (``--cli-no-bytecode``: as the environment
+   says; PYTHONDONTWRITEBYTECODE=1 recompiles the project's modules at every run).
 4. The decomposition anchor (Su, Cheng, Wang, arXiv 2504.07414; their public code, run with numpy
    in place of CuPy: put ``from numpy import *`` and ``import numpy.fft as fft`` in a ``cupy.py``
    beside it) at the points of --anchor-points (k:n:eps0, comma separated), each in its own
@@ -121,20 +124,31 @@ def _cli_command() -> list[str]:
     return [script] if os.access(script, os.X_OK) else [sys.executable, "-m", "shuffledp"]
 
 
-def time_cli(reps: int, trees: dict[str, str]) -> None:
+def time_cli(reps: int, trees: dict[str, str], bytecode: bool = True) -> None:
     """Wall time of whole ``account best`` processes (median of ``reps``) for each source tree
-    (label -> ``src`` folder put first on PYTHONPATH), runs of the trees alternating."""
+    (label -> ``src`` folder put first on PYTHONPATH), runs of the trees alternating.
+
+    ``bytecode``: as after an install, Python may cache the compiled modules (``__pycache__``;
+    PYTHONDONTWRITEBYTECODE is dropped for these runs) and one untimed run per tree fills the
+    cache; ``False`` keeps the caller's environment (with PYTHONDONTWRITEBYTECODE=1 every run
+    compiles the project's modules from source)."""
     med = statistics.median
+    base_env = dict(os.environ)
+    if bytecode:
+        base_env.pop("PYTHONDONTWRITEBYTECODE", None)
     for k, eps0 in CLI_POINTS:
         args = _cli_command() + ["account", "best", "--mechanism", "krr", "--k", str(k), "--eps0", str(eps0),
                                  "--n", "1e6", "--delta", str(DELTA), "--detail"]
+        if bytecode and (k, eps0) == CLI_POINTS[0]:
+            for src in trees.values():
+                subprocess.run(args, capture_output=True, env={**base_env, "PYTHONPATH": src}, check=True)
         wall: dict[str, list[float]] = {lb: [] for lb in trees}
         inproc: dict[str, list[float]] = {lb: [] for lb in trees}
         cpu: dict[str, list[float]] = {lb: [] for lb in trees}
         numbers: dict[str, set[str]] = {lb: set() for lb in trees}
         for _ in range(reps):
             for label, src in trees.items():
-                env = {**os.environ, "PYTHONPATH": src}
+                env = {**base_env, "PYTHONPATH": src}
                 r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
                 t0 = time.perf_counter()
                 out = subprocess.run(args, capture_output=True, text=True, env=env, check=True)
@@ -184,6 +198,8 @@ def main(argv=None) -> int:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--cli-reps", type=int, default=5)
     ap.add_argument("--baseline-src", help="another src folder to time the command with, beside this one")
+    ap.add_argument("--cli-no-bytecode", action="store_true",
+                    help="keep the environment's PYTHONDONTWRITEBYTECODE (modules compiled at every run)")
     ap.add_argument("--skip-grid", action="store_true")
     ap.add_argument("--skip-1e6", action="store_true")
     ap.add_argument("--skip-cli", action="store_true")
@@ -202,10 +218,12 @@ def main(argv=None) -> int:
         trees = {"this tree": os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")}
         if args.baseline_src:
             trees["baseline"] = os.path.abspath(args.baseline_src)
-        print(f"\n`shuffledp account best` processes, n = 1e6, delta = {DELTA:g}, median of {args.cli_reps}")
+        cached = "bytecode cached" if not args.cli_no_bytecode else (
+            "modules compiled at every run" if os.environ.get("PYTHONDONTWRITEBYTECODE") else "environment as given")
+        print(f"\n`shuffledp account best` processes, n = 1e6, delta = {DELTA:g}, median of {args.cli_reps}, {cached}")
         print("\n| k | eps0 | source | wall (min-max) | CPU | in-process seconds | eps | same numbers | load |")
         print("|---|---|---|---|---|---|---|---|---|")
-        time_cli(args.cli_reps, trees)
+        time_cli(args.cli_reps, trees, bytecode=not args.cli_no_bytecode)
     if not args.skip_anchor:
         if not os.path.exists(os.path.join(args.anchor, "amplification_bounds.py")):
             print(f"\nanchor code not found in {args.anchor}: skipped")
