@@ -205,3 +205,40 @@ def test_compare_cli_bad_spec(capsys, tmp_path):
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("shuffledp: error: argument --inputs: ")
+
+
+def _numbers(res: dict):
+    return ([res[key] for key in ("eps", "eps_lower", "upper_by", "lower_by", "gap")],
+            [(name, b["eps"], b["kind"]) for name, b in res["bounds"].items()])
+
+
+@pytest.mark.parametrize("mech,k,bounds", [("krr", 10, None), ("general", None, None),
+                                           ("krr", 3, ["clones-fmt23", "decomposition"])])
+def test_parallel_and_sequential_give_the_same_numbers(mech, k, bounds):
+    # the second thread only changes when each bound runs: same values, same order
+    par = best.best_eps(mech, 1.0, 4000, 1e-6, k=k, bounds=bounds, parallel=True)
+    seq = best.best_eps(mech, 1.0, 4000, 1e-6, k=k, bounds=bounds, parallel=False)
+    assert _numbers(par) == _numbers(seq)
+    assert list(par["bounds"])[-2:] == (bounds or list(par["bounds"]))[-2:]
+
+
+def test_parallel_bound_error_reaches_the_caller(monkeypatch):
+    from shuffledp.accountants import clones
+
+    def broken(*args, **kw):
+        raise ArithmeticError("clones: broken on purpose")
+
+    monkeypatch.setattr(clones, "eps_clones", broken)
+    with pytest.raises(ArithmeticError, match="broken on purpose"):
+        best.best_eps("krr", 1.0, 2000, 1e-6, k=3, parallel=True)
+
+
+def test_second_thread_only_with_an_idle_cpu(monkeypatch):
+    monkeypatch.setattr(best, "_cpus", lambda: 2)
+    monkeypatch.setattr(best.os, "getloadavg", lambda: (1.2, 0.0, 0.0))
+    assert best._spare_cpu()
+    monkeypatch.setattr(best.os, "getloadavg", lambda: (1.6, 0.0, 0.0))
+    assert not best._spare_cpu()
+    monkeypatch.setattr(best, "_cpus", lambda: 1)
+    monkeypatch.setattr(best.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert not best._spare_cpu()

@@ -155,7 +155,7 @@ def bisect_eps(
             return math.log(max(proxy(e), 1e-300)) - log_t
 
         try:
-            from scipy.optimize import brentq
+            from shuffledp.accountants._kernels import brentq  # scipy.optimize.brentq, lighter import
 
             root = brentq(g, lo, hi, xtol=atol / 8, rtol=max(rtol / 8, 1e-15), maxiter=100)
             q = tol_at(root) / 4

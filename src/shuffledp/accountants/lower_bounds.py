@@ -29,8 +29,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
 
+from shuffledp.accountants._kernels import stats  # scipy's kernels without its package imports (same numbers)
 from shuffledp.accountants.hockey_stick import bisect_eps
 from shuffledp.accountants.validation import check_delta, check_eps, check_eps0, check_int, check_n
 
