@@ -2,7 +2,7 @@
 
     python benchmarks/accountants_best.py [--anchor /tmp/su_i17] [--anchor-points 10:1000:2] [--reps 3]
         [--cli-reps 5] [--baseline-src DIR] [--cli-no-bytecode] [--skip-grid] [--skip-1e6] [--skip-cli]
-        [--skip-anchor]
+        [--skip-anchor] [--skip-grouped]
 
 1. k-RR, k in {3, 10, 100}, eps0 in {0.5, 1, 2, 4}, n in {1e4, 1e5, 1e6}, delta = 1e-6: our upper
    bound (decomposition), every other upper bound we have (variation ratio, FMT21/FMT23 clones,
@@ -24,6 +24,9 @@
    in place of CuPy: put ``from numpy import *`` and ``import numpy.fft as fft`` in a ``cupy.py``
    beside it) at the points of --anchor-points (k:n:eps0, comma separated), each in its own
    process with a time limit; reports their eps and seconds beside ours and the speed ratio.
+5. The many-group randomizers (subset-exp, OUE, OLH; the decomposition through the three-atom
+   spread), eps0 in {1, 3}, n in {1e4, 1e6}: the decomposition, the best other upper bound, the
+   real-pair lower bound, the gap and the seconds.
 
 Prints Markdown tables and the load average (the machine is shared: wall times are inflated).
 """
@@ -190,6 +193,31 @@ def anchor(points: list[tuple[int, int, float]], folder: str, limit: float) -> N
               f"| {their_s} | {ratio} | load {_load()} |", flush=True)
 
 
+GROUPED_POINTS = (("subset-exp", {"d": 17, "s": 1}), ("subset-exp", {"d": 17, "s": 4}),
+                  ("subset-exp", {"d": 128, "s": 8}), ("oue", {"d": 17}), ("olh", {}))
+
+
+def grouped_table(eps0s, ns) -> None:
+    """Section 5: the many-group randomizers (four likelihood-ratio groups, the spread reduction):
+    decomposition, the best other upper bound (all valid for any eps0-LDP randomizer), the lower
+    bound from real pairs, the gap and the seconds (one thread)."""
+    from shuffledp.accountants import best
+
+    for mech, kw in GROUPED_POINTS:
+        for eps0 in eps0s:
+            for n in ns:
+                res = best.best_eps(mech, eps0, n, DELTA, parallel=False, **kw)
+                b = res["bounds"]
+                others = {nm: v["eps"] for nm, v in b.items() if v["kind"] == "upper" and nm != "decomposition"}
+                other = min(others, key=others.get)
+                dec_eps = b["decomposition"]["eps"]
+                params = ", ".join(f"{k}={v}" for k, v in best.mechanism_params(mech, eps0, **kw).items())
+                print(f"| {mech} ({params}) | {eps0:g} | {n:.0e} | {dec_eps:.6g} ({b['decomposition']['seconds']:.2f}) "
+                      f"| {others[other]:.6g} {other} (+{100 * (others[other] / dec_eps - 1):.1f}%) "
+                      f"| {res['eps_lower']:.6g} ({b[res['lower_by']]['seconds']:.2f}) "
+                      f"| {100 * res['gap']:.2f}% | {res['seconds']:.2f} |", flush=True)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--anchor", default=os.environ.get("SHUFFLEDP_ANCHOR_SU", "/tmp/su_i17"))
@@ -204,6 +232,7 @@ def main(argv=None) -> int:
     ap.add_argument("--skip-1e6", action="store_true")
     ap.add_argument("--skip-cli", action="store_true")
     ap.add_argument("--skip-anchor", action="store_true")
+    ap.add_argument("--skip-grouped", action="store_true")
     args = ap.parse_args(argv)
     print(f"load average at start: {_load()}")
     if not args.skip_grid:
@@ -233,6 +262,10 @@ def main(argv=None) -> int:
             print("\n| k | n | eps0 | ours (upper) | our lower | our s | anchor FFT | anchor s | speed-up | load |")
             print("|---|---|---|---|---|---|---|---|---|---|")
             anchor(pts, args.anchor, args.anchor_limit)
+    if not args.skip_grouped:
+        print("\n| randomizer | eps0 | n | decomposition (s) | best other upper | lower (s) | gap | best_eps s |")
+        print("|---|---|---|---|---|---|---|---|")
+        grouped_table((1.0, 3.0), (10**4, 10**6))
     print(f"\nload average at end: {_load()}")
     return 0
 
