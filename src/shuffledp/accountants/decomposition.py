@@ -728,32 +728,20 @@ def krr_pair_lower_eps(k: int, eps0: float, n: int, delta: float, *, rtol: float
     n = _check_int(n, "n", 2)
     delta = _check_delta(delta)
     vic_p, vic_q, configs = _krr_configs(k, eps0)
-    tail = max(1e-300, 1e-3 * rtol * delta)
-
-    def fn_for(oth):
-        return lambda e: 0.0 if e >= eps0 else pair_delta(e, n, vic_p, vic_q, oth, tail=tail)
-
     guess = min(eps0 / 2, _asymptotic_guess(k, eps0, n, delta))
     order = sorted(configs, key=lambda nm: nm != "others_at_third")
-    best, which = 0.0, order[0]
-    for name in order:
-        fn = fn_for(configs[name])
-        # a configuration can only raise the bound if it exceeds delta at the current best
-        if best > 0 and fn(best) <= delta:
-            continue
-        # (eps = 0 is not tested first: the returned end is a verified point or 0)
-        e = secant_eps(fn, delta, best, eps0, max(guess, best) if best == 0 else best, rtol, side="lower")
-        if e > best:
-            best, which = e, name
-    return best, which
+    return pair_lower_eps(vic_p, vic_q, {nm: configs[nm] for nm in order}, n, delta, eps0,
+                          rtol=rtol, guess=guess)
 
 
 def pair_lower_eps(vic_p, vic_q, configs: dict, n: int, delta: float, top: float, *,
                    rtol: float = 1e-5, guess: float | None = None) -> tuple[float, str]:
     """Largest eps found (a verified point, rounded down) at which one of the real pairs
     ``configs`` (name -> one other user's probabilities of three groups, the victim's being
-    ``vic_p`` / ``vic_q``) has a group-count divergence above ``delta`` (:func:`pair_delta`); ``(0, name)`` if
-    none does at any eps > 0 searched. ``top``: the randomizer's eps0 (no pair exceeds it)."""
+    ``vic_p`` / ``vic_q``) has a group-count divergence above ``delta`` (:func:`pair_delta`);
+    ``(0, name)`` if none does at any eps > 0 searched. ``top``: the randomizer's eps0 (no pair
+    exceeds it). Configurations are searched in the given order; a later one is searched only if
+    it exceeds ``delta`` at the eps found so far (any configuration gives a valid lower bound)."""
     n = _check_int(n, "n", 2)
     delta = _check_delta(delta)
     tail = max(1e-300, 1e-3 * rtol * delta)
