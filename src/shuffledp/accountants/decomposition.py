@@ -33,6 +33,12 @@ function with ``M = n - 1`` fixed and the other users' group probabilities in pl
 blanket's gives the exact divergence of a *real* neighbouring pair whose other users all hold
 one value (module :func:`pair_delta`), which is a lower bound on the mechanism's privacy.
 
+More groups
+-----------
+A pair with more than three groups (OUE, subset selection, local hashing, any matrix) is reduced
+per eps to three-group pairs that dominate it in convex order (:func:`spread_to_three`: a
+mean-preserving spread of the law of one report's contribution), then evaluated as above.
+
 Errors, all charged to the upper bound
 --------------------------------------
 * ``M`` outside a window of ``Bin(n-1, gamma)`` holding all but ``tail`` of its mass: the

@@ -11,9 +11,10 @@ Randomizers (the k-RR-type local randomizers of the experiments):
   Given the victim's hash function the pair of its reports is a ``g``-RR pair and every other
   report has the same blanket (uniform hash index, uniform value), so the decomposition of
   ``g``-RR bounds it. MSE: :func:`shuffledp.protocols.mhm.expected_mse`. With ``d > 1``
-  attributes (the multidim experiment) the randomizer is not a k-RR: hash collisions give pairs
-  with more than three likelihood-ratio groups, which the decomposition module does not handle,
-  so it is not in this table.
+  attributes (the multidim experiment) the randomizer is not a k-RR: collisions between one
+  user's own hashed attributes change its report probabilities, so its likelihood-ratio groups
+  and their blanket masses depend on the hash family's collision law, which we do not bound;
+  it is not in this table.
 
 * ``subexp-d<d>-s<s>``: PrivSet's k-subset exponential mechanism (the segmented experiment's
   Subexp-shuffle baseline) on sets of ``s`` of ``d`` items padded with ``s`` dummy items, at the
