@@ -296,7 +296,10 @@ def best_eps(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None
     """
     eps0, n, delta, k = _check(mechanism, eps0, n, delta, k)
     extra = {"d": d, "s": s, "g": g}
-    mechanism_params(mechanism, eps0, k=k, **extra)  # flags checked before any bound runs
+    # flags checked before any bound runs; subset-exp's default size is searched here, once
+    params = mechanism_params(mechanism, eps0, k=k, **extra)
+    if mechanism == "subset-exp":
+        k = params["k"]
     start = time.perf_counter()
     names = list(upper_bounds(mechanism, eps0, n, delta, k=k, rtol=rtol, **extra))
     if bounds is not None:

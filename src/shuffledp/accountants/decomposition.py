@@ -528,19 +528,20 @@ class DecomposedPair:
             best = min(best, scale * self._pair_value(h, ee, upper, table))
         return best
 
+    def pair_value(self, g: GroupedPair, ee: float, upper: bool = True) -> float:
+        """One directed pair's block-weighted divergence at ``e^eps = ee`` (before the ``M``-window
+        charge): exact sums for <= 3 groups, the spreads for more."""
+        return self._pair_value(g, ee, upper) if len(g.w) <= 3 else self._spread_value(g, ee, upper)
+
+    def _finish(self, value: float) -> float:
+        """The upper bound from the largest pair value: rounding allowance and the ``M``-window mass."""
+        return min(value * (1.0 + ROUNDING_RTOL) + self.m_outside, 1.0)
+
     def _delta(self, eps: float, upper: bool) -> float:
         eps = _check_eps(eps)
         ee = math.exp(min(eps, EPS_CAP))
-        best = 0.0
-        for g in self.directed:
-            if len(g.w) <= 3:
-                val = self._pair_value(g, ee, upper)
-            else:
-                val = self._spread_value(g, ee, upper)
-            best = max(best, val)
-        if upper:
-            best = best * (1.0 + ROUNDING_RTOL) + self.m_outside
-        return min(best, 1.0)
+        best = max(self.pair_value(g, ee, upper) for g in self.directed)
+        return self._finish(best) if upper else min(best, 1.0)
 
     def delta(self, eps: float) -> float:
         """Upper bound on the decomposed pair's divergence at ``e^eps``."""
@@ -637,8 +638,7 @@ def decomposition_eps(matrix, n: int, delta: float, *, rtol: float = 1e-5, guess
     # the returned eps is a verified point of the maximum over all pairs
     start = guess if guess is not None and 0 < guess < top else top / 2
     ee = math.exp(min(start, EPS_CAP))
-    values = [pair._spread_value(g, ee, True) if len(g.w) > 3 else pair._pair_value(g, ee, True)
-              for g in every]
+    values = [pair.pair_value(g, ee) for g in every]
     active = [every[int(np.argmax(values))]]
     while True:
         pair.directed = active
@@ -651,8 +651,7 @@ def decomposition_eps(matrix, n: int, delta: float, *, rtol: float = 1e-5, guess
         for g in every:
             if g in active:
                 continue
-            val = pair._spread_value(g, ee, True) if len(g.w) > 3 else pair._pair_value(g, ee, True)
-            if val * (1.0 + ROUNDING_RTOL) + pair.m_outside > delta:
+            if pair._finish(pair.pair_value(g, ee)) > delta:
                 over.append(g)
         if not over:
             return eps
