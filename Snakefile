@@ -26,11 +26,11 @@ report: "workflow/report/workflow.rst"  # snakemake --report: the global descrip
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/jobs.smk"
+include: "workflow/rules/stages.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/segmented.smk"
 include: "workflow/rules/accountant.smk"
 include: "workflow/rules/peruser.smk"
-include: "workflow/rules/personalized_bounds.smk"
 include: "workflow/rules/multidim.smk"
 include: "workflow/rules/accountants_compare.smk"
 include: "workflow/rules/multidim_frameworks.smk"

@@ -12,10 +12,35 @@ from conftest import run_snakemake
 
 from shuffledp.experiments.multidim import dataset_label
 from shuffledp.io import read_provenance
+from shuffledp.stages import discover
 
 REPO = Path(__file__).resolve().parents[1]
 RULES = sorted((REPO / "workflow" / "rules").glob("*.smk"))
 CAPTIONS = REPO / "workflow" / "report"
+
+
+def _stage_captions() -> list[Path]:
+    """The caption files of the discovered stages (each in its package's ``captions/`` folder)."""
+    return sorted(p for s in discover().values() if s.folder for p in (s.folder / "captions").glob("*.rst"))
+
+
+def test_every_stage_figure_and_claims_table_has_a_caption():
+    """Every PNG figure and every claims table a discovered stage declares is flagged for the
+    report with a caption file that exists; every caption file of a stage is used."""
+    used, unflagged = set(), []
+    for stage in discover().values():
+        for step in stage.steps:
+            for out in step.outputs:
+                must = re.fullmatch(r"figures/.+\.png|tables/.*claims\.md", out.path)
+                if out.report is None:
+                    if must:
+                        unflagged.append(f"{stage.name}.{step.name}.{out.name}")
+                    continue
+                caption = Path(stage.caption(out.report))
+                assert caption.is_file(), caption
+                used.add(caption)
+    assert not unflagged, f"outputs without a report caption: {unflagged}"
+    assert set(_stage_captions()) == used
 
 # the outputs a reader must find in the report: every figure (PNG) and every claims table
 MUST_FLAG = re.compile(r'f"\{RESULTS\}/(?:figures/[^"]+\.png|tables/[^"]*claims\.md)"')
@@ -60,8 +85,8 @@ def test_every_caption_exists_and_is_used():
     present = {p.name for p in CAPTIONS.glob("*.rst")}
     assert used - present == set(), f"captions referenced but missing: {used - present}"
     assert present - used == set(), f"caption files no rule uses: {present - used}"
-    for name in present:
-        text = (CAPTIONS / name).read_text()
+    for path in [CAPTIONS / name for name in present] + _stage_captions():
+        name, text = path.name, path.read_text()
         if name not in ("workflow.rst", "datasets_table.rst"):
             # the stand-in label is decided at run time: the caption sends the reader to the title
             assert "stand-in" in text or "synthetic" in text, name
@@ -108,7 +133,7 @@ def test_every_caption_renders_with_the_shipped_configs(configfile):
     cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     cfg.update(yaml.safe_load((REPO / "config" / configfile).read_text()))
     env = jinja2.Environment(undefined=jinja2.StrictUndefined)
-    for caption in sorted(CAPTIONS.glob("*.rst")):
+    for caption in sorted(CAPTIONS.glob("*.rst")) + _stage_captions():
         # the segmented figure caption is rendered once per figure (its only wildcard)
         for segfig in cfg["segmented"]["figures"]:
             sm = types.SimpleNamespace(config=cfg, wildcards=types.SimpleNamespace(segfig=segfig), params={})

@@ -19,10 +19,6 @@ from shuffledp import __version__
 from shuffledp import commands as _commands_pkg
 
 
-class UsageError(ValueError):
-    """An invalid argument; the CLI prints it on one line and exits with status 2."""
-
-
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors: ``shuffledp: error: argument --flag: ...`` (exit 2)."""
 

@@ -1,5 +1,5 @@
 # Shared definitions: config validation (before any job runs), paths, seeds and the list of final targets.
-# Every stage file appends its final targets to FINAL_TARGETS; `rule all` in the Snakefile collects them.
+# Every stage appends its final targets to FINAL_TARGETS; `rule all` in the Snakefile collects them.
 import os
 import sys
 
@@ -9,6 +9,7 @@ except ImportError:  # not installed (`pip install -e .` is needed to run jobs):
     sys.path.insert(0, os.path.join(workflow.basedir, "src"))
 
 from shuffledp.config import ConfigError, validate_config  # noqa: E402
+from shuffledp.stages import content_file, job_io, output_path  # noqa: E402
 
 # The one validation (schema with unknown keys refused, finite numbers, every cross-key rule);
 # `shuffledp config validate` and the tests call the same function.
@@ -23,8 +24,47 @@ FINAL_TARGETS = []
 RESULTS = config.get("results_dir", "results")
 LOGS = f"{RESULTS}/logs"
 BENCH = f"{RESULTS}/benchmarks"
+JOBFILES = f"{RESULTS}/.jobs"  # each job's spec and io files, named by their content
+ROOTS = {"results": RESULTS, "data": "data"}
 CONFIG_NAME = config.get("name", "default")
 
 
 def env_file():
     return "../../envs/shuffledp.yaml"
+
+
+# ---- the file names of a job: one function of (stage, step, output, wildcards) -------------------
+
+
+def stage_output(stage, step, output, wildcards=None):
+    """The path of a step's output: the pattern, or one job's file when ``wildcards`` is given."""
+    return output_path(stage, step, step.output(output), ROOTS, wildcards)
+
+
+def _job_file(folder, stage, step, suffix):
+    """``<folder>/<stage>/<step>[_<wildcard>...]<suffix>``: the identity of a job as a file name."""
+    return "_".join([f"{folder}/{stage.name}/{step.name}", *(f"{{{w}}}" for w in step.wildcards)]) + suffix
+
+
+def logs(stage, step):
+    return _job_file(LOGS, stage, step, ".log")
+
+
+def benchmarks(stage, step):
+    return _job_file(BENCH, stage, step, ".tsv")
+
+
+def job_inputs(stage, step, table, stages):
+    """An input function: a job's named inputs (lists of paths)."""
+    return lambda wildcards: job_io(stage, step, table.job(step.name, wildcards), ROOTS, stages)["input"]
+
+
+def job_spec_file(stage, step, table):
+    """A params function: the path of the job's spec file (written once, named by its content)."""
+    return lambda wildcards: content_file(JOBFILES, "spec", table.job(step.name, wildcards).spec)
+
+
+def job_io_file(stage, step, table, stages):
+    """A params function: the path of the job's io file (named inputs and outputs)."""
+    return lambda wildcards: content_file(JOBFILES, "io", job_io(stage, step, table.job(step.name, wildcards),
+                                                                 ROOTS, stages))

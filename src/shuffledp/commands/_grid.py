@@ -16,7 +16,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
 
-from shuffledp.cli import UsageError
+from shuffledp.errors import UsageError
 
 
 def one_line_errors(command: Callable[..., int]) -> Callable[..., int]:

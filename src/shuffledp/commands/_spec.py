@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from shuffledp.cli import UsageError
+from shuffledp.errors import UsageError
 
 
 def read_spec(text: str, required: set[str] | frozenset[str] = frozenset()) -> dict:

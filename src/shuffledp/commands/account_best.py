@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 import re
 
-from shuffledp.cli import UsageError
 from shuffledp.commands._grid import int_like, parse_list, run_grid
+from shuffledp.errors import UsageError
 
 _NAME = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*): (.*)$", re.S)
 _FLAGS = {"mechanism", "k", "d", "s", "g", "eps0", "n", "delta", "rtol", "bounds"}

@@ -55,7 +55,7 @@ def register(subparsers, account_subparsers) -> None:
 
 # --------------------------------------------------------------------------- checks
 def _positive(values, flag: str) -> None:
-    from shuffledp.cli import UsageError
+    from shuffledp.errors import UsageError
 
     for v in values:
         if v is not None and not (math.isfinite(v) and v > 0):
@@ -63,7 +63,7 @@ def _positive(values, flag: str) -> None:
 
 
 def _nonnegative(values, flag: str) -> None:
-    from shuffledp.cli import UsageError
+    from shuffledp.errors import UsageError
 
     for v in values:
         if v is not None and not (math.isfinite(v) and v >= 0):
@@ -71,7 +71,7 @@ def _nonnegative(values, flag: str) -> None:
 
 
 def _n_values(text) -> list:
-    from shuffledp.cli import UsageError
+    from shuffledp.errors import UsageError
 
     ns = parse_list(text, "n", int_like)
     for n in ns:
@@ -81,7 +81,7 @@ def _n_values(text) -> list:
 
 
 def _delta_values(text, flag: str = "delta") -> list:
-    from shuffledp.cli import UsageError
+    from shuffledp.errors import UsageError
 
     ds = parse_list(text, flag, float)
     for d in ds:
@@ -91,7 +91,7 @@ def _delta_values(text, flag: str = "delta") -> list:
 
 
 def _choices(text, flag: str, allowed) -> list:
-    from shuffledp.cli import UsageError
+    from shuffledp.errors import UsageError
 
     vals = parse_list(text, flag, str)
     for v in vals:
@@ -102,7 +102,7 @@ def _choices(text, flag: str, allowed) -> list:
 
 def _call(fn, *args, **kw):
     """Run an accountant; a ValueError (bad combination of values) becomes a one-line error."""
-    from shuffledp.cli import UsageError
+    from shuffledp.errors import UsageError
 
     try:
         return fn(*args, **kw)
@@ -113,7 +113,7 @@ def _call(fn, *args, **kw):
 # --------------------------------------------------------------------------- clones
 def run_clones(args: argparse.Namespace) -> int:
     from shuffledp.accountants import clones as C
-    from shuffledp.cli import UsageError
+    from shuffledp.errors import UsageError
 
     eps0s = parse_list(args.eps0, "eps0", float)
     _positive(eps0s, "eps0")
@@ -150,7 +150,7 @@ def run_clones(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- blanket
 def run_blanket(args: argparse.Namespace) -> int:
     from shuffledp.accountants import blanket as B
-    from shuffledp.cli import UsageError
+    from shuffledp.errors import UsageError
 
     bounds = _choices(args.bound, "bound", B.BOUNDS)
     mechs = _choices(args.mechanism, "mechanism", B.MECHANISMS)

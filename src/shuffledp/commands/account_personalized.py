@@ -44,7 +44,7 @@ def _eps_local(args, setting, n, seed) -> np.ndarray:
     import numpy as np
 
     from shuffledp.accountants.personalized import draw_local_eps
-    from shuffledp.cli import UsageError
+    from shuffledp.errors import UsageError
 
     if args.eps_local_file is not None:
         path = Path(args.eps_local_file)
@@ -64,7 +64,7 @@ def _eps_local(args, setting, n, seed) -> np.ndarray:
 
 def run(args: argparse.Namespace) -> int:
     from shuffledp.accountants import personalized as P
-    from shuffledp.cli import UsageError
+    from shuffledp.errors import UsageError
 
     bounds = parse_list(args.bound, "bound", str)
     mechs = parse_list(args.mechanism, "mechanism", str)

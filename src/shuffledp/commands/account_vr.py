@@ -11,8 +11,8 @@ import math
 import re
 import sys
 
-from shuffledp.cli import UsageError
 from shuffledp.commands._grid import int_like, one_line_errors, parse_list, run_grid
+from shuffledp.errors import UsageError
 
 _NAME = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*): (.*)$", re.S)
 _FLAG_ALIASES = {"lambda": "m", "eps_single": "eps", "m_grid": "m-grid", "params": "p"}

@@ -6,9 +6,9 @@ Each step reads its job's ``--spec`` (canonical JSON written by the workflow fro
 
 from __future__ import annotations
 
-from shuffledp.cli import UsageError
 from shuffledp.commands import _args as A
 from shuffledp.commands._spec import read_spec, write_parquet
+from shuffledp.errors import UsageError
 
 SPEC_KEYS = {"mechanism", "k", "label", "eps0", "n_grid", "deltas", "bounds", "personalized_max_n",
              "exact_max_n", "rtol"}

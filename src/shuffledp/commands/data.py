@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from shuffledp.cli import UsageError
 from shuffledp.commands import _args as A
+from shuffledp.errors import UsageError
 
 
 def _log(msg: str) -> None:

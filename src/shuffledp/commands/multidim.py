@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from shuffledp.cli import UsageError
 from shuffledp.commands import _args as A
 from shuffledp.commands._grid import int_like, parse_list, run_grid
 from shuffledp.commands._spec import is_positive_int, is_reps, read_spec, require
+from shuffledp.errors import UsageError
 
 
 def register(subparsers, account_subparsers) -> None:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from shuffledp.cli import UsageError
 from shuffledp.commands._spec import read_spec
+from shuffledp.errors import UsageError
 
 
 def _spec(text: str, required: tuple[str, ...]) -> dict:

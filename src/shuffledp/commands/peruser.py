@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from shuffledp.cli import UsageError
 from shuffledp.commands import _args as A
 from shuffledp.commands._spec import is_reps, read_spec, require, write_parquet
+from shuffledp.errors import UsageError
 
 
 def register(subparsers, account_subparsers) -> None:

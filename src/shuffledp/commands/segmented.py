@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from shuffledp.cli import UsageError
 from shuffledp.commands import _args as A
 from shuffledp.commands._spec import is_positive_int, is_reps, read_spec, require, write_parquet
+from shuffledp.errors import UsageError
 
 
 def _prepare(args) -> int:

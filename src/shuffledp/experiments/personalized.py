@@ -1,4 +1,6 @@
-"""Experiments of the personalized-privacy shuffle paper (Liu et al., CIKM'24): Figure 4, Table 2, claims."""
+"""Experiments of the personalized-privacy shuffle paper (Liu et al., CIKM'24): Figure 4, Table 2, claims.
+
+The jobs and config check of the stage are in :mod:`shuffledp.stages.personalized`."""
 
 from __future__ import annotations
 
@@ -7,8 +9,6 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from shuffledp.config import ConfigError, register_check
-from shuffledp.experiments.jobs import Job
 from shuffledp.io import save_figure_file, write_parquet, write_text
 
 # The paper's Table 2 (Uniform2, n = 10,000, delta_l = 1e-10), copied from its text as reference data.
@@ -18,65 +18,6 @@ PAPER_TABLE2 = {
     "hps": [0.0007, 2e-6, 3e-10, 1e-18, 1e-25],
 }
 PAPER_TABLE2_EPS = [0.01, 0.03, 0.05, 0.08, 0.1]
-PURE_BOUNDS = ["hps", "bgn", "fv", "ccc", "lzx", "hpsvalid"]
-APPROX_BOUNDS = ["hps", "fv", "ccc"]
-
-
-@register_check
-def check_config(config: Mapping) -> None:
-    c = config.get("personalized")
-    if c is None:
-        return
-    from shuffledp.accountants.personalized import SETTINGS
-
-    for s in c["settings"]:
-        if s not in SETTINGS:
-            raise ConfigError(f"config key personalized.settings: unknown setting {s!r}")
-    for key, allowed in (("bounds_pure", PURE_BOUNDS), ("bounds_approx", APPROX_BOUNDS)):
-        for b in c[key]:
-            if b not in allowed:
-                raise ConfigError(f"config key personalized.{key}: {b!r} not one of {allowed}")
-    if sorted(set(c["n_grid"])) != list(c["n_grid"]):
-        raise ConfigError("config key personalized.n_grid: must be strictly increasing")
-    if not 0 < c["delta_central"] < 1 or not 0 < c["delta_local_approx"] < 1:
-        raise ConfigError("config key personalized.delta_central/delta_local_approx: must lie in (0, 1)")
-    if c["table2"]["setting"] not in SETTINGS:
-        raise ConfigError("config key personalized.table2.setting: unknown setting")
-
-
-def jobs(config: Mapping) -> list[Job]:
-    """Every job of the stage. ``points``: one per (bound, setting, mechanism), its n grid and seeds
-    inside; ``table2_row``: one per Table-2 row; ``report``: one. Seeds: the config's base seed plus
-    the ``seeds`` offsets (the draw of local epsilons is seeded by (setting, n, seed))."""
-    c = config.get("personalized")
-    if not c:
-        return []
-    base = int(config["seed"])
-    out = []
-    for mech, bounds, dl in (("laplace", c["bounds_pure"], 0.0), ("gaussian", c["bounds_approx"],
-                                                                   float(c["delta_local_approx"]))):
-        for b in bounds:
-            for s in c["settings"]:
-                spec = {"bound": b, "setting": s, "mechanism": mech, "n_grid": [int(n) for n in c["n_grid"]],
-                        "seeds": [base + int(x) for x in c["seeds"]], "delta_central": float(c["delta_central"]),
-                        "delta_local": dl}
-                if b == "hps":
-                    spec["calibration"] = c["calibration"]
-                out.append(Job("points", {"pbound": b, "psetting": s, "pmech": mech}, spec))
-    t2 = c["table2"]
-    for r in t2["rows"]:
-        spec = {"bound": r["bound"], "setting": t2["setting"], "n": int(t2["n"]), "seed": base + int(t2["seed"]),
-                "delta_local": float(c["delta_local_approx"]), "eps_grid": [float(x) for x in t2["eps_central"]]}
-        if r["bound"] == "hps":
-            spec["method"] = r.get("method", "theorem2")
-            spec["calibration"] = r.get("calibration", c["calibration"])
-        if r["bound"] == "ccc" and r.get("clone_factor") is not None:
-            spec["clone_factor"] = float(r["clone_factor"])
-        out.append(Job("table2_row", {"prow": r["name"]}, spec))
-    out.append(Job("report", {}, {"delta_central": float(c["delta_central"]),
-                                  "delta_local": float(c["delta_local_approx"]), "t2_setting": t2["setting"],
-                                  "t2_n": int(t2["n"]), "scale": config.get("name", "default")}))
-    return out
 
 
 def run_points(spec: Mapping) -> pd.DataFrame:

@@ -1,0 +1,286 @@
+"""Stages: one paper (or one shared part, such as the data) of the workflow, found by discovery.
+
+A stage is a package ``shuffledp/stages/<name>/`` whose ``__init__`` defines ``STAGE``, a
+:class:`Stage`: its config section and check, ``jobs(config)`` (:mod:`shuffledp.stages.jobs`), and
+its steps. A :class:`Step` declares its outputs by name (path template, kind, report caption,
+whether it is a final target), the spec keys it reads, its wildcards and resources, and the
+function that runs one job: ``run(spec, inputs, outputs)`` with ``inputs`` a mapping from input
+name to a list of paths and ``outputs`` from output name to a path.
+
+The workflow (``workflow/rules/stages.smk``) makes one rule per step of every discovered stage, all
+of one shape: ``shuffledp step <stage> <step> --spec FILE --io FILE``. Nothing lists the stages by
+hand: :func:`discover` imports every subpackage of this package, then every stage package in the
+folders named by the environment variable ``SHUFFLEDP_STAGE_PATH`` (``os.pathsep``-separated; a
+stage outside the package, e.g. a test's).
+
+Stage packages import nothing heavy at module level: the workflow imports them while parsing.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib
+import importlib.util
+import json
+import math
+import os
+import pkgutil
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from shuffledp.errors import UsageError
+from shuffledp.stages.jobs import Job, JobTable, Ref, canonical
+
+__all__ = ["Job", "JobTable", "Output", "Ref", "Report", "Stage", "Step", "discover", "get", "run_step"]
+
+STAGE_PATH_ENV = "SHUFFLEDP_STAGE_PATH"
+ROOTS = ("results", "data")
+
+
+@dataclass(frozen=True)
+class Report:
+    """How an output appears in ``snakemake --report``: its caption (an ``.rst`` file, relative to
+    the stage's package folder) and its subcategory (the category is the stage's title)."""
+
+    caption: str
+    subcategory: str
+
+
+@dataclass(frozen=True)
+class Output:
+    """One named output of a step. ``path`` is a ``str.format`` template over the step's wildcards,
+    relative to the ``root`` folder (``results``: the config's ``results_dir``; ``data``)."""
+
+    name: str
+    path: str
+    report: Report | None = None
+    final: bool = False
+    root: str = "results"
+
+    def __post_init__(self):
+        if self.root not in ROOTS:
+            raise ValueError(f"output {self.name}: root must be one of {ROOTS}")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One rule: ``run(spec, inputs, outputs)`` computes one job.
+
+    ``spec_keys``: the keys every job's spec holds; ``optional_keys``: keys some jobs' specs hold;
+    a spec with a key outside both, or lacking one of ``spec_keys``, is refused before ``run``.
+    ``inputs``: the input names its jobs fill. ``wildcards``: name -> regular expression, in the
+    order they appear in log and benchmark file names. ``mem_mb``/``runtime`` (minutes): the
+    resources of one job (the largest benchmark of the paper scale with ~4x headroom).
+    """
+
+    name: str
+    run: Callable[[Mapping, Mapping[str, list[str]], Mapping[str, str]], object]
+    outputs: tuple[Output, ...]
+    spec_keys: frozenset[str] = frozenset()
+    optional_keys: frozenset[str] = frozenset()
+    inputs: tuple[str, ...] = ()
+    wildcards: Mapping[str, str] = field(default_factory=dict)
+    mem_mb: int = 1000
+    runtime: int = 10
+
+    def output(self, name: str) -> Output:
+        for out in self.outputs:
+            if out.name == name:
+                return out
+        raise KeyError(f"step {self.name} has no output {name!r}")
+
+
+@dataclass(frozen=True)
+class Stage:
+    """A paper (or shared part) of the workflow.
+
+    ``section``: the config key whose presence enables the stage (``None``: always enabled).
+    ``check(config)``: semantic checks beyond the schema, raising ``ConfigError`` naming the key.
+    ``jobs(config)``: every job of the stage. ``title``: the report category.
+    """
+
+    name: str
+    title: str
+    steps: tuple[Step, ...]
+    jobs: Callable[[Mapping], list[Job]]
+    check: Callable[[Mapping], None] | None = None
+    section: str | None = None
+    folder: Path | None = None  # the stage package's folder (set by discover)
+
+    def enabled(self, config: Mapping) -> bool:
+        return self.section is None or self.section in config
+
+    def step(self, name: str) -> Step:
+        for s in self.steps:
+            if s.name == name:
+                return s
+        raise KeyError(f"stage {self.name} has no step {name!r}")
+
+    def caption(self, report: Report) -> str:
+        return str((self.folder or Path(".")) / report.caption)
+
+
+# ------------------------------------------------------------------------------------------- discovery
+
+
+def _load_package(folder: Path) -> object:
+    name = f"shuffledp_stage_{folder.name}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, folder / "__init__.py",
+                                                  submodule_search_locations=[str(folder)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _with_folder(stage: Stage, folder: Path) -> Stage:
+    if not isinstance(stage, Stage):
+        raise TypeError(f"{folder}: STAGE must be a shuffledp.stages.Stage")
+    if stage.name != folder.name:
+        raise ValueError(f"{folder}: STAGE.name {stage.name!r} differs from its package name")
+    return Stage(**{**stage.__dict__, "folder": folder})
+
+
+@functools.cache
+def _discover(extra: str) -> dict[str, Stage]:
+    found: dict[str, Stage] = {}
+    here = Path(__file__).resolve().parent
+    for info in sorted(pkgutil.iter_modules([str(here)]), key=lambda m: m.name):
+        if info.ispkg and not info.name.startswith("_"):
+            module = importlib.import_module(f"{__name__}.{info.name}")
+            found[info.name] = _with_folder(module.STAGE, here / info.name)
+    for root in (Path(p) for p in extra.split(os.pathsep) if p):
+        for folder in sorted(p for p in root.iterdir() if (p / "__init__.py").is_file()):
+            if folder.name in found:
+                raise ValueError(f"{folder}: a stage named {folder.name!r} exists already")
+            found[folder.name] = _with_folder(_load_package(folder).STAGE, folder.resolve())
+    return found
+
+
+def discover() -> dict[str, Stage]:
+    """Every stage, by name: this package's subpackages, then those under ``SHUFFLEDP_STAGE_PATH``."""
+    return dict(_discover(os.environ.get(STAGE_PATH_ENV, "")))
+
+
+def get(name: str) -> Stage:
+    stages = discover()
+    if name not in stages:
+        raise UsageError(f"unknown stage {name!r} (one of {', '.join(sorted(stages))})")
+    return stages[name]
+
+
+# ------------------------------------------------------------------------------------ files of a job
+
+
+def output_path(stage: Stage, step: Step, output: Output, roots: Mapping[str, str],
+                wildcards: Mapping[str, str] | None = None) -> str:
+    """The path of ``output``: the pattern (``wildcards`` None) or one job's file."""
+    path = f"{roots[output.root]}/{output.path}"
+    return path if wildcards is None else path.format(**wildcards)
+
+
+def ref_path(ref: Ref | str, stage: Stage, roots: Mapping[str, str], stages: Mapping[str, Stage]) -> str:
+    """The path a job input names: a fixed path as is, a :class:`Ref` through its step's template."""
+    if isinstance(ref, str):
+        return ref
+    owner = stages[ref.stage] if ref.stage else stage
+    step = owner.step(ref.step)
+    return output_path(owner, step, step.output(ref.output), roots, ref.wildcards)
+
+
+def job_io(stage: Stage, step: Step, job: Job, roots: Mapping[str, str], stages: Mapping[str, Stage]) -> dict:
+    """``{"input": {name: [paths]}, "output": {name: path}}`` of one job."""
+    return {
+        "input": {name: [ref_path(r, stage, roots, stages) for r in job.inputs.get(name, [])] for name in step.inputs},
+        "output": {o.name: output_path(stage, step, o, roots, job.wildcards) for o in step.outputs},
+    }
+
+
+def content_file(folder: str | os.PathLike, kind: str, obj: Mapping) -> str:
+    """Write ``obj`` as canonical JSON to ``<folder>/<kind>-<sha256>.json`` (unless there) and
+    return that path: a file named by its content, so a changed spec is a changed path (which
+    Snakemake's params trigger sees) and no size limit of a command line applies."""
+    from shuffledp.io import write_text
+
+    text = canonical(obj)
+    path = Path(folder) / f"{kind}-{hashlib.sha256(text.encode()).hexdigest()[:32]}.json"
+    if not path.is_file() or path.read_text(encoding="utf-8") != text:
+        write_text(path, text)
+    return str(path)
+
+
+# ---------------------------------------------------------------------------------------- run a job
+
+
+def _read_json(path: str, flag: str) -> dict:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            obj = json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{flag} {path}: not valid JSON ({exc.msg})") from None
+    if not isinstance(obj, dict):
+        raise UsageError(f"{flag} {path}: must hold a JSON object")
+    return obj
+
+
+def _non_finite(obj, path: str = "") -> str:
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return path or "value"
+    items = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
+    for key, value in items:
+        found = _non_finite(value, f"{path}.{key}" if path else str(key))
+        if found:
+            return found
+    return ""
+
+
+def check_spec(step: Step, spec: Mapping, where: str = "--spec") -> None:
+    """Refuse a spec that lacks a key the step reads, holds one it does not, or a non-finite number."""
+    missing = sorted(step.spec_keys - set(spec))
+    if missing:
+        raise UsageError(f"{where}: missing key(s) {', '.join(missing)}")
+    unknown = sorted(set(spec) - step.spec_keys - step.optional_keys)
+    if unknown:
+        raise UsageError(f"{where}: unknown key(s) {', '.join(unknown)} for step {step.name}")
+    bad = _non_finite(spec)
+    if bad:
+        raise UsageError(f"{where}: {bad} must be a finite number")
+
+
+def _check_io(step: Step, io: Mapping, where: str) -> tuple[dict, dict]:
+    inputs, outputs = io.get("input"), io.get("output")
+    if not isinstance(inputs, dict) or not isinstance(outputs, dict):
+        raise UsageError(f"{where}: must hold the objects 'input' and 'output'")
+    if set(inputs) != set(step.inputs):
+        raise UsageError(f"{where}: inputs {sorted(inputs)} differ from step {step.name}'s {sorted(step.inputs)}")
+    names = {o.name for o in step.outputs}
+    if set(outputs) != names:
+        raise UsageError(f"{where}: outputs {sorted(outputs)} differ from step {step.name}'s {sorted(names)}")
+    for name, paths in inputs.items():
+        if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+            raise UsageError(f"{where}: input {name} must be a list of paths")
+        for p in paths:
+            if not os.path.isfile(p):
+                raise UsageError(f"input {name}: {p}: no such file")
+    if not all(isinstance(p, str) and p for p in outputs.values()):
+        raise UsageError(f"{where}: every output must be a path")
+    return inputs, outputs
+
+
+def run_step(stage_name: str, step_name: str, spec_path: str, io_path: str) -> object:
+    """Run one job: read and check its spec and its files, then call the step's ``run``."""
+    stage = get(stage_name)
+    try:
+        step = stage.step(step_name)
+    except KeyError:
+        raise UsageError(f"stage {stage_name} has no step {step_name!r} "
+                         f"(one of {', '.join(s.name for s in stage.steps)})") from None
+    spec = _read_json(spec_path, "--spec")
+    check_spec(step, spec, f"--spec {spec_path}")
+    inputs, outputs = _check_io(step, _read_json(io_path, "--io"), f"--io {io_path}")
+    return step.run(spec, inputs, outputs)

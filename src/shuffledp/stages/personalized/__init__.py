@@ -1,0 +1,140 @@
+"""Personalized shuffle privacy bounds (Liu et al., CIKM 2024): Figure 4 (eps_s against n), Table 2
+(delta_s against eps_s) and the claims table.
+
+Jobs: one ``points`` job per (bound, setting, mechanism) with the n grid and seeds inside, one
+``table2_row`` job per row of Table 2, one ``report``. The computations are in
+:mod:`shuffledp.experiments.personalized`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from shuffledp.errors import ConfigError
+from shuffledp.stages import Output, Report, Stage, Step
+from shuffledp.stages.jobs import Job, JobTable
+
+PURE_BOUNDS = ["hps", "bgn", "fv", "ccc", "lzx", "hpsvalid"]
+APPROX_BOUNDS = ["hps", "fv", "ccc"]
+TITLE = "Personalized shuffle bounds (Liu et al., CIKM 2024)"
+
+
+def check_config(config: Mapping) -> None:
+    c = config.get("personalized")
+    if c is None:
+        return
+    from shuffledp.accountants.personalized import SETTINGS
+
+    for s in c["settings"]:
+        if s not in SETTINGS:
+            raise ConfigError(f"config key personalized.settings: unknown setting {s!r}")
+    for key, allowed in (("bounds_pure", PURE_BOUNDS), ("bounds_approx", APPROX_BOUNDS)):
+        for b in c[key]:
+            if b not in allowed:
+                raise ConfigError(f"config key personalized.{key}: {b!r} not one of {allowed}")
+    if sorted(set(c["n_grid"])) != list(c["n_grid"]):
+        raise ConfigError("config key personalized.n_grid: must be strictly increasing")
+    if not 0 < c["delta_central"] < 1 or not 0 < c["delta_local_approx"] < 1:
+        raise ConfigError("config key personalized.delta_central/delta_local_approx: must lie in (0, 1)")
+    if c["table2"]["setting"] not in SETTINGS:
+        raise ConfigError("config key personalized.table2.setting: unknown setting")
+
+
+def jobs(config: Mapping) -> list[Job]:
+    """Every job of the stage. Seeds: the config's base seed plus the ``seeds`` offsets (the draw of
+    local epsilons is seeded by (setting, n, seed))."""
+    c = config.get("personalized")
+    if not c:
+        return []
+    base = int(config["seed"])
+    out = []
+    for mech, bounds, dl in (("laplace", c["bounds_pure"], 0.0), ("gaussian", c["bounds_approx"],
+                                                                   float(c["delta_local_approx"]))):
+        for b in bounds:
+            for s in c["settings"]:
+                spec = {"bound": b, "setting": s, "mechanism": mech, "n_grid": [int(n) for n in c["n_grid"]],
+                        "seeds": [base + int(x) for x in c["seeds"]], "delta_central": float(c["delta_central"]),
+                        "delta_local": dl}
+                if b == "hps":
+                    spec["calibration"] = c["calibration"]
+                out.append(Job("points", {"pbound": b, "psetting": s, "pmech": mech}, spec))
+    t2 = c["table2"]
+    for r in t2["rows"]:
+        spec = {"bound": r["bound"], "setting": t2["setting"], "n": int(t2["n"]), "seed": base + int(t2["seed"]),
+                "delta_local": float(c["delta_local_approx"]), "eps_grid": [float(x) for x in t2["eps_central"]]}
+        if r["bound"] == "hps":
+            spec["method"] = r.get("method", "theorem2")
+            spec["calibration"] = r.get("calibration", c["calibration"])
+        if r["bound"] == "ccc" and r.get("clone_factor") is not None:
+            spec["clone_factor"] = float(r["clone_factor"])
+        out.append(Job("table2_row", {"prow": r["name"]}, spec))
+    table = JobTable(out)
+    out.append(Job("report", {}, {"delta_central": float(c["delta_central"]),
+                                  "delta_local": float(c["delta_local_approx"]), "t2_setting": t2["setting"],
+                                  "t2_n": int(t2["n"]), "scale": config.get("name", "default")},
+                   inputs={"points": table.refs("points", "table"), "rows": table.refs("table2_row", "table")}))
+    return out
+
+
+def _points(spec, inputs, outputs) -> None:
+    from shuffledp.experiments import personalized as E
+    from shuffledp.io import write_parquet
+
+    df = E.run_points(spec)
+    write_parquet(df, outputs["table"])
+    print(df.to_string())
+
+
+def _row(spec, inputs, outputs) -> None:
+    from shuffledp.experiments import personalized as E
+    from shuffledp.io import write_parquet
+
+    df = E.run_table2_row(spec)
+    write_parquet(df, outputs["table"])
+    print(df.to_string())
+
+
+def _report(spec, inputs, outputs) -> None:
+    from shuffledp.experiments import personalized as E
+
+    print(E.report(spec, inputs["points"], inputs["rows"], outputs).to_string())
+
+
+STAGE = Stage(
+    name="personalized",
+    title=TITLE,
+    section="personalized",
+    check=check_config,
+    jobs=jobs,
+    steps=(
+        Step("points", _points,
+             outputs=(Output("table", "personalized/points/{pbound}_{psetting}_{pmech}.parquet"),),
+             spec_keys=frozenset({"bound", "setting", "mechanism", "n_grid", "seeds", "delta_central",
+                                  "delta_local"}),
+             optional_keys=frozenset({"calibration"}),
+             wildcards={"pbound": "[a-z0-9]+", "psetting": "[a-z0-9]+", "pmech": "laplace|gaussian"},
+             runtime=10),
+        Step("table2_row", _row,
+             outputs=(Output("table", "personalized/table2_rows/{prow}.parquet"),),
+             spec_keys=frozenset({"bound", "setting", "n", "seed", "delta_local", "eps_grid"}),
+             optional_keys=frozenset({"method", "calibration", "clone_factor"}),
+             wildcards={"prow": "[A-Za-z0-9_]+"},
+             runtime=5),
+        Step("report", _report,
+             inputs=("points", "rows"),
+             outputs=(
+                 Output("fig_table", "tables/personalized_fig4.parquet"),
+                 Output("pdf", "figures/personalized_fig4.pdf", final=True),
+                 Output("png", "figures/personalized_fig4.png", final=True,
+                        report=Report("captions/fig4.rst", "Fig. 4")),
+                 Output("t2", "tables/personalized_table2.parquet", final=True),
+                 Output("t2_md", "tables/personalized_table2.md", final=True,
+                        report=Report("captions/table2.rst", "Table 2")),
+                 Output("claims", "tables/personalized_claims.parquet", final=True),
+                 Output("claims_md", "tables/personalized_claims.md", final=True,
+                        report=Report("captions/claims.rst", "claims")),
+             ),
+             spec_keys=frozenset({"delta_central", "delta_local", "t2_setting", "t2_n", "scale"}),
+             runtime=5),
+    ),
+)

@@ -1,0 +1,58 @@
+# One rule per step of every stage that shuffledp.stages.discover() finds (docs/architecture.md), all of
+# one shape: named inputs from the job's references, named outputs from the step's templates, log and
+# benchmark named by the job's identity, the spec and io files as params, and one shell line.
+from shuffledp.stages import discover
+from shuffledp.stages.jobs import JobTable
+
+STAGES = discover()
+
+
+def _outputs(stage, step):
+    out = {}
+    for o in step.outputs:
+        path = stage_output(stage, step, o.name)
+        if o.report is not None:
+            path = report(path, caption=stage.caption(o.report), category=stage.title,
+                          subcategory=o.report.subcategory)
+        out[o.name] = path
+    return out
+
+
+for _stage in STAGES.values():
+    if not _stage.enabled(config):
+        continue
+    _table = JobTable(_stage.jobs(config))
+    for _step in _stage.steps:
+        if not _table.of_step(_step.name):
+            continue
+
+        rule:
+            name:
+                f"{_stage.name}_{_step.name}"
+            input:
+                unpack(job_inputs(_stage, _step, _table, STAGES)),
+            output:
+                **_outputs(_stage, _step),
+            log:
+                logs(_stage, _step),
+            benchmark:
+                benchmarks(_stage, _step)
+            params:
+                stage=_stage.name,
+                step=_step.name,
+                spec=job_spec_file(_stage, _step, _table),
+                io=job_io_file(_stage, _step, _table, STAGES),
+            wildcard_constraints:
+                **_step.wildcards,
+            resources:
+                mem_mb=_step.mem_mb,
+                runtime=_step.runtime,
+            conda:
+                env_file()
+            shell:
+                "shuffledp step {params.stage} {params.step} --spec {params.spec:q} --io {params.io:q} > {log:q} 2>&1"
+
+        for _out in _step.outputs:
+            if _out.final:
+                FINAL_TARGETS.extend(stage_output(_stage, _step, _out.name, j.wildcards)
+                                     for j in _table.of_step(_step.name))
