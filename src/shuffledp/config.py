@@ -67,13 +67,14 @@ def validate_config(config: Mapping, schema_path: str | os.PathLike | None = Non
     """
     if not isinstance(config, Mapping):
         raise ConfigError(f"config: must be a mapping of keys to values, got {type(config).__name__}")
-    check_finite(config)
-    check_schema(config, load_schema(schema_path))
     import importlib
 
     from shuffledp.stages import discover
 
-    for stage in discover().values():
+    stages = discover().values()
+    check_finite(config)
+    check_schema(config, with_stage_schemas(load_schema(schema_path), stages))
+    for stage in stages:
         if stage.check is not None:
             register_check(stage.check)
     for name in _CHECK_MODULES:
@@ -185,6 +186,16 @@ def load_schema(schema_path: str | os.PathLike | None = None) -> dict:
     path = Path(schema_path) if schema_path else SCHEMA_PATH
     stat = path.stat()
     return _load_schema(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+
+
+def with_stage_schemas(schema: Mapping, stages) -> dict:
+    """``schema`` with the section schema of each stage that declares its own (a stage outside the
+    package, e.g. a test's) added under its section; a section the schema has already is kept."""
+    extra = {s.section: dict(s.schema) for s in stages
+             if s.schema is not None and s.section and s.section not in schema.get("properties", {})}
+    if not extra:
+        return dict(schema)
+    return {**schema, "properties": {**schema.get("properties", {}), **extra}}
 
 
 @functools.lru_cache(maxsize=4)

@@ -99,7 +99,10 @@ class Stage:
 
     ``section``: the config key whose presence enables the stage (``None``: always enabled).
     ``check(config)``: semantic checks beyond the schema, raising ``ConfigError`` naming the key.
-    ``jobs(config)``: every job of the stage. ``title``: the report category.
+    ``jobs(config)``: every job of the stage. ``title``: the report category. ``claims``: its
+    claims tables, each ``"<step>.<output>"`` (a Parquet output with the claims columns).
+    ``schema``: the JSON schema of ``section`` for a stage outside this package (a test's); the
+    stages of this package have theirs in ``workflow/schemas/config.schema.yaml``.
     """
 
     name: str
@@ -108,6 +111,8 @@ class Stage:
     jobs: Callable[[Mapping], list[Job]]
     check: Callable[[Mapping], None] | None = None
     section: str | None = None
+    claims: tuple[str, ...] = ()
+    schema: Mapping | None = None
     folder: Path | None = None  # the stage package's folder (set by discover)
 
     def enabled(self, config: Mapping) -> bool:
@@ -121,6 +126,15 @@ class Stage:
 
     def caption(self, report: Report) -> str:
         return str((self.folder or Path(".")) / report.caption)
+
+    def claims_outputs(self) -> list[tuple[Step, Output]]:
+        """The (step, output) of each claims table."""
+        pairs = []
+        for ref in self.claims:
+            step_name, _, out_name = ref.partition(".")
+            step = self.step(step_name)
+            pairs.append((step, step.output(out_name)))
+        return pairs
 
 
 # ------------------------------------------------------------------------------------------- discovery

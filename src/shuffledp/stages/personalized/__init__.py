@@ -106,6 +106,7 @@ STAGE = Stage(
     section="personalized",
     check=check_config,
     jobs=jobs,
+    claims=("report.claims",),
     steps=(
         Step("points", _points,
              outputs=(Output("table", "personalized/points/{pbound}_{psetting}_{pmech}.parquet"),),
