@@ -24,7 +24,8 @@ def jobs(config):
         return []
     out = [Job("draw", {"k": str(k)}, {"k": int(k), "seed": int(config["seed"]) + int(k)}) for k in c["ks"]]
     table = JobTable(out)
-    out.append(Job("report", {}, {"scale": config.get("name", "default")}, inputs={"draws": table.refs("draw", "table")}))
+    out.append(Job("report", {}, {"scale": config.get("name", "default")},
+                   inputs={"draws": table.refs("draw", "table")}))
     return out
 
 
