@@ -34,6 +34,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shuffledp.accountants import decomposition as dec
+from shuffledp.accountants import randomizers as rz
 
 # ----------------------------------------------------------------------------- the oracle itself
 
@@ -249,7 +250,7 @@ INSTANCES = [("subset-exp", (3, 1, 2), 6), ("subset-exp", (3, 2, 1), 4), ("subse
 
 def _instance(name, args, eps0):
     if name == "subset-exp":
-        return dec.subset_exp_matrix(*args, eps0), O.subset_exp_matrix(*args, eps0), dec.subset_exp_pairs(*args, eps0)
+        return rz.subset_exp_matrix(*args, eps0), O.subset_exp_matrix(*args, eps0), rz.subset_exp_pairs(*args, eps0)
     if name == "oue":
         (d,) = args
         mine = O.oue_matrix(d, eps0)
@@ -257,9 +258,9 @@ def _instance(name, args, eps0):
         perm = [sum(b << j for j, b in enumerate(bits)) for bits in itertools.product((0, 1), repeat=d)]
         reordered = np.empty_like(mine)
         reordered[:, perm] = mine
-        return dec.oue_matrix(d, eps0), reordered, dec.oue_pairs(d, eps0)
+        return rz.oue_matrix(d, eps0), reordered, rz.oue_pairs(d, eps0)
     k, g = args
-    return dec.olh_matrix(k, g, eps0), O.olh_matrix(k, g, eps0), dec.olh_pairs(g, eps0, k=k)
+    return rz.olh_matrix(k, g, eps0), O.olh_matrix(k, g, eps0), rz.olh_pairs(g, eps0, k=k)
 
 
 @pytest.mark.parametrize("name,args,n", INSTANCES)
@@ -292,8 +293,8 @@ def test_randomizers_sound_and_pairs_match(name, args, n, eps0):
 def test_olh_pairs_without_k_are_looser():
     """olh_pairs(g, eps0) (blanket valid for every domain size) bounds the k-specific one."""
     for k, g, n in ((3, 2, 50), (4, 3, 200)):
-        exact_k = dec.DecomposedPair(None, n, pairs=dec.olh_pairs(g, 1.5, k=k))
-        generic = dec.DecomposedPair(None, n, pairs=dec.olh_pairs(g, 1.5))
+        exact_k = dec.DecomposedPair(None, n, pairs=rz.olh_pairs(g, 1.5, k=k))
+        generic = dec.DecomposedPair(None, n, pairs=rz.olh_pairs(g, 1.5))
         for eps in (0.05, 0.3):
             assert exact_k.delta(eps) <= generic.delta(eps)
 
@@ -302,8 +303,8 @@ def test_olh_pairs_without_k_are_looser():
 @pytest.mark.parametrize("mat_fn,n,delta", [
     (lambda: _random(5, 4, 4), 6, 0.05),
     (lambda: _random(3, 3, 5), 5, 0.02),
-    (lambda: dec.oue_matrix(3, 1.0), 6, 0.01),
-    (lambda: dec.subset_exp_matrix(3, 1, 2, 1.5), 6, 0.01),
+    (lambda: rz.oue_matrix(3, 1.0), 6, 0.01),
+    (lambda: rz.subset_exp_matrix(3, 1, 2, 1.5), 6, 0.01),
 ])
 def test_decomposition_eps_is_a_verified_point(mat_fn, n, delta):
     """decomposition_eps returns an eps whose upper delta meets the target, within rtol of the
@@ -336,8 +337,8 @@ EPS_CEILING = 1.06
 
 
 @pytest.mark.parametrize("name,mat_fn,pairs_fn", [
-    ("subset-exp(3,1,2)", lambda: dec.subset_exp_matrix(3, 1, 2, 1.0), lambda: dec.subset_exp_pairs(3, 1, 2, 1.0)),
-    ("oue(3)", lambda: dec.oue_matrix(3, 1.0), lambda: dec.oue_pairs(3, 1.0)),
+    ("subset-exp(3,1,2)", lambda: rz.subset_exp_matrix(3, 1, 2, 1.0), lambda: rz.subset_exp_pairs(3, 1, 2, 1.0)),
+    ("oue(3)", lambda: rz.oue_matrix(3, 1.0), lambda: rz.oue_pairs(3, 1.0)),
 ])
 def test_spread_looseness_is_bounded(name, mat_fn, pairs_fn):
     mat, pairs = mat_fn(), pairs_fn()

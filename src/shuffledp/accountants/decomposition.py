@@ -770,17 +770,4 @@ def _asymptotic_guess(k: int, eps0: float, n: int, delta: float) -> float:
     return max(1e-9, (e - 1.0) / (e + 1.0) * math.sqrt(8.0 * (e + k - 1.0) * math.log(2.0 / delta) / (k * n)))
 
 
-# the randomizers' matrices and grouped pairs live in their own module (which imports this one);
-# they are re-exported here on first use (PEP 562), so either module can be imported first
-_RANDOMIZERS = ("olh_matrix", "olh_pairs", "oue_matrix", "oue_pairs", "subset_exp_matrix", "subset_exp_pairs")
-
-
-def __getattr__(name: str):
-    if name in _RANDOMIZERS:
-        from shuffledp.accountants import randomizers
-
-        return getattr(randomizers, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-__all__ += ["spread_to_three", "pair_lower_eps"]  # the randomizers: shuffledp.accountants.randomizers
+__all__ += ["spread_to_three", "pair_lower_eps"]  # the randomizers' pairs: shuffledp.accountants.randomizers

@@ -50,6 +50,7 @@ from functools import cache, lru_cache
 import numpy as np
 
 from shuffledp.accountants._kernels import special, stats  # scipy's kernels without its package imports (same numbers)
+from shuffledp.accountants.binomial_blocks import blocks as _blocks
 from shuffledp.accountants.hockey_stick import bisect_eps, bracket_eps
 from shuffledp.accountants.validation import (
     AccountantDomainError,
@@ -316,7 +317,6 @@ def clone_delta_parts(u: float, alpha: float, w: float, r: float, N: int, eps: f
 
 
 WINDOW_MAX = 200_000     # clone counts evaluated one by one up to this window length, else blocks
-N_BLOCKS = 512           # blocks of clone counts in the blocked evaluation (huge n)
 
 
 def _window_length(N: int, pc: float, tail: float) -> float:
@@ -329,35 +329,6 @@ def _window_length(N: int, pc: float, tail: float) -> float:
 def use_blocks(N: int, pc: float, tail: float) -> bool:
     """True when the window is too long to evaluate clone count by clone count."""
     return _window_length(N, pc, tail) > WINDOW_MAX
-
-
-@lru_cache(maxsize=16)
-def _blocks(N: int, pc: float, tail: float, n_blocks: int = N_BLOCKS):
-    """Blocks of consecutive clone counts of ``Bin(N, pc)`` covering all but ``tail`` of the mass:
-    (first count, last count, mass, rounding scale of each mass, mass outside the blocks)."""
-    Nf = float(N)
-    lo = max(0, int(stats.binom.ppf(tail, Nf, pc)) - 1)
-    hi = min(N, int(stats.binom.isf(tail, Nf, pc)) + 1)
-    # half of the edges evenly spaced, half at quantiles (short blocks where the mass is)
-    even = np.linspace(lo, hi + 1, n_blocks // 2 + 1)
-    quant = stats.binom.ppf(np.linspace(0.0, 1.0, n_blocks // 2 + 1)[1:-1], Nf, pc)
-    edges = np.unique(np.clip(np.concatenate([even, quant]), lo, hi + 1).round().astype(np.int64))
-    first = edges[:-1].astype(float)
-    last = (edges[1:] - 1).astype(float)
-    median = Nf * pc
-    below = last < median
-    cdf_hi = stats.binom.cdf(last, Nf, pc)
-    cdf_lo = stats.binom.cdf(first - 1, Nf, pc)
-    sf_lo = stats.binom.sf(first - 1, Nf, pc)
-    sf_hi = stats.binom.sf(last, Nf, pc)
-    mass = np.where(below, cdf_hi - cdf_lo, sf_lo - sf_hi)
-    scale = np.where(below, cdf_hi, sf_lo)       # each difference is exact to ~1e-15 of this
-    mass = np.maximum(mass, 0.0)
-    outside = (float(stats.binom.cdf(lo - 1, Nf, pc)) if lo > 0 else 0.0) + (
-        float(stats.binom.sf(hi, Nf, pc)) if hi < N else 0.0)
-    for arr in (first, last, mass, scale):
-        arr.setflags(write=False)
-    return first, last, mass, scale, outside
 
 
 def blocked_delta_bounds(u: float, alpha: float, w: float, r: float, N: int, eps: float,

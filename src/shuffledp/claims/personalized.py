@@ -18,7 +18,14 @@ import numpy as np
 import pandas as pd
 
 from shuffledp.claims.core import SYNTHETIC, Claim, between, decide, frame, markdown, not_testable
-from shuffledp.experiments.personalized import PAPER_TABLE2
+
+# The paper's Table 2 (Uniform2, n = 10,000, delta_l = 1e-10), copied from its text as reference data.
+PAPER_TABLE2 = {
+    "fv": [0.0083, 0.0029, 0.0008, 6e-5, 1e-5],
+    "ccc": [0.0042, 0.0007, 5e-5, 3e-7, 3e-9],
+    "hps": [0.0007, 2e-6, 3e-10, 1e-18, 1e-25],
+}
+PAPER_TABLE2_EPS = [0.01, 0.03, 0.05, 0.08, 0.1]
 
 PAPER_CALIBRATION = "hps-code"
 UP_TO = (2.5, 10.0)   # "up to 5 times": the largest ratio within a factor 2 of 5

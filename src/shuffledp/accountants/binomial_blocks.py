@@ -1,0 +1,42 @@
+"""Blocks of consecutive counts of a binomial law, for evaluating a divergence at huge n with a
+fixed cost. Shared by the variation-ratio and clone accountants (each charges every block at its
+worst count, so the blocked value stays an upper bound)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from shuffledp.accountants._kernels import stats  # scipy's kernels without its package imports (same numbers)
+
+N_BLOCKS = 512           # blocks of clone counts in the blocked evaluation (huge n)
+
+
+@lru_cache(maxsize=16)
+def blocks(N: int, pc: float, tail: float, n_blocks: int = N_BLOCKS):
+    """Blocks of consecutive clone counts of ``Bin(N, pc)`` covering all but ``tail`` of the mass:
+    (first count, last count, mass, rounding scale of each mass, mass outside the blocks)."""
+    Nf = float(N)
+    lo = max(0, int(stats.binom.ppf(tail, Nf, pc)) - 1)
+    hi = min(N, int(stats.binom.isf(tail, Nf, pc)) + 1)
+    # half of the edges evenly spaced, half at quantiles (short blocks where the mass is)
+    even = np.linspace(lo, hi + 1, n_blocks // 2 + 1)
+    quant = stats.binom.ppf(np.linspace(0.0, 1.0, n_blocks // 2 + 1)[1:-1], Nf, pc)
+    edges = np.unique(np.clip(np.concatenate([even, quant]), lo, hi + 1).round().astype(np.int64))
+    first = edges[:-1].astype(float)
+    last = (edges[1:] - 1).astype(float)
+    median = Nf * pc
+    below = last < median
+    cdf_hi = stats.binom.cdf(last, Nf, pc)
+    cdf_lo = stats.binom.cdf(first - 1, Nf, pc)
+    sf_lo = stats.binom.sf(first - 1, Nf, pc)
+    sf_hi = stats.binom.sf(last, Nf, pc)
+    mass = np.where(below, cdf_hi - cdf_lo, sf_lo - sf_hi)
+    scale = np.where(below, cdf_hi, sf_lo)       # each difference is exact to ~1e-15 of this
+    mass = np.maximum(mass, 0.0)
+    outside = (float(stats.binom.cdf(lo - 1, Nf, pc)) if lo > 0 else 0.0) + (
+        float(stats.binom.sf(hi, Nf, pc)) if hi < N else 0.0)
+    for arr in (first, last, mass, scale):
+        arr.setflags(write=False)
+    return first, last, mass, scale, outside
