@@ -5,7 +5,7 @@ function and Brent's root finder. All three are compiled code in scipy (Boost's 
 ``betainc`` ufuncs in ``scipy.special._ufuncs``, ``_brentq`` in ``scipy.optimize._zeros``), but the
 ordinary imports run the ``__init__`` of ``scipy.stats``, ``scipy.special`` and ``scipy.optimize``,
 which load scipy's array-API layer and most of the library: about 1 s on the project's 2-core
-machine, more than ``shuffledp account best`` then spends computing at n = 1e6 (issue 17).
+machine, more than ``shuffledp account best`` then spends computing at n = 1e6.
 
 This module imports the two compiled modules with a bare stand-in for their parent package
 (under the package's import lock, removed again at once; a later ``import scipy.special`` runs normally and

@@ -12,7 +12,7 @@ Mechanisms:
   (:mod:`~shuffledp.accountants.decomposition`), the variation-ratio reduction with its sound
   parameters, the clones bounds (FMT21 numerical and closed form, FMT23; valid for every
   eps0-LDP randomizer), the blanket lemma (Hoeffding, Bennett; exact k-RR moments). Lower: exact
-  divergences of real neighbouring pairs -- issue 12's worst-pair search over the others' splits
+  divergences of real neighbouring pairs -- the worst-pair search over the others' splits
   between the victim's two values (:func:`lower_bounds.krr_worst_pair`) and, for ``k >= 3``, the
   others all at a third value (:func:`decomposition.krr_pair_lower_eps`) -- and the
   variation-ratio module's witness.
@@ -204,7 +204,7 @@ def lower_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | 
                                                                rtol=rtol, guess=guess)[0]
         return out
     kk = k if mechanism == "krr" else 2  # binary RR is eps0-LDP: it lower-bounds the class
-    # issue 12's search: others split between the victim's two values (all on one, 2-98% splits,
+    # the worst-pair search: others split between the victim's two values (all on one, 2-98% splits,
     # every split for n <= 41), the exact law of the count of reports of the victim's second value
     out["worst-pair"] = lambda: lbm.krr_worst_pair(kk, eps0, n, delta, rtol=rtol)[0]
     if kk >= 3:

@@ -704,7 +704,7 @@ def krr_pair_lower_delta(k: int, eps0: float, n: int, eps: float) -> tuple[float
     """Largest exact-pair divergence over the searched configurations of the other users
     (all at the victim's ``x``, all at ``x'``, all at a third value); returns ``(delta, config)``.
 
-    The others-at-a-third-value pair is the one issue 12's split search
+    The others-at-a-third-value pair is the one the worst-pair split search
     (:func:`shuffledp.accountants.lower_bounds.krr_worst_pair`, which sees the count of one
     value only) does not cover; :mod:`shuffledp.accountants.best` takes the larger of the two.
     """

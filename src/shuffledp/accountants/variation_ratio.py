@@ -162,7 +162,7 @@ def vr_params(mechanism: str, eps0: float | None = None, *, k=None, d=None, s=No
     (tests/test_accountants_vr.py). For k = 3 the table value is optimistic too when the others
     hold the victim's values rather than the third one (n = 5, eps0 = 4, delta = 1e-3: published
     3.9578, exact 3.9988; n = 1000, eps0 = 8, delta = 1e-6: published 7.9326, one pair alone
-    needs 7.99999 -- issue 12). So k-RR uses the general parameters for every k >= 3 (for k = 2
+    needs 7.99999). So k-RR uses the general parameters for every k >= 3 (for k = 2
     they coincide), and subset-exp uses the general parameters.
 
     * ``general`` -- any eps0-LDP randomizer: ``p = q = e^eps0``, ``beta = (e^eps0-1)/(e^eps0+1)``.
