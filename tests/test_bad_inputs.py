@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import gzip
+import json
 import math
 import os
 import subprocess
@@ -213,37 +214,7 @@ def _parquet(tmp_path: Path) -> str:
 
 # (id, argv with {tmp} and {ok} placeholders, substrings of the one stderr line)
 BAD_CLI = [
-    ("summary-missing", "data summary {tmp}/nope.parquet --out {tmp}/o.parquet --md {tmp}/o.md", ["nope.parquet"]),
-    ("summary-not-parquet", "data summary {tmp}/text.parquet --out {tmp}/o.parquet --md {tmp}/o.md",
-     ["text.parquet", "Parquet"]),
-    ("summary-dir", "data summary {tmp} --out {tmp}/o.parquet --md {tmp}/o.md", ["not a regular file"]),
-    ("summary-truncated", "data summary {tmp}/trunc.parquet --out {tmp}/o.parquet --md {tmp}/o.md",
-     ["trunc.parquet", "not a readable Parquet"]),
     ("collect-truncated", "peruser collect --out {tmp}/o.parquet {tmp}/trunc.parquet", ["trunc.parquet"]),
-    ("figure-missing", "data figure msnbc-shares --sequences {tmp}/a --sets {ok} --categories {ok} --out-base {tmp}/f",
-     ["--sequences", "/a"]),
-    ("synthetic-users-neg", "data synthetic --name a --domain 10 --set-size 2 --users -5 --seed 1 "
-     "--out {tmp}/s.parquet",
-     ["--users", "-5"]),
-    ("synthetic-domain", "data synthetic --name a --domain 1 --set-size 1 --users 5 --seed 1 --out {tmp}/s.parquet",
-     ["--domain"]),
-    ("synthetic-set-size", "data synthetic --name a --domain 3 --set-size 5 --users 5 --seed 1 --out {tmp}/s.parquet",
-     ["--set-size"]),
-    ("synthetic-zipf-nan", "data synthetic --name a --domain 3 --set-size 1 --users 5 --seed 1 --zipf-exponent nan "
-     "--out {tmp}/s.parquet", ["--zipf-exponent"]),
-    ("synthetic-name", "data synthetic --name a;b --domain 3 --set-size 1 --users 5 --seed 1 --out {tmp}/s.parquet",
-     ["--name"]),
-    ("synthetic-seed-text", "data synthetic --name a --domain 3 --set-size 1 --users 5 --seed x --out {tmp}/s.parquet",
-     ["--seed"]),
-    ("prepare-source", "data prepare msnbc --source maybe --raw-dir {tmp} --out {tmp} --seed 1", ["--source"]),
-    ("prepare-seed", "data prepare adult --source standin --raw-dir {tmp} --out {tmp}/a.parquet --seed -1", ["--seed"]),
-    ("prepare-standin-users", "data prepare msnbc --source standin --raw-dir {tmp} --out {tmp} --seed 1 "
-     "--standin-users 0", ["--standin-users"]),
-    ("prepare-spec-json", "data prepare ipums --key br --spec {{bad --source auto --raw-dir {tmp} "
-     "--out {tmp}/i.parquet --seed 1", ["--spec"]),
-    ("prepare-spec-keys", "data prepare ipums --key br --spec {{}} --source auto --raw-dir {tmp} "
-     "--out {tmp}/i.parquet --seed 1", ["--spec"]),
-    ("download-spec", "data download ipums --raw-dir {tmp} --spec []", ["--spec"]),
     ("segmented-prepare-missing", "segmented prepare --input {tmp}/nope --output {tmp}/x --dataset a --d 3 --s 1 "
      "--seed 1", ["--input", "nope"]),
     ("segmented-prepare-s", 'segmented prepare --spec {{"dataset":"a","d":3,"s":0,"seed":1,"oversize":"random"}} '
@@ -294,9 +265,6 @@ BAD_CLI = [
     ("config-key", "config validate {tmp}/typo.yaml", ["config key peruser.methds", "'methods'"]),
     ("peruser-spec-keys", "peruser run --spec {{}} --out-runs {tmp}/r --out-users {tmp}/u", ["--spec", "missing key"]),
     ("segmented-params-keys", "segmented params --spec {{}} --out {tmp}/x.parquet", ["--spec", "missing key"]),
-    ("prepare-spec-attrs", "data prepare ipums --key br --spec "
-     '{{"source":"standin","records":5,"attributes":{{"A":-2}}}} --source auto --raw-dir {tmp} '
-     "--out {tmp}/i.parquet --seed 1", ["--spec", "attributes"]),
     ("unknown-command", "frobnicate", ["frobnicate"]),
 ]
 
@@ -328,8 +296,7 @@ def test_bad_cli_call_exits_2_with_one_line(tmp_path, capsys, template, needles)
     assert not list(tmp_path.glob("o.*")) and not list(tmp_path.glob("s.parquet"))
 
 
-@pytest.mark.parametrize("case", ["summary-missing", "tcm-m-zero", "synthetic-users-neg", "multidim-uniform-missing",
-                                  "config-yaml"])
+@pytest.mark.parametrize("case", ["tcm-m-zero", "multidim-uniform-missing", "config-yaml"])
 def test_bad_cli_call_in_a_real_process_has_no_traceback(tmp_path, case):
     template, needles = next(c[1:] for c in BAD_CLI if c[0] == case)
     env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
@@ -341,21 +308,103 @@ def test_bad_cli_call_in_a_real_process_has_no_traceback(tmp_path, case):
     assert all(n in proc.stderr for n in needles)
 
 
+def _step(tmp_path: Path, stage: str, step: str, spec, io) -> list[str]:
+    """argv of ``shuffledp step`` with ``spec`` (dict, or raw text) and ``io`` written to files."""
+    (tmp_path / "spec.json").write_text(spec if isinstance(spec, str) else json.dumps(spec))
+    (tmp_path / "io.json").write_text(json.dumps(io))
+    return ["step", stage, step, "--spec", str(tmp_path / "spec.json"), "--io", str(tmp_path / "io.json")]
+
+
 def test_damaged_raw_file_via_the_cli_is_an_error_not_a_standin(tmp_path, capsys, monkeypatch):
-    """`data prepare msnbc --source auto` with a truncated raw file and no reachable source."""
+    """The MSNBC preprocess step (source auto) with a truncated raw file and no reachable source."""
     from shuffledp.datasets import msnbc
 
     monkeypatch.setattr(msnbc, "candidates", lambda mirror: [])  # nothing reachable (no network in tests)
     raw = tmp_path / "raw"
     raw.mkdir()
     (raw / "msnbc990928.seq.gz").write_bytes(gzip.compress(b"% header\n" * 1000)[:-20])
-    code = main(["data", "prepare", "msnbc", "--source", "auto", "--raw-dir", str(raw), "--out", str(tmp_path / "p"),
-                 "--seed", "1"])
+    spec = {"source": "auto", "raw": str(raw / "msnbc990928.seq.gz"), "mirror": "", "seed": 1, "standin_users": 100}
+    io = {"input": {"raw": []}, "output": {k: str(tmp_path / "p" / f"msnbc_{k}.parquet")
+                                           for k in ("sequences", "sets", "categories")}}
+    code = main(_step(tmp_path, "data", "preprocess_msnbc", spec, io))
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2
     assert err[-1].startswith("shuffledp: error: ") and "msnbc990928.seq.gz" in err[-1] and "truncated" in err[-1]
     assert not (tmp_path / "p").exists()
     assert [p.name for p in raw.iterdir()][0].startswith("msnbc990928.seq.gz.corrupt-")
+
+
+SYNTH = {"name": "a", "domain": 10, "set_size": 2, "users": 5, "distribution": "uniform", "zipf_exponent": 1.0,
+         "seed": 1}
+MSNBC = {"source": "standin", "raw": "{tmp}/raw.gz", "mirror": "", "seed": 1, "standin_users": 100}
+IPUMS = {"key": "br", "extract": {"sample": "", "source": "standin", "records": 5, "attributes": [["A", 3]]},
+         "raw_dir": "{tmp}", "seed": 1}
+_TABLE = {"input": {}, "output": {"table": "{tmp}/o.parquet"}}
+_SUMMARY = {"parquet": "{tmp}/o.parquet", "md": "{tmp}/o.md"}
+_MSNBC_OUT = {k: f"{{tmp}}/msnbc_{k}.parquet" for k in ("sequences", "sets", "categories")}
+# (id, stage, step, spec, io, words the one error line must hold): the jobs of the data stage
+BAD_STEP = [
+    ("summary-missing", "data", "datasets_table", {}, {"input": {"tables": ["{tmp}/nope.parquet"]},
+                                                       "output": _SUMMARY}, ["nope.parquet", "no such file"]),
+    ("summary-not-parquet", "data", "datasets_table", {}, {"input": {"tables": ["{tmp}/text.parquet"]},
+                                                           "output": _SUMMARY}, ["text.parquet", "Parquet"]),
+    ("summary-dir", "data", "datasets_table", {}, {"input": {"tables": ["{tmp}/d.parquet"]}, "output": _SUMMARY},
+     ["not a regular file"]),
+    ("summary-truncated", "data", "datasets_table", {}, {"input": {"tables": ["{tmp}/trunc.parquet"]},
+                                                         "output": _SUMMARY}, ["trunc.parquet", "Parquet"]),
+    ("figure-missing", "data", "msnbc_category_shares", {},
+     {"input": {"sequences": ["{tmp}/a"], "sets": ["{ok}"], "categories": ["{ok}"]},
+      "output": {"pdf": "{tmp}/f.pdf", "png": "{tmp}/f.png"}}, ["sequences", "no such file"]),
+    ("synthetic-users-neg", "data", "synthetic", {**SYNTH, "users": -5}, _TABLE, ["users"]),
+    ("synthetic-domain", "data", "synthetic", {**SYNTH, "domain": 1, "set_size": 1}, _TABLE, ["domain"]),
+    ("synthetic-set-size", "data", "synthetic", {**SYNTH, "domain": 3, "set_size": 5}, _TABLE, ["set_size"]),
+    ("synthetic-zipf-nan", "data", "synthetic", json.dumps({**SYNTH, "zipf_exponent": float("nan")}), _TABLE,
+     ["zipf_exponent", "finite"]),
+    ("synthetic-zipf-zero", "data", "synthetic", {**SYNTH, "zipf_exponent": 0.0}, _TABLE, ["zipf_exponent"]),
+    ("synthetic-name", "data", "synthetic", {**SYNTH, "name": "a;b"}, _TABLE, ["name"]),
+    ("synthetic-seed-text", "data", "synthetic", {**SYNTH, "seed": "x"}, _TABLE, ["seed"]),
+    ("synthetic-distribution", "data", "synthetic", {**SYNTH, "distribution": "pareto"}, _TABLE, ["distribution"]),
+    ("synthetic-missing-key", "data", "synthetic", {k: v for k, v in SYNTH.items() if k != "users"}, _TABLE,
+     ["missing key", "users"]),
+    ("synthetic-unknown-key", "data", "synthetic", {**SYNTH, "userz": 5}, _TABLE, ["unknown key", "userz"]),
+    ("prepare-source", "data", "preprocess_msnbc", {**MSNBC, "source": "maybe"},
+     {"input": {"raw": []}, "output": _MSNBC_OUT}, ["source"]),
+    ("prepare-seed", "data", "preprocess_adult", {"source": "standin", "raw_dir": "{tmp}", "mirror": "", "seed": -1},
+     {"input": {"raw": []}, "output": {"table": "{tmp}/a.parquet"}}, ["seed"]),
+    ("prepare-standin-users", "data", "preprocess_msnbc", {**MSNBC, "standin_users": 0},
+     {"input": {"raw": []}, "output": _MSNBC_OUT}, ["standin_users"]),
+    ("prepare-spec-json", "data", "preprocess_ipums", "{bad", {"input": {"raw": []}, "output": _TABLE["output"]},
+     ["--spec", "JSON"]),
+    ("prepare-spec-keys", "data", "preprocess_ipums", {**IPUMS, "extract": {}},
+     {"input": {"raw": []}, "output": _TABLE["output"]}, ["extract"]),
+    ("prepare-spec-attrs", "data", "preprocess_ipums", {**IPUMS, "extract": {**IPUMS["extract"],
+                                                                            "attributes": [["A", -2]]}},
+     {"input": {"raw": []}, "output": _TABLE["output"]}, ["attributes"]),
+    ("download-spec", "data", "download_ipums", "[]", {"input": {}, "output": {"raw": "{tmp}/r"}}, ["JSON object"]),
+    ("io-outputs", "data", "synthetic", SYNTH, {"input": {}, "output": {"tabel": "{tmp}/o.parquet"}}, ["outputs"]),
+]
+
+
+@pytest.mark.parametrize(("stage", "step", "spec", "io", "needles"), [c[1:] for c in BAD_STEP],
+                         ids=[c[0] for c in BAD_STEP])
+def test_bad_job_of_a_step_exits_2_with_one_line(tmp_path, capsys, stage, step, spec, io, needles):
+    ok = _parquet(tmp_path)
+    (tmp_path / "text.parquet").write_text("not parquet")
+    (tmp_path / "trunc.parquet").write_bytes(Path(ok).read_bytes()[:-30])
+    (tmp_path / "d.parquet").mkdir()
+
+    def fill(x):
+        return json.loads(json.dumps(x).replace("{tmp}", str(tmp_path)).replace("{ok}", ok))
+
+    spec = spec.replace("{tmp}", str(tmp_path)) if isinstance(spec, str) else fill(spec)
+    code = main(_step(tmp_path, stage, step, spec, fill(io)))
+    err = capsys.readouterr().err
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("shuffledp: error: "), err
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    assert not list(tmp_path.glob("o.*")) and not (tmp_path / "f.pdf").exists()
 
 
 # ------------------------------------------------------------------------------- through snakemake

@@ -45,7 +45,7 @@ if config.get("multidim_frameworks"):
 
     rule multidim_frameworks_adult:
         input:
-            rules.preprocess_adult.output[0],
+            f"{PROC}/adult.parquet",
         output:
             ADULT_ORDINAL_TABLE,
         log:

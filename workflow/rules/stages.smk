@@ -11,6 +11,8 @@ def _outputs(stage, step):
     out = {}
     for o in step.outputs:
         path = stage_output(stage, step, o.name)
+        if o.directory:
+            path = directory(path)
         if o.report is not None:
             path = report(path, caption=stage.caption(o.report), category=stage.title,
                           subcategory=o.report.subcategory)
@@ -44,6 +46,7 @@ for _stage in STAGES.values():
                 io=job_io_file(_stage, _step, _table, STAGES),
             wildcard_constraints:
                 **_step.wildcards,
+            localrule: _step.local
             resources:
                 mem_mb=_step.mem_mb,
                 runtime=_step.runtime,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from shuffledp.errors import UsageError
+from shuffledp.stages.checks import is_positive_int, is_reps, require  # noqa: F401  (used by the stage commands)
 
 
 def read_spec(text: str, required: set[str] | frozenset[str] = frozenset()) -> dict:
@@ -36,26 +37,6 @@ def _non_finite(obj, path: str = "") -> str:
         if found:
             return found
     return ""
-
-
-def require(spec: dict, key: str, ok, what: str) -> None:
-    """A one-line usage error ``--spec: <key> <what>`` unless ``ok(spec[key])`` holds."""
-    try:
-        good = bool(ok(spec[key]))
-    except (TypeError, ValueError, KeyError):
-        good = False
-    if not good:
-        raise UsageError(f"--spec: {key} {what} (got {spec.get(key)!r})")
-
-
-def is_reps(value) -> bool:
-    """A list of distinct non-negative repetition indices."""
-    return (isinstance(value, list) and all(isinstance(r, int) and not isinstance(r, bool) and r >= 0 for r in value)
-            and len(set(value)) == len(value))
-
-
-def is_positive_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
 def write_parquet(df, path: str) -> None:

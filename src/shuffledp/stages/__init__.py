@@ -59,6 +59,7 @@ class Output:
     report: Report | None = None
     final: bool = False
     root: str = "results"
+    directory: bool = False  # a folder (Snakemake's directory()), e.g. a raw download
 
     def __post_init__(self):
         if self.root not in ROOTS:
@@ -85,6 +86,7 @@ class Step:
     wildcards: Mapping[str, str] = field(default_factory=dict)
     mem_mb: int = 1000
     runtime: int = 10
+    local: bool = False  # runs on the submitting machine (downloads: cluster nodes often have no internet)
 
     def output(self, name: str) -> Output:
         for out in self.outputs:
@@ -279,11 +281,26 @@ def _check_io(step: Step, io: Mapping, where: str) -> tuple[dict, dict]:
         if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
             raise UsageError(f"{where}: input {name} must be a list of paths")
         for p in paths:
-            if not os.path.isfile(p):
-                raise UsageError(f"input {name}: {p}: no such file")
+            _check_input(name, p)
     if not all(isinstance(p, str) and p for p in outputs.values()):
         raise UsageError(f"{where}: every output must be a path")
     return inputs, outputs
+
+
+def _check_input(name: str, path: str) -> None:
+    """An input exists; a Parquet input is a readable Parquet file (its footer parses)."""
+    if not os.path.exists(path):
+        raise UsageError(f"input {name}: {path}: no such file")
+    if path.endswith(".parquet"):
+        if not os.path.isfile(path):
+            raise UsageError(f"input {name}: {path}: not a regular file")
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:
+            pq.read_metadata(path)
+        except (pa.ArrowException, OSError) as exc:
+            raise UsageError(f"input {name}: {path}: not a readable Parquet file ({exc})") from None
 
 
 def run_step(stage_name: str, step_name: str, spec_path: str, io_path: str) -> object:
