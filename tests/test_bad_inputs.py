@@ -430,3 +430,36 @@ def test_snakemake_dry_run_refuses_before_any_job(tmp_path, case):
     assert proc.returncode != 0
     assert "Traceback" not in out and all(n in out for n in needles), out[-3000:]
     assert not (tmp_path / "data").exists() and not (tmp_path / "results").exists()
+
+
+# ------------------------------------------------------------------------------- our bugs are ours
+
+
+def test_a_bug_is_an_internal_error_exit_1_and_traceback_on_request(tmp_path, monkeypatch, capsys):
+    """A ValueError/KeyError/ArithmeticError that no check of ours raised on purpose is a bug: exit 1,
+    one line saying so (not "error" blaming the input); --traceback shows it. The user's own errors
+    (InputError and its kinds, OSError) stay exit 2."""
+    from shuffledp import errors
+    from shuffledp.experiments import personalized
+
+    spec = {"bound": "fv", "setting": "uniform1", "mechanism": "laplace", "n_grid": [1000], "seeds": [1],
+            "delta_central": 1e-5, "delta_local": 0.0}
+    io = {"input": {}, "output": {"table": str(tmp_path / "o.parquet")}}
+    argv = _step(tmp_path, "personalized", "points", spec, io)
+    for exc, code, word in ((KeyError("k"), 1, "internal error: KeyError"),
+                            (ZeroDivisionError("x"), 1, "internal error: ZeroDivisionError"),
+                            (ValueError("v"), 1, "internal error: ValueError"),
+                            (errors.DomainError("eps: too large"), 2, "error: eps: too large"),
+                            (errors.DataError("f.gz: truncated"), 2, "error: f.gz: truncated"),
+                            (FileNotFoundError(2, "No such file or directory", "f.txt"), 2, "error: f.txt")):
+        def boom(*_a, _exc=exc):
+            raise _exc
+
+        monkeypatch.setattr(personalized, "run_points", boom)  # the points step's computation
+        assert main(argv) == code
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith(f"shuffledp: {word}"), err
+        if code == 1:
+            assert "--traceback" in err[0]
+            with pytest.raises(type(exc)):
+                main(["--traceback", *argv])

@@ -13,10 +13,10 @@ import importlib
 import os
 import pkgutil
 import sys
-import zlib
 
 from shuffledp import __version__
 from shuffledp import commands as _commands_pkg
+from shuffledp.errors import InputError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -30,6 +30,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="shuffledp", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"shuffledp {__version__}")
+    parser.add_argument("--traceback", action="store_true", help="on an error, show the Python traceback")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
     account = sub.add_parser("account", help="privacy accountants (JSON on stdout)")
     account_sub = account.add_subparsers(dest="accountant", required=True, metavar="ACCOUNTANT", parser_class=_Parser)
@@ -51,19 +52,11 @@ def _one_line(text: object) -> str:
     return out
 
 
-# flags that carry a JSON object: a KeyError while reading one is a key missing from it
-_JSON_FLAGS = ("spec", "section", "classes")
-
-
-def _describe(exc: BaseException, args: argparse.Namespace | None = None) -> str:
+def _describe(exc: BaseException) -> str:
     """One line for an exception: the flag or file it names, what failed."""
     if isinstance(exc, OSError) and exc.filename is not None:
         what = exc.strerror or type(exc).__name__
         return f"{exc.filename}: {what}"
-    if isinstance(exc, KeyError):
-        flags = [f"--{f}" for f in _JSON_FLAGS if getattr(args, f, None) is not None]
-        where = f"{flags[0]}: " if len(flags) == 1 else ""
-        return f"{where}missing key {exc.args[0]!r}" if exc.args else f"{where}missing key"
     text = _one_line(exc)
     flag = getattr(exc, "flag", None)  # e.g. AccountantDomainError(ValueError) carries the flag it concerns
     if flag and not text.startswith(str(flag)):
@@ -71,16 +64,15 @@ def _describe(exc: BaseException, args: argparse.Namespace | None = None) -> str
     return text or type(exc).__name__
 
 
-# Exceptions that mean "bad input" (a value, a file, a damaged download): exit 2, one line.
-_INPUT_ERRORS: tuple[type[BaseException], ...] = (
-    ValueError, OSError, KeyError, EOFError, ArithmeticError, zlib.error, RuntimeError,
-)
+# Exceptions that mean "bad input" (a value, a flag, a file, a damaged download): exit 2, one line.
+# Anything else is a bug of ours: exit 1, "internal error" (--traceback shows where).
+_INPUT_ERRORS: tuple[type[BaseException], ...] = (InputError, OSError)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    debug = bool(os.environ.get("SHUFFLEDP_DEBUG"))
+    debug = bool(args.traceback or os.environ.get("SHUFFLEDP_DEBUG"))
     try:
         result = args.func(args)
     except KeyboardInterrupt:
@@ -91,13 +83,13 @@ def main(argv: list[str] | None = None) -> int:
     except _INPUT_ERRORS as exc:
         if debug:
             raise
-        print(f"shuffledp: error: {_describe(exc, args)}", file=sys.stderr)
+        print(f"shuffledp: error: {_describe(exc)}", file=sys.stderr)
         return 2
-    except Exception as exc:  # a bug, not bad input: still one line (SHUFFLEDP_DEBUG=1 shows the traceback)
+    except Exception as exc:  # a bug, not bad input: still one line (--traceback shows the traceback)
         if debug:
             raise
         print(f"shuffledp: internal error: {type(exc).__name__}: {_one_line(exc)} "
-              "(set SHUFFLEDP_DEBUG=1 for the traceback)", file=sys.stderr)
+              "(a bug: please report it; --traceback or SHUFFLEDP_DEBUG=1 shows where)", file=sys.stderr)
         return 1
     return int(result or 0)
 

@@ -27,6 +27,8 @@ from __future__ import annotations
 import math
 import numbers
 
+from shuffledp.errors import DomainError
+
 __all__ = [
     "AccountantDomainError",
     "EPS0_MAX",
@@ -51,7 +53,7 @@ PERSONALIZED_N_MAX = 10**6   # personalized accountants: one local eps per user 
 K_MAX = 10**9
 
 
-class AccountantDomainError(ValueError):
+class AccountantDomainError(DomainError):
     """An argument outside an accountant's domain. ``flag`` is the CLI flag without dashes."""
 
     def __init__(self, flag: str, message: str):

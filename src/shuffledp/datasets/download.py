@@ -27,18 +27,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from shuffledp.errors import DataError
 from shuffledp.io import file_mode, temp_file
 
 MIRROR_ENV = "SHUFFLEDP_DATA_MIRROR"
 TIMEOUT_S = 30
 
 
-class ChecksumError(RuntimeError):
+class ChecksumError(DataError):
     """A file was reached but its content is wrong: checksum mismatch, or it cannot be read or
     decompressed (flipped bytes, broken gzip CRC, truncated file, unreadable file)."""
 
 
-class DownloadError(RuntimeError):
+class DownloadError(DataError):
     """No candidate gave a file with the right checksum; the message lists every attempt.
 
     ``corrupt`` is True when at least one file was *reached* and found wrong (a local copy, the
