@@ -63,13 +63,14 @@ MECHANISMS = ("krr", "general", "subset-exp", "oue", "olh")
 GROUPED = ("subset-exp", "oue", "olh")
 SUBSET_D_MAX = 20_000     # subset-exp: exact binomial coefficients of d + s items stay fast
 SUBSET_SEARCH_MAX = 1_000  # PrivSet's best subset size is searched only up to this d
-EPS0_MAX = 50.0  # the upper bounds' numerics are checked up to here
+BEST_EPS0_MAX = 50.0  # account best: its upper bounds' numerics are checked up to here (below the
+# accountants' common EPS0_MAX of shuffledp.accountants.validation)
 
 
 def _check(mechanism: str, eps0, n, delta, k) -> tuple[float, int, float, int | None]:
     """Domain checks; a violation raises :class:`AccountantDomainError` naming the flag."""
     check_choice(mechanism, "mechanism", MECHANISMS)
-    eps0 = check_eps0(eps0, upper=EPS0_MAX)
+    eps0 = check_eps0(eps0, upper=BEST_EPS0_MAX)
     n = check_n(n)
     delta = check_delta(delta)
     if mechanism == "krr":

@@ -40,7 +40,7 @@ from collections.abc import Callable
 import numpy as np
 
 from shuffledp.accountants._kernels import special, stats  # scipy's kernels without its package imports (same numbers)
-from shuffledp.accountants.validation import check_choice, check_delta, check_eps, check_eps0, check_n
+from shuffledp.accountants.validation import EPS0_MAX, check_choice, check_delta, check_eps, check_eps0, check_n
 
 __all__ = [
     "clone_probability",
@@ -56,7 +56,6 @@ __all__ = [
 ]
 
 VARIANTS = ("fmt21", "fmt23")
-EPS0_MAX = 500.0  # e^eps0 must stay a finite double
 CLOSED_FORMS = ("code", "theorem")
 
 
