@@ -33,7 +33,6 @@ include: "workflow/rules/accountant.smk"
 include: "workflow/rules/peruser.smk"
 include: "workflow/rules/multidim.smk"
 include: "workflow/rules/accountants_compare.smk"
-include: "workflow/rules/multidim_frameworks.smk"
 
 
 rule all:

@@ -21,8 +21,8 @@ DS_SOURCE = {name: DS.get(name, {}).get("source", "auto") for name in ("msnbc", 
 IPUMS_SPEC = {key: {"sample": "", **spec} for key, spec in IPUMS.items()}
 # the IPUMS API download runs only when an extract's source resolves to `ipums`
 IPUMS_VIA_API = {key: resolve_ipums_source(spec["source"], spec) == "ipums" for key, spec in IPUMS.items()}
-# HDG's ordinal tables (Figs 6-9): their rules are in multidim_frameworks.smk (the stage's jobs give
-# their specs); they are datasets all the same, so the datasets table lists the ones the config builds.
+# HDG's ordinal tables (Figs 6-9): their rules are the multidim_frameworks stage's steps loan and adult
+# (shuffledp.stages.multidim_frameworks; its jobs give their specs); they are datasets all the same, so the datasets table lists the ones the config builds.
 LOAN_TABLE = f"{PROC}/loan.parquet"
 ADULT_ORDINAL_TABLE = f"{PROC}/adult_ordinal.parquet"
 HDG_DATASETS = ((config.get("multidim_frameworks") or {}).get("hdg") or {}).get("datasets", [])

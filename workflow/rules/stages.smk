@@ -47,6 +47,7 @@ for _stage in STAGES.values():
             resources:
                 mem_mb=_step.mem_mb,
                 runtime=_step.runtime,
+            localrule: _step.local
             conda:
                 env_file()
             shell:
