@@ -21,6 +21,7 @@ import yaml
 
 from shuffledp.cli import main
 from shuffledp.config import ConfigError, load_yaml, validate_config
+from shuffledp.stages import discover
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = yaml.safe_load((REPO / "tests" / "fixtures" / "config_tiny.yaml").read_text())
@@ -267,22 +268,6 @@ BAD_CLI = [
     ("peruser-run-eps", 'peruser run --spec {{"dataset":{{"name":"s","source":"synthetic"}},"method":"alg1",'
      '"clustering":"kmeans","eps":["1","-2"],"splits":["0.5"],"c":[0.1],"delta":1e-6,"kmeans_k":2,"reps":[0],'
      '"seed":1,"user_sample":10}} --out-runs {tmp}/r --out-users {tmp}/u', ["--spec", "eps"]),
-    ("multidim-uniform-missing", "multidim uniform --data {tmp}/nope --dataset br --reps 0 --seed 1 "
-     "--out {tmp}/o --mechanism mhm --eps 1 --timings {tmp}/t", ["--data", "nope"]),
-    ("multidim-uniform-eps", 'multidim uniform --spec {{"dataset":"br","mechanism":"mhm","eps":-1,"reps":[0],'
-     '"records":10,"seed":1,"topk":5}} --data {ok} --out {tmp}/o --timings {tmp}/t', ["--spec", "eps"]),
-    ("multidim-uniform-eps-inf", 'multidim uniform --spec {{"dataset":"br","mechanism":"mhm","eps":Infinity,'
-     '"reps":[0],"records":10,"seed":1,"topk":5}} --data {ok} --out {tmp}/o --timings {tmp}/t',
-     ["--spec", "eps", "finite"]),
-    ("multidim-records", 'multidim uniform --spec {{"dataset":"br","mechanism":"mhm","eps":1,"reps":[0],'
-     '"records":-3,"seed":1,"topk":5}} --data {ok} --out {tmp}/o --timings {tmp}/t', ["--spec", "records"]),
-    ("multidim-report-missing", "multidim report --uniform {tmp}/nope --data br={ok} --scale t "
-     "--tables-dir {tmp} --figures-dir {tmp}", ["--uniform"]),
-    ("multidim-report-data", "multidim report --uniform {ok} --data br={tmp}/nope --scale t "
-     "--tables-dir {tmp} --figures-dir {tmp}", ["--data", "nope"]),
-    ("multidim-classes", 'multidim personal --spec {{"dataset":"br","method":"ogm","ratio":"1:1:1","reps":[0],'
-     '"records":10,"seed":1,"bound":"bennett","family_bits":32,"classes":[1]}} --data {ok} --out {tmp}/o',
-     ["--spec", "classes"]),
     ("tcm-m-zero", "account tcm --eps 1 --delta 1e-6 --n 1000 --m 0", ["--m"]),
     ("poisson-s-above-d", "account poisson --n 5000 --m 2 --d 4 --s 6 --eps 1 --delta 2e-6", ["--s", "[1, 4]"]),
     ("tcm-eps-nan", "account tcm --eps nan --delta 1e-6 --n 1000 --m 3", ["--eps"]),
@@ -328,8 +313,7 @@ def test_bad_cli_call_exits_2_with_one_line(tmp_path, capsys, template, needles)
     assert not list(tmp_path.glob("o.*")) and not list(tmp_path.glob("s.parquet"))
 
 
-@pytest.mark.parametrize("case", ["summary-missing", "tcm-m-zero", "synthetic-users-neg", "multidim-uniform-missing",
-                                  "config-yaml"])
+@pytest.mark.parametrize("case", ["summary-missing", "tcm-m-zero", "synthetic-users-neg", "config-yaml"])
 def test_bad_cli_call_in_a_real_process_has_no_traceback(tmp_path, case):
     template, needles = next(c[1:] for c in BAD_CLI if c[0] == case)
     env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
@@ -381,3 +365,67 @@ def test_snakemake_dry_run_refuses_before_any_job(tmp_path, case):
     assert proc.returncode != 0
     assert "Traceback" not in out and all(n in out for n in needles), out[-3000:]
     assert not (tmp_path / "data").exists() and not (tmp_path / "results").exists()
+
+
+# bad jobs of a stage in shuffledp.stages: ``shuffledp step STAGE STEP --spec FILE --io FILE`` with the spec
+# and the io (``{tmp}``: the test's folder, ``{ok}``: a readable Parquet file) written as JSON files
+_MD_UNIFORM = {"dataset": "br", "mechanism": "mhm", "eps": 1, "reps": [0], "records": 10, "seed": 1, "topk": 5}
+_MD_UNIFORM_IO = {"input": {"data": ["{ok}"]}, "output": {"table": "{tmp}/o.parquet", "timings": "{tmp}/t.parquet"}}
+_MD_REPORT_IO = {"uniform": ["{ok}"], "timings": [], "personal": [], "data": ["{ok}"]}
+_MD_REPORT_OUT = {o.name: "{tmp}/o." + o.name for o in discover()["multidim"].step("report").outputs}
+BAD_STEP = [
+    ("multidim-uniform-missing", "multidim", "uniform", _MD_UNIFORM,
+     {**_MD_UNIFORM_IO, "input": {"data": ["{tmp}/nope"]}}, ["input data", "nope"]),
+    ("multidim-uniform-eps", "multidim", "uniform", {**_MD_UNIFORM, "eps": -1}, _MD_UNIFORM_IO, ["--spec", "eps"]),
+    ("multidim-uniform-eps-inf", "multidim", "uniform", {**_MD_UNIFORM, "eps": math.inf}, _MD_UNIFORM_IO,
+     ["--spec", "eps", "finite"]),
+    ("multidim-records", "multidim", "uniform", {**_MD_UNIFORM, "records": -3}, _MD_UNIFORM_IO, ["--spec", "records"]),
+    ("multidim-report-missing", "multidim", "report", {"datasets": ["br"], "topk": 5, "scale": "t"},
+     {"input": {**_MD_REPORT_IO, "uniform": ["{tmp}/nope"]}, "output": _MD_REPORT_OUT}, ["input uniform", "nope"]),
+    ("multidim-report-data", "multidim", "report", {"datasets": ["br"], "topk": 5, "scale": "t"},
+     {"input": {**_MD_REPORT_IO, "data": ["{tmp}/nope"]}, "output": _MD_REPORT_OUT}, ["input data", "nope"]),
+    ("multidim-classes", "multidim", "personal",
+     {"dataset": "br", "method": "ogm", "ratio": "1:1:1", "reps": [0], "records": 10, "seed": 1, "bound": "bennett",
+      "family_bits": 32, "classes": [1]}, {"input": {"data": ["{ok}"]}, "output": {"table": "{tmp}/o.parquet"}},
+     ["--spec", "classes"]),
+]
+
+
+def _step_argv(stage, step, spec, io, tmp_path: Path) -> list[str]:
+    import json
+
+    ok = _parquet(tmp_path)
+
+    def fill(obj):
+        if isinstance(obj, str):
+            return obj.format(tmp=tmp_path, ok=ok)
+        if isinstance(obj, dict):
+            return {k: fill(v) for k, v in obj.items()}
+        return [fill(v) for v in obj]
+
+    (tmp_path / "spec.json").write_text(json.dumps(spec))  # json writes inf as Infinity, which it reads back
+    (tmp_path / "io.json").write_text(json.dumps(fill(io)))
+    return ["step", stage, step, "--spec", str(tmp_path / "spec.json"), "--io", str(tmp_path / "io.json")]
+
+
+@pytest.mark.parametrize(("stage", "step", "spec", "io", "needles"), [c[1:] for c in BAD_STEP],
+                         ids=[c[0] for c in BAD_STEP])
+def test_bad_step_call_exits_2_with_one_line(tmp_path, capsys, stage, step, spec, io, needles):
+    code = main(_step_argv(stage, step, spec, io, tmp_path))
+    err = capsys.readouterr().err
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("shuffledp: error: "), err
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    assert not list(tmp_path.glob("o.*")) and not list(tmp_path.glob("t.*"))
+
+
+def test_bad_step_call_in_a_real_process_has_no_traceback(tmp_path):
+    stage, step, spec, io, needles = BAD_STEP[0][1:]
+    env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+    env.pop("SHUFFLEDP_DEBUG", None)
+    proc = subprocess.run([sys.executable, "-m", "shuffledp", *_step_argv(stage, step, spec, io, tmp_path)],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from shuffledp.experiments import multidim, peruser, segmented
+from shuffledp.experiments import peruser, segmented
 from shuffledp.stages import check_spec, discover, job_io
 from shuffledp.stages.jobs import Job, JobTable, Ref, batch_ranges, canonical
 
 REPO = Path(__file__).resolve().parents[1]
 # transitional: the stages not yet moved to shuffledp.stages (discovered ones are added below)
-LEGACY = (segmented, multidim, peruser)
+LEGACY = (segmented, peruser)
 personalized = discover()["personalized"]
 multidim_frameworks = discover()["multidim_frameworks"]
 
