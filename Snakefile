@@ -30,9 +30,7 @@ include: "workflow/rules/stages.smk"
 include: "workflow/rules/segmented.smk"
 include: "workflow/rules/accountant.smk"
 include: "workflow/rules/peruser.smk"
-include: "workflow/rules/multidim.smk"
 include: "workflow/rules/accountants_compare.smk"
-include: "workflow/rules/multidim_frameworks.smk"
 
 
 rule all:

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import yaml
 
-from shuffledp.experiments.multidim_frameworks import jobs, run_job
+from shuffledp.experiments.multidim_frameworks import run_job
+from shuffledp.stages.multidim_frameworks import jobs
 
 
 def _path(proc: Path, spec: dict) -> str:

@@ -22,6 +22,7 @@ import yaml
 
 from shuffledp.cli import main
 from shuffledp.config import ConfigError, load_yaml, validate_config
+from shuffledp.stages import discover
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = yaml.safe_load((REPO / "tests" / "fixtures" / "config_tiny.yaml").read_text())
@@ -238,22 +239,6 @@ BAD_CLI = [
     ("peruser-run-eps", 'peruser run --spec {{"dataset":{{"name":"s","source":"synthetic"}},"method":"alg1",'
      '"clustering":"kmeans","eps":["1","-2"],"splits":["0.5"],"c":[0.1],"delta":1e-6,"kmeans_k":2,"reps":[0],'
      '"seed":1,"user_sample":10}} --out-runs {tmp}/r --out-users {tmp}/u', ["--spec", "eps"]),
-    ("multidim-uniform-missing", "multidim uniform --data {tmp}/nope --dataset br --reps 0 --seed 1 "
-     "--out {tmp}/o --mechanism mhm --eps 1 --timings {tmp}/t", ["--data", "nope"]),
-    ("multidim-uniform-eps", 'multidim uniform --spec {{"dataset":"br","mechanism":"mhm","eps":-1,"reps":[0],'
-     '"records":10,"seed":1,"topk":5}} --data {ok} --out {tmp}/o --timings {tmp}/t', ["--spec", "eps"]),
-    ("multidim-uniform-eps-inf", 'multidim uniform --spec {{"dataset":"br","mechanism":"mhm","eps":Infinity,'
-     '"reps":[0],"records":10,"seed":1,"topk":5}} --data {ok} --out {tmp}/o --timings {tmp}/t',
-     ["--spec", "eps", "finite"]),
-    ("multidim-records", 'multidim uniform --spec {{"dataset":"br","mechanism":"mhm","eps":1,"reps":[0],'
-     '"records":-3,"seed":1,"topk":5}} --data {ok} --out {tmp}/o --timings {tmp}/t', ["--spec", "records"]),
-    ("multidim-report-missing", "multidim report --uniform {tmp}/nope --data br={ok} --scale t "
-     "--tables-dir {tmp} --figures-dir {tmp}", ["--uniform"]),
-    ("multidim-report-data", "multidim report --uniform {ok} --data br={tmp}/nope --scale t "
-     "--tables-dir {tmp} --figures-dir {tmp}", ["--data", "nope"]),
-    ("multidim-classes", 'multidim personal --spec {{"dataset":"br","method":"ogm","ratio":"1:1:1","reps":[0],'
-     '"records":10,"seed":1,"bound":"bennett","family_bits":32,"classes":[1]}} --data {ok} --out {tmp}/o',
-     ["--spec", "classes"]),
     ("tcm-m-zero", "account tcm --eps 1 --delta 1e-6 --n 1000 --m 0", ["--m"]),
     ("poisson-s-above-d", "account poisson --n 5000 --m 2 --d 4 --s 6 --eps 1 --delta 2e-6", ["--s", "[1, 4]"]),
     ("tcm-eps-nan", "account tcm --eps nan --delta 1e-6 --n 1000 --m 3", ["--eps"]),
@@ -296,7 +281,7 @@ def test_bad_cli_call_exits_2_with_one_line(tmp_path, capsys, template, needles)
     assert not list(tmp_path.glob("o.*")) and not list(tmp_path.glob("s.parquet"))
 
 
-@pytest.mark.parametrize("case", ["tcm-m-zero", "multidim-uniform-missing", "config-yaml"])
+@pytest.mark.parametrize("case", ["tcm-m-zero", "config-yaml"])
 def test_bad_cli_call_in_a_real_process_has_no_traceback(tmp_path, case):
     template, needles = next(c[1:] for c in BAD_CLI if c[0] == case)
     env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
@@ -463,3 +448,46 @@ def test_a_bug_is_an_internal_error_exit_1_and_traceback_on_request(tmp_path, mo
             assert "--traceback" in err[0]
             with pytest.raises(type(exc)):
                 main(["--traceback", *argv])
+
+
+# bad jobs of a stage in shuffledp.stages: ``shuffledp step STAGE STEP --spec FILE --io FILE`` with the spec
+# and the io (``{tmp}``: the test's folder, ``{ok}``: a readable Parquet file) written as JSON files
+_MD_UNIFORM = {"dataset": "br", "mechanism": "mhm", "eps": 1, "reps": [0], "records": 10, "seed": 1, "topk": 5}
+_MD_UNIFORM_IO = {"input": {"data": ["{ok}"]}, "output": {"table": "{tmp}/o.parquet", "timings": "{tmp}/t.parquet"}}
+_MD_REPORT_IO = {"uniform": ["{ok}"], "timings": [], "personal": [], "data": ["{ok}"]}
+_MD_REPORT_OUT = {o.name: "{tmp}/o." + o.name for o in discover()["multidim"].step("report").outputs}
+BAD_STEP_MULTIDIM = [
+    ("multidim-uniform-missing", "multidim", "uniform", _MD_UNIFORM,
+     {**_MD_UNIFORM_IO, "input": {"data": ["{tmp}/nope"]}}, ["input data", "nope"]),
+    ("multidim-uniform-eps", "multidim", "uniform", {**_MD_UNIFORM, "eps": -1}, _MD_UNIFORM_IO, ["--spec", "eps"]),
+    ("multidim-uniform-eps-inf", "multidim", "uniform", {**_MD_UNIFORM, "eps": math.inf}, _MD_UNIFORM_IO,
+     ["--spec", "eps", "finite"]),
+    ("multidim-records", "multidim", "uniform", {**_MD_UNIFORM, "records": -3}, _MD_UNIFORM_IO, ["--spec", "records"]),
+    ("multidim-report-missing", "multidim", "report", {"datasets": ["br"], "topk": 5, "scale": "t"},
+     {"input": {**_MD_REPORT_IO, "uniform": ["{tmp}/nope"]}, "output": _MD_REPORT_OUT}, ["input uniform", "nope"]),
+    ("multidim-report-data", "multidim", "report", {"datasets": ["br"], "topk": 5, "scale": "t"},
+     {"input": {**_MD_REPORT_IO, "data": ["{tmp}/nope"]}, "output": _MD_REPORT_OUT}, ["input data", "nope"]),
+    ("multidim-classes", "multidim", "personal",
+     {"dataset": "br", "method": "ogm", "ratio": "1:1:1", "reps": [0], "records": 10, "seed": 1, "bound": "bennett",
+      "family_bits": 32, "classes": [1]}, {"input": {"data": ["{ok}"]}, "output": {"table": "{tmp}/o.parquet"}},
+     ["--spec", "classes"]),
+]
+
+
+@pytest.mark.parametrize(("stage", "step", "spec", "io", "needles"), [c[1:] for c in BAD_STEP_MULTIDIM],
+                         ids=[c[0] for c in BAD_STEP_MULTIDIM])
+def test_bad_multidim_job_exits_2_with_one_line(tmp_path, capsys, stage, step, spec, io, needles):
+    test_bad_job_of_a_step_exits_2_with_one_line(tmp_path, capsys, stage, step, spec, io, needles)
+
+
+def test_bad_job_in_a_real_process_has_no_traceback(tmp_path):
+    stage, step, spec, io, needles = BAD_STEP_MULTIDIM[0][1:]
+    ok = _parquet(tmp_path)
+    io = json.loads(json.dumps(io).replace("{tmp}", str(tmp_path)).replace("{ok}", ok))
+    env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+    env.pop("SHUFFLEDP_DEBUG", None)
+    proc = subprocess.run([sys.executable, "-m", "shuffledp", *_step(tmp_path, stage, step, spec, io)],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert all(n in proc.stderr for n in needles)

@@ -15,14 +15,13 @@ from shuffledp.datasets.provenance import read_provenance, write_table
 from shuffledp.experiments.multidim import (
     ADULT,
     ADULT_ATTRIBUTES,
-    check_config,
     dataset_label,
-    jobs,
     load_dataset,
     prepare_adult,
     run_uniform,
 )
 from shuffledp.experiments.multidim_report import _note
+from shuffledp.stages.multidim import check_config, jobs
 
 
 def _adult_like(rows: int, seed: int = 0, standin: bool = False):
@@ -90,26 +89,32 @@ def test_config_rejects_unknown_and_repeated_datasets():
     check_config(_config(["mx", "adult"]))
 
 
-def test_cli_prepare_then_uniform_on_the_prepared_table(tmp_path):
+def test_step_prepare_then_uniform_on_the_prepared_table(tmp_path):
+    import json
+
     df, prov = _adult_like(2000, seed=4)
     src = tmp_path / "adult.parquet"
     write_table(df, src, prov)
     out = tmp_path / "md_adult.parquet"
-    spec = '{"dataset": "adult", "attributes": ' + str(list(ADULT_ATTRIBUTES)).replace("'", '"') + "}"
-    cmd = [sys.executable, "-m", "shuffledp", "multidim", "prepare", "--spec", spec, "--input", str(src),
-           "--out", str(out)]
-    subprocess.run(cmd, check=True, capture_output=True, text=True)
+    (tmp_path / "io.json").write_text(json.dumps({"input": {"table": [str(src)]}, "output": {"table": str(out)}}))
+
+    def step(spec):
+        (tmp_path / "spec.json").write_text(json.dumps(spec))
+        return subprocess.run([sys.executable, "-m", "shuffledp", "step", "multidim", "prepare", "--spec",
+                               str(tmp_path / "spec.json"), "--io", str(tmp_path / "io.json")],
+                              capture_output=True, text=True)
+
+    proc = step({"dataset": "adult", "attributes": list(ADULT_ATTRIBUTES)})
+    assert proc.returncode == 0, proc.stderr
     assert read_provenance(out)["domains"]["native_country"] == 42
     data, domains, attrs, p = load_dataset(out, 1000, 3, ADULT)
     assert attrs == list(ADULT_ATTRIBUTES) and data.shape == (1000, 8) and p["standin"] is False
     res, _ = run_uniform(data, domains, "mhm", 1.0, [0], seed=3, dataset=ADULT, topk=10)
     assert res["n"].iloc[0] == 1000 and res["d"].iloc[0] == 8 and np.isfinite(res["mse"].iloc[0])
     # a spec naming a column the table does not have: one line on stderr, exit 2
-    bad = cmd.copy()
-    bad[bad.index("--spec") + 1] = '{"dataset": "adult", "attributes": ["workclass", "zodiac"]}'
-    proc = subprocess.run(bad, capture_output=True, text=True)
+    proc = step({"dataset": "adult", "attributes": ["workclass", "zodiac"]})
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert proc.stderr.strip().startswith("shuffledp: error: --input:") and "zodiac" in proc.stderr
+    assert proc.stderr.strip().startswith("shuffledp: error: input table:") and "zodiac" in proc.stderr
 
 
 def test_real_adult_categorical_table(mirror, tmp_path):

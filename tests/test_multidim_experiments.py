@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import subprocess
 import sys
@@ -13,9 +14,8 @@ import pytest
 
 from shuffledp.accountants import blanket
 from shuffledp.datasets.provenance import write_table
-from shuffledp.experiments.jobs import canonical
-from shuffledp.experiments.multidim import jobs
 from shuffledp.protocols import mhm, personal_groups
+from shuffledp.stages.multidim import jobs
 from shuffledp.tasks.multidim import frequency_mse, true_frequencies
 
 
@@ -93,6 +93,14 @@ def _run(*args):
     assert main(list(args)) == 0
 
 
+def _step(folder, step, spec, inputs, outputs):
+    """``shuffledp step multidim <step>`` in-process, with the job's spec and io written as JSON files."""
+    from shuffledp.stages import content_file
+
+    _run("step", "multidim", step, "--spec", content_file(folder, "spec", spec),
+         "--io", content_file(folder, "io", {"input": inputs, "output": outputs}))
+
+
 @pytest.mark.slow
 def test_cli_jobs_and_report(tmp_path):
     rng = np.random.default_rng(0)
@@ -107,17 +115,17 @@ def test_cli_jobs_and_report(tmp_path):
         "reps": 2, "reps_per_job": 2, "bound": "bennett", "hash_family_bits": 32, "flame_np_fraction": 1 / 3,
         "flame_variant": "balle", "topk": 5, "personal": {"ratios": ["2:4:4"], "reps": 1, "reps_per_job": 1}}}
     uni, tim, per = [], [], []
+    jobdir = tmp_path / "jobs"
     for job in jobs(cfg):
-        w, spec = job.wildcards, canonical(job.spec)
+        w, spec = job.wildcards, job.spec
         stem = tmp_path / "_".join(w.values())
+        data = {"data": [str(tmp_path / f"{w.get('dataset')}.parquet")]}
         if job.step == "uniform":
-            _run("multidim", "uniform", "--spec", spec, "--data", str(tmp_path / f"{w['dataset']}.parquet"),
-                 "--out", f"{stem}.u.parquet", "--timings", f"{stem}.t.parquet")
+            _step(jobdir, "uniform", spec, data, {"table": f"{stem}.u.parquet", "timings": f"{stem}.t.parquet"})
             uni.append(f"{stem}.u.parquet")
             tim.append(f"{stem}.t.parquet")
         elif job.step == "personal":
-            _run("multidim", "personal", "--spec", spec, "--data", str(tmp_path / f"{w['dataset']}.parquet"),
-                 "--out", f"{stem}.p.parquet")
+            _step(jobdir, "personal", spec, data, {"table": f"{stem}.p.parquet"})
             per.append(f"{stem}.p.parquet")
         else:
             report_spec = spec
@@ -128,12 +136,16 @@ def test_cli_jobs_and_report(tmp_path):
     # reproducible: the same job twice gives byte-identical tables
     again = tmp_path / "again.parquet"
     first = next(j for j in jobs(cfg) if j.step == "uniform")
-    _run("multidim", "uniform", "--spec", canonical(first.spec), "--data", str(tmp_path / "br.parquet"),
-         "--out", str(again), "--timings", str(tmp_path / "again_t.parquet"))
+    _step(jobdir, "uniform", first.spec, {"data": [str(tmp_path / "br.parquet")]},
+          {"table": str(again), "timings": str(tmp_path / "again_t.parquet")})
     assert again.read_bytes() == open(uni[0], "rb").read()
-    _run("multidim", "report", "--spec", report_spec, "--uniform", *uni, "--timings", *tim, "--personal", *per,
-         "--data", str(tmp_path / "br.parquet"), str(tmp_path / "mx.parquet"),
-         "--tables-dir", str(tmp_path / "tables"), "--figures-dir", str(tmp_path / "figures"))
+    from shuffledp.stages import discover
+
+    report_step = discover()["multidim"].step("report")
+    out = {o.name: str(tmp_path / o.path) for o in report_step.outputs}  # tables/..., figures/...
+    _step(jobdir, "report", report_spec, {"uniform": uni, "timings": tim, "personal": per,
+                                          "data": [str(tmp_path / "br.parquet"), str(tmp_path / "mx.parquet")]}, out)
+    assert (tmp_path / "tables" / "multidim_fig3.parquet").is_file()
     for k in (3, 4, 5, 10):
         for ext in ("pdf", "png"):
             assert (tmp_path / "figures" / f"multidim_fig{k}.{ext}").stat().st_size > 1000
@@ -163,9 +175,14 @@ def test_cli_account_and_usage_errors(capsys, tmp_path):
                '{"name":"l","eps":1,"delta_n":10}]')
     spec = ('{"dataset":"br","method":"ogm","ratio":"2:4","reps":[0],"records":10,"seed":1,"bound":"bennett",'
             '"family_bits":32,"classes":' + classes + '}')
-    bad = subprocess.run([sys.executable, "-m", "shuffledp", "multidim", "personal", "--spec", spec, "--data",
-                          str(data), "--out", "y"], capture_output=True, text=True)
+    (tmp_path / "spec.json").write_text(spec)
+    (tmp_path / "io.json").write_text(json.dumps({"input": {"data": [str(data)]},
+                                                  "output": {"table": str(tmp_path / "y")}}))
+    bad = subprocess.run([sys.executable, "-m", "shuffledp", "step", "multidim", "personal", "--spec",
+                          str(tmp_path / "spec.json"), "--io", str(tmp_path / "io.json")], capture_output=True,
+                         text=True)
     assert bad.returncode == 2 and "--spec" in bad.stderr and "2:4" in bad.stderr and bad.stderr.count("\n") == 1
+    assert not (tmp_path / "y").exists()
 
 
 @pytest.mark.parametrize("d,g,eps_l,eps_s", [(2, 5, 1.5, 0.3), (3, 7, 2.0, 0.5), (3, 4, 0.8, 0.2)])

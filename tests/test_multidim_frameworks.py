@@ -255,8 +255,8 @@ def _config():
 
 
 def test_jobs_one_per_framework_component_dataset_every_eps_inside():
-    from shuffledp.experiments.jobs import JobTable, canonical
-    from shuffledp.experiments.multidim_frameworks import jobs
+    from shuffledp.stages.jobs import JobTable, canonical
+    from shuffledp.stages.multidim_frameworks import jobs
 
     js = jobs(_config())
     table = JobTable(js)  # no two jobs with the same identity
@@ -277,8 +277,8 @@ def test_editing_one_key_changes_only_the_specs_that_hold_it():
     """The rules pass the canonical spec as params: a job reruns exactly when its spec changes."""
     import copy
 
-    from shuffledp.experiments.jobs import canonical
-    from shuffledp.experiments.multidim_frameworks import jobs
+    from shuffledp.stages.jobs import canonical
+    from shuffledp.stages.multidim_frameworks import jobs
 
     def changed(mutate):
         cfg = copy.deepcopy(_config())
@@ -292,9 +292,8 @@ def test_editing_one_key_changes_only_the_specs_that_hold_it():
     assert changed(lambda s: s.update(flame_variant="seed33")) == {"calm/flame:run", "hdg/flame:run"}
     assert changed(lambda s: s["hdg"].update(queries=4)) == {"hdg/mhm:run", "hdg/flame:run", "/:report"}
     assert changed(lambda s: s["calm"].update(view_size=2)) == {"calm/mhm:run", "calm/flame:run"}
-    assert changed(lambda s: s["hdg"].update(domain=16)) == {"hdg/mhm:run", "hdg/flame:run", "/loan:prepare",
-                                                             "/adult:prepare"}
-    assert changed(lambda s: s["loan"].update(records=500)) == {"/loan:prepare"}
+    assert changed(lambda s: s["hdg"].update(domain=16)) == {"hdg/mhm:run", "hdg/flame:run", "/:loan", "/:adult"}
+    assert changed(lambda s: s["loan"].update(records=500)) == {"/:loan"}
 
 
 def test_run_job_reproducible_and_mhm_beats_flame(tmp_path):
@@ -302,8 +301,9 @@ def test_run_job_reproducible_and_mhm_beats_flame(tmp_path):
 
     from shuffledp.datasets import loan
     from shuffledp.datasets.provenance import write_table
-    from shuffledp.experiments.jobs import JobTable
-    from shuffledp.experiments.multidim_frameworks import jobs, run_job, write_parquet
+    from shuffledp.experiments.multidim_frameworks import run_job, write_parquet
+    from shuffledp.stages.jobs import JobTable
+    from shuffledp.stages.multidim_frameworks import jobs
 
     # a 4-attribute stand-in-like ordinal table (10 grids keep MHM's exact accountant fast)
     attrs = loan.ATTRIBUTES[:4]
@@ -333,17 +333,31 @@ def test_run_job_reproducible_and_mhm_beats_flame(tmp_path):
     assert tuned.g1.iloc[0] >= a.g1.iloc[0]  # MHM's variance is far below LDP's at eps_s: finer grids
 
 
-def test_cli_bad_spec_is_one_line_error(capsys):
-    from shuffledp.cli import main
+def test_step_bad_spec_is_one_line_error(tmp_path):
+    """``shuffledp step multidim_frameworks ...``: a bad spec or input is one line, exit 2, nothing written."""
+    import subprocess
+    import sys
 
-    assert main(["multidim-frameworks", "run", "--spec", "{nope", "--in", "x", "--out", "y"]) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("shuffledp: error: --spec:") and "\n" not in err
-    assert main(["multidim-frameworks", "prepare", "--spec", '{"dataset": "loan", "domain": 12}', "--out", "y"]) == 2
-    assert "power of two" in capsys.readouterr().err
-    spec = json.dumps({"framework": "hdg", "component": "mhm", "dataset": "loan", "eps": 1, "seed": 1, "reps": 1})
-    assert main(["multidim-frameworks", "run", "--spec", spec, "--in", "/nonexistent.parquet", "--out", "y"]) == 2
-    assert "--in: no such file" in capsys.readouterr().err
+    def run(step, spec, inputs, text=None):
+        (tmp_path / "s.json").write_text(text if text is not None else json.dumps(spec))
+        (tmp_path / "io.json").write_text(json.dumps({"input": inputs, "output": {"table": str(tmp_path / "y")}}))
+        proc = subprocess.run([sys.executable, "-m", "shuffledp", "step", "multidim_frameworks", step, "--spec",
+                               str(tmp_path / "s.json"), "--io", str(tmp_path / "io.json")], capture_output=True,
+                              text=True)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.startswith("shuffledp: error: --spec") or proc.stderr.startswith("shuffledp: error: input")
+        assert proc.stderr.count("\n") == 1, proc.stderr
+        return proc.stderr
+
+    run_spec = {"framework": "hdg", "component": "mhm", "dataset": "loan", "eps": [1.0], "seed": 1, "reps": 1,
+                "records": None}
+    assert "not valid JSON" in run("run", None, {"table": []}, text="{nope")
+    loan = {"dataset": "loan", "seed": 1, "domain": 12, "source": "standin", "path": None, "records": None,
+            "mirror": None, "raw_dir": str(tmp_path)}
+    assert "power of two" in run("loan", loan, {})
+    assert "no such file" in run("run", run_spec, {"table": ["/nonexistent.parquet"]})
+    assert "eps must be a positive" in run("run", dict(run_spec, eps=[-1.0]), {"table": [__file__]})
+    assert not (tmp_path / "y").exists()
 
 
 def test_make_component_unknown():
@@ -381,7 +395,7 @@ def test_claims_verdicts_and_standin_labels():
 
 def test_config_checks():
     from shuffledp.config import ConfigError
-    from shuffledp.experiments.multidim_frameworks import check_config
+    from shuffledp.stages.multidim_frameworks import check_config
 
     check_config(_config())
     for mutate, needle in ((lambda c: c["multidim_frameworks"].update(eps=[1.0, 0.5]), "eps"),

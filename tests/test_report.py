@@ -46,7 +46,7 @@ def test_every_stage_figure_and_claims_table_has_a_caption():
 MUST_FLAG = re.compile(r'f"\{RESULTS\}/(?:figures/[^"]+\.png|tables/[^"]*claims\.md)"')
 CAPTION = re.compile(r'caption="\.\./report/([^"{]+)"')
 
-# what the tiny run (tests/conftest.py: data, peruser, multidim with Adult) flags for the report
+# what the tiny run (tests/conftest.py: data, peruser, multidim with Adult, multidim_frameworks) flags for the report
 TINY_FLAGGED = {
     "datasets.md": "results/tables/datasets.md",
     "msnbc_category_shares.png": "results/figures/msnbc_category_shares.png",
@@ -55,6 +55,8 @@ TINY_FLAGGED = {
     **{f"multidim_fig{k}.png": f"results/figures/multidim_fig{k}.png" for k in (3, 4, 5, 10)},
     "multidim_table3.md": "results/tables/multidim_table3.md",
     "multidim_claims.md": "results/tables/multidim_claims.md",
+    **{f"multidim_fig{k}.png": f"results/figures/multidim_fig{k}.png" for k in (6, 7, 8, 9)},
+    "multidim_frameworks_claims.md": "results/tables/multidim_frameworks_claims.md",
 }
 
 
@@ -77,9 +79,6 @@ def test_every_caption_exists_and_is_used():
     for smk in RULES:
         text = smk.read_text()
         used |= set(CAPTION.findall(text))
-        # multidim.smk keeps its report() arguments in MD_REPORT: report(path, **MD_REPORT["<name>"])
-        names = set(re.findall(r'\*\*MD_REPORT\["([a-z0-9_]+)"\]', text))
-        used |= {f"{name}.rst" for name in names}
     used.add("workflow.rst")  # the Snakefile's global `report:` description
     assert 'report: "workflow/report/workflow.rst"' in (REPO / "Snakefile").read_text()
     present = {p.name for p in CAPTIONS.glob("*.rst")}
@@ -109,7 +108,8 @@ def test_report_archive_holds_the_flagged_files(tiny_workflow):
             assert len(by_base[base]) == 1, by_base[base]
             assert zf.read(by_base[base][0]) == (workdir / result).read_bytes(), base
         html = zf.read(next(n for n in names if n.endswith("report.html"))).decode()
-    for category in ("Datasets", "Per-user histograms", "Multidimensional categorical data"):
+    for category in ("Datasets", "Per-user histograms", "Multidimensional categorical data",
+                     "Multidimensional frameworks"):
         assert category in html, category
     # captions are rendered with the run's configuration (its name is the scale)
     assert re.search(r"configuration <tt class=[^>]*>tiny<", html)

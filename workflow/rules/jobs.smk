@@ -15,10 +15,6 @@ RESOURCES = {
     "segmented_aggregate": {"mem_mb": 1000, "runtime": 5},
     "segmented_figure": {"mem_mb": 1000, "runtime": 5},
     "segmented_claims": {"mem_mb": 1000, "runtime": 5},
-    "multidim_prepare": {"mem_mb": 1000, "runtime": 5},
-    "multidim_uniform": {"mem_mb": 1000, "runtime": 10},
-    "multidim_personal": {"mem_mb": 1000, "runtime": 10},
-    "multidim_report": {"mem_mb": 1000, "runtime": 10},
     # every eps inside since issue 14 (4 at paper scale): runtime doubled from 30, an estimate from the
     # per-eps job times in docs/peruser.md, not yet a benchmark of the new layout
     "peruser_job": {"mem_mb": 1500, "runtime": 60},
@@ -27,9 +23,4 @@ RESOURCES = {
     "accountants_compare_run": {"mem_mb": 2000, "runtime": 30},
     "accountants_compare_report": {"mem_mb": 1000, "runtime": 10},
     "accountants_compare_gain": {"mem_mb": 1000, "runtime": 40},
-    "multidim_frameworks_loan": {"mem_mb": 1000, "runtime": 10},
-    "multidim_frameworks_adult": {"mem_mb": 1000, "runtime": 10},
-    # every eps_s inside (5 at paper scale): estimated from docs/multidim_frameworks.md's per-eps run
-    "multidim_frameworks_run": {"mem_mb": 1500, "runtime": 60},
-    "multidim_frameworks_report": {"mem_mb": 1000, "runtime": 10},
 }

@@ -40,16 +40,17 @@ for _stage in STAGES.values():
             benchmark:
                 benchmarks(_stage, _step)
             params:
-                stage=_stage.name,
-                step=_step.name,
+                # functions, not strings: a stage named like a folder ("data") is no path prefix
+                stage=lambda wildcards, _name=_stage.name: _name,
+                step=lambda wildcards, _name=_step.name: _name,
                 spec=job_spec_file(_stage, _step, _table),
                 io=job_io_file(_stage, _step, _table, STAGES),
             wildcard_constraints:
                 **_step.wildcards,
-            localrule: _step.local
             resources:
                 mem_mb=_step.mem_mb,
                 runtime=_step.runtime,
+            localrule: _step.local
             conda:
                 env_file()
             shell:

@@ -5,6 +5,7 @@ batch)) write small Parquet tables; :func:`report` aggregates them into the figu
 Every random draw comes from ``shuffledp.seeding.rng(seed, "multidim", ...)``; the records used for
 a dataset are one seeded sample shared by every job, so mechanisms are compared on the same users.
 Timings (Figure 4) are written to separate ``*_timings`` files, never into reproducible tables.
+The jobs and config check of the stage are in :mod:`shuffledp.stages.multidim`.
 """
 
 from __future__ import annotations
@@ -17,26 +18,21 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from shuffledp.config import ConfigError, register_check
 from shuffledp.datasets.provenance import read_provenance, standin_note  # noqa: F401  (multidim_report)
-from shuffledp.experiments.jobs import Job, batch_ranges, num
+
+# the experiments' names and ratio helpers (light, so the workflow imports them while parsing)
+from shuffledp.experiments.multidim_constants import (  # noqa: F401  (re-exported)
+    ADULT,
+    ADULT_ATTRIBUTES,
+    DEFAULT_CLASSES,
+    MECHANISMS,
+    METHODS,
+    parse_ratio,
+    ratio_tag,
+)
 from shuffledp.io import write_parquet as _write_parquet
 from shuffledp.seeding import rng as seeded_rng
 from shuffledp.tasks.multidim import frequency_mse, topk_confusion, true_frequencies
-
-MECHANISMS = ("mhm", "flame", "tcm")
-# Real data beside the paper's IPUMS extracts: the UCI Adult table of the data stage, reduced to its
-# categorical attributes (the class label `income` and the six ordinal columns left out).
-ADULT = "adult"
-ADULT_ATTRIBUTES = ("workclass", "education", "marital_status", "occupation", "relationship", "race", "sex",
-                    "native_country")
-METHODS = ("ogm", "nogm")
-DEFAULT_CLASSES = [
-    {"name": "conservative", "eps": 0.1, "delta_n": 0.1},
-    {"name": "moderate", "eps": 0.5, "delta_n": 1.0},
-    {"name": "liberal", "eps": 1.0, "delta_n": 10.0},
-]
-
 
 # ------------------------------------------------------------------ provenance (data stage contract)
 
@@ -48,98 +44,6 @@ def dataset_label(dataset: str, prov: Mapping | None = None) -> str:
         kind = "stand-in" if (prov or {}).get("standin", False) else "real"
         return f"Adult ({kind}), not IPUMS"
     return dataset.upper()
-
-# ------------------------------------------------------------------ config
-
-
-@register_check
-def check_config(config: Mapping) -> None:
-    """Semantic checks of the ``multidim`` section (no-op when the section is absent)."""
-    sec = config.get("multidim")
-    if not sec:
-        return
-    ds = list(sec.get("datasets", []))
-    if len(set(ds)) != len(ds):
-        raise ConfigError(f"config key multidim.datasets: {ds} has a repeated dataset")
-    ipums = (config.get("datasets") or {}).get("ipums") or {}
-    for name in ds:
-        if name != ADULT and ipums and name not in ipums:
-            raise ConfigError(f"config key multidim.datasets: {name!r} is neither 'adult' nor a key of datasets.ipums")
-    for m in sec.get("mechanisms", MECHANISMS):
-        if m not in MECHANISMS:
-            raise ConfigError(f"config key multidim.mechanisms: unknown mechanism {m!r}")
-    eps = list(sec.get("eps", []))
-    if eps != sorted(eps) or len(set(eps)) != len(eps):
-        raise ConfigError(f"config key multidim.eps: {eps} must be strictly increasing")
-    if sec["reps_per_job"] > sec["reps"]:
-        raise ConfigError("config key multidim.reps_per_job: exceeds multidim.reps")
-    pers = sec.get("personal", {})
-    for r in pers.get("ratios", []):
-        parse_ratio(r, "multidim.personal.ratios")
-    classes = pers.get("classes", DEFAULT_CLASSES)
-    if len(classes) != 3:
-        raise ConfigError("config key multidim.personal.classes: exactly three classes expected")
-    if pers and pers.get("reps_per_job", 1) > pers.get("reps", 1):
-        raise ConfigError("config key multidim.personal.reps_per_job: exceeds multidim.personal.reps")
-
-
-def parse_ratio(text: str, key: str = "ratio") -> tuple[int, ...]:
-    parts = str(text).replace("-", ":").split(":")
-    try:
-        vals = tuple(int(p) for p in parts)
-    except ValueError:
-        raise ConfigError(f"config key {key}: {text!r} is not like '2:4:4'") from None
-    if len(vals) != 3 or min(vals) < 0 or sum(vals) == 0:
-        raise ConfigError(f"config key {key}: {text!r} needs three non-negative integers, not all 0")
-    return vals
-
-
-def ratio_tag(ratio: str) -> str:
-    """``"2:4:4"`` -> ``"2-4-4"`` (file-name form of a ratio)."""
-    return str(ratio).replace(":", "-")
-
-
-def jobs(config: Mapping) -> list[Job]:
-    """Every job of the stage: ``prepare`` for Adult (its categorical attributes), ``uniform`` per
-    (dataset, mechanism, eps, batch), ``personal`` per (dataset, method, ratio, batch), one ``report``.
-    Each spec holds only the keys its job uses."""
-    sec = config.get("multidim")
-    if not sec:
-        return []
-    seed = int(config["seed"])
-    out = []
-    if ADULT in sec["datasets"]:
-        out.append(Job("prepare", {"dataset": ADULT}, {"dataset": ADULT, "attributes": list(ADULT_ATTRIBUTES)}))
-    for ds in sec["datasets"]:
-        for mech in sec["mechanisms"]:
-            for eps in sec["eps"]:
-                for b, reps in enumerate(batch_ranges(sec["reps"], sec["reps_per_job"])):
-                    spec = {"dataset": ds, "mechanism": mech, "eps": float(eps), "reps": reps,
-                            "records": int(sec["records"]), "seed": seed, "topk": int(sec["topk"])}
-                    if mech == "mhm":
-                        spec["bound"] = sec["bound"]
-                    if mech in ("mhm", "tcm"):
-                        spec["family_bits"] = int(sec["hash_family_bits"])
-                    if mech == "flame":
-                        spec["np_fraction"] = float(sec["flame_np_fraction"])
-                        spec["flame_variant"] = sec["flame_variant"]
-                    out.append(Job("uniform", {"dataset": ds, "mechanism": mech, "eps": num(eps), "batch": str(b)},
-                                   spec))
-    pers = sec.get("personal") or {}
-    for ds in sec["datasets"]:
-        for method in METHODS:
-            for ratio in pers.get("ratios", []):
-                for b, reps in enumerate(batch_ranges(pers.get("reps", 1), pers.get("reps_per_job", 1))):
-                    spec = {"dataset": ds, "method": method, "ratio": ratio, "reps": reps,
-                            "records": int(sec["records"]), "seed": seed, "bound": sec["bound"],
-                            "family_bits": int(sec["hash_family_bits"]),
-                            "classes": pers.get("classes") or DEFAULT_CLASSES}
-                    out.append(Job("personal", {"dataset": ds, "method": method, "ratio": ratio_tag(ratio),
-                                                "batch": str(b)}, spec))
-    out.append(Job("report", {}, {"datasets": list(sec["datasets"]), "topk": int(sec["topk"]),
-                                  "scale": config.get("name", "default")}))
-    return out
-
 
 # ------------------------------------------------------------------ data
 

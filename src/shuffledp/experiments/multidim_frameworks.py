@@ -1,10 +1,9 @@
 """The multidimensional seed's framework experiments (Sec. 6.1.2-6.1.3, Figs 6-9): MHM and FLAME as the
 frequency component of CALM (k-way marginals on BR, MX) and of HDG (range queries on Adult, Loan).
 
-Workflow contract: :func:`jobs` lists every job of the stage as a :class:`Job` (its step, its wildcards
-and the JSON spec holding only the keys that job uses); the rules look jobs up by wildcards. Steps:
+The stage's jobs, steps and config check are in :mod:`shuffledp.stages.multidim_frameworks`. Steps:
 
-* ``prepare``: the Loan table and Adult's ordinal table (HDG's inputs);
+* ``loan``, ``adult``: the Loan table and Adult's ordinal table (HDG's inputs);
 * ``run``: one (framework, component, dataset) with every eps_s and every repetition inside (issue 14:
   grid points and repetitions of one protocol go inside its job);
 * ``report``: Figs 6-9 and the claims table.
@@ -26,84 +25,11 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from shuffledp.config import ConfigError, register_check
-from shuffledp.experiments.jobs import Job
 from shuffledp.seeding import rng as seeded_rng
 
 FRAMEWORKS = ("calm", "hdg")
 COMPONENTS = ("mhm", "flame")
 HDG_DATASETS = ("adult", "loan")
-
-
-# ------------------------------------------------------------------ config
-
-
-@register_check
-def check_config(config: Mapping) -> None:
-    sec = config.get("multidim_frameworks")
-    if not sec:
-        return
-    eps = list(sec["eps"])
-    if eps != sorted(eps) or len(set(eps)) != len(eps):
-        raise ConfigError(f"config key multidim_frameworks.eps: {eps} must be strictly increasing")
-    calm = sec.get("calm") or {}
-    hdg = sec.get("hdg") or {}
-    if "adult" in hdg.get("datasets", []) and hdg.get("query_dim", 2) > 5:
-        raise ConfigError("config key multidim_frameworks.hdg.query_dim: Adult has 5 ordinal attributes")
-    c = hdg.get("domain", 16)
-    if c & (c - 1):
-        raise ConfigError(f"config key multidim_frameworks.hdg.domain: {c} is not a power of two")
-    loan = sec.get("loan") or {}
-    if loan.get("source") == "file" and not loan.get("path"):
-        raise ConfigError("config key multidim_frameworks.loan.path: required with source: file")
-    for ds in calm.get("datasets", []):
-        if ds not in (config.get("datasets", {}).get("ipums") or {}):
-            raise ConfigError(f"config key multidim_frameworks.calm.datasets: {ds!r} is not in datasets.ipums")
-
-
-def jobs(config: Mapping) -> list[Job]:
-    """Every job of the stage (empty without a ``multidim_frameworks`` section)."""
-    sec = config.get("multidim_frameworks")
-    if not sec:
-        return []
-    seed = int(config["seed"])
-    scale = config.get("name", "default")
-    common = {"seed": seed}
-    comp_opts = {"mhm": {"bound": sec["bound"], "family_bits": int(sec["hash_family_bits"])},
-                 "flame": {"np_fraction": float(sec["flame_np_fraction"]), "variant": sec["flame_variant"]}}
-    out: list[Job] = []
-    hdg = sec.get("hdg") or {}
-    calm = sec.get("calm") or {}
-    loan = sec.get("loan") or {}
-    if "loan" in hdg.get("datasets", []):
-        out.append(Job("prepare", {"dataset": "loan"},
-                       {"dataset": "loan", "seed": seed, "domain": int(hdg["domain"]),
-                        "source": loan.get("source", "auto"), "path": loan.get("path"),
-                        "records": loan.get("records"), "mirror": config.get("data_mirror")}))
-    if "adult" in hdg.get("datasets", []):
-        out.append(Job("prepare", {"dataset": "adult"}, {"dataset": "adult", "domain": int(hdg["domain"])}))
-    runs = []
-    for fw, part in (("calm", calm), ("hdg", hdg)):
-        for ds in part.get("datasets", []):
-            for comp in sec["components"]:
-                spec = {"framework": fw, "component": comp, "dataset": ds, "eps": [float(e) for e in sec["eps"]],
-                        "records": part.get("records"), "reps": int(part["reps"]), **common, **comp_opts[comp]}
-                if fw == "calm":
-                    spec.update({k: calm[k] for k in ("view_size", "max_view_cells", "marginals",
-                                                       "marginal_size", "rounds")})
-                else:
-                    spec.update({k: hdg[k] for k in ("domain", "queries", "query_dim", "volume", "rounds")})
-                    spec["granularity"] = hdg.get("granularity", "hdg")
-                runs.append(Job("run", {"framework": fw, "component": comp, "dataset": ds}, spec))
-    out += runs
-    if runs:
-        out.append(Job("report", {}, {"scale": scale, "eps": [float(e) for e in sec["eps"]],
-                                      "components": list(sec["components"]),
-                                      "calm_datasets": list(calm.get("datasets", [])),
-                                      "marginals": calm.get("marginals"), "marginal_size": calm.get("marginal_size"),
-                                      "queries": hdg.get("queries"), "query_dim": hdg.get("query_dim"),
-                                      "hdg_datasets": list(hdg.get("datasets", []))}))
-    return out
 
 
 # ------------------------------------------------------------------ data
@@ -360,7 +286,9 @@ def claims_markdown(df: pd.DataFrame, notes: Mapping[str, str], scale: str) -> s
                           "Sec. 6.1.2-6.1.3", note)
 
 
-def report(run_files: list[str], data_files: Mapping[str, str], spec: Mapping, tables_dir, figures_dir) -> pd.DataFrame:
+def report(run_files: list[str], data_files: Mapping[str, str], spec: Mapping, out: Mapping[str, str]) -> pd.DataFrame:
+    """Figs 6-9 (``out["fig6_pdf"]``, ``out["fig6_png"]``, ... ``fig9_png``), the summary (``out["summary"]``)
+    and the claims table (``out["claims"]``, ``out["claims_md"]``)."""
     from shuffledp.datasets.provenance import read_provenance, standin_note
     from shuffledp.plotting.multidim_frameworks import figure
 
@@ -368,9 +296,7 @@ def report(run_files: list[str], data_files: Mapping[str, str], spec: Mapping, t
     summ = summarise(df)
     notes = {ds: standin_note(read_provenance(p)) for ds, p in data_files.items()}
     subset = {ds for ds, p in data_files.items() if read_provenance(p).get("subset")}
-    tables_dir, figures_dir = Path(tables_dir), Path(figures_dir)
-    tables_dir.mkdir(parents=True, exist_ok=True)
-    write_parquet(summ, tables_dir / "multidim_frameworks_summary.parquet")
+    write_parquet(summ, out["summary"])
     mq = f"{spec.get('marginals')} random {spec.get('marginal_size')}-way marginals"
     rq = f"{spec.get('queries')} random {spec.get('query_dim')}-dimensional range queries"
     specs = [("calm", "unit_mse", 6, f"Fig. 6: MSE of the CALM views (answering {mq})"),
@@ -384,10 +310,10 @@ def report(run_files: list[str], data_files: Mapping[str, str], spec: Mapping, t
         labels = {d: DATASET_LABELS.get(d, d) + f" (n = {ns[d]:,}"
                   + ("; real Lending Club subset)" if d in subset else ")") for d in datasets}
         figure(sub, metric, datasets, labels, title, {d: notes.get(d, "") for d in datasets},
-               figures_dir / f"multidim_fig{fig_no}")
+               out[f"fig{fig_no}_pdf"], out[f"fig{fig_no}_png"])
     from shuffledp.io import write_text
 
     cl = claims(summ, notes, spec["scale"], subsets=subset)
-    write_parquet(cl, tables_dir / "multidim_frameworks_claims.parquet")
-    write_text(tables_dir / "multidim_frameworks_claims.md", claims_markdown(cl, notes, spec["scale"]))
+    write_parquet(cl, out["claims"])
+    write_text(out["claims_md"], claims_markdown(cl, notes, spec["scale"]))
     return cl

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -34,9 +34,9 @@ def _title(text: str, note: str) -> str:
     return f"{text}\n({note})" if note else text
 
 
-def _save(fig, stem: Path) -> None:
-    save_figure_file(fig, f"{stem}.pdf", metadata={"CreationDate": None, "ModDate": None})
-    save_figure_file(fig, f"{stem}.png", dpi=130, metadata={"Software": None})
+def _save(fig, pdf, png) -> None:
+    save_figure_file(fig, pdf, metadata={"CreationDate": None, "ModDate": None})
+    save_figure_file(fig, png, dpi=130, metadata={"Software": None})
 
 
 def summarise_uniform(df: pd.DataFrame) -> pd.DataFrame:
@@ -56,7 +56,7 @@ def use_log_axis(values) -> bool:
     return bool(len(y)) and float(y.max() / y.min()) >= 10.0
 
 
-def fig_lines(summary: pd.DataFrame, ycol: str, ylabel: str, title: str, note: str, stem: Path,
+def fig_lines(summary: pd.DataFrame, ycol: str, ylabel: str, title: str, note: str, pdf, png,
               xcol: str = "eps", group: str = "mechanism", logy: bool = True, xlabel: str = "privacy budget eps_s",
               provs: dict | None = None):
     import matplotlib
@@ -80,7 +80,7 @@ def fig_lines(summary: pd.DataFrame, ycol: str, ylabel: str, title: str, note: s
         ax.legend()
     fig.suptitle(_title(title, note), fontsize=10)
     fig.tight_layout()
-    _save(fig, stem)
+    _save(fig, pdf, png)
     plt.close(fig)
 
 
@@ -115,38 +115,40 @@ def claims_md(c: pd.DataFrame, note: str, scale: str) -> str:
     return C.claims_markdown(c, note, scale)
 
 
-def report(uniform_files, timing_files, personal_files, data_files: dict, *, scale: str, tables_dir,
-           figures_dir, topk: int = 50) -> None:
-    tables_dir, figures_dir = Path(tables_dir), Path(figures_dir)
+def report(uniform_files, timing_files, personal_files, data_files: dict, *, scale: str, out: Mapping[str, str],
+           topk: int = 50) -> None:
+    """Every output of the stage's report step, by name (``out``: ``fig3``/``fig3_png`` ... ``fig10_png``,
+    ``fig3_table``, ``table3``/``table3_md``, ``claims``/``claims_md``, ``claims_timings``/
+    ``claims_timings_md``, ``uniform``, ``personal``, ``timings``)."""
     provs = {k: read_provenance(v) for k, v in data_files.items()}
     note = _note(provs)
     uni = _concat(uniform_files)
     uni = uni.sort_values(["dataset", "mechanism", "eps", "rep"]).reset_index(drop=True)
-    write_parquet(uni, tables_dir / "multidim_uniform.parquet")
+    write_parquet(uni, out["uniform"])
     summ = summarise_uniform(uni)
-    write_parquet(summ, tables_dir / "multidim_fig3.parquet")
+    write_parquet(summ, out["fig3_table"])
     fig_lines(summ, "mse", "MSE (per-attribute average)", "Fig. 3: frequency estimation MSE, delta=1/n", note,
-              figures_dir / "multidim_fig3", provs=provs)
+              out["fig3"], out["fig3_png"], provs=provs)
     fig_lines(summ, "bits_total", "bits per user (sent + received)",
               "Fig. 5: communication per user (TCM includes the encoding-rule broadcast)", note,
-              figures_dir / "multidim_fig5", provs=provs)
+              out["fig5"], out["fig5_png"], provs=provs)
     tim = _concat(timing_files)
     if len(tim):
         tim = tim.sort_values(["dataset", "mechanism", "eps", "rep"]).reset_index(drop=True)
         tim["note"] = "wall-clock timings: NOT reproducible, excluded from byte-identity checks"
-        write_parquet(tim, tables_dir / "multidim_timings.parquet")
+        write_parquet(tim, out["timings"])
         ts = tim.groupby(["dataset", "mechanism", "eps"], sort=True)["user_seconds_per_user"].median().reset_index()
         ts["us_per_user"] = ts["user_seconds_per_user"] * 1e6
         fig_lines(ts, "us_per_user", "user-side time per user (microseconds)",
                   "Fig. 4: user-side running time per user (vectorised over all users; not reproducible)", note,
-                  figures_dir / "multidim_fig4", provs=provs)
+                  out["fig4"], out["fig4_png"], provs=provs)
     t3 = table3(summ, topk)
-    write_parquet(t3, tables_dir / "multidim_table3.parquet")
-    write_text(tables_dir / "multidim_table3.md", table3_md(t3, note, scale))
+    write_parquet(t3, out["table3"])
+    write_text(out["table3_md"], table3_md(t3, note, scale))
     pers = _concat(personal_files)
     if len(pers):
         pers = pers.sort_values(["dataset", "method", "ratio", "rep"]).reset_index(drop=True)
-        write_parquet(pers, tables_dir / "multidim_personal.parquet")
+        write_parquet(pers, out["personal"])
         ps = pers.groupby(["dataset", "method", "ratio"], sort=False)["mse"].mean().reset_index()
         shares = {r: [int(x) for x in r.split(":")] for r in pers["ratio"].unique()}
         # x axis: from the most conservative population to the most liberal
@@ -155,14 +157,14 @@ def report(uniform_files, timing_files, personal_files, data_files: dict, *, sca
         ps = ps.sort_values(["dataset", "method", "ratio"])
         fig_lines(ps, "mse", "MSE (per-attribute average)",
                   "Fig. 10: OGM vs NOGM, conservative:moderate:liberal = (0.1, 1/(10n)):(0.5, 1/n):(1, 10/n)", note,
-                  figures_dir / "multidim_fig10", xcol="ratio", group="method",
+                  out["fig10"], out["fig10_png"], xcol="ratio", group="method",
                   xlabel="ratio conservative:moderate:liberal", provs=provs)
     c = claims(summ, pers, scale, tim, [k for k, p in provs.items() if p.get("standin")] if provs else None)
     # claims decided from wall-clock timings (Fig. 4's user time) cannot be byte-identical across
     # runs: they get their own table, labelled not reproducible, beside the reproducible one
     timed = c["id"].str.startswith("fig4_user_time")
-    write_parquet(c[~timed].reset_index(drop=True), tables_dir / "multidim_claims.parquet")
-    write_text(tables_dir / "multidim_claims.md", claims_md(c[~timed], note, scale))
+    write_parquet(c[~timed].reset_index(drop=True), out["claims"])
+    write_text(out["claims_md"], claims_md(c[~timed], note, scale))
     tnote = "; ".join(x for x in (note, "decided from wall-clock timings: NOT reproducible") if x)
-    write_parquet(c[timed].reset_index(drop=True), tables_dir / "multidim_claims_timings.parquet")
-    write_text(tables_dir / "multidim_claims_timings.md", claims_md(c[timed], tnote, scale))
+    write_parquet(c[timed].reset_index(drop=True), out["claims_timings"])
+    write_text(out["claims_timings_md"], claims_md(c[timed], tnote, scale))

@@ -19,10 +19,10 @@ STYLE = {"mhm": {"marker": "o", "label": "MHM"}, "flame": {"marker": "s", "label
 
 
 def figure(summ: pd.DataFrame, metric: str, datasets: Sequence[str], labels: Mapping[str, str], title: str,
-           notes: Mapping[str, str], stem: Path) -> None:
-    """``stem``.pdf and ``stem``.png; a panel whose data is a stand-in says so in its title."""
-    stem = Path(stem)
-    stem.parent.mkdir(parents=True, exist_ok=True)
+           notes: Mapping[str, str], pdf: str | Path, png: str | Path) -> None:
+    """The figure as ``pdf`` and ``png``; a panel whose data is a stand-in says so in its title."""
+    for path in (pdf, png):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
     width = max(7.0, 4.2 * max(1, len(datasets)))
     fig, axes = plt.subplots(1, max(1, len(datasets)), figsize=(width, 4.0), squeeze=False)
     for ax, ds in zip(axes[0], datasets, strict=False):
@@ -44,6 +44,6 @@ def figure(summ: pd.DataFrame, metric: str, datasets: Sequence[str], labels: Map
     text = title + ("\n(built from STAND-IN data: " + "; ".join(sorted(set(standin))) + ")" if standin else "")
     fig.suptitle("\n".join(textwrap.fill(line, int(width * 13)) for line in text.split("\n")), fontsize=10)
     fig.tight_layout()
-    save_figure_file(fig, f"{stem}.pdf", metadata={"CreationDate": None, "ModDate": None})
-    save_figure_file(fig, f"{stem}.png", dpi=130, metadata={"Software": None})
+    save_figure_file(fig, pdf, metadata={"CreationDate": None, "ModDate": None})
+    save_figure_file(fig, png, dpi=130, metadata={"Software": None})
     plt.close(fig)

@@ -74,7 +74,8 @@ class Step:
     a spec with a key outside both, or lacking one of ``spec_keys``, is refused before ``run``.
     ``inputs``: the input names its jobs fill. ``wildcards``: name -> regular expression, in the
     order they appear in log and benchmark file names. ``mem_mb``/``runtime`` (minutes): the
-    resources of one job (the largest benchmark of the paper scale with ~4x headroom).
+    resources of one job (the largest benchmark of the paper scale with ~4x headroom). ``local``: the
+    rule runs on the submitting host, never on a cluster node (e.g. a job that may download).
     """
 
     name: str

@@ -21,7 +21,6 @@ from shuffledp.stages.jobs import Job, Ref
 RAW = "data/raw"
 MSNBC_RAW = f"{RAW}/msnbc/msnbc990928.seq.gz"
 ADULT_RAW = f"{RAW}/adult"
-HDG_TABLES = {"adult": "data/processed/adult_ordinal.parquet", "loan": "data/processed/loan.parquet"}
 
 
 def _log(msg: str) -> None:
@@ -63,7 +62,7 @@ def jobs(config: Mapping) -> list[Job]:
                        inputs={"raw": [Ref("download_ipums", "raw", {"key": key})] if via_api else []}))
         tables.append(Ref("preprocess_ipums", "table", {"key": key}))
     hdg = ((config.get("multidim_frameworks") or {}).get("hdg") or {}).get("datasets", [])
-    tables += [path for name, path in HDG_TABLES.items() if name in hdg]
+    tables += [Ref(name, "table", stage="multidim_frameworks") for name in ("adult", "loan") if name in hdg]
     out.append(Job("datasets_table", {}, {}, inputs={"tables": tables}))
     out.append(Job("msnbc_category_shares", {}, {}, inputs={
         "sequences": [Ref("preprocess_msnbc", "sequences")], "sets": [Ref("preprocess_msnbc", "sets")],

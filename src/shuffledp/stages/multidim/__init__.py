@@ -1,0 +1,250 @@
+"""Multidimensional categorical data under shuffle DP (Wang et al., Computers & Security 2025): MHM vs
+FLAME vs TCM (Figures 3, 4, 5, Table 3) and OGM vs NOGM (Figure 10), plus a claims table.
+
+Jobs: ``prepare`` (Adult's categorical attributes, when ``adult`` is among the datasets: real data
+beside the IPUMS extracts), one ``uniform`` per (dataset, mechanism, eps, batch of repetitions), one
+``personal`` per (dataset, method, ratio, batch), one ``report``. The computations are in
+:mod:`shuffledp.experiments.multidim` and :mod:`shuffledp.experiments.multidim_report`; the
+constants and ratio helpers below are light, so the workflow imports them while parsing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from shuffledp.errors import ConfigError, UsageError
+from shuffledp.experiments.multidim_constants import (  # noqa: F401  (the stage's names)
+    ADULT,
+    ADULT_ATTRIBUTES,
+    DEFAULT_CLASSES,
+    MECHANISMS,
+    METHODS,
+    parse_ratio,
+    ratio_tag,
+)
+from shuffledp.stages import Output, Report, Stage, Step
+from shuffledp.stages.jobs import Job, JobTable, Ref, batch_ranges, num
+
+TITLE = "Multidimensional categorical data (Wang et al., Computers & Security 2025)"
+def check_config(config: Mapping) -> None:
+    """Semantic checks of the ``multidim`` section (no-op when the section is absent)."""
+    sec = config.get("multidim")
+    if not sec:
+        return
+    ds = list(sec.get("datasets", []))
+    if len(set(ds)) != len(ds):
+        raise ConfigError(f"config key multidim.datasets: {ds} has a repeated dataset")
+    ipums = (config.get("datasets") or {}).get("ipums") or {}
+    for name in ds:
+        if name != ADULT and ipums and name not in ipums:
+            raise ConfigError(f"config key multidim.datasets: {name!r} is neither 'adult' nor a key of datasets.ipums")
+    for m in sec.get("mechanisms", MECHANISMS):
+        if m not in MECHANISMS:
+            raise ConfigError(f"config key multidim.mechanisms: unknown mechanism {m!r}")
+    eps = list(sec.get("eps", []))
+    if eps != sorted(eps) or len(set(eps)) != len(eps):
+        raise ConfigError(f"config key multidim.eps: {eps} must be strictly increasing")
+    if sec["reps_per_job"] > sec["reps"]:
+        raise ConfigError("config key multidim.reps_per_job: exceeds multidim.reps")
+    pers = sec.get("personal", {})
+    for r in pers.get("ratios", []):
+        parse_ratio(r, "multidim.personal.ratios")
+    classes = pers.get("classes", DEFAULT_CLASSES)
+    if len(classes) != 3:
+        raise ConfigError("config key multidim.personal.classes: exactly three classes expected")
+    if pers and pers.get("reps_per_job", 1) > pers.get("reps", 1):
+        raise ConfigError("config key multidim.personal.reps_per_job: exceeds multidim.personal.reps")
+
+
+def _table(dataset: str):
+    """The input table of a dataset: Adult's categorical table (the prepare job's), or an IPUMS extract."""
+    if dataset == ADULT:
+        return Ref("prepare", "table", {"dataset": ADULT})
+    return Ref("preprocess_ipums", "table", {"key": dataset}, stage="data")
+
+
+def jobs(config: Mapping) -> list[Job]:
+    """Every job of the stage: ``prepare`` for Adult (its categorical attributes), ``uniform`` per
+    (dataset, mechanism, eps, batch), ``personal`` per (dataset, method, ratio, batch), one ``report``.
+    Each spec holds only the keys its job uses."""
+    sec = config.get("multidim")
+    if not sec:
+        return []
+    seed = int(config["seed"])
+    out = []
+    if ADULT in sec["datasets"]:
+        out.append(Job("prepare", {"dataset": ADULT}, {"dataset": ADULT, "attributes": list(ADULT_ATTRIBUTES)},
+                       inputs={"table": [Ref("preprocess_adult", "table", stage="data")]}))
+    for ds in sec["datasets"]:
+        for mech in sec["mechanisms"]:
+            for eps in sec["eps"]:
+                for b, reps in enumerate(batch_ranges(sec["reps"], sec["reps_per_job"])):
+                    spec = {"dataset": ds, "mechanism": mech, "eps": float(eps), "reps": reps,
+                            "records": int(sec["records"]), "seed": seed, "topk": int(sec["topk"])}
+                    if mech == "mhm":
+                        spec["bound"] = sec["bound"]
+                    if mech in ("mhm", "tcm"):
+                        spec["family_bits"] = int(sec["hash_family_bits"])
+                    if mech == "flame":
+                        spec["np_fraction"] = float(sec["flame_np_fraction"])
+                        spec["flame_variant"] = sec["flame_variant"]
+                    out.append(Job("uniform", {"dataset": ds, "mechanism": mech, "eps": num(eps), "batch": str(b)},
+                                   spec, inputs={"data": [_table(ds)]}))
+    pers = sec.get("personal") or {}
+    for ds in sec["datasets"]:
+        for method in METHODS:
+            for ratio in pers.get("ratios", []):
+                for b, reps in enumerate(batch_ranges(pers.get("reps", 1), pers.get("reps_per_job", 1))):
+                    spec = {"dataset": ds, "method": method, "ratio": ratio, "reps": reps,
+                            "records": int(sec["records"]), "seed": seed, "bound": sec["bound"],
+                            "family_bits": int(sec["hash_family_bits"]),
+                            "classes": pers.get("classes") or DEFAULT_CLASSES}
+                    out.append(Job("personal", {"dataset": ds, "method": method, "ratio": ratio_tag(ratio),
+                                                "batch": str(b)}, spec, inputs={"data": [_table(ds)]}))
+    table = JobTable(out)
+    out.append(Job("report", {}, {"datasets": list(sec["datasets"]), "topk": int(sec["topk"]),
+                                  "scale": config.get("name", "default")},
+                   inputs={"uniform": table.refs("uniform", "table"), "timings": table.refs("uniform", "timings"),
+                           "personal": table.refs("personal", "table"),
+                           "data": [_table(ds) for ds in sec["datasets"]]}))
+    return out
+
+
+# ------------------------------------------------------------------ steps
+
+
+def _is_reps(v) -> bool:
+    return (isinstance(v, list) and len(set(v)) == len(v)
+            and all(isinstance(r, int) and not isinstance(r, bool) and r >= 0 for r in v))
+
+
+def _load(spec, path):
+    from shuffledp.experiments.multidim import load_dataset
+
+    if not 1 <= int(spec.get("family_bits", 32)) <= 62:
+        raise UsageError("--spec: family_bits must lie in 1..62")
+    if not _is_reps(spec["reps"]):
+        raise UsageError("--spec: reps must be a list of distinct non-negative integers")
+    r = spec["records"]
+    if r is not None and (not isinstance(r, int) or isinstance(r, bool) or r < 1):
+        raise UsageError("--spec: records must be a positive integer")
+    data, domains, _, _ = load_dataset(path, r, spec["seed"], spec["dataset"])
+    return data, domains
+
+
+def _prepare(spec, inputs, outputs) -> None:
+    import pyarrow.parquet as pq
+
+    from shuffledp.experiments.multidim import prepare_adult
+    from shuffledp.io import read_provenance, write_table
+
+    a = spec["attributes"]
+    if not (isinstance(a, list) and a and all(isinstance(x, str) for x in a)):
+        raise UsageError("--spec: attributes must be a non-empty list of column names")
+    src = inputs["table"][0]
+    try:
+        table, prov = prepare_adult(pq.read_table(src).to_pandas(), read_provenance(src), a)
+    except ValueError as exc:
+        raise UsageError(f"input table: {exc}") from None
+    write_table(table, outputs["table"], prov)
+
+
+def _uniform(spec, inputs, outputs) -> None:
+    from shuffledp.experiments.multidim import run_uniform, write_parquet
+
+    if not spec["eps"] > 0:
+        raise UsageError("--spec: eps must be positive")
+    data, domains = _load(spec, inputs["data"][0])
+    kw = {k: spec[k] for k in ("bound", "family_bits", "np_fraction", "flame_variant") if k in spec}
+    df, tim = run_uniform(data, domains, spec["mechanism"], spec["eps"], spec["reps"], seed=spec["seed"],
+                          dataset=spec["dataset"], topk=spec["topk"], **kw)
+    write_parquet(df, outputs["table"])
+    write_parquet(tim, outputs["timings"])
+
+
+def _personal(spec, inputs, outputs) -> None:
+    from shuffledp.experiments.multidim import run_personal, write_parquet
+
+    c = spec["classes"]
+    if not (isinstance(c, list) and len(c) == 3
+            and all(isinstance(x, dict) and {"name", "eps", "delta_n"} <= set(x) for x in c)):
+        raise UsageError("--spec: classes must be a list of three {name, eps, delta_n} objects")
+    try:
+        parse_ratio(spec["ratio"], "ratio")
+    except ConfigError as exc:
+        raise UsageError(f"--spec: {exc}") from None
+    data, domains = _load(spec, inputs["data"][0])
+    df = run_personal(data, domains, spec["method"], spec["ratio"], spec["reps"], seed=spec["seed"],
+                      dataset=spec["dataset"], classes=c, bound=spec["bound"], family_bits=spec["family_bits"])
+    write_parquet(df, outputs["table"])
+
+
+def _report(spec, inputs, outputs) -> None:
+    from shuffledp.experiments.multidim_report import report
+
+    if len(inputs["data"]) != len(spec["datasets"]):
+        raise UsageError(f"--io: {len(inputs['data'])} data tables for {len(spec['datasets'])} datasets")
+    data = dict(zip(spec["datasets"], inputs["data"], strict=True))
+    report(inputs["uniform"], inputs["timings"], inputs["personal"], data, scale=spec["scale"], out=outputs,
+           topk=spec["topk"])
+
+
+def _figure(k: int, sub: str) -> tuple[Output, Output]:
+    return (Output(f"fig{k}", f"figures/multidim_fig{k}.pdf", final=True),
+            Output(f"fig{k}_png", f"figures/multidim_fig{k}.png", final=True,
+                   report=Report(f"captions/fig{k}.rst", sub)))
+
+
+_JOB_KEYS = frozenset({"dataset", "reps", "records", "seed"})
+_BATCH = r"\d+"
+
+STAGE = Stage(
+    name="multidim",
+    title=TITLE,
+    section="multidim",
+    check=check_config,
+    jobs=jobs,
+    steps=(
+        Step("prepare", _prepare,
+             inputs=("table",),
+             outputs=(Output("table", "multidim/data/{dataset}.parquet"),),
+             spec_keys=frozenset({"dataset", "attributes"}),
+             wildcards={"dataset": ADULT},
+             mem_mb=1000, runtime=5),
+        Step("uniform", _uniform,
+             inputs=("data",),
+             outputs=(Output("table", "multidim/uniform/{dataset}_{mechanism}_eps{eps}_b{batch}.parquet"),
+                      # wall-clock timings: not reproducible
+                      Output("timings", "multidim/timings/{dataset}_{mechanism}_eps{eps}_b{batch}.parquet")),
+             spec_keys=_JOB_KEYS | {"mechanism", "eps", "topk"},
+             optional_keys=frozenset({"bound", "family_bits", "np_fraction", "flame_variant"}),
+             wildcards={"dataset": "[a-z]+", "mechanism": "mhm|flame|tcm", "eps": r"[0-9.e+-]+", "batch": _BATCH},
+             mem_mb=1000, runtime=10),
+        Step("personal", _personal,
+             inputs=("data",),
+             outputs=(Output("table", "multidim/personal/{dataset}_{method}_r{ratio}_b{batch}.parquet"),),
+             spec_keys=_JOB_KEYS | {"method", "ratio", "bound", "family_bits", "classes"},
+             wildcards={"dataset": "[a-z]+", "method": "ogm|nogm", "ratio": r"\d+-\d+-\d+", "batch": _BATCH},
+             mem_mb=1000, runtime=10),
+        Step("report", _report,
+             inputs=("uniform", "timings", "personal", "data"),
+             outputs=(*_figure(3, "Fig. 3"),
+                      Output("fig3_table", "tables/multidim_fig3.parquet", final=True),
+                      *_figure(4, "Fig. 4"), *_figure(5, "Fig. 5"), *_figure(10, "Fig. 10"),
+                      Output("table3", "tables/multidim_table3.parquet", final=True),
+                      Output("table3_md", "tables/multidim_table3.md", final=True,
+                             report=Report("captions/table3.rst", "Table 3")),
+                      Output("claims", "tables/multidim_claims.parquet", final=True),
+                      Output("claims_md", "tables/multidim_claims.md", final=True,
+                             report=Report("captions/claims.rst", "claims")),
+                      # decided from wall-clock timings: not reproducible
+                      Output("claims_timings", "tables/multidim_claims_timings.parquet", final=True),
+                      Output("claims_timings_md", "tables/multidim_claims_timings.md", final=True,
+                             report=Report("captions/claims.rst", "claims")),
+                      Output("uniform", "tables/multidim_uniform.parquet", final=True),
+                      Output("personal", "tables/multidim_personal.parquet", final=True),
+                      Output("timings", "tables/multidim_timings.parquet", final=True)),
+             spec_keys=frozenset({"datasets", "topk", "scale"}),
+             mem_mb=1000, runtime=10),
+    ),
+)

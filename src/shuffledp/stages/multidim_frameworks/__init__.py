@@ -1,0 +1,216 @@
+"""Multidimensional seed, Sec. 6.1.2-6.1.3 (Wang et al., Computers & Security 2025): MHM and FLAME as
+the frequency component of CALM (3-way marginals on BR, MX) and HDG (3-D range queries on Adult, Loan),
+Figs 6-9 and the claims table.
+
+Jobs: ``loan`` and ``adult`` build HDG's ordinal tables (data-stage tables by role, under
+``data/processed``, listed in the datasets table; here because their specs come from this stage's
+config), one ``run`` per (framework, dataset, component) with every eps_s and repetition inside, and
+one ``report``. The computations are in :mod:`shuffledp.experiments.multidim_frameworks`.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+
+from shuffledp.errors import ConfigError, UsageError
+from shuffledp.stages import Output, Report, Stage, Step
+from shuffledp.stages.jobs import Job, JobTable, Ref
+
+TITLE = "Multidimensional frameworks: CALM and HDG (Wang et al., Computers & Security 2025)"
+FRAMEWORKS = ("calm", "hdg")
+RAW = "data/raw"
+
+
+def data_table(config: Mapping, dataset: str) -> Ref:
+    """The processed table a run of ``dataset`` reads (CALM: an IPUMS extract of the data stage; HDG:
+    an ordinal table of this stage's ``loan``/``adult`` steps)."""
+    if dataset in ("adult", "loan"):
+        return Ref(dataset, "table")
+    return Ref("preprocess_ipums", "table", {"key": dataset}, stage="data")
+
+
+def check_config(config: Mapping) -> None:
+    sec = config.get("multidim_frameworks")
+    if not sec:
+        return
+    eps = list(sec["eps"])
+    if eps != sorted(eps) or len(set(eps)) != len(eps):
+        raise ConfigError(f"config key multidim_frameworks.eps: {eps} must be strictly increasing")
+    calm = sec.get("calm") or {}
+    hdg = sec.get("hdg") or {}
+    if "adult" in hdg.get("datasets", []) and hdg.get("query_dim", 2) > 5:
+        raise ConfigError("config key multidim_frameworks.hdg.query_dim: Adult has 5 ordinal attributes")
+    c = hdg.get("domain", 16)
+    if c & (c - 1):
+        raise ConfigError(f"config key multidim_frameworks.hdg.domain: {c} is not a power of two")
+    loan = sec.get("loan") or {}
+    if loan.get("source") == "file" and not loan.get("path"):
+        raise ConfigError("config key multidim_frameworks.loan.path: required with source: file")
+    for ds in calm.get("datasets", []):
+        if ds not in (config.get("datasets", {}).get("ipums") or {}):
+            raise ConfigError(f"config key multidim_frameworks.calm.datasets: {ds!r} is not in datasets.ipums")
+
+
+def jobs(config: Mapping) -> list[Job]:
+    """Every job of the stage (empty without a ``multidim_frameworks`` section)."""
+    sec = config.get("multidim_frameworks")
+    if not sec:
+        return []
+    seed = int(config["seed"])
+    scale = config.get("name", "default")
+    common = {"seed": seed}
+    comp_opts = {"mhm": {"bound": sec["bound"], "family_bits": int(sec["hash_family_bits"])},
+                 "flame": {"np_fraction": float(sec["flame_np_fraction"]), "variant": sec["flame_variant"]}}
+    out: list[Job] = []
+    hdg = sec.get("hdg") or {}
+    calm = sec.get("calm") or {}
+    loan = sec.get("loan") or {}
+    if "loan" in hdg.get("datasets", []):
+        out.append(Job("loan", {},
+                       {"dataset": "loan", "seed": seed, "domain": int(hdg["domain"]),
+                        "source": loan.get("source", "auto"), "path": loan.get("path"),
+                        "records": loan.get("records"), "mirror": config.get("data_mirror"), "raw_dir": RAW}))
+    if "adult" in hdg.get("datasets", []):
+        out.append(Job("adult", {}, {"dataset": "adult", "domain": int(hdg["domain"])},
+                       inputs={"table": [Ref("preprocess_adult", "table", stage="data")]}))
+    runs = []
+    for fw, part in (("calm", calm), ("hdg", hdg)):
+        for ds in part.get("datasets", []):
+            for comp in sec["components"]:
+                spec = {"framework": fw, "component": comp, "dataset": ds, "eps": [float(e) for e in sec["eps"]],
+                        "records": part.get("records"), "reps": int(part["reps"]), **common, **comp_opts[comp]}
+                if fw == "calm":
+                    spec.update({k: calm[k] for k in ("view_size", "max_view_cells", "marginals",
+                                                       "marginal_size", "rounds")})
+                else:
+                    spec.update({k: hdg[k] for k in ("domain", "queries", "query_dim", "volume", "rounds")})
+                    spec["granularity"] = hdg.get("granularity", "hdg")
+                runs.append(Job("run", {"framework": fw, "dataset": ds, "component": comp}, spec,
+                                inputs={"table": [data_table(config, ds)]}))
+    out += runs
+    if runs:
+        datasets = sorted({j.wildcards["dataset"] for j in runs})
+        out.append(Job("report", {}, {"scale": scale, "eps": [float(e) for e in sec["eps"]],
+                                      "components": list(sec["components"]),
+                                      "calm_datasets": list(calm.get("datasets", [])),
+                                      "marginals": calm.get("marginals"), "marginal_size": calm.get("marginal_size"),
+                                      "queries": hdg.get("queries"), "query_dim": hdg.get("query_dim"),
+                                      "hdg_datasets": list(hdg.get("datasets", [])), "datasets": datasets},
+                       inputs={"runs": JobTable(runs).refs("run", "table"),
+                               "data": [data_table(config, ds) for ds in datasets]}))
+    return out
+
+
+# ------------------------------------------------------------------ steps
+
+
+def _log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def _domain(spec) -> int:
+    c = spec["domain"]
+    if not isinstance(c, int) or c < 2 or c & (c - 1):
+        raise UsageError(f"--spec: domain must be a power of two, got {c!r}")
+    return c
+
+
+def _loan(spec, inputs, outputs) -> None:
+    from shuffledp.datasets import loan
+    from shuffledp.datasets.download import mirror_location
+
+    c = _domain(spec)
+    if spec["source"] not in ("auto", "real", "file", "standin"):
+        raise UsageError("--spec: source must be auto, real, file or standin")
+    if spec["source"] == "file" and not spec["path"]:
+        raise UsageError("--spec: source file needs a path")
+    try:
+        loan.prepare(spec["source"], spec["raw_dir"], outputs["table"], mirror_location(spec["mirror"]),
+                     int(spec["seed"]), c=c, path=spec["path"], records=spec["records"], log=_log)
+    except ValueError as exc:
+        raise UsageError(f"--spec: {exc}") from None
+
+
+def _adult(spec, inputs, outputs) -> None:
+    from shuffledp.datasets import adult_ordinal
+
+    adult_ordinal.derive(inputs["table"][0], outputs["table"], c=_domain(spec), log=_log)
+
+
+def _run(spec, inputs, outputs) -> None:
+    from shuffledp.experiments import multidim_frameworks as ex
+
+    if spec["framework"] not in ex.FRAMEWORKS:
+        raise UsageError(f"--spec: framework must be one of {', '.join(ex.FRAMEWORKS)}")
+    if spec["component"] not in ("mhm", "flame", "exact"):
+        raise UsageError("--spec: component must be mhm, flame or exact")
+    eps = spec["eps"] if isinstance(spec["eps"], list) else [spec["eps"]]
+    if not eps or not all(isinstance(e, (int, float)) and not isinstance(e, bool) and e > 0 for e in eps):
+        raise UsageError("--spec: eps must be a positive number or a non-empty list of them")
+    try:
+        df = ex.run_job(spec, inputs["table"][0])
+    except ValueError as exc:
+        raise UsageError(f"input table: {exc}") from None
+    ex.write_parquet(df, outputs["table"])
+    print(df.drop(columns=["standin"]).to_string(index=False))
+
+
+def _report(spec, inputs, outputs) -> None:
+    from shuffledp.experiments import multidim_frameworks as ex
+
+    if len(inputs["data"]) != len(spec["datasets"]):
+        raise UsageError(f"--io: {len(inputs['data'])} data tables for {len(spec['datasets'])} datasets")
+    data = dict(zip(spec["datasets"], inputs["data"], strict=True))
+    print(ex.report(inputs["runs"], data, spec, outputs).to_string(index=False))
+
+
+def _figures() -> tuple[Output, ...]:
+    out = []
+    for k, sub in ((6, "Fig. 6 (CALM views)"), (7, "Fig. 7 (CALM marginals)"), (8, "Fig. 8 (HDG grids)"),
+                   (9, "Fig. 9 (HDG range queries)")):
+        out += [Output(f"fig{k}_pdf", f"figures/multidim_fig{k}.pdf", final=True),
+                Output(f"fig{k}_png", f"figures/multidim_fig{k}.png", final=True,
+                       report=Report(f"captions/fig{k}.rst", sub))]
+    return tuple(out)
+
+
+_COMPONENT_KEYS = frozenset({"bound", "family_bits", "np_fraction", "variant"})
+
+STAGE = Stage(
+    name="multidim_frameworks",
+    title=TITLE,
+    section="multidim_frameworks",
+    check=check_config,
+    jobs=jobs,
+    steps=(
+        Step("loan", _loan,
+             outputs=(Output("table", "processed/loan.parquet", root="data"),),
+             spec_keys=frozenset({"dataset", "seed", "domain", "source", "path", "records", "mirror", "raw_dir"}),
+             local=True, mem_mb=1000, runtime=10),
+        Step("adult", _adult,
+             inputs=("table",),
+             outputs=(Output("table", "processed/adult_ordinal.parquet", root="data"),),
+             spec_keys=frozenset({"dataset", "domain"}),
+             mem_mb=1000, runtime=10),
+        # every eps_s inside (5 at paper scale): estimated from docs/multidim_frameworks.md's per-eps run
+        Step("run", _run,
+             inputs=("table",),
+             outputs=(Output("table", "multidim_frameworks/runs/{framework}_{dataset}_{component}.parquet"),),
+             spec_keys=frozenset({"framework", "component", "dataset", "eps", "records", "reps", "seed"}),
+             optional_keys=_COMPONENT_KEYS | {"view_size", "max_view_cells", "marginals", "marginal_size", "rounds",
+                                              "domain", "queries", "query_dim", "volume", "granularity"},
+             wildcards={"framework": "calm|hdg", "dataset": "[A-Za-z0-9]+", "component": "mhm|flame"},
+             mem_mb=1500, runtime=60),
+        Step("report", _report,
+             inputs=("runs", "data"),
+             outputs=(*_figures(),
+                      Output("claims", "tables/multidim_frameworks_claims.parquet", final=True),
+                      Output("claims_md", "tables/multidim_frameworks_claims.md", final=True,
+                             report=Report("captions/claims.rst", "claims")),
+                      Output("summary", "tables/multidim_frameworks_summary.parquet", final=True)),
+             spec_keys=frozenset({"scale", "eps", "components", "calm_datasets", "marginals", "marginal_size",
+                                  "queries", "query_dim", "hdg_datasets", "datasets"}),
+             mem_mb=1000, runtime=10),
+    ),
+)
