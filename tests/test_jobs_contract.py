@@ -11,14 +11,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from shuffledp.experiments import multidim, multidim_frameworks, peruser, segmented
+from shuffledp.experiments import multidim, multidim_frameworks, segmented
 from shuffledp.stages import check_spec, discover, job_io
 from shuffledp.stages.jobs import Job, JobTable, Ref, batch_ranges, canonical
 
 REPO = Path(__file__).resolve().parents[1]
 # transitional: the stages not yet moved to shuffledp.stages (discovered ones are added below)
-LEGACY = (segmented, multidim, peruser, multidim_frameworks)
+LEGACY = (segmented, multidim, multidim_frameworks)
 personalized = discover()["personalized"]
+peruser = discover()["peruser"]
 
 
 def _config(name: str) -> dict:
@@ -88,9 +89,11 @@ def test_specs_hold_only_the_keys_a_job_uses():
         if p == "wsepmm":
             assert j.spec["delta"] == cfg["segmented"]["delta_factor"] / j.spec["n"]
     for j in peruser.jobs(cfg):
-        if j.step == "run":
+        if j.step == "job":
             assert [d["name"] for d in cfg["peruser"]["datasets"]].count(j.spec["dataset"]["name"]) == 1
             assert ("dbscan" in j.spec) == (j.wildcards["clustering"] == "dbscan")
+            # only an msnbc job reads the data stage's table
+            assert bool(j.inputs["msnbc"]) == (j.spec["dataset"]["source"] == "msnbc")
     for j in multidim_frameworks.jobs(cfg):
         if j.step == "run":  # a CALM job holds no HDG key, an MHM job no FLAME key, and conversely
             assert ("view_size" in j.spec) == (j.wildcards["framework"] == "calm")
@@ -108,8 +111,7 @@ def test_bad_spec_is_a_one_line_usage_error(tmp_path):
     pd.DataFrame({"a": [1]}).to_parquet(x)
     for argv, needle in ((["segmented", "run", "--spec", "{not json", "--data", str(x), "--out", "y"],
                           "not valid JSON"),
-                         (["peruser", "report", "--spec", "[1]", "--runs", str(x), "--users", str(x), "--figures", "c",
-                           "--claims", "d"], "JSON object")):
+                         (["segmented", "run", "--spec", "[1]", "--data", str(x), "--out", "y"], "JSON object")):
         proc = subprocess.run([sys.executable, "-m", "shuffledp", *argv], capture_output=True, text=True)
         assert proc.returncode == 2, proc.stderr
         assert proc.stderr.startswith("shuffledp: error: --spec:") and proc.stderr.count("\n") == 1
