@@ -276,6 +276,21 @@ def _check_io(step: Step, io: Mapping, where: str) -> tuple[dict, dict]:
     return inputs, outputs
 
 
+def check_parquet(inputs: Mapping[str, list[str]], *names: str) -> None:
+    """Refuse an input (of ``names``; all when none) that is not a readable Parquet file, its footer
+    read as the legacy commands' argument check did: one ``UsageError`` naming the input and file."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for name in names or tuple(inputs):
+        for path in inputs[name]:
+            try:
+                pq.read_schema(path)
+            except (pa.ArrowException, OSError) as exc:
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                raise UsageError(f"input {name}: {path}: not a readable Parquet file ({first})") from None
+
+
 THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from shuffledp.errors import ConfigError, UsageError
-from shuffledp.stages import Output, Report, Stage, Step
+from shuffledp.stages import Output, Report, Stage, Step, check_parquet
 from shuffledp.stages.jobs import Job, JobTable, Ref, batch_ranges, num
 
 # the method names of shuffledp.experiments.peruser (not imported here: it loads numpy)
@@ -108,6 +108,7 @@ def _job(spec, inputs, outputs) -> None:
     msnbc = inputs["msnbc"]
     if spec["dataset"].get("source") == "msnbc" and len(msnbc) != 1:
         raise UsageError("input msnbc: one msnbc_sequences.parquet is required for an msnbc dataset")
+    check_parquet(inputs)
     runs, users = E.run_job(spec, msnbc_path=msnbc[0] if msnbc else None)
     write_parquet(runs, outputs["runs"])
     write_parquet(users, outputs["users"])
@@ -117,12 +118,14 @@ def _collect(spec, inputs, outputs) -> None:
     from shuffledp.experiments import peruser as E
     from shuffledp.io import write_parquet
 
+    check_parquet(inputs)
     write_parquet(E.collect(inputs["tables"]), outputs["table"])
 
 
 def _report(spec, inputs, outputs) -> None:
     from shuffledp.experiments import peruser as E
 
+    check_parquet(inputs)
     print(E.report(spec, inputs["runs"][0], inputs["users"][0], outputs).to_string())
 
 
