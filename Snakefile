@@ -31,7 +31,6 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/segmented.smk"
 include: "workflow/rules/accountant.smk"
 include: "workflow/rules/multidim.smk"
-include: "workflow/rules/accountants_compare.smk"
 include: "workflow/rules/multidim_frameworks.smk"
 
 

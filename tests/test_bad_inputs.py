@@ -343,6 +343,9 @@ BAD_STEP = [
     ("peruser-spec-keys", "peruser", "job", {}, {"msnbc": []}, _RUN_OUT, ["--spec", "missing key"]),
     ("peruser-spec-unknown", "peruser", "job", dict(_RUN_SPEC, colour=1), {"msnbc": []}, _RUN_OUT,
      ["--spec", "unknown key(s) colour"]),
+    ("compare-report-truncated", "accountants_compare", "report", {"scale": "t"},
+     {"runs": ["{tmp}/trunc.parquet"], "timings": ["{ok}"]},
+     {k: f"{{tmp}}/o.{k}" for k in ("table", "md", "timings_md", "pdf", "png")}, ["input runs", "trunc.parquet"]),
 ]
 
 

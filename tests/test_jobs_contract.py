@@ -20,6 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 LEGACY = (segmented, multidim, multidim_frameworks)
 personalized = discover()["personalized"]
 peruser = discover()["peruser"]
+accountants_compare = discover()["accountants_compare"]
 
 
 def _config(name: str) -> dict:
@@ -94,6 +95,12 @@ def test_specs_hold_only_the_keys_a_job_uses():
             assert ("dbscan" in j.spec) == (j.wildcards["clustering"] == "dbscan")
             # only an msnbc job reads the data stage's table
             assert bool(j.inputs["msnbc"]) == (j.spec["dataset"]["source"] == "msnbc")
+    for j in accountants_compare.jobs(cfg):
+        if j.step == "run":  # k only for k-RR; the label is the mechanism wildcard
+            assert (j.spec["k"] is None) == (j.spec["mechanism"] == "general")
+            assert j.spec["label"] == j.wildcards["acmech"]
+        elif j.step == "gain":  # the segmented experiment's Subexp-shuffle settings, derived once here
+            assert all(c["delta_s"] == cfg["segmented"]["delta_factor"] / c["n"] for c in j.spec["subexp"])
     for j in multidim_frameworks.jobs(cfg):
         if j.step == "run":  # a CALM job holds no HDG key, an MHM job no FLAME key, and conversely
             assert ("view_size" in j.spec) == (j.wildcards["framework"] == "calm")

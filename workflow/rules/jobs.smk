@@ -19,9 +19,6 @@ RESOURCES = {
     "multidim_uniform": {"mem_mb": 1000, "runtime": 10},
     "multidim_personal": {"mem_mb": 1000, "runtime": 10},
     "multidim_report": {"mem_mb": 1000, "runtime": 10},
-    "accountants_compare_run": {"mem_mb": 2000, "runtime": 30},
-    "accountants_compare_report": {"mem_mb": 1000, "runtime": 10},
-    "accountants_compare_gain": {"mem_mb": 1000, "runtime": 40},
     "multidim_frameworks_loan": {"mem_mb": 1000, "runtime": 10},
     "multidim_frameworks_adult": {"mem_mb": 1000, "runtime": 10},
     # every eps_s inside (5 at paper scale): estimated from docs/multidim_frameworks.md's per-eps run
