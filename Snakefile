@@ -29,8 +29,6 @@ include: "workflow/rules/jobs.smk"
 include: "workflow/rules/stages.smk"
 include: "workflow/rules/segmented.smk"
 include: "workflow/rules/accountant.smk"
-include: "workflow/rules/peruser.smk"
-include: "workflow/rules/accountants_compare.smk"
 
 
 rule all:

@@ -53,9 +53,10 @@ def main() -> int:
         sec["datasets"] = [d for d in sec["datasets"] if d["source"] != "msnbc"]
         print(f"note: {a.msnbc} missing, MSNBC dataset skipped", file=sys.stderr)
     from shuffledp.experiments import peruser as E
+    from shuffledp.stages.peruser import jobs as peruser_jobs
 
     os.makedirs(a.out, exist_ok=True)
-    jobs = [j for j in E.jobs({"seed": a.seed, "peruser": sec}) if j.step == "run"]
+    jobs = [j for j in peruser_jobs({"seed": a.seed, "peruser": sec}) if j.step == "job"]
     t0 = time.perf_counter()
     times = []
     with ProcessPoolExecutor(a.workers) as ex:
@@ -70,7 +71,7 @@ def main() -> int:
     t1 = time.perf_counter()
     runs = E.collect([f"{a.out}/{f}" for f in os.listdir(a.out) if f.endswith(".runs.parquet")])
     users = E.collect([f"{a.out}/{f}" for f in os.listdir(a.out) if f.endswith(".users.parquet")])
-    F.all_figures(runs, users, sec, f"{a.out}/peruser_fig")
+    F.all_figures(runs, users, sec, F.figure_paths(f"{a.out}/peruser_fig"))
     cl = E.claims(runs, users, "benchmark")
     t_report = time.perf_counter() - t1
     total = time.perf_counter() - t0

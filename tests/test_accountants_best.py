@@ -135,17 +135,23 @@ def test_compare_jobs_run_and_collect():
     import yaml
 
     from shuffledp.experiments import accountants_compare as C
-    from shuffledp.experiments.jobs import Job, JobTable
+    from shuffledp.stages import Ref
+    from shuffledp.stages.accountants_compare import jobs as compare_jobs
+    from shuffledp.stages.jobs import Job, JobTable
 
     cfg = yaml.safe_load(open("config/config.yaml"))
-    jobs = C.jobs(cfg)
+    jobs = compare_jobs(cfg)
     table = JobTable(jobs)  # unique identities
     assert all(isinstance(j, Job) for j in jobs)
     sec = cfg["accountants_compare"]
     runs = [j for j in jobs if j.step == "run"]
     assert len(runs) == len(sec["mechanisms"]) * len(sec["eps0"])
     assert {tuple(sorted(j.wildcards)) for j in runs} == {("aceps0", "acmech")}
-    assert [j.spec for j in jobs if j.step == "report"] == [{"scale": cfg.get("name", "default")}]
+    (report,) = [j for j in jobs if j.step == "report"]
+    assert report.spec == {"scale": cfg.get("name", "default")}
+    # the report reads every run's table and run times, by name, in job order
+    assert report.inputs == {"runs": [Ref("run", "run", j.wildcards) for j in runs],
+                             "timings": [Ref("run", "timings", j.wildcards) for j in runs]}
     assert table.targets("run", "{acmech}_{aceps0}")[0] == f"{sec['mechanisms'][0]}_{sec['eps0'][0]:g}"
     spec = dict(runs[0].spec, n_grid=[300], deltas=[1e-6], exact_max_n=300)
     spec.update(mechanism="krr", k=10, label="krr10")
@@ -159,28 +165,33 @@ def test_compare_jobs_run_and_collect():
     assert "krr10" in C.markdown(df)
 
 
-def test_compare_cli_run_and_report(tmp_path):
+def _step(tmp_path, step, spec, inputs, outputs, name=""):
+    """``shuffledp step accountants_compare <step>``, as the workflow calls it (spec and io files)."""
+    import json
+
+    from shuffledp.cli import main
+
+    spec_file, io_file = tmp_path / f"{step}{name}.spec.json", tmp_path / f"{step}{name}.io.json"
+    spec_file.write_text(spec if isinstance(spec, str) else json.dumps(spec))
+    io_file.write_text(json.dumps({"input": inputs, "output": outputs}))
+    return main(["step", "accountants_compare", step, "--spec", str(spec_file), "--io", str(io_file)])
+
+
+def test_compare_steps_run_and_report(tmp_path):
     """The two steps through the CLI, as the workflow calls them: run -> Parquet, report -> the
     table (no run times: byte-identical on a rerun), the Markdown table and the figure."""
-    from shuffledp.cli import main
-    from shuffledp.experiments.jobs import canonical
-
     spec = {"mechanism": "krr", "k": 3, "label": "krr3", "eps0": 1.0, "n_grid": [200], "deltas": [1e-6],
             "bounds": ["decomposition", "blanket-bennett", "lower"], "personalized_max_n": 2,
             "exact_max_n": 2, "rtol": 1e-4}
     run, sec = tmp_path / "run.parquet", tmp_path / "run_timings.parquet"
-    assert main(["accountants-compare", "run", "--spec", canonical(spec), "--out", str(run),
-                 "--timings", str(sec)]) == 0
+    assert _step(tmp_path, "run", spec, {}, {"run": str(run), "timings": str(sec)}) == 0
     out = {k: str(tmp_path / f"t.{e}") for k, e in (("table", "parquet"), ("md", "md"), ("pdf", "pdf"),
-                                                     ("png", "png"), ("timings-md", "timings.md"))}
-    argv = ["accountants-compare", "report", "--spec", canonical({"scale": "t"}), "--inputs", str(run),
-            "--timings", str(sec)]
-    for k, v in out.items():
-        argv += [f"--{k}", v]
-    assert main(argv) == 0
+                                                     ("png", "png"), ("timings_md", "timings.md"))}
+    inputs = {"runs": [str(run)], "timings": [str(sec)]}
+    assert _step(tmp_path, "report", {"scale": "t"}, inputs, out) == 0
     first = open(out["table"], "rb").read()
     first_md = open(out["md"], "rb").read()
-    assert main(argv) == 0
+    assert _step(tmp_path, "report", {"scale": "t"}, inputs, out) == 0
     # the table and its Markdown are reproducible; run times live only in the timings files
     assert open(out["table"], "rb").read() == first and open(out["md"], "rb").read() == first_md
     import pandas as pd
@@ -188,23 +199,26 @@ def test_compare_cli_run_and_report(tmp_path):
     df = pd.read_parquet(out["table"])
     assert "seconds" not in df and "seconds" not in pd.read_parquet(run) and set(df["bound"]) == set(spec["bounds"])
     assert (pd.read_parquet(sec)["seconds"].dropna() >= 0).all()
-    assert "krr3" in open(out["md"]).read() and "NOT reproducible" in open(out["timings-md"]).read()
+    assert "krr3" in open(out["md"]).read() and "NOT reproducible" in open(out["timings_md"]).read()
 
 
-def test_compare_cli_bad_spec(capsys, tmp_path):
-    from shuffledp.cli import main
-
-    assert main(["accountants-compare", "run", "--spec", "{\"mechanism\": 1}", "--out", "x.parquet"]) == 2
+def test_compare_steps_bad_spec(capsys, tmp_path):
+    run_out = {"run": "x.parquet", "timings": "y.parquet"}
+    assert _step(tmp_path, "run", {"mechanism": 1}, {}, run_out) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("shuffledp: error: --spec: missing key")
+    assert len(err) == 1 and err[0].startswith("shuffledp: error: --spec ") and "missing key(s)" in err[0]
+    spec = {"mechanism": "krr", "k": 1, "label": "krr1", "eps0": 1.0, "n_grid": [200], "deltas": [1e-6],
+            "bounds": ["lower"], "personalized_max_n": 2, "exact_max_n": 2, "rtol": 1e-4}
+    assert _step(tmp_path, "run", spec, {}, run_out) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0] == "shuffledp: error: --spec: k must be an integer >= 2 for krr, got 1"
     bad = tmp_path / "bad.parquet"
     bad.write_text("not parquet")
-    with pytest.raises(SystemExit) as exc:  # argparse's type error: exit 2, one line
-        main(["accountants-compare", "report", "--spec", "{}", "--inputs", str(bad), "--table", "a",
-              "--md", "b", "--pdf", "c", "--png", "d"])
-    assert exc.value.code == 2
+    out = {k: str(tmp_path / k) for k in ("table", "md", "timings_md", "pdf", "png")}
+    assert _step(tmp_path, "report", {"scale": "t"}, {"runs": [str(bad)], "timings": [str(bad)]}, out) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("shuffledp: error: argument --inputs: ")
+    assert len(err) == 1 and err[0].startswith("shuffledp: error: ")
+    assert not (tmp_path / "table").exists()
 
 
 def _numbers(res: dict):

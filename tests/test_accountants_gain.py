@@ -83,14 +83,25 @@ def test_gain_rows_and_markdown():
                                                           ratio_rel_diff=[], ratio_rel_se=[], tolerance=[]))
 
 
-def test_gain_job_and_cli_errors(capsys):
-    import yaml
+def _gain_step(tmp_path, spec, outputs):
+    """``shuffledp step accountants_compare gain``, as the workflow calls it (spec and io files)."""
+    import json
 
     from shuffledp.cli import main
-    from shuffledp.experiments import accountants_compare as C
+
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    (tmp_path / "io.json").write_text(json.dumps({"input": {}, "output": outputs}))
+    return main(["step", "accountants_compare", "gain", "--spec", str(tmp_path / "spec.json"),
+                 "--io", str(tmp_path / "io.json")])
+
+
+def test_gain_job_and_step_errors(capsys, tmp_path):
+    import yaml
+
+    from shuffledp.stages.accountants_compare import jobs
 
     cfg = yaml.safe_load(open("config/config.yaml"))
-    (job,) = [j for j in C.jobs(cfg) if j.step == "gain"]
+    (job,) = [j for j in jobs(cfg) if j.step == "gain"]
     assert job.wildcards == {} and job.spec["seed"] == cfg["seed"]
     assert set(job.spec) == {"randomizers", "mhm_domain", "eps_s", "n_grid", "delta_n", "rtol", "seed",
                              "measure", "scale", "subexp"}
@@ -99,37 +110,30 @@ def test_gain_job_and_cli_errors(capsys):
         (v["d"], v["s"], n) for v in seg["datasets"].values() for n in seg["n"]}
     assert all(c["eps_s"] == seg["uniform_eps"] and c["delta_s"] == seg["delta_factor"] / c["n"]
                for c in job.spec["subexp"])
-    from shuffledp.experiments.jobs import canonical
-
+    files = {k: str(tmp_path / k) for k in ("table", "measured", "md", "pdf", "png")}
     bad = dict(job.spec, randomizers=["krr1"])
-    files = ["--table", "a", "--measured", "b", "--md", "c", "--pdf", "d", "--png", "e"]
-    assert main(["accountants-compare", "gain", "--spec", canonical(bad), *files]) == 2
+    assert _gain_step(tmp_path, bad, files) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("shuffledp: error: --spec: randomizer 'krr1'")
     bad = dict(job.spec, subexp=[{"d": 4, "s": 4, "n": 100, "eps_s": 0.5, "delta_s": 1e-4}])
-    assert main(["accountants-compare", "gain", "--spec", canonical(bad), *files]) == 2
+    assert _gain_step(tmp_path, bad, files) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("shuffledp: error: --spec: subexp must be")
     bad = dict(job.spec, delta_n=1e9)
-    assert main(["accountants-compare", "gain", "--spec", canonical(bad), *files]) == 2
+    assert _gain_step(tmp_path, bad, files) == 2
     assert capsys.readouterr().err.strip().startswith("shuffledp: error: --spec: delta_n")
+    assert not any((tmp_path / k).exists() for k in files)
 
 
-def test_gain_cli_writes_tables_and_figure(tmp_path):
+def test_gain_step_writes_tables_and_figure(tmp_path):
     import pandas as pd
-
-    from shuffledp.cli import main
-    from shuffledp.experiments.jobs import canonical
 
     spec = {"randomizers": ["krr10", "mhm1"], "mhm_domain": 20, "n_grid": [20_000], "eps_s": [0.4, 1.0],
             "delta_n": 1.0, "rtol": 1e-3, "seed": 3, "scale": "t",
             "measure": {"n": 500, "eps_s": 1.0, "reps": 3, "tolerance": 0.2}}
     out = {k: str(tmp_path / f"g_{k}.{e}") for k, e in (("table", "parquet"), ("measured", "parquet"),
                                                        ("md", "md"), ("pdf", "pdf"), ("png", "png"))}
-    argv = ["accountants-compare", "gain", "--spec", canonical(spec)]
-    for k, v in out.items():
-        argv += [f"--{k}", v]
-    assert main(argv) == 0
+    assert _gain_step(tmp_path, spec, out) == 0
     g = pd.read_parquet(out["table"])
     assert len(g) == 4 and set(g["randomizer"]) == {"krr10", "mhm1"}
     assert len(pd.read_parquet(out["measured"])) == 2

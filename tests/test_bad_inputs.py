@@ -215,7 +215,6 @@ def _parquet(tmp_path: Path) -> str:
 
 # (id, argv with {tmp} and {ok} placeholders, substrings of the one stderr line)
 BAD_CLI = [
-    ("collect-truncated", "peruser collect --out {tmp}/o.parquet {tmp}/trunc.parquet", ["trunc.parquet"]),
     ("segmented-prepare-missing", "segmented prepare --input {tmp}/nope --output {tmp}/x --dataset a --d 3 --s 1 "
      "--seed 1", ["--input", "nope"]),
     ("segmented-prepare-s", 'segmented prepare --spec {{"dataset":"a","d":3,"s":0,"seed":1,"oversize":"random"}} '
@@ -229,16 +228,6 @@ BAD_CLI = [
     ("segmented-aggregate", "segmented aggregate --runs {tmp}/nope --output {tmp}/a.parquet", ["--runs"]),
     ("segmented-variant", 'segmented aggregate --spec {{"accountant":"best","scale":"t"}} --runs {ok} '
      "--out {tmp}/a.parquet", ["--spec", "accountant"]),
-    ("peruser-collect", "peruser collect --out {tmp}/x.parquet {tmp}/nope.parquet", ["nope.parquet"]),
-    ("peruser-report", "peruser report --runs {tmp}/nope --users {ok} --section {{}} --figures {tmp}/f "
-     "--claims {tmp}/c", ["--runs"]),
-    ("peruser-run-spec", "peruser run --spec nope --out-runs {tmp}/r --out-users {tmp}/u", ["--spec"]),
-    ("peruser-run-reps", 'peruser run --spec {{"dataset":{{"name":"s","source":"synthetic"}},"method":"alg1",'
-     '"clustering":"kmeans","eps":["1"],"splits":["0.5"],"c":[0.1],"delta":1e-6,"kmeans_k":2,"reps":[-1],'
-     '"seed":1,"user_sample":10}} --out-runs {tmp}/r --out-users {tmp}/u', ["--spec", "reps"]),
-    ("peruser-run-eps", 'peruser run --spec {{"dataset":{{"name":"s","source":"synthetic"}},"method":"alg1",'
-     '"clustering":"kmeans","eps":["1","-2"],"splits":["0.5"],"c":[0.1],"delta":1e-6,"kmeans_k":2,"reps":[0],'
-     '"seed":1,"user_sample":10}} --out-runs {tmp}/r --out-users {tmp}/u', ["--spec", "eps"]),
     ("tcm-m-zero", "account tcm --eps 1 --delta 1e-6 --n 1000 --m 0", ["--m"]),
     ("poisson-s-above-d", "account poisson --n 5000 --m 2 --d 4 --s 6 --eps 1 --delta 2e-6", ["--s", "[1, 4]"]),
     ("tcm-eps-nan", "account tcm --eps nan --delta 1e-6 --n 1000 --m 3", ["--eps"]),
@@ -248,7 +237,6 @@ BAD_CLI = [
     ("config-missing", "config validate {tmp}/nope.yaml", ["nope.yaml"]),
     ("config-yaml", "config validate {tmp}/broken.yaml", ["broken.yaml:2", "YAML syntax error"]),
     ("config-key", "config validate {tmp}/typo.yaml", ["config key peruser.methds", "'methods'"]),
-    ("peruser-spec-keys", "peruser run --spec {{}} --out-runs {tmp}/r --out-users {tmp}/u", ["--spec", "missing key"]),
     ("segmented-params-keys", "segmented params --spec {{}} --out {tmp}/x.parquet", ["--spec", "missing key"]),
     ("unknown-command", "frobnicate", ["frobnicate"]),
 ]
@@ -279,6 +267,64 @@ def test_bad_cli_call_exits_2_with_one_line(tmp_path, capsys, template, needles)
     for needle in needles:
         assert needle in lines[0], lines[0]
     assert not list(tmp_path.glob("o.*")) and not list(tmp_path.glob("s.parquet"))
+
+
+_RUN_SPEC = {"dataset": {"name": "s", "source": "synthetic"}, "method": "alg1", "clustering": "kmeans", "eps": ["1"],
+             "splits": ["0.5"], "c": [0.1], "delta": 1e-6, "kmeans_k": 2, "reps": [0], "seed": 1, "user_sample": 10}
+_RUN_OUT = {"runs": "{tmp}/o.runs.parquet", "users": "{tmp}/o.users.parquet"}
+_FIGURES = {f"fig{k}_{e}": f"{{tmp}}/o{k}.{e}" for k in (1, 2, 3, 4) for e in ("pdf", "png")}
+_REPORT_OUT = {**_FIGURES, "claims": "{tmp}/o.parquet", "claims_md": "{tmp}/o.md"}
+_REPORT_SPEC = {"figure": {}, "eps": [1], "eps1_fractions": [0.5], "scale": "t"}
+
+# `shuffledp step STAGE STEP --spec FILE --io FILE`: (id, stage, step, spec (object or text), inputs, outputs,
+# substrings of the one stderr line); {tmp} and {ok} as above
+BAD_STEP_PERUSER = [
+    ("collect-truncated", "peruser", "collect", {}, {"tables": ["{tmp}/trunc.parquet"]},
+     {"table": "{tmp}/o.parquet"}, ["input tables", "trunc.parquet", "not a readable Parquet"]),
+    ("peruser-collect", "peruser", "collect", {}, {"tables": ["{tmp}/nope.parquet"]}, {"table": "{tmp}/o.parquet"},
+     ["input tables", "nope.parquet"]),
+    ("peruser-report", "peruser", "report", _REPORT_SPEC, {"runs": ["{tmp}/nope"], "users": ["{ok}"]}, _REPORT_OUT,
+     ["input runs", "nope"]),
+    ("peruser-report-text", "peruser", "report", _REPORT_SPEC, {"runs": ["{tmp}/text.parquet"], "users": ["{ok}"]},
+     _REPORT_OUT, ["input runs", "text.parquet", "Parquet"]),
+    ("peruser-run-spec", "peruser", "job", "nope", {"msnbc": []}, _RUN_OUT, ["--spec", "not valid JSON"]),
+    ("peruser-run-reps", "peruser", "job", dict(_RUN_SPEC, reps=[-1]), {"msnbc": []}, _RUN_OUT, ["--spec", "reps"]),
+    ("peruser-run-eps", "peruser", "job", dict(_RUN_SPEC, eps=["1", "-2"]), {"msnbc": []}, _RUN_OUT,
+     ["--spec", "eps"]),
+    ("peruser-run-msnbc", "peruser", "job", dict(_RUN_SPEC, dataset={"name": "m", "source": "msnbc"}),
+     {"msnbc": []}, _RUN_OUT, ["input msnbc"]),
+    ("peruser-spec-keys", "peruser", "job", {}, {"msnbc": []}, _RUN_OUT, ["--spec", "missing key"]),
+    ("peruser-spec-unknown", "peruser", "job", dict(_RUN_SPEC, colour=1), {"msnbc": []}, _RUN_OUT,
+     ["--spec", "unknown key(s) colour"]),
+    ("compare-report-truncated", "accountants_compare", "report", {"scale": "t"},
+     {"runs": ["{tmp}/trunc.parquet"], "timings": ["{ok}"]},
+     {k: f"{{tmp}}/o.{k}" for k in ("table", "md", "timings_md", "pdf", "png")}, ["input runs", "trunc.parquet"]),
+]
+
+
+@pytest.mark.parametrize(("stage", "step", "spec", "inputs", "outputs", "needles"), [c[1:] for c in BAD_STEP_PERUSER],
+                         ids=[c[0] for c in BAD_STEP_PERUSER])
+def test_bad_peruser_job_exits_2_with_one_line(tmp_path, capsys, stage, step, spec, inputs, outputs, needles):
+    import json
+
+    _argv("", tmp_path)  # writes the ok, text and truncated Parquet files
+    ok = str(tmp_path / "ok.parquet")
+
+    def fill(text):
+        return text.format(tmp=tmp_path, ok=ok)
+
+    (tmp_path / "spec.json").write_text(spec if isinstance(spec, str) else json.dumps(spec))
+    io = {"input": {k: [fill(p) for p in v] for k, v in inputs.items()},
+          "output": {k: fill(v) for k, v in outputs.items()}}
+    (tmp_path / "io.json").write_text(json.dumps(io))
+    code = main(["step", stage, step, "--spec", str(tmp_path / "spec.json"), "--io", str(tmp_path / "io.json")])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("shuffledp: error: "), err
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    assert not list(tmp_path.glob("o.*")) and not list(tmp_path.glob("o[0-9].*"))
 
 
 @pytest.mark.parametrize("case", ["tcm-m-zero", "config-yaml"])

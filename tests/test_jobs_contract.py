@@ -11,15 +11,17 @@ from pathlib import Path
 import pytest
 import yaml
 
-from shuffledp.experiments import peruser, segmented
+from shuffledp.experiments import segmented
 from shuffledp.stages import check_spec, discover, job_io
 from shuffledp.stages.jobs import Job, JobTable, Ref, batch_ranges, canonical
 
 REPO = Path(__file__).resolve().parents[1]
 # transitional: the stages not yet moved to shuffledp.stages (discovered ones are added below)
-LEGACY = (segmented, peruser)
+LEGACY = (segmented,)
 personalized = discover()["personalized"]
 multidim_frameworks = discover()["multidim_frameworks"]
+peruser = discover()["peruser"]
+accountants_compare = discover()["accountants_compare"]
 
 
 def _config(name: str) -> dict:
@@ -89,9 +91,17 @@ def test_specs_hold_only_the_keys_a_job_uses():
         if p == "wsepmm":
             assert j.spec["delta"] == cfg["segmented"]["delta_factor"] / j.spec["n"]
     for j in peruser.jobs(cfg):
-        if j.step == "run":
+        if j.step == "job":
             assert [d["name"] for d in cfg["peruser"]["datasets"]].count(j.spec["dataset"]["name"]) == 1
             assert ("dbscan" in j.spec) == (j.wildcards["clustering"] == "dbscan")
+            # only an msnbc job reads the data stage's table
+            assert bool(j.inputs["msnbc"]) == (j.spec["dataset"]["source"] == "msnbc")
+    for j in accountants_compare.jobs(cfg):
+        if j.step == "run":  # k only for k-RR; the label is the mechanism wildcard
+            assert (j.spec["k"] is None) == (j.spec["mechanism"] == "general")
+            assert j.spec["label"] == j.wildcards["acmech"]
+        elif j.step == "gain":  # the segmented experiment's Subexp-shuffle settings, derived once here
+            assert all(c["delta_s"] == cfg["segmented"]["delta_factor"] / c["n"] for c in j.spec["subexp"])
     for j in multidim_frameworks.jobs(cfg):
         if j.step == "run":  # a CALM job holds no HDG key, an MHM job no FLAME key, and conversely
             assert ("view_size" in j.spec) == (j.wildcards["framework"] == "calm")
@@ -109,8 +119,7 @@ def test_bad_spec_is_a_one_line_usage_error(tmp_path):
     pd.DataFrame({"a": [1]}).to_parquet(x)
     for argv, needle in ((["segmented", "run", "--spec", "{not json", "--data", str(x), "--out", "y"],
                           "not valid JSON"),
-                         (["peruser", "report", "--spec", "[1]", "--runs", str(x), "--users", str(x), "--figures", "c",
-                           "--claims", "d"], "JSON object")):
+                         (["segmented", "run", "--spec", "[1]", "--data", str(x), "--out", "y"], "JSON object")):
         proc = subprocess.run([sys.executable, "-m", "shuffledp", *argv], capture_output=True, text=True)
         assert proc.returncode == 2, proc.stderr
         assert proc.stderr.startswith("shuffledp: error: --spec:") and proc.stderr.count("\n") == 1

@@ -9,6 +9,7 @@ import pytest
 
 from shuffledp.config import ConfigError
 from shuffledp.experiments import peruser as E
+from shuffledp.stages import peruser as S
 
 SEC = {
     "datasets": [{"name": "tiny_sep", "source": "synthetic", "kind": "separated", "n": 400, "d": 6,
@@ -26,8 +27,8 @@ def _bytes(df):
     return buf.getvalue()
 
 
-def _jobs(sec=SEC, step="run"):
-    return [j for j in E.jobs({"seed": 5, "name": "test", "peruser": sec}) if j.step == step]
+def _jobs(sec=SEC, step="job"):
+    return [j for j in S.jobs({"seed": 5, "name": "test", "peruser": sec}) if j.step == step]
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +103,7 @@ def test_tables_and_claims(tables, tmp_path):
     assert cl.set_index("id").loc["theorem4_split_near_best", "held"] == "not testable at this scale"
     from shuffledp.plotting import peruser as F
 
-    F.all_figures(runs, users, SEC, str(tmp_path / "fig"))
+    F.all_figures(runs, users, SEC, F.figure_paths(str(tmp_path / "fig")))
     for k in range(1, 5):
         assert (tmp_path / f"fig{k}.png").stat().st_size > 1000
         assert (tmp_path / f"fig{k}.pdf").exists()
@@ -110,13 +111,13 @@ def test_tables_and_claims(tables, tmp_path):
 
 
 def test_config_checks():
-    E.check_config({"peruser": SEC})
+    S.check_config({"peruser": SEC})
     bad = copy.deepcopy(SEC)
     bad["repetitions"] = 3
     bad["batch_size"] = 2
     with pytest.raises(ConfigError, match="peruser.repetitions"):
-        E.check_config({"peruser": bad})
+        S.check_config({"peruser": bad})
     bad = copy.deepcopy(SEC)
     bad["figure"]["split"] = 0.3
     with pytest.raises(ConfigError, match="peruser.figure.split"):
-        E.check_config({"peruser": bad})
+        S.check_config({"peruser": bad})

@@ -15,12 +15,4 @@ RESOURCES = {
     "segmented_aggregate": {"mem_mb": 1000, "runtime": 5},
     "segmented_figure": {"mem_mb": 1000, "runtime": 5},
     "segmented_claims": {"mem_mb": 1000, "runtime": 5},
-    # every eps inside since issue 14 (4 at paper scale): runtime doubled from 30, an estimate from the
-    # per-eps job times in docs/peruser.md, not yet a benchmark of the new layout
-    "peruser_job": {"mem_mb": 1500, "runtime": 60},
-    "peruser_collect": {"mem_mb": 1000, "runtime": 5},
-    "peruser_report": {"mem_mb": 1500, "runtime": 10},
-    "accountants_compare_run": {"mem_mb": 2000, "runtime": 30},
-    "accountants_compare_report": {"mem_mb": 1000, "runtime": 10},
-    "accountants_compare_gain": {"mem_mb": 1000, "runtime": 40},
 }

@@ -47,6 +47,7 @@ for _stage in STAGES.values():
                 io=job_io_file(_stage, _step, _table, STAGES),
             wildcard_constraints:
                 **_step.wildcards,
+            threads: _step.threads or 1  # Step.threads None: Snakemake's default (1), pools untouched
             resources:
                 mem_mb=_step.mem_mb,
                 runtime=_step.runtime,

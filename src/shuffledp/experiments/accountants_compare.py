@@ -1,8 +1,9 @@
 """One table of every shuffle accountant we have, on one grid (issue 17).
 
-Jobs (:func:`jobs`, the one rule shape of docs/architecture.md): ``run``, one per (mechanism, eps0):
-every bound at every (n, delta) of the grid, with its run time; ``report``: the table and figure;
-``gain`` (if ``accountants_compare.gain`` is set): what the tighter accountant buys,
+The stage (jobs, config check, steps) is :mod:`shuffledp.stages.accountants_compare`: ``run``, one
+job per (mechanism, eps0): every bound at every (n, delta) of the grid, with its run time
+(:func:`run_job`); ``report``: the table and figure (:func:`report`); ``gain`` (if
+``accountants_compare.gain`` is set): what the tighter accountant buys,
 :mod:`shuffledp.experiments.accountants_gain`.
 :func:`collect` adds each row's gap to the best lower bound of its point and writes the table;
 :mod:`shuffledp.plotting.accountants_compare` draws the figure.
@@ -35,11 +36,8 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from shuffledp.config import ConfigError, register_check
-from shuffledp.experiments.jobs import Job, num
+from shuffledp.experiments.accountants_compare_names import BOUNDS
 
-BOUNDS = ("decomposition", "variation-ratio", "fmt21", "fmt23", "fmt21-closed-form",
-          "blanket-hoeffding", "blanket-bennett", "hps-uniform", "ccc", "lzx", "lower", "exact")
 PERSONALIZED = ("hps-uniform", "ccc", "lzx")
 REFERENCE = ("hps-uniform", "ccc")  # shown for reference, never taken as the best upper bound
 NOTES = {
@@ -49,102 +47,9 @@ NOTES = {
 }
 
 
-# ----------------------------------------------------------------------------- config
-def mechanisms(sec: Mapping) -> list[tuple[str, str, int | None]]:
-    """``(label, mechanism, k)`` for every mechanism of the section."""
-    out = []
-    for m in sec["mechanisms"]:
-        if m == "general":
-            out.append(("general", "general", None))
-        else:
-            k = int(m[len("krr"):])
-            out.append((m, "krr", k))
-    return out
-
-
-@register_check
-def check_config(config: Mapping) -> None:
-    sec = config.get("accountants_compare")
-    if not sec:
-        return
-    for m in sec["mechanisms"]:
-        if m != "general" and not (m.startswith("krr") and m[3:].isdigit() and int(m[3:]) >= 2):
-            raise ConfigError(f"config key accountants_compare.mechanisms: {m!r} is neither "
-                              "'general' nor 'krr<k>' with k >= 2")
-    for b in sec["bounds"]:
-        if b not in BOUNDS:
-            raise ConfigError(f"config key accountants_compare.bounds: unknown bound {b!r}")
-    for n in sec["n_grid"]:
-        if int(n) < 2:
-            raise ConfigError(f"config key accountants_compare.n_grid: {n} must be >= 2")
-    for d in sec["deltas"]:
-        if not 0 < float(d) < 1:
-            raise ConfigError(f"config key accountants_compare.deltas: {d} must lie in (0, 1)")
-    g = sec.get("gain")
-    if g:
-        from shuffledp.experiments.accountants_gain import check_randomizer
-
-        for r in g["randomizers"]:
-            try:
-                check_randomizer(r)
-            except ValueError as exc:
-                raise ConfigError(f"config key accountants_compare.gain.randomizers: {exc}") from None
-        for n in list(g["n_grid"]) + [g["measure"]["n"]]:
-            if float(g["delta_n"]) / int(n) >= 1:
-                raise ConfigError(f"config key accountants_compare.gain.delta_n: delta_n / n = "
-                                  f"{float(g['delta_n']) / int(n)} must be < 1 (n = {n})")
-
-
 def fmt(x: float) -> str:
-    return num(x)
-
-
-def jobs(config: Mapping) -> list[Job]:
-    """Every job of the stage (:mod:`shuffledp.experiments.jobs`). ``run``: one per (mechanism,
-    eps0), its (n, delta) grid inside; ``report``: one (the table and the figure)."""
-    sec = config.get("accountants_compare")
-    if not sec:
-        return []
-    out = []
-    for label, mech, k in mechanisms(sec):
-        for eps0 in sec["eps0"]:
-            spec = {"mechanism": mech, "k": k, "label": label, "eps0": float(eps0),
-                    "n_grid": [int(n) for n in sec["n_grid"]],
-                    "deltas": [float(d) for d in sec["deltas"]],
-                    "bounds": list(sec["bounds"]),
-                    "personalized_max_n": int(sec["personalized_max_n"]),
-                    "exact_max_n": int(sec["exact_max_n"]),
-                    "rtol": float(sec["rtol"])}
-            out.append(Job("run", {"acmech": label, "aceps0": num(eps0)}, spec))
-    out.append(Job("report", {}, {"scale": str(config.get("name", "default"))}))
-    g = sec.get("gain")
-    if g:
-        m = g["measure"]
-        out.append(Job("gain", {}, {
-            "randomizers": list(g["randomizers"]), "mhm_domain": int(g["mhm_domain"]),
-            "eps_s": [float(x) for x in g["eps_s"]], "n_grid": [int(n) for n in g["n_grid"]],
-            "delta_n": float(g["delta_n"]), "rtol": float(g["rtol"]), "seed": int(config["seed"]),
-            "measure": {"n": int(m["n"]), "eps_s": float(m["eps_s"]), "reps": int(m["reps"]),
-                        "tolerance": float(m["tolerance"])},
-            "subexp": subexp_settings_of(config),
-            "scale": str(config.get("name", "default"))}))
-    return out
-
-
-def subexp_settings_of(config: Mapping) -> list[dict]:
-    """The segmented experiment's Subexp-shuffle settings (every dataset's ``d, s`` and every ``n``;
-    ``eps_s = uniform_eps``, ``delta_s = delta_factor / n``); none without a ``segmented`` section."""
-    seg = config.get("segmented")
-    if not seg:
-        return []
-    out = []
-    for name in sorted(seg["datasets"]):
-        ds = seg["datasets"][name]
-        for n in sorted(int(x) for x in seg["n"]):
-            out.append({"d": int(ds["d"]), "s": int(ds["s"]), "n": n,
-                        "eps_s": float(seg.get("uniform_eps", 0.5)), "delta_s": float(seg["delta_factor"]) / n})
-    # datasets sharing (d, s) give the same rows once
-    return [dict(t) for t in dict.fromkeys(tuple(sorted(c.items())) for c in out)]
+    """A number as in file names and labels (``1``, ``0.25``)."""
+    return f"{float(x):g}"
 
 
 # ----------------------------------------------------------------------------- exact binary RR

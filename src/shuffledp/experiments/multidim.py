@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 from shuffledp.datasets.provenance import read_provenance, standin_note  # noqa: F401  (multidim_report)
 
 # the experiments' names and ratio helpers (light, so the workflow imports them while parsing)
-from shuffledp.experiments.multidim_constants import (  # noqa: F401  (re-exported)
+from shuffledp.experiments.multidim_names import (  # noqa: F401  (re-exported)
     ADULT,
     ADULT_ATTRIBUTES,
     DEFAULT_CLASSES,

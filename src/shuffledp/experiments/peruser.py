@@ -1,5 +1,6 @@
 """Experiments for per-user histograms in the shuffle model.
 
+The stage (jobs, config check, steps) is :mod:`shuffledp.stages.peruser`.
 One job = (method, dataset, clustering, repetition batch); inside a job every eps, every eps1 split,
 every c and every repetition of the batch runs. A job writes two Parquet tables: one summary row
 per (eps, split, c, repetition) and a seeded sample of per-user rows (first repetition only) for the ECDF and
@@ -21,88 +22,9 @@ import pandas as pd
 
 from shuffledp import seeding
 from shuffledp.accountants import peruser as acct
-from shuffledp.config import ConfigError, register_check
 from shuffledp.datasets.peruser import HistogramData, dirichlet_mixture, msnbc_histograms
-from shuffledp.experiments.jobs import Job, batch_ranges
+from shuffledp.experiments.peruser_names import CLUSTERED, METHODS
 from shuffledp.protocols import peruser as proto
-
-METHODS = ("alg1", "alg1T", "ldp", "global", "oracle", "single")
-CLUSTERED = ("alg1", "alg1T")          # methods with an eps1 split and a shuffler-side clustering
-METHOD_LABELS = {
-    "alg1": "Algorithm 1", "alg1T": "Algorithm 1 (release T)", "ldp": "Laplace LDP (whole eps)",
-    "global": "global shuffle", "oracle": "true-histogram clusters (NON-PRIVATE upper bound)",
-    "single": "single copy (Alg. 2)",
-}
-
-
-# ----------------------------------------------------------------------------------------------
-# config
-
-
-@register_check
-def check_config(config: Mapping) -> None:
-    """Semantic checks of the ``peruser`` section (no-op when absent)."""
-    sec = config.get("peruser")
-    if not sec:
-        return
-    for f in sec["eps1_fractions"]:
-        if not 0 < f < 1:
-            raise ConfigError(f"config key peruser.eps1_fractions: {f} must lie in (0, 1)")
-    for m in sec["methods"]:
-        if m not in METHODS:
-            raise ConfigError(f"config key peruser.methods: unknown method {m!r}")
-    names = [d["name"] for d in sec["datasets"]]
-    if len(set(names)) != len(names):
-        raise ConfigError("config key peruser.datasets: duplicate names")
-    if sec["repetitions"] % sec["batch_size"]:
-        raise ConfigError("config key peruser.repetitions: must be a multiple of peruser.batch_size")
-    fig = sec.get("figure", {})
-    if fig.get("eps") is not None and fig["eps"] not in sec["eps"]:
-        raise ConfigError("config key peruser.figure.eps: must be one of peruser.eps")
-    if fig.get("c") is not None and fig["c"] not in sec["c"]:
-        raise ConfigError("config key peruser.figure.c: must be one of peruser.c")
-    if fig.get("split") is not None and fig["split"] not in sec["eps1_fractions"]:
-        raise ConfigError("config key peruser.figure.split: must be one of peruser.eps1_fractions")
-
-
-def jobs(config: Mapping) -> list[Job]:
-    """Every job of the stage. ``run``: one per (method, dataset, clustering, batch) with every eps,
-    the eps1 splits, every c and the batch's repetitions inside (issue 14: grid points and
-    repetitions of one protocol go inside its job); ``collect`` (runs, users); ``report``.
-    Seeds derive from the config's seed and (dataset, method, eps, split, clustering, c, repetition),
-    never from the batch or from which eps values share a job."""
-    sec = config.get("peruser")
-    if not sec:
-        return []
-    seed = int(config["seed"])
-    out = []
-    for b, reps in enumerate(batch_ranges(sec["repetitions"], sec["batch_size"])):
-        for ds in sec["datasets"]:
-            for m in sec["methods"]:
-                if m in CLUSTERED:
-                    splits = [fmt(f) for f in sec["eps1_fractions"]]
-                    if sec.get("theorem4_split", True):
-                        splits.append("thm4")
-                    combos = [(cl, splits) for cl in sec["clusterings"]]
-                elif m in ("oracle", "single"):
-                    combos = [("kmeans", ["none"])]
-                else:
-                    combos = [("none", ["none"])]
-                for cl, splits in combos:
-                    spec = {"dataset": dict(ds), "method": m, "clustering": cl, "eps": [fmt(e) for e in sec["eps"]],
-                            "splits": splits, "c": [float(c) for c in sec["c"]], "delta": float(sec["delta"]),
-                            "kmeans_k": int(sec["kmeans_k"]), "reps": reps, "seed": seed,
-                            "user_sample": int(sec["user_sample"])}
-                    if cl == "dbscan":
-                        spec["dbscan"] = dict(sec.get("dbscan", {}))
-                    out.append(Job("run", {"dataset": ds["name"], "method": m, "clustering": cl, "batch": str(b)},
-                                   spec))
-    for kind in ("runs", "users"):
-        out.append(Job("collect", {"kind": kind}, {}))
-    out.append(Job("report", {}, {"figure": dict(sec.get("figure", {}) or {}), "eps": list(sec["eps"]),
-                                  "eps1_fractions": list(sec["eps1_fractions"]),
-                                  "scale": config.get("name", "default")}))
-    return out
 
 
 def fmt(x: float) -> str:
@@ -140,9 +62,10 @@ def true_clusters(data: HistogramData, hbar: np.ndarray, k: int, seed: int) -> n
 
 def run_job(spec: Mapping, msnbc_path: str | None = None,
             bounds: tuple[str, ...] = ("closed", "numeric")) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """One ``run`` job (see :func:`jobs` for the spec): a summary row per (eps, split, c, repetition)
-    and a seeded sample of per-user rows (repetition 0). ``spec["eps"]`` is a list (or one value); the
-    rows of one eps do not depend on the others (the dataset is drawn once, from its name)."""
+    """One ``job`` (see :func:`shuffledp.stages.peruser.jobs` for the spec): a summary row per (eps,
+    split, c, repetition) and a seeded sample of per-user rows (repetition 0). ``spec["eps"]`` is a
+    list (or one value); the rows of one eps do not depend on the others (the dataset is drawn once,
+    from its name)."""
     if spec["method"] not in METHODS:
         raise ValueError(f"method: {spec['method']!r}")
     data = load_dataset(spec["dataset"], int(spec["seed"]), msnbc_path)
@@ -301,6 +224,22 @@ def collect_frames(frames: list[pd.DataFrame]) -> pd.DataFrame:
     df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     keys = [k for k in ("dataset", "method", "clustering", "eps", "split", "c", "rep", "user") if k in df]
     return df.sort_values(keys, kind="stable").reset_index(drop=True)
+
+
+def report(spec: Mapping, runs_path: str, users_path: str, out: Mapping[str, str]) -> pd.DataFrame:
+    """The ``report`` step: figures 1-4 (``out["fig<k>_pdf"]``, ``out["fig<k>_png"]``) and the claims
+    table (``out["claims"]`` Parquet, ``out["claims_md"]`` Markdown, with the datasets' notes)."""
+    from shuffledp.io import write_parquet, write_text
+    from shuffledp.plotting import peruser as F
+
+    runs = pd.read_parquet(runs_path)
+    users = pd.read_parquet(users_path)
+    F.all_figures(runs, users, spec, out)
+    cl = claims(runs, users, spec["scale"])
+    notes = sorted({n for n in runs.get("note", pd.Series(dtype=str)).dropna() if n})
+    write_parquet(cl, out["claims"])
+    write_text(out["claims_md"], claims_markdown(cl, "; ".join(notes)))
+    return cl
 
 
 def claims(runs: pd.DataFrame, users: pd.DataFrame, scale: str) -> pd.DataFrame:

@@ -11,13 +11,21 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from shuffledp.experiments.peruser import METHOD_LABELS  # noqa: E402
+from shuffledp.experiments.peruser_names import METHOD_LABELS  # noqa: E402
 from shuffledp.io import save_figure_file  # noqa: E402
 
+FIGURES = (1, 2, 3, 4)
 
-def _save(fig, prefix: str, k: int) -> None:
+
+def figure_paths(prefix: str) -> dict[str, str]:
+    """The output names of :func:`all_figures` (``fig<k>_pdf``, ``fig<k>_png``) for files named
+    ``<prefix><k>.pdf|png``."""
+    return {f"fig{k}_{ext}": f"{prefix}{k}.{ext}" for k in FIGURES for ext in ("pdf", "png")}
+
+
+def _save(fig, out: Mapping[str, str], k: int) -> None:
     for ext in ("pdf", "png"):
-        save_figure_file(fig, f"{prefix}{k}.{ext}", dpi=120, bbox_inches="tight", metadata=_meta(ext))
+        save_figure_file(fig, out[f"fig{k}_{ext}"], dpi=120, bbox_inches="tight", metadata=_meta(ext))
     plt.close(fig)
 
 
@@ -65,7 +73,7 @@ def _series(runs: pd.DataFrame, split: str) -> list[tuple[str, pd.DataFrame]]:
     return out
 
 
-def fig1(runs: pd.DataFrame, sec: Mapping, prefix: str) -> None:
+def fig1(runs: pd.DataFrame, sec: Mapping, out: Mapping[str, str]) -> None:
     """Mean per-user L1 error and top-3 accuracy against eps; error against median eps'."""
     _, c, split = _pick(sec, runs)
     r = runs[runs.c == c]
@@ -91,10 +99,10 @@ def fig1(runs: pd.DataFrame, sec: Mapping, prefix: str) -> None:
             axes[i, j].set_xscale("log", base=2)
     axes[0, 0].legend(fontsize=7)
     fig.suptitle("Per-user histograms: utility against eps (Fig. 1)")
-    _save(fig, prefix, 1)
+    _save(fig, out, 1)
 
 
-def fig2(users: pd.DataFrame, runs: pd.DataFrame, sec: Mapping, prefix: str) -> None:
+def fig2(users: pd.DataFrame, runs: pd.DataFrame, sec: Mapping, out: Mapping[str, str]) -> None:
     """ECDF of per-user eps'/eps of Algorithm 1 (k-means) per dataset, one line per (eps, split)."""
     _, c, _ = _pick(sec, runs)
     u = users[(users.method == "alg1") & (users.c == c)]
@@ -117,10 +125,10 @@ def fig2(users: pd.DataFrame, runs: pd.DataFrame, sec: Mapping, prefix: str) -> 
         ax.set_title(f"{ds}, Algorithm 1 (k-means), c={c:g}{_notes(runs, ds)}", fontsize=9)
     axes[0, 0].legend(fontsize=6)
     fig.suptitle("Distribution of per-user eps' (Fig. 2)")
-    _save(fig, prefix, 2)
+    _save(fig, out, 2)
 
 
-def fig3(runs: pd.DataFrame, sec: Mapping, prefix: str) -> None:
+def fig3(runs: pd.DataFrame, sec: Mapping, out: Mapping[str, str]) -> None:
     """eps1 trade-off: error and median eps' against eps1/eps; Theorem 4's choice marked."""
     _, c, _ = _pick(sec, runs)
     r = runs[(runs.method == "alg1") & (runs.c == c)]
@@ -155,10 +163,10 @@ def fig3(runs: pd.DataFrame, sec: Mapping, prefix: str) -> None:
         axes[1, j].set_xlabel("eps1 / eps")
         axes[0, j].legend(fontsize=7, loc="best")
     fig.suptitle("The eps1 trade-off; Theorem 4's eps1 dashed where feasible (Fig. 3)")
-    _save(fig, prefix, 3)
+    _save(fig, out, 3)
 
 
-def fig4(users: pd.DataFrame, runs: pd.DataFrame, sec: Mapping, prefix: str) -> None:
+def fig4(users: pd.DataFrame, runs: pd.DataFrame, sec: Mapping, out: Mapping[str, str]) -> None:
     """Per user: eps' against the L1 distance to its group's centre, coloured by group size."""
     eps, c, split = _pick(sec, runs)
     u = users[(users.method == "alg1") & (users.c == c) & (users.clustering == "kmeans")]
@@ -181,13 +189,15 @@ def fig4(users: pd.DataFrame, runs: pd.DataFrame, sec: Mapping, prefix: str) -> 
             ax.set_xlabel("L1 distance to group centre (true histograms)")
             ax.set_ylabel("eps' (numerical clones)")
     fig.suptitle("Per-user eps' against distance to the cluster centre (Fig. 4)")
-    _save(fig, prefix, 4)
+    _save(fig, out, 4)
 
 
-def all_figures(runs: pd.DataFrame, users: pd.DataFrame, sec: Mapping, prefix: str) -> None:
+def all_figures(runs: pd.DataFrame, users: pd.DataFrame, sec: Mapping, out: Mapping[str, str]) -> None:
+    """Figures 1-4, each as PDF and PNG, to ``out["fig<k>_pdf"]`` and ``out["fig<k>_png"]``
+    (:func:`figure_paths`)."""
     if "feasible" in runs:
         runs = runs.assign(feasible=runs.feasible.fillna(False).astype(bool))
-    fig1(runs, sec, prefix)
-    fig2(users, runs, sec, prefix)
-    fig3(runs, sec, prefix)
-    fig4(users, runs, sec, prefix)
+    fig1(runs, sec, out)
+    fig2(users, runs, sec, out)
+    fig3(runs, sec, out)
+    fig4(users, runs, sec, out)

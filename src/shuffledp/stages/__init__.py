@@ -76,6 +76,9 @@ class Step:
     order they appear in log and benchmark file names. ``mem_mb``/``runtime`` (minutes): the
     resources of one job (the largest benchmark of the paper scale with ~4x headroom). ``local``: the
     rule runs on the submitting host, never on a cluster node (e.g. a job that may download).
+    ``threads``: ``None`` (the default) leaves the rule's threads and the job's BLAS/OpenMP pools
+    alone; a number sets the rule's ``threads`` and limits the job's BLAS/OpenMP pools to it
+    (``OMP_NUM_THREADS`` before the step's libraries load; :func:`limit_threads`).
     """
 
     name: str
@@ -88,6 +91,7 @@ class Step:
     mem_mb: int = 1000
     runtime: int = 10
     local: bool = False  # runs on the submitting machine (downloads: cluster nodes often have no internet)
+    threads: int | None = None  # None: the rule's default (1); a number also limits the job's BLAS/OpenMP pools
 
     def output(self, name: str) -> Output:
         for out in self.outputs:
@@ -304,6 +308,23 @@ def _check_input(name: str, path: str) -> None:
             raise UsageError(f"input {name}: {path}: not a readable Parquet file ({exc})") from None
 
 
+THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
+
+
+def limit_threads(threads: int) -> None:
+    """Limit this process's BLAS and OpenMP thread pools to ``threads``: the environment variables
+    the runtimes read when they load (numpy's BLAS, scikit-learn's OpenMP), and, for any already
+    loaded, threadpoolctl (when installed)."""
+    for name in THREAD_ENV:
+        os.environ[name] = str(int(threads))
+    if "numpy" in sys.modules:
+        try:
+            from threadpoolctl import threadpool_limits
+        except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+            return
+        threadpool_limits(limits=int(threads))
+
+
 def run_step(stage_name: str, step_name: str, spec_path: str, io_path: str) -> object:
     """Run one job: read and check its spec and its files, then call the step's ``run``."""
     stage = get(stage_name)
@@ -315,4 +336,6 @@ def run_step(stage_name: str, step_name: str, spec_path: str, io_path: str) -> o
     spec = _read_json(spec_path, "--spec")
     check_spec(step, spec, f"--spec {spec_path}")
     inputs, outputs = _check_io(step, _read_json(io_path, "--io"), f"--io {io_path}")
+    if step.threads is not None:
+        limit_threads(step.threads)
     return step.run(spec, inputs, outputs)

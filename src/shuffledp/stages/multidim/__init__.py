@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from shuffledp.errors import ConfigError, UsageError
-from shuffledp.experiments.multidim_constants import (  # noqa: F401  (the stage's names)
+from shuffledp.experiments.multidim_names import (  # noqa: F401  (the stage's names)
     ADULT,
     ADULT_ATTRIBUTES,
     DEFAULT_CLASSES,

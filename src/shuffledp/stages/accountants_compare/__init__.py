@@ -1,0 +1,221 @@
+"""Every shuffle accountant on one grid (issue 17; docs/accountants.md).
+
+Jobs: one ``run`` per (mechanism, eps0) with its (n, delta) grid inside; one ``report`` (the table in
+Parquet and Markdown, the run times' Markdown table, the figure); one ``gain`` (what the tighter
+accountant buys: local eps and MSE; only with ``accountants_compare.gain``). The computations are in
+:mod:`shuffledp.experiments.accountants_compare` and :mod:`shuffledp.experiments.accountants_gain`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from shuffledp.errors import ConfigError, UsageError
+from shuffledp.experiments.accountants_compare_names import BOUNDS
+from shuffledp.stages import Output, Report, Stage, Step
+from shuffledp.stages.jobs import Job, JobTable, num
+
+TITLE = "Shuffle accountants (all papers)"
+RUN_KEYS = frozenset({"mechanism", "k", "label", "eps0", "n_grid", "deltas", "bounds", "personalized_max_n",
+                      "exact_max_n", "rtol"})
+GAIN_KEYS = frozenset({"randomizers", "mhm_domain", "eps_s", "n_grid", "delta_n", "rtol", "seed", "measure",
+                       "scale"})
+
+
+def mechanisms(sec: Mapping) -> list[tuple[str, str, int | None]]:
+    """``(label, mechanism, k)`` for every mechanism of the section."""
+    out = []
+    for m in sec["mechanisms"]:
+        if m == "general":
+            out.append(("general", "general", None))
+        else:
+            out.append((m, "krr", int(m[len("krr"):])))
+    return out
+
+
+def check_config(config: Mapping) -> None:
+    sec = config.get("accountants_compare")
+    if not sec:
+        return
+    for m in sec["mechanisms"]:
+        if m != "general" and not (m.startswith("krr") and m[3:].isdigit() and int(m[3:]) >= 2):
+            raise ConfigError(f"config key accountants_compare.mechanisms: {m!r} is neither "
+                              "'general' nor 'krr<k>' with k >= 2")
+    for b in sec["bounds"]:
+        if b not in BOUNDS:
+            raise ConfigError(f"config key accountants_compare.bounds: unknown bound {b!r}")
+    for n in sec["n_grid"]:
+        if int(n) < 2:
+            raise ConfigError(f"config key accountants_compare.n_grid: {n} must be >= 2")
+    for d in sec["deltas"]:
+        if not 0 < float(d) < 1:
+            raise ConfigError(f"config key accountants_compare.deltas: {d} must lie in (0, 1)")
+    g = sec.get("gain")
+    if g:
+        from shuffledp.experiments.accountants_gain import check_randomizer
+
+        for r in g["randomizers"]:
+            try:
+                check_randomizer(r)
+            except ValueError as exc:
+                raise ConfigError(f"config key accountants_compare.gain.randomizers: {exc}") from None
+        for n in list(g["n_grid"]) + [g["measure"]["n"]]:
+            if float(g["delta_n"]) / int(n) >= 1:
+                raise ConfigError(f"config key accountants_compare.gain.delta_n: delta_n / n = "
+                                  f"{float(g['delta_n']) / int(n)} must be < 1 (n = {n})")
+
+
+def subexp_settings_of(config: Mapping) -> list[dict]:
+    """The segmented experiment's Subexp-shuffle settings (every dataset's ``d, s`` and every ``n``;
+    ``eps_s = uniform_eps``, ``delta_s = delta_factor / n``); none without a ``segmented`` section."""
+    seg = config.get("segmented")
+    if not seg:
+        return []
+    out = []
+    for name in sorted(seg["datasets"]):
+        ds = seg["datasets"][name]
+        for n in sorted(int(x) for x in seg["n"]):
+            out.append({"d": int(ds["d"]), "s": int(ds["s"]), "n": n,
+                        "eps_s": float(seg.get("uniform_eps", 0.5)), "delta_s": float(seg["delta_factor"]) / n})
+    # datasets sharing (d, s) give the same rows once
+    return [dict(t) for t in dict.fromkeys(tuple(sorted(c.items())) for c in out)]
+
+
+def jobs(config: Mapping) -> list[Job]:
+    """Every job of the stage. ``run``: one per (mechanism, eps0), its (n, delta) grid inside;
+    ``report``: one (the table and the figure, from every run's table and run times); ``gain``: one,
+    if the section has ``gain``."""
+    sec = config.get("accountants_compare")
+    if not sec:
+        return []
+    out = []
+    for label, mech, k in mechanisms(sec):
+        for eps0 in sec["eps0"]:
+            spec = {"mechanism": mech, "k": k, "label": label, "eps0": float(eps0),
+                    "n_grid": [int(n) for n in sec["n_grid"]],
+                    "deltas": [float(d) for d in sec["deltas"]],
+                    "bounds": list(sec["bounds"]),
+                    "personalized_max_n": int(sec["personalized_max_n"]),
+                    "exact_max_n": int(sec["exact_max_n"]),
+                    "rtol": float(sec["rtol"])}
+            out.append(Job("run", {"acmech": label, "aceps0": num(eps0)}, spec))
+    table = JobTable(out)
+    out.append(Job("report", {}, {"scale": str(config.get("name", "default"))},
+                   inputs={"runs": table.refs("run", "run"), "timings": table.refs("run", "timings")}))
+    g = sec.get("gain")
+    if g:
+        m = g["measure"]
+        out.append(Job("gain", {}, {
+            "randomizers": list(g["randomizers"]), "mhm_domain": int(g["mhm_domain"]),
+            "eps_s": [float(x) for x in g["eps_s"]], "n_grid": [int(n) for n in g["n_grid"]],
+            "delta_n": float(g["delta_n"]), "rtol": float(g["rtol"]), "seed": int(config["seed"]),
+            "measure": {"n": int(m["n"]), "eps_s": float(m["eps_s"]), "reps": int(m["reps"]),
+                        "tolerance": float(m["tolerance"])},
+            "subexp": subexp_settings_of(config),
+            "scale": str(config.get("name", "default"))}))
+    return out
+
+
+# ----------------------------------------------------------------------------------------- steps
+
+
+def _run(spec, inputs, outputs) -> None:
+    from shuffledp.experiments import accountants_compare as E
+    from shuffledp.io import write_parquet
+
+    if spec["mechanism"] not in ("krr", "general"):
+        raise UsageError(f"--spec: mechanism {spec['mechanism']!r} is not krr or general")
+    if spec["mechanism"] == "krr" and not (isinstance(spec["k"], int) and spec["k"] >= 2):
+        raise UsageError(f"--spec: k must be an integer >= 2 for krr, got {spec['k']!r}")
+    unknown = sorted(set(spec["bounds"]) - set(BOUNDS))
+    if unknown:
+        raise UsageError(f"--spec: unknown bounds {', '.join(unknown)}")
+    try:
+        df = E.run_job(spec)
+    except ValueError as exc:
+        raise UsageError(f"--spec: {exc}") from None
+    rows, sec = E.split_timings(df)
+    write_parquet(rows, outputs["run"])
+    write_parquet(sec, outputs["timings"])
+    print(f"wrote {len(df)} rows to {outputs['run']}")
+
+
+def _report(spec, inputs, outputs) -> None:
+    from shuffledp.experiments import accountants_compare as E
+
+    E.report(spec, inputs["runs"], inputs["timings"], outputs)
+    print(f"wrote {', '.join(outputs.values())}")
+
+
+def _gain(spec, inputs, outputs) -> None:
+    from shuffledp.stages.checks import is_positive_int, require
+    from shuffledp.experiments import accountants_gain as G
+
+    require(spec, "randomizers", lambda v: isinstance(v, list) and v and all(isinstance(x, str) for x in v),
+            "must be a non-empty list of names")
+    for r in spec["randomizers"]:
+        try:
+            G.check_randomizer(r)
+        except ValueError as exc:
+            raise UsageError(f"--spec: {exc}") from None
+    require(spec, "mhm_domain", lambda v: is_positive_int(v) and v >= 2, "must be an integer >= 2")
+    require(spec, "n_grid", lambda v: isinstance(v, list) and v and all(is_positive_int(x) and x >= 2 for x in v),
+            "must be a non-empty list of integers >= 2")
+    require(spec, "eps_s", lambda v: isinstance(v, list) and v and all(0 < float(x) <= 50 for x in v),
+            "must be a non-empty list of numbers in (0, 50]")
+    require(spec, "measure", lambda v: isinstance(v, dict) and {"n", "eps_s", "reps", "tolerance"} <= set(v)
+            and is_positive_int(v["n"]) and v["n"] >= 2 and is_positive_int(v["reps"]) and v["reps"] >= 2
+            and 0 < float(v["eps_s"]) <= 50 and 0 < float(v["tolerance"]) < 1,
+            "must hold n >= 2, eps_s in (0, 50], reps >= 2 and tolerance in (0, 1)")
+    if "subexp" in spec:  # optional: the segmented experiment's Subexp-shuffle settings
+        require(spec, "subexp", lambda v: isinstance(v, list) and all(
+            isinstance(c, dict) and {"d", "s", "n", "eps_s", "delta_s"} <= set(c)
+            and is_positive_int(c["d"]) and is_positive_int(c["s"]) and c["s"] < c["d"]
+            and is_positive_int(c["n"]) and c["n"] >= 2 and 0 < float(c["eps_s"]) <= 50
+            and 0 < float(c["delta_s"]) < 1 for c in v),
+            "must be a list of settings with integers d >= 2, 1 <= s < d, n >= 2, eps_s in (0, 50] and "
+            "delta_s in (0, 1)")
+    for n in spec["n_grid"] + [spec["measure"]["n"]]:
+        require(spec, "delta_n", lambda v, n=n: 0 < float(v) / n < 1, f"/ n must lie in (0, 1) (n = {n})")
+    G.run_gain(spec, outputs)
+    print(f"wrote {', '.join(outputs.values())}")
+
+
+COMPARE = Report("captions/figure.rst", "every bound on one grid")
+GAIN = Report("captions/gain.rst", "what the tighter accountant buys")
+
+STAGE = Stage(
+    name="accountants_compare",
+    title=TITLE,
+    section="accountants_compare",
+    check=check_config,
+    jobs=jobs,
+    steps=(
+        Step("run", _run,
+             outputs=(Output("run", "accountants_compare/runs/{acmech}_e{aceps0}.parquet"),
+                      # wall-clock run times: not reproducible, so kept out of the table
+                      Output("timings", "accountants_compare/timings/{acmech}_e{aceps0}_timings.parquet")),
+             spec_keys=RUN_KEYS,
+             wildcards={"acmech": "general|krr[0-9]+", "aceps0": "[0-9.e+-]+"},
+             mem_mb=2000, runtime=30),
+        Step("report", _report,
+             inputs=("runs", "timings"),
+             outputs=(Output("table", "tables/accountants_compare.parquet", final=True),
+                      Output("md", "tables/accountants_compare.md", final=True,
+                             report=Report("captions/table.rst", COMPARE.subcategory)),
+                      Output("timings_md", "tables/accountants_compare_timings.md"),
+                      Output("pdf", "figures/accountants_compare.pdf", final=True),
+                      Output("png", "figures/accountants_compare.png", final=True, report=COMPARE)),
+             spec_keys=frozenset({"scale"}),
+             mem_mb=1000, runtime=10),
+        Step("gain", _gain,
+             outputs=(Output("table", "tables/accountants_gain.parquet", final=True),
+                      Output("measured", "tables/accountants_gain_measured.parquet", final=True),
+                      Output("md", "tables/accountants_gain.md", final=True, report=GAIN),
+                      Output("pdf", "figures/accountants_gain.pdf", final=True),
+                      Output("png", "figures/accountants_gain.png", final=True, report=GAIN)),
+             spec_keys=GAIN_KEYS,
+             optional_keys=frozenset({"subexp"}),
+             mem_mb=1000, runtime=40),
+    ),
+)
