@@ -29,7 +29,7 @@ _CHECKS: list[Callable[[Mapping], None]] = []
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
 # transitional: the experiment modules of the stages not yet moved to shuffledp.stages, whose import
 # registers their semantic checks; every stage in shuffledp.stages declares its own check
-_CHECK_MODULES = ("segmented", "peruser", "multidim", "accountants_compare", "multidim_frameworks")
+_CHECK_MODULES = ("peruser", "multidim", "accountants_compare", "multidim_frameworks")
 MAX_ERRORS = 8
 
 

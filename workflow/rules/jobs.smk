@@ -8,13 +8,6 @@
 from shuffledp.experiments.jobs import JobTable, canonical
 
 RESOURCES = {
-    "accountant_table": {"mem_mb": 1000, "runtime": 10},
-    "segmented_prepare": {"mem_mb": 1000, "runtime": 5},
-    "segmented_params": {"mem_mb": 1000, "runtime": 5},
-    "segmented_run": {"mem_mb": 1500, "runtime": 15},
-    "segmented_aggregate": {"mem_mb": 1000, "runtime": 5},
-    "segmented_figure": {"mem_mb": 1000, "runtime": 5},
-    "segmented_claims": {"mem_mb": 1000, "runtime": 5},
     "multidim_prepare": {"mem_mb": 1000, "runtime": 5},
     "multidim_uniform": {"mem_mb": 1000, "runtime": 10},
     "multidim_personal": {"mem_mb": 1000, "runtime": 10},
