@@ -5,7 +5,8 @@ A stage is a package ``shuffledp/stages/<name>/`` whose ``__init__`` defines ``S
 its steps. A :class:`Step` declares its outputs by name (path template, kind, report caption,
 whether it is a final target), the spec keys it reads, its wildcards and resources, and the
 function that runs one job: ``run(spec, inputs, outputs)`` with ``inputs`` a mapping from input
-name to a list of paths and ``outputs`` from output name to a path.
+name to a list of paths and ``outputs`` from output name to a path (to ``{value: path}`` for an
+output list, :attr:`Output.over`).
 
 The workflow (``workflow/rules/stages.smk``) makes one rule per step of every discovered stage, all
 of one shape: ``shuffledp step <stage> <step> --spec FILE --io FILE``. Nothing lists the stages by
@@ -214,7 +215,7 @@ def ref_path(ref: Ref | str, stage: Stage, roots: Mapping[str, str], stages: Map
 
 
 def job_io(stage: Stage, step: Step, job: Job, roots: Mapping[str, str], stages: Mapping[str, Stage]) -> dict:
-    """``{"input": {name: [paths]}, "output": {name: path}}`` of one job."""
+    """``{"input": {name: [paths]}, "output": {name: path}}`` of one job (an output list: ``{value: path}``)."""
     return {
         "input": {name: [ref_path(r, stage, roots, stages) for r in job.inputs.get(name, [])] for name in step.inputs},
         "output": {o.name: output_path(stage, step, o, roots, job.wildcards) if o.over is None
