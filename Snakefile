@@ -25,10 +25,7 @@ report: "workflow/report/workflow.rst"  # snakemake --report: the global descrip
 
 
 include: "workflow/rules/common.smk"
-include: "workflow/rules/jobs.smk"
 include: "workflow/rules/stages.smk"
-include: "workflow/rules/segmented.smk"
-include: "workflow/rules/accountant.smk"
 
 
 rule all:

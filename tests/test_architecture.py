@@ -93,12 +93,8 @@ def test_cycle_finder_finds_a_cycle():
     assert cycles({"a": {"b"}, "b": set()}) == []
 
 
-# transitional, removed when the segmented stage moves to shuffledp.stages
-KNOWN_CYCLES = [["shuffledp.claims.segmented", "shuffledp.experiments.segmented"]]
-
-
 def test_no_import_cycles():
-    assert [c for c in cycles(import_graph()) if c not in KNOWN_CYCLES] == []
+    assert cycles(import_graph()) == []
 
 
 def _layer(module: str) -> str:

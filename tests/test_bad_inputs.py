@@ -188,13 +188,13 @@ def test_yaml_errors_name_file_and_line(tmp_path, text, needle):
 
 
 def test_segmented_three_repetitions_in_batches_of_two_are_three():
-    from shuffledp.experiments import segmented as ex
+    from shuffledp.stages import discover
 
     cfg = copy.deepcopy(DEFAULT)
     cfg["segmented"].update(repetitions=3, batch_size=2)
     seg = cfg["segmented"]
     ds, n = next(iter(seg["datasets"])), seg["n"][0]
-    runs = [j for j in ex.jobs(cfg) if j.step == "run" and j.spec.get("protocol") == "segmented"
+    runs = [j for j in discover()["segmented"].jobs(cfg) if j.step == "run" and j.spec.get("protocol") == "segmented"
             and j.spec.get("dataset") == ds and int(j.spec.get("n")) == int(n) and j.spec.get("setting") == "S1"]
     reps = sorted(r for j in runs for r in j.spec["reps"])
     assert reps == [0, 1, 2]
@@ -215,19 +215,6 @@ def _parquet(tmp_path: Path) -> str:
 
 # (id, argv with {tmp} and {ok} placeholders, substrings of the one stderr line)
 BAD_CLI = [
-    ("segmented-prepare-missing", "segmented prepare --input {tmp}/nope --output {tmp}/x --dataset a --d 3 --s 1 "
-     "--seed 1", ["--input", "nope"]),
-    ("segmented-prepare-s", 'segmented prepare --spec {{"dataset":"a","d":3,"s":0,"seed":1,"oversize":"random"}} '
-     "--input {ok} --out {tmp}/x", ["--spec", "s >= 1"]),
-    ("segmented-run-spec", "segmented run --spec [1] --data {ok} --out {tmp}/r.parquet", ["--spec"]),
-    ("segmented-run-reps", 'segmented run --spec {{"protocol":"segmented","dataset":"a","n":5,"setting":"S1",'
-     '"reps":[-1],"seed":1}} --data {ok} --out {tmp}/r.parquet', ["--spec", "reps"]),
-    ("segmented-run-nan", 'segmented run --spec {{"protocol":"segmented","dataset":"a","n":5,"setting":"S1",'
-     '"reps":[0],"seed":1,"shares":[NaN]}} --data {ok} --out {tmp}/r.parquet', ["--spec", "shares.0", "finite"]),
-    ("segmented-run-data", "segmented run --spec {{}} --data {tmp}/nope --output {tmp}/r.parquet", ["--data"]),
-    ("segmented-aggregate", "segmented aggregate --runs {tmp}/nope --output {tmp}/a.parquet", ["--runs"]),
-    ("segmented-variant", 'segmented aggregate --spec {{"accountant":"best","scale":"t"}} --runs {ok} '
-     "--out {tmp}/a.parquet", ["--spec", "accountant"]),
     ("tcm-m-zero", "account tcm --eps 1 --delta 1e-6 --n 1000 --m 0", ["--m"]),
     ("poisson-s-above-d", "account poisson --n 5000 --m 2 --d 4 --s 6 --eps 1 --delta 2e-6", ["--s", "[1, 4]"]),
     ("tcm-eps-nan", "account tcm --eps nan --delta 1e-6 --n 1000 --m 3", ["--eps"]),
@@ -237,7 +224,6 @@ BAD_CLI = [
     ("config-missing", "config validate {tmp}/nope.yaml", ["nope.yaml"]),
     ("config-yaml", "config validate {tmp}/broken.yaml", ["broken.yaml:2", "YAML syntax error"]),
     ("config-key", "config validate {tmp}/typo.yaml", ["config key peruser.methds", "'methods'"]),
-    ("segmented-params-keys", "segmented params --spec {{}} --out {tmp}/x.parquet", ["--spec", "missing key"]),
     ("unknown-command", "frobnicate", ["frobnicate"]),
 ]
 
@@ -537,3 +523,56 @@ def test_bad_job_in_a_real_process_has_no_traceback(tmp_path):
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert all(n in proc.stderr for n in needles)
+
+
+# the segmented stage runs through `shuffledp step segmented <step> --spec FILE --io FILE`:
+# (id, step, spec (object or raw JSON text), inputs (name -> paths, {ok}/{tmp} placeholders), outputs, needles)
+_RUN = {"protocol": "segmented", "dataset": "a", "n": 5, "setting": "S1", "seed": 1}
+BAD_SEGMENTED_STEP = [
+    ("prepare-missing", "prepare", {"dataset": "a", "d": 3, "s": 1, "seed": 1, "oversize": "random"},
+     {"table": ["{tmp}/nope"]}, {"data": "{tmp}/o.parquet"}, ["input table", "nope"]),
+    ("prepare-s", "prepare", {"dataset": "a", "d": 3, "s": 0, "seed": 1, "oversize": "random"},
+     {"table": ["{ok}"]}, {"data": "{tmp}/o.parquet"}, ["--spec", "s >= 1"]),
+    ("run-spec", "run", "[1]", {"data": ["{ok}"], "table": []}, {"table": "{tmp}/o.parquet"},
+     ["--spec", "JSON object"]),
+    ("run-reps", "run", dict(_RUN, reps=[-1]), {"data": ["{ok}"], "table": []}, {"table": "{tmp}/o.parquet"},
+     ["--spec", "reps"]),
+    ("run-nan", "run", '{"protocol":"segmented","dataset":"a","n":5,"setting":"S1","reps":[0],"seed":1,"shares":[NaN]}',
+     {"data": ["{ok}"], "table": []}, {"table": "{tmp}/o.parquet"}, ["--spec", "shares.0", "finite"]),
+    ("run-data", "run", dict(_RUN, reps=[0]), {"data": ["{tmp}/nope"], "table": []}, {"table": "{tmp}/o.parquet"},
+     ["input data", "nope"]),
+    ("aggregate-runs", "aggregate", {"accountant": "sound", "scale": "t", "tables": []},
+     {"runs": ["{tmp}/nope"], "accountant": []}, {"summary": "{tmp}/o.parquet"}, ["input runs", "nope"]),
+    ("aggregate-variant", "aggregate", {"accountant": "best", "scale": "t", "tables": []},
+     {"runs": ["{ok}"], "accountant": []}, {"summary": "{tmp}/o.parquet"}, ["--spec", "accountant"]),
+    ("params-keys", "params", {}, {}, {"table": "{tmp}/o.parquet"}, ["--spec", "missing key"]),
+    ("accountant-outputs", "accountant", {"n": 5, "d": 3, "s": 1, "levels": [1.0], "delta": 1e-3, "m_grid": [1.0],
+                                          "accountants": ["sound"], "settings": {"S1": [1.0]}},
+     {}, {"tables": {"S2": "{tmp}/o.parquet"}}, ["--io", "tables", "setting"]),
+]
+
+
+@pytest.mark.parametrize(("step", "spec", "inputs", "outputs", "needles"), [c[1:] for c in BAD_SEGMENTED_STEP],
+                         ids=[c[0] for c in BAD_SEGMENTED_STEP])
+def test_bad_segmented_step_exits_2_with_one_line(tmp_path, capsys, step, spec, inputs, outputs, needles):
+    import json
+
+    ok = _parquet(tmp_path)
+
+    def fill(obj):
+        if isinstance(obj, str):
+            return obj.format(tmp=tmp_path, ok=ok)
+        if isinstance(obj, dict):
+            return {k: fill(v) for k, v in obj.items()}
+        return [fill(v) for v in obj]
+
+    (tmp_path / "spec.json").write_text(spec if isinstance(spec, str) else json.dumps(spec))
+    (tmp_path / "io.json").write_text(json.dumps({"input": fill(inputs), "output": fill(outputs)}))
+    code = main(["step", "segmented", step, "--spec", str(tmp_path / "spec.json"), "--io", str(tmp_path / "io.json")])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("shuffledp: error: "), err
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    assert not list(tmp_path.glob("o.*"))

@@ -16,14 +16,17 @@ from shuffledp.stages import discover
 
 REPO = Path(__file__).resolve().parents[1]
 
-# stage -> (overlay of config/config.yaml breaking the stage's check, the key named in the error)
+_SYNTH = {"name": "dup", "domain": 8, "set_size": 2, "users": 100, "distribution": "uniform"}
+# stage -> (its config section, values overlaid on config/config.yaml's that break the stage's check,
+# the key named in the error)
 BAD = {
-    "segmented": ({"levels": [2.0, 1.0, 0.5]}, "segmented.levels"),
-    "personalized": ({"n_grid": [10000, 1000]}, "personalized.n_grid"),
-    "peruser": ({"eps1_fractions": [1.5]}, "peruser.eps1_fractions"),
-    "multidim": ({"eps": [4.0, 1.0]}, "multidim.eps"),
-    "multidim_frameworks": ({"eps": [1.0, 0.2, 0.6]}, "multidim_frameworks.eps"),
-    "accountants_compare": ({"n_grid": [1]}, "accountants_compare.n_grid"),
+    "data": ("datasets", {"synthetic": [_SYNTH, _SYNTH]}, "datasets.synthetic"),
+    "segmented": ("segmented", {"levels": [2.0, 1.0, 0.5]}, "segmented.levels"),
+    "personalized": ("personalized", {"n_grid": [10000, 1000]}, "personalized.n_grid"),
+    "peruser": ("peruser", {"eps1_fractions": [1.5]}, "peruser.eps1_fractions"),
+    "multidim": ("multidim", {"eps": [4.0, 1.0]}, "multidim.eps"),
+    "multidim_frameworks": ("multidim_frameworks", {"eps": [1.0, 0.2, 0.6]}, "multidim_frameworks.eps"),
+    "accountants_compare": ("accountants_compare", {"n_grid": [1]}, "accountants_compare.n_grid"),
 }
 
 
@@ -53,9 +56,9 @@ def test_every_stage_with_a_check_has_a_bad_config_here():
 
 @pytest.mark.parametrize("stage", sorted(BAD))
 def test_validate_and_workflow_refuse_the_same_config(tmp_path, stage):
-    values, key = BAD[stage]
-    for overlay, needle in ((_overlay(tmp_path, stage, values, "check"), key),
-                            (_overlay(tmp_path, stage, {"no_such_key": 1}, "schema"), "no_such_key")):
+    section, values, key = BAD[stage]
+    for overlay, needle in ((_overlay(tmp_path, section, values, "check"), key),
+                            (_overlay(tmp_path, section, {"no_such_key": 1}, "schema"), "no_such_key")):
         cli, smk = _both(tmp_path, overlay)
         assert cli.returncode == 2 and needle in cli.stderr, (stage, cli.stderr)
         assert cli.stderr.count("\n") <= 3, cli.stderr

@@ -11,14 +11,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from shuffledp.experiments import segmented
 from shuffledp.stages import check_spec, discover, job_io
 from shuffledp.stages.jobs import Job, JobTable, Ref, batch_ranges, canonical
+from shuffledp.stages.segmented import UNIFORM_BASELINES
 
 REPO = Path(__file__).resolve().parents[1]
 # transitional: the stages not yet moved to shuffledp.stages (discovered ones are added below)
-LEGACY = (segmented,)
 personalized = discover()["personalized"]
+segmented = discover()["segmented"]
+multidim = discover()["multidim"]
 multidim_frameworks = discover()["multidim_frameworks"]
 peruser = discover()["peruser"]
 accountants_compare = discover()["accountants_compare"]
@@ -62,7 +63,7 @@ def test_canonical_is_order_independent_and_rejects_nan():
 def test_every_stage_jobs_unique_and_json(name):
     cfg = _config(name)
     total = 0
-    for stage in (*LEGACY, *discover().values()):
+    for stage in discover().values():
         jobs = stage.jobs(cfg)
         JobTable(jobs)  # no two jobs with the same identity
         for j in jobs:
@@ -87,7 +88,7 @@ def test_specs_hold_only_the_keys_a_job_uses():
         p = j.wildcards["segproto"]
         assert ("wsepmm_power" in j.spec) == (p == "wsepmm")
         assert ("subexp_local_eps" in j.spec) == (p == "subexp_local")
-        assert ("shares" in j.spec) == (p not in segmented.UNIFORM_BASELINES)
+        assert ("shares" in j.spec) == (p not in UNIFORM_BASELINES)
         if p == "wsepmm":
             assert j.spec["delta"] == cfg["segmented"]["delta_factor"] / j.spec["n"]
     for j in peruser.jobs(cfg):
@@ -112,42 +113,18 @@ def test_specs_hold_only_the_keys_a_job_uses():
             assert ("source" in j.spec) == (j.step == "loan")
 
 
-def test_bad_spec_is_a_one_line_usage_error(tmp_path):
-    import pandas as pd
-
-    x = tmp_path / "x.parquet"  # inputs must be readable Parquet (issue 13), so that the --spec error is reported
-    pd.DataFrame({"a": [1]}).to_parquet(x)
-    for argv, needle in ((["segmented", "run", "--spec", "{not json", "--data", str(x), "--out", "y"],
-                          "not valid JSON"),
-                         (["segmented", "run", "--spec", "[1]", "--data", str(x), "--out", "y"], "JSON object")):
-        proc = subprocess.run([sys.executable, "-m", "shuffledp", *argv], capture_output=True, text=True)
-        assert proc.returncode == 2, proc.stderr
-        assert proc.stderr.startswith("shuffledp: error: --spec:") and proc.stderr.count("\n") == 1
-        assert needle in proc.stderr
-
-
-def test_profiles_and_resources_name_existing_rules():
-    """RESOURCES (workflow/rules/jobs.smk, for the stages not yet in shuffledp.stages) and the SLURM
-    profile's groups and set-resources name rules that exist, and every such rule takes its resources
-    from RESOURCES under its own name."""
-    import re
-
-    rules_dir = REPO / "workflow" / "rules"
-    texts = {p.name: p.read_text() for p in rules_dir.glob("*.smk")}
-    rules = {m for t in texts.values() for m in re.findall(r"^\s*rule (\w+):", t, re.M)}
-    rules |= {f"{s.name}_{st.name}" for s in discover().values() for st in s.steps}  # stages.smk makes these
-    resources = set(re.findall(r'^\s+"(\w+)": \{"mem_mb"', texts["jobs.smk"], re.M))
-    assert resources and resources <= rules
-    for name, text in texts.items():
-        for rule, body in re.findall(r"^\s*rule (\w+):(.*?)(?=^\s*rule \w+:|\Z)", text, re.M | re.S):
-            used = re.findall(r'\*\*RESOURCES\["(\w+)"\]', body)
-            assert used in ([], [rule]), (name, rule, used)
-            if rule in resources:
-                assert used == [rule], (name, rule)
+def test_profiles_name_existing_rules():
+    """The SLURM profile's groups and set-resources name rules that exist: the rules of
+    workflow/rules/stages.smk, one per step of every discovered stage, named ``<stage>_<step>``."""
+    rules = {f"{s.name}_{st.name}" for s in discover().values() for st in s.steps}
     slurm = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())
     assert set(slurm["groups"]) <= rules
     assert set(slurm.get("set-resources", {})) <= rules
     assert set(slurm["groups"].values()) == set(slurm["group-components"])
+    assert [p.name for p in (REPO / "workflow" / "rules").glob("*.smk")] != []
+    for s in discover().values():  # every step's resources are its own, declared on the Step
+        for st in s.steps:
+            assert st.mem_mb >= 100 and st.runtime >= 1, (s.name, st.name)
 
 
 @pytest.mark.parametrize("name", ["default", "paper"])

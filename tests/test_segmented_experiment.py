@@ -12,6 +12,9 @@ import yaml
 
 from shuffledp.config import ConfigError
 from shuffledp.experiments import segmented as ex
+from shuffledp.stages import discover
+
+STAGE = discover()["segmented"]  # the stage's jobs and config check
 
 
 def test_fixed_width_sets_padding_and_selection():
@@ -44,19 +47,19 @@ def _config():
 
 def test_check_config_rejects_bad_shares_and_levels():
     cfg = _config()
-    ex.check_config(cfg)
+    STAGE.check(cfg)
     bad = copy.deepcopy(cfg)
     bad["segmented"]["settings"]["S1"] = [0.3, 0.5, 0.25]
     with pytest.raises(ConfigError, match="segmented.settings.S1"):
-        ex.check_config(bad)
+        STAGE.check(bad)
     bad = copy.deepcopy(cfg)
     bad["segmented"]["levels"] = [1.0, 0.5, 2.0]
     with pytest.raises(ConfigError, match="segmented.levels"):
-        ex.check_config(bad)
+        STAGE.check(bad)
     bad = copy.deepcopy(cfg)
     bad["segmented"]["figures"]["fig2"]["settings"] = ["S9"]
     with pytest.raises(ConfigError, match="figures.fig2"):
-        ex.check_config(bad)
+        STAGE.check(bad)
 
 
 @pytest.fixture
@@ -134,7 +137,7 @@ def test_job_rows_reproducible_and_batch_independent(prepared, tmp_path):
 def test_jobs_grid_and_specs():
     cfg = _config()
     seg = cfg["segmented"]
-    jobs = ex.jobs(cfg)
+    jobs = STAGE.jobs(cfg)
     runs = [j for j in jobs if j.step == "run"]
     n_panels = len(ex.panels(seg))
     n_ds = len({d for d, _ in ex.panels(seg)})

@@ -107,7 +107,7 @@ def test_two_layouts_same_tables_and_one_key_reruns_only_its_jobs(tmp_path):
     counts = _job_counts(_snakemake(whole, edited, "--dry-run", "--rerun-triggers", "params"))
     assert counts.get("multidim_uniform") == 1           # the FLAME job only, not MHM's
     assert counts.get("segmented_run") == 1              # the Weighted SepMM job only
-    assert "multidim_personal" not in counts and "accountant_table" not in counts
+    assert "multidim_personal" not in counts and "segmented_accountant" not in counts
     assert not [r for r in counts if r.startswith(("peruser", "personalized", "data_"))]
     # nothing changed: nothing to do
     assert "Nothing to be done" in _snakemake(whole, cfg_whole, "--dry-run", "--rerun-triggers", "params")

@@ -9,7 +9,7 @@ file and line for YAML syntax errors), so a user sees which key to fix and never
   unknown key is reported with the closest valid key (``difflib``);
 - numbers must be finite (YAML's ``.nan``/``.inf`` pass a JSON schema, so Python walks the config);
 - cross-key rules (shares summing to 1, a setting that needs tables another key must build, ...)
-  are checks registered with :func:`register_check` by the experiment modules, plus the ones here.
+  are each stage's ``check`` (:mod:`shuffledp.stages`), run in discovery order.
 """
 
 from __future__ import annotations
@@ -19,42 +19,13 @@ import functools
 import math
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from shuffledp.errors import ConfigError
 
-_CHECKS: list[Callable[[Mapping], None]] = []
-
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
-# transitional: the experiment modules of the stages not yet moved to shuffledp.stages, whose import
-# registers their semantic checks; every stage in shuffledp.stages declares its own check
-_CHECK_MODULES = ("segmented",)
 MAX_ERRORS = 8
-
-
-def register_check(fn: Callable[[Mapping], None]) -> Callable[[Mapping], None]:
-    if fn not in _CHECKS:
-        _CHECKS.append(fn)
-    return fn
-
-
-def check_config(config: Mapping) -> None:
-    """Run every registered semantic check (the experiment modules register theirs on import)."""
-    for fn in list(_CHECKS):
-        fn(config)
-
-
-def check_shares(shares, key: str, tol: float = 1e-9) -> None:
-    """Shares must be non-negative and sum to 1."""
-    total = math.fsum(shares)
-    if any(s < 0 for s in shares) or abs(total - 1.0) > tol:
-        raise ConfigError(f"config key {key}: shares {list(shares)} must be >= 0 and sum to 1 (sum {total:g})")
-
-
-def check_probability(value: float, key: str) -> None:
-    if not (0.0 < value < 1.0):
-        raise ConfigError(f"config key {key}: {value!r} must lie in the open interval (0, 1)")
 
 
 # ---------------------------------------------------------------------------------------- entry point
@@ -67,30 +38,21 @@ def validate_config(config: Mapping, schema_path: str | os.PathLike | None = Non
     """
     if not isinstance(config, Mapping):
         raise ConfigError(f"config: must be a mapping of keys to values, got {type(config).__name__}")
-    import importlib
-
     from shuffledp.stages import discover
 
     stages = discover().values()
     check_finite(config)
     check_schema(config, with_stage_schemas(load_schema(schema_path), stages))
-    for stage in stages:
-        if stage.check is not None:
-            register_check(stage.check)
-    for name in _CHECK_MODULES:
-        module = importlib.import_module(f"shuffledp.experiments.{name}")
-        fn = getattr(module, "check_config", None)
-        if fn is not None:
-            register_check(fn)
-    for fn in list(_CHECKS):
+    for stage in stages:  # each stage's own rules, in discovery order
+        if stage.check is None:
+            continue
         try:
-            fn(config)
+            stage.check(config)
         except ConfigError:
             raise
         except (KeyError, TypeError, ValueError, IndexError, ArithmeticError) as exc:
             # a check that trips over a value the schema let through: still name the section
-            section = getattr(fn, "__module__", "").rsplit(".", 1)[-1]
-            key = section if section in config else "(top level)"
+            key = stage.section if stage.section in config else "(top level)"
             raise ConfigError(f"config key {key}: invalid value ({type(exc).__name__}: {exc})") from exc
 
 
@@ -275,111 +237,3 @@ def _describe(err) -> list[str]:
         return [f"config key {where}: {err.instance!r} does not match the pattern {err.validator_value}"
                 + (f" ({why})" if why else "")]
     return [f"config key {where}: {err.message}"]
-
-
-# ---------------------------------------------------------------------------------------- cross-key rules
-
-
-@register_check
-def _check_synthetic_names(config: Mapping) -> None:
-    synth = config.get("datasets", {}).get("synthetic", []) or []
-    names = [s["name"] for s in synth]
-    dupes = sorted({n for n in names if names.count(n) > 1})
-    if dupes:
-        raise ConfigError(f"config key datasets.synthetic: duplicate names {dupes}")
-    for i, s in enumerate(synth):
-        if s["set_size"] > s["domain"]:
-            raise ConfigError(
-                f"config key datasets.synthetic[{i}].set_size: {s['set_size']} exceeds domain {s['domain']} "
-                f"(dataset {s['name']})"
-            )
-
-
-@register_check
-def _check_segmented_accountants(config: Mapping) -> None:
-    """The run jobs read the accountant tables of ``segmented.accountant`` (and of ``paper`` when
-    ``compare_paper_accountant`` is set); ``segmented.accountants`` says which tables are built."""
-    cfg = config.get("segmented")
-    if not cfg:
-        return
-    built = list(cfg.get("accountants", ["sound", "paper"]))
-    used = cfg.get("accountant", "sound")
-    if used not in built:
-        raise ConfigError(f"config key segmented.accountant: {used!r} needs {used!r} in segmented.accountants "
-                          f"(which builds {built})")
-    if cfg.get("compare_paper_accountant", False) and used != "paper" and "paper" not in built:
-        raise ConfigError("config key segmented.compare_paper_accountant: true needs 'paper' in "
-                          f"segmented.accountants (which builds {built})")
-    if len(set(built)) != len(built):
-        raise ConfigError(f"config key segmented.accountants: duplicate entries in {built}")
-
-
-@register_check
-def _check_peruser_sources(config: Mapping) -> None:
-    sec = config.get("peruser")
-    if not sec:
-        return
-    for i, ds in enumerate(sec.get("datasets", [])):
-        if ds.get("source") == "synthetic":
-            for key in ("d", "clusters", "kind"):
-                if key not in ds:
-                    raise ConfigError(f"config key peruser.datasets[{i}].{key}: required for source synthetic")
-            lo, hi = ds.get("views", [10, 60])
-            if lo > hi:
-                raise ConfigError(f"config key peruser.datasets[{i}].views: [{lo}, {hi}] must be [min, max]")
-
-
-@register_check
-def _check_ipums_sources(config: Mapping) -> None:
-    """``source: file`` needs an existing codebook and data file; ``source: ipums`` needs a sample."""
-    for key, spec in (config.get("datasets", {}).get("ipums", {}) or {}).items():
-        where = f"datasets.ipums.{key}"
-        if "attributes" not in spec:
-            raise ConfigError(f"config key {where}.attributes: required (attribute name -> domain size)")
-        if spec["source"] == "file":
-            for k in ("ddi", "data"):
-                if not spec.get(k):
-                    raise ConfigError(f"config key {where}.{k}: required for source file")
-                if not Path(spec[k]).is_file():
-                    raise ConfigError(f"config key {where}.{k}: no such file: {spec[k]}")
-        if spec["source"] == "ipums" and not spec.get("sample"):
-            raise ConfigError(f"config key {where}.sample: required for source ipums (e.g. br2010a)")
-
-
-@register_check
-def _check_tables_exist(config: Mapping) -> None:
-    """Experiments read processed tables; each must be one the data stage of this config builds."""
-    ds = config.get("datasets", {}) or {}
-    ipums = ds.get("ipums", {}) or {}
-    synth = {s["name"] for s in ds.get("synthetic", []) or []}
-    md = config.get("multidim")
-    if md:
-        names = list(md.get("datasets", []))
-        if len(set(names)) != len(names):
-            raise ConfigError(f"config key multidim.datasets: duplicate entries in {names}")
-        for name in names:
-            if name == "adult":  # Adult's categorical attributes (real, from the data stage's Adult table)
-                continue
-            if name not in ipums:
-                raise ConfigError(f"config key multidim.datasets: {name!r} needs datasets.ipums.{name} or 'adult' "
-                                  f"(configured: {sorted(ipums)})")
-            if md["records"] > ipums[name]["records"]:
-                raise ConfigError(f"config key multidim.records: {md['records']} exceeds datasets.ipums.{name}.records "
-                                  f"{ipums[name]['records']} (the processed table has that many rows)")
-    seg = config.get("segmented")
-    if seg:
-        for name, spec in seg.get("datasets", {}).items():
-            table = spec["table"]
-            if table != "msnbc_sets" and not table.startswith("synthetic_"):
-                raise ConfigError(f"config key segmented.datasets.{name}.table: {table!r} is not a set-valued table "
-                                  f"the data stage builds (msnbc_sets or synthetic_<name>, with <name> in "
-                                  f"datasets.synthetic: {sorted(synth)})")
-            if table == "msnbc_sets" and spec["d"] != 17:
-                raise ConfigError(f"config key segmented.datasets.{name}.d: msnbc_sets has 17 categories, "
-                                  f"not {spec['d']}")
-    pu = config.get("peruser")
-    if pu:
-        smallest = min((d["n"] for d in pu.get("datasets", [])), default=None)
-        if smallest is not None and pu["kmeans_k"] > smallest:
-            raise ConfigError(f"config key peruser.kmeans_k: {pu['kmeans_k']} clusters exceed the smallest "
-                              f"peruser.datasets n ({smallest})")

@@ -9,7 +9,7 @@ except ImportError:  # not installed (`pip install -e .` is needed to run jobs):
     sys.path.insert(0, os.path.join(workflow.basedir, "src"))
 
 from shuffledp.config import ConfigError, validate_config  # noqa: E402
-from shuffledp.stages import content_file, job_io, output_path  # noqa: E402
+from shuffledp.stages import content_file, job_io, output_list, output_path  # noqa: E402
 
 # The one validation (schema with unknown keys refused, finite numbers, every cross-key rule);
 # `shuffledp config validate` and the tests call the same function.
@@ -44,6 +44,19 @@ def env_file():
 def stage_output(stage, step, output, wildcards=None):
     """The path of a step's output: the pattern, or one job's file when ``wildcards`` is given."""
     return output_path(stage, step, step.output(output), ROOTS, wildcards)
+
+
+def stage_output_list(stage, step, output, values, wildcards=None):
+    """The files of an output list (``Output.over``), by value: patterns, or one job's files."""
+    return output_list(stage, step, step.output(output), ROOTS, values, wildcards)
+
+
+def step_values(step, output, table):
+    """The values of an output list, the same for every job of the step (a rule has one output list)."""
+    found = {tuple(output.values(j.spec)) for j in table.of_step(step.name)}
+    if len(found) != 1:
+        raise ValueError(f"step {step.name}: output {output.name} has different {output.over} values across jobs")
+    return list(found.pop())
 
 
 def _job_file(folder, stage, step, suffix):

@@ -7,9 +7,12 @@ from shuffledp.stages.jobs import JobTable
 STAGES = discover()
 
 
-def _outputs(stage, step):
+def _outputs(stage, step, table):
     out = {}
     for o in step.outputs:
+        if o.over is not None:  # an output list: one file per value, the same values for every job
+            out[o.name] = list(stage_output_list(stage, step, o.name, step_values(step, o, table)).values())
+            continue
         path = stage_output(stage, step, o.name)
         if o.directory:
             path = directory(path)
@@ -34,7 +37,7 @@ for _stage in STAGES.values():
             input:
                 unpack(job_inputs(_stage, _step, _table, STAGES)),
             output:
-                **_outputs(_stage, _step),
+                **_outputs(_stage, _step, _table),
             log:
                 logs(_stage, _step),
             benchmark:
@@ -58,6 +61,9 @@ for _stage in STAGES.values():
                 "shuffledp step {params.stage} {params.step} --spec {params.spec:q} --io {params.io:q} > {log:q} 2>&1"
 
         for _out in _step.outputs:
-            if _out.final:
+            if _out.final and _out.over is not None:
+                FINAL_TARGETS.extend(p for j in _table.of_step(_step.name) for p in stage_output_list(
+                    _stage, _step, _out.name, _out.values(j.spec), j.wildcards).values())
+            elif _out.final:
                 FINAL_TARGETS.extend(stage_output(_stage, _step, _out.name, j.wildcards)
                                      for j in _table.of_step(_step.name))

@@ -235,6 +235,7 @@ def log_grid(lo: float, hi: float, num: int) -> list[float]:
 
 def _cmd_table_segmented(args) -> int:
     from shuffledp.accountants import segmented_optimizer as so
+    from shuffledp.io import write_parquet
 
     known = {"n", "d", "s", "levels", "shares", "delta", "m-grid", "accountants"}
     shares_list, outs = list(args.shares), list(args.out)
@@ -261,22 +262,9 @@ def _cmd_table_segmented(args) -> int:
     # the shares and are cached across settings (shuffledp.accountants.segmented_optimizer)
     for (levels, shares), out in zip(settings, outs, strict=True):
         table = _call(so.segmented_table, known, n, d, s, levels, shares, delta, grid, accountants=accountants)
-        write_table(table, out)
+        write_parquet(table, out)  # atomic, as every table
         sys.stdout.write(f"{out}\n")
     return 0
-
-
-def write_table(table, path: str) -> None:
-    """Deterministic Parquet (no pandas index, fixed row order)."""
-    import os
-
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    folder = os.path.dirname(path)
-    if folder:
-        os.makedirs(folder, exist_ok=True)
-    pq.write_table(pa.Table.from_pandas(table, preserve_index=False), path)
 
 
 # ----------------------------------------------------------------------------- registration

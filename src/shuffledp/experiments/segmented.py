@@ -1,11 +1,11 @@
-"""Experiments of Section 6 of the segmented paper: jobs, aggregation and the claims table.
+"""Experiments of Section 6 of the segmented paper: data preparation, one run, aggregation, claims.
 
-Workflow (workflow/rules/segmented.smk):
+Workflow (the stage :mod:`shuffledp.stages.segmented`, which also holds the jobs and config check):
 
 1. ``prepare``: a dataset's processed sets -> fixed-width ``(N, s)`` sets (padding rule below),
    ``results/segmented/data/<dataset>.parquet``; the ground truth is the item frequency over all N
    processed sets (the population the n users are sampled from).
-2. accountant tables (``segmented accountant``, workflow/rules/accountant.smk) give ``lambda_k``
+2. accountant tables (step ``accountant``: one job per (dataset, n)) give ``lambda_k``
    per ``(m, level)``; the baseline parameters (Subexp-shuffle's ``eps0``, the balls-into-bins blanket rates) come from
    :mod:`shuffledp.experiments.segmented_params`.
 3. ``run``: one job per (protocol, dataset, n, setting or none, batch); one row per (m, repetition)
@@ -36,8 +36,6 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from shuffledp.config import ConfigError, check_shares
-from shuffledp.experiments.jobs import Job, batch_ranges
 from shuffledp.io import write_parquet
 from shuffledp.mechanisms import poisson_set as ps
 from shuffledp.protocols import mm, segmented, subexp
@@ -75,48 +73,6 @@ def level_counts(n: int, shares) -> np.ndarray:
     c = np.floor(np.asarray(shares, dtype=float) * n + 1e-9).astype(np.int64)
     c[-1] = n - c[:-1].sum()
     return c
-
-
-def check_config(config: Mapping) -> None:
-    """Semantic checks of the ``segmented`` section (the schema checks types)."""
-    if "segmented" not in config:
-        return
-    cfg = config["segmented"]
-    lv = list(cfg["levels"])
-    if any(b <= a for a, b in zip(lv, lv[1:], strict=False)):
-        raise ConfigError(f"config key segmented.levels: {lv} must be strictly increasing")
-    for name, shares in cfg["settings"].items():
-        if len(shares) != len(lv):
-            raise ConfigError(
-                f"config key segmented.settings.{name}: {len(shares)} shares for {len(lv)} levels")
-        check_shares(shares, f"segmented.settings.{name}")
-    g = cfg["m_grid"]
-    if not 0 < g["min"] < g["max"]:
-        raise ConfigError(f"config key segmented.m_grid: need 0 < min < max, got {g['min']}, {g['max']}")
-    for n in cfg["n"]:
-        for name, shares in cfg["settings"].items():
-            if np.any(level_counts(n, shares) < 1):
-                raise ConfigError(f"config key segmented.settings.{name}: a level has no user at n = {n}")
-    synth = {s["name"]: s for s in config.get("datasets", {}).get("synthetic", []) or []}
-    for name, ds in cfg["datasets"].items():
-        table = ds["table"]
-        if table.startswith("synthetic_"):
-            sname = table[len("synthetic_"):]
-            if sname not in synth:
-                raise ConfigError(f"config key segmented.datasets.{name}.table: {table} needs an entry "
-                                  f"named {sname} in datasets.synthetic")
-            if synth[sname]["domain"] != ds["d"]:
-                raise ConfigError(f"config key segmented.datasets.{name}.d: {ds['d']} differs from "
-                                  f"datasets.synthetic[{sname}].domain {synth[sname]['domain']}")
-        if ds["s"] >= ds["d"]:
-            raise ConfigError(f"config key segmented.datasets.{name}.s: must be < d")
-    for fig, spec in cfg.get("figures", {}).items():
-        for ds in spec["datasets"]:
-            if ds not in cfg["datasets"]:
-                raise ConfigError(f"config key segmented.figures.{fig}.datasets: unknown dataset {ds}")
-        for st in spec["settings"]:
-            if st not in cfg["settings"]:
-                raise ConfigError(f"config key segmented.figures.{fig}.settings: unknown setting {st}")
 
 
 def panels(cfg: Mapping) -> list[tuple[str, str]]:
@@ -332,9 +288,12 @@ def run_job(spec: Mapping, data_path: str, table_path: str | None = None) -> pd.
 
 
 # ----------------------------------------------------------------------------- aggregation
-def aggregate(run_paths: list[str], accountant_paths: list[str], out_path: str,
+def aggregate(run_paths: list[str], accountant_tables: list[tuple[str, str, int, str]], out_path: str,
               accountant: str = "sound", scale: str = "") -> pd.DataFrame:
-    """Mean error and 95% interval (normal approximation, mean +- 1.96 sd / sqrt(R)) per point."""
+    """Mean error and 95% interval (normal approximation, mean +- 1.96 sd / sqrt(R)) per point.
+
+    ``accountant_tables``: (path, dataset, n, setting) of each accountant table our runs used (its
+    ``mse_bound`` joins our points)."""
     runs = pd.concat([pd.read_parquet(p) for p in sorted(run_paths)], ignore_index=True)
     keys = ["protocol", "dataset", "n", "d", "s", "setting", "m_index", "m"]
     g = runs.groupby(keys, dropna=False)["error"]
@@ -349,18 +308,15 @@ def aggregate(run_paths: list[str], accountant_paths: list[str], out_path: str,
     variants = {OURS: accountant}
     if accountant != "paper":
         variants[OURS_PAPER] = "paper"
-    for p in sorted(accountant_paths):
+    for p, ds, n, setting in sorted(accountant_tables):
         raw = pd.read_parquet(p)
-        stem = Path(p).stem  # <dataset>_n<n>_<setting>
-        ds, rest = stem.rsplit("_n", 1)
-        n_str, setting = rest.split("_", 1)
         for proto, variant in variants.items():
             try:
                 a = accountant_rows(raw, variant)
             except ValueError:
                 continue
             b = a.groupby("m", as_index=False)["mse_bound"].first()
-            b["dataset"], b["n"], b["setting"], b["protocol"] = ds, int(n_str), setting, proto
+            b["dataset"], b["n"], b["setting"], b["protocol"] = ds, int(n), setting, proto
             bounds.append(b)
     if bounds:
         bt = pd.concat(bounds, ignore_index=True)
@@ -412,20 +368,9 @@ def best_baseline(summ, dataset, n, setting, protocols=None) -> tuple[str, float
     return str(p["protocol"].iloc[i]), float(p["error_mean"].iloc[i])
 
 
-def claims(summ: pd.DataFrame, cfg: Mapping, scale: str, m_factor: float = 2.0, standin=()) -> pd.DataFrame:
-    """The Section 6 claims: see :mod:`shuffledp.claims.segmented`."""
-    from shuffledp.claims import segmented as C
-
-    return C.claims(summ, cfg, scale, m_factor, standin)
 
 
-def claims_markdown(df: pd.DataFrame, note: str = "") -> str:
-    from shuffledp.claims import segmented as C
-
-    return C.claims_markdown(df, note)
-
-
-# ----------------------------------------------------------------------------- jobs
+# ----------------------------------------------------------------------------- protocols a config runs
 def ours_protocols(cfg: Mapping) -> list[str]:
     """Our protocol under the configured accountant, plus the labelled Theorem-3-as-printed reference
     when ``compare_paper_accountant`` is set (and the configured accountant is not already paper)."""
@@ -433,79 +378,3 @@ def ours_protocols(cfg: Mapping) -> list[str]:
     if cfg.get("compare_paper_accountant", False) and cfg.get("accountant", "sound") != "paper":
         out.append(OURS_PAPER)
     return out
-
-
-def jobs(config: Mapping) -> list[Job]:
-    """Every job of the stage, each with only the keys it uses (``delta = delta_factor / n`` and
-    the ``m`` grid are derived here, once).
-
-    Steps: ``prepare`` (dataset), ``accountant`` (dataset, n: every setting's table in one process),
-    ``params`` (dataset, n: the baselines' privacy parameters), ``run`` (protocol, dataset, n,
-    setting or ``none``, batch: every ``m`` of the grid and every repetition of the batch inside),
-    ``aggregate``, ``figure`` (one per figure) and ``claims``."""
-    if "segmented" not in config:
-        return []
-    cfg = config["segmented"]
-    seed = int(config["seed"])
-    levels = [float(e) for e in cfg["levels"]]
-    grid = [float(m) for m in m_grid(cfg)]
-    pan = panels(cfg)
-    pan_ds = sorted({d for d, _ in pan})
-    ns = [int(n) for n in cfg["n"]]
-    out = []
-    for ds in pan_ds:
-        dcfg = cfg["datasets"][ds]
-        out.append(Job("prepare", {"segds": ds}, {"dataset": ds, "d": int(dcfg["d"]), "s": int(dcfg["s"]),
-                                                   "seed": seed, "oversize": cfg.get("oversize", "random")}))
-        for n in ns:
-            wc = {"segds": ds, "segn": str(n)}
-            delta = float(cfg["delta_factor"]) / n
-            out.append(Job("accountant", wc, {
-                "n": n, "d": int(dcfg["d"]), "s": int(dcfg["s"]), "levels": levels, "delta": delta,
-                "m_grid": grid, "accountants": list(cfg.get("accountants", ["sound", "paper"])),
-                "settings": {k: [float(x) for x in v] for k, v in cfg["settings"].items()}}))
-            used = sorted({st for d, st in pan if d == ds})
-            out.append(Job("params", wc, {
-                "dataset": ds, "n": n, "d": int(dcfg["d"]), "s": int(dcfg["s"]), "levels": levels,
-                "settings": {k: cfg["settings"][k] for k in used}, "delta": delta,
-                "uniform_eps": float(cfg.get("uniform_eps", 0.5)), "accountant": cfg.get("accountant", "sound")}))
-    for b, reps in enumerate(batch_ranges(cfg["repetitions"], cfg["batch_size"])):
-        common = {"seed": seed, "reps": reps}
-        for ds, st in pan:
-            for n in ns:
-                base = dict(common, dataset=ds, n=n, setting=st, levels=levels,
-                            shares=[float(x) for x in cfg["settings"][st]])
-                for proto in ours_protocols(cfg):
-                    spec = dict(base, protocol=proto, level_histogram=cfg.get("level_histogram", "exact"),
-                                sampler=cfg.get("sampler", "counts"),
-                                accountant="paper" if proto == OURS_PAPER else cfg.get("accountant", "sound"))
-                    if spec["level_histogram"] == "grr":
-                        spec["epsilon_p"] = float(cfg.get("epsilon_p", 1.0))
-                    out.append(Job("run", _run_wc(proto, ds, n, st, b), spec))
-                out.append(Job("run", _run_wc("sepmm", ds, n, st, b), dict(base, protocol="sepmm")))
-                out.append(Job("run", _run_wc("wsepmm", ds, n, st, b), dict(
-                    base, protocol="wsepmm", delta=float(cfg["delta_factor"]) / n,
-                    wsepmm_power=float(cfg.get("wsepmm_power", 0.5)))))
-        for ds in pan_ds:
-            for n in ns:
-                for proto in UNIFORM_BASELINES:
-                    spec = dict(common, protocol=proto, dataset=ds, n=n, setting="none")
-                    if proto == "subexp_local":
-                        spec["subexp_local_eps"] = float(cfg.get("subexp_local_eps", 2.0))
-                    out.append(Job("run", _run_wc(proto, ds, n, "none", b), spec))
-    out.append(Job("aggregate", {}, {"accountant": cfg.get("accountant", "sound"),
-                                     "scale": config.get("name", "default")}))
-    for fig, fspec in cfg["figures"].items():
-        out.append(Job("figure", {"segfig": fig}, {"figure": fig, "spec": fspec, "n": ns,
-                                                    "dataset_labels": DATASET_LABELS}))
-    out.append(Job("claims", {}, {"n": ns, "m_grid": grid, "figures": cfg["figures"],
-                                  "m_factor": float(cfg.get("m_factor", 2.0)),
-                                  "scale": config.get("name", "default")}))
-    return out
-
-
-def _run_wc(protocol: str, dataset: str, n: int, setting: str, batch: int) -> dict[str, str]:
-    return {"segproto": protocol, "segds": dataset, "segn": str(n), "segset": setting, "segb": str(batch)}
-
-
-DATASET_LABELS = {"msnbc": "MSNBC", "synth_T128_s4": "synthetic T=128", "synth_T128_s8": "synthetic T=128"}

@@ -5,7 +5,8 @@ A stage is a package ``shuffledp/stages/<name>/`` whose ``__init__`` defines ``S
 its steps. A :class:`Step` declares its outputs by name (path template, kind, report caption,
 whether it is a final target), the spec keys it reads, its wildcards and resources, and the
 function that runs one job: ``run(spec, inputs, outputs)`` with ``inputs`` a mapping from input
-name to a list of paths and ``outputs`` from output name to a path.
+name to a list of paths and ``outputs`` from output name to a path (to ``{value: path}`` for an
+output list, :attr:`Output.over`).
 
 The workflow (``workflow/rules/stages.smk``) makes one rule per step of every discovered stage, all
 of one shape: ``shuffledp step <stage> <step> --spec FILE --io FILE``. Nothing lists the stages by
@@ -27,7 +28,7 @@ import math
 import os
 import pkgutil
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,10 +61,20 @@ class Output:
     final: bool = False
     root: str = "results"
     directory: bool = False  # a folder (Snakemake's directory()), e.g. a raw download
+    # an output list (one file per value): ``over`` names a placeholder of ``path`` that is no
+    # wildcard, ``values(spec)`` its values for one job (the same for every job of the step). In the
+    # io file the output is ``{value: path}``; a Ref names one file by adding ``over`` to its wildcards.
+    over: str | None = None
+    values: Callable[[Mapping], Sequence[str]] | None = None
 
     def __post_init__(self):
         if self.root not in ROOTS:
             raise ValueError(f"output {self.name}: root must be one of {ROOTS}")
+        if (self.over is None) != (self.values is None):
+            raise ValueError(f"output {self.name}: over and values go together")
+        if self.over is not None and (f"{{{self.over}}}" not in self.path or self.report is not None):
+            raise ValueError(f"output {self.name}: {{{self.over}}} must be in its path, and an output list has no "
+                             "report caption")
 
 
 @dataclass(frozen=True)
@@ -205,20 +216,31 @@ def output_path(stage: Stage, step: Step, output: Output, roots: Mapping[str, st
     return path if wildcards is None else path.format(**wildcards)
 
 
+def output_list(stage: Stage, step: Step, output: Output, roots: Mapping[str, str], values: Sequence[str],
+                wildcards: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The files of an output list (``output.over``), by value: patterns (``wildcards`` None) or one job's."""
+    return {v: output_path(stage, step, output, roots, None if wildcards is None else {**wildcards, output.over: v})
+            .replace(f"{{{output.over}}}", v) for v in values}
+
+
 def ref_path(ref: Ref | str, stage: Stage, roots: Mapping[str, str], stages: Mapping[str, Stage]) -> str:
     """The path a job input names: a fixed path as is, a :class:`Ref` through its step's template."""
     if isinstance(ref, str):
         return ref
     owner = stages[ref.stage] if ref.stage else stage
     step = owner.step(ref.step)
-    return output_path(owner, step, step.output(ref.output), roots, ref.wildcards)
+    output = step.output(ref.output)
+    if output.over is not None and output.over not in ref.wildcards:
+        raise ValueError(f"a Ref to the output list {ref.step}.{ref.output} names one file: give {output.over}")
+    return output_path(owner, step, output, roots, ref.wildcards)
 
 
 def job_io(stage: Stage, step: Step, job: Job, roots: Mapping[str, str], stages: Mapping[str, Stage]) -> dict:
-    """``{"input": {name: [paths]}, "output": {name: path}}`` of one job."""
+    """``{"input": {name: [paths]}, "output": {name: path}}`` of one job (an output list: ``{value: path}``)."""
     return {
         "input": {name: [ref_path(r, stage, roots, stages) for r in job.inputs.get(name, [])] for name in step.inputs},
-        "output": {o.name: output_path(stage, step, o, roots, job.wildcards) for o in step.outputs},
+        "output": {o.name: output_path(stage, step, o, roots, job.wildcards) if o.over is None
+                   else output_list(stage, step, o, roots, o.values(job.spec), job.wildcards) for o in step.outputs},
     }
 
 
@@ -287,8 +309,16 @@ def _check_io(step: Step, io: Mapping, where: str) -> tuple[dict, dict]:
             raise UsageError(f"{where}: input {name} must be a list of paths")
         for p in paths:
             _check_input(name, p)
-    if not all(isinstance(p, str) and p for p in outputs.values()):
-        raise UsageError(f"{where}: every output must be a path")
+    for o in step.outputs:
+        paths = outputs[o.name]
+        if o.over is not None and isinstance(paths, dict) and paths:
+            paths = list(paths.values())  # an output list: {value: path}
+        elif o.over is not None:
+            raise UsageError(f"{where}: output {o.name} must map each {o.over} to a path")
+        else:
+            paths = [paths]
+        if not all(isinstance(p, str) and p for p in paths):
+            raise UsageError(f"{where}: every output must be a path")
     return inputs, outputs
 
 
@@ -336,6 +366,10 @@ def run_step(stage_name: str, step_name: str, spec_path: str, io_path: str) -> o
     spec = _read_json(spec_path, "--spec")
     check_spec(step, spec, f"--spec {spec_path}")
     inputs, outputs = _check_io(step, _read_json(io_path, "--io"), f"--io {io_path}")
+    for o in step.outputs:
+        if o.over is not None and set(outputs[o.name]) != set(o.values(spec)):
+            raise UsageError(f"--io {io_path}: output {o.name}: {sorted(outputs[o.name])} differ from the spec's "
+                             f"{o.over} values {sorted(o.values(spec))}")
     if step.threads is not None:
         limit_threads(step.threads)
     return step.run(spec, inputs, outputs)

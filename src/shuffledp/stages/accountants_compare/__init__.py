@@ -148,8 +148,8 @@ def _report(spec, inputs, outputs) -> None:
 
 
 def _gain(spec, inputs, outputs) -> None:
-    from shuffledp.stages.checks import is_positive_int, require
     from shuffledp.experiments import accountants_gain as G
+    from shuffledp.stages.checks import is_positive_int, require
 
     require(spec, "randomizers", lambda v: isinstance(v, list) and v and all(isinstance(x, str) for x in v),
             "must be a non-empty list of names")

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 
+from shuffledp.errors import ConfigError
 from shuffledp.stages import Output, Report, Stage, Step
 from shuffledp.stages.checks import is_int, is_name, is_nonneg_int, is_positive_int, require
 from shuffledp.stages.jobs import Job, Ref
@@ -25,6 +27,42 @@ ADULT_RAW = f"{RAW}/adult"
 
 def _log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
+
+
+def _check_synthetic_names(config: Mapping) -> None:
+    synth = config.get("datasets", {}).get("synthetic", []) or []
+    names = [s["name"] for s in synth]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise ConfigError(f"config key datasets.synthetic: duplicate names {dupes}")
+    for i, s in enumerate(synth):
+        if s["set_size"] > s["domain"]:
+            raise ConfigError(
+                f"config key datasets.synthetic[{i}].set_size: {s['set_size']} exceeds domain {s['domain']} "
+                f"(dataset {s['name']})"
+            )
+
+
+def _check_ipums_sources(config: Mapping) -> None:
+    """``source: file`` needs an existing codebook and data file; ``source: ipums`` needs a sample."""
+    for key, spec in (config.get("datasets", {}).get("ipums", {}) or {}).items():
+        where = f"datasets.ipums.{key}"
+        if "attributes" not in spec:
+            raise ConfigError(f"config key {where}.attributes: required (attribute name -> domain size)")
+        if spec["source"] == "file":
+            for k in ("ddi", "data"):
+                if not spec.get(k):
+                    raise ConfigError(f"config key {where}.{k}: required for source file")
+                if not Path(spec[k]).is_file():
+                    raise ConfigError(f"config key {where}.{k}: no such file: {spec[k]}")
+        if spec["source"] == "ipums" and not spec.get("sample"):
+            raise ConfigError(f"config key {where}.sample: required for source ipums (e.g. br2010a)")
+
+
+def check_config(config: Mapping) -> None:
+    """The datasets section's rules the schema cannot express."""
+    _check_synthetic_names(config)
+    _check_ipums_sources(config)
 
 
 def jobs(config: Mapping) -> list[Job]:
@@ -203,6 +241,7 @@ _MIRROR = frozenset({"mirror"})
 STAGE = Stage(
     name="data",
     title="Datasets",
+    check=check_config,
     jobs=jobs,
     steps=(
         Step("download_msnbc", _download_msnbc, local=True, spec_keys=_MIRROR,

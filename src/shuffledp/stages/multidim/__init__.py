@@ -26,11 +26,31 @@ from shuffledp.stages import Output, Report, Stage, Step
 from shuffledp.stages.jobs import Job, JobTable, Ref, batch_ranges, num
 
 TITLE = "Multidimensional categorical data (Wang et al., Computers & Security 2025)"
+def _check_multidim_tables(config: Mapping) -> None:
+    """Each dataset is Adult or an IPUMS extract the data stage of this config builds, with enough rows."""
+    ipums = (config.get("datasets", {}) or {}).get("ipums", {}) or {}
+    md = config.get("multidim")
+    if md:
+        names = list(md.get("datasets", []))
+        if len(set(names)) != len(names):
+            raise ConfigError(f"config key multidim.datasets: duplicate entries in {names}")
+        for name in names:
+            if name == "adult":  # Adult's categorical attributes (real, from the data stage's Adult table)
+                continue
+            if name not in ipums:
+                raise ConfigError(f"config key multidim.datasets: {name!r} needs datasets.ipums.{name} or 'adult' "
+                                  f"(configured: {sorted(ipums)})")
+            if md["records"] > ipums[name]["records"]:
+                raise ConfigError(f"config key multidim.records: {md['records']} exceeds datasets.ipums.{name}.records "
+                                  f"{ipums[name]['records']} (the processed table has that many rows)")
+
+
 def check_config(config: Mapping) -> None:
     """Semantic checks of the ``multidim`` section (no-op when the section is absent)."""
     sec = config.get("multidim")
     if not sec:
         return
+    _check_multidim_tables(config)
     ds = list(sec.get("datasets", []))
     if len(set(ds)) != len(ds):
         raise ConfigError(f"config key multidim.datasets: {ds} has a repeated dataset")

@@ -19,11 +19,37 @@ TITLE = "Per-user histograms (our experiments; the paper has none)"
 MSNBC = "data/processed/msnbc_sequences.parquet"  # built by the data stage (workflow/rules/data.smk)
 
 
+def _check_peruser_sources(config: Mapping) -> None:
+    sec = config.get("peruser")
+    if not sec:
+        return
+    for i, ds in enumerate(sec.get("datasets", [])):
+        if ds.get("source") == "synthetic":
+            for key in ("d", "clusters", "kind"):
+                if key not in ds:
+                    raise ConfigError(f"config key peruser.datasets[{i}].{key}: required for source synthetic")
+            lo, hi = ds.get("views", [10, 60])
+            if lo > hi:
+                raise ConfigError(f"config key peruser.datasets[{i}].views: [{lo}, {hi}] must be [min, max]")
+
+
+def _check_peruser_clusters(config: Mapping) -> None:
+    """k-means needs at most as many clusters as the smallest dataset has users."""
+    pu = config.get("peruser")
+    if pu:
+        smallest = min((d["n"] for d in pu.get("datasets", [])), default=None)
+        if smallest is not None and pu["kmeans_k"] > smallest:
+            raise ConfigError(f"config key peruser.kmeans_k: {pu['kmeans_k']} clusters exceed the smallest "
+                              f"peruser.datasets n ({smallest})")
+
+
 def check_config(config: Mapping) -> None:
     """Semantic checks of the ``peruser`` section (no-op when absent)."""
     sec = config.get("peruser")
     if not sec:
         return
+    _check_peruser_sources(config)
+    _check_peruser_clusters(config)
     for f in sec["eps1_fractions"]:
         if not 0 < f < 1:
             raise ConfigError(f"config key peruser.eps1_fractions: {f} must lie in (0, 1)")
@@ -95,9 +121,9 @@ def _positive_list(value) -> bool:
 
 
 def _job(spec, inputs, outputs) -> None:
-    from shuffledp.stages.checks import is_reps, require
     from shuffledp.experiments import peruser as E
     from shuffledp.io import write_parquet
+    from shuffledp.stages.checks import is_reps, require
 
     if spec["method"] not in METHODS:
         raise UsageError(f"--spec: method {spec['method']!r} not one of {', '.join(METHODS)}")

@@ -1,0 +1,388 @@
+"""Segmented multi-message shuffle (Wang et al.), Section 6: Figures 2-6, the claims table and the
+accountant tables they read.
+
+Jobs: ``prepare`` (per dataset: fixed-width sets and the truth) -> ``accountant`` (per (dataset, n):
+the accountant table of every level setting in one process, since the per-level Poisson rates do not
+depend on the shares and are cached across settings, 2.1-3x less work than one job per setting) and
+``params`` (per (dataset, n): the baselines' privacy parameters) -> ``run`` (one per protocol,
+dataset, n, setting or ``none``, batch; every m and repetition inside) -> ``aggregate`` -> ``figure``
+(one per figure) and ``claims``. The accountant tables,
+``results/accountant/segmented/<dataset>_n<n>_<setting>.parquet``, hold one row per (accountant, m,
+level) plus the optimum m* rows; the experiment jobs read them and never recompute a bound. The
+computations are in :mod:`shuffledp.experiments.segmented` (and ``segmented_params``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from shuffledp.errors import ConfigError, UsageError
+from shuffledp.stages import Output, Report, Stage, Step
+from shuffledp.stages.jobs import Job, JobTable, Ref, batch_ranges
+
+TITLE = "Segmented multi-message shuffle (Wang et al.)"
+# the protocol names of shuffledp.experiments.segmented (not imported here: it is heavy)
+OURS, OURS_PAPER = "segmented", "segmented_paper"
+OURS_ALL = (OURS, OURS_PAPER)
+UNIFORM_BASELINES = ("subexp_local", "subexp_shuffle", "mm_shuffle")
+DATASET_LABELS = {"msnbc": "MSNBC", "synth_T128_s4": "synthetic T=128", "synth_T128_s8": "synthetic T=128"}
+
+
+def _check_segmented_accountants(config: Mapping) -> None:
+    """The run jobs read the accountant tables of ``segmented.accountant`` (and of ``paper`` when
+    ``compare_paper_accountant`` is set); ``segmented.accountants`` says which tables are built."""
+    cfg = config.get("segmented")
+    if not cfg:
+        return
+    built = list(cfg.get("accountants", ["sound", "paper"]))
+    used = cfg.get("accountant", "sound")
+    if used not in built:
+        raise ConfigError(f"config key segmented.accountant: {used!r} needs {used!r} in segmented.accountants "
+                          f"(which builds {built})")
+    if cfg.get("compare_paper_accountant", False) and used != "paper" and "paper" not in built:
+        raise ConfigError("config key segmented.compare_paper_accountant: true needs 'paper' in "
+                          f"segmented.accountants (which builds {built})")
+    if len(set(built)) != len(built):
+        raise ConfigError(f"config key segmented.accountants: duplicate entries in {built}")
+
+
+def _check_segmented_tables(config: Mapping) -> None:
+    """Each dataset reads a set-valued table the data stage of this config builds."""
+    synth = {s["name"] for s in (config.get("datasets", {}) or {}).get("synthetic", []) or []}
+    seg = config.get("segmented")
+    if seg:
+        for name, spec in seg.get("datasets", {}).items():
+            table = spec["table"]
+            if table != "msnbc_sets" and not table.startswith("synthetic_"):
+                raise ConfigError(f"config key segmented.datasets.{name}.table: {table!r} is not a set-valued table "
+                                  f"the data stage builds (msnbc_sets or synthetic_<name>, with <name> in "
+                                  f"datasets.synthetic: {sorted(synth)})")
+            if table == "msnbc_sets" and spec["d"] != 17:
+                raise ConfigError(f"config key segmented.datasets.{name}.d: msnbc_sets has 17 categories, "
+                                  f"not {spec['d']}")
+
+
+def _check_shares(shares, key: str, tol: float = 1e-9) -> None:
+    """Shares must be non-negative and sum to 1."""
+    total = math.fsum(shares)
+    if any(s < 0 for s in shares) or abs(total - 1.0) > tol:
+        raise ConfigError(f"config key {key}: shares {list(shares)} must be >= 0 and sum to 1 (sum {total:g})")
+
+
+def check_config(config: Mapping) -> None:
+    """Semantic checks of the ``segmented`` section (the schema checks types)."""
+    if "segmented" not in config:
+        return
+    _check_segmented_accountants(config)
+    _check_segmented_tables(config)
+    import numpy as np
+
+    from shuffledp.experiments.segmented import level_counts
+
+    cfg = config["segmented"]
+    lv = list(cfg["levels"])
+    if any(b <= a for a, b in zip(lv, lv[1:], strict=False)):
+        raise ConfigError(f"config key segmented.levels: {lv} must be strictly increasing")
+    for name, shares in cfg["settings"].items():
+        if len(shares) != len(lv):
+            raise ConfigError(
+                f"config key segmented.settings.{name}: {len(shares)} shares for {len(lv)} levels")
+        _check_shares(shares, f"segmented.settings.{name}")
+    g = cfg["m_grid"]
+    if not 0 < g["min"] < g["max"]:
+        raise ConfigError(f"config key segmented.m_grid: need 0 < min < max, got {g['min']}, {g['max']}")
+    for n in cfg["n"]:
+        for name, shares in cfg["settings"].items():
+            if np.any(level_counts(n, shares) < 1):
+                raise ConfigError(f"config key segmented.settings.{name}: a level has no user at n = {n}")
+    synth = {s["name"]: s for s in config.get("datasets", {}).get("synthetic", []) or []}
+    for name, ds in cfg["datasets"].items():
+        table = ds["table"]
+        if table.startswith("synthetic_"):
+            sname = table[len("synthetic_"):]
+            if sname not in synth:
+                raise ConfigError(f"config key segmented.datasets.{name}.table: {table} needs an entry "
+                                  f"named {sname} in datasets.synthetic")
+            if synth[sname]["domain"] != ds["d"]:
+                raise ConfigError(f"config key segmented.datasets.{name}.d: {ds['d']} differs from "
+                                  f"datasets.synthetic[{sname}].domain {synth[sname]['domain']}")
+        if ds["s"] >= ds["d"]:
+            raise ConfigError(f"config key segmented.datasets.{name}.s: must be < d")
+    for fig, spec in cfg.get("figures", {}).items():
+        for ds in spec["datasets"]:
+            if ds not in cfg["datasets"]:
+                raise ConfigError(f"config key segmented.figures.{fig}.datasets: unknown dataset {ds}")
+        for st in spec["settings"]:
+            if st not in cfg["settings"]:
+                raise ConfigError(f"config key segmented.figures.{fig}.settings: unknown setting {st}")
+
+
+def _run_wc(protocol: str, dataset: str, n: int, setting: str, batch: int) -> dict[str, str]:
+    return {"segproto": protocol, "segds": dataset, "segn": str(n), "segset": setting, "segb": str(batch)}
+
+
+def jobs(config: Mapping) -> list[Job]:
+    """Every job of the stage, each with only the keys it uses (``delta = delta_factor / n`` and
+    the ``m`` grid are derived here, once) and the files it reads."""
+    if "segmented" not in config:
+        return []
+    from shuffledp.experiments.segmented import m_grid, ours_protocols, panels
+
+    cfg = config["segmented"]
+    seed = int(config["seed"])
+    levels = [float(e) for e in cfg["levels"]]
+    grid = [float(m) for m in m_grid(cfg)]
+    pan = panels(cfg)
+    pan_ds = sorted({d for d, _ in pan})
+    ns = [int(n) for n in cfg["n"]]
+    out = []
+    for ds in pan_ds:
+        dcfg = cfg["datasets"][ds]
+        out.append(Job("prepare", {"segds": ds}, {"dataset": ds, "d": int(dcfg["d"]), "s": int(dcfg["s"]),
+                                                   "seed": seed, "oversize": cfg.get("oversize", "random")},
+                       inputs={"table": [f"data/processed/{dcfg['table']}.parquet"]}))
+        for n in ns:
+            wc = {"segds": ds, "segn": str(n)}
+            delta = float(cfg["delta_factor"]) / n
+            out.append(Job("accountant", wc, {
+                "n": n, "d": int(dcfg["d"]), "s": int(dcfg["s"]), "levels": levels, "delta": delta,
+                "m_grid": grid, "accountants": list(cfg.get("accountants", ["sound", "paper"])),
+                "settings": {k: [float(x) for x in v] for k, v in cfg["settings"].items()}}))
+            used = sorted({st for d, st in pan if d == ds})
+            out.append(Job("params", wc, {
+                "dataset": ds, "n": n, "d": int(dcfg["d"]), "s": int(dcfg["s"]), "levels": levels,
+                "settings": {k: cfg["settings"][k] for k in used}, "delta": delta,
+                "uniform_eps": float(cfg.get("uniform_eps", 0.5)), "accountant": cfg.get("accountant", "sound")}))
+
+    def run(wc: dict, spec: dict) -> Job:
+        # ours reads its accountant table, every baseline the parameter table of its (dataset, n)
+        data = Ref("prepare", "data", {"segds": wc["segds"]})
+        if wc["segproto"] in OURS_ALL:
+            table = Ref("accountant", "tables", {"segds": wc["segds"], "segn": wc["segn"], "setting": wc["segset"]})
+        else:
+            table = Ref("params", "table", {"segds": wc["segds"], "segn": wc["segn"]})
+        return Job("run", wc, spec, inputs={"data": [data], "table": [table]})
+
+    for b, reps in enumerate(batch_ranges(cfg["repetitions"], cfg["batch_size"])):
+        common = {"seed": seed, "reps": reps}
+        for ds, st in pan:
+            for n in ns:
+                base = dict(common, dataset=ds, n=n, setting=st, levels=levels,
+                            shares=[float(x) for x in cfg["settings"][st]])
+                for proto in ours_protocols(cfg):
+                    spec = dict(base, protocol=proto, level_histogram=cfg.get("level_histogram", "exact"),
+                                sampler=cfg.get("sampler", "counts"),
+                                accountant="paper" if proto == OURS_PAPER else cfg.get("accountant", "sound"))
+                    if spec["level_histogram"] == "grr":
+                        spec["epsilon_p"] = float(cfg.get("epsilon_p", 1.0))
+                    out.append(run(_run_wc(proto, ds, n, st, b), spec))
+                out.append(run(_run_wc("sepmm", ds, n, st, b), dict(base, protocol="sepmm")))
+                out.append(run(_run_wc("wsepmm", ds, n, st, b), dict(
+                    base, protocol="wsepmm", delta=float(cfg["delta_factor"]) / n,
+                    wsepmm_power=float(cfg.get("wsepmm_power", 0.5)))))
+        for ds in pan_ds:
+            for n in ns:
+                for proto in UNIFORM_BASELINES:
+                    spec = dict(common, protocol=proto, dataset=ds, n=n, setting="none")
+                    if proto == "subexp_local":
+                        spec["subexp_local_eps"] = float(cfg.get("subexp_local_eps", 2.0))
+                    out.append(run(_run_wc(proto, ds, n, "none", b), spec))
+    table = JobTable(out)
+    # the accountant tables our runs used, each named by (dataset, n, setting) in the spec, in the
+    # order of the inputs (sorted like their file names <dataset>_n<n>_<setting>)
+    used = sorted({(j.wildcards["segds"], j.wildcards["segn"], j.wildcards["segset"])
+                   for j in table.of_step("run") if j.wildcards["segproto"] in OURS_ALL},
+                  key=lambda k: f"{k[0]}_n{k[1]}_{k[2]}")
+    out.append(Job("aggregate", {}, {"accountant": cfg.get("accountant", "sound"),
+                                     "scale": config.get("name", "default"),
+                                     "tables": [{"dataset": d, "n": int(n), "setting": st} for d, n, st in used]},
+                   inputs={"runs": table.refs("run", "table"),
+                           "accountant": [Ref("accountant", "tables", {"segds": d, "segn": n, "setting": st})
+                                          for d, n, st in used]}))
+    summary = [Ref("aggregate", "summary")]
+    for fig, fspec in cfg["figures"].items():
+        out.append(Job("figure", {"segfig": fig}, {"figure": fig, "spec": fspec, "n": ns,
+                                                    "dataset_labels": DATASET_LABELS},
+                       inputs={"summary": summary,
+                               "data": [Ref("prepare", "data", {"segds": d}) for d in pan_ds
+                                        if d in fspec["datasets"]]}))
+    out.append(Job("claims", {}, {"n": ns, "m_grid": grid, "figures": cfg["figures"],
+                                  "m_factor": float(cfg.get("m_factor", 2.0)),
+                                  "scale": config.get("name", "default")},
+                   inputs={"summary": summary, "data": table.refs("prepare", "data")}))
+    return out
+
+
+# ------------------------------------------------------------------------------------------- steps
+
+
+def _prepare(spec, inputs, outputs) -> None:
+    import json
+
+    from shuffledp.experiments import segmented as ex
+
+    if spec["s"] < 1 or spec["d"] < 2:
+        raise UsageError("--spec: need s >= 1 and d >= 2")
+    meta = ex.prepare(inputs["table"][0], outputs["data"], dataset=spec["dataset"], d=spec["d"], s=spec["s"],
+                      seed=spec["seed"], oversize=spec["oversize"])
+    print(json.dumps({k: meta[k] for k in ("dataset", "d", "s", "users", "users_padded", "users_selected")}))
+
+
+def _accountant(spec, inputs, outputs) -> None:
+    from shuffledp.accountants.segmented_optimizer import segmented_table
+    from shuffledp.io import write_parquet
+
+    # one process for every setting: the per-level Poisson rates (the costly part) do not depend on
+    # the shares and are cached across settings (shuffledp.accountants.segmented_optimizer)
+    for setting, shares in spec["settings"].items():
+        table = segmented_table(int(spec["n"]), int(spec["d"]), int(spec["s"]), spec["levels"], shares,
+                                float(spec["delta"]), spec["m_grid"], accountants=spec["accountants"])
+        write_parquet(table, outputs["tables"][setting])
+        print(outputs["tables"][setting])
+
+
+def _params(spec, inputs, outputs) -> None:
+    from shuffledp.experiments import segmented as ex
+    from shuffledp.experiments import segmented_params as sp
+    from shuffledp.io import write_parquet
+
+    n = int(spec["n"])
+    df = sp.baseline_params(n, int(spec["d"]), int(spec["s"]), spec["levels"], spec["settings"],
+                            float(spec["delta"]), float(spec["uniform_eps"]), ex.level_counts, spec["accountant"])
+    df.insert(0, "dataset", spec["dataset"])
+    df.insert(1, "n", n)
+    write_parquet(df, outputs["table"])
+    print(df.to_string(index=False))
+
+
+def _run(spec, inputs, outputs) -> None:
+    from shuffledp.experiments import segmented as ex
+    from shuffledp.io import write_parquet
+    from shuffledp.stages.checks import is_positive_int, is_reps, require
+
+    if spec["protocol"] not in ex.PROTOCOLS:
+        raise UsageError(f"--spec: protocol must be one of {', '.join(ex.PROTOCOLS)}")
+    require(spec, "reps", is_reps, "must be a list of distinct non-negative integers")
+    require(spec, "n", is_positive_int, "must be a positive integer")
+    table = inputs["table"][0] if inputs["table"] else None
+    df = ex.run_job(spec, inputs["data"][0], table)
+    write_parquet(df, outputs["table"])
+    print(f"{spec['protocol']} {spec['dataset']} n={spec['n']} {spec['setting']}: {len(df)} rows "
+          f"({len(spec['reps'])} repetitions), mean error {df['error'].mean():.4g}")
+
+
+def _aggregate(spec, inputs, outputs) -> None:
+    from shuffledp.experiments import segmented as ex
+    from shuffledp.stages.checks import require
+
+    require(spec, "accountant", lambda v: v in ("sound", "paper"), "must be sound or paper")
+    keys = spec.get("tables", [])
+    if len(keys) != len(inputs["accountant"]):
+        raise UsageError(f"--spec: tables names {len(keys)} accountant tables, the inputs hold "
+                         f"{len(inputs['accountant'])}")
+    tables = [(p, k["dataset"], int(k["n"]), k["setting"]) for p, k in zip(inputs["accountant"], keys, strict=True)]
+    summ = ex.aggregate(inputs["runs"], tables, outputs["summary"], spec["accountant"], spec["scale"])
+    print(f"{len(summ)} points")
+
+
+def _notes(paths) -> list[str]:
+    from shuffledp.experiments import segmented as ex
+
+    return sorted({ex.standin_note(ex.read_meta(p).get("source", {})) for p in paths} - {""})
+
+
+def _figure(spec, inputs, outputs) -> None:
+    import pandas as pd
+
+    from shuffledp.plotting import segmented as pl
+
+    summ = pd.read_parquet(inputs["summary"][0])
+    notes = _notes(inputs["data"])  # the prepared data of the figure's datasets
+    out_base = outputs["pdf"][: -len(".pdf")]  # the figure writes <base>.pdf and <base>.png
+    pl.figure(summ, spec["spec"], spec["n"], out_base, "; ".join(notes), spec.get("dataset_labels"))
+    if notes:
+        print("note:", "; ".join(notes))
+
+
+def _claims(spec, inputs, outputs) -> None:
+    import pandas as pd
+
+    from shuffledp.claims import segmented as C
+    from shuffledp.experiments import segmented as ex
+    from shuffledp.io import write_parquet, write_text
+
+    summ = pd.read_parquet(inputs["summary"][0])
+    standin = sorted({ex.read_meta(p)["dataset"] for p in inputs["data"] if ex.read_meta(p).get("standin")})
+    df = C.claims(summ, spec, spec["scale"], float(spec["m_factor"]), standin)
+    write_parquet(df, outputs["parquet"])
+    write_text(outputs["md"], C.claims_markdown(df, "; ".join(_notes(inputs["data"]))))
+    print(df[["id", "held"]].to_string(index=False))
+
+
+def _settings(spec: Mapping) -> list[str]:
+    return list(spec["settings"])
+
+
+DS, N = r"[A-Za-z0-9_]+", r"\d+"
+
+STAGE = Stage(
+    name="segmented",
+    title=TITLE,
+    section="segmented",
+    check=check_config,
+    jobs=jobs,
+    steps=(
+        Step("prepare", _prepare,
+             inputs=("table",),
+             outputs=(Output("data", "segmented/data/{segds}.parquet"),),
+             spec_keys=frozenset({"dataset", "d", "s", "seed", "oversize"}),
+             wildcards={"segds": DS},
+             runtime=5),
+        Step("accountant", _accountant,
+             outputs=(Output("tables", "accountant/segmented/{segds}_n{segn}_{setting}.parquet",
+                             over="setting", values=_settings),),
+             spec_keys=frozenset({"n", "d", "s", "levels", "delta", "m_grid", "accountants", "settings"}),
+             wildcards={"segds": DS, "segn": N},
+             runtime=10),
+        Step("params", _params,
+             outputs=(Output("table", "segmented/params/{segds}_n{segn}.parquet"),),
+             spec_keys=frozenset({"dataset", "n", "d", "s", "levels", "settings", "delta", "uniform_eps",
+                                  "accountant"}),
+             wildcards={"segds": DS, "segn": N},
+             runtime=5),
+        Step("run", _run,
+             inputs=("data", "table"),
+             outputs=(Output("table", "segmented/runs/{segproto}/{segds}_n{segn}_{segset}_b{segb}.parquet"),),
+             spec_keys=frozenset({"protocol", "dataset", "n", "setting", "reps", "seed"}),
+             optional_keys=frozenset({"levels", "shares", "level_histogram", "sampler", "accountant", "epsilon_p",
+                                      "delta", "wsepmm_power", "subexp_local_eps"}),
+             wildcards={"segproto": "[a-z_]+", "segds": DS, "segn": N, "segset": "[A-Za-z0-9]+", "segb": N},
+             mem_mb=1500, runtime=15),
+        Step("aggregate", _aggregate,
+             inputs=("runs", "accountant"),
+             outputs=(Output("summary", "segmented/summary.parquet"),),
+             spec_keys=frozenset({"accountant", "scale", "tables"}),
+             runtime=5),
+        Step("figure", _figure,
+             inputs=("summary", "data"),
+             outputs=(
+                 Output("pdf", "figures/segmented_{segfig}.pdf", final=True),
+                 Output("png", "figures/segmented_{segfig}.png", final=True,
+                        report=Report("captions/figure.rst", "{segfig}")),
+             ),
+             spec_keys=frozenset({"figure", "spec", "n"}),
+             optional_keys=frozenset({"dataset_labels"}),
+             wildcards={"segfig": "[A-Za-z0-9_]+"},
+             runtime=5),
+        Step("claims", _claims,
+             inputs=("summary", "data"),
+             outputs=(
+                 Output("md", "tables/segmented_claims.md", final=True,
+                        report=Report("captions/claims.rst", "claims")),
+                 Output("parquet", "tables/segmented_claims.parquet", final=True),
+             ),
+             spec_keys=frozenset({"n", "m_grid", "figures", "m_factor", "scale"}),
+             runtime=5),
+    ),
+)
