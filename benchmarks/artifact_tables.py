@@ -17,6 +17,7 @@ from pathlib import Path
 
 def main(argv=None) -> int:
     from shuffledp.claims.artifact import ArtifactError, rewrite, tables
+    from shuffledp.stages import artifact_papers
 
     ap = argparse.ArgumentParser(prog="artifact_tables", description=__doc__.splitlines()[0])
     ap.add_argument("--results", default="results", help="results folder of a paper-scale run")
@@ -25,7 +26,7 @@ def main(argv=None) -> int:
     ap.add_argument("--stdout", action="store_true", help="print the tables, do not rewrite the guide")
     args = ap.parse_args(argv)
     try:
-        body = tables(args.results, args.scale)
+        body = tables(args.results, artifact_papers(), args.scale)
         if args.stdout:
             sys.stdout.write(body)
             return 0

@@ -10,6 +10,7 @@ import pytest
 
 from shuffledp.claims import Claim, decide, frame
 from shuffledp.claims.artifact import BEGIN, END, ArtifactError, cost, read_benchmarks, rewrite, tables
+from shuffledp.stages import artifact_papers
 
 REPO = Path(__file__).resolve().parents[1]
 HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
@@ -34,7 +35,7 @@ def results(tmp_path):
     r = tmp_path / "results"
     _bench(r / "benchmarks/segmented/run_a.tsv", 10.0, 100.0)
     _bench(r / "benchmarks/segmented/run_b.tsv", 20.0, 300.5)
-    _bench(r / "benchmarks/accountant/segmented/msnbc_n5000.tsv", 30.0, "-")   # no memory measured
+    _bench(r / "benchmarks/segmented/accountant_msnbc_5000.tsv", 30.0, "-")   # no memory measured
     _bench(r / "benchmarks/multidim/report.tsv", 7200.0, 2048.0)
     _bench(r / "benchmarks/data/preprocess_msnbc.tsv", 5.0, 50.0)
     _claims(r / "tables/segmented_claims.parquet", [(True, True), (False, True), (True, False)])
@@ -43,29 +44,29 @@ def results(tmp_path):
 
 
 def test_costs(results):
-    c = cost(read_benchmarks(results, ("segmented", "accountant/segmented")))
+    c = cost(read_benchmarks(results, ("segmented",)))
     assert c == {"jobs": 3, "sum_s": 60.0, "max_s": 30.0, "peak_mb": 300.5}
     assert cost(read_benchmarks(results, ("peruser",)))["jobs"] == 0
 
 
 def test_tables(results):
-    md = tables(results)
+    md = tables(results, artifact_papers())
     seg = next(line for line in md.splitlines() if line.startswith("| Segmented"))
     cells = [c.strip() for c in seg.strip("|").split("|")]
     assert cells[1:] == ["paper", "3", "1 min 00 s", "0 min 30 s", "300 MB", "1", "1", "1", "2"]
     mdim = next(line for line in md.splitlines() if line.startswith("| Multidimensional"))
     assert "default (**not paper**)" in mdim and "2 h 00 min" in mdim and "2.0 GB" in mdim
-    assert "| Per-user histograms in the shuffle model | no claims table | 0 |" in md
+    assert "| Per-user histograms (our experiments; the paper has none) | no claims table | 0 |" in md
     row = next(line for line in md.splitlines() if line.startswith("| c2 |"))
     assert "not testable at this scale" in row and "results/tables/segmented_claims.md" in row
-    mrow = [line for line in md.splitlines() if line.startswith("| c0 |")][1]
+    mrow = next(line for line in md.splitlines() if line.startswith("| c0 |") and "multidim_claims.md" in line)
     assert "held (scale default)" in mrow and mrow.rstrip(" |").endswith("no")   # stand-in: not evidence
 
 
 def test_rewrite_only_between_markers(results, tmp_path):
     guide = tmp_path / "GUIDE.md"
     guide.write_text(f"head\n{BEGIN}\nold\n{END}\ntail\n")
-    text = rewrite(guide, tables(results))
+    text = rewrite(guide, tables(results, artifact_papers()))
     assert text.startswith(f"head\n{BEGIN}\n") and text.endswith(f"{END}\ntail\n") and "old" not in text
     guide.write_text("no markers\n")
     with pytest.raises(ArtifactError, match="--guide"):

@@ -35,7 +35,8 @@ from pathlib import Path
 from shuffledp.errors import UsageError
 from shuffledp.stages.jobs import Job, JobTable, Ref, canonical
 
-__all__ = ["Job", "JobTable", "Output", "Ref", "Report", "Stage", "Step", "discover", "get", "run_step"]
+__all__ = ["Job", "JobTable", "Output", "Ref", "Report", "Stage", "Step", "artifact_papers", "discover", "get",
+           "run_step"]
 
 STAGE_PATH_ENV = "SHUFFLEDP_STAGE_PATH"
 ROOTS = ("results", "data")
@@ -204,6 +205,17 @@ def get(name: str) -> Stage:
     if name not in stages:
         raise UsageError(f"unknown stage {name!r} (one of {', '.join(sorted(stages))})")
     return stages[name]
+
+
+def artifact_papers() -> dict[str, tuple[str, str, tuple[str, ...]]]:
+    """Every stage with a claims table: name -> (title, the claims table's file stem, the benchmark
+    folders of its jobs), for the artifact guide's generated tables (:mod:`shuffledp.claims.artifact`)."""
+    out = {}
+    for stage in discover().values():
+        pairs = stage.claims_outputs()
+        if pairs:
+            out[stage.name] = (stage.title, Path(pairs[0][1].path).stem, (stage.name,))
+    return out
 
 
 # ------------------------------------------------------------------------------------ files of a job

@@ -224,6 +224,7 @@ STAGE = Stage(
     section="multidim",
     check=check_config,
     jobs=jobs,
+    claims=("report.claims",),
     steps=(
         Step("prepare", _prepare,
              inputs=("table",),

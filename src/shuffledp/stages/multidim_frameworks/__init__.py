@@ -183,6 +183,7 @@ STAGE = Stage(
     section="multidim_frameworks",
     check=check_config,
     jobs=jobs,
+    claims=("report.claims",),
     steps=(
         Step("loan", _loan,
              outputs=(Output("table", "processed/loan.parquet", root="data"),),

@@ -166,6 +166,7 @@ STAGE = Stage(
     section="peruser",
     check=check_config,
     jobs=jobs,
+    claims=("report.claims",),
     steps=(
         # the rule name peruser_job is the SLURM profile's group key (profiles/slurm/config.yaml)
         Step("job", _job,

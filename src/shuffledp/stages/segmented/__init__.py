@@ -332,6 +332,7 @@ STAGE = Stage(
     section="segmented",
     check=check_config,
     jobs=jobs,
+    claims=("claims.parquet",),
     steps=(
         Step("prepare", _prepare,
              inputs=("table",),
