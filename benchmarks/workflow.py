@@ -25,10 +25,15 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-# benchmark sub-folder -> paper (the accountant tables belong to the segmented paper)
-PAPERS = {"data": "data", "segmented": "segmented", "accountant": "segmented", "personalized": "personalized",
-          "multidim": "multidim", "peruser": "peruser", "multidim_frameworks": "multidim",
-          "accountants_compare": "accountants"}
+
+
+def step_of(stage: str, stem: str) -> str:
+    """The step a benchmark file ``<stage>/<step>[_<wildcards>].tsv`` belongs to (the longest step
+    name of the stage that the stem starts with; shuffledp.stages declares them)."""
+    from shuffledp.stages import discover
+
+    steps = sorted((s.name for s in discover()[stage].steps), key=len, reverse=True) if stage in discover() else []
+    return next((s for s in steps if stem == s or stem.startswith(f"{s}_")), stem)
 
 
 def snakemake(*args: str) -> subprocess.CompletedProcess:
@@ -64,13 +69,9 @@ def read_benchmarks(results: Path) -> list[dict]:
             except ValueError:
                 return float("nan")
 
-        parts = tsv.relative_to(results / "benchmarks").parts
-        sub = parts[0]
-        # the rule a file belongs to: <stage>/<step>_<wildcards>.tsv, or deeper folders for the
-        # accountant tables (accountant/<experiment>/...) and per-user jobs (peruser/<dataset>/...)
-        kind = parts[1] if sub == "accountant" else ("job" if len(parts) > 2 else tsv.stem.split("_")[0])
+        sub = tsv.relative_to(results / "benchmarks").parts[0]  # the stage: <stage>/<step>_<wildcards>.tsv
         end = tsv.stat().st_mtime
-        rows.append({"paper": PAPERS.get(sub, sub), "rule": f"{sub}/{kind}",
+        rows.append({"paper": sub, "rule": f"{sub}/{step_of(sub, tsv.stem)}",
                      "job": str(tsv.relative_to(results / "benchmarks")),
                      "s": num("s"), "cpu": num("cpu_time"), "rss": num("max_rss"), "start": end - num("s"),
                      "end": end})
