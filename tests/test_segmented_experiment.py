@@ -88,13 +88,17 @@ def test_prepare_truth_and_reproducible(prepared, tmp_path):
     assert (tmp_path / "again.parquet").read_bytes() == out.read_bytes()
 
 
-def test_lambdas_from_table():
-    acct = pd.DataFrame({"m": [0.1, 0.1, 1.0, 1.0], "eps": [0.5, 2.0, 0.5, 2.0],
-                         "lambda": [0.1, 0.4, 0.3, 1.0]})
-    m, lam = ex.params_from_table(acct, 1.0, [0.5, 2.0])
+def test_lambdas_from_table_by_grid_index_and_level_number():
+    acct = pd.DataFrame({"m": [1.0, 1.0, 0.1, 0.1], "level": [2, 1, 1, 2], "eps": [2.0, 0.5, 0.5, 2.0],
+                         "lambda": [1.0, 0.3, 0.1, 0.4]})
+    m, lam = ex.params_from_table(acct, 1, [0.5, 2.0])   # the second grid point, ascending
     assert m == 1.0 and list(lam) == [0.3, 1.0]
-    with pytest.raises(ValueError, match="no row"):
-        ex.params_from_table(acct, 0.5, [0.5, 2.0])
+    m, lam = ex.params_from_table(acct, 0, [0.5, 2.0])
+    assert m == 0.1 and list(lam) == [0.1, 0.4]
+    with pytest.raises(ValueError, match="no grid point 2"):
+        ex.params_from_table(acct, 2, [0.5, 2.0])
+    with pytest.raises(ValueError, match="other levels"):   # a table built for other levels is refused
+        ex.params_from_table(acct, 0, [0.5, 1.0])
 
 
 def _fake_summary(errors_ours, base):

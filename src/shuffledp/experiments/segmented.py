@@ -168,23 +168,30 @@ def accountant_rows(acct: pd.DataFrame, accountant: str = "sound") -> pd.DataFra
     return acct
 
 
-def params_from_table(acct: pd.DataFrame, m: float, levels, accountant: str = "sound") -> tuple[float, np.ndarray]:
-    """``(m, lambdas)`` of the table's grid point matching ``m`` (relative tolerance 1e-9); the job
-    uses the table's own ``m``, the value the accountant certified."""
+def params_from_table(acct: pd.DataFrame, m_index: int, levels, accountant: str = "sound") -> tuple[float, np.ndarray]:
+    """``(m, lambdas)`` at grid point ``m_index`` of an accountant table: the index-th of the table's
+    own grid values of ``m`` (ascending), the lambda of level ``k`` from its row with ``level == k``
+    (1-based). Nothing is matched by float tolerance: the level values are only checked against
+    ``levels`` (a table built for other levels is refused)."""
     acct = accountant_rows(acct, accountant)
-    rows = acct[np.isclose(acct["m"].to_numpy(dtype=float), m, rtol=1e-9, atol=0)]
-    if rows.empty:
-        raise ValueError(f"accountant table has no row for m = {m!r} (grid {sorted(acct['m'].unique())})")
+    grid = np.sort(acct["m"].unique())
+    if not 0 <= int(m_index) < len(grid):
+        raise ValueError(f"accountant table has no grid point {m_index} (it has {len(grid)})")
+    m = float(grid[int(m_index)])
+    rows = acct[acct["m"].to_numpy(dtype=float) == m]
     out = []
-    for e in levels:
-        r = rows[np.isclose(rows["eps"].to_numpy(dtype=float), float(e))]
+    for k, e in enumerate(levels, start=1):
+        r = rows[rows["level"] == k] if "level" in rows else rows.iloc[k - 1:k]
         if len(r) != 1:
-            raise ValueError(f"accountant table: {len(r)} rows for m = {m}, level eps = {e}")
+            raise ValueError(f"accountant table: {len(r)} rows for m = {m}, level {k}")
+        if not np.isclose(float(r["eps"].iloc[0]), float(e), rtol=1e-12, atol=0):
+            raise ValueError(f"accountant table: level {k} has eps {float(r['eps'].iloc[0])}, the job's levels "
+                             f"say {float(e)} (a table built for other levels: rebuild it)")
         lam = float(r["lambda"].iloc[0])
         if not 0.0 <= lam <= 1.0:
             raise ValueError(f"accountant table: lambda {lam} for m = {m}, eps = {e} outside [0, 1]")
         out.append(lam)
-    return float(rows["m"].iloc[0]), np.asarray(out)
+    return m, np.asarray(out)
 
 
 # ----------------------------------------------------------------------------- one job
@@ -223,8 +230,8 @@ def run_job(spec: Mapping, data_path: str, table_path: str | None = None) -> pd.
     variant = spec.get("accountant", "")
     if protocol in OURS_ALL:
         acct = pd.read_parquet(table_path)
-        grid = np.sort(accountant_rows(acct, variant)["m"].unique())
-        points = [(i, *params_from_table(acct, float(m), levels_eps, variant)) for i, m in enumerate(grid)]
+        grid_size = accountant_rows(acct, variant)["m"].nunique()
+        points = [(i, *params_from_table(acct, i, levels_eps, variant)) for i in range(grid_size)]
     elif protocol in ("subexp_shuffle", "mm_shuffle", "sepmm", "wsepmm"):
         prm = pd.read_parquet(table_path)
         if protocol == "subexp_shuffle":
