@@ -66,11 +66,8 @@ def sanity_checks(runs: pd.DataFrame) -> dict[str, bool]:
     return out
 
 
-def claims(runs: pd.DataFrame, users: pd.DataFrame, scale: str) -> pd.DataFrame:
-    rows = []
-    alg = runs[(runs.method == "alg1") & (runs.feasible)] if len(runs) else runs
-
-    # larger and denser groups amplify more
+def _groups_rows(runs: pd.DataFrame, users: pd.DataFrame, scale: str) -> list[dict]:
+    """Larger and denser groups amplify more."""
     u = users[(users.method == "alg1") & users.eps_prime_numeric.notna()] if len(users) else users
     sub = []
     if len(u):
@@ -81,13 +78,14 @@ def claims(runs: pd.DataFrame, users: pd.DataFrame, scale: str) -> pd.DataFrame:
     rs = float(np.nanmedian([s[0] for s in sub])) if sub else math.nan
     rd = float(np.nanmedian([s[1] for s in sub])) if sub else math.nan
     ds_u = runs[runs.dataset.isin(set(u.dataset))] if len(u) else runs.iloc[0:0]
-    rows.append(decide(CLAIMS["larger_groups_amplify_more"], testable=bool(sub), ok=bool(rs < 0 and rd > 0),
-                       measured=f"median Spearman rho over {len(sub)} configurations with varying eps': "
-                                f"(group size, eps') {rs:.3g}, (distance to centre, eps') {rd:.3g}",
-                       data=_data(ds_u if len(ds_u) else runs), scale=scale,
-                       reason="eps' is the same for every user (no amplification) in every configuration"))
+    return [decide(CLAIMS["larger_groups_amplify_more"], testable=bool(sub), ok=bool(rs < 0 and rd > 0),
+                   measured=f"median Spearman rho over {len(sub)} configurations with varying eps': "
+                            f"(group size, eps') {rs:.3g}, (distance to centre, eps') {rd:.3g}",
+                   data=_data(ds_u if len(ds_u) else runs), scale=scale,
+                   reason="eps' is the same for every user (no amplification) in every configuration")]
 
-    # Theorem 3
+
+def _theorem3_rows(runs: pd.DataFrame, scale: str) -> list[dict]:
     a3 = runs[runs.method.isin(("alg1", "alg1T")) & runs.feasible] if len(runs) else runs
     if len(a3):
         share = float((a3.err_raw_mean <= a3.thm3_bound_mean).mean())
@@ -98,12 +96,13 @@ def claims(runs: pd.DataFrame, users: pd.DataFrame, scale: str) -> pd.DataFrame:
     else:
         share = pu = math.nan
         meas = ""
-    rows.append(decide(CLAIMS["error_under_theorem3_bound"], testable=bool(len(a3)),
-                       ok=bool(share == 1.0 and pu >= 0.99),
-                       measured=meas, data=_data(a3 if len(a3) else runs), scale=scale,
-                       reason="no feasible Algorithm-1 run"))
+    return [decide(CLAIMS["error_under_theorem3_bound"], testable=bool(len(a3)),
+                   ok=bool(share == 1.0 and pu >= 0.99),
+                   measured=meas, data=_data(a3 if len(a3) else runs), scale=scale,
+                   reason="no feasible Algorithm-1 run")]
 
-    # Theorem 4
+
+def _theorem4_rows(runs: pd.DataFrame, alg: pd.DataFrame, scale: str) -> list[dict]:
     t4 = alg[alg.split == "thm4"] if len(alg) else alg
     t4_all = runs[(runs.method == "alg1") & (runs.split == "thm4")] if len(runs) else runs
     frac = alg[(alg.split != "thm4") & (alg.eps2 <= 1 + 1e-9)] if len(alg) else alg
@@ -121,17 +120,26 @@ def claims(runs: pd.DataFrame, users: pd.DataFrame, scale: str) -> pd.DataFrame:
         meas = (f"Theorem 4's eps1 ranges {e1.min():.3g}..{e1.max():.3g} over {len(t4_all)} runs; eps grid max "
                 f"{runs.eps.max() if len(runs) else math.nan:g}")
         reason = "Theorem 4's eps1 exceeds every eps of the grid (the split is infeasible)"
-    rows.append(decide(CLAIMS["theorem4_split_near_best"], testable=bool(cmp), ok=bool(cmp and max(cmp) <= 1.1),
-                       measured=meas, data=_data(t4_all if len(t4_all) else runs), scale=scale, reason=reason))
+    return [decide(CLAIMS["theorem4_split_near_best"], testable=bool(cmp), ok=bool(cmp and max(cmp) <= 1.1),
+                   measured=meas, data=_data(t4_all if len(t4_all) else runs), scale=scale, reason=reason)]
 
-    # two copies hide the grouping
+
+def _two_copies_rows(runs: pd.DataFrame, alg: pd.DataFrame, scale: str) -> list[dict]:
     att = alg[alg["attack_ari"].notna()] if len(alg) and "attack_ari" in alg else alg.iloc[0:0]
     mx = float(att["attack_ari"].max()) if len(att) else math.nan
-    rows.append(decide(CLAIMS["two_copies_hide_grouping"], testable=bool(len(att)), ok=bool(mx < 0.999),
-                       measured=(f"server's re-clustering of Algorithm 1's output: ARI with the shuffler's groups "
-                                 f"max {mx:.3g}, mean {att['attack_ari'].mean():.3g} over {len(att)} runs")
-                       if len(att) else "", data=_data(att if len(att) else runs), scale=scale,
-                       reason="no Algorithm-1 k-means run with the re-clustering attack"))
+    return [decide(CLAIMS["two_copies_hide_grouping"], testable=bool(len(att)), ok=bool(mx < 0.999),
+                   measured=(f"server's re-clustering of Algorithm 1's output: ARI with the shuffler's groups "
+                             f"max {mx:.3g}, mean {att['attack_ari'].mean():.3g} over {len(att)} runs")
+                   if len(att) else "", data=_data(att if len(att) else runs), scale=scale,
+                   reason="no Algorithm-1 k-means run with the re-clustering attack")]
+
+
+def claims(runs: pd.DataFrame, users: pd.DataFrame, scale: str) -> pd.DataFrame:
+    alg = runs[(runs.method == "alg1") & (runs.feasible)] if len(runs) else runs
+    rows = _groups_rows(runs, users, scale)
+    rows += _theorem3_rows(runs, scale)
+    rows += _theorem4_rows(runs, alg, scale)
+    rows += _two_copies_rows(runs, alg, scale)
     return frame(rows)
 
 
