@@ -59,29 +59,28 @@ CLAIMS = {
 }
 
 
-def claims(fig: pd.DataFrame, t2: pd.DataFrame, scale: str) -> pd.DataFrame:
-    rows = []
-    d = SYNTHETIC
+def _nt(cid: str, reason: str, scale: str) -> dict:
+    return not_testable(CLAIMS[cid], reason, data=SYNTHETIC, scale=scale)
 
-    def nt(cid, reason):
-        rows.append(not_testable(CLAIMS[cid], reason, data=d, scale=scale))
 
-    f = fig.dropna(subset=["eps_central"])
-    g = f.groupby(["setting", "mechanism", "n", "bound"])["eps_central"].median().unstack("bound")
-    others = [b for b in g.columns if b not in ("hps", "hpsvalid")]  # the paper's baselines only
+def _figure4_points(g: pd.DataFrame, others: list) -> list:
+    return [(idx, row) for idx, row in g.iterrows()
+            if others and row[others].notna().any() and math.isfinite(row.get("hps", math.nan))]
 
-    # 1. HPS tightest
-    pts = [(idx, row) for idx, row in g.iterrows()
-           if others and row[others].notna().any() and math.isfinite(row.get("hps", math.nan))]
+
+def _tightest_rows(pts: list, others: list, scale: str) -> list[dict]:
+    """1. HPS tightest."""
     bad = [(idx, row["hps"], row[others].idxmin(), row[others].min()) for idx, row in pts
            if not row["hps"] <= row[others].min() * (1 + 1e-9)]
     msg = f"HPS lowest at {len(pts) - len(bad)}/{len(pts)} (setting, mechanism, n) points (median over seeds)"
     if bad:
         msg += f"; e.g. {bad[0][0]}: hps {bad[0][1]:.4g} vs {bad[0][2]} {bad[0][3]:.4g}"
-    rows.append(decide(CLAIMS["hps_tightest_everywhere"], testable=bool(pts), ok=not bad, measured=msg, data=d,
-                       scale=scale, reason="no Figure-4 point with HPS and a baseline"))
+    return [decide(CLAIMS["hps_tightest_everywhere"], testable=bool(pts), ok=not bad, measured=msg, data=SYNTHETIC,
+                   scale=scale, reason="no Figure-4 point with HPS and a baseline")]
 
-    # 2. up to 5x, on the paper's panels
+
+def _up_to_5x_rows(f: pd.DataFrame, pts: list, others: list, scale: str) -> list[dict]:
+    """2. up to 5x, on the paper's panels."""
     cal = set(f.loc[f["mechanism"] == "gaussian", "calibration"]) if "calibration" in f else set()
     paper_mechs = {"laplace"} | ({"gaussian"} if cal == {PAPER_CALIBRATION} else set())
     ratios = [(row[others].min() / row["hps"], idx, row[others].idxmin()) for idx, row in pts
@@ -89,65 +88,85 @@ def claims(fig: pd.DataFrame, t2: pd.DataFrame, scale: str) -> pd.DataFrame:
     excluded = "" if "gaussian" in paper_mechs else (
         "; Gaussian panels excluded: the table does not record the paper's calibration "
         f"(column calibration == {PAPER_CALIBRATION!r})")
-    if ratios:
-        best = max(ratios)
-        msg = (f"largest (best baseline / HPS) = {best[0]:.2f} at {best[1]} (vs {best[2]}); median "
-               f"{np.median([r[0] for r in ratios]):.2f} over {len(ratios)} points" + excluded)
-        rows.append(decide(CLAIMS["hps_up_to_5x_tighter"], testable=True, ok=between(best[0], *UP_TO),
-                           measured=msg, data=d, scale=scale))
-    else:
-        nt("hps_up_to_5x_tighter", "no pure (Laplace) point with HPS and a baseline" + excluded)
+    if not ratios:
+        return [_nt("hps_up_to_5x_tighter", "no pure (Laplace) point with HPS and a baseline" + excluded, scale)]
+    best = max(ratios)
+    msg = (f"largest (best baseline / HPS) = {best[0]:.2f} at {best[1]} (vs {best[2]}); median "
+           f"{np.median([r[0] for r in ratios]):.2f} over {len(ratios)} points" + excluded)
+    return [decide(CLAIMS["hps_up_to_5x_tighter"], testable=True, ok=between(best[0], *UP_TO),
+                   measured=msg, data=SYNTHETIC, scale=scale)]
 
-    # 3. approximate tighter than pure
+
+def _approx_rows(f: pd.DataFrame, scale: str) -> list[dict]:
+    """3. approximate tighter than pure."""
     h = f[f["bound"] == "hps"].groupby(["setting", "n", "mechanism"])["eps_central"].median().unstack()
-    if {"laplace", "gaussian"} <= set(h.columns) and len(h.dropna()):
-        h = h.dropna()
-        k = int((h["gaussian"] <= h["laplace"]).sum())
-        rows.append(decide(CLAIMS["hps_approx_tighter_than_pure"], testable=True, ok=k == len(h), data=d,
-                           scale=scale, measured=f"Gaussian eps_s <= Laplace eps_s at {k}/{len(h)} (setting, n)"))
-    else:
-        nt("hps_approx_tighter_than_pure", "needs HPS under both mechanisms at the same (setting, n)")
+    if not ({"laplace", "gaussian"} <= set(h.columns) and len(h.dropna())):
+        return [_nt("hps_approx_tighter_than_pure", "needs HPS under both mechanisms at the same (setting, n)",
+                    scale)]
+    h = h.dropna()
+    k = int((h["gaussian"] <= h["laplace"]).sum())
+    return [decide(CLAIMS["hps_approx_tighter_than_pure"], testable=True, ok=k == len(h), data=SYNTHETIC,
+                   scale=scale, measured=f"Gaussian eps_s <= Laplace eps_s at {k}/{len(h)} (setting, n)")]
 
-    # 4. Table 2 within 10x, and its ordering
+
+def _table2_rows(t2: pd.DataFrame, scale: str) -> list[dict]:
+    """4. Table 2 within 10x, and its ordering."""
+    rows = []
     main = t2[t2["bound"].isin(list(PAPER_TABLE2))].dropna(subset=["paper_delta"])
     if len(main):
         lr = np.abs(np.log10(np.maximum(main["delta"].to_numpy(float), 1e-300) / main["paper_delta"].to_numpy(float)))
         k = int((lr <= 1).sum())
         w = main.iloc[int(np.argmax(lr))]
-        rows.append(decide(CLAIMS["table2_order_of_magnitude"], testable=True, ok=k == len(main), data=d,
+        rows.append(decide(CLAIMS["table2_order_of_magnitude"], testable=True, ok=k == len(main), data=SYNTHETIC,
                            scale=scale, measured=f"{k}/{len(main)} cells within 10x; worst {w['bound']} at eps "
                            f"{w['eps_central']:g}: {w['delta']:.3g} vs paper {w['paper_delta']:.3g}"))
     else:
-        nt("table2_order_of_magnitude", "no Table-2 cell at the paper's eps_s")
+        rows.append(_nt("table2_order_of_magnitude", "no Table-2 cell at the paper's eps_s", scale))
     piv = t2.pivot_table(index="eps_central", columns="bound", values="delta")
     if {"hps", "ccc", "fv"} <= set(piv.columns) and len(piv.dropna(subset=["hps", "ccc", "fv"])):
         piv = piv.dropna(subset=["hps", "ccc", "fv"])
         k2 = int(((piv["hps"] < piv["ccc"]) & (piv["ccc"] < piv["fv"])).sum())
-        rows.append(decide(CLAIMS["table2_ordering"], testable=True, ok=k2 == len(piv), data=d, scale=scale,
+        rows.append(decide(CLAIMS["table2_ordering"], testable=True, ok=k2 == len(piv), data=SYNTHETIC, scale=scale,
                            measured=f"ordering holds at {k2}/{len(piv)} eps_s values"))
     else:
-        nt("table2_ordering", "needs Table-2 rows fv, ccc and hps")
+        rows.append(_nt("table2_ordering", "needs Table-2 rows fv, ccc and hps", scale))
+    return rows
 
-    # 5. the authors' code's choices
+
+def _authors_code_rows(t2: pd.DataFrame, scale: str) -> list[dict]:
+    """5. the authors' code's choices."""
     var = t2[t2["bound"].isin(["ccc[x2]", "hps[theorem2,hps-code]"])].dropna(subset=["paper_delta"])
-    if len(var):
-        r = (var["delta"] / var["paper_delta"]).to_numpy(float)
-        k = int(((r > 0.5) & (r < 2)).sum())
-        rows.append(decide(CLAIMS["table2_explained_by_authors_code"], testable=True, ok=k == len(var), data=d,
-                           scale=scale, measured=f"{k}/{len(var)} cells within 2x; ratios "
-                           f"{', '.join(f'{x:.2g}' for x in r)}"))
-    else:
-        nt("table2_explained_by_authors_code", "no ccc[x2] or hps[theorem2,hps-code] rows")
+    if not len(var):
+        return [_nt("table2_explained_by_authors_code", "no ccc[x2] or hps[theorem2,hps-code] rows", scale)]
+    r = (var["delta"] / var["paper_delta"]).to_numpy(float)
+    k = int(((r > 0.5) & (r < 2)).sum())
+    return [decide(CLAIMS["table2_explained_by_authors_code"], testable=True, ok=k == len(var), data=SYNTHETIC,
+                   scale=scale, measured=f"{k}/{len(var)} cells within 2x; ratios "
+                   f"{', '.join(f'{x:.2g}' for x in r)}")]
 
-    # 6. valid Laplace weights
+
+def _hpsvalid_rows(g: pd.DataFrame, others: list, scale: str) -> list[dict]:
+    """6. valid Laplace weights."""
     sub = g.dropna(subset=["hpsvalid"]) if "hpsvalid" in g.columns else g.iloc[0:0]
     sub = sub[[bool(others) and r[others].notna().any() for _, r in sub.iterrows()]] if len(sub) else sub
-    if len(sub):
-        k = int(sum(r["hpsvalid"] <= r[others].min() * (1 + 1e-9) for _, r in sub.iterrows()))
-        rows.append(decide(CLAIMS["hpsvalid_tightest"], testable=True, ok=k == len(sub), data=d, scale=scale,
-                           measured=f"lowest at {k}/{len(sub)} pure points"))
-    else:
-        nt("hpsvalid_tightest", "no hpsvalid point beside a baseline")
+    if not len(sub):
+        return [_nt("hpsvalid_tightest", "no hpsvalid point beside a baseline", scale)]
+    k = int(sum(r["hpsvalid"] <= r[others].min() * (1 + 1e-9) for _, r in sub.iterrows()))
+    return [decide(CLAIMS["hpsvalid_tightest"], testable=True, ok=k == len(sub), data=SYNTHETIC, scale=scale,
+                   measured=f"lowest at {k}/{len(sub)} pure points")]
+
+
+def claims(fig: pd.DataFrame, t2: pd.DataFrame, scale: str) -> pd.DataFrame:
+    f = fig.dropna(subset=["eps_central"])
+    g = f.groupby(["setting", "mechanism", "n", "bound"])["eps_central"].median().unstack("bound")
+    others = [b for b in g.columns if b not in ("hps", "hpsvalid")]  # the paper's baselines only
+    pts = _figure4_points(g, others)
+    rows = _tightest_rows(pts, others, scale)
+    rows += _up_to_5x_rows(f, pts, others, scale)
+    rows += _approx_rows(f, scale)
+    rows += _table2_rows(t2, scale)
+    rows += _authors_code_rows(t2, scale)
+    rows += _hpsvalid_rows(g, others, scale)
     return frame(rows)
 
 
