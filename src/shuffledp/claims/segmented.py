@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -148,154 +149,198 @@ def best_baseline(summ, ds, n, st, protocols=None) -> tuple[str, float, int]:
     return str(p["protocol"].iloc[i]), float(p["error_mean"].iloc[i]), int(p["protocol"].nunique())
 
 
-def _rows(summ: pd.DataFrame, cfg: Mapping, scale: str, m_factor: float, ours: str,
-          standin: Iterable[str]) -> list[dict]:
-    standin = set(standin)
-    ns = sorted(int(n) for n in cfg["n"])
-    # the claims job's spec carries the m grid itself (a list, derived once by experiments.segmented.jobs)
-    grid = np.asarray(cfg["m_grid"] if isinstance(cfg["m_grid"], list) else ex.m_grid(cfg), float)
-    pans = ex.panels(cfg)
-    have = {(d, int(n), s) for d, n, s in summ.loc[summ["protocol"] == ours, ["dataset", "n", "setting"]]
-            .drop_duplicates().itertuples(index=False)}
+@dataclass(frozen=True)
+class _Ctx:
+    """What every claim of one ``_rows`` call reads: the summary, the grids and the runs present."""
+    summ: pd.DataFrame
+    ns: list
+    grid: np.ndarray
+    pans: list
+    have: set
+    scale: str
+    m_factor: float
+    ours: str
+    standin: set
 
-    def kind(*dss):
-        return data_kind(standin_kind(d, standin) for d in dss)
+    def kind(self, *dss):
+        return data_kind(standin_kind(d, self.standin) for d in dss)
 
-    def fmt(x):
-        return f"{x:.3g}"
+    def m_star(self, ds, n, st):
+        return m_star(self.summ, ds, n, st, self.ours)
 
-    rows = []
-    # --- optimal m "around v"
+
+def _fmt(x):
+    return f"{x:.3g}"
+
+
+def _optimal_m_rows(c: _Ctx) -> list[dict]:
+    """Optimal m "around v"."""
+    rows, grid = [], c.grid
     for (ds, n), v in PAPER_M_STAR.items():
-        cid = f"optimal_m_{'msnbc' if ds == 'msnbc' else 'synth_s4'}_{n // 1000}k"
-        c = CLAIMS[cid]
-        lo, hi = v / m_factor, v * m_factor
+        claim = CLAIMS[f"optimal_m_{'msnbc' if ds == 'msnbc' else 'synth_s4'}_{n // 1000}k"]
+        lo, hi = v / c.m_factor, v * c.m_factor
         inside = int(((grid >= lo) & (grid <= hi)).sum())
         outside = int(grid.size - inside)
         gtxt = f"grid {grid.min():.3g}..{grid.max():.3g} ({grid.size} points, {inside} in [{lo:.3g}, {hi:.3g}])"
-        if (ds, n, "S1") not in have:
-            rows.append(not_testable(c, f"no S1 run of {ds} at n = {n}", data=kind(ds), scale=scale, measured=gtxt))
+        if (ds, n, "S1") not in c.have:
+            rows.append(not_testable(claim, f"no S1 run of {ds} at n = {n}", data=c.kind(ds), scale=c.scale,
+                                     measured=gtxt))
             continue
-        ms, err = m_star(summ, ds, n, "S1", ours)
-        meas = f"m* = {fmt(ms)} (least mean error {err:.3g}); {gtxt}"
-        rows.append(decide(c, testable=inside >= 2 and outside >= 1, ok=within(ms, v, m_factor), measured=meas,
-                           data=kind(ds), scale=scale,
+        ms, err = c.m_star(ds, n, "S1")
+        meas = f"m* = {_fmt(ms)} (least mean error {err:.3g}); {gtxt}"
+        rows.append(decide(claim, testable=inside >= 2 and outside >= 1, ok=within(ms, v, c.m_factor),
+                           measured=meas, data=c.kind(ds), scale=c.scale,
                            reason=f"the m grid needs >= 2 points in [{lo:.3g}, {hi:.3g}] and >= 1 outside it"))
+    return rows
 
-    grid_ok = grid.size >= 3
-    # --- m* grows with s; larger on T = 128 than on MSNBC
+
+def _m_star_order_rows(c: _Ctx) -> list[dict]:
+    """m* grows with s; larger on T = 128 than on MSNBC."""
+    rows = []
     for cid, a, b in (("optimal_m_grows_with_s", "synth_T128_s4", "synth_T128_s8"),
                       ("m_star_larger_on_T128_than_msnbc", "msnbc", "synth_T128_s4")):
-        c = CLAIMS[cid]
         parts, oks, missing = [], [], []
-        for n in ns:
-            if (a, n, "S1") not in have or (b, n, "S1") not in have:
+        for n in c.ns:
+            if (a, n, "S1") not in c.have or (b, n, "S1") not in c.have:
                 missing.append(n)
                 continue
-            ma, mb = m_star(summ, a, n, "S1", ours)[0], m_star(summ, b, n, "S1", ours)[0]
+            ma, mb = c.m_star(a, n, "S1")[0], c.m_star(b, n, "S1")[0]
             oks.append(bool(mb > ma))
-            parts.append(f"n = {n}: m*({b}) = {fmt(mb)} vs m*({a}) = {fmt(ma)}")
-        reason = (f"no S1 runs of both {a} and {b} at n = {missing}" if missing or not ns
+            parts.append(f"n = {n}: m*({b}) = {_fmt(mb)} vs m*({a}) = {_fmt(ma)}")
+        reason = (f"no S1 runs of both {a} and {b} at n = {missing}" if missing or not c.ns
                   else "the m grid needs >= 3 points")
-        rows.append(decide(c, testable=bool(oks) and not missing and grid_ok, ok=all(oks), data=kind(a, b),
-                           scale=scale, measured="; ".join(parts), reason=reason))
+        rows.append(decide(CLAIMS[cid], testable=bool(oks) and not missing and c.grid.size >= 3, ok=all(oks),
+                           data=c.kind(a, b), scale=c.scale, measured="; ".join(parts), reason=reason))
+    return rows
 
-    # --- m* decreases with n (every panel)
-    c = CLAIMS["m_star_decreases_with_n"]
-    parts, oks = [], []
-    for ds, st in pans:
-        if (ds, ns[0], st) in have and (ds, ns[-1], st) in have and len(ns) >= 2:
-            m0, m1 = m_star(summ, ds, ns[0], st, ours)[0], m_star(summ, ds, ns[-1], st, ours)[0]
+
+def _m_star_decreases_rows(c: _Ctx) -> list[dict]:
+    """m* decreases with n (every panel)."""
+    ns, parts, oks = c.ns, [], []
+    for ds, st in c.pans:
+        if (ds, ns[0], st) in c.have and (ds, ns[-1], st) in c.have and len(ns) >= 2:
+            m0, m1 = c.m_star(ds, ns[0], st)[0], c.m_star(ds, ns[-1], st)[0]
             oks.append(bool(m1 < m0))
-            parts.append(f"{ds}/{st}: {fmt(m0)} (n = {ns[0]}) -> {fmt(m1)} (n = {ns[-1]})")
-    rows.append(decide(c, testable=bool(oks) and len(ns) >= 2 and grid_ok, ok=all(oks),
-                       measured=f"decreasing in {sum(oks)}/{len(oks)} panels: " + "; ".join(parts),
-                       data=kind(*{d for d, _ in pans}), scale=scale,
-                       reason="needs >= 2 values of n, runs at both, and >= 3 grid points of m"))
+            parts.append(f"{ds}/{st}: {_fmt(m0)} (n = {ns[0]}) -> {_fmt(m1)} (n = {ns[-1]})")
+    return [decide(CLAIMS["m_star_decreases_with_n"], testable=bool(oks) and len(ns) >= 2 and c.grid.size >= 3,
+                   ok=all(oks), measured=f"decreasing in {sum(oks)}/{len(oks)} panels: " + "; ".join(parts),
+                   data=c.kind(*{d for d, _ in c.pans}), scale=c.scale,
+                   reason="needs >= 2 values of n, runs at both, and >= 3 grid points of m")]
 
-    # --- m* often below 4
-    c = CLAIMS["m_star_below_4"]
-    stars = [m_star(summ, ds, n, st, ours)[0] for ds, st in pans for n in ns if (ds, n, st) in have]
+
+def _m_star_below_4_rows(c: _Ctx) -> list[dict]:
+    """m* often below 4."""
+    stars = [c.m_star(ds, n, st)[0] for ds, st in c.pans for n in c.ns if (ds, n, st) in c.have]
     stars = [m for m in stars if math.isfinite(m)]
     k = sum(m < 4 for m in stars)
-    above, below = int((grid >= 4).sum()), int((grid < 4).sum())
-    rows.append(decide(c, testable=bool(stars) and above >= 2 and below >= 2, ok=k > len(stars) / 2,
-                       measured=f"{k}/{len(stars)} panels have m* < 4 (m*: {', '.join(fmt(m) for m in stars)}); "
-                                f"grid points >= 4: {above}, < 4: {below}",
-                       data=kind(*{d for d, _ in pans}), scale=scale,
-                       reason="the m grid needs >= 2 points at or above 4 (else m* < 4 is nearly forced)"))
+    above, below = int((c.grid >= 4).sum()), int((c.grid < 4).sum())
+    return [decide(CLAIMS["m_star_below_4"], testable=bool(stars) and above >= 2 and below >= 2,
+                   ok=k > len(stars) / 2,
+                   measured=f"{k}/{len(stars)} panels have m* < 4 (m*: {', '.join(_fmt(m) for m in stars)}); "
+                            f"grid points >= 4: {above}, < 4: {below}",
+                   data=c.kind(*{d for d, _ in c.pans}), scale=c.scale,
+                   reason="the m grid needs >= 2 points at or above 4 (else m* < 4 is nearly forced)")]
 
-    # --- error ratio n = 50,000 vs n = 5,000 on MSNBC
-    c = CLAIMS["error_ratio_50k_vs_5k"]
-    if ("msnbc", 5000, "S1") in have and ("msnbc", 50000, "S1") in have:
-        e_lo, e_hi = m_star(summ, "msnbc", 5000, "S1", ours)[1], m_star(summ, "msnbc", 50000, "S1", ours)[1]
-        r = e_hi / e_lo
-        rows.append(decide(c, testable=math.isfinite(r), ok=between(r, 0.01, 0.1), data=kind("msnbc"), scale=scale,
-                           measured=f"least mean error n = 50000: {e_hi:.3g}; n = 5000: {e_lo:.3g}; "
-                                    f"ratio 1/{1 / r:.3g}",
-                           reason="no finite errors"))
-    else:
-        rows.append(not_testable(c, "needs MSNBC S1 runs at n = 5,000 and n = 50,000", data=kind("msnbc"),
-                                 scale=scale))
 
-    # --- error reductions at the optimiser's m
-    def reductions(selected):
-        reds, parts, missing = [], [], []
-        for ds, st in selected:
-            for n in ns:
-                mo, eo = optimiser_m(summ, ds, n, st, ours)
-                bname, eb, nb = best_baseline(summ, ds, n, st)
-                if not (math.isfinite(eo) and math.isfinite(eb)) or nb < 5:
-                    missing.append(f"{ds}/{st}/n={n}")
-                    continue
-                reds.append(1 - eo / eb)
-                parts.append(f"{ds}/{st}/n={n}: {100 * (1 - eo / eb):.0f}% at m = {mo:.3g} vs {bname}")
-        return reds, parts, missing
+def _error_ratio_rows(c: _Ctx) -> list[dict]:
+    """Error ratio n = 50,000 vs n = 5,000 on MSNBC."""
+    claim = CLAIMS["error_ratio_50k_vs_5k"]
+    if not (("msnbc", 5000, "S1") in c.have and ("msnbc", 50000, "S1") in c.have):
+        return [not_testable(claim, "needs MSNBC S1 runs at n = 5,000 and n = 50,000", data=c.kind("msnbc"),
+                             scale=c.scale)]
+    e_lo, e_hi = c.m_star("msnbc", 5000, "S1")[1], c.m_star("msnbc", 50000, "S1")[1]
+    r = e_hi / e_lo
+    return [decide(claim, testable=math.isfinite(r), ok=between(r, 0.01, 0.1), data=c.kind("msnbc"), scale=c.scale,
+                   measured=f"least mean error n = 50000: {e_hi:.3g}; n = 5000: {e_lo:.3g}; "
+                            f"ratio 1/{1 / r:.3g}",
+                   reason="no finite errors")]
 
-    for cid, sel, (lo, hi) in (("error_reduction_vs_best_baseline", pans, ABOUT_50),
-                               ("error_reduction_s1_about_70", [p for p in pans if p[1] == "S1"], ABOUT_70)):
-        c = CLAIMS[cid]
-        reds, parts, missing = reductions(sel)
+
+def _reductions(c: _Ctx, selected):
+    reds, parts, missing = [], [], []
+    for ds, st in selected:
+        for n in c.ns:
+            mo, eo = optimiser_m(c.summ, ds, n, st, c.ours)
+            bname, eb, nb = best_baseline(c.summ, ds, n, st)
+            if not (math.isfinite(eo) and math.isfinite(eb)) or nb < 5:
+                missing.append(f"{ds}/{st}/n={n}")
+                continue
+            reds.append(1 - eo / eb)
+            parts.append(f"{ds}/{st}/n={n}: {100 * (1 - eo / eb):.0f}% at m = {mo:.3g} vs {bname}")
+    return reds, parts, missing
+
+
+def _error_reduction_rows(c: _Ctx) -> list[dict]:
+    """Error reductions at the optimiser's m."""
+    rows = []
+    for cid, sel, (lo, hi) in (("error_reduction_vs_best_baseline", c.pans, ABOUT_50),
+                               ("error_reduction_s1_about_70", [p for p in c.pans if p[1] == "S1"], ABOUT_70)):
+        reds, parts, missing = _reductions(c, sel)
         med = float(np.median(reds)) if reds else math.nan
         meas = (f"median {100 * med:.0f}% over {len(reds)} panels (range {100 * min(reds):.0f}%.."
                 f"{100 * max(reds):.0f}%): " + "; ".join(parts)) if reds else ""
-        rows.append(decide(c, testable=bool(reds) and not missing, ok=between(med, lo, hi), measured=meas,
-                           data=kind(*{d for d, _ in sel}), scale=scale,
+        rows.append(decide(CLAIMS[cid], testable=bool(reds) and not missing, ok=between(med, lo, hi), measured=meas,
+                           data=c.kind(*{d for d, _ in sel}), scale=c.scale,
                            reason=f"no MSE bound at every grid m or fewer than five baselines in {missing}"))
+    return rows
 
-    # --- S2 vs S3
-    dss = sorted({d for d, st in pans if st in ("S2", "S3")})
-    c = CLAIMS["gap_wider_s3_than_s2"]
+
+def _s2_s3_datasets(c: _Ctx) -> list:
+    return sorted({d for d, st in c.pans if st in ("S2", "S3")})
+
+
+def _gap_wider_s3_rows(c: _Ctx) -> list[dict]:
+    """S2 vs S3: the gap to Weighted SepMM."""
+    dss = _s2_s3_datasets(c)
     parts, oks, missing = [], [], []
     for ds in dss:
-        for n in ns:
+        for n in c.ns:
             gaps = {}
             for st in ("S2", "S3"):
-                eo = optimiser_m(summ, ds, n, st, ours)[1]
-                ew = best_baseline(summ, ds, n, st, protocols=["wsepmm"])[1]
+                eo = optimiser_m(c.summ, ds, n, st, c.ours)[1]
+                ew = best_baseline(c.summ, ds, n, st, protocols=["wsepmm"])[1]
                 gaps[st] = 1 - eo / ew
             if all(math.isfinite(v) for v in gaps.values()):
                 oks.append(gaps["S3"] > gaps["S2"])
                 parts.append(f"{ds}/n={n}: vs Weighted SepMM S2 {100 * gaps['S2']:.0f}%, S3 {100 * gaps['S3']:.0f}%")
             else:
                 missing.append(f"{ds}/n={n}")
-    rows.append(decide(c, testable=bool(oks) and not missing, ok=all(oks), data=kind(*dss), scale=scale,
-                       measured=f"wider in S3 for {sum(oks)}/{len(oks)}: " + "; ".join(parts),
-                       reason="needs S2 and S3 panels with the MSE bound and Weighted SepMM"
-                              + (f" (missing {missing})" if missing else "")))
-    c = CLAIMS["sepmm_worse_in_s3"]
+    return [decide(CLAIMS["gap_wider_s3_than_s2"], testable=bool(oks) and not missing, ok=all(oks),
+                   data=c.kind(*dss), scale=c.scale,
+                   measured=f"wider in S3 for {sum(oks)}/{len(oks)}: " + "; ".join(parts),
+                   reason="needs S2 and S3 panels with the MSE bound and Weighted SepMM"
+                          + (f" (missing {missing})" if missing else ""))]
+
+
+def _sepmm_worse_s3_rows(c: _Ctx) -> list[dict]:
+    """S2 vs S3: SepMM's error."""
+    dss = _s2_s3_datasets(c)
     parts, oks, missing = [], [], []
     for ds in dss:
-        for n in ns:
-            e = {st: best_baseline(summ, ds, n, st, protocols=["sepmm"])[1] for st in ("S2", "S3")}
+        for n in c.ns:
+            e = {st: best_baseline(c.summ, ds, n, st, protocols=["sepmm"])[1] for st in ("S2", "S3")}
             if all(math.isfinite(v) for v in e.values()):
                 oks.append(e["S3"] > e["S2"])
                 parts.append(f"{ds}/n={n}: SepMM S2 {e['S2']:.3g}, S3 {e['S3']:.3g}")
             else:
                 missing.append(f"{ds}/n={n}")
-    rows.append(decide(c, testable=bool(oks) and not missing, ok=all(oks), data=kind(*dss), scale=scale,
-                       measured=f"worse in S3 for {sum(oks)}/{len(oks)}: " + "; ".join(parts),
-                       reason="needs S2 and S3 panels with SepMM" + (f" (missing {missing})" if missing else "")))
+    return [decide(CLAIMS["sepmm_worse_in_s3"], testable=bool(oks) and not missing, ok=all(oks), data=c.kind(*dss),
+                   scale=c.scale, measured=f"worse in S3 for {sum(oks)}/{len(oks)}: " + "; ".join(parts),
+                   reason="needs S2 and S3 panels with SepMM" + (f" (missing {missing})" if missing else ""))]
+
+
+def _rows(summ: pd.DataFrame, cfg: Mapping, scale: str, m_factor: float, ours: str,
+          standin: Iterable[str]) -> list[dict]:
+    ns = sorted(int(n) for n in cfg["n"])
+    # the claims job's spec carries the m grid itself (a list, derived once by experiments.segmented.jobs)
+    grid = np.asarray(cfg["m_grid"] if isinstance(cfg["m_grid"], list) else ex.m_grid(cfg), float)
+    have = {(d, int(n), s) for d, n, s in summ.loc[summ["protocol"] == ours, ["dataset", "n", "setting"]]
+            .drop_duplicates().itertuples(index=False)}
+    c = _Ctx(summ, ns, grid, ex.panels(cfg), have, scale, m_factor, ours, set(standin))
+    rows = []
+    for part in (_optimal_m_rows, _m_star_order_rows, _m_star_decreases_rows, _m_star_below_4_rows,
+                 _error_ratio_rows, _error_reduction_rows, _gap_wider_s3_rows, _sepmm_worse_s3_rows):
+        rows += part(c)
     return rows
 
 
