@@ -11,7 +11,8 @@ Datasets whose provenance is not given are treated as the paper's: BR and MX as 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -111,6 +112,169 @@ def more_liberal(a: str, b: str) -> bool:
     return bool(np.all(ka <= kb + 1e-12) and np.any(ka < kb - 1e-12))
 
 
+@dataclass
+class _Group:
+    """One group of datasets (``_groups``): its pivots and the rows decided on it."""
+    sfx: str
+    dss: list
+    data: str
+    scale: str
+    kind: Callable
+    sub: pd.DataFrame
+    rows: list
+
+    def add(self, cid, testable, ok, measured, reason):
+        c = CLAIMS[cid]
+        c = Claim(c.id + self.sfx, c.statement, c.paper, c.target, c.needs)
+        self.rows.append(decide(c, testable=testable, ok=ok, measured=measured, data=self.data, scale=self.scale,
+                                reason=reason))
+
+
+def _mhm_vs_others(g: _Group) -> pd.Series:
+    """MHM vs FLAME / TCM, and the FLAME / MHM gap growing with eps; returns the FLAME / MHM ratios."""
+    sub = g.sub
+    for cid, other in (("mhm_beats_flame_all_eps", "flame"), ("mhm_beats_tcm", "tcm")):
+        if {"mhm", other} <= set(sub.columns) and sub[["mhm", other]].notna().all(axis=1).any():
+            r = (sub[other] / sub["mhm"]).dropna()
+            g.add(cid, True, bool((r > 1).all()), "; ".join(f"{d} eps={e:g}: {other.upper()}/MHM={v:.3g}"
+                                                            for (d, e), v in r.items()), "")
+        else:
+            g.add(cid, False, False, "", f"no eps with both MHM and {other.upper()}")
+    if {"mhm", "flame"} <= set(sub.columns):
+        ratio = (sub["flame"] / sub["mhm"]).dropna()
+    else:
+        ratio = pd.Series(dtype=float)
+    parts, oks, short = [], [], []
+    for d in g.dss:
+        v = ratio[ratio.index.get_level_values(0) == d].droplevel(0).sort_index() if len(ratio) else ratio
+        if len(v) < 3:
+            short.append(d)
+            continue
+        rho = _spearman(v.values)
+        oks.append(bool(v.iloc[-1] > v.iloc[0] and rho > 0))
+        parts.append(f"{d}: {v.iloc[0]:.3g} at eps={v.index[0]:g} -> {v.iloc[-1]:.3g} at eps={v.index[-1]:g}, "
+                     f"Spearman {rho:.2f}")
+    g.add("mhm_flame_gap_grows_with_eps", bool(oks) and not short, all(oks), "; ".join(parts),
+          f"fewer than 3 eps values with MHM and FLAME on {short}")
+    return ratio
+
+
+def _eps1_improvements(g: _Group, ratio: pd.Series) -> None:
+    """eps = 1 improvements (the paper's numbers are for BR and MX only)."""
+    for d, paper_gain in PAPER_GAIN_EPS1.items():
+        cid = f"mhm_improvement_eps1_{d}"
+        if (d, 1.0) in ratio.index:
+            gain = float(ratio[(d, 1.0)] - 1)
+            g.rows.append(decide(CLAIMS[cid], testable=True, ok=between(gain, paper_gain / GAIN_FACTOR,
+                                                                        paper_gain * GAIN_FACTOR),
+                                 measured=f"FLAME/MHM - 1 = {gain:.3g}", data=g.kind(d), scale=g.scale))
+        else:
+            g.rows.append(not_testable(CLAIMS[cid], f"no eps = 1 run of MHM and FLAME on {d.upper()}",
+                                       data=g.kind(d), scale=g.scale))
+
+
+def _mse_over_eps(g: _Group) -> None:
+    """MSE ~ 1 / eps."""
+    sub = g.sub
+    parts, oks, short = [], [], []
+    for d in g.dss:
+        for mech in ("mhm", "flame"):
+            if mech not in sub.columns:
+                short.append(f"{d}/{mech}")
+                continue
+            s = sub[mech][sub.index.get_level_values(0) == d].droplevel(0).dropna()
+            s = s[(s > 0) & (s.index > 0)]
+            if len(s) < 3 or s.index.max() / s.index.min() < 4:
+                short.append(f"{d}/{mech}")
+                continue
+            slope = float(np.polyfit(np.log(s.index.to_numpy(float)), np.log(s.to_numpy(float)), 1)[0])
+            oks.append(between(slope, SLOPE_TARGET - SLOPE_TOL, SLOPE_TARGET + SLOPE_TOL))
+            parts.append(f"{d}/{mech.upper()}: slope {slope:.2f} over eps {s.index.min():g}..{s.index.max():g}")
+    g.add("mse_inversely_proportional_to_eps", bool(oks) and not short, all(oks), "; ".join(parts),
+          f"needs >= 3 eps values spanning a factor >= 4 for {short}")
+
+
+def _communication(g: _Group, summary: pd.DataFrame) -> None:
+    """Communication: only from measured sizes."""
+    if len(summary) and MEASURED_BITS in summary.columns:
+        b = summary[summary["dataset"].isin(g.dss)].pivot_table(index="dataset", columns="mechanism",
+                                                                values=MEASURED_BITS)
+        ok = {"flame", "mhm", "tcm"} <= set(b.columns) and len(b)
+        g.add("comm_flame_lt_mhm_lt_tcm", bool(ok), bool(ok and ((b["flame"] < b["mhm"]) & (b["mhm"] < b["tcm"]))
+                                                           .all()),
+              "; ".join(f"{d}: " + ", ".join(f"{m.upper()} {v:.0f}" for m, v in r.items()) for d, r in b.iterrows()),
+              "needs all three mechanisms")
+    else:
+        g.add("comm_flame_lt_mhm_lt_tcm", False, False, "bits_total in the tables comes from the protocols' "
+              "bit-count formulas (mhm_bits, flame_bits, tcm_bits), not from messages",
+              f"needs a measured column {MEASURED_BITS} (serialised size of each user's messages)")
+
+
+def _fig4_user_time(g: _Group, timings: pd.DataFrame | None) -> None:
+    """Fig. 4: user-side time."""
+    tim = timings[timings["dataset"].isin(g.dss)] if timings is not None and len(timings) else None
+    if tim is not None and {"flame", "mhm", "tcm"} <= set(tim["mechanism"]):
+        med = tim.groupby(["dataset", "mechanism"])["user_seconds_per_user"].median().unstack()
+        med = med.dropna(subset=["flame", "mhm", "tcm"])
+        ok = bool(len(med)) and bool(((med["flame"] < med["mhm"]) & (med["mhm"] < med["tcm"])).all())
+        g.add("fig4_user_time_flame_lt_mhm_lt_tcm", bool(len(med)), ok,
+              "; ".join(f"{d}: FLAME {r['flame'] * 1e6:.3g}, MHM {r['mhm'] * 1e6:.3g}, TCM {r['tcm'] * 1e6:.3g} "
+                        "us/user" for d, r in med.iterrows()) + " (wall clock, machine-dependent)",
+              "no dataset with timings of all three mechanisms")
+    else:
+        g.add("fig4_user_time_flame_lt_mhm_lt_tcm", False, False, "",
+              "needs the user-side timings (multidim_timings, column user_seconds_per_user) of FLAME, MHM and TCM")
+
+
+def _table3(g: _Group, summary: pd.DataFrame) -> None:
+    """Table 3."""
+    tp = summary[summary["dataset"].isin(g.dss)].pivot_table(index="dataset", columns="mechanism", values="TP") \
+        if len(summary) else pd.DataFrame()
+    if {"mhm", "tcm"} <= set(tp.columns) and len(tp.dropna(subset=["mhm", "tcm"])):
+        tp = tp.dropna(subset=["mhm", "tcm"])
+        g.add("table3_mhm_tp_ge_tcm", True, bool((tp["mhm"] >= tp["tcm"]).all()),
+              "; ".join(f"{d}: MHM {r['mhm']:.1f}, TCM {r['tcm']:.1f}" for d, r in tp.iterrows()), "")
+    else:
+        g.add("table3_mhm_tp_ge_tcm", False, False, "", "no Table 3 rows for MHM and TCM")
+
+
+def _fig10_ogm(g: _Group, pp: pd.DataFrame) -> None:
+    """Fig. 10: OGM vs NOGM, and at 2:4:4 on MX (paper's datasets only)."""
+    if {"ogm", "nogm"} <= set(pp.columns) and len(pp.dropna(subset=["ogm", "nogm"])):
+        r3 = (pp["nogm"] / pp["ogm"]).dropna()
+        g.add("ogm_beats_nogm", True, bool((r3 > 1).all()),
+              "; ".join(f"{d} {r}: NOGM/OGM={v:.3g}" for (d, r), v in r3.items()), "")
+    else:
+        r3 = pd.Series(dtype=float)
+        g.add("ogm_beats_nogm", False, False, "", "no ratio with both OGM and NOGM")
+    if g.sfx == "":
+        c = CLAIMS["ogm_vs_nogm_244_mx"]
+        if ("mx", "2:4:4") in r3.index:
+            v = float(r3[("mx", "2:4:4")])
+            g.rows.append(decide(c, testable=True, ok=between(v, 1.5, 3.0), measured=f"NOGM/OGM = {v:.3g}",
+                                 data=g.kind("mx"), scale=g.scale))
+        else:
+            g.rows.append(not_testable(c, "no 2:4:4 run of OGM and NOGM on MX", data=g.kind("mx"), scale=g.scale))
+
+
+def _fig10_liberal(g: _Group, pp: pd.DataFrame) -> None:
+    """Fig. 10: more liberal populations get lower errors."""
+    parts, n_pairs, n_ok = [], 0, 0
+    for col in ("ogm", "nogm"):
+        if col not in pp.columns:
+            continue
+        for d, grp in pp[col].dropna().groupby(level=0):
+            vals = grp.droplevel(0)
+            pairs = [(a, b) for a in vals.index for b in vals.index if more_liberal(a, b)]
+            k = sum(vals[a] < vals[b] for a, b in pairs)
+            n_pairs, n_ok = n_pairs + len(pairs), n_ok + k
+            if pairs:
+                parts.append(f"{d}/{col.upper()}: lower MSE for the more liberal population in {k}/{len(pairs)} "
+                             "pairs")
+    g.add("fig10_better_as_users_more_liberal", n_pairs > 0, n_ok == n_pairs, "; ".join(parts),
+          "needs >= 2 ratios where one population's budgets dominate the other's")
+
+
 def claims(summary: pd.DataFrame, personal: pd.DataFrame, scale: str, timings: pd.DataFrame | None = None,
            standin: Iterable[str] | None = None) -> pd.DataFrame:
     """``standin``: names of datasets that are offline stand-ins; None = unknown (BR and MX are then
@@ -124,134 +288,19 @@ def claims(summary: pd.DataFrame, personal: pd.DataFrame, scale: str, timings: p
         datasets |= set(personal["dataset"])
 
     for sfx, dss in _groups(datasets):
-        data = data_kind(kind(d) for d in dss) or STANDIN
-
-        def add(cid, testable, ok, measured, reason, data=data, sfx=sfx):
-            c = CLAIMS[cid]
-            c = Claim(c.id + sfx, c.statement, c.paper, c.target, c.needs)
-            rows.append(decide(c, testable=testable, ok=ok, measured=measured, data=data, scale=scale, reason=reason))
-
         sub = piv[piv.index.get_level_values(0).isin(dss)] if len(piv) else piv
-        # --- MHM vs FLAME / TCM
-        for cid, other in (("mhm_beats_flame_all_eps", "flame"), ("mhm_beats_tcm", "tcm")):
-            if {"mhm", other} <= set(sub.columns) and sub[["mhm", other]].notna().all(axis=1).any():
-                r = (sub[other] / sub["mhm"]).dropna()
-                add(cid, True, bool((r > 1).all()), "; ".join(f"{d} eps={e:g}: {other.upper()}/MHM={v:.3g}"
-                                                              for (d, e), v in r.items()), "")
-            else:
-                add(cid, False, False, "", f"no eps with both MHM and {other.upper()}")
-        if {"mhm", "flame"} <= set(sub.columns):
-            ratio = (sub["flame"] / sub["mhm"]).dropna()
-        else:
-            ratio = pd.Series(dtype=float)
-        parts, oks, short = [], [], []
-        for d in dss:
-            v = ratio[ratio.index.get_level_values(0) == d].droplevel(0).sort_index() if len(ratio) else ratio
-            if len(v) < 3:
-                short.append(d)
-                continue
-            rho = _spearman(v.values)
-            oks.append(bool(v.iloc[-1] > v.iloc[0] and rho > 0))
-            parts.append(f"{d}: {v.iloc[0]:.3g} at eps={v.index[0]:g} -> {v.iloc[-1]:.3g} at eps={v.index[-1]:g}, "
-                         f"Spearman {rho:.2f}")
-        add("mhm_flame_gap_grows_with_eps", bool(oks) and not short, all(oks), "; ".join(parts),
-            f"fewer than 3 eps values with MHM and FLAME on {short}")
-        # --- eps = 1 improvements (the paper's numbers are for BR and MX only)
+        g = _Group(sfx, dss, data_kind(kind(d) for d in dss) or STANDIN, scale, kind, sub, rows)
+        ratio = _mhm_vs_others(g)
         if sfx == "":
-            for d, paper_gain in PAPER_GAIN_EPS1.items():
-                cid = f"mhm_improvement_eps1_{d}"
-                if (d, 1.0) in ratio.index:
-                    gain = float(ratio[(d, 1.0)] - 1)
-                    rows.append(decide(CLAIMS[cid], testable=True, ok=between(gain, paper_gain / GAIN_FACTOR,
-                                                                              paper_gain * GAIN_FACTOR),
-                                       measured=f"FLAME/MHM - 1 = {gain:.3g}", data=kind(d), scale=scale))
-                else:
-                    rows.append(not_testable(CLAIMS[cid], f"no eps = 1 run of MHM and FLAME on {d.upper()}",
-                                             data=kind(d), scale=scale))
-        # --- MSE ~ 1 / eps
-        parts, oks, short = [], [], []
-        for d in dss:
-            for mech in ("mhm", "flame"):
-                if mech not in sub.columns:
-                    short.append(f"{d}/{mech}")
-                    continue
-                s = sub[mech][sub.index.get_level_values(0) == d].droplevel(0).dropna()
-                s = s[(s > 0) & (s.index > 0)]
-                if len(s) < 3 or s.index.max() / s.index.min() < 4:
-                    short.append(f"{d}/{mech}")
-                    continue
-                slope = float(np.polyfit(np.log(s.index.to_numpy(float)), np.log(s.to_numpy(float)), 1)[0])
-                oks.append(between(slope, SLOPE_TARGET - SLOPE_TOL, SLOPE_TARGET + SLOPE_TOL))
-                parts.append(f"{d}/{mech.upper()}: slope {slope:.2f} over eps {s.index.min():g}..{s.index.max():g}")
-        add("mse_inversely_proportional_to_eps", bool(oks) and not short, all(oks), "; ".join(parts),
-            f"needs >= 3 eps values spanning a factor >= 4 for {short}")
-        # --- communication: only from measured sizes
-        if len(summary) and MEASURED_BITS in summary.columns:
-            b = summary[summary["dataset"].isin(dss)].pivot_table(index="dataset", columns="mechanism",
-                                                                  values=MEASURED_BITS)
-            ok = {"flame", "mhm", "tcm"} <= set(b.columns) and len(b)
-            add("comm_flame_lt_mhm_lt_tcm", bool(ok), bool(ok and ((b["flame"] < b["mhm"]) & (b["mhm"] < b["tcm"]))
-                                                             .all()),
-                "; ".join(f"{d}: " + ", ".join(f"{m.upper()} {v:.0f}" for m, v in r.items()) for d, r in b.iterrows()),
-                "needs all three mechanisms")
-        else:
-            add("comm_flame_lt_mhm_lt_tcm", False, False, "bits_total in the tables comes from the protocols' "
-                "bit-count formulas (mhm_bits, flame_bits, tcm_bits), not from messages",
-                f"needs a measured column {MEASURED_BITS} (serialised size of each user's messages)")
-        # --- Fig. 4: user-side time
-        tim = timings[timings["dataset"].isin(dss)] if timings is not None and len(timings) else None
-        if tim is not None and {"flame", "mhm", "tcm"} <= set(tim["mechanism"]):
-            med = tim.groupby(["dataset", "mechanism"])["user_seconds_per_user"].median().unstack()
-            med = med.dropna(subset=["flame", "mhm", "tcm"])
-            ok = bool(len(med)) and bool(((med["flame"] < med["mhm"]) & (med["mhm"] < med["tcm"])).all())
-            add("fig4_user_time_flame_lt_mhm_lt_tcm", bool(len(med)), ok,
-                "; ".join(f"{d}: FLAME {r['flame'] * 1e6:.3g}, MHM {r['mhm'] * 1e6:.3g}, TCM {r['tcm'] * 1e6:.3g} "
-                          "us/user" for d, r in med.iterrows()) + " (wall clock, machine-dependent)",
-                "no dataset with timings of all three mechanisms")
-        else:
-            add("fig4_user_time_flame_lt_mhm_lt_tcm", False, False, "",
-                "needs the user-side timings (multidim_timings, column user_seconds_per_user) of FLAME, MHM and TCM")
-        # --- Table 3
-        tp = summary[summary["dataset"].isin(dss)].pivot_table(index="dataset", columns="mechanism", values="TP") \
-            if len(summary) else pd.DataFrame()
-        if {"mhm", "tcm"} <= set(tp.columns) and len(tp.dropna(subset=["mhm", "tcm"])):
-            tp = tp.dropna(subset=["mhm", "tcm"])
-            add("table3_mhm_tp_ge_tcm", True, bool((tp["mhm"] >= tp["tcm"]).all()),
-                "; ".join(f"{d}: MHM {r['mhm']:.1f}, TCM {r['tcm']:.1f}" for d, r in tp.iterrows()), "")
-        else:
-            add("table3_mhm_tp_ge_tcm", False, False, "", "no Table 3 rows for MHM and TCM")
-        # --- Fig. 10
+            _eps1_improvements(g, ratio)
+        _mse_over_eps(g)
+        _communication(g, summary)
+        _fig4_user_time(g, timings)
+        _table3(g, summary)
         pp = personal[personal["dataset"].isin(dss)].groupby(["dataset", "ratio", "method"])["mse"].mean() \
             .unstack("method") if personal is not None and len(personal) else pd.DataFrame()
-        if {"ogm", "nogm"} <= set(pp.columns) and len(pp.dropna(subset=["ogm", "nogm"])):
-            r3 = (pp["nogm"] / pp["ogm"]).dropna()
-            add("ogm_beats_nogm", True, bool((r3 > 1).all()),
-                "; ".join(f"{d} {r}: NOGM/OGM={v:.3g}" for (d, r), v in r3.items()), "")
-        else:
-            r3 = pd.Series(dtype=float)
-            add("ogm_beats_nogm", False, False, "", "no ratio with both OGM and NOGM")
-        if sfx == "":
-            c = CLAIMS["ogm_vs_nogm_244_mx"]
-            if ("mx", "2:4:4") in r3.index:
-                v = float(r3[("mx", "2:4:4")])
-                rows.append(decide(c, testable=True, ok=between(v, 1.5, 3.0), measured=f"NOGM/OGM = {v:.3g}",
-                                   data=kind("mx"), scale=scale))
-            else:
-                rows.append(not_testable(c, "no 2:4:4 run of OGM and NOGM on MX", data=kind("mx"), scale=scale))
-        parts, n_pairs, n_ok = [], 0, 0
-        for col in ("ogm", "nogm"):
-            if col not in pp.columns:
-                continue
-            for d, g in pp[col].dropna().groupby(level=0):
-                vals = g.droplevel(0)
-                pairs = [(a, b) for a in vals.index for b in vals.index if more_liberal(a, b)]
-                k = sum(vals[a] < vals[b] for a, b in pairs)
-                n_pairs, n_ok = n_pairs + len(pairs), n_ok + k
-                if pairs:
-                    parts.append(f"{d}/{col.upper()}: lower MSE for the more liberal population in {k}/{len(pairs)} "
-                                 "pairs")
-        add("fig10_better_as_users_more_liberal", n_pairs > 0, n_ok == n_pairs, "; ".join(parts),
-            "needs >= 2 ratios where one population's budgets dominate the other's")
+        _fig10_ogm(g, pp)
+        _fig10_liberal(g, pp)
     return frame(rows)
 
 
