@@ -187,12 +187,9 @@ def _slope(x, y) -> float:
     return float(np.polyfit(x, y, 1)[0]) if len(x) > 1 else float("nan")
 
 
-def claims(summ: pd.DataFrame, notes: Mapping[str, str], scale: str, subsets=()) -> pd.DataFrame:
-    """Each claim of Sec. 6.1.2-6.1.3 with the measured numbers and a verdict (``notes``: the stand-in
-    note of each dataset, empty for real data; ``subsets``: real datasets that are subsets)."""
+def _claim_adder(rows: list, notes: Mapping[str, str], scale: str, subsets):
+    """``add(cid, claim, paper, measured, held, datasets)``: decide one claim into ``rows``."""
     from shuffledp.claims import core as C
-
-    rows = []
 
     def data_label(datasets) -> str:
         parts = [f"{DATASET_LABELS.get(d, d)}: {notes[d]}" if notes.get(d)
@@ -209,6 +206,32 @@ def claims(summ: pd.DataFrame, notes: Mapping[str, str], scale: str, subsets=())
         rows.append(C.decide(c, testable=held is not None, ok=bool(held),
                              measured=f"{measured} [data: {data_label(datasets)}]", data=kind, scale=scale))
 
+    return add
+
+
+def _inverse_eps_claim(add, sub: pd.DataFrame, metric: str, fig: str, dss) -> None:
+    """Inverse proportionality: every curve falls (negative log-log slope, lower MSE at the largest
+    eps_s than at the smallest); the slopes are reported."""
+    slopes, falls = [], True
+    for (ds, comp), g in sub.groupby(["dataset", "component"]):
+        g = g.sort_values("eps")
+        if len(g) < 2:
+            continue
+        sl = _slope(g.eps, g[metric])
+        y = g[metric].to_numpy()
+        mono = bool(np.all(np.diff(y) < 0))
+        slopes.append(f"{DATASET_LABELS.get(ds, ds)}/{comp} {sl:.2f}" + ("" if mono else " (not monotone)"))
+        falls &= bool(sl < 0 and y[-1] < y[0])
+    if slopes:
+        add(f"{fig.replace('. ', '')}_inverse_eps",
+            f"{fig}: MSE decreases as eps_s grows (inversely proportional)",
+            "MSE inversely proportional to eps_s (held: every curve has a negative log-log slope "
+            "and ends below where it starts)",
+            "log-log slope " + ", ".join(slopes), falls, dss)
+
+
+def _per_figure_claims(add, summ: pd.DataFrame) -> None:
+    """Figs 6-9, each: MSE falls with eps_s; MHM better than FLAME everywhere."""
     figs = {("calm", "unit_mse"): "Fig. 6", ("calm", "query_mse"): "Fig. 7",
             ("hdg", "unit_mse"): "Fig. 8", ("hdg", "query_mse"): "Fig. 9"}
     for fw in FRAMEWORKS:
@@ -218,25 +241,7 @@ def claims(summ: pd.DataFrame, notes: Mapping[str, str], scale: str, subsets=())
         dss = sorted(sub.dataset.unique())
         for metric in ("unit_mse", "query_mse"):
             fig = figs[(fw, metric)]
-            # 1. inverse proportionality: every curve falls (negative log-log slope, lower MSE at the
-            #    largest eps_s than at the smallest); the slopes are reported
-            slopes, falls = [], True
-            for (ds, comp), g in sub.groupby(["dataset", "component"]):
-                g = g.sort_values("eps")
-                if len(g) < 2:
-                    continue
-                sl = _slope(g.eps, g[metric])
-                y = g[metric].to_numpy()
-                mono = bool(np.all(np.diff(y) < 0))
-                slopes.append(f"{DATASET_LABELS.get(ds, ds)}/{comp} {sl:.2f}" + ("" if mono else " (not monotone)"))
-                falls &= bool(sl < 0 and y[-1] < y[0])
-            if slopes:
-                add(f"{fig.replace('. ', '')}_inverse_eps",
-                    f"{fig}: MSE decreases as eps_s grows (inversely proportional)",
-                    "MSE inversely proportional to eps_s (held: every curve has a negative log-log slope "
-                    "and ends below where it starts)",
-                    "log-log slope " + ", ".join(slopes), falls, dss)
-            # 2. MHM better than FLAME everywhere
+            _inverse_eps_claim(add, sub, metric, fig, dss)
             piv = sub.pivot_table(index=["dataset", "eps"], columns="component", values=metric)
             if {"mhm", "flame"} <= set(piv.columns):
                 ratio = piv["flame"] / piv["mhm"]
@@ -244,36 +249,58 @@ def claims(summ: pd.DataFrame, notes: Mapping[str, str], scale: str, subsets=())
                     "MHM consistently outperforms FLAME",
                     f"FLAME/MHM MSE ratio min {ratio.min():.3g}, max {ratio.max():.3g} over {len(ratio)} points",
                     bool((ratio > 1).all()), dss)
+
+
+def _calm_claims(add, summ: pd.DataFrame) -> None:
+    """CALM: views vs attributes, FLAME about 100x, marginals above views."""
     calm = summ[summ.framework == "calm"]
-    if not calm.empty and {"mhm", "flame"} <= set(calm.component):
-        pv = calm.pivot_table(index=["dataset", "eps"], columns="component", values=["unit_mse", "attribute_mse"])
-        r_view = pv["unit_mse"]["flame"] / pv["unit_mse"]["mhm"]
-        r_attr = pv["attribute_mse"]["flame"] / pv["attribute_mse"]["mhm"]
-        dss = sorted(calm.dataset.unique())
-        add("Fig6_gap_views_vs_attributes",
-            "Fig. 6 vs Fig. 3: the FLAME/MHM gap on views is larger than on single attributes",
-            "gap for views much larger than for the dimensions of Fig. 3",
-            f"FLAME/MHM on views {r_view.min():.3g}-{r_view.max():.3g}, on attributes {r_attr.min():.3g}-"
-            f"{r_attr.max():.3g} (same n, eps_s); larger at {int((r_view > r_attr).sum())}/{len(r_view)} points",
-            bool((r_view > r_attr).all()), dss)
-        add("Fig6_flame_100x", "Fig. 6: in some settings FLAME's view MSE is about 100x MHM's",
-            "about 100 times larger in some settings (held: a ratio of at least 50 somewhere)",
-            f"largest FLAME/MHM view MSE ratio {r_view.max():.3g}", bool(r_view.max() >= 50), dss)
-        pm = calm.pivot_table(index=["dataset", "component", "eps"], values=["unit_mse", "query_mse"])
-        bigger = pm["query_mse"] > pm["unit_mse"]
-        add("Fig7_marginal_above_view", "Fig. 7 vs Fig. 6: 3-way marginal MSE is larger than view MSE",
-            "noise scale bigger for 3-way marginals than for views",
-            f"marginal > view MSE at {int(bigger.sum())}/{len(bigger)} (dataset, component, eps) points; "
-            f"marginal/view ratio {float((pm.query_mse / pm.unit_mse).min()):.3g}-"
-            f"{float((pm.query_mse / pm.unit_mse).max()):.3g}", bool(bigger.all()), dss)
+    if calm.empty or not {"mhm", "flame"} <= set(calm.component):
+        return
+    pv = calm.pivot_table(index=["dataset", "eps"], columns="component", values=["unit_mse", "attribute_mse"])
+    r_view = pv["unit_mse"]["flame"] / pv["unit_mse"]["mhm"]
+    r_attr = pv["attribute_mse"]["flame"] / pv["attribute_mse"]["mhm"]
+    dss = sorted(calm.dataset.unique())
+    add("Fig6_gap_views_vs_attributes",
+        "Fig. 6 vs Fig. 3: the FLAME/MHM gap on views is larger than on single attributes",
+        "gap for views much larger than for the dimensions of Fig. 3",
+        f"FLAME/MHM on views {r_view.min():.3g}-{r_view.max():.3g}, on attributes {r_attr.min():.3g}-"
+        f"{r_attr.max():.3g} (same n, eps_s); larger at {int((r_view > r_attr).sum())}/{len(r_view)} points",
+        bool((r_view > r_attr).all()), dss)
+    add("Fig6_flame_100x", "Fig. 6: in some settings FLAME's view MSE is about 100x MHM's",
+        "about 100 times larger in some settings (held: a ratio of at least 50 somewhere)",
+        f"largest FLAME/MHM view MSE ratio {r_view.max():.3g}", bool(r_view.max() >= 50), dss)
+    pm = calm.pivot_table(index=["dataset", "component", "eps"], values=["unit_mse", "query_mse"])
+    bigger = pm["query_mse"] > pm["unit_mse"]
+    add("Fig7_marginal_above_view", "Fig. 7 vs Fig. 6: 3-way marginal MSE is larger than view MSE",
+        "noise scale bigger for 3-way marginals than for views",
+        f"marginal > view MSE at {int(bigger.sum())}/{len(bigger)} (dataset, component, eps) points; "
+        f"marginal/view ratio {float((pm.query_mse / pm.unit_mse).min()):.3g}-"
+        f"{float((pm.query_mse / pm.unit_mse).max()):.3g}", bool(bigger.all()), dss)
+
+
+def _hdg_claims(add, summ: pd.DataFrame) -> None:
+    """HDG: range queries sometimes below grids."""
     hdg = summ[summ.framework == "hdg"]
-    if not hdg.empty:
-        ph = hdg.pivot_table(index=["dataset", "component", "eps"], values=["unit_mse", "query_mse"])
-        below = ph["query_mse"] < ph["unit_mse"]
-        add("Fig9_query_sometimes_below_grid", "Fig. 9 vs Fig. 8: range-query MSE is sometimes below grid MSE",
-            "MSEs of range queries sometimes smaller than those on grids",
-            f"query < grid MSE at {int(below.sum())}/{len(below)} (dataset, component, eps) points",
-            bool(below.any()), sorted(hdg.dataset.unique()))
+    if hdg.empty:
+        return
+    ph = hdg.pivot_table(index=["dataset", "component", "eps"], values=["unit_mse", "query_mse"])
+    below = ph["query_mse"] < ph["unit_mse"]
+    add("Fig9_query_sometimes_below_grid", "Fig. 9 vs Fig. 8: range-query MSE is sometimes below grid MSE",
+        "MSEs of range queries sometimes smaller than those on grids",
+        f"query < grid MSE at {int(below.sum())}/{len(below)} (dataset, component, eps) points",
+        bool(below.any()), sorted(hdg.dataset.unique()))
+
+
+def claims(summ: pd.DataFrame, notes: Mapping[str, str], scale: str, subsets=()) -> pd.DataFrame:
+    """Each claim of Sec. 6.1.2-6.1.3 with the measured numbers and a verdict (``notes``: the stand-in
+    note of each dataset, empty for real data; ``subsets``: real datasets that are subsets)."""
+    from shuffledp.claims import core as C
+
+    rows = []
+    add = _claim_adder(rows, notes, scale, subsets)
+    _per_figure_claims(add, summ)
+    _calm_claims(add, summ)
+    _hdg_claims(add, summ)
     return C.frame(rows)
 
 
