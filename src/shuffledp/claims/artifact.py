@@ -76,13 +76,8 @@ def _cell(x) -> str:
     return str(x).replace("|", "/").replace("\n", " ")
 
 
-def tables(results: str | Path, papers: Mapping[str, tuple[str, str, tuple[str, ...]]],
-           expect_scale: str = "paper") -> str:
-    """The generated markdown (without the markers). ``papers``: name -> (title, claims table stem,
-    benchmark sub-folders of its jobs), e.g. :func:`shuffledp.stages.artifact_papers`."""
-    results = Path(results)
-    if not results.is_dir():
-        raise ArtifactError(f"--results: {results} is not a folder")
+def _read_claims(results: Path, papers: Mapping[str, tuple[str, str, tuple[str, ...]]]) -> dict:
+    """Paper key -> its claims table, for every paper whose table exists under ``results/tables``."""
     claims = {}
     for key, (_, stem, _) in papers.items():
         p = results / "tables" / f"{stem}.parquet"
@@ -94,10 +89,14 @@ def tables(results: str | Path, papers: Mapping[str, tuple[str, str, tuple[str, 
             claims[key] = df
     if not claims:
         raise ArtifactError(f"--results: no claims table under {results / 'tables'}")
+    return claims
+
+
+def _paper_lines(results: Path, papers, claims: dict, costs: dict, expect_scale: str) -> list[str]:
+    """The per-paper table (one row per paper, then the shared data preparation); fills ``costs``."""
     lines = [f"Generated from `{results}`; claims tables expected at scale `{expect_scale}`.", "",
              "| paper | scale | jobs | summed job wall time | longest job | peak memory (one job) | held | not held "
              "| not testable | evidence |", "|---|---|---|---|---|---|---|---|---|---|"]
-    costs = {}
     for key, (title, _stem, subs) in papers.items():
         c = costs[key] = cost(read_benchmarks(results, subs))
         df = claims.get(key)
@@ -115,11 +114,16 @@ def tables(results: str | Path, papers: Mapping[str, tuple[str, str, tuple[str, 
     sc = cost(read_benchmarks(results, SHARED))
     lines.append(f"| (shared data preparation) | | {sc['jobs']} | {_hms(sc['sum_s'])} | {_hms(sc['max_s'])} | "
                  f"{_mb(sc['peak_mb'])} | | | | |")
-    lines += ["", "Wall time is the sum of the jobs' own wall times (Snakemake `benchmark:` files, column `s`); "
-              "on 2 cores the run takes about half of it plus scheduling. Every claim of a paper comes from the "
-              "same jobs, so each claim row repeats its paper's cost.", "",
-              "| claim id | paper statement | target | output file | wall time (paper's jobs) | peak memory | "
-              "verdict | data | evidence |", "|---|---|---|---|---|---|---|---|---|"]
+    return lines
+
+
+def _claim_lines(papers, claims: dict, costs: dict, expect_scale: str) -> list[str]:
+    """The per-claim table, each claim row with its paper's cost."""
+    lines = ["", "Wall time is the sum of the jobs' own wall times (Snakemake `benchmark:` files, column `s`); "
+             "on 2 cores the run takes about half of it plus scheduling. Every claim of a paper comes from the "
+             "same jobs, so each claim row repeats its paper's cost.", "",
+             "| claim id | paper statement | target | output file | wall time (paper's jobs) | peak memory | "
+             "verdict | data | evidence |", "|---|---|---|---|---|---|---|---|---|"]
     for key, df in claims.items():
         c = costs[key]
         out = f"results/tables/{papers[key][1]}.md"
@@ -128,6 +132,20 @@ def tables(results: str | Path, papers: Mapping[str, tuple[str, str, tuple[str, 
             lines.append("| " + " | ".join(_cell(x) for x in (
                 r.id, r.claim, r.target, out, _hms(c["sum_s"]), _mb(c["peak_mb"]), f"{r.held}{scale}", r.data,
                 "yes" if r.evidence else "no")) + " |")
+    return lines
+
+
+def tables(results: str | Path, papers: Mapping[str, tuple[str, str, tuple[str, ...]]],
+           expect_scale: str = "paper") -> str:
+    """The generated markdown (without the markers). ``papers``: name -> (title, claims table stem,
+    benchmark sub-folders of its jobs), e.g. :func:`shuffledp.stages.artifact_papers`."""
+    results = Path(results)
+    if not results.is_dir():
+        raise ArtifactError(f"--results: {results} is not a folder")
+    claims = _read_claims(results, papers)
+    costs: dict = {}
+    lines = _paper_lines(results, papers, claims, costs, expect_scale)
+    lines += _claim_lines(papers, claims, costs, expect_scale)
     return "\n".join(lines) + "\n"
 
 
