@@ -115,6 +115,40 @@ def claims_md(c: pd.DataFrame, note: str, scale: str) -> str:
     return C.claims_markdown(c, note, scale)
 
 
+def _timings(timing_files, note: str, out: Mapping[str, str], provs) -> pd.DataFrame:
+    """The user-side timings (written, labelled not reproducible) and Fig. 4 from them."""
+    tim = _concat(timing_files)
+    if len(tim):
+        tim = tim.sort_values(["dataset", "mechanism", "eps", "rep"]).reset_index(drop=True)
+        tim["note"] = "wall-clock timings: NOT reproducible, excluded from byte-identity checks"
+        write_parquet(tim, out["timings"])
+        ts = tim.groupby(["dataset", "mechanism", "eps"], sort=True)["user_seconds_per_user"].median().reset_index()
+        ts["us_per_user"] = ts["user_seconds_per_user"] * 1e6
+        fig_lines(ts, "us_per_user", "user-side time per user (microseconds)",
+                  "Fig. 4: user-side running time per user (vectorised over all users; not reproducible)", note,
+                  out["fig4"], out["fig4_png"], provs=provs)
+    return tim
+
+
+def _personal(personal_files, note: str, out: Mapping[str, str], provs) -> pd.DataFrame:
+    """The personalized runs (written) and Fig. 10 from them."""
+    pers = _concat(personal_files)
+    if len(pers):
+        pers = pers.sort_values(["dataset", "method", "ratio", "rep"]).reset_index(drop=True)
+        write_parquet(pers, out["personal"])
+        ps = pers.groupby(["dataset", "method", "ratio"], sort=False)["mse"].mean().reset_index()
+        shares = {r: [int(x) for x in r.split(":")] for r in pers["ratio"].unique()}
+        # x axis: from the most conservative population to the most liberal
+        order = sorted(shares, key=lambda r: (-shares[r][0] / sum(shares[r]), -shares[r][1] / sum(shares[r])))
+        ps["ratio"] = pd.Categorical(ps["ratio"], categories=order, ordered=True)
+        ps = ps.sort_values(["dataset", "method", "ratio"])
+        fig_lines(ps, "mse", "MSE (per-attribute average)",
+                  "Fig. 10: OGM vs NOGM, conservative:moderate:liberal = (0.1, 1/(10n)):(0.5, 1/n):(1, 10/n)", note,
+                  out["fig10"], out["fig10_png"], xcol="ratio", group="method",
+                  xlabel="ratio conservative:moderate:liberal", provs=provs)
+    return pers
+
+
 def report(uniform_files, timing_files, personal_files, data_files: dict, *, scale: str, out: Mapping[str, str],
            topk: int = 50) -> None:
     """Every output of the stage's report step, by name (``out``: ``fig3``/``fig3_png`` ... ``fig10_png``,
@@ -132,34 +166,16 @@ def report(uniform_files, timing_files, personal_files, data_files: dict, *, sca
     fig_lines(summ, "bits_total", "bits per user (sent + received)",
               "Fig. 5: communication per user (TCM includes the encoding-rule broadcast)", note,
               out["fig5"], out["fig5_png"], provs=provs)
-    tim = _concat(timing_files)
-    if len(tim):
-        tim = tim.sort_values(["dataset", "mechanism", "eps", "rep"]).reset_index(drop=True)
-        tim["note"] = "wall-clock timings: NOT reproducible, excluded from byte-identity checks"
-        write_parquet(tim, out["timings"])
-        ts = tim.groupby(["dataset", "mechanism", "eps"], sort=True)["user_seconds_per_user"].median().reset_index()
-        ts["us_per_user"] = ts["user_seconds_per_user"] * 1e6
-        fig_lines(ts, "us_per_user", "user-side time per user (microseconds)",
-                  "Fig. 4: user-side running time per user (vectorised over all users; not reproducible)", note,
-                  out["fig4"], out["fig4_png"], provs=provs)
+    tim = _timings(timing_files, note, out, provs)
     t3 = table3(summ, topk)
     write_parquet(t3, out["table3"])
     write_text(out["table3_md"], table3_md(t3, note, scale))
-    pers = _concat(personal_files)
-    if len(pers):
-        pers = pers.sort_values(["dataset", "method", "ratio", "rep"]).reset_index(drop=True)
-        write_parquet(pers, out["personal"])
-        ps = pers.groupby(["dataset", "method", "ratio"], sort=False)["mse"].mean().reset_index()
-        shares = {r: [int(x) for x in r.split(":")] for r in pers["ratio"].unique()}
-        # x axis: from the most conservative population to the most liberal
-        order = sorted(shares, key=lambda r: (-shares[r][0] / sum(shares[r]), -shares[r][1] / sum(shares[r])))
-        ps["ratio"] = pd.Categorical(ps["ratio"], categories=order, ordered=True)
-        ps = ps.sort_values(["dataset", "method", "ratio"])
-        fig_lines(ps, "mse", "MSE (per-attribute average)",
-                  "Fig. 10: OGM vs NOGM, conservative:moderate:liberal = (0.1, 1/(10n)):(0.5, 1/n):(1, 10/n)", note,
-                  out["fig10"], out["fig10_png"], xcol="ratio", group="method",
-                  xlabel="ratio conservative:moderate:liberal", provs=provs)
+    pers = _personal(personal_files, note, out, provs)
     c = claims(summ, pers, scale, tim, [k for k, p in provs.items() if p.get("standin")] if provs else None)
+    _write_claims(c, note, scale, out)
+
+
+def _write_claims(c: pd.DataFrame, note: str, scale: str, out: Mapping[str, str]) -> None:
     # claims decided from wall-clock timings (Fig. 4's user time) cannot be byte-identical across
     # runs: they get their own table, labelled not reproducible, beside the reproducible one
     timed = c["id"].str.startswith("fig4_user_time")
