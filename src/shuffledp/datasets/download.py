@@ -26,6 +26,7 @@ import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 from shuffledp.errors import DataError
 from shuffledp.io import file_mode, temp_file
@@ -147,48 +148,69 @@ def fetch_verified(
     """
     dest = Path(dest)
     errors: list[str] = []
-    corrupt = False
-    if dest.exists() or dest.is_symlink():
-        try:
-            checksum.verify(dest)
-            log(f"{dest}: present, checksum verified")
-            return str(dest)
-        except ChecksumError as exc:
-            corrupt = True
-            aside = _move_aside(dest)
-            errors.append(f"{exc} (moved aside to {aside})")
-            log(f"ERROR: {exc}; moved aside to {aside}; trying the sources")
+    verified, corrupt = _check_existing(dest, checksum, errors, log)
+    if verified:
+        return str(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     for cand in candidates:
-        tmp = temp_file(dest)
-        try:
-            try:
-                _copy_candidate(cand, tmp)
-            except _UNREACHABLE as exc:
-                errors.append(f"{cand}: not reachable ({exc})")
-                log(f"{dest}: {cand} not reachable: {exc}")
-                continue
-            except (OSError, zipfile.BadZipFile, KeyError, EOFError, zlib.error, ValueError) as exc:
-                corrupt = True
-                errors.append(f"{cand}: cannot read the file ({exc}); expected {checksum.algorithm} "
-                              f"{checksum.expected}")
-                log(f"ERROR: {dest}: {cand} cannot be read: {exc}")
-                continue
-            try:
-                checksum.verify(tmp, label=str(cand))
-            except ChecksumError as exc:
-                corrupt = True
-                errors.append(str(exc))
-                log(f"ERROR: {exc}; trying the next source")
-                continue
-            with open(tmp, "rb+") as fh:
-                os.fsync(fh.fileno())
-            os.chmod(tmp, file_mode())
-            os.replace(tmp, dest)
-            log(f"{dest}: fetched from {cand}, checksum verified")
+        outcome = _try_candidate(dest, cand, checksum, errors, log)
+        if outcome == "fetched":
             return str(cand)
-        finally:
-            Path(tmp).unlink(missing_ok=True)
+        corrupt = corrupt or outcome == "damaged"
+    _give_up(dest, errors, corrupt)
+
+
+def _check_existing(dest: Path, checksum: Checksum, errors: list[str],
+                    log: Callable[[str], None]) -> tuple[bool, bool]:
+    """(verified, corrupt) of an existing ``dest``; a failing one is moved aside and reported."""
+    if not (dest.exists() or dest.is_symlink()):
+        return False, False
+    try:
+        checksum.verify(dest)
+        log(f"{dest}: present, checksum verified")
+        return True, False
+    except ChecksumError as exc:
+        aside = _move_aside(dest)
+        errors.append(f"{exc} (moved aside to {aside})")
+        log(f"ERROR: {exc}; moved aside to {aside}; trying the sources")
+        return False, True
+
+
+def _try_candidate(dest: Path, cand: Candidate, checksum: Checksum, errors: list[str],
+                   log: Callable[[str], None]) -> str:
+    """One candidate: ``"fetched"`` (verified and renamed onto ``dest``), ``"unreachable"`` or
+    ``"damaged"`` (reported in ``errors``); the temporary file never outlives the attempt."""
+    tmp = temp_file(dest)
+    try:
+        try:
+            _copy_candidate(cand, tmp)
+        except _UNREACHABLE as exc:
+            errors.append(f"{cand}: not reachable ({exc})")
+            log(f"{dest}: {cand} not reachable: {exc}")
+            return "unreachable"
+        except (OSError, zipfile.BadZipFile, KeyError, EOFError, zlib.error, ValueError) as exc:
+            errors.append(f"{cand}: cannot read the file ({exc}); expected {checksum.algorithm} "
+                          f"{checksum.expected}")
+            log(f"ERROR: {dest}: {cand} cannot be read: {exc}")
+            return "damaged"
+        try:
+            checksum.verify(tmp, label=str(cand))
+        except ChecksumError as exc:
+            errors.append(str(exc))
+            log(f"ERROR: {exc}; trying the next source")
+            return "damaged"
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.chmod(tmp, file_mode())
+        os.replace(tmp, dest)
+        log(f"{dest}: fetched from {cand}, checksum verified")
+        return "fetched"
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def _give_up(dest: Path, errors: list[str], corrupt: bool) -> NoReturn:
+    """Raise the :class:`DownloadError` listing every attempt."""
     earlier = sorted(p.name for p in dest.parent.glob(f"{glob.escape(dest.name)}.corrupt-*"))
     if earlier and not corrupt:
         # a damaged copy moved aside by an earlier run: the real data is known to be damaged here,
