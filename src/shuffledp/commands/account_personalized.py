@@ -62,8 +62,8 @@ def _eps_local(args, setting, n, seed) -> np.ndarray:
     return draw_local_eps(setting, n, seed)
 
 
-def run(args: argparse.Namespace) -> int:
-    from shuffledp.accountants import personalized as P
+def _names(args, P) -> tuple[list, list]:
+    """The ``--bound`` and ``--mechanism`` lists, each name checked."""
     from shuffledp.errors import UsageError
 
     bounds = parse_list(args.bound, "bound", str)
@@ -74,28 +74,37 @@ def run(args: argparse.Namespace) -> int:
     for m in mechs:
         if m not in P.MECHANISMS:
             raise UsageError(f"--mechanism: unknown {m!r} (laplace|gaussian)")
-    if args.setting is not None:
-        settings = parse_list(args.setting, "setting", str)
-        for s in settings:
-            if s not in P.SETTINGS:
-                raise UsageError(f"--setting: unknown {s!r} (one of {'|'.join(P.SETTINGS)})")
-        ns = parse_list(args.n, "n", int_like)
-        if ns == [None]:
-            raise UsageError("--n: required with --setting")
-        if any(n < 2 for n in ns):
-            raise UsageError("--n: need at least 2 users")
-        from shuffledp.accountants.validation import PERSONALIZED_N_MAX
+    return bounds, mechs
 
-        if any(n > PERSONALIZED_N_MAX for n in ns):
-            raise UsageError(f"--n: at most {PERSONALIZED_N_MAX:.0e} users (one local eps per user)")
-        seeds = parse_list(args.seed, "seed", int_like)
-    else:
-        settings, ns, seeds = [None], [None], [None]
+
+def _population(args, P) -> tuple[list, list, list]:
+    """(settings, ns, seeds) of ``--setting``/``--n``/``--seed``; ``[None]`` each with ``--eps-local-file``."""
+    from shuffledp.errors import UsageError
+
+    if args.setting is None:
         if args.n is not None:
             raise UsageError("--n: not used with --eps-local-file (its line count is n)")
-    dls = parse_list(args.delta_local, "delta-local")
-    if any(not 0 <= d < 1 for d in dls):
-        raise UsageError("--delta-local: must lie in [0, 1)")
+        return [None], [None], [None]
+    settings = parse_list(args.setting, "setting", str)
+    for s in settings:
+        if s not in P.SETTINGS:
+            raise UsageError(f"--setting: unknown {s!r} (one of {'|'.join(P.SETTINGS)})")
+    ns = parse_list(args.n, "n", int_like)
+    if ns == [None]:
+        raise UsageError("--n: required with --setting")
+    if any(n < 2 for n in ns):
+        raise UsageError("--n: need at least 2 users")
+    from shuffledp.accountants.validation import PERSONALIZED_N_MAX
+
+    if any(n > PERSONALIZED_N_MAX for n in ns):
+        raise UsageError(f"--n: at most {PERSONALIZED_N_MAX:.0e} users (one local eps per user)")
+    return settings, ns, parse_list(args.seed, "seed", int_like)
+
+
+def _targets(args) -> tuple[list, str]:
+    """(the central targets, their key): ``--eps-central`` (prints delta) or ``--delta-central``."""
+    from shuffledp.errors import UsageError
+
     if args.eps_central is not None:
         targets, key = parse_list(args.eps_central, "eps-central"), "eps_central"
         if any(x < 0 for x in targets):
@@ -104,10 +113,12 @@ def run(args: argparse.Namespace) -> int:
         targets, key = parse_list(args.delta_central, "delta-central"), "delta_central"
         if any(not 0 < x < 1 for x in targets):
             raise UsageError("--delta-central: must lie in (0, 1)")
-    if args.calibration not in ("analytic", "classic", "hps-code"):
-        raise UsageError("--calibration: analytic|classic|hps-code")
-    if args.method not in ("theorem2", "exact"):
-        raise UsageError("--method: theorem2|exact")
+    return targets, key
+
+
+def _one_fn(args, key: str, P):
+    """The grid's ``one(bound, mechanism, setting, n, seed, delta_local, <key>)``; local epsilons cached."""
+    from shuffledp.errors import UsageError
 
     cache: dict = {}
 
@@ -140,6 +151,23 @@ def run(args: argparse.Namespace) -> int:
         except ImportError as exc:
             raise UsageError(f"--bound {bound}: accountant not available ({exc})") from None
 
+    return one
+
+
+def run(args: argparse.Namespace) -> int:
+    from shuffledp.accountants import personalized as P
+    from shuffledp.errors import UsageError
+
+    bounds, mechs = _names(args, P)
+    settings, ns, seeds = _population(args, P)
+    dls = parse_list(args.delta_local, "delta-local")
+    if any(not 0 <= d < 1 for d in dls):
+        raise UsageError("--delta-local: must lie in [0, 1)")
+    targets, key = _targets(args)
+    if args.calibration not in ("analytic", "classic", "hps-code"):
+        raise UsageError("--calibration: analytic|classic|hps-code")
+    if args.method not in ("theorem2", "exact"):
+        raise UsageError("--method: theorem2|exact")
     grid = {"bound": bounds, "mechanism": mechs, "setting": settings, "n": ns, "seed": seeds,
             "delta_local": dls, key: targets}
-    return run_grid(grid, one)
+    return run_grid(grid, _one_fn(args, key, P))
