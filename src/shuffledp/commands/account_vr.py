@@ -59,35 +59,42 @@ def _cmd_vr(args) -> int:
     from shuffledp.accountants import variation_ratio as vr
 
     known = {"mechanism", "k", "d", "s", "eps0", "n", "delta", "p", "beta", "q", "eps", "rtol"}
-    param_form = any(x is not None for x in (args.p, args.beta, args.q))
-    if param_form:
-        if args.mechanism is not None:
-            raise UsageError("--mechanism: give either --mechanism or --p/--beta/--q, not both")
-        for flag in ("p", "beta", "q"):
-            if getattr(args, flag) is None:
-                raise UsageError(f"--{flag}: required with --p/--beta/--q")
-        for flag in ("eps0", "k", "d", "s"):
-            if getattr(args, flag) is not None:
-                raise UsageError(f"--{flag}: only with --mechanism")
-        if (args.eps is None) == (args.delta is None):
-            raise UsageError("--eps: give exactly one of --eps (prints delta) or --delta (prints eps)")
-        grid = {
-            "p": parse_list(args.p, "p"), "beta": parse_list(args.beta, "beta"),
-            "q": parse_list(args.q, "q"), "n": parse_list(args.n, "n", int_like),
-            "eps": parse_list(args.eps, "eps"), "delta": parse_list(args.delta, "delta"),
-        }
+    if any(x is not None for x in (args.p, args.beta, args.q)):
+        return _vr_parameter_form(args, vr, known)
+    return _vr_mechanism_form(args, vr, known)
 
-        def one(p, beta, q, n, eps, delta):
-            _check_common(n=n, delta=delta, eps=eps)
-            params = _call(vr.VRParams, known, p, beta, q)
-            if eps is not None:
-                lo, hi = _call(vr.vr_delta_bounds, known, params, n, eps)
-                return {"delta": hi, "delta_lower": lo}
-            lo, hi = _call(vr.vr_eps_bounds, known, params, n, delta, rtol=args.rtol)
-            return {"eps": hi, "eps_lower": lo, "gap": hi - lo}
 
-        return run_grid(grid, one)
+def _vr_parameter_form(args, vr, known) -> int:
+    """``--p --beta --q --n`` with ``--eps`` (prints delta) or ``--delta`` (prints eps)."""
+    if args.mechanism is not None:
+        raise UsageError("--mechanism: give either --mechanism or --p/--beta/--q, not both")
+    for flag in ("p", "beta", "q"):
+        if getattr(args, flag) is None:
+            raise UsageError(f"--{flag}: required with --p/--beta/--q")
+    for flag in ("eps0", "k", "d", "s"):
+        if getattr(args, flag) is not None:
+            raise UsageError(f"--{flag}: only with --mechanism")
+    if (args.eps is None) == (args.delta is None):
+        raise UsageError("--eps: give exactly one of --eps (prints delta) or --delta (prints eps)")
+    grid = {
+        "p": parse_list(args.p, "p"), "beta": parse_list(args.beta, "beta"),
+        "q": parse_list(args.q, "q"), "n": parse_list(args.n, "n", int_like),
+        "eps": parse_list(args.eps, "eps"), "delta": parse_list(args.delta, "delta"),
+    }
 
+    def one(p, beta, q, n, eps, delta):
+        _check_common(n=n, delta=delta, eps=eps)
+        params = _call(vr.VRParams, known, p, beta, q)
+        if eps is not None:
+            lo, hi = _call(vr.vr_delta_bounds, known, params, n, eps)
+            return {"delta": hi, "delta_lower": lo}
+        lo, hi = _call(vr.vr_eps_bounds, known, params, n, delta, rtol=args.rtol)
+        return {"eps": hi, "eps_lower": lo, "gap": hi - lo}
+
+    return run_grid(grid, one)
+
+
+def _check_mechanism_flags(args) -> None:
     if args.mechanism is None:
         raise UsageError("--mechanism: required (or give --p --beta --q)")
     if args.eps is not None:
@@ -105,6 +112,11 @@ def _cmd_vr(args) -> int:
         for flag in ("d", "s") + (("k",) if args.mechanism == "subset-exp" else ()):
             if getattr(args, flag) is None:
                 raise UsageError(f"--{flag}: required for {args.mechanism}")
+
+
+def _vr_mechanism_form(args, vr, known) -> int:
+    """``--mechanism --eps0 --n --delta`` -> eps, its lower bound and the gap."""
+    _check_mechanism_flags(args)
     grid = {
         "eps0": parse_list(args.eps0, "eps0"), "k": parse_list(args.k, "k", int_like),
         "d": parse_list(args.d, "d", int_like), "s": parse_list(args.s, "s", int_like),
@@ -269,6 +281,13 @@ def _cmd_table_segmented(args) -> int:
 
 # ----------------------------------------------------------------------------- registration
 def register(sub, account_sub) -> None:
+    _register_vr(account_sub)
+    _register_poisson(account_sub)
+    _register_segmented(account_sub)
+    _register_table(sub)
+
+
+def _register_vr(account_sub) -> None:
     p = account_sub.add_parser(
         "vr", help="variation-ratio amplification bound (Wang et al., VLDB 2024)",
         description="Mechanism form: --mechanism general|krr|subset-exp|balls-into-bins --eps0 --n --delta "
@@ -288,6 +307,8 @@ def register(sub, account_sub) -> None:
     p.add_argument("--rtol", type=float, default=1e-6, help="relative precision of eps (default 1e-6)")
     p.set_defaults(func=one_line_errors(_cmd_vr))
 
+
+def _register_poisson(account_sub) -> None:
     p = account_sub.add_parser(
         "poisson", help="largest Poisson rate lambda for a user with s items (segmented paper, Thm 3)",
         description="Largest lambda meeting user-level (eps, delta) with n users, blanket rate m, d items, s items "
@@ -299,6 +320,8 @@ def register(sub, account_sub) -> None:
                    "paper: Theorem 3 as printed (optimistic); pair: Proposition 1's lower bound")
     p.set_defaults(func=one_line_errors(_cmd_poisson))
 
+
+def _register_segmented(account_sub) -> None:
     p = account_sub.add_parser(
         "segmented", help="optimised blanket rate m and Poisson rates of the segmented protocol (Sec. 5.2)")
     for flag in ("n", "d", "s", "levels", "shares", "delta"):
@@ -308,6 +331,8 @@ def register(sub, account_sub) -> None:
                    help="sound (default), indicator, or paper (Theorem 3 as printed; optimistic)")
     p.set_defaults(func=one_line_errors(_cmd_segmented))
 
+
+def _register_table(sub) -> None:
     table = sub.add_parser("account-table", help="accountant tables written to Parquet (workflow targets)")
     table_sub = table.add_subparsers(dest="table", required=True, metavar="TABLE")
     p = table_sub.add_parser("segmented", help="one row per (m, level) plus the optimum m*")
