@@ -148,13 +148,10 @@ def run_clones(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------- blanket
-def run_blanket(args: argparse.Namespace) -> int:
-    from shuffledp.accountants import blanket as B
+def _mechanism_params(args, mechs: list, sources: list) -> tuple[list, list, list]:
+    """(ks, ds, gs): ``--k`` only with krr, ``--d``/``--g`` only with mhm, checked."""
     from shuffledp.errors import UsageError
 
-    bounds = _choices(args.bound, "bound", B.BOUNDS)
-    mechs = _choices(args.mechanism, "mechanism", B.MECHANISMS)
-    sources = _choices(args.source, "source", B.SOURCES)
     ks = parse_list(args.k, "k", int_like)
     ds = parse_list(args.d, "d", int_like)
     gs = parse_list(args.g, "g", int_like)
@@ -179,15 +176,12 @@ def run_blanket(args: argparse.Namespace) -> int:
     specific = ks != [None] or ds != [None] or gs != [None] or sources != ["exact"]
     if len(mechs) > 1 and specific:
         raise UsageError("--mechanism: give a single mechanism when using --k, --d, --g or --source")
-    ns = _n_values(args.n)
-    deltas = _delta_values(args.delta)
-    grid = {"bound": bounds, "mechanism": mechs}
-    mechanism = mechs[0]
-    if mechanism == "krr":
-        grid["k"] = ks
-    if mechanism == "mhm":
-        grid.update({"d": ds, "g": gs, "source": sources})
+    return ks, ds, gs
 
+
+def _blanket_one(args, grid: dict, ns: list, deltas: list, B):
+    """The per-point function: eps from ``--eps0``, or the largest local eps from ``--eps-central``
+    (its values added to ``grid``)."""
     if args.eps0 is not None:
         eps0s = parse_list(args.eps0, "eps0", float)
         _positive(eps0s, "eps0")
@@ -206,5 +200,23 @@ def run_blanket(args: argparse.Namespace) -> int:
         def one(bound, mechanism, eps_central, n, delta, **kw):
             return {"eps_local": _call(B.max_eps_local, eps_central, delta, n, mechanism=mechanism,
                                        bound=bound, **kw)}
+    return one
 
+
+def run_blanket(args: argparse.Namespace) -> int:
+    from shuffledp.accountants import blanket as B
+
+    bounds = _choices(args.bound, "bound", B.BOUNDS)
+    mechs = _choices(args.mechanism, "mechanism", B.MECHANISMS)
+    sources = _choices(args.source, "source", B.SOURCES)
+    ks, ds, gs = _mechanism_params(args, mechs, sources)
+    ns = _n_values(args.n)
+    deltas = _delta_values(args.delta)
+    grid = {"bound": bounds, "mechanism": mechs}
+    mechanism = mechs[0]
+    if mechanism == "krr":
+        grid["k"] = ks
+    if mechanism == "mhm":
+        grid.update({"d": ds, "g": gs, "source": sources})
+    one = _blanket_one(args, grid, ns, deltas, B)
     return run_grid(grid, one)
