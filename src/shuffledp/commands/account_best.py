@@ -52,11 +52,10 @@ def _usage(exc: ValueError) -> UsageError:
     return UsageError(text)
 
 
-def run_best(args) -> int:
-    from shuffledp.accountants import best
-
-    if args.mechanism not in best.MECHANISMS:
-        raise UsageError(f"--mechanism: {args.mechanism!r} is not one of {', '.join(best.MECHANISMS)}")
+def _check_mechanism_flags(args, mechanisms) -> None:
+    """``--mechanism`` known, and ``--k --d --s --g`` given exactly where it uses them."""
+    if args.mechanism not in mechanisms:
+        raise UsageError(f"--mechanism: {args.mechanism!r} is not one of {', '.join(mechanisms)}")
     if args.mechanism == "krr" and args.k is None:
         raise UsageError("--k: required for krr")
     if args.mechanism not in ("krr", "subset-exp") and args.k is not None:
@@ -68,13 +67,19 @@ def run_best(args) -> int:
     for flag in {"subset-exp": ("d", "s"), "oue": ("d",)}.get(args.mechanism, ()):
         if getattr(args, flag) is None:
             raise UsageError(f"--{flag}: required for {args.mechanism}")
+
+
+def _rtol(args) -> float:
     try:
         rtol = float(args.rtol)
     except ValueError:
         raise UsageError(f"--rtol: cannot read {args.rtol!r} as a number") from None
     if not (math.isfinite(rtol) and 1e-12 <= rtol <= 1e-1):
         raise UsageError(f"--rtol: {rtol!r} must lie in [1e-12, 0.1]")
-    bounds = None if args.bounds is None else [b.strip() for b in args.bounds.split(",")]
+    return rtol
+
+
+def _grid(args) -> dict:
     grid = {
         "k": parse_list(args.k, "k", int_like),
         "d": parse_list(args.d, "d", int_like),
@@ -88,6 +93,16 @@ def run_best(args) -> int:
         for v in values:
             if v is not None and isinstance(v, float) and not math.isfinite(v):
                 raise UsageError(f"--{name}: must be finite, got {v}")
+    return grid
+
+
+def run_best(args) -> int:
+    from shuffledp.accountants import best
+
+    _check_mechanism_flags(args, best.MECHANISMS)
+    rtol = _rtol(args)
+    bounds = None if args.bounds is None else [b.strip() for b in args.bounds.split(",")]
+    grid = _grid(args)
 
     def one(k, d, s, g, eps0, n, delta):
         try:
