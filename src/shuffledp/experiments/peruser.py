@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -80,8 +81,29 @@ def run_job(spec: Mapping, msnbc_path: str | None = None,
     return runs, users_df
 
 
-def _run_eps(spec: Mapping, data: HistogramData, bounds: tuple[str, ...]) -> tuple[list[dict], list[pd.DataFrame]]:
-    """The rows of one eps (a wildcard spelling, ``fmt``) of a run job."""
+@dataclass
+class _EpsRun:
+    """The fixed inputs of one eps of a run job, and the true grouping (computed once, when first
+    needed)."""
+    spec: Mapping
+    data: HistogramData
+    method: str
+    eps: str
+    clustering: str
+    seed: int
+    dataset: str
+    eps_f: float
+    hbar: np.ndarray
+    n: int
+    d: int
+    delta: float
+    k: int
+    db: proto.DBSCANParams
+    amps: dict
+    truth: np.ndarray | None = None
+
+
+def _eps_run(spec: Mapping, data: HistogramData, bounds: tuple[str, ...]) -> _EpsRun:
     method, eps, clustering = spec["method"], spec["eps"], spec["clustering"]
     seed = int(spec["seed"])
     dataset = spec["dataset"]["name"]
@@ -92,122 +114,171 @@ def _run_eps(spec: Mapping, data: HistogramData, bounds: tuple[str, ...]) -> tup
     k = int(spec["kmeans_k"])
     db = proto.DBSCANParams(**spec.get("dbscan", {}))
     amps = {b: acct.clones_amplifier(b) for b in bounds}
-    truth = None
+    return _EpsRun(spec, data, method, eps, clustering, seed, dataset, eps_f, hbar, n, d, delta, k, db, amps)
+
+
+def _run_eps(spec: Mapping, data: HistogramData, bounds: tuple[str, ...]) -> tuple[list[dict], list[pd.DataFrame]]:
+    """The rows of one eps (a wildcard spelling, ``fmt``) of a run job."""
+    x = _eps_run(spec, data, bounds)
     rows, users = [], []
     for split in spec["splits"]:
         for c in spec["c"]:
             c = float(c)
             for rep in spec["reps"]:
-                rng = seeding.rng(seed, "peruser", dataset, method, eps, split, clustering, fmt(c), rep)
-                row = {"method": method, "dataset": dataset, "eps": eps_f, "split": split,
-                       "clustering": clustering, "c": c, "rep": rep, "n": n, "d": d, "delta": delta,
-                       "note": data.note}
-                eps1 = eps2 = math.nan
-                eps1_thm4 = math.nan
-                if method in CLUSTERED:
-                    if split == "thm4":
-                        if truth is None:
-                            truth = true_clusters(data, hbar, k, seeding.derive_seed(seed, "peruser-truth", dataset))
-                        R = acct.separation_R(hbar, truth, c)
-                        eps1_thm4 = acct.theorem4_eps1(d, n, delta, R)
-                        row["R_sep"] = R
-                        eps1 = eps1_thm4
-                    else:
-                        eps1 = float(split) * eps_f
-                    eps2 = eps_f - eps1
-                row.update(eps1=eps1, eps2=eps2, eps1_thm4=eps1_thm4)
-                if method in CLUSTERED and not eps2 > 0:
-                    row["feasible"] = False
-                    rows.append(row)
-                    continue
-                row["feasible"] = True
-                per_user = {}
-                if method in CLUSTERED:
-                    out = proto.algorithm1(hbar, eps_f, eps1, c, rng, clustering=clustering, k=k, dbscan=db,
-                                           release="R" if method == "alg1" else "T")
-                    raw, est, labels = out.raw, out.output, out.labels
-                    for b, amp in amps.items():
-                        acc = acct.per_user_eps(hbar, labels, eps1, eps2, c, delta, amp)
-                        per_user[f"eps_prime_{b}"] = acc["eps_prime"]
-                    per_user["dist_centre"] = acc["dist_centre"]
-                    bound = acct.theorem3_bound(hbar, labels, c, delta, eps1, eps2)
-                    err_raw = proto.l1_error(raw, hbar)
-                    row["thm3_bound_mean"] = float(bound.mean())
-                    row["thm3_share_under"] = float((err_raw <= bound).mean())
-                    # the server re-clusters the released R with the shuffler's function (it lacks W);
-                    # measured for k-means runs only (a second DBSCAN would double the job's cost)
-                    if clustering == "kmeans":
-                        server = proto.recluster_attack(raw, clustering=clustering, k=k, dbscan=db,
-                                                        cluster_seed=int(rng.integers(2**62)))
-                        agree = proto.partition_agreement(labels, server)
-                        row["attack_ari"], row["attack_identical"] = agree["ari"], float(agree["identical"])
-                else:
-                    if method == "ldp":
-                        out = proto.ldp_baseline(hbar, eps_f, c, rng)
-                    elif method == "global":
-                        out = proto.global_shuffle(hbar, eps_f, c, rng)
-                    elif method == "oracle":
-                        out = proto.oracle_clusters(hbar, eps_f, c, rng, clustering=clustering, k=k, dbscan=db)
-                    else:   # single copy; the shuffler's clustering function is fixed and public
-                        fseed = seeding.derive_seed(seed, "peruser-f", dataset)
-                        out = proto.single_copy(hbar, eps_f, c, rng, clustering=clustering, k=k, dbscan=db,
-                                                cluster_seed=fseed)
-                        server = proto.recluster_attack(out.raw, clustering=clustering, k=k, dbscan=db,
-                                                        cluster_seed=fseed)
-                        agree = proto.partition_agreement(out.labels, server)
-                        row["attack_ari"], row["attack_identical"] = agree["ari"], float(agree["identical"])
-                        other = proto.recluster_attack(out.raw, clustering=clustering, k=k, dbscan=db,
-                                                       cluster_seed=fseed + 1)
-                        row["attack_ari_other_seed"] = proto.partition_agreement(out.labels, other)["ari"]
-                    raw, est, labels = out.raw, out.output, out.labels
-                    err_raw = proto.l1_error(raw, hbar)
-                    if method == "global":
-                        for b, amp in amps.items():
-                            acc = acct.per_user_eps(hbar, labels, 0.0, eps_f, c, delta, amp)
-                            per_user[f"eps_prime_{b}"] = acc["eps_prime"]
-                        per_user["dist_centre"] = acc["dist_centre"]
-                    elif method in ("ldp", "single"):
-                        # LDP: no shuffle. Single copy: Theorem 1, the server recovers the groups, so
-                        # no amplification is claimed.
-                        for b in amps:
-                            per_user[f"eps_prime_{b}"] = np.full(n, eps_f)
-                        per_user["dist_centre"] = acct.group_centre_distances(hbar, labels)
-                    else:   # oracle: the grouping leaks the true data; no privacy guarantee
-                        for b in amps:
-                            per_user[f"eps_prime_{b}"] = np.full(n, math.nan)
-                        per_user["dist_centre"] = acct.group_centre_distances(hbar, labels)
-                err = proto.l1_error(est, hbar)
-                top3 = proto.top3_accuracy(est, hbar)
-                sizes = np.bincount(labels)
-                if truth is None and data.clusters is not None:
-                    truth = np.asarray(data.clusters)
-                from sklearn.metrics import adjusted_rand_score
-                row.update(err_mean=float(err.mean()), err_raw_mean=float(err_raw.mean()),
-                           top3_mean=float(top3.mean()), n_groups=int(len(sizes)),
-                           n_singletons=int((sizes == 1).sum()), largest_group=int(sizes.max()),
-                           median_group_size=float(np.median(sizes[labels])))
-                if data.clusters is not None:
-                    row["ari_true"] = float(adjusted_rand_score(data.clusters, labels))
-                for b in amps:
-                    e = per_user[f"eps_prime_{b}"]
-                    for qn, q in (("min", 0.0), ("q10", 0.1), ("median", 0.5), ("q90", 0.9), ("max", 1.0)):
-                        row[f"epsp_{b}_{qn}"] = float(np.quantile(e, q)) if np.isfinite(e).all() else math.nan
-                    row[f"epsp_{b}_mean"] = float(e.mean())
-                    if method in CLUSTERED:
-                        row[f"amplified_share_{b}"] = float((e < eps_f - 1e-12).mean())
+                row, u = _run_one(x, split, c, rep)
                 rows.append(row)
-                if rep == 0:
-                    m = min(n, int(spec["user_sample"]))
-                    pick = np.sort(seeding.rng(seed, "peruser-sample", dataset).choice(n, m, replace=False))
-                    u = pd.DataFrame({"user": pick.astype(np.int64), "group_size": sizes[labels][pick].astype(np.int64),
-                                      "dist_centre": per_user["dist_centre"][pick], "err": err[pick],
-                                      "err_raw": err_raw[pick], "top3": top3[pick]})
-                    for b in amps:
-                        u[f"eps_prime_{b}"] = per_user[f"eps_prime_{b}"][pick]
-                    for key in ("method", "dataset", "eps", "split", "clustering", "c", "eps1", "eps2"):
-                        u[key] = row[key]
+                if u is not None:
                     users.append(u)
     return rows, users
+
+
+def _run_one(x: _EpsRun, split, c: float, rep) -> tuple[dict, pd.DataFrame | None]:
+    """One (split, c, repetition): its summary row, and its user sample at repetition 0."""
+    rng = seeding.rng(x.seed, "peruser", x.dataset, x.method, x.eps, split, x.clustering, fmt(c), rep)
+    row = {"method": x.method, "dataset": x.dataset, "eps": x.eps_f, "split": split,
+           "clustering": x.clustering, "c": c, "rep": rep, "n": x.n, "d": x.d, "delta": x.delta,
+           "note": x.data.note}
+    eps1, eps2 = _split_eps(x, split, c, row)
+    if x.method in CLUSTERED and not eps2 > 0:
+        row["feasible"] = False
+        return row, None
+    row["feasible"] = True
+    per_user = {}
+    if x.method in CLUSTERED:
+        est, labels, err_raw = _run_clustered(x, c, eps1, eps2, rng, row, per_user)
+    else:
+        est, labels, err_raw = _run_baseline(x, c, rng, row, per_user)
+    err, top3, sizes = _summarise(x, row, per_user, est, labels, err_raw)
+    if rep != 0:
+        return row, None
+    return row, _user_sample(x, row, per_user, labels, sizes, err, err_raw, top3)
+
+
+def _split_eps(x: _EpsRun, split, c: float, row: dict) -> tuple[float, float]:
+    """(eps1, eps2) of a split (NaN for unclustered methods); recorded in ``row``."""
+    eps1 = eps2 = math.nan
+    eps1_thm4 = math.nan
+    if x.method in CLUSTERED:
+        if split == "thm4":
+            if x.truth is None:
+                x.truth = true_clusters(x.data, x.hbar, x.k, seeding.derive_seed(x.seed, "peruser-truth", x.dataset))
+            R = acct.separation_R(x.hbar, x.truth, c)
+            eps1_thm4 = acct.theorem4_eps1(x.d, x.n, x.delta, R)
+            row["R_sep"] = R
+            eps1 = eps1_thm4
+        else:
+            eps1 = float(split) * x.eps_f
+        eps2 = x.eps_f - eps1
+    row.update(eps1=eps1, eps2=eps2, eps1_thm4=eps1_thm4)
+    return eps1, eps2
+
+
+def _run_clustered(x: _EpsRun, c, eps1, eps2, rng, row: dict, per_user: dict):
+    """Algorithm 1: (estimate, labels, raw error); per-user eps', Theorem 3 and the attack recorded."""
+    hbar, clustering, k, db = x.hbar, x.clustering, x.k, x.db
+    out = proto.algorithm1(hbar, x.eps_f, eps1, c, rng, clustering=clustering, k=k, dbscan=db,
+                           release="R" if x.method == "alg1" else "T")
+    raw, est, labels = out.raw, out.output, out.labels
+    for b, amp in x.amps.items():
+        acc = acct.per_user_eps(hbar, labels, eps1, eps2, c, x.delta, amp)
+        per_user[f"eps_prime_{b}"] = acc["eps_prime"]
+    per_user["dist_centre"] = acc["dist_centre"]
+    bound = acct.theorem3_bound(hbar, labels, c, x.delta, eps1, eps2)
+    err_raw = proto.l1_error(raw, hbar)
+    row["thm3_bound_mean"] = float(bound.mean())
+    row["thm3_share_under"] = float((err_raw <= bound).mean())
+    # the server re-clusters the released R with the shuffler's function (it lacks W);
+    # measured for k-means runs only (a second DBSCAN would double the job's cost)
+    if clustering == "kmeans":
+        server = proto.recluster_attack(raw, clustering=clustering, k=k, dbscan=db,
+                                        cluster_seed=int(rng.integers(2**62)))
+        agree = proto.partition_agreement(labels, server)
+        row["attack_ari"], row["attack_identical"] = agree["ari"], float(agree["identical"])
+    return est, labels, err_raw
+
+
+def _baseline_output(x: _EpsRun, c, rng, row: dict):
+    """The protocol output of ``ldp``, ``global``, ``oracle`` or ``single`` (with its attack recorded)."""
+    hbar, eps_f, clustering, k, db = x.hbar, x.eps_f, x.clustering, x.k, x.db
+    if x.method == "ldp":
+        return proto.ldp_baseline(hbar, eps_f, c, rng)
+    if x.method == "global":
+        return proto.global_shuffle(hbar, eps_f, c, rng)
+    if x.method == "oracle":
+        return proto.oracle_clusters(hbar, eps_f, c, rng, clustering=clustering, k=k, dbscan=db)
+    # single copy; the shuffler's clustering function is fixed and public
+    fseed = seeding.derive_seed(x.seed, "peruser-f", x.dataset)
+    out = proto.single_copy(hbar, eps_f, c, rng, clustering=clustering, k=k, dbscan=db, cluster_seed=fseed)
+    server = proto.recluster_attack(out.raw, clustering=clustering, k=k, dbscan=db, cluster_seed=fseed)
+    agree = proto.partition_agreement(out.labels, server)
+    row["attack_ari"], row["attack_identical"] = agree["ari"], float(agree["identical"])
+    other = proto.recluster_attack(out.raw, clustering=clustering, k=k, dbscan=db, cluster_seed=fseed + 1)
+    row["attack_ari_other_seed"] = proto.partition_agreement(out.labels, other)["ari"]
+    return out
+
+
+def _run_baseline(x: _EpsRun, c, rng, row: dict, per_user: dict):
+    """A baseline method: (estimate, labels, raw error); per-user eps' recorded."""
+    hbar, n, eps_f = x.hbar, x.n, x.eps_f
+    out = _baseline_output(x, c, rng, row)
+    raw, est, labels = out.raw, out.output, out.labels
+    err_raw = proto.l1_error(raw, hbar)
+    if x.method == "global":
+        for b, amp in x.amps.items():
+            acc = acct.per_user_eps(hbar, labels, 0.0, eps_f, c, x.delta, amp)
+            per_user[f"eps_prime_{b}"] = acc["eps_prime"]
+        per_user["dist_centre"] = acc["dist_centre"]
+    elif x.method in ("ldp", "single"):
+        # LDP: no shuffle. Single copy: Theorem 1, the server recovers the groups, so
+        # no amplification is claimed.
+        for b in x.amps:
+            per_user[f"eps_prime_{b}"] = np.full(n, eps_f)
+        per_user["dist_centre"] = acct.group_centre_distances(hbar, labels)
+    else:   # oracle: the grouping leaks the true data; no privacy guarantee
+        for b in x.amps:
+            per_user[f"eps_prime_{b}"] = np.full(n, math.nan)
+        per_user["dist_centre"] = acct.group_centre_distances(hbar, labels)
+    return est, labels, err_raw
+
+
+def _summarise(x: _EpsRun, row: dict, per_user: dict, est, labels, err_raw):
+    """Errors, groups and eps' quantiles into ``row``; returns (error, top-3 accuracy, group sizes)."""
+    hbar, data, eps_f = x.hbar, x.data, x.eps_f
+    err = proto.l1_error(est, hbar)
+    top3 = proto.top3_accuracy(est, hbar)
+    sizes = np.bincount(labels)
+    if x.truth is None and data.clusters is not None:
+        x.truth = np.asarray(data.clusters)
+    from sklearn.metrics import adjusted_rand_score
+    row.update(err_mean=float(err.mean()), err_raw_mean=float(err_raw.mean()),
+               top3_mean=float(top3.mean()), n_groups=int(len(sizes)),
+               n_singletons=int((sizes == 1).sum()), largest_group=int(sizes.max()),
+               median_group_size=float(np.median(sizes[labels])))
+    if data.clusters is not None:
+        row["ari_true"] = float(adjusted_rand_score(data.clusters, labels))
+    for b in x.amps:
+        e = per_user[f"eps_prime_{b}"]
+        for qn, q in (("min", 0.0), ("q10", 0.1), ("median", 0.5), ("q90", 0.9), ("max", 1.0)):
+            row[f"epsp_{b}_{qn}"] = float(np.quantile(e, q)) if np.isfinite(e).all() else math.nan
+        row[f"epsp_{b}_mean"] = float(e.mean())
+        if x.method in CLUSTERED:
+            row[f"amplified_share_{b}"] = float((e < eps_f - 1e-12).mean())
+    return err, top3, sizes
+
+
+def _user_sample(x: _EpsRun, row: dict, per_user: dict, labels, sizes, err, err_raw, top3) -> pd.DataFrame:
+    """The seeded sample of per-user rows (repetition 0)."""
+    n = x.n
+    m = min(n, int(x.spec["user_sample"]))
+    pick = np.sort(seeding.rng(x.seed, "peruser-sample", x.dataset).choice(n, m, replace=False))
+    u = pd.DataFrame({"user": pick.astype(np.int64), "group_size": sizes[labels][pick].astype(np.int64),
+                      "dist_centre": per_user["dist_centre"][pick], "err": err[pick],
+                      "err_raw": err_raw[pick], "top3": top3[pick]})
+    for b in x.amps:
+        u[f"eps_prime_{b}"] = per_user[f"eps_prime_{b}"][pick]
+    for key in ("method", "dataset", "eps", "split", "clustering", "c", "eps1", "eps2"):
+        u[key] = row[key]
+    return u
 
 
 # ----------------------------------------------------------------------------------------------
