@@ -207,6 +207,65 @@ def assign_levels(seed: int, dataset: str, n: int, setting: str, rep: int, share
     return r.permutation(np.repeat(np.arange(len(shares)), level_counts(n, shares)))
 
 
+def _baseline_params(protocol: str, table_path, setting, levels_eps: list[float]) -> tuple[dict, np.ndarray | None]:
+    """(extra columns, SepMM's per-level m or None) of a shuffle baseline from its parameter table."""
+    extra: dict[str, float] = {}
+    m_levels = None
+    prm = pd.read_parquet(table_path)
+    if protocol == "subexp_shuffle":
+        row = prm[prm["baseline"] == "subexp_shuffle"].iloc[0]
+        extra["eps0"] = float(row["eps0"])
+        extra["k"] = float(row["k"])
+    elif protocol == "mm_shuffle":
+        row = prm[prm["baseline"] == "mm_shuffle"].iloc[0]
+        extra["m_mm"] = float(row["m"])
+    else:
+        rows = prm[(prm["baseline"] == "sepmm") & (prm["setting"] == setting)].sort_values("level")
+        if len(rows) != len(levels_eps):
+            raise ValueError(f"{table_path}: {len(rows)} SepMM rows for setting {setting}")
+        m_levels = rows["m"].to_numpy(dtype=float)
+        for k, mk in enumerate(m_levels):
+            extra[f"m_level_{k + 1}"] = float(mk)
+    return extra, m_levels
+
+
+def _job_params(spec: Mapping, protocol: str, table_path, levels_eps: list[float], d: int, s: int):
+    """(grid points [(m index, m, lambdas)], extra columns, SepMM's per-level m) of one run job."""
+    extra: dict[str, float] = {}
+    m_levels = None
+    points: list[tuple[int | None, float, np.ndarray]] = [(None, float("nan"), np.full(len(levels_eps), np.nan))]
+    variant = spec.get("accountant", "")
+    if protocol in OURS_ALL:
+        acct = pd.read_parquet(table_path)
+        grid_size = accountant_rows(acct, variant)["m"].nunique()
+        points = [(i, *params_from_table(acct, i, levels_eps, variant)) for i in range(grid_size)]
+    elif protocol in ("subexp_shuffle", "mm_shuffle", "sepmm", "wsepmm"):
+        extra, m_levels = _baseline_params(protocol, table_path, spec["setting"], levels_eps)
+    if protocol == "subexp_local":
+        from shuffledp.mechanisms import subset_exp as se
+
+        extra["eps0"] = float(spec["subexp_local_eps"])
+        extra["k"] = float(se.best_subset_size(d, s, extra["eps0"]))
+    return points, extra, m_levels
+
+
+def _estimate(spec: Mapping, protocol: str, sets, lv, lam, m_val, d: int, s: int, g, extra: dict, m_levels, w,
+              row: dict, n: int):
+    """One protocol run's estimate (our protocol's messages per user go into ``row``)."""
+    if protocol in OURS_ALL:
+        run = segmented.run_segmented(sets, lv, lam, m_val, d, g, level_mode=spec["level_histogram"],
+                                      epsilon_p=spec.get("epsilon_p"), sampler=spec["sampler"])
+        row["messages_per_user"] = run.n_messages / n
+        return run.estimate
+    if protocol in ("subexp_local", "subexp_shuffle"):
+        est, _ = subexp.run_subexp(sets, d, s, extra["eps0"], g, k=int(extra["k"]))
+        return est
+    if protocol == "mm_shuffle":
+        return mm.run_mm(sets, extra["m_mm"], d, g)
+    est, _ = mm.run_sepmm(sets, lv, m_levels, d, g, weights=w)
+    return est
+
+
 def run_job(spec: Mapping, data_path: str, table_path: str | None = None) -> pd.DataFrame:
     """One ``run`` job: one row per (``m``, repetition) of one protocol on one (dataset, n, setting).
 
@@ -225,39 +284,11 @@ def run_job(spec: Mapping, data_path: str, table_path: str | None = None) -> pd.
     n, seed, dataset, setting = int(spec["n"]), int(spec["seed"]), spec["dataset"], spec["setting"]
     levels_eps = [float(e) for e in spec.get("levels", [])]
     shares = spec.get("shares")
-    extra: dict[str, float] = {}
-    points: list[tuple[int | None, float, np.ndarray]] = [(None, float("nan"), np.full(len(levels_eps), np.nan))]
-    variant = spec.get("accountant", "")
-    if protocol in OURS_ALL:
-        acct = pd.read_parquet(table_path)
-        grid_size = accountant_rows(acct, variant)["m"].nunique()
-        points = [(i, *params_from_table(acct, i, levels_eps, variant)) for i in range(grid_size)]
-    elif protocol in ("subexp_shuffle", "mm_shuffle", "sepmm", "wsepmm"):
-        prm = pd.read_parquet(table_path)
-        if protocol == "subexp_shuffle":
-            row = prm[prm["baseline"] == "subexp_shuffle"].iloc[0]
-            extra["eps0"] = float(row["eps0"])
-            extra["k"] = float(row["k"])
-        elif protocol == "mm_shuffle":
-            row = prm[prm["baseline"] == "mm_shuffle"].iloc[0]
-            extra["m_mm"] = float(row["m"])
-        else:
-            rows = prm[(prm["baseline"] == "sepmm") & (prm["setting"] == setting)].sort_values("level")
-            if len(rows) != len(levels_eps):
-                raise ValueError(f"{table_path}: {len(rows)} SepMM rows for setting {setting}")
-            m_levels = rows["m"].to_numpy(dtype=float)
-            for k, mk in enumerate(m_levels):
-                extra[f"m_level_{k + 1}"] = float(mk)
-    if protocol == "subexp_local":
-        from shuffledp.mechanisms import subset_exp as se
-
-        extra["eps0"] = float(spec["subexp_local_eps"])
-        extra["k"] = float(se.best_subset_size(d, s, extra["eps0"]))
+    points, extra, m_levels = _job_params(spec, protocol, table_path, levels_eps, d, s)
     w = None
     if protocol == "wsepmm":
         w = mm.wsepmm_weights(level_counts(n, shares), levels_eps, d, s, float(spec["delta"]),
                               float(spec["wsepmm_power"]))
-
     rows_out = []
     for r in spec["reps"]:
         idx, with_repl = sample_users(seed, dataset, n, r, sets_all.shape[0])
@@ -268,29 +299,25 @@ def run_job(spec: Mapping, data_path: str, table_path: str | None = None) -> pd.
             row = {"m_index": -1 if m_index is None else m_index, "m": m_val, "rep": r,
                    "messages_per_user": np.nan}
             row.update({f"lambda_{k + 1}": float(x) for k, x in enumerate(lam)})
-            if protocol in OURS_ALL:
-                run = segmented.run_segmented(sets, lv, lam, m_val, d, g, level_mode=spec["level_histogram"],
-                                              epsilon_p=spec.get("epsilon_p"), sampler=spec["sampler"])
-                est = run.estimate
-                row["messages_per_user"] = run.n_messages / n
-            elif protocol in ("subexp_local", "subexp_shuffle"):
-                est, _ = subexp.run_subexp(sets, d, s, extra["eps0"], g, k=int(extra["k"]))
-            elif protocol == "mm_shuffle":
-                est = mm.run_mm(sets, extra["m_mm"], d, g)
-            else:
-                est, _ = mm.run_sepmm(sets, lv, m_levels, d, g, weights=w)
+            est = _estimate(spec, protocol, sets, lv, lam, m_val, d, s, g, extra, m_levels, w, row, n)
             row["error"] = float(np.sum((est - truth) ** 2))
             row["with_replacement"] = with_repl
             rows_out.append(row)
+    return _job_frame(rows_out, spec, extra, (("protocol", protocol), ("dataset", dataset), ("n", n), ("d", d),
+                                              ("s", s), ("setting", setting)))
+
+
+def _job_frame(rows_out: list[dict], spec: Mapping, extra: dict, lead) -> pd.DataFrame:
+    """The job's rows ordered by (m index, repetition), with the ``lead`` columns first and the
+    protocol's parameters after."""
     df = pd.DataFrame(rows_out).sort_values(["m_index", "rep"], kind="stable").reset_index(drop=True)
-    for pos, (key, val) in enumerate((("protocol", protocol), ("dataset", dataset), ("n", n), ("d", d),
-                                      ("s", s), ("setting", setting))):
+    for pos, (key, val) in enumerate(lead):
         df.insert(pos, key, val)
     for key, val in extra.items():
         df[key] = val
     if "delta" in spec:
         df["delta"] = float(spec["delta"])
-    df["accountant"] = variant
+    df["accountant"] = spec.get("accountant", "")
     return df
 
 
