@@ -127,7 +127,7 @@ def jobs(config: Mapping) -> list[Job]:
     the ``m`` grid are derived here, once) and the files it reads."""
     if "segmented" not in config:
         return []
-    from shuffledp.experiments.segmented import m_grid, ours_protocols, panels
+    from shuffledp.experiments.segmented import m_grid, panels
 
     cfg = config["segmented"]
     seed = int(config["seed"])
@@ -136,6 +136,13 @@ def jobs(config: Mapping) -> list[Job]:
     pan = panels(cfg)
     pan_ds = sorted({d for d, _ in pan})
     ns = [int(n) for n in cfg["n"]]
+    out = _table_jobs(cfg, seed, levels, grid, pan, pan_ds, ns)
+    out += _run_jobs(cfg, seed, levels, pan, pan_ds, ns)
+    return out + _report_jobs(config, cfg, JobTable(out), grid, pan_ds, ns)
+
+
+def _table_jobs(cfg: Mapping, seed: int, levels: list, grid: list, pan: list, pan_ds: list, ns: list) -> list[Job]:
+    """Per dataset its ``prepare`` job, and per n its ``accountant`` and ``params`` jobs."""
     out = []
     for ds in pan_ds:
         dcfg = cfg["datasets"][ds]
@@ -154,16 +161,25 @@ def jobs(config: Mapping) -> list[Job]:
                 "dataset": ds, "n": n, "d": int(dcfg["d"]), "s": int(dcfg["s"]), "levels": levels,
                 "settings": {k: cfg["settings"][k] for k in used}, "delta": delta,
                 "uniform_eps": float(cfg.get("uniform_eps", 0.5)), "accountant": cfg.get("accountant", "sound")}))
+    return out
 
-    def run(wc: dict, spec: dict) -> Job:
-        # ours reads its accountant table, every baseline the parameter table of its (dataset, n)
-        data = Ref("prepare", "data", {"segds": wc["segds"]})
-        if wc["segproto"] in OURS_ALL:
-            table = Ref("accountant", "tables", {"segds": wc["segds"], "segn": wc["segn"], "setting": wc["segset"]})
-        else:
-            table = Ref("params", "table", {"segds": wc["segds"], "segn": wc["segn"]})
-        return Job("run", wc, spec, inputs={"data": [data], "table": [table]})
 
+def _run_of(wc: dict, spec: dict) -> Job:
+    # ours reads its accountant table, every baseline the parameter table of its (dataset, n)
+    data = Ref("prepare", "data", {"segds": wc["segds"]})
+    if wc["segproto"] in OURS_ALL:
+        table = Ref("accountant", "tables", {"segds": wc["segds"], "segn": wc["segn"], "setting": wc["segset"]})
+    else:
+        table = Ref("params", "table", {"segds": wc["segds"], "segn": wc["segn"]})
+    return Job("run", wc, spec, inputs={"data": [data], "table": [table]})
+
+
+def _run_jobs(cfg: Mapping, seed: int, levels: list, pan: list, pan_ds: list, ns: list) -> list[Job]:
+    """The ``run`` jobs, per repetition batch: the level protocols of every panel, then the uniform
+    baselines of every (dataset, n)."""
+    from shuffledp.experiments.segmented import ours_protocols
+
+    out = []
     for b, reps in enumerate(batch_ranges(cfg["repetitions"], cfg["batch_size"])):
         common = {"seed": seed, "reps": reps}
         for ds, st in pan:
@@ -176,9 +192,9 @@ def jobs(config: Mapping) -> list[Job]:
                                 accountant="paper" if proto == OURS_PAPER else cfg.get("accountant", "sound"))
                     if spec["level_histogram"] == "grr":
                         spec["epsilon_p"] = float(cfg.get("epsilon_p", 1.0))
-                    out.append(run(_run_wc(proto, ds, n, st, b), spec))
-                out.append(run(_run_wc("sepmm", ds, n, st, b), dict(base, protocol="sepmm")))
-                out.append(run(_run_wc("wsepmm", ds, n, st, b), dict(
+                    out.append(_run_of(_run_wc(proto, ds, n, st, b), spec))
+                out.append(_run_of(_run_wc("sepmm", ds, n, st, b), dict(base, protocol="sepmm")))
+                out.append(_run_of(_run_wc("wsepmm", ds, n, st, b), dict(
                     base, protocol="wsepmm", delta=float(cfg["delta_factor"]) / n,
                     wsepmm_power=float(cfg.get("wsepmm_power", 0.5)))))
         for ds in pan_ds:
@@ -187,19 +203,23 @@ def jobs(config: Mapping) -> list[Job]:
                     spec = dict(common, protocol=proto, dataset=ds, n=n, setting="none")
                     if proto == "subexp_local":
                         spec["subexp_local_eps"] = float(cfg.get("subexp_local_eps", 2.0))
-                    out.append(run(_run_wc(proto, ds, n, "none", b), spec))
-    table = JobTable(out)
+                    out.append(_run_of(_run_wc(proto, ds, n, "none", b), spec))
+    return out
+
+
+def _report_jobs(config: Mapping, cfg: Mapping, table: JobTable, grid: list, pan_ds: list, ns: list) -> list[Job]:
+    """``aggregate`` (over ``table``'s runs), one ``figure`` job per figure, and ``claims``."""
     # the accountant tables our runs used, each named by (dataset, n, setting) in the spec, in the
     # order of the inputs (sorted like their file names <dataset>_n<n>_<setting>)
     used = sorted({(j.wildcards["segds"], j.wildcards["segn"], j.wildcards["segset"])
                    for j in table.of_step("run") if j.wildcards["segproto"] in OURS_ALL},
                   key=lambda k: f"{k[0]}_n{k[1]}_{k[2]}")
-    out.append(Job("aggregate", {}, {"accountant": cfg.get("accountant", "sound"),
-                                     "scale": config.get("name", "default"),
-                                     "tables": [{"dataset": d, "n": int(n), "setting": st} for d, n, st in used]},
-                   inputs={"runs": table.refs("run", "table"),
-                           "accountant": [Ref("accountant", "tables", {"segds": d, "segn": n, "setting": st})
-                                          for d, n, st in used]}))
+    out = [Job("aggregate", {}, {"accountant": cfg.get("accountant", "sound"),
+                                 "scale": config.get("name", "default"),
+                                 "tables": [{"dataset": d, "n": int(n), "setting": st} for d, n, st in used]},
+               inputs={"runs": table.refs("run", "table"),
+                       "accountant": [Ref("accountant", "tables", {"segds": d, "segn": n, "setting": st})
+                                      for d, n, st in used]})]
     summary = [Ref("aggregate", "summary")]
     for fig, fspec in cfg["figures"].items():
         out.append(Job("figure", {"segfig": fig}, {"figure": fig, "spec": fspec, "n": ns,
