@@ -82,3 +82,11 @@ def test_a_bad_value_of_a_defaulted_key_still_names_the_key():
     cfg["datasets"]["msnbc"] = {"standin_users": 5}
     with pytest.raises(ConfigError, match="config key datasets.msnbc.standin_users"):
         validate_config(cfg)
+
+
+def test_the_default_privacy_classes_are_the_experiments():
+    """multidim.personal.classes: the schema's default is the one the experiment functions fall back on."""
+    from shuffledp.experiments.multidim_names import DEFAULT_CLASSES
+
+    personal = load_schema()["properties"]["multidim"]["properties"]["personal"]
+    assert personal["properties"]["classes"]["default"] == DEFAULT_CLASSES

@@ -64,8 +64,9 @@ def jobs(config: Mapping) -> list[Job]:
                 "delta_local": float(c["delta_local_approx"]), "eps_grid": [float(x) for x in t2["eps_central"]]}
         if r["bound"] == "hps":
             spec["method"] = r["method"]
+            # a row's calibration defaults to the section's: a default no schema can state
             spec["calibration"] = r.get("calibration", c["calibration"])
-        if r["bound"] == "ccc" and r.get("clone_factor") is not None:
+        if r["bound"] == "ccc" and "clone_factor" in r:  # optional: no clone factor when absent
             spec["clone_factor"] = float(r["clone_factor"])
         out.append(Job("table2_row", {"prow": r["name"]}, spec))
     table = JobTable(out)
