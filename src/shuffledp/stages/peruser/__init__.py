@@ -1,7 +1,7 @@
 """Per-user histograms in the shuffle model (docs/peruser.md): Figures 1-4 and the claims table.
 
 Jobs: one ``job`` per (method, dataset, clustering, repetition batch) with every eps, eps1 split, c
-and repetition inside (issue 14); one ``collect`` per table (``runs``, ``users``); one ``report``
+and repetition inside; one ``collect`` per table (``runs``, ``users``); one ``report``
 (figures 1-4, claims table). The computations are in :mod:`shuffledp.experiments.peruser`.
 """
 
@@ -74,7 +74,7 @@ def check_config(config: Mapping) -> None:
 
 def jobs(config: Mapping) -> list[Job]:
     """Every job of the stage. ``job``: one per (method, dataset, clustering, batch) with every eps,
-    the eps1 splits, every c and the batch's repetitions inside (issue 14: grid points and
+    the eps1 splits, every c and the batch's repetitions inside (grid points and
     repetitions of one protocol go inside its job); ``collect`` (runs, users); ``report``.
     Seeds derive from the config's seed and (dataset, method, eps, split, clustering, c, repetition),
     never from the batch or from which eps values share a job."""
@@ -180,7 +180,7 @@ STAGE = Stage(
              optional_keys=frozenset({"dbscan"}),
              wildcards={"dataset": "[A-Za-z0-9_]+?", "method": "[A-Za-z0-9]+", "clustering": "[a-z]+",
                         "batch": "[0-9]+"},
-             # every eps inside since issue 14 (4 at paper scale): runtime doubled from 30, an estimate from
+             # every eps inside (4 at paper scale): runtime doubled from 30, an estimate from
              # the per-eps job times in docs/peruser.md, not yet a benchmark of the new layout
              mem_mb=1500, runtime=60,
              threads=1),  # one BLAS/OpenMP thread per job (as OMP_NUM_THREADS=1 before): jobs run side by side
