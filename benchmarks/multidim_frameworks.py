@@ -18,8 +18,6 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-import yaml
-
 from shuffledp.experiments.multidim_frameworks import run_job
 from shuffledp.stages.multidim_frameworks import jobs
 
@@ -44,7 +42,10 @@ def main() -> None:
     ap.add_argument("--config", default="config/paper.yaml")
     ap.add_argument("--workers", type=int, default=2)
     a = ap.parse_args()
-    cfg = yaml.safe_load(open(a.config))
+    from shuffledp.config import load_validated
+
+    # --config deep-merged over the default, the schema's defaults filled in (as the workflow has it)
+    cfg = load_validated(dict.fromkeys(["config/config.yaml", a.config]))
     runs = [j.spec for j in jobs(cfg) if j.step == "run"]
     work = [(s, _path(Path(a.proc), s)) for s in runs]
     work.sort(key=lambda w: (w[0]["framework"] != "calm", w[0]["component"] != "mhm"))  # longest first

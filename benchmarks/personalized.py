@@ -24,7 +24,6 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from shuffledp.accountants import personalized as P
 
@@ -88,7 +87,10 @@ def main() -> int:
             ours_hps = med
         print(f"  {b:4s} {med:8.3f} s  deltas {[f'{v:.3g}' for v in vals]}")
 
-    cfg = yaml.safe_load((ROOT / "config" / "paper.yaml").read_text())["personalized"]
+    from shuffledp.config import load_validated
+
+    # paper.yaml deep-merged over the default (it holds only what differs), as the workflow has it
+    cfg = load_validated([ROOT / "config" / "config.yaml", ROOT / "config" / "paper.yaml"])["personalized"]
     ns, seeds = cfg["n_grid"], cfg["seeds"]
     if a.quick:
         ns, seeds = ns[::3], seeds[:2]

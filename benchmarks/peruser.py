@@ -19,8 +19,6 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-import yaml
-
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
@@ -47,7 +45,11 @@ def main() -> int:
     ap.add_argument("--msnbc", default="data/processed/msnbc_sequences.parquet")
     ap.add_argument("--out", default="/tmp/peruser_bench")
     a = ap.parse_args()
-    sec = yaml.safe_load(open(a.config))["peruser"]
+    from shuffledp.config import load_validated
+
+    # --config deep-merged over the default, the schema's defaults filled in (as the workflow has it)
+    cfg = load_validated(dict.fromkeys(["config/config.yaml", a.config]))
+    sec = cfg["peruser"]
     msnbc = a.msnbc if os.path.exists(a.msnbc) else None
     if msnbc is None:
         sec["datasets"] = [d for d in sec["datasets"] if d["source"] != "msnbc"]
@@ -56,7 +58,7 @@ def main() -> int:
     from shuffledp.stages.peruser import jobs as peruser_jobs
 
     os.makedirs(a.out, exist_ok=True)
-    jobs = [j for j in peruser_jobs({"seed": a.seed, "peruser": sec}) if j.step == "job"]
+    jobs = [j for j in peruser_jobs({**cfg, "seed": a.seed, "peruser": sec}) if j.step == "job"]
     t0 = time.perf_counter()
     times = []
     with ProcessPoolExecutor(a.workers) as ex:

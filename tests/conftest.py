@@ -53,6 +53,34 @@ TINY_MULTIDIM = {
 }
 
 
+# tiny sections of the two stages the tiny fixture leaves out, so that one configuration runs every stage
+TINY_SECTIONS = {
+    "segmented": {
+        "levels": [0.5, 1.0, 2.0], "accountant": "sound", "compare_paper_accountant": False,
+        "accountants": ["sound"], "settings": {"S1": [0.25, 0.5, 0.25]}, "delta_factor": 0.01,
+        "m_grid": {"min": 0.5, "max": 2.0, "num": 2}, "n": [300],
+        "datasets": {"synth_T128_s4": {"table": "synthetic_synth_tiny", "d": 16, "s": 2}},
+        "repetitions": 3, "batch_size": 3,
+        "figures": {"fig2": {"datasets": ["synth_T128_s4"], "settings": ["S1"], "title": "tiny"}},
+    },
+    "personalized": {
+        "settings": ["uniform1"], "bounds_pure": ["hps", "fv"], "bounds_approx": ["hps"],
+        "delta_local_approx": 1.0e-10, "delta_central": 1.0e-5, "calibration": "analytic",
+        "n_grid": [1000], "seeds": [0, 1],
+        "table2": {"setting": "uniform2", "n": 1000, "seed": 0, "eps_central": [0.05],
+                   "rows": [{"name": "fv", "bound": "fv"}]},
+    },
+}
+
+
+def all_stages_tiny_config() -> dict:
+    """tests/fixtures/config_tiny.yaml with TINY_MULTIDIM and TINY_SECTIONS: every stage, smallest scale."""
+    cfg = yaml.safe_load((REPO / "tests" / "fixtures" / "config_tiny.yaml").read_text())
+    cfg["multidim"] = yaml.safe_load(yaml.safe_dump(TINY_MULTIDIM))
+    cfg.update(yaml.safe_load(yaml.safe_dump(TINY_SECTIONS)))
+    return cfg
+
+
 @pytest.fixture(scope="session")
 def tiny_workflow(tmp_path_factory) -> Path:
     """One run of the tiny configuration (tests/fixtures/config_tiny.yaml plus TINY_MULTIDIM), shared

@@ -132,14 +132,14 @@ def test_exact_binary_rr_matches_enumeration_and_brackets():
 
 
 def test_compare_jobs_run_and_collect():
-    import yaml
 
+    from shuffledp.config import load_validated
     from shuffledp.experiments import accountants_compare as C
     from shuffledp.stages import Ref
     from shuffledp.stages.accountants_compare import jobs as compare_jobs
     from shuffledp.stages.jobs import Job, JobTable
 
-    cfg = yaml.safe_load(open("config/config.yaml"))
+    cfg = load_validated(["config/config.yaml"])
     jobs = compare_jobs(cfg)
     table = JobTable(jobs)  # unique identities
     assert all(isinstance(j, Job) for j in jobs)

@@ -96,11 +96,11 @@ def _gain_step(tmp_path, spec, outputs):
 
 
 def test_gain_job_and_step_errors(capsys, tmp_path):
-    import yaml
 
+    from shuffledp.config import load_validated
     from shuffledp.stages.accountants_compare import jobs
 
-    cfg = yaml.safe_load(open("config/config.yaml"))
+    cfg = load_validated(["config/config.yaml"])
     (job,) = [j for j in jobs(cfg) if j.step == "gain"]
     assert job.wildcards == {} and job.spec["seed"] == cfg["seed"]
     assert set(job.spec) == {"randomizers", "mhm_domain", "eps_s", "n_grid", "delta_n", "rtol", "seed",

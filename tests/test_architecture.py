@@ -125,3 +125,30 @@ def test_architecture_doc_names_existing_modules():
     missing = [n for n in named if n not in mods and n.rsplit(".", 1)[0] not in mods]
     missing += [p for p in paths if "*" not in p and "<" not in p and not (REPO / p).exists()]
     assert missing == [], f"docs/architecture.md names what does not exist: {missing}"
+
+
+def test_no_issue_numbers_in_code_captions_schema_configs_or_help():
+    """Issue numbers mean nothing to a user: not in the package, its captions, the workflow, the
+    schema, the configs, nor any `--help` of the CLI."""
+    import subprocess
+    import sys
+
+    pattern = re.compile(r"\bissues? \d+|\(issue\b", re.I)
+    hits = []
+    for root in ("src/shuffledp", "workflow", "config"):
+        for path in sorted((REPO / root).rglob("*")):
+            if path.is_file() and path.suffix in (".py", ".rst", ".yaml", ".smk", ".md") or path.name == "Snakefile":
+                hits += [f"{path.relative_to(REPO)}:{i}" for i, line in enumerate(path.read_text().splitlines(), 1)
+                         if pattern.search(line)]
+    assert hits == []
+    from shuffledp.cli import build_parser
+
+    parser = build_parser()
+    texts = [parser.format_help()]
+    for action in parser._subparsers._group_actions:  # every command, and every account subcommand
+        for sub in action.choices.values():
+            texts.append(sub.format_help())
+            for inner in getattr(sub, "_subparsers", None) and sub._subparsers._group_actions or []:
+                texts += [s.format_help() for s in inner.choices.values()]
+    assert len(texts) > 10 and not [t for t in texts if pattern.search(t)]
+    assert subprocess.run([sys.executable, "-m", "shuffledp", "--help"], capture_output=True).returncode == 0

@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from shuffledp.cli import main
-from shuffledp.config import ConfigError, load_yaml, validate_config
+from shuffledp.config import ConfigError, load_yaml, merge, validate_config
 from shuffledp.stages import discover
 
 REPO = Path(__file__).resolve().parents[1]
@@ -169,8 +169,8 @@ def test_bad_config_is_refused_naming_the_key(base, mutate, needles):
 def test_the_bases_are_valid():
     validate_config(copy.deepcopy(TINY))
     validate_config(copy.deepcopy(DEFAULT))
-    paper = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
-    validate_config(paper)
+    # paper.yaml holds only what differs: it is valid deep-merged over config.yaml, as Snakemake merges it
+    validate_config(merge(copy.deepcopy(DEFAULT), load_yaml(REPO / "config" / "paper.yaml")))
 
 
 @pytest.mark.parametrize(("text", "needle"), [
@@ -192,6 +192,7 @@ def test_segmented_three_repetitions_in_batches_of_two_are_three():
 
     cfg = copy.deepcopy(DEFAULT)
     cfg["segmented"].update(repetitions=3, batch_size=2)
+    validate_config(cfg)  # fills the defaults, as the workflow does
     seg = cfg["segmented"]
     ds, n = next(iter(seg["datasets"])), seg["n"][0]
     runs = [j for j in discover()["segmented"].jobs(cfg) if j.step == "run" and j.spec.get("protocol") == "segmented"

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from shuffledp.config import load_validated
 from shuffledp.stages import check_spec, discover, job_io
 from shuffledp.stages.jobs import Job, JobTable, Ref, batch_ranges, canonical
 from shuffledp.stages.segmented import UNIFORM_BASELINES
@@ -26,10 +27,9 @@ accountants_compare = discover()["accountants_compare"]
 
 
 def _config(name: str) -> dict:
-    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
-    if name == "paper":
-        cfg.update(yaml.safe_load((REPO / "config" / "paper.yaml").read_text()))
-    return cfg
+    """The config the workflow's jobs see: paper.yaml deep-merged over config.yaml, defaults filled."""
+    files = ["config.yaml"] + (["paper.yaml"] if name == "paper" else [])
+    return load_validated(REPO / "config" / f for f in files)
 
 
 def test_batch_ranges_cover_every_repetition_once():

@@ -32,11 +32,16 @@ def _adult_like(rows: int, seed: int = 0, standin: bool = False):
 
 
 def _config(datasets):
-    return {"seed": 3, "name": "t", "datasets": {"ipums": {"br": {"records": 1000}, "mx": {"records": 1000}}},
+    from shuffledp.config import fill_defaults
+
+    ipums = {k: {"source": "standin", "records": 1000} for k in ("br", "mx")}  # more rows than records
+    cfg = {"seed": 3, "name": "t", "datasets": {"ipums": ipums},
             "multidim": {"datasets": datasets, "records": 500, "mechanisms": ["mhm", "flame"], "eps": [1.0],
                          "reps": 1, "reps_per_job": 1, "bound": "bennett", "hash_family_bits": 32,
                          "flame_np_fraction": 1 / 3, "flame_variant": "balle", "topk": 10,
                          "personal": {"ratios": ["2:4:4"], "reps": 1, "reps_per_job": 1}}}
+    fill_defaults(cfg)  # as validation does
+    return cfg
 
 
 def test_prepare_keeps_the_categorical_attributes_and_their_domains():

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from shuffledp.accountants import blanket
+from shuffledp.config import fill_defaults
 from shuffledp.datasets.provenance import write_table
 from shuffledp.protocols import mhm, personal_groups
 from shuffledp.stages.multidim import jobs
@@ -114,6 +115,7 @@ def test_cli_jobs_and_report(tmp_path):
         "datasets": ["br", "mx"], "records": 3000, "mechanisms": ["mhm", "flame", "tcm"], "eps": [0.5, 1.0],
         "reps": 2, "reps_per_job": 2, "bound": "bennett", "hash_family_bits": 32, "flame_np_fraction": 1 / 3,
         "flame_variant": "balle", "topk": 5, "personal": {"ratios": ["2:4:4"], "reps": 1, "reps_per_job": 1}}}
+    fill_defaults(cfg)  # as validation does
     uni, tim, per = [], [], []
     jobdir = tmp_path / "jobs"
     for job in jobs(cfg):

@@ -243,7 +243,7 @@ def test_granularities_follow_hdg_guideline():
 
 
 def _config():
-    return {"name": "t", "seed": 5, "datasets": {"ipums": {"br": {}}},
+    return _filled({"name": "t", "seed": 5, "datasets": {"ipums": {"br": {}}},
             "multidim_frameworks": {
                 "components": ["mhm", "flame"], "eps": [0.5, 1.0], "bound": "bennett",
                 "hash_family_bits": 32, "flame_np_fraction": 1 / 3, "flame_variant": "balle",
@@ -251,7 +251,15 @@ def _config():
                          "marginals": 3, "marginal_size": 3, "reps": 1, "rounds": 2},
                 "hdg": {"datasets": ["adult", "loan"], "records": None, "domain": 8, "granularity": "hdg", "queries": 3,
                         "query_dim": 3, "reps": 2, "volume": 0.5, "rounds": 2},
-                "loan": {"source": "standin"}}}
+                "loan": {"source": "standin"}}})
+
+
+def _filled(cfg: dict) -> dict:
+    """``cfg`` with the schema's defaults filled in, as validation fills them."""
+    from shuffledp.config import fill_defaults
+
+    fill_defaults(cfg)
+    return cfg
 
 
 def test_jobs_one_per_framework_component_dataset_every_eps_inside():

@@ -7,7 +7,7 @@ import io
 import pandas as pd
 import pytest
 
-from shuffledp.config import ConfigError
+from shuffledp.config import ConfigError, fill_defaults
 from shuffledp.experiments import peruser as E
 from shuffledp.stages import peruser as S
 
@@ -27,8 +27,15 @@ def _bytes(df):
     return buf.getvalue()
 
 
+def _config(sec=SEC, **top) -> dict:
+    """A config of this section, with the schema's defaults filled in as validation fills them."""
+    cfg = {**top, "peruser": copy.deepcopy(sec)}
+    fill_defaults(cfg)
+    return cfg
+
+
 def _jobs(sec=SEC, step="job"):
-    return [j for j in S.jobs({"seed": 5, "name": "test", "peruser": sec}) if j.step == step]
+    return [j for j in S.jobs(_config(sec, seed=5, name="test")) if j.step == step]
 
 
 @pytest.fixture(scope="module")
@@ -111,13 +118,13 @@ def test_tables_and_claims(tables, tmp_path):
 
 
 def test_config_checks():
-    S.check_config({"peruser": SEC})
+    S.check_config(_config(SEC))
     bad = copy.deepcopy(SEC)
     bad["repetitions"] = 3
     bad["batch_size"] = 2
     with pytest.raises(ConfigError, match="peruser.repetitions"):
-        S.check_config({"peruser": bad})
+        S.check_config(_config(bad))
     bad = copy.deepcopy(SEC)
     bad["figure"]["split"] = 0.3
     with pytest.raises(ConfigError, match="peruser.figure.split"):
-        S.check_config({"peruser": bad})
+        S.check_config(_config(bad))

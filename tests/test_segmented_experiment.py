@@ -8,7 +8,6 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-import yaml
 
 from shuffledp.config import ConfigError
 from shuffledp.experiments import segmented as ex
@@ -42,7 +41,9 @@ def test_level_counts():
 
 
 def _config():
-    return yaml.safe_load(open("config/config.yaml"))
+    from shuffledp.config import load_validated
+
+    return load_validated(["config/config.yaml"])
 
 
 def test_check_config_rejects_bad_shares_and_levels():

@@ -1,9 +1,10 @@
-"""The default workflow through the `slurm` profile on a real one-node SLURM cluster on localhost:
-every Parquet table must equal, byte for byte, the one a local `--cores 2` run produces.
+"""The workflow through the `slurm` profile on a real one-node SLURM cluster on localhost: every
+Parquet table must equal, byte for byte, the one a local `--cores 2` run produces.
 
-It runs config/config.yaml (all stages, ~300 jobs; the profile bundles the sub-minute jobs into
-group jobs) under an outer `timeout -k`. Set SHUFFLEDP_SLURM_CONFIG to run another configuration
-(e.g. tests/fixtures/config_tiny.yaml for a quick check).
+It runs every stage at the smallest scale (tests/conftest.py: all_stages_tiny_config; the
+profile bundles the short jobs into group jobs, as at any scale) under an outer `timeout -k`. Set
+SHUFFLEDP_SLURM_CONFIG to run another configuration (e.g. config/config.yaml, 234 jobs: about
+17 min on this one-node cluster).
 
 Skips itself, saying why, when no cluster can be started here (binaries missing, not root). On
 CI (`CI` set) the cluster is expected, so a missing one is a failure, not a skip."""
@@ -17,19 +18,21 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
+from conftest import all_stages_tiny_config
 from slurm_cluster import LocalSlurm, why_unavailable
 
 REPO = Path(__file__).resolve().parents[1]
-CONFIG = Path(os.environ.get("SHUFFLEDP_SLURM_CONFIG", REPO / "config" / "config.yaml"))
+CONFIG_ENV = os.environ.get("SHUFFLEDP_SLURM_CONFIG")
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
 
-def _snakemake(args: list[str], cwd: Path, env: dict, timeout_s: int) -> float:
+def _snakemake(args: list[str], cwd: Path, env: dict, timeout_s: int, config: Path) -> float:
     env = dict(env)
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     cmd = ["timeout", "-k", "30", str(timeout_s), sys.executable, "-m", "snakemake", "--snakefile",
-           str(REPO / "Snakefile"), "--directory", str(cwd), "--configfile", str(CONFIG), *args]
+           str(REPO / "Snakefile"), "--directory", str(cwd), "--configfile", str(config), *args]
     t0 = time.monotonic()
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
     elapsed = time.monotonic() - t0
@@ -80,20 +83,27 @@ def test_slurm_profile_matches_local_run(tmp_path):
     local, cluster = tmp_path / "local", tmp_path / "cluster"
     local.mkdir()
     cluster.mkdir()
-    local_s = _snakemake(["--cores", "2"], local, dict(os.environ), 1500)
+    config = Path(CONFIG_ENV) if CONFIG_ENV else tmp_path / "all_stages_tiny.yaml"
+    if not CONFIG_ENV:
+        config.write_text(yaml.safe_dump(all_stages_tiny_config()))
+    local_s = _snakemake(["--cores", "2"], local, dict(os.environ), 1500, config)
     with LocalSlurm(tmp_path / "slurm") as slurm:
         try:
             slurm_s = _snakemake(
                 ["--workflow-profile", str(REPO / "profiles" / "slurm"), "--jobs", "4",
                  "--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks", "5",
                  "--latency-wait", "5", "--retries", "0"],
-                cluster, slurm.env, 2700,
+                cluster, slurm.env, 2700, config,
             )
         except AssertionError as exc:
             raise AssertionError(f"{exc}\n{slurm.logs()}") from None
-    print(f"\nwall time of {CONFIG.name}: local --cores 2 {local_s:.0f} s, through SLURM {slurm_s:.0f} s")
+    print(f"\nwall time of {config.name}: local --cores 2 {local_s:.0f} s, through SLURM {slurm_s:.0f} s")
     a, b = _tables(local), _tables(cluster)
     assert a, "the local run produced no Parquet table"
+    if not CONFIG_ENV:  # every stage ran (its tables are under results/<stage> or named after it)
+        from shuffledp.stages import discover
+
+        assert all(any(s in k for k in a) for s in discover()), sorted(a)
     assert a.keys() == b.keys()
     timing = [k for k in a if _is_timing_table(k)]
     differing = [k for k in a if k not in timing and a[k] != b[k]]

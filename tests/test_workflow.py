@@ -3,6 +3,7 @@ tables are byte-identical when run again, a dry run of the paper configuration, 
 
 from __future__ import annotations
 
+import copy
 import shutil
 import subprocess
 import sys
@@ -76,7 +77,9 @@ def test_tiny_workflow_end_to_end_and_byte_identical(tiny_workflow):
 
 
 def test_paper_config_dry_run(tmp_path):
-    proc = snakemake("--configfile", str(REPO / "config" / "paper.yaml"), "--cores", "2", "--dry-run", cwd=tmp_path)
+    # outside the repository the Snakefile's config/config.yaml is not there: paper.yaml goes over it explicitly
+    proc = snakemake("--configfile", str(REPO / "config" / "config.yaml"), str(REPO / "config" / "paper.yaml"),
+                     "--cores", "2", "--dry-run", cwd=tmp_path)
     assert "rule all" in proc.stdout or "all" in proc.stdout
 
 
@@ -99,19 +102,122 @@ def test_ruff_is_clean():
     assert proc.returncode == 0, proc.stdout[-4000:]
 
 
-def test_paper_config_sets_every_key_of_the_default():
-    """The Snakefile always loads config/config.yaml and --configfile overlays it, so a key set only
-    in the default would silently leak into the paper scale."""
-    default = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
-    paper = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
+# config/paper.yaml holds only what differs from config/config.yaml: the Snakefile always loads
+# config.yaml and Snakemake deep-merges a --configfile over it (mappings key by key, lists replaced).
 
-    def missing(a, b, path=""):
+CONFIG = REPO / "config"
+
+
+def _jobs_seen(config: dict) -> dict:
+    """Everything a job sees, per enabled stage: step, wildcards, canonical spec, inputs."""
+    from shuffledp.stages import discover
+    from shuffledp.stages.jobs import canonical
+
+    return {name: [(j.step, dict(j.wildcards), canonical(j.spec), repr(dict(j.inputs))) for j in stage.jobs(config)]
+            for name, stage in discover().items() if stage.enabled(config)}
+
+
+def _sub(schema: dict, key: str) -> dict | None:
+    """The schema of ``key`` in an object of ``schema`` (None: an unknown key)."""
+    import re
+
+    sub = schema.get("properties", {}).get(key)
+    if sub is None:
+        sub = next((s for p, s in schema.get("patternProperties", {}).items() if re.search(p, key)), None)
+    if sub is None and isinstance(schema.get("additionalProperties"), dict):
+        sub = schema["additionalProperties"]
+    return sub
+
+
+def _unknown_keys(node, schema, path="") -> list[str]:
+    """Key paths of ``node`` the schema does not know (its properties, patternProperties or
+    additionalProperties; array items through ``items``)."""
+    out = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            sub = _sub(schema, key)
+            if sub is None:
+                out.append(path + key)
+            else:
+                out += _unknown_keys(value, sub, path + key + ".")
+    elif isinstance(node, list) and isinstance(schema.get("items"), dict):
+        for i, item in enumerate(node):
+            out += _unknown_keys(item, schema["items"], f"{path[:-1]}[{i}].")
+    return out
+
+
+def test_merged_paper_config_validates():
+    from shuffledp.config import load_configs, validate_config
+
+    validate_config(load_configs([CONFIG / "config.yaml", CONFIG / "paper.yaml"]))
+
+
+def test_paper_config_holds_only_what_differs_from_the_default():
+    """No key of paper.yaml repeats the value the default has there (config.yaml's, else the
+    schema's default), so each scale's value is written once."""
+    from shuffledp.config import load_validated, load_yaml
+
+    default = load_validated([CONFIG / "config.yaml"])
+    paper = load_yaml(CONFIG / "paper.yaml")
+
+    def redundant(over, base, path=""):
         out = []
-        for k, v in a.items():
-            if k not in b:
+        for k, v in over.items():
+            if isinstance(v, dict) and isinstance(base.get(k), dict):
+                out += redundant(v, base[k], path + k + ".") if v else [path + k]
+            elif k in base and base[k] == v:
                 out.append(path + k)
-            elif isinstance(v, dict) and isinstance(b[k], dict):
-                out += missing(v, b[k], path + k + ".")
         return out
 
-    assert missing(default, paper) == []
+    assert redundant(paper, default) == []
+
+
+def test_config_files_hold_only_keys_the_schema_knows():
+    from shuffledp.config import load_configs, load_schema, load_yaml
+
+    schema = load_schema()
+    for name, cfg in (("config.yaml", load_yaml(CONFIG / "config.yaml")),
+                      ("paper.yaml", load_yaml(CONFIG / "paper.yaml")),
+                      ("merged", load_configs([CONFIG / "config.yaml", CONFIG / "paper.yaml"]))):
+        assert _unknown_keys(cfg, schema) == [], name
+
+
+def test_filling_the_defaults_into_the_default_config_changes_no_job():
+    """config.yaml may state a key at its schema default (it documents every key); the jobs are
+    the same whether it does or the default is filled in, and validation only adds keys."""
+    from shuffledp.config import load_schema, load_yaml, validate_config
+
+    raw = load_yaml(CONFIG / "config.yaml")
+    filled = copy.deepcopy(raw)
+    validate_config(filled)
+
+    def added_only(small, big):
+        if isinstance(small, dict):
+            return set(small) <= set(big) and all(added_only(v, big[k]) for k, v in small.items())
+        if isinstance(small, list):
+            return len(small) == len(big) and all(added_only(a, b) for a, b in zip(small, big, strict=True))
+        return small == big
+
+    assert added_only(raw, filled)
+
+    # the default config without every key that equals its schema default: the same jobs
+    schema = load_schema()
+
+    def strip(node, sch):
+        removed = 0
+        if isinstance(node, dict):
+            for k in list(node):
+                sub = _sub(sch, k) or {}
+                if "default" in sub and node[k] == sub["default"]:
+                    del node[k]
+                    removed += 1
+                else:
+                    removed += strip(node[k], sub)
+        elif isinstance(node, list):
+            removed += sum(strip(item, sch.get("items", {})) for item in node)
+        return removed
+
+    minimal = copy.deepcopy(raw)
+    assert strip(minimal, schema) > 0  # the comparison below is not vacuous
+    validate_config(minimal)
+    assert _jobs_seen(minimal) == _jobs_seen(filled)

@@ -12,33 +12,17 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import TINY_SECTIONS
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "tests" / "fixtures" / "config_tiny.yaml"
 
-SECTIONS = {
-    "segmented": {
-        "levels": [0.5, 1.0, 2.0], "accountant": "sound", "compare_paper_accountant": False,
-        "accountants": ["sound"], "settings": {"S1": [0.25, 0.5, 0.25]}, "delta_factor": 0.01,
-        "m_grid": {"min": 0.5, "max": 2.0, "num": 2}, "n": [300],
-        "datasets": {"synth_T128_s4": {"table": "synthetic_synth_tiny", "d": 16, "s": 2}},
-        "repetitions": 3, "batch_size": 3,
-        "figures": {"fig2": {"datasets": ["synth_T128_s4"], "settings": ["S1"], "title": "tiny"}},
-    },
-    "personalized": {
-        "settings": ["uniform1"], "bounds_pure": ["hps", "fv"], "bounds_approx": ["hps"],
-        "delta_local_approx": 1.0e-10, "delta_central": 1.0e-5, "calibration": "analytic",
-        "n_grid": [1000], "seeds": [0, 1],
-        "table2": {"setting": "uniform2", "n": 1000, "seed": 0, "eps_central": [0.05],
-                   "rows": [{"name": "fv", "bound": "fv"}]},
-    },
-    "multidim": {
-        "datasets": ["br"], "records": 1000, "mechanisms": ["mhm", "flame"], "eps": [1.0], "reps": 2,
-        "reps_per_job": 2, "bound": "bennett", "hash_family_bits": 32, "flame_np_fraction": 0.3333333333333333,
-        "flame_variant": "balle", "topk": 5,
-        "personal": {"ratios": ["2:4:4"], "reps": 2, "reps_per_job": 2},
-    },
-}
+SECTIONS = {**TINY_SECTIONS, "multidim": {
+    "datasets": ["br"], "records": 1000, "mechanisms": ["mhm", "flame"], "eps": [1.0], "reps": 2,
+    "reps_per_job": 2, "bound": "bennett", "hash_family_bits": 32, "flame_np_fraction": 0.3333333333333333,
+    "flame_variant": "balle", "topk": 5,
+    "personal": {"ratios": ["2:4:4"], "reps": 2, "reps_per_job": 2},
+}}
 # the batch-size keys of each stage: "all" puts every repetition in one job, 1 one per job
 BATCH_KEYS = [("segmented", "batch_size"), ("multidim", "reps_per_job"), ("multidim", "personal", "reps_per_job"),
               ("peruser", "batch_size")]

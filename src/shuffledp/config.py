@@ -7,6 +7,9 @@ file and line for YAML syntax errors), so a user sees which key to fix and never
 
 - the schema (``workflow/schemas/config.schema.yaml``) forbids unknown keys at every level; an
   unknown key is reported with the closest valid key (``difflib``);
+- optional keys get their ``default:`` from the schema, filled into the config mapping in place
+  (:func:`fill_defaults`, as ``snakemake.utils.validate(..., set_default=True)``), so the code reads
+  every key with ``config[...]`` and a default is written once, in the schema;
 - numbers must be finite (YAML's ``.nan``/``.inf`` pass a JSON schema, so Python walks the config);
 - cross-key rules (shares summing to 1, a setting that needs tables another key must build, ...)
   are each stage's ``check`` (:mod:`shuffledp.stages`), run in discovery order.
@@ -19,7 +22,7 @@ import functools
 import math
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, MutableMapping
 from pathlib import Path
 
 from shuffledp.errors import ConfigError
@@ -42,7 +45,9 @@ def validate_config(config: Mapping, schema_path: str | os.PathLike | None = Non
 
     stages = discover().values()
     check_finite(config)
-    check_schema(config, with_stage_schemas(load_schema(schema_path), stages))
+    schema = with_stage_schemas(load_schema(schema_path), stages)
+    fill_defaults(config, schema)  # first: the defaults are then checked like any value
+    check_schema(config, schema)
     for stage in stages:  # each stage's own rules, in discovery order
         if stage.check is None:
             continue
@@ -98,9 +103,18 @@ def merge(base: dict, overlay: Mapping) -> dict:
 
 
 def load_configs(paths: Iterable[str | os.PathLike]) -> dict:
+    """The config files deep-merged in order, as Snakemake merges ``--configfile`` over the Snakefile's."""
     config: dict = {}
     for p in paths:
         config = merge(config, load_yaml(p))
+    return config
+
+
+def load_validated(paths: Iterable[str | os.PathLike]) -> dict:
+    """The config the workflow's jobs see: the files deep-merged (:func:`load_configs`), then
+    validated with every schema default filled in (:func:`validate_config`)."""
+    config = load_configs(paths)
+    validate_config(config)
     return config
 
 
@@ -195,6 +209,46 @@ def check_schema(config: Mapping, schema: Mapping) -> None:
                 lines.append(line)
     more = f"\n({len(lines) - MAX_ERRORS} more)" if len(lines) > MAX_ERRORS else ""
     raise ConfigError("\n".join(lines[:MAX_ERRORS]) + more)
+
+
+def fill_defaults(config, schema: Mapping | None = None) -> None:
+    """Fill each missing key that has a ``default:`` in ``schema`` into ``config``, in place.
+
+    Objects are walked through ``properties``, ``patternProperties`` and ``additionalProperties``,
+    arrays through ``items``; a default is filled only into an object that exists (an object with a
+    default of its own is created first, then filled). Defaults are copied, never shared. A node of
+    the wrong type is left alone (the schema check then names it).
+    """
+    import copy
+
+    if schema is None:
+        from shuffledp.stages import discover
+
+        schema = with_stage_schemas(load_schema(), discover().values())
+
+    def walk(node, sch):
+        if not isinstance(sch, Mapping):
+            return
+        if isinstance(node, MutableMapping):
+            props = sch.get("properties", {})
+            for key, sub in props.items():
+                if key not in node and isinstance(sub, Mapping) and "default" in sub:
+                    node[key] = copy.deepcopy(sub["default"])
+            for key, value in node.items():
+                if key in props:
+                    walk(value, props[key])
+                    continue
+                pattern = next((s for p, s in sch.get("patternProperties", {}).items() if re.search(p, str(key))),
+                               None)
+                if pattern is not None:
+                    walk(value, pattern)
+                elif isinstance(sch.get("additionalProperties"), Mapping):
+                    walk(value, sch["additionalProperties"])
+        elif isinstance(node, list) and isinstance(sch.get("items"), Mapping):
+            for item in node:
+                walk(item, sch["items"])
+
+    walk(config, schema)
 
 
 def _plain(node):

@@ -21,12 +21,12 @@ except ConfigError as exc:
 
 FINAL_TARGETS = []
 
-RESULTS = config.get("results_dir", "results")
+RESULTS = config["results_dir"]
 LOGS = f"{RESULTS}/logs"
 BENCH = f"{RESULTS}/benchmarks"
 JOBFILES = f"{RESULTS}/.jobs"  # each job's spec and io files, named by their content
 ROOTS = {"results": RESULTS, "data": "data"}
-CONFIG_NAME = config.get("name", "default")
+CONFIG_NAME = config["name"]
 # transitional, for the stage files not yet moved to shuffledp.stages: the data stage's folders and tables
 RAW = "data/raw"
 PROC = "data/processed"

@@ -17,7 +17,8 @@ def register(sub, account_sub) -> None:
     p = sub.add_parser("config", help="check workflow configuration files")
     csub = p.add_subparsers(dest="config_command", required=True, metavar="ACTION")
     v = csub.add_parser("validate", help="YAML syntax, schema, finite numbers and cross-key rules")
-    v.add_argument("files", nargs="+", type=A.existing_file, help="config files, merged in order")
+    v.add_argument("files", nargs="+", type=A.existing_file,
+                   help="config files, deep-merged in order (the paper scale: config/config.yaml config/paper.yaml)")
     v.add_argument("--schema", default=None, type=A.existing_file, help="schema file (default: the workflow's)")
     v.set_defaults(func=_validate)
 

@@ -1,4 +1,4 @@
-"""One table of every shuffle accountant we have, on one grid (issue 17).
+"""One table of every shuffle accountant we have, on one grid.
 
 The stage (jobs, config check, steps) is :mod:`shuffledp.stages.accountants_compare`: ``run``, one
 job per (mechanism, eps0): every bound at every (n, delta) of the grid, with its run time

@@ -1,4 +1,4 @@
-"""What the tighter accountant buys (issue 17): the local eps each accountant allows at the same
+"""What the tighter accountant buys: the local eps each accountant allows at the same
 ``(eps_s, delta_s, n)`` and the MSE a user gains, by formula and measured.
 
 Randomizers (the k-RR-type local randomizers of the experiments):

@@ -4,8 +4,8 @@ frequency component of CALM (k-way marginals on BR, MX) and of HDG (range querie
 The stage's jobs, steps and config check are in :mod:`shuffledp.stages.multidim_frameworks`. Steps:
 
 * ``loan``, ``adult``: the Loan table and Adult's ordinal table (HDG's inputs);
-* ``run``: one (framework, component, dataset) with every eps_s and every repetition inside (issue 14:
-  grid points and repetitions of one protocol go inside its job);
+* ``run``: one (framework, component, dataset) with every eps_s and every repetition inside
+  (grid points and repetitions of one protocol go inside its job);
 * ``report``: Figs 6-9 and the claims table.
 
 Seeds: the record sample of a dataset comes from ``(seed, "multidim_frameworks", "records", dataset)``,

@@ -409,6 +409,6 @@ def ours_protocols(cfg: Mapping) -> list[str]:
     """Our protocol under the configured accountant, plus the labelled Theorem-3-as-printed reference
     when ``compare_paper_accountant`` is set (and the configured accountant is not already paper)."""
     out = [OURS]
-    if cfg.get("compare_paper_accountant", False) and cfg.get("accountant", "sound") != "paper":
+    if cfg["compare_paper_accountant"] and cfg["accountant"] != "paper":
         out.append(OURS_PAPER)
     return out

@@ -1,4 +1,4 @@
-"""Every shuffle accountant on one grid (issue 17; docs/accountants.md).
+"""Every shuffle accountant on one grid (docs/accountants.md).
 
 Jobs: one ``run`` per (mechanism, eps0) with its (n, delta) grid inside; one ``report`` (the table in
 Parquet and Markdown, the run times' Markdown table, the figure); one ``gain`` (what the tighter
@@ -76,7 +76,7 @@ def subexp_settings_of(config: Mapping) -> list[dict]:
         ds = seg["datasets"][name]
         for n in sorted(int(x) for x in seg["n"]):
             out.append({"d": int(ds["d"]), "s": int(ds["s"]), "n": n,
-                        "eps_s": float(seg.get("uniform_eps", 0.5)), "delta_s": float(seg["delta_factor"]) / n})
+                        "eps_s": float(seg["uniform_eps"]), "delta_s": float(seg["delta_factor"]) / n})
     # datasets sharing (d, s) give the same rows once
     return [dict(t) for t in dict.fromkeys(tuple(sorted(c.items())) for c in out)]
 
@@ -100,7 +100,7 @@ def jobs(config: Mapping) -> list[Job]:
                     "rtol": float(sec["rtol"])}
             out.append(Job("run", {"acmech": label, "aceps0": num(eps0)}, spec))
     table = JobTable(out)
-    out.append(Job("report", {}, {"scale": str(config.get("name", "default"))},
+    out.append(Job("report", {}, {"scale": str(config["name"])},
                    inputs={"runs": table.refs("run", "run"), "timings": table.refs("run", "timings")}))
     g = sec.get("gain")
     if g:
@@ -112,7 +112,7 @@ def jobs(config: Mapping) -> list[Job]:
             "measure": {"n": int(m["n"]), "eps_s": float(m["eps_s"]), "reps": int(m["reps"]),
                         "tolerance": float(m["tolerance"])},
             "subexp": subexp_settings_of(config),
-            "scale": str(config.get("name", "default"))}))
+            "scale": str(config["name"])}))
     return out
 
 

@@ -30,7 +30,7 @@ def _log(msg: str) -> None:
 
 
 def _check_synthetic_names(config: Mapping) -> None:
-    synth = config.get("datasets", {}).get("synthetic", []) or []
+    synth = config["datasets"]["synthetic"]
     names = [s["name"] for s in synth]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
@@ -45,7 +45,7 @@ def _check_synthetic_names(config: Mapping) -> None:
 
 def _check_ipums_sources(config: Mapping) -> None:
     """``source: file`` needs an existing codebook and data file; ``source: ipums`` needs a sample."""
-    for key, spec in (config.get("datasets", {}).get("ipums", {}) or {}).items():
+    for key, spec in config["datasets"]["ipums"].items():
         where = f"datasets.ipums.{key}"
         if "attributes" not in spec:
             raise ConfigError(f"config key {where}.attributes: required (attribute name -> domain size)")
@@ -55,7 +55,7 @@ def _check_ipums_sources(config: Mapping) -> None:
                     raise ConfigError(f"config key {where}.{k}: required for source file")
                 if not Path(spec[k]).is_file():
                     raise ConfigError(f"config key {where}.{k}: no such file: {spec[k]}")
-        if spec["source"] == "ipums" and not spec.get("sample"):
+        if spec["source"] == "ipums" and not spec["sample"]:
             raise ConfigError(f"config key {where}.sample: required for source ipums (e.g. br2010a)")
 
 
@@ -71,13 +71,13 @@ def jobs(config: Mapping) -> list[Job]:
     from shuffledp.datasets.prepare import resolve_ipums_source
 
     ds = config["datasets"]
-    mirror = config.get("data_mirror") or ""  # "" = none (SHUFFLEDP_DATA_MIRROR overrides it)
+    mirror = config["data_mirror"] or ""  # "" = none (SHUFFLEDP_DATA_MIRROR overrides it)
     seed = int(config["seed"])
-    source = {name: ds.get(name, {}).get("source", "auto") for name in ("msnbc", "adult")}
+    source = {name: ds[name]["source"] for name in ("msnbc", "adult")}
     out = [
         Job("download_msnbc", {}, {"mirror": mirror}),
         Job("preprocess_msnbc", {}, {"source": source["msnbc"], "raw": MSNBC_RAW, "mirror": mirror, "seed": seed,
-                                     "standin_users": int(ds.get("msnbc", {}).get("standin_users", 20000))},
+                                     "standin_users": int(ds["msnbc"]["standin_users"])},
             inputs={"raw": [Ref("download_msnbc", "raw")] if source["msnbc"] == "real" else []}),
         Job("download_adult", {}, {"mirror": mirror}),
         Job("preprocess_adult", {}, {"source": source["adult"], "raw_dir": ADULT_RAW, "mirror": mirror, "seed": seed},
@@ -85,13 +85,13 @@ def jobs(config: Mapping) -> list[Job]:
                     if source["adult"] == "real" else []}),
     ]
     tables = [Ref("preprocess_msnbc", "sets"), Ref("preprocess_adult", "table")]
-    for s in ds.get("synthetic", []) or []:
+    for s in ds["synthetic"]:
         spec = {k: s[k] for k in ("name", "domain", "set_size", "users", "distribution")}
-        spec.update(zipf_exponent=float(s.get("zipf_exponent", 1.0)), seed=seed)
+        spec.update(zipf_exponent=float(s["zipf_exponent"]), seed=seed)
         out.append(Job("synthetic", {"name": s["name"]}, spec))
         tables.append(Ref("synthetic", "table", {"name": s["name"]}))
-    for key, extract in (ds.get("ipums", {}) or {}).items():
-        spec = {"sample": "", **extract}
+    for key, extract in ds["ipums"].items():
+        spec = dict(extract)
         if isinstance(extract.get("attributes"), Mapping):  # their order is the table's column order:
             spec["attributes"] = [[k, v] for k, v in extract["attributes"].items()]  # a list keeps it in JSON
         out.append(Job("download_ipums", {"key": key}, spec))
@@ -99,7 +99,9 @@ def jobs(config: Mapping) -> list[Job]:
         out.append(Job("preprocess_ipums", {"key": key}, {"key": key, "extract": spec, "raw_dir": RAW, "seed": seed},
                        inputs={"raw": [Ref("download_ipums", "raw", {"key": key})] if via_api else []}))
         tables.append(Ref("preprocess_ipums", "table", {"key": key}))
-    hdg = ((config.get("multidim_frameworks") or {}).get("hdg") or {}).get("datasets", [])
+    # the ordinal tables of multidim_frameworks.hdg (an optional part of an optional section)
+    hdg = (config.get("multidim_frameworks") or {}).get("hdg")
+    hdg = hdg["datasets"] if hdg else []
     tables += [Ref(name, "table", stage="multidim_frameworks") for name in ("adult", "loan") if name in hdg]
     out.append(Job("datasets_table", {}, {}, inputs={"tables": tables}))
     out.append(Job("msnbc_category_shares", {}, {}, inputs={

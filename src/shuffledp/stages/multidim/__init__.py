@@ -16,7 +16,6 @@ from shuffledp.errors import ConfigError, UsageError
 from shuffledp.experiments.multidim_names import (  # noqa: F401  (the stage's names)
     ADULT,
     ADULT_ATTRIBUTES,
-    DEFAULT_CLASSES,
     MECHANISMS,
     METHODS,
     parse_ratio,
@@ -28,10 +27,10 @@ from shuffledp.stages.jobs import Job, JobTable, Ref, batch_ranges, num
 TITLE = "Multidimensional categorical data (Wang et al., Computers & Security 2025)"
 def _check_multidim_tables(config: Mapping) -> None:
     """Each dataset is Adult or an IPUMS extract the data stage of this config builds, with enough rows."""
-    ipums = (config.get("datasets", {}) or {}).get("ipums", {}) or {}
+    ipums = config["datasets"]["ipums"]
     md = config.get("multidim")
     if md:
-        names = list(md.get("datasets", []))
+        names = list(md["datasets"])
         if len(set(names)) != len(names):
             raise ConfigError(f"config key multidim.datasets: duplicate entries in {names}")
         for name in names:
@@ -51,28 +50,29 @@ def check_config(config: Mapping) -> None:
     if not sec:
         return
     _check_multidim_tables(config)
-    ds = list(sec.get("datasets", []))
+    ds = list(sec["datasets"])
     if len(set(ds)) != len(ds):
         raise ConfigError(f"config key multidim.datasets: {ds} has a repeated dataset")
-    ipums = (config.get("datasets") or {}).get("ipums") or {}
+    ipums = config["datasets"]["ipums"]
     for name in ds:
         if name != ADULT and ipums and name not in ipums:
             raise ConfigError(f"config key multidim.datasets: {name!r} is neither 'adult' nor a key of datasets.ipums")
-    for m in sec.get("mechanisms", MECHANISMS):
+    for m in sec["mechanisms"]:
         if m not in MECHANISMS:
             raise ConfigError(f"config key multidim.mechanisms: unknown mechanism {m!r}")
-    eps = list(sec.get("eps", []))
+    eps = list(sec["eps"])
     if eps != sorted(eps) or len(set(eps)) != len(eps):
         raise ConfigError(f"config key multidim.eps: {eps} must be strictly increasing")
     if sec["reps_per_job"] > sec["reps"]:
         raise ConfigError("config key multidim.reps_per_job: exceeds multidim.reps")
-    pers = sec.get("personal", {})
-    for r in pers.get("ratios", []):
+    pers = sec.get("personal")  # optional: without it, no personal-budget jobs
+    if pers is None:
+        return
+    for r in pers["ratios"]:
         parse_ratio(r, "multidim.personal.ratios")
-    classes = pers.get("classes", DEFAULT_CLASSES)
-    if len(classes) != 3:
+    if len(pers["classes"]) != 3:
         raise ConfigError("config key multidim.personal.classes: exactly three classes expected")
-    if pers and pers.get("reps_per_job", 1) > pers.get("reps", 1):
+    if pers["reps_per_job"] > pers["reps"]:
         raise ConfigError("config key multidim.personal.reps_per_job: exceeds multidim.personal.reps")
 
 
@@ -110,20 +110,20 @@ def jobs(config: Mapping) -> list[Job]:
                         spec["flame_variant"] = sec["flame_variant"]
                     out.append(Job("uniform", {"dataset": ds, "mechanism": mech, "eps": num(eps), "batch": str(b)},
                                    spec, inputs={"data": [_table(ds)]}))
-    pers = sec.get("personal") or {}
-    for ds in sec["datasets"]:
+    pers = sec.get("personal")  # optional: without it, no personal-budget jobs
+    for ds in sec["datasets"] if pers else []:
         for method in METHODS:
-            for ratio in pers.get("ratios", []):
-                for b, reps in enumerate(batch_ranges(pers.get("reps", 1), pers.get("reps_per_job", 1))):
+            for ratio in pers["ratios"]:
+                for b, reps in enumerate(batch_ranges(pers["reps"], pers["reps_per_job"])):
                     spec = {"dataset": ds, "method": method, "ratio": ratio, "reps": reps,
                             "records": int(sec["records"]), "seed": seed, "bound": sec["bound"],
                             "family_bits": int(sec["hash_family_bits"]),
-                            "classes": pers.get("classes") or DEFAULT_CLASSES}
+                            "classes": pers["classes"]}
                     out.append(Job("personal", {"dataset": ds, "method": method, "ratio": ratio_tag(ratio),
                                                 "batch": str(b)}, spec, inputs={"data": [_table(ds)]}))
     table = JobTable(out)
     out.append(Job("report", {}, {"datasets": list(sec["datasets"]), "topk": int(sec["topk"]),
-                                  "scale": config.get("name", "default")},
+                                  "scale": config["name"]},
                    inputs={"uniform": table.refs("uniform", "table"), "timings": table.refs("uniform", "timings"),
                            "personal": table.refs("personal", "table"),
                            "data": [_table(ds) for ds in sec["datasets"]]}))

@@ -30,6 +30,11 @@ def data_table(config: Mapping, dataset: str) -> Ref:
     return Ref("preprocess_ipums", "table", {"key": dataset}, stage="data")
 
 
+def _parts(sec: Mapping) -> tuple[Mapping | None, Mapping | None]:
+    """The ``calm`` and ``hdg`` parts of the section; each optional (``None``: that framework has no runs)."""
+    return sec.get("calm"), sec.get("hdg")
+
+
 def check_config(config: Mapping) -> None:
     sec = config.get("multidim_frameworks")
     if not sec:
@@ -37,18 +42,16 @@ def check_config(config: Mapping) -> None:
     eps = list(sec["eps"])
     if eps != sorted(eps) or len(set(eps)) != len(eps):
         raise ConfigError(f"config key multidim_frameworks.eps: {eps} must be strictly increasing")
-    calm = sec.get("calm") or {}
-    hdg = sec.get("hdg") or {}
-    if "adult" in hdg.get("datasets", []) and hdg.get("query_dim", 2) > 5:
+    calm, hdg = _parts(sec)
+    if hdg and "adult" in hdg["datasets"] and hdg["query_dim"] > 5:
         raise ConfigError("config key multidim_frameworks.hdg.query_dim: Adult has 5 ordinal attributes")
-    c = hdg.get("domain", 16)
-    if c & (c - 1):
-        raise ConfigError(f"config key multidim_frameworks.hdg.domain: {c} is not a power of two")
-    loan = sec.get("loan") or {}
-    if loan.get("source") == "file" and not loan.get("path"):
+    if hdg and hdg["domain"] & (hdg["domain"] - 1):
+        raise ConfigError(f"config key multidim_frameworks.hdg.domain: {hdg['domain']} is not a power of two")
+    loan = sec["loan"]
+    if loan["source"] == "file" and not loan["path"]:
         raise ConfigError("config key multidim_frameworks.loan.path: required with source: file")
-    for ds in calm.get("datasets", []):
-        if ds not in (config.get("datasets", {}).get("ipums") or {}):
+    for ds in calm["datasets"] if calm else []:
+        if ds not in config["datasets"]["ipums"]:
             raise ConfigError(f"config key multidim_frameworks.calm.datasets: {ds!r} is not in datasets.ipums")
 
 
@@ -58,34 +61,34 @@ def jobs(config: Mapping) -> list[Job]:
     if not sec:
         return []
     seed = int(config["seed"])
-    scale = config.get("name", "default")
+    scale = config["name"]
     common = {"seed": seed}
     comp_opts = {"mhm": {"bound": sec["bound"], "family_bits": int(sec["hash_family_bits"])},
                  "flame": {"np_fraction": float(sec["flame_np_fraction"]), "variant": sec["flame_variant"]}}
     out: list[Job] = []
-    hdg = sec.get("hdg") or {}
-    calm = sec.get("calm") or {}
-    loan = sec.get("loan") or {}
-    if "loan" in hdg.get("datasets", []):
+    calm, hdg = _parts(sec)
+    hdg_datasets = list(hdg["datasets"]) if hdg else []
+    loan = sec["loan"]
+    if "loan" in hdg_datasets:
         out.append(Job("loan", {},
                        {"dataset": "loan", "seed": seed, "domain": int(hdg["domain"]),
-                        "source": loan.get("source", "auto"), "path": loan.get("path"),
-                        "records": loan.get("records"), "mirror": config.get("data_mirror"), "raw_dir": RAW}))
-    if "adult" in hdg.get("datasets", []):
+                        "source": loan["source"], "path": loan["path"],
+                        "records": loan["records"], "mirror": config["data_mirror"], "raw_dir": RAW}))
+    if "adult" in hdg_datasets:
         out.append(Job("adult", {}, {"dataset": "adult", "domain": int(hdg["domain"])},
                        inputs={"table": [Ref("preprocess_adult", "table", stage="data")]}))
     runs = []
     for fw, part in (("calm", calm), ("hdg", hdg)):
-        for ds in part.get("datasets", []):
+        for ds in part["datasets"] if part else []:
             for comp in sec["components"]:
                 spec = {"framework": fw, "component": comp, "dataset": ds, "eps": [float(e) for e in sec["eps"]],
-                        "records": part.get("records"), "reps": int(part["reps"]), **common, **comp_opts[comp]}
+                        "records": part["records"], "reps": int(part["reps"]), **common, **comp_opts[comp]}
                 if fw == "calm":
                     spec.update({k: calm[k] for k in ("view_size", "max_view_cells", "marginals",
                                                        "marginal_size", "rounds")})
                 else:
                     spec.update({k: hdg[k] for k in ("domain", "queries", "query_dim", "volume", "rounds")})
-                    spec["granularity"] = hdg.get("granularity", "hdg")
+                    spec["granularity"] = hdg["granularity"]
                 runs.append(Job("run", {"framework": fw, "dataset": ds, "component": comp}, spec,
                                 inputs={"table": [data_table(config, ds)]}))
     out += runs
@@ -93,10 +96,11 @@ def jobs(config: Mapping) -> list[Job]:
         datasets = sorted({j.wildcards["dataset"] for j in runs})
         out.append(Job("report", {}, {"scale": scale, "eps": [float(e) for e in sec["eps"]],
                                       "components": list(sec["components"]),
-                                      "calm_datasets": list(calm.get("datasets", [])),
-                                      "marginals": calm.get("marginals"), "marginal_size": calm.get("marginal_size"),
-                                      "queries": hdg.get("queries"), "query_dim": hdg.get("query_dim"),
-                                      "hdg_datasets": list(hdg.get("datasets", [])), "datasets": datasets},
+                                      "calm_datasets": list(calm["datasets"]) if calm else [],
+                                      # None: the part is not configured
+                                      **{k: calm[k] if calm else None for k in ("marginals", "marginal_size")},
+                                      **{k: hdg[k] if hdg else None for k in ("queries", "query_dim")},
+                                      "hdg_datasets": hdg_datasets, "datasets": datasets},
                        inputs={"runs": JobTable(runs).refs("run", "table"),
                                "data": [data_table(config, ds) for ds in datasets]}))
     return out

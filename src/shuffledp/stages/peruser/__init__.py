@@ -1,7 +1,7 @@
 """Per-user histograms in the shuffle model (docs/peruser.md): Figures 1-4 and the claims table.
 
 Jobs: one ``job`` per (method, dataset, clustering, repetition batch) with every eps, eps1 split, c
-and repetition inside (issue 14); one ``collect`` per table (``runs``, ``users``); one ``report``
+and repetition inside; one ``collect`` per table (``runs``, ``users``); one ``report``
 (figures 1-4, claims table). The computations are in :mod:`shuffledp.experiments.peruser`.
 """
 
@@ -23,12 +23,14 @@ def _check_peruser_sources(config: Mapping) -> None:
     sec = config.get("peruser")
     if not sec:
         return
-    for i, ds in enumerate(sec.get("datasets", [])):
-        if ds.get("source") == "synthetic":
+    for i, ds in enumerate(sec["datasets"]):
+        if ds["source"] == "synthetic":
             for key in ("d", "clusters", "kind"):
                 if key not in ds:
                     raise ConfigError(f"config key peruser.datasets[{i}].{key}: required for source synthetic")
-            lo, hi = ds.get("views", [10, 60])
+            # views: optional here (each job's spec holds the dataset as configured; the experiment
+            # reads its default there), so only a given range is checked
+            lo, hi = ds["views"] if "views" in ds else (0, 0)
             if lo > hi:
                 raise ConfigError(f"config key peruser.datasets[{i}].views: [{lo}, {hi}] must be [min, max]")
 
@@ -37,7 +39,7 @@ def _check_peruser_clusters(config: Mapping) -> None:
     """k-means needs at most as many clusters as the smallest dataset has users."""
     pu = config.get("peruser")
     if pu:
-        smallest = min((d["n"] for d in pu.get("datasets", [])), default=None)
+        smallest = min((d["n"] for d in pu["datasets"]), default=None)
         if smallest is not None and pu["kmeans_k"] > smallest:
             raise ConfigError(f"config key peruser.kmeans_k: {pu['kmeans_k']} clusters exceed the smallest "
                               f"peruser.datasets n ({smallest})")
@@ -61,18 +63,18 @@ def check_config(config: Mapping) -> None:
         raise ConfigError("config key peruser.datasets: duplicate names")
     if sec["repetitions"] % sec["batch_size"]:
         raise ConfigError("config key peruser.repetitions: must be a multiple of peruser.batch_size")
-    fig = sec.get("figure", {})
-    if fig.get("eps") is not None and fig["eps"] not in sec["eps"]:
+    fig = sec["figure"]  # each of its keys optional: the report picks one when not given
+    if "eps" in fig and fig["eps"] not in sec["eps"]:
         raise ConfigError("config key peruser.figure.eps: must be one of peruser.eps")
-    if fig.get("c") is not None and fig["c"] not in sec["c"]:
+    if "c" in fig and fig["c"] not in sec["c"]:
         raise ConfigError("config key peruser.figure.c: must be one of peruser.c")
-    if fig.get("split") is not None and fig["split"] not in sec["eps1_fractions"]:
+    if "split" in fig and fig["split"] not in sec["eps1_fractions"]:
         raise ConfigError("config key peruser.figure.split: must be one of peruser.eps1_fractions")
 
 
 def jobs(config: Mapping) -> list[Job]:
     """Every job of the stage. ``job``: one per (method, dataset, clustering, batch) with every eps,
-    the eps1 splits, every c and the batch's repetitions inside (issue 14: grid points and
+    the eps1 splits, every c and the batch's repetitions inside (grid points and
     repetitions of one protocol go inside its job); ``collect`` (runs, users); ``report``.
     Seeds derive from the config's seed and (dataset, method, eps, split, clustering, c, repetition),
     never from the batch or from which eps values share a job."""
@@ -86,7 +88,7 @@ def jobs(config: Mapping) -> list[Job]:
             for m in sec["methods"]:
                 if m in CLUSTERED:
                     splits = [num(f) for f in sec["eps1_fractions"]]
-                    if sec.get("theorem4_split", True):
+                    if sec["theorem4_split"]:
                         splits.append("thm4")
                     combos = [(cl, splits) for cl in sec["clusterings"]]
                 elif m in ("oracle", "single"):
@@ -99,15 +101,15 @@ def jobs(config: Mapping) -> list[Job]:
                             "kmeans_k": int(sec["kmeans_k"]), "reps": reps, "seed": seed,
                             "user_sample": int(sec["user_sample"])}
                     if cl == "dbscan":
-                        spec["dbscan"] = dict(sec.get("dbscan", {}))
+                        spec["dbscan"] = dict(sec["dbscan"])
                     out.append(Job("job", {"dataset": ds["name"], "method": m, "clustering": cl, "batch": str(b)},
                                    spec, inputs={"msnbc": [MSNBC] if ds["source"] == "msnbc" else []}))
     table = JobTable(out)
     for kind in ("runs", "users"):
         out.append(Job("collect", {"kind": kind}, {}, inputs={"tables": table.refs("job", kind)}))
-    out.append(Job("report", {}, {"figure": dict(sec.get("figure", {}) or {}), "eps": list(sec["eps"]),
+    out.append(Job("report", {}, {"figure": dict(sec["figure"]), "eps": list(sec["eps"]),
                                   "eps1_fractions": list(sec["eps1_fractions"]),
-                                  "scale": config.get("name", "default")},
+                                  "scale": config["name"]},
                    inputs={"runs": [Ref("collect", "table", {"kind": "runs"})],
                            "users": [Ref("collect", "table", {"kind": "users"})]}))
     return out
@@ -178,7 +180,7 @@ STAGE = Stage(
              optional_keys=frozenset({"dbscan"}),
              wildcards={"dataset": "[A-Za-z0-9_]+?", "method": "[A-Za-z0-9]+", "clustering": "[a-z]+",
                         "batch": "[0-9]+"},
-             # every eps inside since issue 14 (4 at paper scale): runtime doubled from 30, an estimate from
+             # every eps inside (4 at paper scale): runtime doubled from 30, an estimate from
              # the per-eps job times in docs/peruser.md, not yet a benchmark of the new layout
              mem_mb=1500, runtime=60,
              threads=1),  # one BLAS/OpenMP thread per job (as OMP_NUM_THREADS=1 before): jobs run side by side

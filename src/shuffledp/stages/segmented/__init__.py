@@ -35,12 +35,12 @@ def _check_segmented_accountants(config: Mapping) -> None:
     cfg = config.get("segmented")
     if not cfg:
         return
-    built = list(cfg.get("accountants", ["sound", "paper"]))
-    used = cfg.get("accountant", "sound")
+    built = list(cfg["accountants"])
+    used = cfg["accountant"]
     if used not in built:
         raise ConfigError(f"config key segmented.accountant: {used!r} needs {used!r} in segmented.accountants "
                           f"(which builds {built})")
-    if cfg.get("compare_paper_accountant", False) and used != "paper" and "paper" not in built:
+    if cfg["compare_paper_accountant"] and used != "paper" and "paper" not in built:
         raise ConfigError("config key segmented.compare_paper_accountant: true needs 'paper' in "
                           f"segmented.accountants (which builds {built})")
     if len(set(built)) != len(built):
@@ -49,10 +49,10 @@ def _check_segmented_accountants(config: Mapping) -> None:
 
 def _check_segmented_tables(config: Mapping) -> None:
     """Each dataset reads a set-valued table the data stage of this config builds."""
-    synth = {s["name"] for s in (config.get("datasets", {}) or {}).get("synthetic", []) or []}
+    synth = {s["name"] for s in config["datasets"]["synthetic"]}
     seg = config.get("segmented")
     if seg:
-        for name, spec in seg.get("datasets", {}).items():
+        for name, spec in seg["datasets"].items():
             table = spec["table"]
             if table != "msnbc_sets" and not table.startswith("synthetic_"):
                 raise ConfigError(f"config key segmented.datasets.{name}.table: {table!r} is not a set-valued table "
@@ -96,7 +96,7 @@ def check_config(config: Mapping) -> None:
         for name, shares in cfg["settings"].items():
             if np.any(level_counts(n, shares) < 1):
                 raise ConfigError(f"config key segmented.settings.{name}: a level has no user at n = {n}")
-    synth = {s["name"]: s for s in config.get("datasets", {}).get("synthetic", []) or []}
+    synth = {s["name"]: s for s in config["datasets"]["synthetic"]}
     for name, ds in cfg["datasets"].items():
         table = ds["table"]
         if table.startswith("synthetic_"):
@@ -109,7 +109,7 @@ def check_config(config: Mapping) -> None:
                                   f"datasets.synthetic[{sname}].domain {synth[sname]['domain']}")
         if ds["s"] >= ds["d"]:
             raise ConfigError(f"config key segmented.datasets.{name}.s: must be < d")
-    for fig, spec in cfg.get("figures", {}).items():
+    for fig, spec in cfg["figures"].items():
         for ds in spec["datasets"]:
             if ds not in cfg["datasets"]:
                 raise ConfigError(f"config key segmented.figures.{fig}.datasets: unknown dataset {ds}")
@@ -147,20 +147,20 @@ def _table_jobs(cfg: Mapping, seed: int, levels: list, grid: list, pan: list, pa
     for ds in pan_ds:
         dcfg = cfg["datasets"][ds]
         out.append(Job("prepare", {"segds": ds}, {"dataset": ds, "d": int(dcfg["d"]), "s": int(dcfg["s"]),
-                                                   "seed": seed, "oversize": cfg.get("oversize", "random")},
+                                                   "seed": seed, "oversize": cfg["oversize"]},
                        inputs={"table": [f"data/processed/{dcfg['table']}.parquet"]}))
         for n in ns:
             wc = {"segds": ds, "segn": str(n)}
             delta = float(cfg["delta_factor"]) / n
             out.append(Job("accountant", wc, {
                 "n": n, "d": int(dcfg["d"]), "s": int(dcfg["s"]), "levels": levels, "delta": delta,
-                "m_grid": grid, "accountants": list(cfg.get("accountants", ["sound", "paper"])),
+                "m_grid": grid, "accountants": list(cfg["accountants"]),
                 "settings": {k: [float(x) for x in v] for k, v in cfg["settings"].items()}}))
             used = sorted({st for d, st in pan if d == ds})
             out.append(Job("params", wc, {
                 "dataset": ds, "n": n, "d": int(dcfg["d"]), "s": int(dcfg["s"]), "levels": levels,
                 "settings": {k: cfg["settings"][k] for k in used}, "delta": delta,
-                "uniform_eps": float(cfg.get("uniform_eps", 0.5)), "accountant": cfg.get("accountant", "sound")}))
+                "uniform_eps": float(cfg["uniform_eps"]), "accountant": cfg["accountant"]}))
     return out
 
 
@@ -187,22 +187,22 @@ def _run_jobs(cfg: Mapping, seed: int, levels: list, pan: list, pan_ds: list, ns
                 base = dict(common, dataset=ds, n=n, setting=st, levels=levels,
                             shares=[float(x) for x in cfg["settings"][st]])
                 for proto in ours_protocols(cfg):
-                    spec = dict(base, protocol=proto, level_histogram=cfg.get("level_histogram", "exact"),
-                                sampler=cfg.get("sampler", "counts"),
-                                accountant="paper" if proto == OURS_PAPER else cfg.get("accountant", "sound"))
+                    spec = dict(base, protocol=proto, level_histogram=cfg["level_histogram"],
+                                sampler=cfg["sampler"],
+                                accountant="paper" if proto == OURS_PAPER else cfg["accountant"])
                     if spec["level_histogram"] == "grr":
-                        spec["epsilon_p"] = float(cfg.get("epsilon_p", 1.0))
+                        spec["epsilon_p"] = float(cfg["epsilon_p"])
                     out.append(_run_of(_run_wc(proto, ds, n, st, b), spec))
                 out.append(_run_of(_run_wc("sepmm", ds, n, st, b), dict(base, protocol="sepmm")))
                 out.append(_run_of(_run_wc("wsepmm", ds, n, st, b), dict(
                     base, protocol="wsepmm", delta=float(cfg["delta_factor"]) / n,
-                    wsepmm_power=float(cfg.get("wsepmm_power", 0.5)))))
+                    wsepmm_power=float(cfg["wsepmm_power"]))))
         for ds in pan_ds:
             for n in ns:
                 for proto in UNIFORM_BASELINES:
                     spec = dict(common, protocol=proto, dataset=ds, n=n, setting="none")
                     if proto == "subexp_local":
-                        spec["subexp_local_eps"] = float(cfg.get("subexp_local_eps", 2.0))
+                        spec["subexp_local_eps"] = float(cfg["subexp_local_eps"])
                     out.append(_run_of(_run_wc(proto, ds, n, "none", b), spec))
     return out
 
@@ -214,8 +214,8 @@ def _report_jobs(config: Mapping, cfg: Mapping, table: JobTable, grid: list, pan
     used = sorted({(j.wildcards["segds"], j.wildcards["segn"], j.wildcards["segset"])
                    for j in table.of_step("run") if j.wildcards["segproto"] in OURS_ALL},
                   key=lambda k: f"{k[0]}_n{k[1]}_{k[2]}")
-    out = [Job("aggregate", {}, {"accountant": cfg.get("accountant", "sound"),
-                                 "scale": config.get("name", "default"),
+    out = [Job("aggregate", {}, {"accountant": cfg["accountant"],
+                                 "scale": config["name"],
                                  "tables": [{"dataset": d, "n": int(n), "setting": st} for d, n, st in used]},
                inputs={"runs": table.refs("run", "table"),
                        "accountant": [Ref("accountant", "tables", {"segds": d, "segn": n, "setting": st})
@@ -228,8 +228,8 @@ def _report_jobs(config: Mapping, cfg: Mapping, table: JobTable, grid: list, pan
                                "data": [Ref("prepare", "data", {"segds": d}) for d in pan_ds
                                         if d in fspec["datasets"]]}))
     out.append(Job("claims", {}, {"n": ns, "m_grid": grid, "figures": cfg["figures"],
-                                  "m_factor": float(cfg.get("m_factor", 2.0)),
-                                  "scale": config.get("name", "default")},
+                                  "m_factor": float(cfg["m_factor"]),
+                                  "scale": config["name"]},
                    inputs={"summary": summary, "data": table.refs("prepare", "data")}))
     return out
 
