@@ -31,13 +31,13 @@ def test_every_writer_gives_the_ordinary_mode(tmp_path):
     try:
         df = pd.DataFrame({"a": [1, 2], "b": [0.5, float("nan")]})
         io.write_table(df, tmp_path / "t.parquet", {"dataset": "x", "standin": True})
-        io.write_parquet(df, tmp_path / "p.parquet")
+        io.write_table(df, tmp_path / "p.parquet")
         io.write_text(tmp_path / "t.md", io.markdown_table(df, "caption"))
         io.write_json(tmp_path / "j.json", {"b": 1, "a": [1, 2]})
         fig, ax = plt.subplots()
         ax.plot([0, 1])
         io.save_figure_file(fig, tmp_path / "f.png")
-        io.save_figure_file(fig, tmp_path / "f.pdf", metadata={"CreationDate": None})
+        io.save_figure_file(fig, tmp_path / "f.pdf")
         plt.close(fig)
     finally:
         os.umask(old)
@@ -126,3 +126,40 @@ def test_temporaries_of_killed_writers_are_removed(tmp_path):
     io.write_text(tmp_path / "out.md", "done\n")
     assert not stale.exists() and live.exists() and other.exists()
     assert (tmp_path / "out.md").read_text() == "done\n"
+
+
+def test_one_figure_saver_fixes_the_metadata_and_one_table_writer_the_bytes(tmp_path):
+    """Figures carry only the fixed metadata (no date, no library version) and are byte-stable;
+    a caller cannot pass other metadata. Tables: zstd, no pandas metadata, provenance when given."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+    import pyarrow.parquet as pq
+    import pytest
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1, 3])
+    for ext in ("pdf", "png"):
+        io.save_figure_file(fig, tmp_path / f"a.{ext}")
+        io.save_figure_file(fig, tmp_path / f"b.{ext}")
+        assert (tmp_path / f"a.{ext}").read_bytes() == (tmp_path / f"b.{ext}").read_bytes()
+    pdf = (tmp_path / "a.pdf").read_bytes()
+    assert b"CreationDate" not in pdf and b"Matplotlib" not in pdf and b"shuffledp" in pdf
+    png = (tmp_path / "a.png").read_bytes()
+    assert b"Software" in png and b"shuffledp" in png and b"matplotlib" not in png.lower()
+    with pytest.raises(TypeError):
+        io.save_figure_file(fig, tmp_path / "c.pdf", metadata={"Title": "x"})
+    with pytest.raises(ValueError):
+        io.save_figure_file(fig, tmp_path / "c.svg")
+    plt.close(fig)
+
+    df = pd.DataFrame({"a": [1, 2], "b": ["x", "y"]}, index=[5, 6])
+    io.write_table(df, tmp_path / "t.parquet", {"dataset": "d"})
+    meta = pq.read_schema(tmp_path / "t.parquet").metadata
+    assert set(meta) == {io.META_KEY} and io.read_provenance(tmp_path / "t.parquet") == {"dataset": "d"}
+    assert pq.ParquetFile(tmp_path / "t.parquet").metadata.row_group(0).column(0).compression == "ZSTD"
+    assert pd.read_parquet(tmp_path / "t.parquet").equals(df.reset_index(drop=True))
+    io.write_table(df, tmp_path / "u.parquet")
+    assert pq.read_schema(tmp_path / "u.parquet").metadata is None

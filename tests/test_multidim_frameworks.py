@@ -309,7 +309,7 @@ def test_run_job_reproducible_and_mhm_beats_flame(tmp_path):
 
     from shuffledp.datasets import loan
     from shuffledp.datasets.provenance import write_table
-    from shuffledp.experiments.multidim_frameworks import run_job, write_parquet
+    from shuffledp.experiments.multidim_frameworks import run_job
     from shuffledp.stages.jobs import JobTable
     from shuffledp.stages.multidim_frameworks import jobs
 
@@ -322,8 +322,8 @@ def test_run_job_reproducible_and_mhm_beats_flame(tmp_path):
     whole = js.job("run", {"framework": "hdg", "component": "mhm", "dataset": "loan"}).spec
     spec = dict(whole, eps=[1.0])
     a, b = run_job(spec, str(path)), run_job(spec, str(path))
-    write_parquet(a, tmp_path / "a.parquet")
-    write_parquet(b, tmp_path / "b.parquet")
+    write_table(a, tmp_path / "a.parquet")
+    write_table(b, tmp_path / "b.parquet")
     assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()  # no timings inside
     assert bool(a.standin.all())
     fl = run_job(dict(js.job("run", {"framework": "hdg", "component": "flame", "dataset": "loan"}).spec, eps=[1.0]),
@@ -335,7 +335,7 @@ def test_run_job_reproducible_and_mhm_beats_flame(tmp_path):
     # every eps_s in one job: the eps_s = 1 rows are those of a job holding only eps_s = 1
     both = run_job(dict(whole, eps=[0.5, 1.0]), str(path))
     assert list(both.eps.unique()) == [0.5, 1.0]
-    write_parquet(both[both.eps == 1.0], tmp_path / "c.parquet")
+    write_table(both[both.eps == 1.0], tmp_path / "c.parquet")
     assert (tmp_path / "c.parquet").read_bytes() == (tmp_path / "a.parquet").read_bytes()
     tuned = run_job(dict(spec, granularity="component", reps=1), str(path))
     assert tuned.g1.iloc[0] >= a.g1.iloc[0]  # MHM's variance is far below LDP's at eps_s: finer grids

@@ -37,7 +37,6 @@ __all__ = [
     "save_figure_file",
     "write_bytes",
     "write_json",
-    "write_parquet",
     "write_table",
     "write_text",
 ]
@@ -132,17 +131,10 @@ def write_json(path: str | os.PathLike, obj: object) -> None:
     write_text(path, json.dumps(obj, sort_keys=True, indent=1, allow_nan=False, default=_default) + "\n")
 
 
-def write_parquet(df: pd.DataFrame | pa.Table, path: str | os.PathLike, **kwargs) -> None:
-    """``DataFrame.to_parquet(path, index=False, **kwargs)``, atomically (a Table goes via pyarrow)."""
-    if isinstance(df, pa.Table):
-        atomic_write(path, lambda tmp: pq.write_table(df, tmp, **kwargs))
-        return
-    kwargs.setdefault("index", False)
-    atomic_write(path, lambda tmp: df.to_parquet(tmp, **kwargs))
-
-
 def write_table(table: pa.Table | pd.DataFrame, path: str | os.PathLike, provenance: Mapping | None = None) -> None:
-    """Write ``table`` (zstd Parquet) atomically with ``provenance`` under the ``shuffledp`` key."""
+    """The one Parquet writer: ``table`` (a DataFrame without its index, or an Arrow table) as zstd
+    Parquet, atomically, with ``provenance`` under the ``shuffledp`` key (when given) and no pandas
+    metadata (it names the pandas version: the bytes would depend on the environment)."""
     if isinstance(table, pd.DataFrame):
         table = pa.Table.from_pandas(table, preserve_index=False)
     meta = dict(table.schema.metadata or {})
@@ -175,10 +167,24 @@ def read_provenance(path: str | os.PathLike) -> dict:
         raise ValueError(f"{path}: provenance metadata is not valid JSON ({exc})") from exc
 
 
+# fixed metadata of every figure: no dates, no library versions, so a figure's bytes depend only on
+# its content (and matplotlib's rendering)
+FIGURE_METADATA = {
+    "pdf": {"Creator": "shuffledp", "Producer": "shuffledp", "CreationDate": None, "ModDate": None},
+    "png": {"Software": "shuffledp"},
+}
+
+
 def save_figure_file(fig, path: str | os.PathLike, **savefig_kwargs) -> None:
-    """``fig.savefig`` atomically; the format is the file's extension."""
-    fmt = savefig_kwargs.pop("format", None) or Path(path).suffix.lstrip(".") or None
-    atomic_write(path, lambda tmp: fig.savefig(tmp, format=fmt, **savefig_kwargs))
+    """The one figure saver: ``fig.savefig`` atomically, the format from the file's extension, with
+    the fixed metadata of :data:`FIGURE_METADATA` (a caller cannot pass its own)."""
+    fmt = Path(path).suffix.lstrip(".").lower()
+    if fmt not in FIGURE_METADATA:
+        raise ValueError(f"{path}: figures are written as .pdf or .png")
+    if "metadata" in savefig_kwargs or "format" in savefig_kwargs:
+        raise TypeError("save_figure_file fixes the format and metadata itself")
+    meta = FIGURE_METADATA[fmt]
+    atomic_write(path, lambda tmp: fig.savefig(tmp, format=fmt, metadata=meta, **savefig_kwargs))
 
 
 def markdown_table(df: pd.DataFrame, caption: str, float_format: str = "{:.6g}") -> str:

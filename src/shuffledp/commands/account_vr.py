@@ -247,7 +247,7 @@ def log_grid(lo: float, hi: float, num: int) -> list[float]:
 
 def _cmd_table_segmented(args) -> int:
     from shuffledp.accountants import segmented_optimizer as so
-    from shuffledp.io import write_parquet
+    from shuffledp.io import write_table
 
     known = {"n", "d", "s", "levels", "shares", "delta", "m-grid", "accountants"}
     shares_list, outs = list(args.shares), list(args.out)
@@ -274,7 +274,7 @@ def _cmd_table_segmented(args) -> int:
     # the shares and are cached across settings (shuffledp.accountants.segmented_optimizer)
     for (levels, shares), out in zip(settings, outs, strict=True):
         table = _call(so.segmented_table, known, n, d, s, levels, shares, delta, grid, accountants=accountants)
-        write_parquet(table, out)  # atomic, as every table
+        write_table(table, out)  # atomic, as every table
         sys.stdout.write(f"{out}\n")
     return 0
 

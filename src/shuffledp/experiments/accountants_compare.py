@@ -205,12 +205,12 @@ def report(spec: Mapping, inputs: list[str], timings: list[str], out: Mapping[st
     """The ``report`` step: collect the ``run`` jobs' tables, write the Parquet and Markdown tables
     (no run times, so reruns are byte-identical), the run times' own Markdown table (labelled not
     reproducible) and the figure."""
-    from shuffledp.io import write_parquet, write_text
+    from shuffledp.io import write_table, write_text
     from shuffledp.plotting.accountants_compare import figure
 
     df = collect([pd.read_parquet(p) for p in inputs])
     df["scale"] = spec["scale"]
-    write_parquet(df, out["table"])
+    write_table(df, out["table"])
     write_text(out["md"], markdown(df, scale=spec["scale"]))
     if timings:
         sec = pd.concat([pd.read_parquet(p) for p in timings], ignore_index=True)

@@ -311,12 +311,12 @@ def markdown(gain: pd.DataFrame, meas: pd.DataFrame, *, scale: str = "default") 
 
 def run_gain(spec: Mapping, out: Mapping[str, str]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The ``gain`` step: the formula table, the measured table, their Markdown and the figure."""
-    from shuffledp.io import write_parquet, write_text
+    from shuffledp.io import write_table, write_text
     from shuffledp.plotting.accountants_compare import gain_figure
 
     gain, meas = gain_rows(spec), measure_rows(spec)
-    write_parquet(gain, out["table"])
-    write_parquet(meas, out["measured"])
+    write_table(gain, out["table"])
+    write_table(meas, out["measured"])
     write_text(out["md"], markdown(gain, meas, scale=spec["scale"]))
     gain_figure(gain, out["pdf"], out["png"], scale=spec["scale"])
     return gain, meas

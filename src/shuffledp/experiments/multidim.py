@@ -30,7 +30,6 @@ from shuffledp.experiments.multidim_names import (  # noqa: F401  (re-exported)
     parse_ratio,
     ratio_tag,
 )
-from shuffledp.io import write_parquet as _write_parquet
 from shuffledp.seeding import rng as seeded_rng
 from shuffledp.tasks.multidim import frequency_mse, topk_confusion, true_frequencies
 
@@ -164,6 +163,3 @@ def run_personal(data, domains, method: str, ratio: str, reps: list[int], *, see
                      "weights": json.dumps([round(w, 12) for w in res.weights])})
     return pd.DataFrame(rows)
 
-
-def write_parquet(df: pd.DataFrame, path: str | Path) -> None:
-    _write_parquet(df.reset_index(drop=True), path, compression="zstd")

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
+from shuffledp.io import write_table
 from shuffledp.seeding import rng as seeded_rng
 
 FRAMEWORKS = ("calm", "hdg")
@@ -160,11 +161,6 @@ def run_job(spec: Mapping, data_path: str) -> pd.DataFrame:
     df["standin"] = bool(prov.get("standin", False))
     return df
 
-
-def write_parquet(df: pd.DataFrame, path: str | Path) -> None:
-    from shuffledp.io import write_parquet as _write
-
-    _write(df.reset_index(drop=True), path, compression="zstd")
 
 
 # ------------------------------------------------------------------ report
@@ -323,7 +319,7 @@ def report(run_files: list[str], data_files: Mapping[str, str], spec: Mapping, o
     summ = summarise(df)
     notes = {ds: standin_note(read_provenance(p)) for ds, p in data_files.items()}
     subset = {ds for ds, p in data_files.items() if read_provenance(p).get("subset")}
-    write_parquet(summ, out["summary"])
+    write_table(summ, out["summary"])
     mq = f"{spec.get('marginals')} random {spec.get('marginal_size')}-way marginals"
     rq = f"{spec.get('queries')} random {spec.get('query_dim')}-dimensional range queries"
     specs = [("calm", "unit_mse", 6, f"Fig. 6: MSE of the CALM views (answering {mq})"),
@@ -341,6 +337,6 @@ def report(run_files: list[str], data_files: Mapping[str, str], spec: Mapping, o
     from shuffledp.io import write_text
 
     cl = claims(summ, notes, spec["scale"], subsets=subset)
-    write_parquet(cl, out["claims"])
+    write_table(cl, out["claims"])
     write_text(out["claims_md"], claims_markdown(cl, notes, spec["scale"]))
     return cl

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from shuffledp.experiments.multidim import ADULT, dataset_label, standin_note, write_parquet
-from shuffledp.io import read_provenance, save_figure_file, write_text
+from shuffledp.experiments.multidim import ADULT, dataset_label, standin_note
+from shuffledp.io import read_provenance, save_figure_file, write_table, write_text
 
 LABELS = {"mhm": "MHM", "flame": "FLAME", "tcm": "TCM", "ogm": "OGM", "nogm": "NOGM"}
 COLORS = {"mhm": "tab:red", "flame": "tab:blue", "tcm": "tab:green", "ogm": "tab:red", "nogm": "tab:gray"}
@@ -35,8 +35,8 @@ def _title(text: str, note: str) -> str:
 
 
 def _save(fig, pdf, png) -> None:
-    save_figure_file(fig, pdf, metadata={"CreationDate": None, "ModDate": None})
-    save_figure_file(fig, png, dpi=130, metadata={"Software": None})
+    save_figure_file(fig, pdf)
+    save_figure_file(fig, png, dpi=130)
 
 
 def summarise_uniform(df: pd.DataFrame) -> pd.DataFrame:
@@ -121,7 +121,7 @@ def _timings(timing_files, note: str, out: Mapping[str, str], provs) -> pd.DataF
     if len(tim):
         tim = tim.sort_values(["dataset", "mechanism", "eps", "rep"]).reset_index(drop=True)
         tim["note"] = "wall-clock timings: NOT reproducible, excluded from byte-identity checks"
-        write_parquet(tim, out["timings"])
+        write_table(tim, out["timings"])
         ts = tim.groupby(["dataset", "mechanism", "eps"], sort=True)["user_seconds_per_user"].median().reset_index()
         ts["us_per_user"] = ts["user_seconds_per_user"] * 1e6
         fig_lines(ts, "us_per_user", "user-side time per user (microseconds)",
@@ -135,7 +135,7 @@ def _personal(personal_files, note: str, out: Mapping[str, str], provs) -> pd.Da
     pers = _concat(personal_files)
     if len(pers):
         pers = pers.sort_values(["dataset", "method", "ratio", "rep"]).reset_index(drop=True)
-        write_parquet(pers, out["personal"])
+        write_table(pers, out["personal"])
         ps = pers.groupby(["dataset", "method", "ratio"], sort=False)["mse"].mean().reset_index()
         shares = {r: [int(x) for x in r.split(":")] for r in pers["ratio"].unique()}
         # x axis: from the most conservative population to the most liberal
@@ -158,9 +158,9 @@ def report(uniform_files, timing_files, personal_files, data_files: dict, *, sca
     note = _note(provs)
     uni = _concat(uniform_files)
     uni = uni.sort_values(["dataset", "mechanism", "eps", "rep"]).reset_index(drop=True)
-    write_parquet(uni, out["uniform"])
+    write_table(uni, out["uniform"])
     summ = summarise_uniform(uni)
-    write_parquet(summ, out["fig3_table"])
+    write_table(summ, out["fig3_table"])
     fig_lines(summ, "mse", "MSE (per-attribute average)", "Fig. 3: frequency estimation MSE, delta=1/n", note,
               out["fig3"], out["fig3_png"], provs=provs)
     fig_lines(summ, "bits_total", "bits per user (sent + received)",
@@ -168,7 +168,7 @@ def report(uniform_files, timing_files, personal_files, data_files: dict, *, sca
               out["fig5"], out["fig5_png"], provs=provs)
     tim = _timings(timing_files, note, out, provs)
     t3 = table3(summ, topk)
-    write_parquet(t3, out["table3"])
+    write_table(t3, out["table3"])
     write_text(out["table3_md"], table3_md(t3, note, scale))
     pers = _personal(personal_files, note, out, provs)
     c = claims(summ, pers, scale, tim, [k for k, p in provs.items() if p.get("standin")] if provs else None)
@@ -179,8 +179,8 @@ def _write_claims(c: pd.DataFrame, note: str, scale: str, out: Mapping[str, str]
     # claims decided from wall-clock timings (Fig. 4's user time) cannot be byte-identical across
     # runs: they get their own table, labelled not reproducible, beside the reproducible one
     timed = c["id"].str.startswith("fig4_user_time")
-    write_parquet(c[~timed].reset_index(drop=True), out["claims"])
+    write_table(c[~timed].reset_index(drop=True), out["claims"])
     write_text(out["claims_md"], claims_md(c[~timed], note, scale))
     tnote = "; ".join(x for x in (note, "decided from wall-clock timings: NOT reproducible") if x)
-    write_parquet(c[timed].reset_index(drop=True), out["claims_timings"])
+    write_table(c[timed].reset_index(drop=True), out["claims_timings"])
     write_text(out["claims_timings_md"], claims_md(c[timed], tnote, scale))

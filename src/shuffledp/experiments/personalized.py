@@ -10,7 +10,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from shuffledp.claims.personalized import PAPER_TABLE2, PAPER_TABLE2_EPS
-from shuffledp.io import save_figure_file, write_parquet, write_text
+from shuffledp.io import save_figure_file, write_table, write_text
 
 
 def run_points(spec: Mapping) -> pd.DataFrame:
@@ -31,16 +31,16 @@ def report(spec: Mapping, points: list[str], rows: list[str], out: Mapping[str, 
     """Figure 4 (table and plot), Table 2 beside the paper's values, and the claims table."""
     fig = pd.concat([pd.read_parquet(f) for f in points], ignore_index=True)
     fig = fig.sort_values(["setting", "mechanism", "bound", "n", "seed"], kind="stable").reset_index(drop=True)
-    write_parquet(fig, out["fig_table"])
+    write_table(fig, out["fig_table"])
     plot_fig4(fig, out["pdf"], out["png"], float(spec["delta_central"]))
     t2 = table2([pd.read_parquet(f) for f in rows], spec["t2_setting"], int(spec["t2_n"]))
-    write_parquet(t2, out["t2"])
+    write_table(t2, out["t2"])
     cap = (f"Table 2 (Liu et al. CIKM'24): delta_s of each bound, {spec['t2_setting']}, n = {spec['t2_n']}, "
            f"delta_l = {spec['delta_local']}, Gaussian mechanism; 'paper' = the paper's printed value (reference "
            f"data copied from its Table 2), not computed here. Scale: {spec['scale']}.")
     write_text(out["t2_md"], table2_markdown(t2, cap))
     cl = claims(fig, t2, spec["scale"])
-    write_parquet(cl, out["claims"])
+    write_table(cl, out["claims"])
     write_text(out["claims_md"], claims_markdown(cl))
     return cl
 
@@ -164,6 +164,6 @@ def plot_fig4(fig: pd.DataFrame, out_pdf: str, out_png: str, delta_central: floa
         spread = f"line = median, band = min..max over {seeds} seeds (widest band {100 * widest:.2g}% of its median)"
     f.suptitle(f"Personalized shuffle bounds (Liu et al. CIKM'24, Fig. 4); {spread}", fontsize=10)
     f.tight_layout()
-    save_figure_file(f, out_pdf, metadata={"CreationDate": None})
+    save_figure_file(f, out_pdf)
     save_figure_file(f, out_png, dpi=120)
     plt.close(f)

@@ -300,7 +300,7 @@ def collect_frames(frames: list[pd.DataFrame]) -> pd.DataFrame:
 def report(spec: Mapping, runs_path: str, users_path: str, out: Mapping[str, str]) -> pd.DataFrame:
     """The ``report`` step: figures 1-4 (``out["fig<k>_pdf"]``, ``out["fig<k>_png"]``) and the claims
     table (``out["claims"]`` Parquet, ``out["claims_md"]`` Markdown, with the datasets' notes)."""
-    from shuffledp.io import write_parquet, write_text
+    from shuffledp.io import write_table, write_text
     from shuffledp.plotting import peruser as F
 
     runs = pd.read_parquet(runs_path)
@@ -308,7 +308,7 @@ def report(spec: Mapping, runs_path: str, users_path: str, out: Mapping[str, str
     F.all_figures(runs, users, spec, out)
     cl = claims(runs, users, spec["scale"])
     notes = sorted({n for n in runs.get("note", pd.Series(dtype=str)).dropna() if n})
-    write_parquet(cl, out["claims"])
+    write_table(cl, out["claims"])
     write_text(out["claims_md"], claims_markdown(cl, "; ".join(notes)))
     return cl
 

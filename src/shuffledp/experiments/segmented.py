@@ -36,7 +36,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from shuffledp.io import write_parquet
+from shuffledp.io import write_table
 from shuffledp.mechanisms import poisson_set as ps
 from shuffledp.protocols import mm, segmented, subexp
 from shuffledp.seeding import rng as make_rng
@@ -143,8 +143,7 @@ def prepare(in_path: str, out_path: str, *, dataset: str, d: int, s: int, seed: 
         "truth": truth.tolist(), "source": prov, "standin": bool(prov.get("standin", False)),
     }
     cols = {f"item_{i}": pa.array(sets[:, i].astype(np.int32)) for i in range(s)}
-    tab = pa.table(cols).replace_schema_metadata({META_KEY: json.dumps(meta, sort_keys=True).encode()})
-    write_parquet(tab, out_path, compression="zstd")
+    write_table(pa.table(cols), out_path, meta)
     return meta
 
 
@@ -363,7 +362,7 @@ def aggregate(run_paths: list[str], accountant_tables: list[tuple[str, str, int,
     summ.loc[~summ["protocol"].isin(OURS_ALL), "mse_bound"] = np.nan
     summ["scale"] = scale
     summ = summ.sort_values(keys).reset_index(drop=True)
-    write_parquet(summ, out_path)
+    write_table(summ, out_path)
     return summ
 
 

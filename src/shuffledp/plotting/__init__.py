@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 
-from shuffledp.io import atomic_write  # noqa: E402
+from shuffledp.io import save_figure_file  # noqa: E402
 
 
 def save_figure(fig, out_base: str | Path) -> list[str]:
@@ -19,12 +19,9 @@ def save_figure(fig, out_base: str | Path) -> list[str]:
     for suffix in ("", ".pdf", ".png"):
         if suffix and out_base.endswith(suffix):
             out_base = out_base[: -len(suffix)]
-    paths = []
-    for ext, meta in (("pdf", {"CreationDate": None, "ModDate": None, "Creator": "shuffledp"}),
-                      ("png", {"Software": "shuffledp"})):
-        path = f"{out_base}.{ext}"
-        atomic_write(path, lambda tmp, ext=ext, meta=meta: fig.savefig(tmp, format=ext, metadata=meta, dpi=150))
-        paths.append(path)
+    paths = [f"{out_base}.{ext}" for ext in ("pdf", "png")]
+    for path in paths:
+        save_figure_file(fig, path, dpi=150)
     plt.close(fig)
     return paths
 

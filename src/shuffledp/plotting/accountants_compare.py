@@ -52,7 +52,7 @@ def figure(df: pd.DataFrame, pdf: str, png: str, *, scale: str = "default") -> N
     fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, bbox_to_anchor=(0.5, -0.02))
     fig.suptitle(f"Shuffle accountants compared (delta = {delta:g}; scale: {scale})", fontsize=10)
     fig.tight_layout(rect=(0, 0.08, 1, 0.97))
-    for path, kw in ((pdf, {"metadata": {"CreationDate": None}}), (png, {"dpi": 110})):
+    for path, kw in ((pdf, {}), (png, {"dpi": 110})):
         save_figure_file(fig, path, bbox_inches="tight", **kw)
     plt.close(fig)
 
@@ -79,6 +79,6 @@ def gain_figure(gain: pd.DataFrame, pdf: str, png: str, *, scale: str = "default
     fig.suptitle(f"What the tighter accountant buys (delta_s = delta_n / n; subexp: the segmented setting's; "
                  f"scale: {scale})", fontsize=10)
     fig.tight_layout()
-    for path, kw in ((pdf, {"metadata": {"CreationDate": None}}), (png, {"dpi": 110})):
+    for path, kw in ((pdf, {}), (png, {"dpi": 110})):
         save_figure_file(fig, path, bbox_inches="tight", **kw)
     plt.close(fig)

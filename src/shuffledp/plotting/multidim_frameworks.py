@@ -44,6 +44,6 @@ def figure(summ: pd.DataFrame, metric: str, datasets: Sequence[str], labels: Map
     text = title + ("\n(built from STAND-IN data: " + "; ".join(sorted(set(standin))) + ")" if standin else "")
     fig.suptitle("\n".join(textwrap.fill(line, int(width * 13)) for line in text.split("\n")), fontsize=10)
     fig.tight_layout()
-    save_figure_file(fig, pdf, metadata={"CreationDate": None, "ModDate": None})
-    save_figure_file(fig, png, dpi=130, metadata={"Software": None})
+    save_figure_file(fig, pdf)
+    save_figure_file(fig, png, dpi=130)
     plt.close(fig)

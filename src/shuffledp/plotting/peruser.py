@@ -25,13 +25,10 @@ def figure_paths(prefix: str) -> dict[str, str]:
 
 def _save(fig, out: Mapping[str, str], k: int) -> None:
     for ext in ("pdf", "png"):
-        save_figure_file(fig, out[f"fig{k}_{ext}"], dpi=120, bbox_inches="tight", metadata=_meta(ext))
+        save_figure_file(fig, out[f"fig{k}_{ext}"], dpi=120, bbox_inches="tight")
     plt.close(fig)
 
 
-def _meta(ext: str) -> dict:
-    # no timestamps in the files
-    return {"CreationDate": None} if ext == "pdf" else {}
 
 
 def _notes(df: pd.DataFrame, ds: str) -> str:

@@ -93,7 +93,7 @@ def figure(summ: pd.DataFrame, fig_spec: Mapping, ns, out_stem: str, note: str =
         fig.suptitle(title, fontsize=10)
     fig.tight_layout(rect=(0, 0.08 if rows == 1 else 0.05, 1, 0.95))
     out = [f"{out_stem}.pdf", f"{out_stem}.png"]
-    save_figure_file(fig, out[0], metadata={"CreationDate": None, "ModDate": None})
+    save_figure_file(fig, out[0])
     save_figure_file(fig, out[1], dpi=130)
     plt.close(fig)
     return out

@@ -33,10 +33,10 @@ def _draw(spec, inputs, outputs):
     import numpy as np
     import pandas as pd
 
-    from shuffledp.io import write_parquet
+    from shuffledp.io import write_table
 
     x = np.random.default_rng(spec["seed"]).random(spec["k"])
-    write_parquet(pd.DataFrame({"k": spec["k"], "x": x}), outputs["table"])
+    write_table(pd.DataFrame({"k": spec["k"], "x": x}), outputs["table"])
 
 
 def _report(spec, inputs, outputs):
@@ -46,7 +46,7 @@ def _report(spec, inputs, outputs):
     import matplotlib.pyplot as plt
     import pandas as pd
 
-    from shuffledp.io import markdown_table, save_figure_file, write_parquet, write_text
+    from shuffledp.io import markdown_table, save_figure_file, write_table, write_text
 
     df = pd.concat([pd.read_parquet(p) for p in inputs["draws"]], ignore_index=True)
     means = df.groupby("k")["x"].mean().reset_index()
@@ -56,7 +56,7 @@ def _report(spec, inputs, outputs):
     plt.close(fig)
     claims = pd.DataFrame({"id": ["mean_in_unit_interval"], "held": [bool(means["x"].between(0, 1).all())],
                            "scale": [spec["scale"]]})
-    write_parquet(claims, outputs["claims"])
+    write_table(claims, outputs["claims"])
     write_text(outputs["claims_md"], markdown_table(claims, "Toy claims"))
 
 

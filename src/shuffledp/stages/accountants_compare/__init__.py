@@ -121,7 +121,7 @@ def jobs(config: Mapping) -> list[Job]:
 
 def _run(spec, inputs, outputs) -> None:
     from shuffledp.experiments import accountants_compare as E
-    from shuffledp.io import write_parquet
+    from shuffledp.io import write_table
 
     if spec["mechanism"] not in ("krr", "general"):
         raise UsageError(f"--spec: mechanism {spec['mechanism']!r} is not krr or general")
@@ -135,8 +135,8 @@ def _run(spec, inputs, outputs) -> None:
     except ValueError as exc:
         raise UsageError(f"--spec: {exc}") from None
     rows, sec = E.split_timings(df)
-    write_parquet(rows, outputs["run"])
-    write_parquet(sec, outputs["timings"])
+    write_table(rows, outputs["run"])
+    write_table(sec, outputs["timings"])
     print(f"wrote {len(df)} rows to {outputs['run']}")
 
 

@@ -25,23 +25,6 @@ from shuffledp.stages import Output, Report, Stage, Step
 from shuffledp.stages.jobs import Job, JobTable, Ref, batch_ranges, num
 
 TITLE = "Multidimensional categorical data (Wang et al., Computers & Security 2025)"
-def _check_multidim_tables(config: Mapping) -> None:
-    """Each dataset is Adult or an IPUMS extract the data stage of this config builds, with enough rows."""
-    ipums = config["datasets"]["ipums"]
-    md = config.get("multidim")
-    if md:
-        names = list(md["datasets"])
-        if len(set(names)) != len(names):
-            raise ConfigError(f"config key multidim.datasets: duplicate entries in {names}")
-        for name in names:
-            if name == "adult":  # Adult's categorical attributes (real, from the data stage's Adult table)
-                continue
-            if name not in ipums:
-                raise ConfigError(f"config key multidim.datasets: {name!r} needs datasets.ipums.{name} or 'adult' "
-                                  f"(configured: {sorted(ipums)})")
-            if md["records"] > ipums[name]["records"]:
-                raise ConfigError(f"config key multidim.records: {md['records']} exceeds datasets.ipums.{name}.records "
-                                  f"{ipums[name]['records']} (the processed table has that many rows)")
 
 
 def check_config(config: Mapping) -> None:
@@ -49,14 +32,19 @@ def check_config(config: Mapping) -> None:
     sec = config.get("multidim")
     if not sec:
         return
-    _check_multidim_tables(config)
     ds = list(sec["datasets"])
     if len(set(ds)) != len(ds):
         raise ConfigError(f"config key multidim.datasets: {ds} has a repeated dataset")
     ipums = config["datasets"]["ipums"]
-    for name in ds:
-        if name != ADULT and ipums and name not in ipums:
-            raise ConfigError(f"config key multidim.datasets: {name!r} is neither 'adult' nor a key of datasets.ipums")
+    for name in ds:  # Adult's categorical attributes, or an IPUMS extract the data stage builds
+        if name == ADULT:
+            continue
+        if name not in ipums:
+            raise ConfigError(f"config key multidim.datasets: {name!r} is neither 'adult' nor a key of datasets.ipums "
+                              f"(configured: {sorted(ipums)})")
+        if sec["records"] > ipums[name]["records"]:
+            raise ConfigError(f"config key multidim.records: {sec['records']} exceeds datasets.ipums.{name}.records "
+                              f"{ipums[name]['records']} (the processed table has that many rows)")
     for m in sec["mechanisms"]:
         if m not in MECHANISMS:
             raise ConfigError(f"config key multidim.mechanisms: unknown mechanism {m!r}")
@@ -170,7 +158,8 @@ def _prepare(spec, inputs, outputs) -> None:
 
 
 def _uniform(spec, inputs, outputs) -> None:
-    from shuffledp.experiments.multidim import run_uniform, write_parquet
+    from shuffledp.experiments.multidim import run_uniform
+    from shuffledp.io import write_table
 
     if not spec["eps"] > 0:
         raise UsageError("--spec: eps must be positive")
@@ -178,12 +167,13 @@ def _uniform(spec, inputs, outputs) -> None:
     kw = {k: spec[k] for k in ("bound", "family_bits", "np_fraction", "flame_variant") if k in spec}
     df, tim = run_uniform(data, domains, spec["mechanism"], spec["eps"], spec["reps"], seed=spec["seed"],
                           dataset=spec["dataset"], topk=spec["topk"], **kw)
-    write_parquet(df, outputs["table"])
-    write_parquet(tim, outputs["timings"])
+    write_table(df, outputs["table"])
+    write_table(tim, outputs["timings"])
 
 
 def _personal(spec, inputs, outputs) -> None:
-    from shuffledp.experiments.multidim import run_personal, write_parquet
+    from shuffledp.experiments.multidim import run_personal
+    from shuffledp.io import write_table
 
     c = spec["classes"]
     if not (isinstance(c, list) and len(c) == 3
@@ -196,7 +186,7 @@ def _personal(spec, inputs, outputs) -> None:
     data, domains = _load(spec, inputs["data"][0])
     df = run_personal(data, domains, spec["method"], spec["ratio"], spec["reps"], seed=spec["seed"],
                       dataset=spec["dataset"], classes=c, bound=spec["bound"], family_bits=spec["family_bits"])
-    write_parquet(df, outputs["table"])
+    write_table(df, outputs["table"])
 
 
 def _report(spec, inputs, outputs) -> None:

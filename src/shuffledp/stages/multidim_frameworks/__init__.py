@@ -156,7 +156,7 @@ def _run(spec, inputs, outputs) -> None:
         df = ex.run_job(spec, inputs["table"][0])
     except ValueError as exc:
         raise UsageError(f"input table: {exc}") from None
-    ex.write_parquet(df, outputs["table"])
+    ex.write_table(df, outputs["table"])
     print(df.drop(columns=["standin"]).to_string(index=False))
 
 

@@ -79,19 +79,19 @@ def jobs(config: Mapping) -> list[Job]:
 
 def _points(spec, inputs, outputs) -> None:
     from shuffledp.experiments import personalized as E
-    from shuffledp.io import write_parquet
+    from shuffledp.io import write_table
 
     df = E.run_points(spec)
-    write_parquet(df, outputs["table"])
+    write_table(df, outputs["table"])
     print(df.to_string())
 
 
 def _row(spec, inputs, outputs) -> None:
     from shuffledp.experiments import personalized as E
-    from shuffledp.io import write_parquet
+    from shuffledp.io import write_table
 
     df = E.run_table2_row(spec)
-    write_parquet(df, outputs["table"])
+    write_table(df, outputs["table"])
     print(df.to_string())
 
 

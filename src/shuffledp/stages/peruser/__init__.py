@@ -124,7 +124,7 @@ def _positive_list(value) -> bool:
 
 def _job(spec, inputs, outputs) -> None:
     from shuffledp.experiments import peruser as E
-    from shuffledp.io import write_parquet
+    from shuffledp.io import write_table
     from shuffledp.stages.checks import is_reps, require
 
     if spec["method"] not in METHODS:
@@ -136,15 +136,15 @@ def _job(spec, inputs, outputs) -> None:
     if spec["dataset"].get("source") == "msnbc" and len(msnbc) != 1:
         raise UsageError("input msnbc: one msnbc_sequences.parquet is required for an msnbc dataset")
     runs, users = E.run_job(spec, msnbc_path=msnbc[0] if msnbc else None)
-    write_parquet(runs, outputs["runs"])
-    write_parquet(users, outputs["users"])
+    write_table(runs, outputs["runs"])
+    write_table(users, outputs["users"])
 
 
 def _collect(spec, inputs, outputs) -> None:
     from shuffledp.experiments import peruser as E
-    from shuffledp.io import write_parquet
+    from shuffledp.io import write_table
 
-    write_parquet(E.collect(inputs["tables"]), outputs["table"])
+    write_table(E.collect(inputs["tables"]), outputs["table"])
 
 
 def _report(spec, inputs, outputs) -> None:

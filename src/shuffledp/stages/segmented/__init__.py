@@ -251,34 +251,34 @@ def _prepare(spec, inputs, outputs) -> None:
 
 def _accountant(spec, inputs, outputs) -> None:
     from shuffledp.accountants.segmented_optimizer import segmented_table
-    from shuffledp.io import write_parquet
+    from shuffledp.io import write_table
 
     # one process for every setting: the per-level Poisson rates (the costly part) do not depend on
     # the shares and are cached across settings (shuffledp.accountants.segmented_optimizer)
     for setting, shares in spec["settings"].items():
         table = segmented_table(int(spec["n"]), int(spec["d"]), int(spec["s"]), spec["levels"], shares,
                                 float(spec["delta"]), spec["m_grid"], accountants=spec["accountants"])
-        write_parquet(table, outputs["tables"][setting])
+        write_table(table, outputs["tables"][setting])
         print(outputs["tables"][setting])
 
 
 def _params(spec, inputs, outputs) -> None:
     from shuffledp.experiments import segmented as ex
     from shuffledp.experiments import segmented_params as sp
-    from shuffledp.io import write_parquet
+    from shuffledp.io import write_table
 
     n = int(spec["n"])
     df = sp.baseline_params(n, int(spec["d"]), int(spec["s"]), spec["levels"], spec["settings"],
                             float(spec["delta"]), float(spec["uniform_eps"]), ex.level_counts, spec["accountant"])
     df.insert(0, "dataset", spec["dataset"])
     df.insert(1, "n", n)
-    write_parquet(df, outputs["table"])
+    write_table(df, outputs["table"])
     print(df.to_string(index=False))
 
 
 def _run(spec, inputs, outputs) -> None:
     from shuffledp.experiments import segmented as ex
-    from shuffledp.io import write_parquet
+    from shuffledp.io import write_table
     from shuffledp.stages.checks import is_positive_int, is_reps, require
 
     if spec["protocol"] not in ex.PROTOCOLS:
@@ -287,7 +287,7 @@ def _run(spec, inputs, outputs) -> None:
     require(spec, "n", is_positive_int, "must be a positive integer")
     table = inputs["table"][0] if inputs["table"] else None
     df = ex.run_job(spec, inputs["data"][0], table)
-    write_parquet(df, outputs["table"])
+    write_table(df, outputs["table"])
     print(f"{spec['protocol']} {spec['dataset']} n={spec['n']} {spec['setting']}: {len(df)} rows "
           f"({len(spec['reps'])} repetitions), mean error {df['error'].mean():.4g}")
 
@@ -330,12 +330,12 @@ def _claims(spec, inputs, outputs) -> None:
 
     from shuffledp.claims import segmented as C
     from shuffledp.experiments import segmented as ex
-    from shuffledp.io import write_parquet, write_text
+    from shuffledp.io import write_table, write_text
 
     summ = pd.read_parquet(inputs["summary"][0])
     standin = sorted({ex.read_meta(p)["dataset"] for p in inputs["data"] if ex.read_meta(p).get("standin")})
     df = C.claims(summ, spec, spec["scale"], float(spec["m_factor"]), standin)
-    write_parquet(df, outputs["parquet"])
+    write_table(df, outputs["parquet"])
     write_text(outputs["md"], C.claims_markdown(df, "; ".join(_notes(inputs["data"]))))
     print(df[["id", "held"]].to_string(index=False))
 
