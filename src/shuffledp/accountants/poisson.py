@@ -195,6 +195,76 @@ def _exact_window(T: int, g: float, d: int, tail: float):
 MAX_PAIRS = 40000  # above this many (t, a) cells per evaluation, Z is grouped (upper/lower bracket)
 
 
+def _binom_cdf(k, nn, rho):
+    """``P(Bin(nn, rho) <= k)`` elementwise (1 where ``k >= nn``, 0 where ``k < 0``)."""
+    out = np.zeros(k.shape, dtype=float)
+    full = k >= nn
+    out[full] = 1.0
+    mid = (k >= 0) & ~full
+    if mid.any():
+        out[mid] = _cdf_fast(k[mid], nn[mid], rho)
+    return out
+
+
+def _exact_cells(t, base, kappa, a_lo, counts, z_lo, zmax, max_pairs):
+    """The (t, threshold a, Z range [zl, zh]) cells of :func:`_exact_parts`: one per distinct
+    threshold of each t, or (``grouped``, more than ``max_pairs`` of them) one per Z group of each t
+    at the group's smallest threshold. Returns ``(grouped, idx, offs, a, zl, zh)``, ``idx`` the
+    index into ``t`` and ``offs`` the position of the cell within its t."""
+    grouped = int(counts.sum()) > max_pairs
+    if not grouped:
+        idx = np.repeat(np.arange(t.size), counts)
+        offs = np.arange(idx.size) - np.repeat(np.cumsum(counts) - counts, counts)
+        a = a_lo[idx] + offs
+        bt = base[idx]
+        if kappa > 0:
+            zl = np.maximum(z_lo, np.ceil((a - 1 - bt) / kappa)).astype(np.int64)
+            zh = np.minimum(zmax, np.ceil((a - bt) / kappa) - 1).astype(np.int64)
+        else:
+            zl = np.full(idx.size, z_lo, dtype=np.int64)
+            zh = np.full(idx.size, zmax, dtype=np.int64)
+    else:
+        n_groups = max(2, max_pairs // max(t.size, 1))
+        edges = np.unique(np.linspace(z_lo, zmax + 1, n_groups + 1).astype(np.int64))
+        g_lo, g_hi = edges[:-1], edges[1:] - 1
+        idx = np.repeat(np.arange(t.size), g_lo.size)
+        offs = np.tile(np.arange(g_lo.size), t.size)
+        zl, zh = g_lo[offs], g_hi[offs]
+        a = np.floor(base[idx] + kappa * zl).astype(np.int64) + 1
+    return grouped, idx, offs, a, zl, zh
+
+
+def _cell_weights(T, tt, idx, offs, zl, zh, b_prev, b_here, rho):
+    """``(w1, w0)``: the weights of every cell with the victim sending (``B1``) and silent (``B0``)."""
+    ok = zh >= zl
+    # consecutive cells of one t share Z boundaries: evaluate the cdfs once at every upper end and
+    # once at each t's first lower end, then difference.
+    first = offs == 0
+    zh_eff = np.where(ok, zh, zl - 1)
+    n1 = np.maximum(T - (tt - 1), 0).astype(float)
+    n0 = np.maximum(T - tt, 0).astype(float)
+    up1 = _binom_cdf(zh_eff, n1, rho)
+    up0 = _binom_cdf(zh_eff - 1, n0, rho)
+    low1 = np.empty_like(up1)
+    low0 = np.empty_like(up0)
+    low1[1:], low0[1:] = up1[:-1], up0[:-1]
+    if first.any():
+        low1[first] = _binom_cdf(zl[first] - 1, n1[first], rho)
+        low0[first] = _binom_cdf(zl[first] - 2, n0[first], rho)
+    w1 = np.maximum(np.where(tt - 1 >= 0, b_prev[idx] * (up1 - low1), 0.0), 0.0)
+    w0 = np.maximum(b_here[idx] * (up0 - low0), 0.0)
+    return w1, w0
+
+
+def _cells_sum(pm, S, u, w, ee, w1, w0_used):
+    """``(sum of the positive parts, magnitude)`` of the cells' ``P - e Q`` for weights w1, w0_used."""
+    x = u * w1 + w * (1.0 - ee) * w0_used / 2.0
+    y = (1.0 - ee) * (u * w1 + w * w0_used)
+    term = pm * x + S * y
+    mag = float(np.sum(pm * (u * w1 + w * (ee - 1.0) * w0_used / 2.0) + S * np.abs(y)))
+    return float(np.sum(np.maximum(term, 0.0))), mag
+
+
 @lru_cache(maxsize=4096)
 def _exact_parts(lam: float, T: int, g: float, d: int, eps: float, tail: float, max_pairs: int = MAX_PAIRS):
     """Exact delta of the Lemma 2-simplified output *including the message count*: the victim's
@@ -224,70 +294,17 @@ def _exact_parts(lam: float, T: int, g: float, d: int, eps: float, tail: float, 
     a_hi = np.minimum(np.floor(base + kappa * zmax).astype(np.int64) + 1, t)
     counts = np.maximum(a_hi - a_lo + 1, 0)
     rho = (1.0 - g) / (1.0 - pc)
-
-    def _binom_cdf(k, nn):
-        out = np.zeros(k.shape, dtype=float)
-        full = k >= nn
-        out[full] = 1.0
-        mid = (k >= 0) & ~full
-        if mid.any():
-            out[mid] = _cdf_fast(k[mid], nn[mid], rho)
-        return out
-
-    grouped = int(counts.sum()) > max_pairs
-    if not grouped:
-        idx = np.repeat(np.arange(t.size), counts)
-        offs = np.arange(idx.size) - np.repeat(np.cumsum(counts) - counts, counts)
-        a = a_lo[idx] + offs
-        bt = base[idx]
-        if kappa > 0:
-            zl = np.maximum(z_lo, np.ceil((a - 1 - bt) / kappa)).astype(np.int64)
-            zh = np.minimum(zmax, np.ceil((a - bt) / kappa) - 1).astype(np.int64)
-        else:
-            zl = np.full(idx.size, z_lo, dtype=np.int64)
-            zh = np.full(idx.size, zmax, dtype=np.int64)
-    else:
-        n_groups = max(2, max_pairs // max(t.size, 1))
-        edges = np.unique(np.linspace(z_lo, zmax + 1, n_groups + 1).astype(np.int64))
-        g_lo, g_hi = edges[:-1], edges[1:] - 1
-        idx = np.repeat(np.arange(t.size), g_lo.size)
-        offs = np.tile(np.arange(g_lo.size), t.size)
-        zl, zh = g_lo[offs], g_hi[offs]
-        a = np.floor(base[idx] + kappa * zl).astype(np.int64) + 1
+    grouped, idx, offs, a, zl, zh = _exact_cells(t, base, kappa, a_lo, counts, z_lo, zmax, max_pairs)
     tt = t[idx]
-    ok = zh >= zl
-    # consecutive cells of one t share Z boundaries: evaluate the cdfs once at every upper end and
-    # once at each t's first lower end, then difference.
-    first = offs == 0
-    zh_eff = np.where(ok, zh, zl - 1)
-    n1 = np.maximum(T - (tt - 1), 0).astype(float)
-    n0 = np.maximum(T - tt, 0).astype(float)
-    up1 = _binom_cdf(zh_eff, n1)
-    up0 = _binom_cdf(zh_eff - 1, n0)
-    low1 = np.empty_like(up1)
-    low0 = np.empty_like(up0)
-    low1[1:], low0[1:] = up1[:-1], up0[:-1]
-    if first.any():
-        low1[first] = _binom_cdf(zl[first] - 1, n1[first])
-        low0[first] = _binom_cdf(zl[first] - 2, n0[first])
-    w1 = np.maximum(np.where(tt - 1 >= 0, b_prev[idx] * (up1 - low1), 0.0), 0.0)
-    w0 = np.maximum(b_here[idx] * (up0 - low0), 0.0)
+    w1, w0 = _cell_weights(T, tt, idx, offs, zl, zh, b_prev, b_here, rho)
     pm, S = _half_binom(tt, a)
-
-    def _sum(w0_used):
-        x = u * w1 + w * (1.0 - ee) * w0_used / 2.0
-        y = (1.0 - ee) * (u * w1 + w * w0_used)
-        term = pm * x + S * y
-        mag = float(np.sum(pm * (u * w1 + w * (ee - 1.0) * w0_used / 2.0) + S * np.abs(y)))
-        return float(np.sum(np.maximum(term, 0.0))), mag
-
-    exact_total, magnitude = _sum(w0)
+    exact_total, magnitude = _cells_sum(pm, S, u, w, ee, w1, w0)
     slack = ROUNDING_RTOL * magnitude + 64 * np.finfo(float).eps * float(b_prev.sum() + b_here.sum())
     if not grouped:
         return exact_total, slack, skipped
     # upper bound of each group: replace B0 by (smallest ratio in the group) x B1
     ratio_lo = np.where(tt > 0, zl * pc / ((1.0 - g) * np.maximum(tt, 1)), 0.0)
-    upper_total, mag_u = _sum(ratio_lo * w1)
+    upper_total, mag_u = _cells_sum(pm, S, u, w, ee, w1, ratio_lo * w1)
     upper_total = max(upper_total, exact_total)
     slack = max(slack, ROUNDING_RTOL * mag_u + 64 * np.finfo(float).eps * float(b_prev.sum() + b_here.sum()))
     half = 0.5 * (upper_total - exact_total)
