@@ -143,40 +143,54 @@ def bisect_eps(
     if fn(hi) > delta:
         return hi, math.inf
 
+    if hi - lo > max(rtol * hi, atol):
+        lo, hi = _brent_narrow(fn, delta, lo, hi, rtol, atol, search_fn, search_target)
+    lo, hi = _consistent_bracket(cache, delta, lo, hi)
+    return bisect_switch(lambda e: fn(e) > delta, lo, hi, rtol, atol=atol, max_iter=max_iter)
+
+
+def _brent_narrow(fn, delta, lo, hi, rtol, atol, search_fn, search_target) -> tuple[float, float]:
+    """The Brent phase of :func:`bisect_eps`: propose a root of ``log proxy(e) - log goal`` on
+    ``[lo, hi]``, evaluate ``fn`` at ``root -/+ tol/4`` and narrow the bracket to what those
+    evaluations verify. Returns ``(lo, hi)`` unchanged if Brent's method fails."""
+
     def tol_at(h: float) -> float:
         return max(rtol * h, atol)
 
-    if hi - lo > tol_at(hi):
-        proxy = fn if search_fn is None else search_fn
-        goal = delta if search_target is None else search_target
-        log_t = math.log(goal) if goal > 0 else math.log(delta)
+    proxy = fn if search_fn is None else search_fn
+    goal = delta if search_target is None else search_target
+    log_t = math.log(goal) if goal > 0 else math.log(delta)
 
-        def g(e: float) -> float:
-            return math.log(max(proxy(e), 1e-300)) - log_t
+    def g(e: float) -> float:
+        return math.log(max(proxy(e), 1e-300)) - log_t
 
-        try:
-            from shuffledp.accountants._kernels import brentq  # scipy.optimize.brentq, lighter import
+    try:
+        from shuffledp.accountants._kernels import brentq  # scipy.optimize.brentq, lighter import
 
-            root = brentq(g, lo, hi, xtol=atol / 8, rtol=max(rtol / 8, 1e-15), maxiter=100)
-            q = tol_at(root) / 4
-            a, b = max(lo, root - q), min(hi, root + q)
-            if fn(b) <= delta:
-                hi = b
-            else:
-                lo = max(lo, b)
-            if fn(a) > delta:
-                lo = max(lo, a)
-            else:
-                hi = min(hi, a)
-        except (ValueError, RuntimeError):
-            pass
-    # keep the bracket consistent with every evaluation made so far
+        root = brentq(g, lo, hi, xtol=atol / 8, rtol=max(rtol / 8, 1e-15), maxiter=100)
+        q = tol_at(root) / 4
+        a, b = max(lo, root - q), min(hi, root + q)
+        if fn(b) <= delta:
+            hi = b
+        else:
+            lo = max(lo, b)
+        if fn(a) > delta:
+            lo = max(lo, a)
+        else:
+            hi = min(hi, a)
+    except (ValueError, RuntimeError):
+        pass
+    return lo, hi
+
+
+def _consistent_bracket(cache: dict[float, float], delta: float, lo: float, hi: float) -> tuple[float, float]:
+    """Narrow ``(lo, hi)`` to every evaluation in ``cache`` (``e -> delta(e)``) that lies inside it."""
     for e, v in cache.items():
         if v > delta and e > lo and e < hi:
             lo = e
         if v <= delta and e < hi and e > lo:
             hi = e
-    return bisect_switch(lambda e: fn(e) > delta, lo, hi, rtol, atol=atol, max_iter=max_iter)
+    return lo, hi
 
 
 def bracket_eps(
