@@ -329,6 +329,27 @@ def _per_t(t, Bt1, Bt, pi, P, Q, ee, *, upper: bool) -> np.ndarray:
     a0 = np.where(flat, np.where(icpt > 0, 0.0, t + 1.0), a0)
     a0 = np.clip(a0, -1.0, t + 1.0)
     up = ~neg
+    T1, T2, T3 = _region_masses(t, a0, pi, neg, up)
+    pmass = Bt1 * (P[0] * T1 + P[1] * T2) + P[2] * Bt * T3
+    qmass = Bt1 * (Q[0] * T1 + Q[1] * T2) + Q[2] * Bt * T3
+    s = pmass - ee * qmass
+    allowance = ROUNDING_RTOL * (pmass + ee * qmass)
+    if not upper:
+        return np.sum(np.maximum(s - allowance, 0.0), axis=-1)
+    # threshold error: relative 1e-9 of the magnitudes entering -icpt/slope (Boost pmfs are
+    # accurate to ~1e-14; the margin covers the arithmetic with a factor > 1e3)
+    err = 1e-9 * ((np.abs(icpt_a) + np.abs(icpt_b)) / np.abs(safe) + np.abs(cross) + 1.0)
+    near = ~flat & (np.abs(cross - np.round(cross)) <= err)
+    corr = np.zeros_like(s)
+    if np.any(near):
+        idx = np.nonzero(near)
+        corr[idx] = _off_by_one_charge(t[idx], a0[idx], up[idx], Bt1[idx], Bt[idx], pi, c1, c2, c3)
+    return np.sum(np.maximum(s, 0.0) + allowance + corr, axis=-1)
+
+
+def _region_masses(t, a0, pi, neg, up):
+    """``(T1, T2, T3)`` of :func:`_per_t`: the masses of the region (``a >= a0`` where ``up``,
+    ``a <= a0`` elsewhere) under ``Bin(t-1)`` shifted by one (T1), ``Bin(t-1)`` (T2) and ``Bin(t)`` (T3)."""
     with np.errstate(invalid="ignore", divide="ignore"):
         # up: T2 = Pr[Bin(t-1) >= a0] = I_pi(a0, t - a0) ; down: T1 = Pr[Bin(t-1) <= a0-1]
         mid = (a0 >= 1.0) & (a0 <= t - 1.0)
@@ -350,29 +371,20 @@ def _per_t(t, Bt1, Bt, pi, P, Q, ee, *, upper: bool) -> np.ndarray:
     # single point a = 0, inside the region iff a0 <= 0 (up) / a0 >= 0 (down)
     T3 = np.where(nonempty, pi * T1 + (1.0 - pi) * T2,
                   np.where(up, (a0 <= 0).astype(float), (a0 >= 0).astype(float)))
-    pmass = Bt1 * (P[0] * T1 + P[1] * T2) + P[2] * Bt * T3
-    qmass = Bt1 * (Q[0] * T1 + Q[1] * T2) + Q[2] * Bt * T3
-    s = pmass - ee * qmass
-    allowance = ROUNDING_RTOL * (pmass + ee * qmass)
-    if not upper:
-        return np.sum(np.maximum(s - allowance, 0.0), axis=-1)
-    # threshold error: relative 1e-9 of the magnitudes entering -icpt/slope (Boost pmfs are
-    # accurate to ~1e-14; the margin covers the arithmetic with a factor > 1e3)
-    err = 1e-9 * ((np.abs(icpt_a) + np.abs(icpt_b)) / np.abs(safe) + np.abs(cross) + 1.0)
-    near = ~flat & (np.abs(cross - np.round(cross)) <= err)
-    corr = np.zeros_like(s)
-    if np.any(near):
-        idx = np.nonzero(near)
-        tn, an, upn = t[idx], a0[idx], up[idx]
-        b1, b0 = Bt1[idx], Bt[idx]
-        outside = np.where(upn, an - 1.0, an + 1.0)
-        f_out = _f_terms(outside, tn, b1, b0, pi, c1, c2, c3)
-        f_in = _f_terms(an, tn, b1, b0, pi, c1, c2, c3)
-        f_out = np.where((outside >= 0) & (outside <= tn), f_out, 0.0)
-        f_in = np.where((an >= 0) & (an <= tn), f_in, 0.0)
-        corr[idx] = (np.maximum(f_out, 0.0) + np.maximum(-f_in, 0.0)
-                     + ROUNDING_RTOL * (np.abs(f_out) + np.abs(f_in)))
-    return np.sum(np.maximum(s, 0.0) + allowance + corr, axis=-1)
+    return T1, T2, T3
+
+
+def _off_by_one_charge(tn, an, upn, b1, b0, pi, c1, c2, c3):
+    """Charge of the cells whose threshold ``an`` lies so close to an integer that rounding could
+    put it on the wrong side: the positive part of the cell just outside, the negative part of
+    the one just inside, and the rounding allowance of both."""
+    outside = np.where(upn, an - 1.0, an + 1.0)
+    f_out = _f_terms(outside, tn, b1, b0, pi, c1, c2, c3)
+    f_in = _f_terms(an, tn, b1, b0, pi, c1, c2, c3)
+    f_out = np.where((outside >= 0) & (outside <= tn), f_out, 0.0)
+    f_in = np.where((an >= 0) & (an <= tn), f_in, 0.0)
+    return (np.maximum(f_out, 0.0) + np.maximum(-f_in, 0.0)
+            + ROUNDING_RTOL * (np.abs(f_out) + np.abs(f_in)))
 
 
 def _t_window(N, s: float, tail: float):
