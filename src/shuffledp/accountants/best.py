@@ -280,6 +280,45 @@ class _Background:
         return self._out
 
 
+def _selected_bounds(names: list[str], bounds: list[str] | None) -> list[str]:
+    """The upper bounds to evaluate: ``bounds`` (duplicates dropped, order kept) if given, else
+    every name of ``names``; an unknown name raises :class:`AccountantDomainError`."""
+    if bounds is not None:
+        unknown = sorted(set(bounds) - set(names))
+        if unknown:
+            raise AccountantDomainError("bounds", f"unknown {', '.join(unknown)}; choose from {', '.join(names)}")
+        names = list(dict.fromkeys(bounds))
+    return names
+
+
+def _evaluate_bounds(mechanism: str, eps0: float, n: int, delta: float, k, rtol: float, extra: dict,
+                     names: list[str], parallel: bool) -> tuple[dict[str, dict], str, float, dict]:
+    """Run the lower bounds and the upper bounds ``names`` (see :func:`best_eps`). Returns
+    ``(table, lower_by, eps_lower, done)``: ``table`` holds the lower bounds' entries, ``done``
+    maps each upper bound to its ``(value, seconds)``."""
+    # only the decomposition's search starts from the lower bound; the others can start now
+    early = upper_bounds(mechanism, eps0, n, delta, k=k, rtol=rtol, **extra)
+    background = _Background({nm: early[nm] for nm in names if nm != "decomposition"}) if parallel else None
+    try:
+        table: dict[str, dict] = {}
+        lows = lower_bounds(mechanism, eps0, n, delta, k=k, rtol=rtol, **extra)
+        for name, fn in lows.items():
+            value, sec = _timed(fn)
+            table[name] = {"eps": value, "seconds": sec, "kind": "lower"}
+        lower_by = max(lows, key=lambda nm: table[nm]["eps"])
+        eps_lower = table[lower_by]["eps"]
+        ups = upper_bounds(mechanism, eps0, n, delta, k=k, rtol=rtol, guess=eps_lower or None, **extra)
+        done = {}
+        if "decomposition" in names:
+            done["decomposition"] = _timed(ups["decomposition"])
+        done.update(background.results() if background is not None else
+                    {nm: _timed(ups[nm]) for nm in names if nm != "decomposition"})
+    finally:
+        if background is not None:
+            background.stop()
+    return table, lower_by, eps_lower, done
+
+
 def best_eps(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None = None,
              d: int | None = None, s: int | None = None, g: int | None = None,
              rtol: float = 1e-5, bounds: list[str] | None = None, parallel: bool | None = None) -> dict:
@@ -302,34 +341,10 @@ def best_eps(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None
     if mechanism == "subset-exp":
         k = params["k"]
     start = time.perf_counter()
-    names = list(upper_bounds(mechanism, eps0, n, delta, k=k, rtol=rtol, **extra))
-    if bounds is not None:
-        unknown = sorted(set(bounds) - set(names))
-        if unknown:
-            raise AccountantDomainError("bounds", f"unknown {', '.join(unknown)}; choose from {', '.join(names)}")
-        names = list(dict.fromkeys(bounds))
+    names = _selected_bounds(list(upper_bounds(mechanism, eps0, n, delta, k=k, rtol=rtol, **extra)), bounds)
     if parallel is None:
         parallel = _spare_cpu()
-    # only the decomposition's search starts from the lower bound; the others can start now
-    early = upper_bounds(mechanism, eps0, n, delta, k=k, rtol=rtol, **extra)
-    background = _Background({nm: early[nm] for nm in names if nm != "decomposition"}) if parallel else None
-    try:
-        table: dict[str, dict] = {}
-        lows = lower_bounds(mechanism, eps0, n, delta, k=k, rtol=rtol, **extra)
-        for name, fn in lows.items():
-            value, sec = _timed(fn)
-            table[name] = {"eps": value, "seconds": sec, "kind": "lower"}
-        lower_by = max(lows, key=lambda nm: table[nm]["eps"])
-        eps_lower = table[lower_by]["eps"]
-        ups = upper_bounds(mechanism, eps0, n, delta, k=k, rtol=rtol, guess=eps_lower or None, **extra)
-        done = {}
-        if "decomposition" in names:
-            done["decomposition"] = _timed(ups["decomposition"])
-        done.update(background.results() if background is not None else
-                    {nm: _timed(ups[nm]) for nm in names if nm != "decomposition"})
-    finally:
-        if background is not None:
-            background.stop()
+    table, lower_by, eps_lower, done = _evaluate_bounds(mechanism, eps0, n, delta, k, rtol, extra, names, parallel)
     for name in names:  # the order of ``bounds`` (default: upper_bounds'), as before
         value, sec = done[name]
         table[name] = {"eps": min(value, eps0), "seconds": sec, "kind": "upper"}
