@@ -179,13 +179,7 @@ def vr_params(mechanism: str, eps0: float | None = None, *, k=None, d=None, s=No
     if variant not in ("sound", "published"):
         raise AccountantDomainError("variant", f"{variant!r} must be 'sound' or 'published'")
     if mechanism == "balls-into-bins":
-        if eps0 is not None:
-            raise AccountantDomainError("eps0", "not used by balls-into-bins (its privacy comes from the blanket only)")
-        d = _int_at_least(d, "d", 2)
-        s = _int_at_least(s, "s", 1)
-        if 2 * s > d:
-            raise AccountantDomainError("s", f"{s} special bins need 2s <= d = {d}")
-        return VRParams(math.inf, 1.0, d / s)
+        return _balls_into_bins_params(eps0, d, s)
     eps0 = _pos(eps0, "eps0")
     if eps0 > EPS_CAP:
         raise AccountantDomainError("eps0", f"{eps0!r} too large (max {EPS_CAP})")
@@ -197,7 +191,23 @@ def vr_params(mechanism: str, eps0: float | None = None, *, k=None, d=None, s=No
         if variant == "sound" and k >= 3:
             return VRParams(e, (e - 1) / (e + 1), e)
         return VRParams(e, (e - 1) / (e + k - 1), e)
-    # subset-exp
+    return _subset_exp_params(e, k, d, s, variant)
+
+
+def _balls_into_bins_params(eps0, d, s) -> VRParams:
+    """:func:`vr_params` of balls-into-bins: ``p = inf, beta = 1, q = d/s``."""
+    if eps0 is not None:
+        raise AccountantDomainError("eps0", "not used by balls-into-bins (its privacy comes from the blanket only)")
+    d = _int_at_least(d, "d", 2)
+    s = _int_at_least(s, "s", 1)
+    if 2 * s > d:
+        raise AccountantDomainError("s", f"{s} special bins need 2s <= d = {d}")
+    return VRParams(math.inf, 1.0, d / s)
+
+
+def _subset_exp_params(e: float, k, d, s, variant: str) -> VRParams:
+    """:func:`vr_params` of the k-subset exponential mechanism (``e = e^eps0``): the table's
+    ``beta`` for ``variant="published"``, the general parameters for ``"sound"``."""
     d = _int_at_least(d, "d", 2)
     s = _int_at_least(s, "s", 1)
     k = _int_at_least(k, "k", 1)
