@@ -115,23 +115,8 @@ def per_user_eps(hbar: np.ndarray, labels: np.ndarray, eps1: float, eps2: float,
     for gi in np.flatnonzero(sizes >= 2):
         G = int(sizes[gi])
         members = order[starts[gi] : starts[gi] + G]      # sorted by distance to the centre
-        t = dist[members]
-        grid = np.unique(np.round(np.geomspace(2, G, num=min(grid_points, G - 1))).astype(np.int64))
-        # diameter bounds of the prefix Q_m: 2 t_m (triangle inequality through the centre) and the
-        # L1 size of the prefix's bounding box (|u-v|_1 <= sum_j (max_j - min_j)); both are upper
-        # bounds, so their minimum is one too
-        hm = hbar[members]
-        box = (np.maximum.accumulate(hm, axis=0) - np.minimum.accumulate(hm, axis=0)).sum(axis=1)
-        r = np.minimum(np.minimum(2.0 * t[grid - 1], box[grid - 1]), 2.0)
-        vals = np.full(len(grid), math.inf)
-        for j, (m, rr) in enumerate(zip(grid, r, strict=True)):
-            e0 = local_eps(eps2, float(rr), c)
-            if e0 > max_eps0 or e0 > math.log(m) + 1.0:
-                continue   # e^eps0 > e*|Q|: (almost) no clone; skipping only raises the bound
-            key = (e0, int(m))
-            if key not in cache:
-                cache[key] = amplifier(e0, int(m), delta)
-            vals[j] = cache[key]
+        grid, r, vals = _prefix_bounds(hbar[members], dist[members], G, eps2, c, delta, amplifier,
+                                       grid_points, max_eps0, cache)
         # suffix minimum: member at rank k lies in Q_m for every m > k
         suf = np.minimum.accumulate(vals[::-1])[::-1]
         arg = _suffix_argmin(vals)
@@ -147,6 +132,31 @@ def per_user_eps(hbar: np.ndarray, labels: np.ndarray, eps1: float, eps2: float,
         q_rad[sel] = r[chosen]
     return {"eps_prime": eps1 + eps_sh, "eps_shuffle": eps_sh, "group_size": sizes[labels],
             "dist_centre": dist, "q_size": q_size, "q_radius": q_rad}
+
+
+def _prefix_bounds(hm: np.ndarray, t: np.ndarray, G: int, eps2: float, c: float, delta: float,
+                   amplifier: Amplifier, grid_points: int, max_eps0: float,
+                   cache: dict[tuple[float, int], float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(grid, r, vals)`` of one group of :func:`per_user_eps` (``hm``, ``t``: its members'
+    histograms and distances to the centre, sorted by distance): the prefix sizes ``m``, the
+    diameter bound of each prefix ``Q_m`` and its amplified eps (``inf`` where skipped).
+    ``cache`` maps ``(eps0, m)`` to the amplifier's value and is filled here."""
+    grid = np.unique(np.round(np.geomspace(2, G, num=min(grid_points, G - 1))).astype(np.int64))
+    # diameter bounds of the prefix Q_m: 2 t_m (triangle inequality through the centre) and the
+    # L1 size of the prefix's bounding box (|u-v|_1 <= sum_j (max_j - min_j)); both are upper
+    # bounds, so their minimum is one too
+    box = (np.maximum.accumulate(hm, axis=0) - np.minimum.accumulate(hm, axis=0)).sum(axis=1)
+    r = np.minimum(np.minimum(2.0 * t[grid - 1], box[grid - 1]), 2.0)
+    vals = np.full(len(grid), math.inf)
+    for j, (m, rr) in enumerate(zip(grid, r, strict=True)):
+        e0 = local_eps(eps2, float(rr), c)
+        if e0 > max_eps0 or e0 > math.log(m) + 1.0:
+            continue   # e^eps0 > e*|Q|: (almost) no clone; skipping only raises the bound
+        key = (e0, int(m))
+        if key not in cache:
+            cache[key] = amplifier(e0, int(m), delta)
+        vals[j] = cache[key]
+    return grid, r, vals
 
 
 def _suffix_argmin(vals: np.ndarray) -> np.ndarray:
