@@ -186,6 +186,19 @@ def _mhm_paper(eps0: float, eps: float, d: int, g: int, *, printed: bool = False
 
 
 # --------------------------------------------------------------------------- parameters
+def _krr_params(a: float, ee: float, e0: float, k) -> BlanketParams:
+    """:func:`blanket_params` of k-ary randomized response (``ee = e^eps``, ``e0 = e^eps0``)."""
+    k = _int_at_least("k", k, 2)
+    gamma = k / (e0 + k - 1.0)
+    l_true = gamma * (e0 - ee)          # W = x   (probability 1/k under the blanket)
+    l_other = gamma * (1.0 - ee * e0)   # W = x'  (1/k)
+    l_rest = gamma * (1.0 - ee)         # any other value ((k-2)/k)
+    c = (l_true**2 + l_other**2 + (k - 2) * l_rest**2) / k
+    b_plus = max(l_true, l_rest) if k > 2 else l_true
+    b_minus = min(l_other, l_rest) if k > 2 else l_other
+    return BlanketParams(a, b_minus, b_plus, c, gamma)
+
+
 def blanket_params(mechanism: str, eps0: float, *, eps: float, k: int | None = None,
                    d: int | None = None, g: int | None = None, source: str = "exact") -> BlanketParams:
     """Blanket-lemma parameters of a local randomizer with local budget eps0 at central eps.
@@ -210,15 +223,7 @@ def blanket_params(mechanism: str, eps0: float, *, eps: float, k: int | None = N
         c = e0 * (ee * ee + 1.0) - 2.0 * math.exp(eps - 3.0 * eps0)
         return BlanketParams(a, b_plus - width, b_plus, c, gamma)
     if mechanism == "krr":
-        k = _int_at_least("k", k, 2)
-        gamma = k / (e0 + k - 1.0)
-        l_true = gamma * (e0 - ee)          # W = x   (probability 1/k under the blanket)
-        l_other = gamma * (1.0 - ee * e0)   # W = x'  (1/k)
-        l_rest = gamma * (1.0 - ee)         # any other value ((k-2)/k)
-        c = (l_true**2 + l_other**2 + (k - 2) * l_rest**2) / k
-        b_plus = max(l_true, l_rest) if k > 2 else l_true
-        b_minus = min(l_other, l_rest) if k > 2 else l_other
-        return BlanketParams(a, b_minus, b_plus, c, gamma)
+        return _krr_params(a, ee, e0, k)
     if mechanism == "laplace":
         # Laplace on [0, 1] with scale 1/eps0: blanket = normalised inf_x of the densities
         gamma = math.exp(-eps0 / 2.0)
