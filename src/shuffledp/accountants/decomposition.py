@@ -238,6 +238,36 @@ def grouped_pairs(matrix) -> list[GroupedPair]:
     return out
 
 
+def _spread_keeping(z: np.ndarray, w: np.ndarray, mid: int, ee: float,
+                    gamma: float) -> tuple[float, float, GroupedPair]:
+    """One spread of :func:`spread_to_three` (atoms ``z`` sorted, weights ``w``): keep atoms 0,
+    ``mid`` and the last, split every other between its kept neighbours. Returns
+    ``(added variance, scale, pair)``."""
+    last = len(z) - 1
+    keep = (0, mid, last)
+    wk = {i: float(w[i]) for i in keep}
+    added = 0.0  # variance the spread adds: sum of w_j (z_j - z_a)(z_b - z_j)
+    for j in range(1, last):
+        if j == mid:
+            continue
+        a, b = (0, mid) if j < mid else (mid, last)
+        span = z[b] - z[a]
+        to_a = 0.0 if span <= 0 else float(w[j] * (z[b] - z[j]) / span)
+        to_a = min(max(to_a, 0.0), float(w[j]))
+        wk[a] += to_a
+        wk[b] += float(w[j]) - to_a
+        added += float(w[j] * (z[j] - z[a]) * (z[b] - z[j]))
+    total = wk[0] + wk[mid] + wk[last]
+    ws = (wk[0] / total, wk[last] / total, wk[mid] / total)
+    zs = (float(z[0]), float(z[last]), float(z[mid]))
+    c = [wi * zi for wi, zi in zip(ws, zs, strict=True)]
+    pp = [max(ci, 0.0) for ci in c]
+    qq = [max(-ci, 0.0) / ee for ci in c]
+    scale = sum(pp)
+    return (added, scale, GroupedPair(ws, tuple(x / scale for x in pp),
+                                      tuple(x / scale for x in qq), gamma))
+
+
 def spread_to_three(g: GroupedPair, ee: float) -> list[tuple[float, float, GroupedPair]]:
     """Three-atom pairs that dominate a many-group pair at ``e^eps = ee``, as ``(scale, pair)``.
 
@@ -262,30 +292,7 @@ def spread_to_three(g: GroupedPair, ee: float) -> list[tuple[float, float, Group
     order = np.argsort(z, kind="stable")
     z, w = z[order], w[order]
     last = len(z) - 1
-    out = []
-    for mid in range(1, last):
-        keep = (0, mid, last)
-        wk = {i: float(w[i]) for i in keep}
-        added = 0.0  # variance the spread adds: sum of w_j (z_j - z_a)(z_b - z_j)
-        for j in range(1, last):
-            if j == mid:
-                continue
-            a, b = (0, mid) if j < mid else (mid, last)
-            span = z[b] - z[a]
-            to_a = 0.0 if span <= 0 else float(w[j] * (z[b] - z[j]) / span)
-            to_a = min(max(to_a, 0.0), float(w[j]))
-            wk[a] += to_a
-            wk[b] += float(w[j]) - to_a
-            added += float(w[j] * (z[j] - z[a]) * (z[b] - z[j]))
-        total = wk[0] + wk[mid] + wk[last]
-        ws = (wk[0] / total, wk[last] / total, wk[mid] / total)
-        zs = (float(z[0]), float(z[last]), float(z[mid]))
-        c = [wi * zi for wi, zi in zip(ws, zs, strict=True)]
-        pp = [max(ci, 0.0) for ci in c]
-        qq = [max(-ci, 0.0) / ee for ci in c]
-        scale = sum(pp)
-        out.append((added, scale, GroupedPair(ws, tuple(x / scale for x in pp),
-                                              tuple(x / scale for x in qq), g.gamma)))
+    out = [_spread_keeping(z, w, mid, ee, g.gamma) for mid in range(1, last)]
     # the spread adding the least variance first
     out.sort(key=lambda item: item[0])
     return [(added, scale, pair) for added, scale, pair in out]
