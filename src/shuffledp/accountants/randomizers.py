@@ -226,6 +226,35 @@ def olh_pairs(g: int, eps0: float, k: int | None = None) -> list[GroupedPair]:
 
 
 # --------------------------------------------------------------------------- real pairs (lower bounds)
+def _subset_exp_groups(e: float, d, s, k) -> tuple[tuple[float, ...], tuple[float, ...] | None]:
+    """``(victim_p, third)`` of :func:`real_pair_configs` for subset-exp (``e = e^eps0``):
+    ``third`` is None when the domain leaves no third set disjoint from both inputs."""
+    third = None
+    d, s, k = _check_subset(d, s, k)
+    big = d + s
+    if big < 2 * s:
+        raise ValueError(f"d: {d} items leave no two disjoint sets of s = {s}")
+    total = math.comb(big, k)
+    # counts relative to C(D, k): exact integer divisions (no overflow for huge counts)
+    omega = math.comb(d, k) / total + (total - math.comb(d, k)) / total * e
+    miss1, miss2, miss3 = (math.comb(big - j * s, k) if big - j * s >= 0 else 0 for j in (1, 2, 3))
+    only = miss1 - miss2              # meets x, misses x'
+    both = total - 2 * miss1 + miss2  # meets both
+    vic_p = (e * (only / total) / omega, (only / total) / omega, e * (both / total) / omega,
+             (miss2 / total) / omega)
+    if big >= 3 * s:
+        # a third set x'' disjoint from both: split each group by meeting x'' (weight e) or not
+        only_miss3 = miss2 - miss3                   # meets x, misses x' and x''
+        only_meet3 = only - only_miss3
+        both_miss3 = miss1 - 2 * miss2 + miss3       # meets x and x', misses x''
+        both_meet3 = both - both_miss3
+        neither_meet3 = miss2 - miss3
+        o_only = (e * (only_meet3 / total) + only_miss3 / total) / omega
+        third = (o_only, o_only, (e * (both_meet3 / total) + both_miss3 / total) / omega,
+                 (e * (neither_meet3 / total) + miss3 / total) / omega)
+    return vic_p, third
+
+
 def real_pair_configs(mechanism: str, eps0: float, *, d: int | None = None, s: int | None = None,
                       k: int | None = None, g: int | None = None):
     """Four output groups of a real neighbouring pair, for exact lower bounds.
@@ -248,28 +277,7 @@ def real_pair_configs(mechanism: str, eps0: float, *, d: int | None = None, s: i
     configs: dict[str, tuple[float, ...]] = {}
     third = None
     if mechanism == "subset-exp":
-        d, s, k = _check_subset(d, s, k)
-        big = d + s
-        if big < 2 * s:
-            raise ValueError(f"d: {d} items leave no two disjoint sets of s = {s}")
-        total = math.comb(big, k)
-        # counts relative to C(D, k): exact integer divisions (no overflow for huge counts)
-        omega = math.comb(d, k) / total + (total - math.comb(d, k)) / total * e
-        miss1, miss2, miss3 = (math.comb(big - j * s, k) if big - j * s >= 0 else 0 for j in (1, 2, 3))
-        only = miss1 - miss2              # meets x, misses x'
-        both = total - 2 * miss1 + miss2  # meets both
-        vic_p = (e * (only / total) / omega, (only / total) / omega, e * (both / total) / omega,
-                 (miss2 / total) / omega)
-        if big >= 3 * s:
-            # a third set x'' disjoint from both: split each group by meeting x'' (weight e) or not
-            only_miss3 = miss2 - miss3                   # meets x, misses x' and x''
-            only_meet3 = only - only_miss3
-            both_miss3 = miss1 - 2 * miss2 + miss3       # meets x and x', misses x''
-            both_meet3 = both - both_miss3
-            neither_meet3 = miss2 - miss3
-            o_only = (e * (only_meet3 / total) + only_miss3 / total) / omega
-            third = (o_only, o_only, (e * (both_meet3 / total) + both_miss3 / total) / omega,
-                     (e * (neither_meet3 / total) + miss3 / total) / omega)
+        vic_p, third = _subset_exp_groups(e, d, s, k)
     elif mechanism == "oue":
         d = _check_int(d, "d", 2)
         p, q = _oue_rates(eps0)
