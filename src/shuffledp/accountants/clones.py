@@ -125,6 +125,22 @@ DEFAULT_MAX_POINTS = 4096
 WINDOW_MAX = 2_000_000   # longer clone-count windows (huge n) are evaluated in blocks
 
 
+def _clone_blocks(c: np.ndarray, w: np.ndarray, max_points: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(block_w, c_upper, c_lower)`` of :class:`ClonePair` when more than ``max_points`` clone
+    counts ``c`` (weights ``w``) carry mass: at most ``max_points`` consecutive blocks."""
+    # block j = indices [starts[j], starts[j+1]) ; charged D at c[starts[j]] (upper) or
+    # at the last c of the block (lower)
+    # half of the block starts evenly spaced in c, half at quantiles of the clone-count
+    # law (fine blocks where the mass is)
+    half = max_points // 2
+    even = np.linspace(0, c.size, half, endpoint=False).astype(int)
+    cdf = np.cumsum(w) / w.sum()
+    quant = np.searchsorted(cdf, np.linspace(0.0, 1.0, max_points - half, endpoint=False))
+    starts = np.unique(np.concatenate([even, np.minimum(quant, c.size - 1)]))
+    ends = np.append(starts[1:], c.size) - 1
+    return np.add.reduceat(w, starts), c[starts], c[ends]
+
+
 class ClonePair:
     """The clone reduction for a fixed clone-count distribution and mixing probability.
 
@@ -181,19 +197,7 @@ class ClonePair:
         self.p_bar = p_bar
         self.outside_mass = outside_mass
         if max_points is not None and self.c.size > int(max_points):
-            # block j = indices [starts[j], starts[j+1]) ; charged D at c[starts[j]] (upper) or
-            # at the last c of the block (lower)
-            # half of the block starts evenly spaced in c, half at quantiles of the clone-count
-            # law (fine blocks where the mass is)
-            half = int(max_points) // 2
-            even = np.linspace(0, self.c.size, half, endpoint=False).astype(int)
-            cdf = np.cumsum(self.w) / self.w.sum()
-            quant = np.searchsorted(cdf, np.linspace(0.0, 1.0, int(max_points) - half, endpoint=False))
-            starts = np.unique(np.concatenate([even, np.minimum(quant, self.c.size - 1)]))
-            ends = np.append(starts[1:], self.c.size) - 1
-            self.block_w = np.add.reduceat(self.w, starts)
-            self.c_upper = self.c[starts]
-            self.c_lower = self.c[ends]
+            self.block_w, self.c_upper, self.c_lower = _clone_blocks(self.c, self.w, int(max_points))
         else:
             self.block_w = self.w
             self.c_upper = self.c
