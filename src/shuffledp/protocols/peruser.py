@@ -164,22 +164,7 @@ def cluster_dbscan_js(X: np.ndarray, params: DBSCANParams, seed: int) -> np.ndar
     core = db.core_sample_indices_
     rest = np.setdiff1d(np.arange(n), fit_idx)
     if len(core) and len(rest):
-        # nearest core sample: candidates by Hellinger distance (Euclidean on square roots, a
-        # BallTree query), then the exact JS distance to the candidates decides
-        from sklearn.neighbors import NearestNeighbors
-
-        C = Xf[core]
-        clab = lab_fit[core]
-        kc = min(params.candidates, len(core))
-        nn = NearestNeighbors(n_neighbors=kc).fit(np.sqrt(C))
-        _, cand = nn.kneighbors(np.sqrt(X[rest]))
-        Xr = X[rest]
-        hc = _entropy(C)
-        jsd = _entropy(0.5 * (Xr[:, None, :] + C[cand])) - 0.5 * (_entropy(Xr)[:, None] + hc[cand])
-        Dr = np.sqrt(np.clip(jsd, 0.0, 1.0))
-        j = np.argmin(Dr, axis=1)
-        best = Dr[np.arange(len(rest)), j]
-        lab[rest] = np.where(best <= eps, clab[cand[np.arange(len(rest)), j]], -1)
+        lab[rest] = _nearest_core_labels(X[rest], Xf[core], lab_fit[core], eps, params.candidates)
     # noise -> singleton groups
     noise = np.flatnonzero(lab < 0)
     base = lab.max() + 1 if (lab >= 0).any() else 0
@@ -187,6 +172,25 @@ def cluster_dbscan_js(X: np.ndarray, params: DBSCANParams, seed: int) -> np.ndar
     out = np.empty(n, dtype=np.int64)
     out[order] = lab
     return _relabel(out)
+
+
+def _nearest_core_labels(Xr: np.ndarray, C: np.ndarray, clab: np.ndarray, eps: float,
+                         candidates: int) -> np.ndarray:
+    """Label of each row of ``Xr``: that of its nearest core sample (rows ``C``, labels ``clab``)
+    when it lies within JS distance ``eps``, else -1 (noise)."""
+    # nearest core sample: candidates by Hellinger distance (Euclidean on square roots, a
+    # BallTree query), then the exact JS distance to the candidates decides
+    from sklearn.neighbors import NearestNeighbors
+
+    kc = min(candidates, len(C))
+    nn = NearestNeighbors(n_neighbors=kc).fit(np.sqrt(C))
+    _, cand = nn.kneighbors(np.sqrt(Xr))
+    hc = _entropy(C)
+    jsd = _entropy(0.5 * (Xr[:, None, :] + C[cand])) - 0.5 * (_entropy(Xr)[:, None] + hc[cand])
+    Dr = np.sqrt(np.clip(jsd, 0.0, 1.0))
+    j = np.argmin(Dr, axis=1)
+    best = Dr[np.arange(len(Xr)), j]
+    return np.where(best <= eps, clab[cand[np.arange(len(Xr)), j]], -1)
 
 
 def _entropy(A: np.ndarray) -> np.ndarray:
