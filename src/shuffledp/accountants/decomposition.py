@@ -180,6 +180,35 @@ def krr_pairs(k: int, eps0: float) -> list[GroupedPair]:
     return [GroupedPair(w, (p, q, rest), (q, p, rest), k / (e + k - 1.0))]
 
 
+def _row_pair_groups(mat: np.ndarray, i: int, j: int, omega: np.ndarray, gamma: float):
+    """``(w, p, q)`` of the ordered pair of rows ``(i, j)`` of :func:`grouped_pairs`: the blanket
+    weight and the two rows' masses of every likelihood-ratio group (groups 1 and 2 the most
+    extreme, at least three groups); None when the rows are identical."""
+    keep = omega > 0
+    if np.any(~keep & ((mat[i] > 0) | (mat[j] > 0))):
+        raise ValueError("an output outside the blanket's support has positive probability; "
+                         "the decomposition cannot bound it")
+    u = mat[i, keep] / omega[keep]
+    v = mat[j, keep] / omega[keep]
+    key = np.round(np.stack([u, v]), 12)
+    groups: dict[tuple[float, float], list[int]] = {}
+    for col, pair in enumerate(map(tuple, key.T)):
+        groups.setdefault(pair, []).append(col)
+    if len(groups) == 1:
+        return None  # identical rows: divergence 0
+    om = omega[keep]
+    cols = list(groups.values())
+    # groups 1 and 2 are the two with the most extreme u/v; the rest is group 3
+    cols.sort(key=lambda c: -abs(math.log(u[c[0]] / v[c[0]])) if u[c[0]] > 0 and v[c[0]] > 0
+              else -math.inf)
+    while len(cols) < 3:
+        cols.append([])
+    w = tuple(float(om[c].sum()) / gamma for c in cols)
+    p = tuple(float(mat[i, keep][c].sum()) for c in cols)
+    q = tuple(float(mat[j, keep][c].sum()) for c in cols)
+    return w, p, q
+
+
 def grouped_pairs(matrix) -> list[GroupedPair]:
     """Every ordered pair of distinct rows of ``matrix`` reduced to its likelihood-ratio groups.
 
@@ -198,29 +227,11 @@ def grouped_pairs(matrix) -> list[GroupedPair]:
         for j in range(mat.shape[0]):
             if i == j:
                 continue
-            keep = omega > 0
-            if np.any(~keep & ((mat[i] > 0) | (mat[j] > 0))):
-                raise ValueError("an output outside the blanket's support has positive probability; "
-                                 "the decomposition cannot bound it")
-            u = mat[i, keep] / omega[keep]
-            v = mat[j, keep] / omega[keep]
-            key = np.round(np.stack([u, v]), 12)
-            groups: dict[tuple[float, float], list[int]] = {}
-            for col, pair in enumerate(map(tuple, key.T)):
-                groups.setdefault(pair, []).append(col)
-            if len(groups) == 1:
+            grouped = _row_pair_groups(mat, i, j, omega, gamma)
+            if grouped is None:
                 continue  # identical rows: divergence 0
-            om = omega[keep]
-            cols = list(groups.values())
-            # groups 1 and 2 are the two with the most extreme u/v; the rest is group 3
-            cols.sort(key=lambda c: -abs(math.log(u[c[0]] / v[c[0]])) if u[c[0]] > 0 and v[c[0]] > 0
-                      else -math.inf)
-            while len(cols) < 3:
-                cols.append([])
-            w = tuple(float(om[c].sum()) / gamma for c in cols)
-            p = tuple(float(mat[i, keep][c].sum()) for c in cols)
-            q = tuple(float(mat[j, keep][c].sum()) for c in cols)
-            if len(cols) > 3:
+            w, p, q = grouped
+            if len(w) > 3:
                 # more groups: the order is immaterial (the spread sorts them per eps)
                 sig = tuple(sorted(zip(np.round(w, 14), np.round(p, 14), np.round(q, 14), strict=True)))
                 if sig in seen:
