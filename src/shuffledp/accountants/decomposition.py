@@ -463,6 +463,21 @@ def _swap(g: GroupedPair) -> GroupedPair:
 
 
 # --------------------------------------------------------------------------- decomposition
+def _count_blocks(ms: np.ndarray, wts: np.ndarray, max_blocks: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(block_w, m_upper, m_lower)`` of :class:`DecomposedPair`: the blanket counts ``ms``
+    (weights ``wts``) as they are, or grouped into at most ``max_blocks`` consecutive blocks
+    (half evenly spaced, half at quantiles) with each block's first and last count."""
+    if ms.size > max_blocks:
+        half = max_blocks // 2
+        even = np.linspace(0, ms.size, max(half, 1), endpoint=False).astype(int)
+        cdf = np.cumsum(wts) / wts.sum()
+        quant = np.searchsorted(cdf, np.linspace(0.0, 1.0, max_blocks - half, endpoint=False))
+        starts = np.unique(np.concatenate([even, np.minimum(quant, ms.size - 1)]))
+        ends = np.append(starts[1:], ms.size) - 1
+        return np.add.reduceat(wts, starts), ms[starts], ms[ends]
+    return wts, ms, ms
+
+
 class DecomposedPair:
     """The blanket-decomposed pair of one randomizer at ``n`` users; ``delta(eps)`` is an upper
     bound on its hockey-stick divergence (worst ordered pair of inputs, both directions)."""
@@ -506,20 +521,7 @@ class DecomposedPair:
             z = math.sqrt(2.0 * math.log(2.0 / self.tail))
             width = 2.0 * z * math.sqrt(max(ms[-1] * s_max * (1.0 - min(s_max, 1.0)), 0.0)) + 3.0
             max_blocks = max(MIN_BLOCKS, int(BLOCK_BUDGET // width))
-        if ms.size > max_blocks:
-            half = max_blocks // 2
-            even = np.linspace(0, ms.size, max(half, 1), endpoint=False).astype(int)
-            cdf = np.cumsum(wts) / wts.sum()
-            quant = np.searchsorted(cdf, np.linspace(0.0, 1.0, max_blocks - half, endpoint=False))
-            starts = np.unique(np.concatenate([even, np.minimum(quant, ms.size - 1)]))
-            ends = np.append(starts[1:], ms.size) - 1
-            self.block_w = np.add.reduceat(wts, starts)
-            self.m_upper = ms[starts]
-            self.m_lower = ms[ends]
-        else:
-            self.block_w = wts
-            self.m_upper = ms
-            self.m_lower = ms
+        self.block_w, self.m_upper, self.m_lower = _count_blocks(ms, wts, max_blocks)
         self.block_w = self.block_w * (1.0 + ROUNDING_RTOL)
         self._tables: dict = {}
 
