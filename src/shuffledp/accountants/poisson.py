@@ -383,6 +383,30 @@ def poisson_lambda(n: int, m: float, d: int, s: int, eps: float, delta: float, *
     return solve_poisson_lambda(n, m, d, s, eps, delta, accountant=accountant, rtol=rtol).lam
 
 
+def _shrink_until_feasible(dval, lam: float, target: float) -> float:
+    """``lam`` shrunk by factors ``1 - 1e-9`` (at most 60 times) until ``dval(lam) <= target``."""
+    for _ in range(60):
+        if dval(lam) <= target:
+            break
+        lam *= 1 - 1e-9
+    return lam
+
+
+def _feasible_y(dval, target: float, accountant: str, n: int, m: float, d: int, eps_single: float,
+                tail: float) -> float:
+    """Upper end of :func:`solve_poisson_lambda`'s bisection on ``y = -log(lambda)``: a ``y``
+    whose lambda is feasible (``-log(target)``, or the indicator bound's lambda for "sound")."""
+    # y = -log(lambda): D(exp(-y)) is non-increasing in y; feasibility at y_hi = -log(target)
+    y_hi = min(-math.log(max(target, 1e-300)), 745.0)
+    if accountant == "sound":
+        # the indicator bound dominates the exact one, so its closed-form lambda is feasible here
+        ind = single_item_parts(1.0, n, m, d, eps_single, accountant="indicator", tail=tail)
+        lam_ind = target / sum(ind)
+        if 0 < lam_ind < 1 and dval(lam_ind) <= target:
+            y_hi = -math.log(lam_ind)
+    return y_hi
+
+
 def solve_poisson_lambda(n: int, m: float, d: int, s: int, eps: float, delta: float, *,
                          accountant: str = "sound", rtol: float = LAMBDA_RTOL) -> PoissonLambda:
     """Largest ``lambda`` in [0, 1] meeting user-level ``(eps, delta)`` for ``s`` items
@@ -419,20 +443,9 @@ def solve_poisson_lambda(n: int, m: float, d: int, s: int, eps: float, delta: fl
         return result(1.0)
     if accountant == "indicator" or (accountant == "sound" and (m == 0 or m == math.ceil(m))):
         lam = target / sum(parts(1.0))      # delta is linear in lambda (unclipped slope)
-        for _ in range(60):
-            if dval(lam) <= target:
-                break
-            lam *= 1 - 1e-9
-        return result(lam)
+        return result(_shrink_until_feasible(dval, lam, target))
     skipped = parts(1.0)[2]
-    # y = -log(lambda): D(exp(-y)) is non-increasing in y; feasibility at y_hi = -log(target)
-    y_hi = min(-math.log(max(target, 1e-300)), 745.0)
-    if accountant == "sound":
-        # the indicator bound dominates the exact one, so its closed-form lambda is feasible here
-        ind = single_item_parts(1.0, n, m, d, eps_single, accountant="indicator", tail=tail)
-        lam_ind = target / sum(ind)
-        if 0 < lam_ind < 1 and dval(lam_ind) <= target:
-            y_hi = -math.log(lam_ind)
+    y_hi = _feasible_y(dval, target, accountant, n, m, d, eps_single, tail)
     lo, hi = bisect_eps(lambda y: dval(math.exp(-y)), target, y_hi, rtol=1e-15, atol=rtol,
                         search_fn=lambda y: parts(math.exp(-y))[0], search_target=target - skipped)
     if not math.isfinite(hi):
