@@ -152,3 +152,12 @@ def test_no_issue_numbers_in_code_captions_schema_configs_or_help():
                 texts += [s.format_help() for s in inner.choices.values()]
     assert len(texts) > 10 and not [t for t in texts if pattern.search(t)]
     assert subprocess.run([sys.executable, "-m", "shuffledp", "--help"], capture_output=True).returncode == 0
+
+
+def test_functions_stay_short():
+    """Fewer than 10 functions of the package are longer than 50 lines (none, when this was written)."""
+    long = [f"{p.relative_to(SRC)}:{n.name} ({n.end_lineno - n.lineno + 1} lines)"
+            for p in sorted((SRC / "shuffledp").rglob("*.py"))
+            for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.end_lineno - n.lineno + 1 > 50]
+    assert len(long) < 10, long
