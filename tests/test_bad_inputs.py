@@ -289,31 +289,6 @@ BAD_STEP_PERUSER = [
 ]
 
 
-@pytest.mark.parametrize(("stage", "step", "spec", "inputs", "outputs", "needles"), [c[1:] for c in BAD_STEP_PERUSER],
-                         ids=[c[0] for c in BAD_STEP_PERUSER])
-def test_bad_peruser_job_exits_2_with_one_line(tmp_path, capsys, stage, step, spec, inputs, outputs, needles):
-    import json
-
-    _argv("", tmp_path)  # writes the ok, text and truncated Parquet files
-    ok = str(tmp_path / "ok.parquet")
-
-    def fill(text):
-        return text.format(tmp=tmp_path, ok=ok)
-
-    (tmp_path / "spec.json").write_text(spec if isinstance(spec, str) else json.dumps(spec))
-    io = {"input": {k: [fill(p) for p in v] for k, v in inputs.items()},
-          "output": {k: fill(v) for k, v in outputs.items()}}
-    (tmp_path / "io.json").write_text(json.dumps(io))
-    code = main(["step", stage, step, "--spec", str(tmp_path / "spec.json"), "--io", str(tmp_path / "io.json")])
-    err = capsys.readouterr().err
-    assert code == 2, err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("shuffledp: error: "), err
-    for needle in needles:
-        assert needle in lines[0], lines[0]
-    assert not list(tmp_path.glob("o.*")) and not list(tmp_path.glob("o[0-9].*"))
-
-
 @pytest.mark.parametrize("case", ["tcm-m-zero", "config-yaml"])
 def test_bad_cli_call_in_a_real_process_has_no_traceback(tmp_path, case):
     template, needles = next(c[1:] for c in BAD_CLI if c[0] == case)
@@ -403,9 +378,10 @@ BAD_STEP = [
 ]
 
 
-@pytest.mark.parametrize(("stage", "step", "spec", "io", "needles"), [c[1:] for c in BAD_STEP],
-                         ids=[c[0] for c in BAD_STEP])
-def test_bad_job_of_a_step_exits_2_with_one_line(tmp_path, capsys, stage, step, spec, io, needles):
+def _check_bad_step(tmp_path, capsys, stage, step, spec, io, needles) -> None:
+    """``shuffledp step`` on a bad job: exit 2, one line holding every needle, no output written.
+    ``{tmp}`` is the test's folder, ``{ok}`` a readable Parquet file; ``text.parquet``,
+    ``trunc.parquet`` and the folder ``d.parquet`` are there too."""
     ok = _parquet(tmp_path)
     (tmp_path / "text.parquet").write_text("not parquet")
     (tmp_path / "trunc.parquet").write_bytes(Path(ok).read_bytes()[:-30])
@@ -422,7 +398,8 @@ def test_bad_job_of_a_step_exits_2_with_one_line(tmp_path, capsys, stage, step, 
     assert len(lines) == 1 and lines[0].startswith("shuffledp: error: "), err
     for needle in needles:
         assert needle in lines[0], lines[0]
-    assert not list(tmp_path.glob("o.*")) and not (tmp_path / "f.pdf").exists()
+    written = [*tmp_path.glob("o.*"), *tmp_path.glob("o[0-9].*"), *tmp_path.glob("t.*"), *tmp_path.glob("f.*")]
+    assert written == []
 
 
 # ------------------------------------------------------------------------------- through snakemake
@@ -507,12 +484,6 @@ BAD_STEP_MULTIDIM = [
 ]
 
 
-@pytest.mark.parametrize(("stage", "step", "spec", "io", "needles"), [c[1:] for c in BAD_STEP_MULTIDIM],
-                         ids=[c[0] for c in BAD_STEP_MULTIDIM])
-def test_bad_multidim_job_exits_2_with_one_line(tmp_path, capsys, stage, step, spec, io, needles):
-    test_bad_job_of_a_step_exits_2_with_one_line(tmp_path, capsys, stage, step, spec, io, needles)
-
-
 def test_bad_job_in_a_real_process_has_no_traceback(tmp_path):
     stage, step, spec, io, needles = BAD_STEP_MULTIDIM[0][1:]
     ok = _parquet(tmp_path)
@@ -553,27 +524,16 @@ BAD_SEGMENTED_STEP = [
 ]
 
 
-@pytest.mark.parametrize(("step", "spec", "inputs", "outputs", "needles"), [c[1:] for c in BAD_SEGMENTED_STEP],
-                         ids=[c[0] for c in BAD_SEGMENTED_STEP])
-def test_bad_segmented_step_exits_2_with_one_line(tmp_path, capsys, step, spec, inputs, outputs, needles):
-    import json
+# every stage's bad jobs, one format: (id, stage, step, spec (object or raw text), io, needles)
+ALL_BAD_STEPS = (
+    BAD_STEP + BAD_STEP_MULTIDIM
+    + [(i, st, sp, spec, {"input": a, "output": b}, n) for i, st, sp, spec, a, b, n in BAD_STEP_PERUSER]
+    + [(f"segmented-{i}", "segmented", sp, spec, {"input": a, "output": b}, n)
+       for i, sp, spec, a, b, n in BAD_SEGMENTED_STEP]
+)
 
-    ok = _parquet(tmp_path)
 
-    def fill(obj):
-        if isinstance(obj, str):
-            return obj.format(tmp=tmp_path, ok=ok)
-        if isinstance(obj, dict):
-            return {k: fill(v) for k, v in obj.items()}
-        return [fill(v) for v in obj]
-
-    (tmp_path / "spec.json").write_text(spec if isinstance(spec, str) else json.dumps(spec))
-    (tmp_path / "io.json").write_text(json.dumps({"input": fill(inputs), "output": fill(outputs)}))
-    code = main(["step", "segmented", step, "--spec", str(tmp_path / "spec.json"), "--io", str(tmp_path / "io.json")])
-    err = capsys.readouterr().err
-    assert code == 2, err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("shuffledp: error: "), err
-    for needle in needles:
-        assert needle in lines[0], lines[0]
-    assert not list(tmp_path.glob("o.*"))
+@pytest.mark.parametrize(("stage", "step", "spec", "io", "needles"), [c[1:] for c in ALL_BAD_STEPS],
+                         ids=[c[0] for c in ALL_BAD_STEPS])
+def test_bad_job_of_a_step_exits_2_with_one_line(tmp_path, capsys, stage, step, spec, io, needles):
+    _check_bad_step(tmp_path, capsys, stage, step, spec, io, needles)
