@@ -39,14 +39,16 @@ def test_batch_ranges_cover_every_repetition_once():
         assert sum(batch_ranges(reps, bs), []) == list(range(reps))
 
 
-def test_job_table_lookup_spec_and_targets():
+def test_job_table_lookup_and_refs():
     jobs = [Job("run", {"a": "1", "b": "x"}, {"k": 1.5, "j": [1, 2]}), Job("run", {"a": "2", "b": "x"}, {}),
             Job("report", {}, {"scale": "s"})]
     t = JobTable(jobs)
     # wildcards of other rules' patterns (or extra ones) do not matter, only the step's names
-    assert t.spec("run")({"a": "1", "b": "x", "other": "y"}) == '{"j":[1,2],"k":1.5}'
-    assert t.spec("report")({}) == canonical({"scale": "s"})
-    assert t.targets("run", "r/{a}_{b}.parquet") == ["r/1_x.parquet", "r/2_x.parquet"]
+    assert t.job("run", {"a": "1", "b": "x", "other": "y"}) is jobs[0]
+    assert t.job("report", {"a": "1"}) is jobs[2]
+    assert t.refs("run", "table") == [Ref("run", "table", {"a": "1", "b": "x"}),
+                                      Ref("run", "table", {"a": "2", "b": "x"})]
+    assert t.of_step("report") == [jobs[2]]
     with pytest.raises(KeyError, match="no run job"):
         t.job("run", {"a": "3", "b": "x"})
     with pytest.raises(ValueError, match="same identity"):

@@ -26,12 +26,6 @@ LOGS = f"{RESULTS}/logs"
 BENCH = f"{RESULTS}/benchmarks"
 JOBFILES = f"{RESULTS}/.jobs"  # each job's spec and io files, named by their content
 ROOTS = {"results": RESULTS, "data": "data"}
-CONFIG_NAME = config["name"]
-# transitional, for the stage files not yet moved to shuffledp.stages: the data stage's folders and tables
-RAW = "data/raw"
-PROC = "data/processed"
-LOAN_TABLE = f"{PROC}/loan.parquet"
-ADULT_ORDINAL_TABLE = f"{PROC}/adult_ordinal.parquet"
 
 
 def env_file():

@@ -307,7 +307,7 @@ def check_spec(step: Step, spec: Mapping, where: str = "--spec") -> None:
         raise UsageError(f"{where}: {bad} must be a finite number")
 
 
-def _check_io(step: Step, io: Mapping, where: str) -> tuple[dict, dict]:
+def _check_io(step: Step, spec: Mapping, io: Mapping, where: str) -> tuple[dict, dict]:
     inputs, outputs = io.get("input"), io.get("output")
     if not isinstance(inputs, dict) or not isinstance(outputs, dict):
         raise UsageError(f"{where}: must hold the objects 'input' and 'output'")
@@ -323,10 +323,13 @@ def _check_io(step: Step, io: Mapping, where: str) -> tuple[dict, dict]:
             _check_input(name, p)
     for o in step.outputs:
         paths = outputs[o.name]
-        if o.over is not None and isinstance(paths, dict) and paths:
-            paths = list(paths.values())  # an output list: {value: path}
-        elif o.over is not None:
-            raise UsageError(f"{where}: output {o.name} must map each {o.over} to a path")
+        if o.over is not None:  # an output list: {value: path}, one per value of the spec
+            if not isinstance(paths, dict) or not paths:
+                raise UsageError(f"{where}: output {o.name} must map each {o.over} to a path")
+            if set(paths) != set(o.values(spec)):
+                raise UsageError(f"{where}: output {o.name}: {sorted(paths)} differ from the spec's "
+                                 f"{o.over} values {sorted(o.values(spec))}")
+            paths = list(paths.values())
         else:
             paths = [paths]
         if not all(isinstance(p, str) and p for p in paths):
@@ -377,11 +380,7 @@ def run_step(stage_name: str, step_name: str, spec_path: str, io_path: str) -> o
                          f"(one of {', '.join(s.name for s in stage.steps)})") from None
     spec = _read_json(spec_path, "--spec")
     check_spec(step, spec, f"--spec {spec_path}")
-    inputs, outputs = _check_io(step, _read_json(io_path, "--io"), f"--io {io_path}")
-    for o in step.outputs:
-        if o.over is not None and set(outputs[o.name]) != set(o.values(spec)):
-            raise UsageError(f"--io {io_path}: output {o.name}: {sorted(outputs[o.name])} differ from the spec's "
-                             f"{o.over} values {sorted(o.values(spec))}")
+    inputs, outputs = _check_io(step, spec, _read_json(io_path, "--io"), f"--io {io_path}")
     if step.threads is not None:
         limit_threads(step.threads)
     return step.run(spec, inputs, outputs)

@@ -41,7 +41,7 @@ class Job:
 
 
 def canonical(spec: Mapping) -> str:
-    """Canonical JSON of a spec (sorted keys, no spaces): the rule's ``params``."""
+    """Canonical JSON of a spec (sorted keys, no spaces): what a job's spec file holds."""
     return json.dumps(spec, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
@@ -55,23 +55,22 @@ class JobTable:
     def __init__(self, jobs: Iterable[Job]):
         self.jobs = list(jobs)
         self._by_key: dict[tuple, Job] = {}
+        self._names: dict[str, set[str]] = {}  # step -> its wildcard names (built once: lookups run per job)
         for j in self.jobs:
             k = _key(j.step, j.wildcards)
             if k in self._by_key:
                 raise ValueError(f"two jobs with the same identity: {k}")
             self._by_key[k] = j
+            self._names.setdefault(j.step, set()).update(j.wildcards)
 
     def job(self, step: str, wildcards: Mapping) -> Job:
-        names = {k for j in self.jobs if j.step == step for k in j.wildcards}
+        """The job of ``step`` whose wildcards are ``wildcards`` (other names in it are ignored)."""
+        names = self._names.get(step, set())
         wc = {k: v for k, v in dict(wildcards.items()).items() if k in names}
         try:
             return self._by_key[_key(step, wc)]
         except KeyError:
             raise KeyError(f"no {step} job for wildcards {wc}") from None
-
-    def spec(self, step: str):
-        """A params function for a rule: wildcards -> canonical JSON of the job's spec."""
-        return lambda wc: canonical(self.job(step, wc).spec)
 
     def of_step(self, step: str) -> list[Job]:
         return [j for j in self.jobs if j.step == step]
@@ -79,10 +78,6 @@ class JobTable:
     def refs(self, step: str, output: str) -> list[Ref]:
         """A :class:`Ref` to ``output`` of every job of ``step``, in job order."""
         return [Ref(step, output, dict(j.wildcards)) for j in self.of_step(step)]
-
-    def targets(self, step: str, pattern: str) -> list[str]:
-        """Every path of ``pattern`` (a ``str.format`` pattern over the wildcards) for the step's jobs."""
-        return [pattern.format(**j.wildcards) for j in self.jobs if j.step == step]
 
 
 def batch_ranges(repetitions: int, batch_size: int) -> list[list[int]]:
