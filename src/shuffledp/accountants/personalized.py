@@ -28,7 +28,7 @@ import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from shuffledp.accountants.hockey_stick import eps_for_delta as _hs_eps_for_delta
 from shuffledp.accountants.validation import (
@@ -105,7 +105,7 @@ def gaussian_sigma(eps: float, delta: float, calibration: str = "analytic") -> f
         raise ValueError(f"calibration: unknown {calibration!r}")
 
     def prof(s: float) -> float:
-        return float(stats.norm.cdf(0.5 / s - eps * s) - math.exp(eps) * stats.norm.cdf(-0.5 / s - eps * s))
+        return float(special.ndtr(0.5 / s - eps * s) - math.exp(eps) * special.ndtr(-0.5 / s - eps * s))
 
     lo, hi = 1e-6, 1.0
     while prof(hi) > delta:
@@ -213,7 +213,7 @@ def gaussian_clone_probs(eps_others, delta_others, eps1: float, delta1: float,
     s1 = gaussian_sigma(eps1, delta1, calibration)
     si = gaussian_sigmas(e, d, calibration)
     si = np.maximum(si, s1)  # eps_i <= eps1 and delta_i >= ... ; the worst case keeps s_i >= s_1
-    w = max(0.0, float(stats.norm.cdf(-0.5 / s1)) - float(_failure(delta1)))
+    w = max(0.0, float(special.ndtr(-0.5 / s1)) - float(_failure(delta1)))
     equal = si <= s1 * (1 + 1e-12)
     # U_0 = {z < 1/2, N(0,si) < N(0,s1)} = {|z| < z*}
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -483,7 +483,7 @@ def hps_inputs(eps_local, delta_local=0.0, *, mechanism: str = "laplace",
         if others.size:
             w, p = gaussian_clone_probs(others, dothers, eps1, delta1, calibration)
         else:
-            w = max(0.0, float(stats.norm.cdf(-0.5 / gaussian_sigma(eps1, delta1, calibration))) - delta1 / 2)
+            w = max(0.0, float(special.ndtr(-0.5 / gaussian_sigma(eps1, delta1, calibration))) - delta1 / 2)
             p = np.zeros(0)
     else:
         raise ValueError(f"mechanism: unknown {mechanism!r} (laplace or gaussian)")

@@ -4,8 +4,10 @@ accountant tables they read.
 Jobs: ``prepare`` (per dataset: fixed-width sets and the truth) -> ``accountant`` (per (dataset, n):
 the accountant table of every level setting in one process, since the per-level Poisson rates do not
 depend on the shares and are cached across settings, 2.1-3x less work than one job per setting) and
-``params`` (per (dataset, n): the baselines' privacy parameters) -> ``run`` (one per protocol,
-dataset, n, setting or ``none``, batch; every m and repetition inside) -> ``aggregate`` -> ``figure``
+``params`` (per (dataset, n): the baselines' privacy parameters) -> ``run`` (one per protocol and
+repetition batch; every panel (dataset, n, setting or ``none``), m and repetition inside: one process
+per protocol rather than per panel, since a panel's work is a fraction of a process's start-up at the
+default scale; the draws depend on the panel and repetition, never on the batching) -> ``aggregate`` -> ``figure``
 (one per figure) and ``claims``. The accountant tables,
 ``results/accountant/segmented/<dataset>_n<n>_<setting>.parquet``, hold one row per (accountant, m,
 level) plus the optimum m* rows; the experiment jobs read them and never recompute a bound. The
@@ -118,8 +120,10 @@ def check_config(config: Mapping) -> None:
                 raise ConfigError(f"config key segmented.figures.{fig}.settings: unknown setting {st}")
 
 
-def _run_wc(protocol: str, dataset: str, n: int, setting: str, batch: int) -> dict[str, str]:
-    return {"segproto": protocol, "segds": dataset, "segn": str(n), "segset": setting, "segb": str(batch)}
+# the keys of one panel of a ``run`` job (``data``/``table``: the index of its input in the job's lists)
+RUN_POINT_KEYS = frozenset({"dataset", "n", "setting", "data", "table"})
+RUN_POINT_OPTIONAL = frozenset({"levels", "shares", "level_histogram", "sampler", "accountant", "epsilon_p", "delta",
+                                "wsepmm_power", "subexp_local_eps"})
 
 
 def jobs(config: Mapping) -> list[Job]:
@@ -164,46 +168,63 @@ def _table_jobs(cfg: Mapping, seed: int, levels: list, grid: list, pan: list, pa
     return out
 
 
-def _run_of(wc: dict, spec: dict) -> Job:
-    # ours reads its accountant table, every baseline the parameter table of its (dataset, n)
-    data = Ref("prepare", "data", {"segds": wc["segds"]})
-    if wc["segproto"] in OURS_ALL:
-        table = Ref("accountant", "tables", {"segds": wc["segds"], "segn": wc["segn"], "setting": wc["segset"]})
-    else:
-        table = Ref("params", "table", {"segds": wc["segds"], "segn": wc["segn"]})
-    return Job("run", wc, spec, inputs={"data": [data], "table": [table]})
+def _run_inputs(protocol: str, dataset: str, n: int, setting: str) -> tuple[Ref, Ref]:
+    """The data and the table one panel of a run reads: ours its accountant table, every baseline the
+    parameter table of its (dataset, n)."""
+    data = Ref("prepare", "data", {"segds": dataset})
+    if protocol in OURS_ALL:
+        return data, Ref("accountant", "tables", {"segds": dataset, "segn": str(n), "setting": setting})
+    return data, Ref("params", "table", {"segds": dataset, "segn": str(n)})
+
+
+def _run_job(protocol: str, batch: int, common: dict, points: list[dict]) -> Job:
+    """One ``run`` job of ``protocol``: ``points`` (each one panel's keys) with the index of its
+    data and table in the job's input lists (each input listed once)."""
+    inputs: dict[str, list] = {"data": [], "table": []}
+    out = []
+    for p in points:
+        refs = _run_inputs(protocol, p["dataset"], p["n"], p["setting"])
+        idx = {}
+        for name, ref in zip(("data", "table"), refs, strict=True):
+            if ref not in inputs[name]:
+                inputs[name].append(ref)
+            idx[name] = inputs[name].index(ref)
+        out.append(dict(p, **idx))
+    return Job("run", {"segproto": protocol, "segb": str(batch)}, dict(common, protocol=protocol, points=out),
+               inputs=inputs)
 
 
 def _run_jobs(cfg: Mapping, seed: int, levels: list, pan: list, pan_ds: list, ns: list) -> list[Job]:
-    """The ``run`` jobs, per repetition batch: the level protocols of every panel, then the uniform
-    baselines of every (dataset, n)."""
+    """The ``run`` jobs, per protocol and repetition batch: the level protocols on every panel, the
+    uniform baselines on every (dataset, n)."""
     from shuffledp.experiments.segmented import ours_protocols
 
     out = []
     for b, reps in enumerate(batch_ranges(cfg["repetitions"], cfg["batch_size"])):
         common = {"seed": seed, "reps": reps}
+        level_points: dict[str, list[dict]] = {}
         for ds, st in pan:
             for n in ns:
-                base = dict(common, dataset=ds, n=n, setting=st, levels=levels,
+                base = dict(dataset=ds, n=n, setting=st, levels=levels,
                             shares=[float(x) for x in cfg["settings"][st]])
                 for proto in ours_protocols(cfg):
-                    spec = dict(base, protocol=proto, level_histogram=cfg["level_histogram"],
-                                sampler=cfg["sampler"],
-                                accountant="paper" if proto == OURS_PAPER else cfg["accountant"])
-                    if spec["level_histogram"] == "grr":
-                        spec["epsilon_p"] = float(cfg["epsilon_p"])
-                    out.append(_run_of(_run_wc(proto, ds, n, st, b), spec))
-                out.append(_run_of(_run_wc("sepmm", ds, n, st, b), dict(base, protocol="sepmm")))
-                out.append(_run_of(_run_wc("wsepmm", ds, n, st, b), dict(
-                    base, protocol="wsepmm", delta=float(cfg["delta_factor"]) / n,
-                    wsepmm_power=float(cfg["wsepmm_power"]))))
+                    p = dict(base, level_histogram=cfg["level_histogram"], sampler=cfg["sampler"],
+                             accountant="paper" if proto == OURS_PAPER else cfg["accountant"])
+                    if p["level_histogram"] == "grr":
+                        p["epsilon_p"] = float(cfg["epsilon_p"])
+                    level_points.setdefault(proto, []).append(p)
+                level_points.setdefault("sepmm", []).append(dict(base))
+                level_points.setdefault("wsepmm", []).append(dict(
+                    base, delta=float(cfg["delta_factor"]) / n, wsepmm_power=float(cfg["wsepmm_power"])))
+        uniform: dict[str, list[dict]] = {}
         for ds in pan_ds:
             for n in ns:
                 for proto in UNIFORM_BASELINES:
-                    spec = dict(common, protocol=proto, dataset=ds, n=n, setting="none")
+                    p = dict(dataset=ds, n=n, setting="none")
                     if proto == "subexp_local":
-                        spec["subexp_local_eps"] = float(cfg["subexp_local_eps"])
-                    out.append(_run_of(_run_wc(proto, ds, n, "none", b), spec))
+                        p["subexp_local_eps"] = float(cfg["subexp_local_eps"])
+                    uniform.setdefault(proto, []).append(p)
+        out += [_run_job(proto, b, common, pts) for proto, pts in {**level_points, **uniform}.items()]
     return out
 
 
@@ -211,8 +232,8 @@ def _report_jobs(config: Mapping, cfg: Mapping, table: JobTable, grid: list, pan
     """``aggregate`` (over ``table``'s runs), one ``figure`` job per figure, and ``claims``."""
     # the accountant tables our runs used, each named by (dataset, n, setting) in the spec, in the
     # order of the inputs (sorted like their file names <dataset>_n<n>_<setting>)
-    used = sorted({(j.wildcards["segds"], j.wildcards["segn"], j.wildcards["segset"])
-                   for j in table.of_step("run") if j.wildcards["segproto"] in OURS_ALL},
+    used = sorted({(p["dataset"], str(p["n"]), p["setting"])
+                   for j in table.of_step("run") if j.wildcards["segproto"] in OURS_ALL for p in j.spec["points"]},
                   key=lambda k: f"{k[0]}_n{k[1]}_{k[2]}")
     out = [Job("aggregate", {}, {"accountant": cfg["accountant"],
                                  "scale": config["name"],
@@ -276,20 +297,49 @@ def _params(spec, inputs, outputs) -> None:
     print(df.to_string(index=False))
 
 
+def _check_run_point(i: int, point) -> None:
+    """One panel of a run spec: its keys (as :func:`shuffledp.stages.check_spec` checks a spec's)."""
+    where = f"--spec: points.{i}"
+    if not isinstance(point, dict):
+        raise UsageError(f"{where} must be an object")
+    missing = sorted(RUN_POINT_KEYS - set(point))
+    if missing:
+        raise UsageError(f"{where}: missing key(s) {', '.join(missing)}")
+    unknown = sorted(set(point) - RUN_POINT_KEYS - RUN_POINT_OPTIONAL)
+    if unknown:
+        raise UsageError(f"{where}: unknown key(s) {', '.join(unknown)}")
+
+
 def _run(spec, inputs, outputs) -> None:
+    import pandas as pd
+
     from shuffledp.experiments import segmented as ex
     from shuffledp.io import write_table
-    from shuffledp.stages.checks import is_positive_int, is_reps, require
+    from shuffledp.stages.checks import is_nonneg_int, is_positive_int, is_reps, require
 
     if spec["protocol"] not in ex.PROTOCOLS:
         raise UsageError(f"--spec: protocol must be one of {', '.join(ex.PROTOCOLS)}")
     require(spec, "reps", is_reps, "must be a list of distinct non-negative integers")
-    require(spec, "n", is_positive_int, "must be a positive integer")
-    table = inputs["table"][0] if inputs["table"] else None
-    df = ex.run_job(spec, inputs["data"][0], table)
-    write_table(df, outputs["table"])
-    print(f"{spec['protocol']} {spec['dataset']} n={spec['n']} {spec['setting']}: {len(df)} rows "
-          f"({len(spec['reps'])} repetitions), mean error {df['error'].mean():.4g}")
+    points = spec["points"]
+    if not isinstance(points, list) or not points:
+        raise UsageError("--spec: points must be a non-empty list of panels")
+    for i, p in enumerate(points):
+        _check_run_point(i, p)
+        if not is_positive_int(p["n"]):
+            raise UsageError(f"--spec: points.{i}.n must be a positive integer (got {p['n']!r})")
+        for name in ("data", "table"):
+            if not (is_nonneg_int(p[name]) and p[name] < len(inputs[name])):
+                raise UsageError(f"--spec: points.{i}.{name} must index the job's {name} inputs "
+                                 f"(0 to {len(inputs[name]) - 1}; got {p[name]!r})")
+    frames = []
+    for p in points:
+        sub = {k: v for k, v in p.items() if k not in ("data", "table")}
+        df = ex.run_job(dict(sub, protocol=spec["protocol"], reps=spec["reps"], seed=spec["seed"]),
+                        inputs["data"][p["data"]], inputs["table"][p["table"]])
+        frames.append(df)
+        print(f"{spec['protocol']} {p['dataset']} n={p['n']} {p['setting']}: {len(df)} rows "
+              f"({len(spec['reps'])} repetitions), mean error {df['error'].mean():.4g}")
+    write_table(pd.concat(frames, ignore_index=True), outputs["table"])
 
 
 def _aggregate(spec, inputs, outputs) -> None:
@@ -374,11 +424,9 @@ STAGE = Stage(
              runtime=5),
         Step("run", _run,
              inputs=("data", "table"),
-             outputs=(Output("table", "segmented/runs/{segproto}/{segds}_n{segn}_{segset}_b{segb}.parquet"),),
-             spec_keys=frozenset({"protocol", "dataset", "n", "setting", "reps", "seed"}),
-             optional_keys=frozenset({"levels", "shares", "level_histogram", "sampler", "accountant", "epsilon_p",
-                                      "delta", "wsepmm_power", "subexp_local_eps"}),
-             wildcards={"segproto": "[a-z_]+", "segds": DS, "segn": N, "segset": "[A-Za-z0-9]+", "segb": N},
+             outputs=(Output("table", "segmented/runs/{segproto}/b{segb}.parquet"),),
+             spec_keys=frozenset({"protocol", "points", "reps", "seed"}),
+             wildcards={"segproto": "[a-z_]+", "segb": N},
              mem_mb=1500, runtime=15),
         Step("aggregate", _aggregate,
              inputs=("runs", "accountant"),
