@@ -1,7 +1,8 @@
 """Personalized shuffle privacy bounds (Liu et al., CIKM 2024): Figure 4 (eps_s against n), Table 2
 (delta_s against eps_s) and the claims table.
 
-Jobs: one ``points`` job per (bound, setting, mechanism) with the n grid and seeds inside, one
+Jobs: one ``points`` job per (bound, mechanism) with every setting, the n grid and the seeds inside
+(a setting's work is a fraction of a process's start-up at the default scale), one
 ``table2_row`` job per row of Table 2, one ``report``. The computations are in
 :mod:`shuffledp.experiments.personalized`.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from shuffledp.errors import ConfigError
+from shuffledp.errors import ConfigError, UsageError
 from shuffledp.stages import Output, Report, Stage, Step
 from shuffledp.stages.jobs import Job, JobTable
 
@@ -50,14 +51,13 @@ def jobs(config: Mapping) -> list[Job]:
     out = []
     for mech, bounds, dl in (("laplace", c["bounds_pure"], 0.0), ("gaussian", c["bounds_approx"],
                                                                    float(c["delta_local_approx"]))):
-        for b in bounds:
-            for s in c["settings"]:
-                spec = {"bound": b, "setting": s, "mechanism": mech, "n_grid": [int(n) for n in c["n_grid"]],
-                        "seeds": [base + int(x) for x in c["seeds"]], "delta_central": float(c["delta_central"]),
-                        "delta_local": dl}
-                if b == "hps":
-                    spec["calibration"] = c["calibration"]
-                out.append(Job("points", {"pbound": b, "psetting": s, "pmech": mech}, spec))
+        for b in bounds:  # one process per bound and mechanism, every setting inside
+            spec = {"bound": b, "settings": list(c["settings"]), "mechanism": mech,
+                    "n_grid": [int(n) for n in c["n_grid"]], "seeds": [base + int(x) for x in c["seeds"]],
+                    "delta_central": float(c["delta_central"]), "delta_local": dl}
+            if b == "hps":
+                spec["calibration"] = c["calibration"]
+            out.append(Job("points", {"pbound": b, "pmech": mech}, spec))
     t2 = c["table2"]
     for r in t2["rows"]:
         spec = {"bound": r["bound"], "setting": t2["setting"], "n": int(t2["n"]), "seed": base + int(t2["seed"]),
@@ -78,10 +78,16 @@ def jobs(config: Mapping) -> list[Job]:
 
 
 def _points(spec, inputs, outputs) -> None:
+    import pandas as pd
+
     from shuffledp.experiments import personalized as E
     from shuffledp.io import write_table
 
-    df = E.run_points(spec)
+    settings = spec["settings"]
+    if not isinstance(settings, list) or not settings or not all(isinstance(x, str) for x in settings):
+        raise UsageError(f"--spec: settings must be a non-empty list of setting names (got {settings!r})")
+    rest = {k: v for k, v in spec.items() if k != "settings"}
+    df = pd.concat([E.run_points(dict(rest, setting=s)) for s in settings], ignore_index=True)
     write_table(df, outputs["table"])
     print(df.to_string())
 
@@ -110,11 +116,11 @@ STAGE = Stage(
     claims=("report.claims",),
     steps=(
         Step("points", _points,
-             outputs=(Output("table", "personalized/points/{pbound}_{psetting}_{pmech}.parquet"),),
-             spec_keys=frozenset({"bound", "setting", "mechanism", "n_grid", "seeds", "delta_central",
+             outputs=(Output("table", "personalized/points/{pbound}_{pmech}.parquet"),),
+             spec_keys=frozenset({"bound", "settings", "mechanism", "n_grid", "seeds", "delta_central",
                                   "delta_local"}),
              optional_keys=frozenset({"calibration"}),
-             wildcards={"pbound": "[a-z0-9]+", "psetting": "[a-z0-9]+", "pmech": "laplace|gaussian"},
+             wildcards={"pbound": "[a-z0-9]+", "pmech": "laplace|gaussian"},
              runtime=10),
         Step("table2_row", _row,
              outputs=(Output("table", "personalized/table2_rows/{prow}.parquet"),),
