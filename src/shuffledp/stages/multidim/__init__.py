@@ -22,7 +22,7 @@ from shuffledp.experiments.multidim_names import (  # noqa: F401  (the stage's n
     ratio_tag,
 )
 from shuffledp.stages import Output, Report, Stage, Step
-from shuffledp.stages.jobs import Job, JobTable, Ref, batch_ranges, num
+from shuffledp.stages.jobs import Job, JobTable, Ref, batch_ranges
 
 TITLE = "Multidimensional categorical data (Wang et al., Computers & Security 2025)"
 
@@ -73,7 +73,9 @@ def _table(dataset: str):
 
 def jobs(config: Mapping) -> list[Job]:
     """Every job of the stage: ``prepare`` for Adult (its categorical attributes), ``uniform`` per
-    (dataset, mechanism, eps, batch), ``personal`` per (dataset, method, ratio, batch), one ``report``.
+    (dataset, mechanism, batch) with every eps inside, ``personal`` per (dataset, method, batch) with
+    every ratio inside (one eps or ratio is a fraction of a process's start-up at the default scale;
+    the draws depend on the eps or ratio and the repetition, never on the job), one ``report``.
     Each spec holds only the keys its job uses."""
     sec = config.get("multidim")
     if not sec:
@@ -85,30 +87,28 @@ def jobs(config: Mapping) -> list[Job]:
                        inputs={"table": [Ref("preprocess_adult", "table", stage="data")]}))
     for ds in sec["datasets"]:
         for mech in sec["mechanisms"]:
-            for eps in sec["eps"]:
-                for b, reps in enumerate(batch_ranges(sec["reps"], sec["reps_per_job"])):
-                    spec = {"dataset": ds, "mechanism": mech, "eps": float(eps), "reps": reps,
-                            "records": int(sec["records"]), "seed": seed, "topk": int(sec["topk"])}
-                    if mech == "mhm":
-                        spec["bound"] = sec["bound"]
-                    if mech in ("mhm", "tcm"):
-                        spec["family_bits"] = int(sec["hash_family_bits"])
-                    if mech == "flame":
-                        spec["np_fraction"] = float(sec["flame_np_fraction"])
-                        spec["flame_variant"] = sec["flame_variant"]
-                    out.append(Job("uniform", {"dataset": ds, "mechanism": mech, "eps": num(eps), "batch": str(b)},
-                                   spec, inputs={"data": [_table(ds)]}))
+            for b, reps in enumerate(batch_ranges(sec["reps"], sec["reps_per_job"])):
+                spec = {"dataset": ds, "mechanism": mech, "eps": [float(e) for e in sec["eps"]], "reps": reps,
+                        "records": int(sec["records"]), "seed": seed, "topk": int(sec["topk"])}
+                if mech == "mhm":
+                    spec["bound"] = sec["bound"]
+                if mech in ("mhm", "tcm"):
+                    spec["family_bits"] = int(sec["hash_family_bits"])
+                if mech == "flame":
+                    spec["np_fraction"] = float(sec["flame_np_fraction"])
+                    spec["flame_variant"] = sec["flame_variant"]
+                out.append(Job("uniform", {"dataset": ds, "mechanism": mech, "batch": str(b)},
+                               spec, inputs={"data": [_table(ds)]}))
     pers = sec.get("personal")  # optional: without it, no personal-budget jobs
     for ds in sec["datasets"] if pers else []:
         for method in METHODS:
-            for ratio in pers["ratios"]:
-                for b, reps in enumerate(batch_ranges(pers["reps"], pers["reps_per_job"])):
-                    spec = {"dataset": ds, "method": method, "ratio": ratio, "reps": reps,
-                            "records": int(sec["records"]), "seed": seed, "bound": sec["bound"],
-                            "family_bits": int(sec["hash_family_bits"]),
-                            "classes": pers["classes"]}
-                    out.append(Job("personal", {"dataset": ds, "method": method, "ratio": ratio_tag(ratio),
-                                                "batch": str(b)}, spec, inputs={"data": [_table(ds)]}))
+            for b, reps in enumerate(batch_ranges(pers["reps"], pers["reps_per_job"])):
+                spec = {"dataset": ds, "method": method, "ratios": list(pers["ratios"]), "reps": reps,
+                        "records": int(sec["records"]), "seed": seed, "bound": sec["bound"],
+                        "family_bits": int(sec["hash_family_bits"]),
+                        "classes": pers["classes"]}
+                out.append(Job("personal", {"dataset": ds, "method": method, "batch": str(b)}, spec,
+                               inputs={"data": [_table(ds)]}))
     table = JobTable(out)
     out.append(Job("report", {}, {"datasets": list(sec["datasets"]), "topk": int(sec["topk"]),
                                   "scale": config["name"]},
@@ -158,17 +158,21 @@ def _prepare(spec, inputs, outputs) -> None:
 
 
 def _uniform(spec, inputs, outputs) -> None:
+    import pandas as pd
+
     from shuffledp.experiments.multidim import run_uniform
     from shuffledp.io import write_table
 
-    if not spec["eps"] > 0:
-        raise UsageError("--spec: eps must be positive")
+    eps = spec["eps"]
+    if not (isinstance(eps, list) and eps and all(isinstance(e, (int, float)) and not isinstance(e, bool)
+                                                  and e > 0 for e in eps)):
+        raise UsageError(f"--spec: eps must be a non-empty list of positive numbers (got {eps!r})")
     data, domains = _load(spec, inputs["data"][0])
     kw = {k: spec[k] for k in ("bound", "family_bits", "np_fraction", "flame_variant") if k in spec}
-    df, tim = run_uniform(data, domains, spec["mechanism"], spec["eps"], spec["reps"], seed=spec["seed"],
-                          dataset=spec["dataset"], topk=spec["topk"], **kw)
-    write_table(df, outputs["table"])
-    write_table(tim, outputs["timings"])
+    runs = [run_uniform(data, domains, spec["mechanism"], float(e), spec["reps"], seed=spec["seed"],
+                        dataset=spec["dataset"], topk=spec["topk"], **kw) for e in eps]
+    write_table(pd.concat([r[0] for r in runs], ignore_index=True), outputs["table"])
+    write_table(pd.concat([r[1] for r in runs], ignore_index=True), outputs["timings"])
 
 
 def _personal(spec, inputs, outputs) -> None:
@@ -179,13 +183,20 @@ def _personal(spec, inputs, outputs) -> None:
     if not (isinstance(c, list) and len(c) == 3
             and all(isinstance(x, dict) and {"name", "eps", "delta_n"} <= set(x) for x in c)):
         raise UsageError("--spec: classes must be a list of three {name, eps, delta_n} objects")
+    import pandas as pd
+
+    ratios = spec["ratios"]
+    if not (isinstance(ratios, list) and ratios):
+        raise UsageError(f"--spec: ratios must be a non-empty list (got {ratios!r})")
     try:
-        parse_ratio(spec["ratio"], "ratio")
+        for i, r in enumerate(ratios):
+            parse_ratio(r, f"ratios.{i}")
     except ConfigError as exc:
         raise UsageError(f"--spec: {exc}") from None
     data, domains = _load(spec, inputs["data"][0])
-    df = run_personal(data, domains, spec["method"], spec["ratio"], spec["reps"], seed=spec["seed"],
-                      dataset=spec["dataset"], classes=c, bound=spec["bound"], family_bits=spec["family_bits"])
+    df = pd.concat([run_personal(data, domains, spec["method"], r, spec["reps"], seed=spec["seed"],
+                                 dataset=spec["dataset"], classes=c, bound=spec["bound"],
+                                 family_bits=spec["family_bits"]) for r in ratios], ignore_index=True)
     write_table(df, outputs["table"])
 
 
@@ -224,18 +235,18 @@ STAGE = Stage(
              mem_mb=1000, runtime=5),
         Step("uniform", _uniform,
              inputs=("data",),
-             outputs=(Output("table", "multidim/uniform/{dataset}_{mechanism}_eps{eps}_b{batch}.parquet"),
+             outputs=(Output("table", "multidim/uniform/{dataset}_{mechanism}_b{batch}.parquet"),
                       # wall-clock timings: not reproducible
-                      Output("timings", "multidim/timings/{dataset}_{mechanism}_eps{eps}_b{batch}.parquet")),
+                      Output("timings", "multidim/timings/{dataset}_{mechanism}_b{batch}.parquet")),
              spec_keys=_JOB_KEYS | {"mechanism", "eps", "topk"},
              optional_keys=frozenset({"bound", "family_bits", "np_fraction", "flame_variant"}),
-             wildcards={"dataset": "[a-z]+", "mechanism": "mhm|flame|tcm", "eps": r"[0-9.e+-]+", "batch": _BATCH},
+             wildcards={"dataset": "[a-z]+", "mechanism": "mhm|flame|tcm", "batch": _BATCH},
              mem_mb=1000, runtime=10),
         Step("personal", _personal,
              inputs=("data",),
-             outputs=(Output("table", "multidim/personal/{dataset}_{method}_r{ratio}_b{batch}.parquet"),),
-             spec_keys=_JOB_KEYS | {"method", "ratio", "bound", "family_bits", "classes"},
-             wildcards={"dataset": "[a-z]+", "method": "ogm|nogm", "ratio": r"\d+-\d+-\d+", "batch": _BATCH},
+             outputs=(Output("table", "multidim/personal/{dataset}_{method}_b{batch}.parquet"),),
+             spec_keys=_JOB_KEYS | {"method", "ratios", "bound", "family_bits", "classes"},
+             wildcards={"dataset": "[a-z]+", "method": "ogm|nogm", "batch": _BATCH},
              mem_mb=1000, runtime=10),
         Step("report", _report,
              inputs=("uniform", "timings", "personal", "data"),
