@@ -196,7 +196,8 @@ def test_segmented_three_repetitions_in_batches_of_two_are_three():
     seg = cfg["segmented"]
     ds, n = next(iter(seg["datasets"])), seg["n"][0]
     runs = [j for j in discover()["segmented"].jobs(cfg) if j.step == "run" and j.spec.get("protocol") == "segmented"
-            and j.spec.get("dataset") == ds and int(j.spec.get("n")) == int(n) and j.spec.get("setting") == "S1"]
+            and any(p["dataset"] == ds and int(p["n"]) == int(n) and p["setting"] == "S1" for p in j.spec["points"])]
+    assert len(runs) == 2
     reps = sorted(r for j in runs for r in j.spec["reps"])
     assert reps == [0, 1, 2]
 
@@ -437,7 +438,7 @@ def test_a_bug_is_an_internal_error_exit_1_and_traceback_on_request(tmp_path, mo
     from shuffledp import errors
     from shuffledp.experiments import personalized
 
-    spec = {"bound": "fv", "setting": "uniform1", "mechanism": "laplace", "n_grid": [1000], "seeds": [1],
+    spec = {"bound": "fv", "settings": ["uniform1"], "mechanism": "laplace", "n_grid": [1000], "seeds": [1],
             "delta_central": 1e-5, "delta_local": 0.0}
     io = {"input": {}, "output": {"table": str(tmp_path / "o.parquet")}}
     argv = _step(tmp_path, "personalized", "points", spec, io)
@@ -462,15 +463,15 @@ def test_a_bug_is_an_internal_error_exit_1_and_traceback_on_request(tmp_path, mo
 
 # bad jobs of a stage in shuffledp.stages: ``shuffledp step STAGE STEP --spec FILE --io FILE`` with the spec
 # and the io (``{tmp}``: the test's folder, ``{ok}``: a readable Parquet file) written as JSON files
-_MD_UNIFORM = {"dataset": "br", "mechanism": "mhm", "eps": 1, "reps": [0], "records": 10, "seed": 1, "topk": 5}
+_MD_UNIFORM = {"dataset": "br", "mechanism": "mhm", "eps": [1], "reps": [0], "records": 10, "seed": 1, "topk": 5}
 _MD_UNIFORM_IO = {"input": {"data": ["{ok}"]}, "output": {"table": "{tmp}/o.parquet", "timings": "{tmp}/t.parquet"}}
 _MD_REPORT_IO = {"uniform": ["{ok}"], "timings": [], "personal": [], "data": ["{ok}"]}
 _MD_REPORT_OUT = {o.name: "{tmp}/o." + o.name for o in discover()["multidim"].step("report").outputs}
 BAD_STEP_MULTIDIM = [
     ("multidim-uniform-missing", "multidim", "uniform", _MD_UNIFORM,
      {**_MD_UNIFORM_IO, "input": {"data": ["{tmp}/nope"]}}, ["input data", "nope"]),
-    ("multidim-uniform-eps", "multidim", "uniform", {**_MD_UNIFORM, "eps": -1}, _MD_UNIFORM_IO, ["--spec", "eps"]),
-    ("multidim-uniform-eps-inf", "multidim", "uniform", {**_MD_UNIFORM, "eps": math.inf}, _MD_UNIFORM_IO,
+    ("multidim-uniform-eps", "multidim", "uniform", {**_MD_UNIFORM, "eps": [-1]}, _MD_UNIFORM_IO, ["--spec", "eps"]),
+    ("multidim-uniform-eps-inf", "multidim", "uniform", {**_MD_UNIFORM, "eps": [math.inf]}, _MD_UNIFORM_IO,
      ["--spec", "eps", "finite"]),
     ("multidim-records", "multidim", "uniform", {**_MD_UNIFORM, "records": -3}, _MD_UNIFORM_IO, ["--spec", "records"]),
     ("multidim-report-missing", "multidim", "report", {"datasets": ["br"], "topk": 5, "scale": "t"},
@@ -478,7 +479,7 @@ BAD_STEP_MULTIDIM = [
     ("multidim-report-data", "multidim", "report", {"datasets": ["br"], "topk": 5, "scale": "t"},
      {"input": {**_MD_REPORT_IO, "data": ["{tmp}/nope"]}, "output": _MD_REPORT_OUT}, ["input data", "nope"]),
     ("multidim-classes", "multidim", "personal",
-     {"dataset": "br", "method": "ogm", "ratio": "1:1:1", "reps": [0], "records": 10, "seed": 1, "bound": "bennett",
+     {"dataset": "br", "method": "ogm", "ratios": ["1:1:1"], "reps": [0], "records": 10, "seed": 1, "bound": "bennett",
       "family_bits": 32, "classes": [1]}, {"input": {"data": ["{ok}"]}, "output": {"table": "{tmp}/o.parquet"}},
      ["--spec", "classes"]),
 ]
@@ -499,7 +500,8 @@ def test_bad_job_in_a_real_process_has_no_traceback(tmp_path):
 
 # the segmented stage runs through `shuffledp step segmented <step> --spec FILE --io FILE`:
 # (id, step, spec (object or raw JSON text), inputs (name -> paths, {ok}/{tmp} placeholders), outputs, needles)
-_RUN = {"protocol": "segmented", "dataset": "a", "n": 5, "setting": "S1", "seed": 1}
+_POINT = {"dataset": "a", "n": 5, "setting": "S1", "data": 0, "table": 0}
+_RUN = {"protocol": "segmented", "points": [_POINT], "seed": 1}
 BAD_SEGMENTED_STEP = [
     ("prepare-missing", "prepare", {"dataset": "a", "d": 3, "s": 1, "seed": 1, "oversize": "random"},
      {"table": ["{tmp}/nope"]}, {"data": "{tmp}/o.parquet"}, ["input table", "nope"]),
@@ -509,8 +511,13 @@ BAD_SEGMENTED_STEP = [
      ["--spec", "JSON object"]),
     ("run-reps", "run", dict(_RUN, reps=[-1]), {"data": ["{ok}"], "table": []}, {"table": "{tmp}/o.parquet"},
      ["--spec", "reps"]),
-    ("run-nan", "run", '{"protocol":"segmented","dataset":"a","n":5,"setting":"S1","reps":[0],"seed":1,"shares":[NaN]}',
-     {"data": ["{ok}"], "table": []}, {"table": "{tmp}/o.parquet"}, ["--spec", "shares.0", "finite"]),
+    ("run-nan", "run", '{"protocol":"segmented","points":[{"dataset":"a","n":5,"setting":"S1","data":0,"table":0,'
+     '"shares":[NaN]}],"reps":[0],"seed":1}',
+     {"data": ["{ok}"], "table": ["{ok}"]}, {"table": "{tmp}/o.parquet"}, ["--spec", "shares.0", "finite"]),
+    ("run-point-index", "run", dict(_RUN, reps=[0], points=[dict(_POINT, table=1)]), {"data": ["{ok}"], "table": ["{ok}"]},
+     {"table": "{tmp}/o.parquet"}, ["--spec", "points.0.table", "index"]),
+    ("run-point-key", "run", dict(_RUN, reps=[0], points=[dict(_POINT, m=3)]), {"data": ["{ok}"], "table": ["{ok}"]},
+     {"table": "{tmp}/o.parquet"}, ["--spec", "points.0", "unknown key", "m"]),
     ("run-data", "run", dict(_RUN, reps=[0]), {"data": ["{tmp}/nope"], "table": []}, {"table": "{tmp}/o.parquet"},
      ["input data", "nope"]),
     ("aggregate-runs", "aggregate", {"accountant": "sound", "scale": "t", "tables": []},

@@ -88,11 +88,13 @@ def test_specs_hold_only_the_keys_a_job_uses():
     runs = [j for j in segmented.jobs(cfg) if j.step == "run"]
     for j in runs:
         p = j.wildcards["segproto"]
-        assert ("wsepmm_power" in j.spec) == (p == "wsepmm")
-        assert ("subexp_local_eps" in j.spec) == (p == "subexp_local")
-        assert ("shares" in j.spec) == (p not in UNIFORM_BASELINES)
-        if p == "wsepmm":
-            assert j.spec["delta"] == cfg["segmented"]["delta_factor"] / j.spec["n"]
+        assert j.spec["protocol"] == p and j.spec["points"]
+        for pt in j.spec["points"]:
+            assert ("wsepmm_power" in pt) == (p == "wsepmm")
+            assert ("subexp_local_eps" in pt) == (p == "subexp_local")
+            assert ("shares" in pt) == (p not in UNIFORM_BASELINES)
+            if p == "wsepmm":
+                assert pt["delta"] == cfg["segmented"]["delta_factor"] / pt["n"]
     for j in peruser.jobs(cfg):
         if j.step == "job":
             assert [d["name"] for d in cfg["peruser"]["datasets"]].count(j.spec["dataset"]["name"]) == 1
@@ -162,7 +164,7 @@ def test_every_discovered_stage_keeps_its_own_contract(name):
 def test_step_command_refuses_bad_specs_and_io_with_one_line(tmp_path):
     """``shuffledp step``: a spec missing a key, holding an unknown key or a NaN, an io naming other
     inputs or a missing input file, an unknown stage or step: exit 2, one line naming the problem."""
-    spec_ok = {"bound": "fv", "setting": "uniform1", "mechanism": "laplace", "n_grid": [1000], "seeds": [1],
+    spec_ok = {"bound": "fv", "settings": ["uniform1"], "mechanism": "laplace", "n_grid": [1000], "seeds": [1],
                "delta_central": 1e-5, "delta_local": 0.0}
     io_ok = {"input": {}, "output": {"table": str(tmp_path / "out.parquet")}}
 

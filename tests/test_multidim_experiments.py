@@ -131,7 +131,9 @@ def test_cli_jobs_and_report(tmp_path):
             per.append(f"{stem}.p.parquet")
         else:
             report_spec = spec
-    assert len(uni) == 2 * 3 * 2 and len(per) == 2 * 2
+    # one uniform job per (dataset, mechanism, batch) with both eps inside; one personal per (dataset, method)
+    assert len(uni) == 2 * 3 and len(per) == 2 * 2
+    assert all(len(pd.read_parquet(u)["eps"].unique()) == 2 for u in uni)
     # only the keys a job uses: FLAME's options only in FLAME jobs
     assert all(("flame_variant" in j.spec) == (j.wildcards.get("mechanism") == "flame") for j in jobs(cfg)
                if j.step == "uniform")
@@ -175,7 +177,7 @@ def test_cli_account_and_usage_errors(capsys, tmp_path):
     pd.DataFrame({"a": [0, 1]}).to_parquet(data)
     classes = ('[{"name":"c","eps":0.1,"delta_n":0.1},{"name":"m","eps":0.5,"delta_n":1},'
                '{"name":"l","eps":1,"delta_n":10}]')
-    spec = ('{"dataset":"br","method":"ogm","ratio":"2:4","reps":[0],"records":10,"seed":1,"bound":"bennett",'
+    spec = ('{"dataset":"br","method":"ogm","ratios":["2:4"],"reps":[0],"records":10,"seed":1,"bound":"bennett",'
             '"family_bits":32,"classes":' + classes + '}')
     (tmp_path / "spec.json").write_text(spec)
     (tmp_path / "io.json").write_text(json.dumps({"input": {"data": [str(data)]},

@@ -146,14 +146,21 @@ def test_jobs_grid_and_specs():
     runs = [j for j in jobs if j.step == "run"]
     n_panels = len(ex.panels(seg))
     n_ds = len({d for d, _ in ex.panels(seg)})
-    per = -(-seg["repetitions"] // seg["batch_size"]) * len(seg["n"])
+    batches = -(-seg["repetitions"] // seg["batch_size"])
     n_ours = len(ex.ours_protocols(seg))
     assert n_ours == (2 if seg.get("compare_paper_accountant") else 1)
-    assert len(runs) == per * (n_panels * (n_ours + 2) + 3 * n_ds)
+    # one job per protocol and batch; every panel of the protocol inside
+    assert len(runs) == batches * (n_ours + 2 + 3)
+    points = [(j.wildcards["segproto"], p["dataset"], p["n"], p["setting"]) for j in runs for p in j.spec["points"]]
+    assert len(points) == batches * len(seg["n"]) * (n_panels * (n_ours + 2) + 3 * n_ds)
+    assert len(set(points)) * batches == len(points)
     ours = next(j for j in runs if j.wildcards["segproto"] == "segmented")
-    assert ours.spec["shares"] == seg["settings"][ours.wildcards["segset"]] and "m_grid" not in ours.spec
+    pt = ours.spec["points"][0]
+    assert pt["shares"] == seg["settings"][pt["setting"]] and "m_grid" not in pt
+    assert ours.inputs["table"][pt["table"]].step == "accountant"
     mm_job = next(j for j in runs if j.wildcards["segproto"] == "mm_shuffle")
-    assert "shares" not in mm_job.spec and "levels" not in mm_job.spec
+    assert all("shares" not in p and "levels" not in p for p in mm_job.spec["points"])
+    assert mm_job.inputs["table"][mm_job.spec["points"][0]["table"]].step == "params"
     acct = [j for j in jobs if j.step == "accountant"]
     assert len(acct) == n_ds * len(seg["n"])
     a = acct[0]
