@@ -55,6 +55,7 @@ for _stage in STAGES.values():
                 mem_mb=_step.mem_mb,
                 runtime=_step.runtime,
             localrule: _step.local
+            priority: _step.priority
             conda:
                 env_file()
             shell:

@@ -90,7 +90,9 @@ class Step:
     rule runs on the submitting host, never on a cluster node (e.g. a job that may download).
     ``threads``: ``None`` (the default) leaves the rule's threads and the job's BLAS/OpenMP pools
     alone; a number sets the rule's ``threads`` and limits the job's BLAS/OpenMP pools to it
-    (``OMP_NUM_THREADS`` before the step's libraries load; :func:`limit_threads`).
+    (``OMP_NUM_THREADS`` before the step's libraries load; :func:`limit_threads`). ``priority``:
+    Snakemake's rule priority; a long job that nothing waits on gets a higher one, so that it starts
+    first instead of running alone at the end of a run on few cores.
     """
 
     name: str
@@ -104,6 +106,7 @@ class Step:
     runtime: int = 10
     local: bool = False  # runs on the submitting machine (downloads: cluster nodes often have no internet)
     threads: int | None = None  # None: the rule's default (1); a number also limits the job's BLAS/OpenMP pools
+    priority: int = 0
 
     def output(self, name: str) -> Output:
         for out in self.outputs:

@@ -216,6 +216,7 @@ STAGE = Stage(
                       Output("png", "figures/accountants_gain.png", final=True, report=GAIN)),
              spec_keys=GAIN_KEYS,
              optional_keys=frozenset({"subexp"}),
-             mem_mb=1000, runtime=40),
+             mem_mb=1000, runtime=40,
+             priority=10),  # the longest job of the default run, and no job waits on it
     ),
 )

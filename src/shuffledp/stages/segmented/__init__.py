@@ -415,7 +415,8 @@ STAGE = Stage(
                              over="setting", values=_settings),),
              spec_keys=frozenset({"n", "d", "s", "levels", "delta", "m_grid", "accountants", "settings"}),
              wildcards={"segds": DS, "segn": N},
-             runtime=10),
+             runtime=10,
+             priority=5),  # the head of the segmented chain (run, aggregate, figures, claims)
         Step("params", _params,
              outputs=(Output("table", "segmented/params/{segds}_n{segn}.parquet"),),
              spec_keys=frozenset({"dataset", "n", "d", "s", "levels", "settings", "delta", "uniform_eps",
