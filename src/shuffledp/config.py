@@ -39,7 +39,7 @@ MAX_VALUES = 100_000
 MAX_CONFIG_BYTES = 1 << 20  # a config file is a few kilobytes
 # the most jobs a configuration may make (the paper scale makes a few thousand); more is refused
 # before any job is written (a typo such as ``repetitions: 1000000`` with ``batch_size: 1``)
-MAX_JOBS = 200_000
+MAX_JOBS = 20_000
 
 
 # ---------------------------------------------------------------------------------------- entry point
@@ -75,10 +75,47 @@ def validate_config(config: Mapping, schema_path: str | os.PathLike | None = Non
     check_job_count(config, stages)
 
 
+BATCH_KEYS = (("repetitions", "batch_size"), ("reps", "reps_per_job"))
+
+
+def _batch_pairs(section) -> list[tuple[MutableMapping, str, str]]:
+    """Each (mapping, repetitions key, batch key) of a section and its sub-mappings (``multidim.personal``)."""
+    found = []
+    nodes = [section] if isinstance(section, MutableMapping) else []
+    nodes += [v for v in section.values() if isinstance(v, MutableMapping)] if nodes else []
+    for node in nodes:
+        for reps, size in BATCH_KEYS:
+            if isinstance(node.get(reps), int) and isinstance(node.get(size), int) and node[size] >= 1:
+                found.append((node, reps, size))
+    return found
+
+
+def _count_jobs(stage, config: Mapping) -> int:
+    """The number of ``stage``'s jobs without building them all: the job count is affine in each
+    batch count (fixed jobs, plus per batch), so the jobs of 1 and 2 batches of each pair give it."""
+    import copy
+
+    if stage.section is None or not _batch_pairs(config.get(stage.section)):
+        return len(stage.jobs(config))
+    small = copy.deepcopy(dict(config))
+    pairs = _batch_pairs(small[stage.section])
+    batches = []
+    for node, reps, size in pairs:
+        batches.append(-(-node[reps] // node[size]))
+        node[reps] = node[size]  # one batch
+    one = len(stage.jobs(small))
+    total = one
+    for (node, reps, size), count in zip(pairs, batches, strict=True):
+        node[reps] = 2 * node[size]  # two batches of this pair only
+        total += (count - 1) * (len(stage.jobs(small)) - one)
+        node[reps] = node[size]
+    return total
+
+
 def check_job_count(config: Mapping, stages, limit: int | None = None) -> None:
-    """Build every enabled stage's jobs, as the workflow will: a failure names the stage's section
-    (never a traceback while the workflow parses), and more than ``limit`` jobs in all
-    (:data:`MAX_JOBS`) is refused naming the section that makes the most."""
+    """Count every enabled stage's jobs, as the workflow will build them: a failure names the
+    stage's section (never a traceback while the workflow parses), and more than ``limit`` jobs in
+    all (:data:`MAX_JOBS`) is refused, naming the section that makes the most, before any is built."""
     limit = MAX_JOBS if limit is None else limit
     counts = {}
     for stage in stages:
@@ -86,7 +123,7 @@ def check_job_count(config: Mapping, stages, limit: int | None = None) -> None:
             continue
         key = stage.section or "datasets"
         try:
-            counts[key] = counts.get(key, 0) + len(stage.jobs(config))
+            counts[key] = counts.get(key, 0) + _count_jobs(stage, config)
         except ConfigError:
             raise
         except (KeyError, TypeError, ValueError, IndexError, ArithmeticError) as exc:
