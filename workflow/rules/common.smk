@@ -92,7 +92,20 @@ def job_spec_file(stage, step, table):
     return lambda wildcards: content_file(JOBFILES, "spec", table.job(step.name, wildcards).spec)
 
 
+_JOB_TABLES = {}
+
+
+def job_tables(stages):
+    """Every enabled stage's JobTable (built once): what a job's io file says each input must hold."""
+    if not _JOB_TABLES:
+        from shuffledp.stages.jobs import JobTable
+
+        _JOB_TABLES.update({name: JobTable(s.jobs(config)) for name, s in stages.items() if s.enabled(config)})
+    return _JOB_TABLES
+
+
 def job_io_file(stage, step, table, stages):
-    """A params function: the path of the job's io file (named inputs and outputs)."""
+    """A params function: the path of the job's io file (named inputs and outputs, the job's own
+    record and the record each input table must carry)."""
     return lambda wildcards: content_file(JOBFILES, "io", job_io(stage, step, table.job(step.name, wildcards),
-                                                                 ROOTS, stages))
+                                                                 ROOTS, stages, job_tables(stages)))
