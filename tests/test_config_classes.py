@@ -100,6 +100,12 @@ BAD = [
                         "datasets__ipums__br__attributes": {"SEX": 2, "AGE2": 20}},
      ["multidim_frameworks.calm.view_size", "attributes"]),
     ("user-sample", {"peruser__user_sample": 10**5}, ["peruser.user_sample", "exceed"]),
+    ("table2-dup-row", {"personalized__table2__rows": [{"name": "fv", "bound": "fv"}, {"name": "fv", "bound": "ccc"}]},
+     ["personalized.table2.rows", "duplicate names 'fv'"]),
+    ("class-dup-name", {"multidim__personal__classes": [{"name": "a", "eps": 0.1, "delta_n": 0.1}] * 3},
+     ["multidim.personal.classes"]),
+    ("krr-leading-zero", {"accountants_compare__mechanisms": ["krr10", "krr010"]},
+     ["accountants_compare.mechanisms[1]"]),
 ]
 
 
@@ -234,7 +240,7 @@ def _overlay(tmp_path: Path) -> Path:
     mine = tmp_path / "mine.yaml"
     mine.write_text(yaml.safe_dump({
         "name": "mine",
-        "datasets": {"ipums": {"br": {"source": "standin", "records": 20000, "attributes": {"SEX": 2, "AGE2": 20}}}},
+        "datasets": {"ipums": {"br": {"source": "standin", "records": 20000, "attributes": {"SEX": 2, "AGE2": 20, "MARST": 5}}}},
         "segmented": {"datasets": {"msnbc": {"table": "msnbc_sets", "d": 17, "s": 4}},
                       "figures": {"only": {"datasets": ["msnbc"], "settings": ["S1"]}},
                       "m_grid": {"num": 3}},
@@ -251,7 +257,7 @@ def test_overlay_replaces_the_collections_it_names_and_merges_the_rest(tmp_path)
     assert seg["m_grid"] == {"min": 0.1, "max": 10.0, "num": 3}  # a fixed-key mapping: merged key by key
     assert seg["settings"] == DEFAULT["segmented"]["settings"]  # not written: the default's
     assert list(cfg["datasets"]["ipums"]) == ["br"]
-    assert cfg["datasets"]["ipums"]["br"]["attributes"] == {"SEX": 2, "AGE2": 20}
+    assert cfg["datasets"]["ipums"]["br"]["attributes"] == {"SEX": 2, "AGE2": 20, "MARST": 5}
     assert cfg["datasets"]["msnbc"] == DEFAULT["datasets"]["msnbc"]  # fixed keys: merged
     assert cfg["name"] == "mine" and cfg["seed"] == DEFAULT["seed"]  # scalars override
     validate_config(cfg)
