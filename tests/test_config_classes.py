@@ -240,7 +240,8 @@ def _overlay(tmp_path: Path) -> Path:
     mine = tmp_path / "mine.yaml"
     mine.write_text(yaml.safe_dump({
         "name": "mine",
-        "datasets": {"ipums": {"br": {"source": "standin", "records": 20000, "attributes": {"SEX": 2, "AGE2": 20, "MARST": 5}}}},
+        "datasets": {"ipums": {"br": {"source": "standin", "records": 20000,
+                                      "attributes": {"SEX": 2, "AGE2": 20, "MARST": 5}}}},
         "segmented": {"datasets": {"msnbc": {"table": "msnbc_sets", "d": 17, "s": 4}},
                       "figures": {"only": {"datasets": ["msnbc"], "settings": ["S1"]}},
                       "m_grid": {"num": 3}},

@@ -159,7 +159,8 @@ def load_yaml(path: str | os.PathLike) -> dict:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[:exc.start].count(b"\n") + 1
-        raise ConfigError(f"{path}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x}); save the file as UTF-8") from None
+        raise ConfigError(f"{path}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x}); "
+                          "save the file as UTF-8") from None
     try:
         data = yaml.safe_load(text)
     except yaml.MarkedYAMLError as exc:
