@@ -350,3 +350,16 @@ def test_load_yaml_names_the_line_of_a_bad_byte(tmp_path):
     path.write_bytes(b"name: x\nseed: 1\ntitle: \xff\n")
     with pytest.raises(ConfigError, match=r"c\.yaml:3: not UTF-8"):
         load_yaml(path)
+
+
+@pytest.mark.slow
+def test_snakemake_refuses_an_alias_bomb_configfile_quickly(tmp_path):
+    path = tmp_path / "bomb.yaml"
+    path.write_text("name: x\nseed: 1\ndatasets: {}\na0: &a0 [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n" + "".join(
+        f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]\n" for i in range(1, 12)))
+    start = time.monotonic()
+    proc = _snakemake(tmp_path, "-n", "--configfile", str(path))
+    assert time.monotonic() - start < 120
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert f"{path}: config key " in proc.stderr and "more than 100000 values" in proc.stderr, proc.stderr[-2000:]
+    assert not (tmp_path / "results").exists()
