@@ -205,7 +205,7 @@ def _cli(cwd: Path, *files) -> subprocess.CompletedProcess:
                           cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
-@pytest.mark.parametrize("kind", ["not-utf8", "folder", "list", "huge"])
+@pytest.mark.parametrize("kind", ["not-utf8", "folder", "list", "huge", "deep", "deep-parsable"])
 def test_config_file_that_is_no_config_is_one_line_naming_it(tmp_path, kind):
     path = tmp_path / "mine.yaml"
     if kind == "not-utf8":
@@ -214,6 +214,10 @@ def test_config_file_that_is_no_config_is_one_line_naming_it(tmp_path, kind):
         path.mkdir()
     elif kind == "list":
         path.write_text("- 1\n- 2\n")
+    elif kind == "deep":  # deeper than the YAML parser's recursion
+        path.write_text("extra: " + "[" * 5000 + "]" * 5000 + "\n")
+    elif kind == "deep-parsable":
+        path.write_text("extra: " + "[" * 100 + "]" * 100 + "\n")
     else:
         path.write_text("# " + "x" * (2 << 20) + "\n")
     proc = _cli(tmp_path, REPO / "config" / "config.yaml", path)

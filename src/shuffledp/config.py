@@ -37,6 +37,7 @@ MAX_ERRORS = 8
 # config/paper.yaml merged over config/config.yaml holds about 600
 MAX_VALUES = 100_000
 MAX_CONFIG_BYTES = 1 << 20  # a config file is a few kilobytes
+MAX_DEPTH = 32  # levels of nesting (the schema's deepest key is 6 levels down)
 # the most jobs a configuration may make (the paper scale makes a few thousand); more is refused
 # before any job is written (a typo such as ``repetitions: 1000000`` with ``batch_size: 1``)
 MAX_JOBS = 20_000
@@ -163,6 +164,9 @@ def load_yaml(path: str | os.PathLike) -> dict:
                           "save the file as UTF-8") from None
     try:
         data = yaml.safe_load(text)
+    except RecursionError:
+        raise ConfigError(f"{path}: nested more than Python can read (a config is at most {MAX_DEPTH} levels "
+                          "deep)") from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown position"
@@ -258,17 +262,19 @@ def check_size(config: Mapping, limit: int = MAX_VALUES) -> None:
     walk stops at the limit, so an alias bomb costs ``limit`` steps, not its expansion)."""
     count = 0
     for top, value in config.items():
-        stack = [value]
+        stack = [(value, 1)]
         while stack:
-            node = stack.pop()
+            node, depth = stack.pop()
             count += 1
             if count > limit:
                 raise ConfigError(f"config key {key_path([str(top)])}: more than {limit} values in the configuration "
                                   "(a YAML alias repeated into a huge tree?)")
+            if depth > MAX_DEPTH:
+                raise ConfigError(f"config key {key_path([str(top)])}: nested more than {MAX_DEPTH} levels deep")
             if isinstance(node, Mapping):
-                stack.extend(node.values())
+                stack.extend((v, depth + 1) for v in node.values())
             elif isinstance(node, (list, tuple)):
-                stack.extend(node)
+                stack.extend((v, depth + 1) for v in node)
 
 
 # ---------------------------------------------------------------------------------------- finite numbers
