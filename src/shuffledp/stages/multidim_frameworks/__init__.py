@@ -10,6 +10,8 @@ one ``report``. The computations are in :mod:`shuffledp.experiments.multidim_fra
 
 from __future__ import annotations
 
+import os
+
 import sys
 from collections.abc import Mapping
 
@@ -50,6 +52,8 @@ def check_config(config: Mapping) -> None:
     loan = sec["loan"]
     if loan["source"] == "file" and not loan["path"]:
         raise ConfigError("config key multidim_frameworks.loan.path: required with source: file")
+    if hdg and "loan" in hdg["datasets"] and loan["source"] == "file" and not os.path.isfile(loan["path"]):
+        raise ConfigError(f"config key multidim_frameworks.loan.path: no such file: {loan['path']}")
     for ds in calm["datasets"] if calm else []:
         if ds not in config["datasets"]["ipums"]:
             raise ConfigError(f"config key multidim_frameworks.calm.datasets: {ds!r} is not in datasets.ipums")
