@@ -11,7 +11,6 @@ one ``report``. The computations are in :mod:`shuffledp.experiments.multidim_fra
 from __future__ import annotations
 
 import os
-
 import sys
 from collections.abc import Mapping
 
