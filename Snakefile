@@ -3,21 +3,24 @@
 import os
 import sys
 
-import yaml
 from snakemake.utils import min_version
 
 min_version("9.0")
 
 
-# A YAML syntax error in the default config names its file and line (snakemake's loader would not);
-# for a --configfile, `shuffledp config validate FILE` does the same.
-if os.path.exists("config/config.yaml"):
+# The default config read by the package's loader before Snakemake's: a YAML syntax error, a file
+# that is not UTF-8, a folder, a list, an alias "bomb" each stop here with one line naming the file.
+try:
+    import shuffledp  # noqa: F401
+except ImportError:  # not installed: still parse, lint, dry-run
+    sys.path.insert(0, os.path.join(workflow.basedir, "src"))
+from shuffledp.config import ConfigError as _ConfigError, load_yaml as _load_yaml  # noqa: E402
+
+if os.path.lexists("config/config.yaml"):
     try:
-        yaml.safe_load(open("config/config.yaml", encoding="utf-8"))
-    except yaml.YAMLError as _exc:
-        _mark = getattr(_exc, "problem_mark", None)
-        sys.exit(f"config/config.yaml:{_mark.line + 1 if _mark else '?'}: YAML syntax error: "
-                 f"{getattr(_exc, 'problem', None) or _exc}")
+        _load_yaml("config/config.yaml")
+    except _ConfigError as _exc:
+        sys.exit(f"shuffledp: invalid configuration:\n{_exc}")
 
 
 configfile: "config/config.yaml"

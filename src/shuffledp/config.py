@@ -10,7 +10,11 @@ file and line for YAML syntax errors), so a user sees which key to fix and never
 - optional keys get their ``default:`` from the schema, filled into the config mapping in place
   (:func:`fill_defaults`, as ``snakemake.utils.validate(..., set_default=True)``), so the code reads
   every key with ``config[...]`` and a default is written once, in the schema;
+- the config is bounded before anything walks it: at most :data:`MAX_VALUES` values, counting each
+  use of a YAML alias (an alias "bomb" is refused at once, naming the top-level key that holds it);
 - numbers must be finite (YAML's ``.nan``/``.inf`` pass a JSON schema, so Python walks the config);
+- a whole-number float where the schema wants an integer (``n: 300.0``) is the integer: it is
+  converted once, in place (:func:`coerce_integers`), so jobs, specs and tables are those of ``300``;
 - cross-key rules (shares summing to 1, a setting that needs tables another key must build, ...)
   are each stage's ``check`` (:mod:`shuffledp.stages`), run in discovery order.
 """
@@ -29,6 +33,14 @@ from shuffledp.errors import ConfigError
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
 MAX_ERRORS = 8
+# the most values (mapping entries and list items, each alias use counted again) a config may hold:
+# config/paper.yaml merged over config/config.yaml holds about 600
+MAX_VALUES = 100_000
+MAX_CONFIG_BYTES = 1 << 20  # a config file is a few kilobytes
+MAX_DEPTH = 32  # levels of nesting (the schema's deepest key is 6 levels down)
+# the most jobs a configuration may make (the paper scale makes a few thousand); more is refused
+# before any job is written (a typo such as ``repetitions: 1000000`` with ``batch_size: 1``)
+MAX_JOBS = 20_000
 
 
 # ---------------------------------------------------------------------------------------- entry point
@@ -44,9 +56,11 @@ def validate_config(config: Mapping, schema_path: str | os.PathLike | None = Non
     from shuffledp.stages import discover
 
     stages = discover().values()
+    check_size(config)
     check_finite(config)
     schema = with_stage_schemas(load_schema(schema_path), stages)
     fill_defaults(config, schema)  # first: the defaults are then checked like any value
+    coerce_integers(config, schema)
     check_schema(config, schema)
     for stage in stages:  # each stage's own rules, in discovery order
         if stage.check is None:
@@ -59,6 +73,68 @@ def validate_config(config: Mapping, schema_path: str | os.PathLike | None = Non
             # a check that trips over a value the schema let through: still name the section
             key = stage.section if stage.section in config else "(top level)"
             raise ConfigError(f"config key {key}: invalid value ({type(exc).__name__}: {exc})") from exc
+    check_job_count(config, stages)
+
+
+BATCH_KEYS = (("repetitions", "batch_size"), ("reps", "reps_per_job"))
+
+
+def _batch_pairs(section) -> list[tuple[MutableMapping, str, str]]:
+    """Each (mapping, repetitions key, batch key) of a section and its sub-mappings (``multidim.personal``)."""
+    found = []
+    nodes = [section] if isinstance(section, MutableMapping) else []
+    nodes += [v for v in section.values() if isinstance(v, MutableMapping)] if nodes else []
+    for node in nodes:
+        for reps, size in BATCH_KEYS:
+            if isinstance(node.get(reps), int) and isinstance(node.get(size), int) and node[size] >= 1:
+                found.append((node, reps, size))
+    return found
+
+
+def _count_jobs(stage, config: Mapping) -> int:
+    """The number of ``stage``'s jobs without building them all: the job count is affine in each
+    batch count (fixed jobs, plus per batch), so the jobs of 1 and 2 batches of each pair give it."""
+    import copy
+
+    if stage.section is None or not _batch_pairs(config.get(stage.section)):
+        return len(stage.jobs(config))
+    small = copy.deepcopy(dict(config))
+    pairs = _batch_pairs(small[stage.section])
+    batches = []
+    for node, reps, size in pairs:
+        batches.append(-(-node[reps] // node[size]))
+        node[reps] = node[size]  # one batch
+    one = len(stage.jobs(small))
+    total = one
+    for (node, reps, size), count in zip(pairs, batches, strict=True):
+        node[reps] = 2 * node[size]  # two batches of this pair only
+        total += (count - 1) * (len(stage.jobs(small)) - one)
+        node[reps] = node[size]
+    return total
+
+
+def check_job_count(config: Mapping, stages, limit: int | None = None) -> None:
+    """Count every enabled stage's jobs, as the workflow will build them: a failure names the
+    stage's section (never a traceback while the workflow parses), and more than ``limit`` jobs in
+    all (:data:`MAX_JOBS`) is refused, naming the section that makes the most, before any is built."""
+    limit = MAX_JOBS if limit is None else limit
+    counts = {}
+    for stage in stages:
+        if not stage.enabled(config):
+            continue
+        key = stage.section or "datasets"
+        try:
+            counts[key] = counts.get(key, 0) + _count_jobs(stage, config)
+        except ConfigError:
+            raise
+        except (KeyError, TypeError, ValueError, IndexError, ArithmeticError) as exc:
+            raise ConfigError(f"config key {key}: the jobs cannot be built from it "
+                              f"({type(exc).__name__}: {exc})") from exc
+    total = sum(counts.values())
+    if total > limit:
+        worst = max(counts, key=counts.get)
+        raise ConfigError(f"config key {worst}: the configuration makes {total} jobs ({counts[worst]} of them from "
+                          f"{worst}), more than the limit of {limit}; use fewer values or larger batches")
 
 
 # ---------------------------------------------------------------------------------------- YAML
@@ -69,14 +145,28 @@ def load_yaml(path: str | os.PathLike) -> dict:
     import yaml
 
     path = Path(path)
+    if path.is_dir():
+        raise ConfigError(f"{path}: is a folder, not a config file")
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such config file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read ({exc})") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES} bytes; a config file is a few kilobytes")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise ConfigError(f"{path}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x}); "
+                          "save the file as UTF-8") from None
     try:
         data = yaml.safe_load(text)
+    except RecursionError:
+        raise ConfigError(f"{path}: nested more than Python can read (a config is at most {MAX_DEPTH} levels "
+                          "deep)") from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown position"
@@ -88,25 +178,71 @@ def load_yaml(path: str | os.PathLike) -> dict:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be a mapping of keys, got {type(data).__name__}")
+    try:
+        check_size(data)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
     return data
 
 
-def merge(base: dict, overlay: Mapping) -> dict:
-    """Snakemake's merge of config files: nested mappings merged, anything else replaced."""
+def is_collection(sch) -> bool:
+    """A schema of a mapping whose keys the user names (datasets, settings, figures, attributes,
+    IPUMS samples): no fixed ``properties``, its entries described by ``additionalProperties`` or
+    ``patternProperties``."""
+    return (isinstance(sch, Mapping) and not sch.get("properties")
+            and (isinstance(sch.get("additionalProperties"), Mapping) or bool(sch.get("patternProperties"))))
+
+
+def _sub_schema(sch, key) -> Mapping | None:
+    if not isinstance(sch, Mapping):
+        return None
+    props = sch.get("properties", {})
+    if key in props:
+        return props[key]
+    found = next((s for p, s in sch.get("patternProperties", {}).items() if re.search(p, str(key))), None)
+    if found is None and isinstance(sch.get("additionalProperties"), Mapping):
+        found = sch["additionalProperties"]
+    return found
+
+
+def merge(base: dict, overlay: Mapping, schema: Mapping | None = None) -> dict:
+    """``overlay`` over ``base``, the semantics of config overlays (README, "Configuration"):
+
+    - a mapping with fixed keys (a section, ``m_grid``, ``datasets.msnbc``, ...) is merged key by key;
+    - a mapping whose keys the user names (:func:`is_collection` in ``schema``: ``segmented.datasets``,
+      ``segmented.settings``, ``segmented.figures``, ``datasets.ipums``, an IPUMS sample's
+      ``attributes``) is replaced whole by the overlay's: the collection the user writes is the one used;
+    - anything else (a list, a number, a string) is replaced.
+
+    ``schema`` ``None``: the workflow's schema (with every stage's section).
+    """
+    if schema is None:
+        schema = _full_schema()
     out = dict(base)
     for k, v in overlay.items():
-        if isinstance(v, Mapping) and isinstance(out.get(k), Mapping):
-            out[k] = merge(dict(out[k]), v)
+        sub = _sub_schema(schema, k)
+        if isinstance(v, Mapping) and isinstance(out.get(k), Mapping) and not is_collection(sub):
+            out[k] = merge(dict(out[k]), v, sub if isinstance(sub, Mapping) else {})
         else:
             out[k] = v
     return out
 
 
-def load_configs(paths: Iterable[str | os.PathLike]) -> dict:
-    """The config files deep-merged in order, as Snakemake merges ``--configfile`` over the Snakefile's."""
+def _full_schema() -> dict:
+    from shuffledp.stages import discover
+
+    return with_stage_schemas(load_schema(), discover().values())
+
+
+def load_configs(paths: Iterable[str | os.PathLike], overrides: Mapping | None = None) -> dict:
+    """The config files merged in order (:func:`merge`), then ``overrides`` (``--config`` values);
+    what the workflow's ``config`` is too (``workflow/rules/common.smk`` rebuilds it with this)."""
     config: dict = {}
+    schema = _full_schema()
     for p in paths:
-        config = merge(config, load_yaml(p))
+        config = merge(config, load_yaml(p), schema)
+    if overrides:
+        config = merge(config, overrides, schema)
     return config
 
 
@@ -116,6 +252,29 @@ def load_validated(paths: Iterable[str | os.PathLike]) -> dict:
     config = load_configs(paths)
     validate_config(config)
     return config
+
+
+# ---------------------------------------------------------------------------------------- bounded size
+
+
+def check_size(config: Mapping, limit: int = MAX_VALUES) -> None:
+    """Refuse a config with more than ``limit`` values, each use of a YAML alias counted again (the
+    walk stops at the limit, so an alias bomb costs ``limit`` steps, not its expansion)."""
+    count = 0
+    for top, value in config.items():
+        stack = [(value, 1)]
+        while stack:
+            node, depth = stack.pop()
+            count += 1
+            if count > limit:
+                raise ConfigError(f"config key {key_path([str(top)])}: more than {limit} values in the configuration "
+                                  "(a YAML alias repeated into a huge tree?)")
+            if depth > MAX_DEPTH:
+                raise ConfigError(f"config key {key_path([str(top)])}: nested more than {MAX_DEPTH} levels deep")
+            if isinstance(node, Mapping):
+                stack.extend((v, depth + 1) for v in node.values())
+            elif isinstance(node, (list, tuple)):
+                stack.extend((v, depth + 1) for v in node)
 
 
 # ---------------------------------------------------------------------------------------- finite numbers
@@ -251,6 +410,39 @@ def fill_defaults(config, schema: Mapping | None = None) -> None:
     walk(config, schema)
 
 
+def _wants_integer(sch: Mapping) -> bool:
+    kind = sch.get("type")
+    kinds = [kind] if isinstance(kind, str) else list(kind or [])
+    return "integer" in kinds and "number" not in kinds
+
+
+def coerce_integers(config, schema: Mapping) -> None:
+    """A whole-number float (``300.0``) where ``schema`` wants an integer becomes that integer, in
+    place; any other value is left for the schema check (``300.5`` is refused there, naming its key)."""
+    def fix(value, sch):
+        if (isinstance(sch, Mapping) and isinstance(value, float) and math.isfinite(value)
+                and value.is_integer() and _wants_integer(sch)):
+            return int(value)
+        walk(value, sch)
+        return value
+
+    def walk(node, sch):
+        if not isinstance(sch, Mapping):
+            return
+        if isinstance(node, MutableMapping):
+            props = sch.get("properties", {})
+            for key in list(node):
+                sub = props.get(key)
+                if sub is None:
+                    sub = next((s for p, s in sch.get("patternProperties", {}).items() if re.search(p, str(key))),
+                               sch.get("additionalProperties"))
+                node[key] = fix(node[key], sub)
+        elif isinstance(node, list) and isinstance(sch.get("items"), Mapping):
+            node[:] = [fix(v, sch["items"]) for v in node]
+
+    walk(config, schema)
+
+
 def _plain(node):
     """Mappings and sequences as dict/list (snakemake hands over OrderedDicts and such)."""
     if isinstance(node, Mapping):
@@ -286,8 +478,25 @@ def _describe(err) -> list[str]:
     if kind == "type":
         want = err.validator_value if isinstance(err.validator_value, str) else " or ".join(err.validator_value)
         return [f"config key {where}: {err.instance!r} is not of type {want}"]
+    why = " ".join(str(err.schema.get("description", "")).split()) if isinstance(err.schema, Mapping) else ""
+    why = f" ({why})" if why else ""
     if kind == "pattern":
-        why = " ".join(str(err.schema.get("description", "")).split())
-        return [f"config key {where}: {err.instance!r} does not match the pattern {err.validator_value}"
-                + (f" ({why})" if why else "")]
+        if list(err.schema_path)[-3:-1] == ["propertyNames"] or "propertyNames" in list(err.schema_path):
+            return [f"config key {key_path([*path, str(err.instance)])}: the name {err.instance!r} is not allowed here "
+                    f"(names become file names: letters, digits, _ and -, matching {err.validator_value})"]
+        return [f"config key {where}: {err.instance!r} does not match the pattern {err.validator_value}{why}"]
+    if kind == "uniqueItems":
+        dups = sorted({repr(v) for i, v in enumerate(err.instance) if v in err.instance[:i]})
+        return [f"config key {where}: duplicate entries {', '.join(dups)}; list each once"]
+    if kind in ("maximum", "exclusiveMaximum"):
+        return [f"config key {where}: {err.instance!r} is above the limit {err.validator_value}{why}"]
+    if kind == "maxItems":
+        return [f"config key {where}: {len(err.instance)} entries, at most {err.validator_value} allowed{why}"]
+    if kind == "maxProperties":
+        return [f"config key {where}: {len(err.instance)} entries, at most {err.validator_value} allowed{why}"]
+    if kind == "maxLength":
+        return [f"config key {where}: {err.instance!r} is longer than {err.validator_value} characters"]
+    if kind == "minItems" and not err.instance:
+        return [f"config key {where}: the list is empty; give at least {err.validator_value} entr"
+                + ("y" if err.validator_value == 1 else "ies")]
     return [f"config key {where}: {err.message}"]

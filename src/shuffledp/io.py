@@ -9,6 +9,14 @@ or none, never a partial one; a leftover ``.<name>.*.part`` temporary is the onl
 Processed tables store a JSON object under the Parquet key-value metadata key ``shuffledp``
 (their *provenance*: dataset, source, checksum, stand-in flag, ...); :func:`read_provenance` is
 the one reader of it.
+
+Every table a workflow job writes also carries its *job record* under the key ``shuffledp_job``
+(:func:`read_job_record`): the stage, step and wildcards of the job that wrote it, the fingerprint
+of that job's spec (the SHA-256 of its canonical JSON, as its spec file is named) and the data
+sources it derives from (dataset, real or stand-in, checksum where known), gathered from its inputs.
+``shuffledp step`` sets the record (:func:`job_record_context`) and checks every input table's
+record against what the job expects before it runs. The record holds no time and no absolute
+path: the same config gives byte-identical files.
 """
 
 from __future__ import annotations
@@ -27,12 +35,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 META_KEY = b"shuffledp"
+JOB_KEY = b"shuffledp_job"
+_JOB_RECORD: dict | None = None  # the record of the job this process runs (job_record_context)
+SOURCE_KEYS = ("dataset", "source", "standin", "sha256_uncompressed", "sha256", "md5")
 
 __all__ = [
     "META_KEY",
     "atomic_write",
     "file_mode",
     "markdown_table",
+    "job_record_context",
+    "read_job_record",
     "read_provenance",
     "save_figure_file",
     "write_bytes",
@@ -141,6 +154,12 @@ def write_table(table: pa.Table | pd.DataFrame, path: str | os.PathLike, provena
     meta.pop(b"pandas", None)  # pandas metadata is not needed and would differ across pandas versions
     if provenance is not None:
         meta[META_KEY] = json.dumps(dict(provenance), sort_keys=True, default=_default).encode()
+    if _JOB_RECORD is not None:
+        record = dict(_JOB_RECORD)
+        own = source_of(provenance or {})
+        if own is not None:
+            record["sources"] = merge_sources(record.get("sources", []), [own])
+        meta[JOB_KEY] = json.dumps(record, sort_keys=True, default=_default).encode()
     table = table.replace_schema_metadata(meta or None)
     atomic_write(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
 
@@ -165,6 +184,56 @@ def read_provenance(path: str | os.PathLike) -> dict:
         return json.loads(raw)
     except ValueError as exc:
         raise ValueError(f"{path}: provenance metadata is not valid JSON ({exc})") from exc
+
+
+def source_of(provenance: Mapping) -> dict | None:
+    """The data source a provenance describes (dataset, source, stand-in flag, checksums), or None."""
+    if not isinstance(provenance, Mapping) or "dataset" not in provenance:
+        return None
+    return {k: provenance[k] for k in SOURCE_KEYS if k in provenance}
+
+
+def merge_sources(*lists) -> list[dict]:
+    """The distinct sources of several lists, in a fixed order (by their JSON)."""
+    seen = {}
+    for items in lists:
+        for item in items or []:
+            seen[json.dumps(item, sort_keys=True, default=_default)] = item
+    return [seen[k] for k in sorted(seen)]
+
+
+class job_record_context:  # noqa: N801 - used as a context manager, like open()
+    """``with job_record_context(record):`` every table written inside carries ``record`` (the
+    writing job's stage, step, wildcards, spec fingerprint and sources) under :data:`JOB_KEY`."""
+
+    def __init__(self, record: Mapping):
+        self.record = dict(record)
+
+    def __enter__(self):
+        global _JOB_RECORD
+        self._old, _JOB_RECORD = _JOB_RECORD, self.record
+        return self.record
+
+    def __exit__(self, *exc):
+        global _JOB_RECORD
+        _JOB_RECORD = self._old
+        return False
+
+
+def read_job_record(path: str | os.PathLike) -> dict | None:
+    """The job record of a table (see the module doc), or None if it has none."""
+    try:
+        meta = pq.read_schema(path).metadata or {}
+    except (pa.ArrowException, OSError) as exc:
+        raise ValueError(f"{path}: not a readable Parquet file ({exc})") from exc
+    raw = meta.get(JOB_KEY)
+    if not raw:
+        return None
+    try:
+        record = json.loads(raw)
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) else None
 
 
 # fixed metadata of every figure: no dates, no library versions, so a figure's bytes depend only on

@@ -8,12 +8,28 @@ try:
 except ImportError:  # not installed (`pip install -e .` is needed to run jobs): still parse, lint, dry-run
     sys.path.insert(0, os.path.join(workflow.basedir, "src"))
 
-from shuffledp.config import ConfigError, validate_config  # noqa: E402
+from shuffledp.config import ConfigError, load_configs, validate_config  # noqa: E402
 from shuffledp.stages import content_file, job_io, output_list, output_path  # noqa: E402
 
-# The one validation (schema with unknown keys refused, finite numbers, every cross-key rule);
-# `shuffledp config validate` and the tests call the same function.
+
+def _config_files():
+    """The config files in Snakemake's order: the Snakefile's `configfile:` (unless
+    --replace-workflow-config), then each --configfile."""
+    cli = [str(p) for p in workflow.overwrite_configfiles]
+    own = [] if workflow.config_settings.replace_workflow_config else [
+        str(p) for p in workflow.configfiles if str(p) not in cli]
+    return own + cli
+
+
+# The config the jobs see is built by the package's loader (shuffledp.config.load_configs), as
+# `shuffledp config validate` builds it: the files merged in order with the overlay semantics of
+# the README (a collection the user names, e.g. segmented.datasets, is replaced whole, not merged
+# into the default's), then --config values. Then the one validation (schema with unknown keys
+# refused, finite numbers, whole-number floats as integers, limits, every cross-key rule).
 try:
+    _merged = load_configs(_config_files(), dict(workflow.config_settings.config or {}))
+    config.clear()
+    config.update(_merged)
     validate_config(config, os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml"))
 except ConfigError as exc:
     sys.stderr.write(f"shuffledp: invalid configuration:\n{exc}\n")
@@ -76,7 +92,20 @@ def job_spec_file(stage, step, table):
     return lambda wildcards: content_file(JOBFILES, "spec", table.job(step.name, wildcards).spec)
 
 
+_JOB_TABLES = {}
+
+
+def job_tables(stages):
+    """Every enabled stage's JobTable (built once): what a job's io file says each input must hold."""
+    if not _JOB_TABLES:
+        from shuffledp.stages.jobs import JobTable
+
+        _JOB_TABLES.update({name: JobTable(s.jobs(config)) for name, s in stages.items() if s.enabled(config)})
+    return _JOB_TABLES
+
+
 def job_io_file(stage, step, table, stages):
-    """A params function: the path of the job's io file (named inputs and outputs)."""
+    """A params function: the path of the job's io file (named inputs and outputs, the job's own
+    record and the record each input table must carry)."""
     return lambda wildcards: content_file(JOBFILES, "io", job_io(stage, step, table.job(step.name, wildcards),
-                                                                 ROOTS, stages))
+                                                                 ROOTS, stages, job_tables(stages)))

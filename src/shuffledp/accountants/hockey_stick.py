@@ -21,6 +21,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from shuffledp.errors import DomainError
+
 __all__ = [
     "hockey_stick",
     "hockey_stick_symmetric",
@@ -125,17 +127,20 @@ def bisect_eps(
     floor under ``log delta``); verification always uses ``delta_of_eps``.
     """
     if not (0.0 < delta < 1.0):
-        raise ValueError(f"delta: {delta!r} must lie in (0, 1)")
-    if not (rtol > 0):
-        raise ValueError(f"rtol: {rtol!r} must be > 0")
+        raise DomainError(f"delta: {delta!r} must lie in (0, 1)")
+    if not (0 < rtol < math.inf):
+        raise DomainError(f"rtol: {rtol!r} must be a finite number > 0")
     lo, hi = float(eps_lo), float(eps_hi)
-    if not (hi >= lo >= 0):
-        raise ValueError(f"eps_hi: {eps_hi!r} must be >= eps_lo = {eps_lo!r} >= 0")
+    if not (math.inf > hi >= lo >= 0):
+        raise DomainError(f"eps_hi: {eps_hi!r} must be finite and >= eps_lo = {eps_lo!r} >= 0")
     cache: dict[float, float] = {}
 
     def fn(e: float) -> float:
         if e not in cache:
-            cache[e] = float(delta_of_eps(e))
+            value = float(delta_of_eps(e))
+            if math.isnan(value):  # NaN compares false both ways: it would pass as a verified point
+                raise DomainError(f"delta_of_eps({e!r}) is NaN: the bound cannot be evaluated there")
+            cache[e] = value
         return cache[e]
 
     if fn(lo) <= delta:

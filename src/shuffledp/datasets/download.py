@@ -15,9 +15,11 @@ import glob
 import gzip
 import hashlib
 import http.client
+import math
 import os
 import shutil
 import tempfile
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -32,7 +34,11 @@ from shuffledp.errors import DataError
 from shuffledp.io import file_mode, temp_file
 
 MIRROR_ENV = "SHUFFLEDP_DATA_MIRROR"
-TIMEOUT_S = 30
+TIMEOUT_S = 30  # one read (or connect) waits at most this long
+# one download takes at most this long in total, however the server paces its bytes (a source that
+# answers one byte at a time would defeat the per-read timeout); the environment variable overrides it
+DEADLINE_ENV = "SHUFFLEDP_DOWNLOAD_DEADLINE_S"
+DEADLINE_S = 3600.0
 
 
 class ChecksumError(DataError):
@@ -260,12 +266,41 @@ def _copy_candidate(cand: Candidate, tmp: str) -> None:
         Path(ztmp).unlink(missing_ok=True)
 
 
+def download_deadline() -> float:
+    """The total time one download may take, in seconds (``SHUFFLEDP_DOWNLOAD_DEADLINE_S`` or :data:`DEADLINE_S`)."""
+    raw = os.environ.get(DEADLINE_ENV, "").strip()
+    if not raw:
+        return DEADLINE_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise DataError(f"environment variable {DEADLINE_ENV}={raw!r}: must be a positive number of seconds")
+    return value
+
+
+def _copy_until(src, dst, deadline: float, location: str) -> None:
+    """Copy ``src`` to ``dst`` in chunks, stopping with ``TimeoutError`` once ``deadline`` has passed."""
+    total = 0
+    while True:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{location}: the download exceeded its total deadline of {download_deadline():g} s "
+                               f"after {total} bytes (a stalled or very slow source; {DEADLINE_ENV} sets it)")
+        chunk = src.read1(1 << 20) if hasattr(src, "read1") else src.read(1 << 20)
+        if not chunk:
+            return
+        dst.write(chunk)
+        total += len(chunk)
+
+
 def _copy_location(location: str, tmp: str) -> None:
     if location.startswith("file://"):
         location = urllib.request.url2pathname(urllib.parse.urlparse(location).path)
     if "://" in location:
+        deadline = time.monotonic() + download_deadline()
         req = urllib.request.Request(location, headers={"User-Agent": "shuffledp"})
         with urllib.request.urlopen(req, timeout=TIMEOUT_S) as resp, open(tmp, "wb") as dst:
-            shutil.copyfileobj(resp, dst, 1 << 20)
+            _copy_until(resp, dst, deadline, location)
     else:
         shutil.copyfile(location, tmp)

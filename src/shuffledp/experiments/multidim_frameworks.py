@@ -48,6 +48,12 @@ def load_table(path: str | Path, records: int | None, seed: int, dataset: str):
     domains = [int(doms_meta.get(a, int(data[:, j].max()) + 1)) for j, a in enumerate(attrs)]
     if data.min() < 0 or np.any(data.max(axis=0) >= np.array(domains)):
         raise ValueError(f"{path}: codes outside 0..|C|-1")
+    if records is not None and records > data.shape[0]:  # all rows: said in the job's log, not silently
+        import sys
+
+        part = "hdg" if dataset in ("adult", "loan") else "calm"
+        print(f"WARNING: config key multidim_frameworks.{part}.records: {records} exceeds the {data.shape[0]} rows "
+              f"of {path}; all {data.shape[0]} rows are used", file=sys.stderr)
     if records is not None and records < data.shape[0]:
         idx = seeded_rng(seed, "multidim_frameworks", "records", dataset).choice(data.shape[0], records, replace=False)
         data = data[np.sort(idx)]

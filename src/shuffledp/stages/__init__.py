@@ -250,13 +250,46 @@ def ref_path(ref: Ref | str, stage: Stage, roots: Mapping[str, str], stages: Map
     return output_path(owner, step, output, roots, ref.wildcards)
 
 
-def job_io(stage: Stage, step: Step, job: Job, roots: Mapping[str, str], stages: Mapping[str, Stage]) -> dict:
-    """``{"input": {name: [paths]}, "output": {name: path}}`` of one job (an output list: ``{value: path}``)."""
-    return {
+def spec_fingerprint(spec: Mapping) -> str:
+    """The fingerprint of a job's spec: the SHA-256 of its canonical JSON (as its spec file is named)."""
+    return hashlib.sha256(canonical(spec).encode()).hexdigest()[:32]
+
+
+def job_record(stage: str, step: str, wildcards: Mapping, spec: Mapping) -> dict:
+    """What a table written by a job says about it (:mod:`shuffledp.io`, "job record")."""
+    return {"stage": stage, "step": step, "wildcards": {str(k): str(v) for k, v in sorted(wildcards.items())},
+            "spec": spec_fingerprint(spec)}
+
+
+def _expected(ref: Ref | str, stage: Stage, tables: Mapping) -> dict | None:
+    """The job record the input ``ref`` must carry (None: a fixed path, or a producer unknown here)."""
+    if isinstance(ref, str):
+        return None
+    owner = ref.stage or stage.name
+    table = tables.get(owner)
+    if table is None:
+        return None
+    producer = table.job(ref.step, ref.wildcards)
+    return job_record(owner, ref.step, producer.wildcards, producer.spec)
+
+
+def job_io(stage: Stage, step: Step, job: Job, roots: Mapping[str, str], stages: Mapping[str, Stage],
+           tables: Mapping | None = None) -> dict:
+    """``{"input": {name: [paths]}, "output": {name: path}}`` of one job (an output list: ``{value: path}``).
+
+    With ``tables`` (stage name -> :class:`JobTable` of every enabled stage) it also holds ``"job"``,
+    the record this job writes into its tables, and ``"expect"``: for each input the record its
+    producer wrote (``None`` for a fixed path), which ``shuffledp step`` checks before it runs.
+    """
+    io = {
         "input": {name: [ref_path(r, stage, roots, stages) for r in job.inputs.get(name, [])] for name in step.inputs},
         "output": {o.name: output_path(stage, step, o, roots, job.wildcards) if o.over is None
                    else output_list(stage, step, o, roots, o.values(job.spec), job.wildcards) for o in step.outputs},
     }
+    if tables is not None:
+        io["job"] = job_record(stage.name, step.name, job.wildcards, job.spec)
+        io["expect"] = {name: [_expected(r, stage, tables) for r in job.inputs.get(name, [])] for name in step.inputs}
+    return io
 
 
 def content_file(folder: str | os.PathLike, kind: str, obj: Mapping) -> str:
@@ -314,6 +347,9 @@ def _check_io(step: Step, spec: Mapping, io: Mapping, where: str) -> tuple[dict,
     inputs, outputs = io.get("input"), io.get("output")
     if not isinstance(inputs, dict) or not isinstance(outputs, dict):
         raise UsageError(f"{where}: must hold the objects 'input' and 'output'")
+    extra = sorted(set(io) - {"input", "output", "job", "expect"})
+    if extra:
+        raise UsageError(f"{where}: unknown key(s) {', '.join(extra)} (valid: input, output, job, expect)")
     if set(inputs) != set(step.inputs):
         raise UsageError(f"{where}: inputs {sorted(inputs)} differ from step {step.name}'s {sorted(step.inputs)}")
     names = {o.name for o in step.outputs}
@@ -383,7 +419,68 @@ def run_step(stage_name: str, step_name: str, spec_path: str, io_path: str) -> o
                          f"(one of {', '.join(s.name for s in stage.steps)})") from None
     spec = _read_json(spec_path, "--spec")
     check_spec(step, spec, f"--spec {spec_path}")
-    inputs, outputs = _check_io(step, spec, _read_json(io_path, "--io"), f"--io {io_path}")
+    io = _read_json(io_path, "--io")
+    inputs, outputs = _check_io(step, spec, io, f"--io {io_path}")
+    record = _own_record(stage, step, spec, io, f"--io {io_path}")
+    record["sources"] = check_input_records(inputs, io.get("expect"), f"--io {io_path}")
     if step.threads is not None:
         limit_threads(step.threads)
-    return step.run(spec, inputs, outputs)
+    from shuffledp.io import job_record_context
+
+    with job_record_context(record):
+        return step.run(spec, inputs, outputs)
+
+
+def _own_record(stage: Stage, step: Step, spec: Mapping, io: Mapping, where: str) -> dict:
+    """The record this job writes into its tables: the io file's ``job`` (checked against the spec
+    and the step), or, for an io file without one (a job run by hand), one without wildcards."""
+    own = io.get("job")
+    if own is None:
+        return job_record(stage.name, step.name, {}, spec)
+    if not isinstance(own, dict) or not isinstance(own.get("wildcards"), dict):
+        raise UsageError(f"{where}: 'job' must be an object with stage, step, wildcards and spec")
+    made = job_record(stage.name, step.name, own["wildcards"], spec)
+    if own != made:
+        raise UsageError(f"{where}: its job {own.get('stage')}/{own.get('step')} spec {own.get('spec')} is not this "
+                         f"job ({stage.name}/{step.name} spec {made['spec']}): the spec and io files do not belong "
+                         "together")
+    return made
+
+
+def _describe_record(record: Mapping | None) -> str:
+    if not record:
+        return "no job record (written by another version, or not by the workflow)"
+    wc = ", ".join(f"{k}={v}" for k, v in sorted(dict(record.get("wildcards") or {}).items()))
+    return (f"the output of {record.get('stage')}/{record.get('step')}" + (f" [{wc}]" if wc else "")
+            + f" spec {str(record.get('spec'))[:12]}")
+
+
+def check_input_records(inputs: Mapping[str, list], expect, where: str) -> list[dict]:
+    """Every Parquet input holds what the job expects (its producer's stage, step, wildcards and
+    spec fingerprint, from the io file's ``expect``); a mismatch stops the job with one line naming
+    the file, what it holds, what was expected and how to rebuild it. Returns the data sources
+    of the inputs (for the job's own tables)."""
+    from shuffledp.errors import DataError
+    from shuffledp.io import merge_sources, read_job_record, read_provenance, source_of
+
+    if expect is not None and (not isinstance(expect, dict) or set(expect) != set(inputs)
+                               or any(not isinstance(v, list) or len(v) != len(inputs[k]) for k, v in expect.items())):
+        raise UsageError(f"{where}: 'expect' must list one record (or null) per input path")
+    sources: list = []
+    for name, paths in inputs.items():
+        for i, path in enumerate(paths):
+            if not path.endswith(".parquet"):
+                continue
+            want = expect[name][i] if expect is not None else None
+            try:
+                have = read_job_record(path)
+                own = source_of(read_provenance(path))
+            except (ValueError, FileNotFoundError) as exc:
+                raise UsageError(f"input {name}: {exc}") from None
+            if want is not None and (have is None or {k: have.get(k) for k in want} != want):
+                rule = f"{want['stage']}_{want['step']}"
+                raise DataError(f"input {name}: {path} holds {_describe_record(have)}, but this job expects "
+                                f"{_describe_record(want)}; rebuild it: snakemake --forcerun {rule} "
+                                f"(or delete {path} and rerun)")
+            sources = merge_sources(sources, (have or {}).get("sources", []), [own] if own else [])
+    return sources

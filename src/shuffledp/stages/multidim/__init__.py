@@ -56,6 +56,9 @@ def check_config(config: Mapping) -> None:
     pers = sec.get("personal")  # optional: without it, no personal-budget jobs
     if pers is None:
         return
+    names = [c["name"] for c in pers["classes"]]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"config key multidim.personal.classes: names {names} must differ")
     for r in pers["ratios"]:
         parse_ratio(r, "multidim.personal.ratios")
     if len(pers["classes"]) != 3:

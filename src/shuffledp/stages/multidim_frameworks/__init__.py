@@ -10,6 +10,7 @@ one ``report``. The computations are in :mod:`shuffledp.experiments.multidim_fra
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping
 
@@ -50,9 +51,25 @@ def check_config(config: Mapping) -> None:
     loan = sec["loan"]
     if loan["source"] == "file" and not loan["path"]:
         raise ConfigError("config key multidim_frameworks.loan.path: required with source: file")
+    if hdg and "loan" in hdg["datasets"] and loan["source"] == "file" and not os.path.isfile(loan["path"]):
+        raise ConfigError(f"config key multidim_frameworks.loan.path: no such file: {loan['path']}")
     for ds in calm["datasets"] if calm else []:
         if ds not in config["datasets"]["ipums"]:
             raise ConfigError(f"config key multidim_frameworks.calm.datasets: {ds!r} is not in datasets.ipums")
+        _check_calm_dataset(calm, ds, config["datasets"]["ipums"][ds])
+
+
+def _check_calm_dataset(calm: Mapping, ds: str, extract: Mapping) -> None:
+    """CALM on one IPUMS extract: no more records than the extract has, views and marginals no wider
+    than its attributes (else a job would fail late, or quietly use fewer)."""
+    if calm["records"] is not None and calm["records"] > extract["records"]:
+        raise ConfigError(f"config key multidim_frameworks.calm.records: {calm['records']} exceeds "
+                          f"datasets.ipums.{ds}.records {extract['records']} (the processed table has that many rows)")
+    width = len(extract.get("attributes") or {})
+    for key in ("view_size", "marginal_size"):
+        if calm[key] > width:
+            raise ConfigError(f"config key multidim_frameworks.calm.{key}: {calm[key]} exceeds the {width} "
+                              f"attributes of datasets.ipums.{ds}")
 
 
 def jobs(config: Mapping) -> list[Job]:

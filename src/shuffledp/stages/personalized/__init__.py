@@ -39,6 +39,10 @@ def check_config(config: Mapping) -> None:
         raise ConfigError("config key personalized.delta_central/delta_local_approx: must lie in (0, 1)")
     if c["table2"]["setting"] not in SETTINGS:
         raise ConfigError("config key personalized.table2.setting: unknown setting")
+    names = [r["name"] for r in c["table2"]["rows"]]
+    dups = sorted({n for i, n in enumerate(names) if n in names[:i]})
+    if dups:  # a row's name is its job's identity and file name
+        raise ConfigError(f"config key personalized.table2.rows: duplicate names {', '.join(map(repr, dups))}")
 
 
 def jobs(config: Mapping) -> list[Job]:

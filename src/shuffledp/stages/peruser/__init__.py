@@ -43,6 +43,9 @@ def _check_peruser_clusters(config: Mapping) -> None:
         if smallest is not None and pu["kmeans_k"] > smallest:
             raise ConfigError(f"config key peruser.kmeans_k: {pu['kmeans_k']} clusters exceed the smallest "
                               f"peruser.datasets n ({smallest})")
+        if smallest is not None and pu["user_sample"] > smallest:  # no silent cap at n
+            raise ConfigError(f"config key peruser.user_sample: {pu['user_sample']} users exceed the smallest "
+                              f"peruser.datasets n ({smallest})")
 
 
 def check_config(config: Mapping) -> None:
