@@ -22,10 +22,11 @@ def cfg(num=21, n=(5000, 50000)):
                         "fig4": {"datasets": ["msnbc"], "settings": ["S2", "S3"]}}}
 
 
-def summary(c, m0=None, level=None, base=None, bound=True, rel_sd=0.2, reps=100, messages=None):
+def summary(c, m0=None, level=None, base=None, bound=True, rel_sd=0.2, reps=100, messages=None, full_at=(0.5, 2.0)):
     """Our error a * exp(log(m / m0)^2) (its log is a parabola in log m, minimised at m0); the MSE
     bound equal to it (so the optimiser's m is the grid point nearest m0); baseline errors base(...).
-    Every mean has SD ``rel_sd`` times itself over ``reps`` repetitions (SE = rel_sd / sqrt(reps))."""
+    Every mean has SD ``rel_sd`` times itself over ``reps`` repetitions (SE = rel_sd / sqrt(reps)).
+    Level k's Poisson rate lambda_k reaches 1 at m = full_at[k] * m0 (None: no lambda columns)."""
     messages = messages or (lambda m: 1 + 1.5 * m)
     m0 = m0 or (lambda ds, n, st: PAPER.get((ds, n), 1.0))
     level = level or (lambda ds, n, st: 1.0 / n)
@@ -37,9 +38,10 @@ def summary(c, m0=None, level=None, base=None, bound=True, rel_sd=0.2, reps=100,
             a, mm = level(ds, n, st), m0(ds, n, st)
             for m in grid:
                 e = a * math.exp(math.log(m / mm) ** 2)
+                lams = {f"lambda_{k + 1}": min(1.0, m / (f * mm)) for k, f in enumerate(full_at or ())}
                 rows.append(dict(protocol="segmented", dataset=ds, n=n, setting=st, m=m, error_mean=e,
                                  mse_bound=e if bound else np.nan, error_sd=rel_sd * e, reps=reps,
-                                 messages_per_user=messages(m)))
+                                 messages_per_user=messages(m), **lams))
             for p in ex.LEVEL_BASELINES:
                 b = base(ds, n, st, p)
                 rows.append(dict(protocol=p, dataset=ds, n=n, setting=st, m=np.nan, error_mean=b,
@@ -230,3 +232,28 @@ def test_about_four_messages_two_sided():
     for per_m, want in ((1.5, HELD), (20.0, NOT_HELD), (0.05, NOT_HELD)):
         v = verdicts(summary(c, messages=lambda m, k=per_m: 1 + k * m), c)
         assert v["about_four_messages"] == want, per_m
+
+
+def test_m_range_m1_mk():
+    c = cfg()
+    assert verdicts(summary(c), c)["m_in_m1_mK"] == HELD                       # optimum inside (m0/2, 2 m0]
+    assert verdicts(summary(c, full_at=(0.1, 0.3)), c)["m_in_m1_mK"] == NOT_HELD   # every level full below m*
+    assert verdicts(summary(c, full_at=None), c)["m_in_m1_mK"] == NOT_TESTABLE
+    o = pd.DataFrame({"m": [1.0, 2.0, 4.0], "lambda_1": [0.5, 1.0, 1.0], "lambda_2": [0.2, 0.4, 0.8]})
+    assert C.level_range(o) == (2.0, math.inf)
+
+
+def test_the_papers_accountant_gives_labelled_variant_rows_beside_ours():
+    c = cfg()
+    ours = summary(c)
+    far = summary(c, m0=lambda ds, n, st: 8 * PAPER.get((ds, n), 1.0))
+    far = far[far.protocol == ex.OURS].assign(protocol=ex.OURS_PAPER)
+    df = C.claims(pd.concat([ours, far], ignore_index=True), c, "test")
+    ids = list(df["id"])
+    i = ids.index("optimal_m_msnbc_5k")
+    assert ids[i + 1] == "optimal_m_msnbc_5k[Theorem 3 as printed]"          # side by side
+    by = df.set_index("id")
+    assert by.loc["optimal_m_msnbc_5k", "held"] == HELD
+    row = by.loc["optimal_m_msnbc_5k[Theorem 3 as printed]"]
+    assert row["held"] == NOT_HELD and "Theorem 3 as printed" in row["section"] and row["by"] == "paper"
+    assert "Theorem 3 as printed" in row["explanation"]
