@@ -6,8 +6,10 @@
 For each stage with a claims table, the job that writes it (the stage's own ``jobs(config)`` at the
 given config) is run with its inputs read from ``--results`` (and ``--data``) and its outputs
 written under ``--out`` (``--results`` is never written). The claims tables before (``--results``)
-and after (``--out``) are then compared: verdict counts per paper (the paper's statements and our
-own checks apart) and every row whose verdict changed, written to ``--out/claims_diff.md``.
+and after (``--out``) are then compared (an input the earlier run lacks, e.g. the points of a
+variant added since, is computed by its own job into ``--out``): verdict counts per paper (the
+paper's statements and our own checks apart) and every row whose verdict changed, written to
+``--out/claims_diff.md``.
 """
 
 from __future__ import annotations
@@ -32,6 +34,39 @@ def _claims_job(stage, config):
     return step, jobs[0]
 
 
+def _run_missing(stage, stages, config, src: dict, results: Path, data: Path, out: Path) -> dict:
+    """The claims job's inputs, with every input missing from ``--results`` (e.g. the points of a
+    variant the earlier run did not have) computed by its own job into ``--out`` and read from there."""
+    producers = {}
+    for job in stage.jobs(config):
+        step = next(s for s in stage.steps if s.name == job.step)
+        io = job_io(stage, step, job, {"results": str(results), "data": str(data)}, stages)
+        for p in io["output"].values():
+            for q in (p.values() if isinstance(p, dict) else [p]):
+                producers[q] = (step, job)
+    inputs = {}
+    for name, paths in src["input"].items():
+        inputs[name] = []
+        for p in paths:
+            if Path(p).exists() or p not in producers:
+                inputs[name].append(p)
+                continue
+            step, job = producers[p]
+            dst = job_io(stage, step, job, {"results": str(out), "data": str(out / "data")}, stages)
+            outs = dst["output"]
+            for q in outs.values():
+                Path(q).parent.mkdir(parents=True, exist_ok=True)
+            print(f"   missing in --results, computed: {step.name} {job.wildcards}", flush=True)
+            step.run(job.spec, io_inputs(stage, step, job, results, data, stages), outs)
+            rel = Path(p).relative_to(results)
+            inputs[name].append(str(out / rel))
+    return inputs
+
+
+def io_inputs(stage, step, job, results: Path, data: Path, stages) -> dict:
+    return job_io(stage, step, job, {"results": str(results), "data": str(data)}, stages)["input"]
+
+
 def recompute(results: Path, data: Path, out: Path, config: dict, names) -> dict[str, tuple[Path, Path]]:
     """Stage name -> (claims table before, after)."""
     stages = discover()
@@ -47,7 +82,7 @@ def recompute(results: Path, data: Path, out: Path, config: dict, names) -> dict
             for q in (p.values() if isinstance(p, dict) else [p]):
                 Path(q).parent.mkdir(parents=True, exist_ok=True)
         print(f"== {name}: {step.name}", flush=True)
-        step.run(job.spec, src["input"], dst["output"])
+        step.run(job.spec, _run_missing(stage, stages, config, src, results, data, out), dst["output"])
         tab = stage.claims_outputs()[0][1]
         rel = Path(tab.path)
         done[name] = (results / rel, out / rel)

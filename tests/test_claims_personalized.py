@@ -102,3 +102,37 @@ def test_hpsvalid():
     assert v(fig({"hps": 0.1, "fv": 0.5}), t2())["hpsvalid_tightest"] == NOT_TESTABLE
     md = E.claims_markdown(E.claims(fig({"hps": 0.1, "fv": 0.5}), t2(), "test"))
     assert "not testable at this scale" in md and "| hps_up_to_5x_tighter |" in md
+
+
+def test_fig4_calibration_variants_are_jobs_and_never_reach_the_figure(tmp_path):
+    from pathlib import Path
+
+    from shuffledp.config import load_validated
+    from shuffledp.stages import get
+
+    repo = Path(__file__).resolve().parents[1]
+    cfg = load_validated([repo / "config" / "config.yaml"])
+    stage = get("personalized")
+    assert not [j for j in stage.jobs(cfg) if j.spec.get("variant")]           # default: none, tables unchanged
+    cfg["personalized"]["fig4_calibrations"] = ["hps-code"]
+    var = [j for j in stage.jobs(cfg) if j.spec.get("variant")]
+    assert len(var) == len(cfg["personalized"]["settings"])
+    assert {j.spec["calibration"] for j in var} == {"hps-code"} and {j.spec["mechanism"] for j in var} == {"gaussian"}
+    # the report: variant points decide the variant row, the figure's table stays without them
+    main = fig({"hps": 0.1, "fv": 0.16}, gauss_factor=1.0)
+    code = main[(main.mechanism == "gaussian") & (main.bound == "hps")].assign(eps_central=0.032,
+                                                                                calibration="hps-code")
+    paths = [tmp_path / "main.parquet", tmp_path / "code.parquet", tmp_path / "t2.parquet"]
+    main.to_parquet(paths[0])
+    code.to_parquet(paths[1])
+    pd.DataFrame({"bound": "fv", "paper_row": "fv", "setting": "uniform2", "n": 10000,
+                  "eps_central": E.PAPER_TABLE2_EPS, "delta": E.PAPER_TABLE2["fv"]}).to_parquet(paths[2])
+    out = {k: str(tmp_path / f"{k}.{ext}") for k, ext in (("fig_table", "parquet"), ("pdf", "pdf"), ("png", "png"),
+                                                          ("t2", "parquet"), ("t2_md", "md"),
+                                                          ("claims", "parquet"), ("claims_md", "md"))}
+    cl = E.report({"delta_central": 1e-5, "delta_local": 1e-10, "t2_setting": "uniform2", "t2_n": 10000,
+                   "scale": "test"}, [str(paths[0]), str(paths[1])], [str(paths[2])], out).set_index("id")
+    assert cl.loc["hps_up_to_5x_tighter[hps-code]", "held"] == HELD
+    assert cl.loc["hps_up_to_5x_tighter", "held"] == NOT_HELD
+    table = pd.read_parquet(out["fig_table"])
+    assert "calibration" not in table and len(table) == len(main)

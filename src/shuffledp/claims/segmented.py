@@ -142,7 +142,8 @@ CLAIMS = {
         "in every panel where m_1 lies on the grid, the near-optimal set S (grid m indistinguishable from the least "
         "error, z test, 5%) meets (m_1, m_K], where m_k is the least grid m at which level k's Poisson rate "
         "lambda_k reaches 1 (m_1 the first level to reach it, m_K the last; beyond the grid: infinite); panels "
-        "with m_1 beyond the grid are listed, not decided", "lambda_k at every grid m, with >= 1 level reaching 1 on the grid",
+        "with m_1 beyond the grid are listed, not decided",
+        "lambda_k at every grid m, with >= 1 level reaching 1 on the grid",
         explain="in some panel no m statistically as good as the best lies in (m_1, m_K] (panel in measured); "
                 "see the lambda columns of segmented/summary.parquet"),
     "about_four_messages": Claim(

@@ -58,6 +58,14 @@ def jobs(config: Mapping) -> list[Job]:
                 if b == "hps":
                     spec["calibration"] = c["calibration"]
                 out.append(Job("points", {"pbound": b, "psetting": s, "pmech": mech}, spec))
+    # Fig. 4's Gaussian HPS panels under other calibrations (e.g. the authors' hps-code), as labelled
+    # variant points: they feed the claims' variant rows, never the figure or its table
+    for cal in c.get("fig4_calibrations", []):
+        for s in c["settings"]:
+            spec = {"bound": "hps", "setting": s, "mechanism": "gaussian", "n_grid": [int(n) for n in c["n_grid"]],
+                    "seeds": [base + int(x) for x in c["seeds"]], "delta_central": float(c["delta_central"]),
+                    "delta_local": float(c["delta_local_approx"]), "calibration": cal, "variant": True}
+            out.append(Job("points", {"pbound": f"hps-{cal}", "psetting": s, "pmech": "gaussian"}, spec))
     t2 = c["table2"]
     for r in t2["rows"]:
         spec = {"bound": r["bound"], "setting": t2["setting"], "n": int(t2["n"]), "seed": base + int(t2["seed"]),
@@ -113,8 +121,8 @@ STAGE = Stage(
              outputs=(Output("table", "personalized/points/{pbound}_{psetting}_{pmech}.parquet"),),
              spec_keys=frozenset({"bound", "setting", "mechanism", "n_grid", "seeds", "delta_central",
                                   "delta_local"}),
-             optional_keys=frozenset({"calibration"}),
-             wildcards={"pbound": "[a-z0-9]+", "psetting": "[a-z0-9]+", "pmech": "laplace|gaussian"},
+             optional_keys=frozenset({"calibration", "variant"}),
+             wildcards={"pbound": "[a-z0-9-]+", "psetting": "[a-z0-9]+", "pmech": "laplace|gaussian"},
              runtime=10),
         Step("table2_row", _row,
              outputs=(Output("table", "personalized/table2_rows/{prow}.parquet"),),
