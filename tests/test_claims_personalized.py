@@ -21,8 +21,12 @@ def fig(values, mechs=("laplace", "gaussian"), gauss_factor=0.5, calibration=Non
     return pd.DataFrame(rows)
 
 
-def t2(factor=3.0, fv_ccc_swap=False, extra=None):
+def t2(factor=3.0, fv_ccc_swap=False, extra=None, pure=None):
+    """``pure``: (fv, ccc, hps) delta_s multipliers of the paper's approximate rows for rows [laplace]."""
     parts = []
+    for b, f in zip(("fv", "ccc", "hps"), pure or (), strict=False):
+        parts.append(pd.DataFrame({"bound": f"{b}[laplace]", "paper_row": f"{b}[laplace]",
+                                   "eps_central": E.PAPER_TABLE2_EPS, "delta": np.array(E.PAPER_TABLE2[b]) * f}))
     for b in ("fv", "ccc", "hps"):
         src = {"fv": "ccc", "ccc": "fv"}.get(b, b) if fv_ccc_swap else b
         parts.append(pd.DataFrame({"bound": b, "paper_row": b, "eps_central": E.PAPER_TABLE2_EPS,
@@ -96,6 +100,18 @@ def test_table2_claims():
     assert v(f, t2())["table2_explained_by_authors_code"] == NOT_TESTABLE
 
 
+def test_table2_pure_similar():
+    f = fig({"hps": 0.1, "fv": 0.5})
+    assert v(f, t2(pure=(1.0, 1.0, 1.0)))["table2_pure_similar"] == HELD
+    # pure HPS only 20% below CCC: smaller, not significantly
+    close = t2(pure=(1.0, 1.0, 1.0))
+    close.loc[close.bound == "hps[laplace]", "delta"] = 0.8 * close.loc[close.bound == "ccc[laplace]", "delta"].values
+    assert v(f, close)["table2_pure_similar"] == NOT_HELD
+    assert v(f, t2())["table2_pure_similar"] == NOT_TESTABLE
+    tab = t2(pure=(1.0, 1.0, 1.0))
+    assert tab.loc[tab.bound == "hps[laplace]", "paper_delta"].isna().all()      # no paper value beside them
+
+
 def test_hpsvalid():
     assert v(fig({"hps": 0.1, "hpsvalid": 0.2, "fv": 0.5}), t2())["hpsvalid_tightest"] == HELD
     assert v(fig({"hps": 0.1, "hpsvalid": 0.7, "fv": 0.5}), t2())["hpsvalid_tightest"] == NOT_HELD
@@ -136,3 +152,12 @@ def test_fig4_calibration_variants_are_jobs_and_never_reach_the_figure(tmp_path)
     assert cl.loc["hps_up_to_5x_tighter", "held"] == NOT_HELD
     table = pd.read_parquet(out["fig_table"])
     assert "calibration" not in table and len(table) == len(main)
+
+
+def test_pure_table2_row_is_labelled_and_uses_no_local_delta():
+    row = E.table2_row("hps", "uniform2", 2000, 0, 1e-10, [0.1], "hps-code", mechanism="laplace")
+    assert list(row["bound"]) == ["hps[laplace]"] and list(row["paper_row"]) == ["hps[laplace]"]
+    again = E.table2_row("hps", "uniform2", 2000, 0, 0.5, [0.1], "analytic", mechanism="laplace")
+    assert row["delta"].iloc[0] == again["delta"].iloc[0]          # delta_l and calibration play no part
+    gauss = E.table2_row("hps", "uniform2", 2000, 0, 1e-10, [0.1], "analytic")
+    assert list(gauss["bound"]) == ["hps"] and row["delta"].iloc[0] != gauss["delta"].iloc[0]

@@ -76,6 +76,8 @@ def jobs(config: Mapping) -> list[Job]:
             spec["calibration"] = r.get("calibration", c["calibration"])
         if r["bound"] == "ccc" and "clone_factor" in r:  # optional: no clone factor when absent
             spec["clone_factor"] = float(r["clone_factor"])
+        if r.get("mechanism", "gaussian") != "gaussian":  # optional: the Gaussian rows' specs stay as they were
+            spec["mechanism"] = r["mechanism"]
         out.append(Job("table2_row", {"prow": r["name"]}, spec))
     table = JobTable(out)
     out.append(Job("report", {}, {"delta_central": float(c["delta_central"]),
@@ -127,7 +129,7 @@ STAGE = Stage(
         Step("table2_row", _row,
              outputs=(Output("table", "personalized/table2_rows/{prow}.parquet"),),
              spec_keys=frozenset({"bound", "setting", "n", "seed", "delta_local", "eps_grid"}),
-             optional_keys=frozenset({"method", "calibration", "clone_factor"}),
+             optional_keys=frozenset({"method", "calibration", "clone_factor", "mechanism"}),
              wildcards={"prow": "[A-Za-z0-9_]+"},
              runtime=5),
         Step("report", _report,
