@@ -30,14 +30,20 @@ def runs(thm4_feasible=True, thm4_err=1.0, best_err=1.0, err_ratio=0.5, share_un
     return pd.DataFrame(rows)
 
 
-def users(alg_err=1.0, ldp_err=2.0, sd=0.3, n=300):
-    """Sampled users of Algorithm 1 (two splits) and of LDP: per-user errors around the given means."""
+def users(alg_err=1.0, ldp_err=2.0, sd=0.3, n=300, power=-0.5):
+    """Sampled users of Algorithm 1 (two splits; eps = 4, eps - eps1 = 2 and 0.8) and of LDP: per-user
+    errors around the given means; eps' = eps1 + (eps - eps1) * (group size / 10) ** power (capped)."""
     rng = np.random.default_rng(0)
     parts = []
     for method, split, mean in (("alg1", "0.5", alg_err * 1.3), ("alg1", "0.8", alg_err), ("ldp", "none", ldp_err)):
+        size = rng.integers(10, 1000, n).astype(float)
+        eps1 = 4.0 * float(split) if method == "alg1" else np.nan
+        eps2 = 4.0 - eps1
         parts.append(pd.DataFrame({"method": method, "dataset": "synth_sep", "eps": 4.0, "split": split,
                                    "clustering": "kmeans" if method == "alg1" else "none", "c": 0.1,
-                                   "err": mean + sd * rng.standard_normal(n)}))
+                                   "err": mean + sd * rng.standard_normal(n), "group_size": size, "eps1": eps1,
+                                   "eps2": eps2, "eps_prime_numeric": eps1 + eps2 * np.minimum(1.0,
+                                                                                             (size / 10) ** power)}))
     return pd.concat(parts, ignore_index=True)
 
 
@@ -55,6 +61,8 @@ def test_all_hold():
 
 def test_failures():
     assert v(u=users(ldp_err=0.5))["utility_improved_over_ldp"] == NOT_HELD              # LDP better
+    assert v(u=users(power=0.0))["amplification_roughly_sqrt_n"] == NOT_HELD             # no amplification
+    assert v(u=users(power=-1.0))["amplification_roughly_sqrt_n"] == NOT_HELD            # 1/n is not 1/sqrt(n)
     assert v(u=users(ldp_err=1.01, sd=0.5))["utility_improved_over_ldp"] == NOT_HELD     # within noise
     assert v(runs(err_ratio=1.2))["error_under_theorem3_bound"] == NOT_HELD
     assert v(runs(share_under=0.9))["error_under_theorem3_bound"] == NOT_HELD
@@ -64,6 +72,9 @@ def test_failures():
 
 def test_not_testable():
     assert v(u=users()[lambda d: d.method != "ldp"])["utility_improved_over_ldp"] == NOT_TESTABLE
+    same = users()
+    same["group_size"] = 50.0                                                  # one group size: no slope
+    assert v(u=same)["amplification_roughly_sqrt_n"] == NOT_TESTABLE
     got = v(runs(thm4_feasible=False))
     assert got["theorem4_split_near_best"] == NOT_TESTABLE      # infeasible is not "not held"
     r = runs()

@@ -104,7 +104,7 @@ def test_tables_and_claims(tables, tmp_path):
 
     assert list(cl.columns) == COLUMNS
     assert set(cl.id) == {"error_under_theorem3_bound", "theorem4_split_near_best", "utility_improved_over_ldp",
-                          "two_copies_hide_grouping"}
+                          "amplification_roughly_sqrt_n", "two_copies_hide_grouping"}
     from shuffledp.claims import peruser as C
 
     assert C.sanity_checks(runs)["single_copy_groups_recovered"]

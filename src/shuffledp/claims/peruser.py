@@ -52,6 +52,15 @@ CLAIMS = {
         explain="at equal eps, Laplace LDP (no shuffling, no grouping) has a lower per-user error than Algorithm 1 "
                 "in the configurations named in measured: Algorithm 1 adds the grouping error (first term of "
                 "Eq. (4)) and spends eps1 on the clustering copy; see figures/peruser_fig1.png and docs/peruser.md"),
+    "amplification_roughly_sqrt_n": Claim(
+        "amplification_roughly_sqrt_n", "This anonymizes the user responses, resulting in privacy amplification by "
+        "roughly a factor of $\\sqrt{n}$ .", "Sec. 3.1",
+        "median over configurations (eps - eps1 <= 1, group sizes spanning >= 2x) of the least-squares slope of "
+        "log((eps' - eps1) / (eps - eps1)) on log(group size) in [-0.75, -0.25] (roughly 1/sqrt(n): -0.5 +- 0.25); "
+        "eps' is our numeric per-user accountant (Theorem 2 via Theorem 6)",
+        "Algorithm-1 users with eps - eps1 <= 1 in groups of different sizes",
+        explain="our per-user accountant gives eps' that does not shrink like 1/sqrt(group size) (measured: the "
+                "slopes and the share of users amplified); see figures/peruser_fig2.png and docs/peruser.md"),
     "two_copies_hide_grouping": Claim(
         "two_copies_hide_grouping", "With two independent noisy copies (Algorithm 1) a server that re-clusters the "
         "released output does not recover the shuffler's groups (the paper assumes it knows them)",
@@ -118,6 +127,29 @@ def _ldp_rows(runs: pd.DataFrame, users: pd.DataFrame, scale: str) -> list[dict]
                    reason="no sampled users of Algorithm 1 and LDP at the same (dataset, eps, c)")]
 
 
+def _sqrt_n_rows(runs: pd.DataFrame, users: pd.DataFrame, scale: str) -> list[dict]:
+    """Amplification roughly 1/sqrt(n): the slope of the amplification ratio on the group size."""
+    need = {"eps_prime_numeric", "group_size", "eps1", "eps2"}
+    u = users[(users.method == "alg1") & users.eps_prime_numeric.notna()] if len(users) and need <= set(users) \
+        else pd.DataFrame()
+    if len(u):
+        u = u[(u.eps2 > 0) & (u.eps2 <= 1 + 1e-9) & (u.group_size > 1)]
+    slopes, amplified = [], []
+    for _, g in (u.groupby(["dataset", "eps", "split", "clustering", "c"]) if len(u) else []):
+        if g.group_size.max() < 2 * g.group_size.min():
+            continue
+        ratio = ((g.eps_prime_numeric - g.eps1) / g.eps2).clip(lower=1e-12).to_numpy(float)
+        slopes.append(float(np.polyfit(np.log(g.group_size.to_numpy(float)), np.log(ratio), 1)[0]))
+        amplified.append(float((ratio < 1 - 1e-9).mean()))
+    med = float(np.median(slopes)) if slopes else math.nan
+    return [decide(CLAIMS["amplification_roughly_sqrt_n"], testable=bool(slopes), ok=bool(-0.75 <= med <= -0.25),
+                   measured=(f"median slope {med:.3g} over {len(slopes)} configurations (range {min(slopes):.3g}.."
+                             f"{max(slopes):.3g}); users amplified (eps' < eps): median share "
+                             f"{np.median(amplified):.3g}") if slopes else "",
+                   data=_data(runs), scale=scale,
+                   reason="no configuration with eps - eps1 <= 1 and group sizes spanning a factor 2")]
+
+
 def _theorem3_rows(runs: pd.DataFrame, scale: str) -> list[dict]:
     a3 = runs[runs.method.isin(("alg1", "alg1T")) & runs.feasible] if len(runs) else runs
     if len(a3):
@@ -172,6 +204,7 @@ def claims(runs: pd.DataFrame, users: pd.DataFrame, scale: str) -> pd.DataFrame:
     rows = _theorem3_rows(runs, scale)
     rows += _theorem4_rows(runs, alg, scale)
     rows += _ldp_rows(runs, users, scale)
+    rows += _sqrt_n_rows(runs, users, scale)
     rows += _two_copies_rows(runs, alg, scale)
     return frame(rows)
 
