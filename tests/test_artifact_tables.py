@@ -24,7 +24,7 @@ def _bench(path: Path, s: float, rss) -> None:
 def _claims(path: Path, verdicts, scale="paper", data="real"):
     rows = []
     for i, (ok, testable) in enumerate(verdicts):
-        c = Claim(f"c{i}", f"statement {i}", "Sec. 1", f"target {i}")
+        c = Claim(f"c{i}", f"statement {i}", "Sec. 1", f"target {i}", explain=f"why {i}")
         rows.append(decide(c, testable=testable, ok=ok, measured="x", data=data, scale=scale, reason="small"))
     path.parent.mkdir(parents=True, exist_ok=True)
     frame(rows).to_parquet(path, index=False)

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from shuffledp.accountants import blanket
+from shuffledp.claims.core import COLUMNS
 from shuffledp.config import fill_defaults
 from shuffledp.datasets.provenance import write_table
 from shuffledp.protocols import mhm, personal_groups
@@ -154,8 +155,7 @@ def test_cli_jobs_and_report(tmp_path):
         for ext in ("pdf", "png"):
             assert (tmp_path / "figures" / f"multidim_fig{k}.{ext}").stat().st_size > 1000
     claims = pd.read_parquet(tmp_path / "tables" / "multidim_claims.parquet")
-    assert list(claims.columns) == ["id", "claim", "paper", "target", "measured", "held", "scale", "data",
-                                    "evidence"]
+    assert list(claims.columns) == COLUMNS
     assert {"mhm_beats_flame_all_eps", "mhm_flame_gap_grows_with_eps", "mhm_beats_tcm", "ogm_beats_nogm",
             "ogm_vs_nogm_244_mx"} <= set(claims["id"])
     timed = pd.read_parquet(tmp_path / "tables" / "multidim_claims_timings.parquet")  # wall clock, own table

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from shuffledp.claims.core import COLUMNS
 from shuffledp.cli import main
 from shuffledp.experiments import personalized as E
 
@@ -66,5 +67,4 @@ def test_claims_and_table2_from_frames():
     assert cl.loc["hps_up_to_5x_tighter", "held"] == "held"
     assert "3.00" in cl.loc["hps_up_to_5x_tighter", "measured"]
     assert cl.loc["table2_order_of_magnitude", "held"] == "held"
-    assert list(E.claims(fig, t2, "x").columns) == ["id", "claim", "paper", "target", "measured", "held", "scale",
-                                                    "data", "evidence"]
+    assert list(E.claims(fig, t2, "x").columns) == COLUMNS

@@ -100,9 +100,11 @@ def test_tables_and_claims(tables, tmp_path):
     assert (single.attack_identical == 1.0).all()
     assert (runs.loc[runs.method == "oracle", "epsp_numeric_median"].isna()).all()
     cl = E.claims(runs, users, "test")
-    assert list(cl.columns) == ["id", "claim", "paper", "target", "measured", "held", "scale", "data", "evidence"]
-    assert set(cl.id) == {"larger_groups_amplify_more", "error_under_theorem3_bound", "theorem4_split_near_best",
-                          "two_copies_hide_grouping"}
+    from shuffledp.claims.core import COLUMNS
+
+    assert list(cl.columns) == COLUMNS
+    assert set(cl.id) == {"error_under_theorem3_bound", "theorem4_split_near_best", "utility_improved_over_ldp",
+                          "amplification_roughly_sqrt_n", "two_copies_hide_grouping"}
     from shuffledp.claims import peruser as C
 
     assert C.sanity_checks(runs)["single_copy_groups_recovered"]

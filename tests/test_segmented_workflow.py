@@ -58,8 +58,9 @@ def test_segmented_workflow_tiny_twice(tmp_path):
     for t in TARGETS:
         assert (tmp_path / t).stat().st_size > 500
     claims = pd.read_parquet(tmp_path / "results/tables/segmented_claims.parquet")
-    assert list(claims.columns) == ["id", "claim", "paper", "target", "measured", "held", "scale", "data",
-                                    "evidence"]
+    from shuffledp.claims.core import COLUMNS
+
+    assert list(claims.columns) == COLUMNS
     by_id = claims.set_index("id")
     assert by_id.loc["optimal_m_msnbc_5k", "data"] == "stand-in"          # the provenance reaches the claims
     assert by_id.loc["optimal_m_msnbc_5k", "held"] == "not testable at this scale"   # no run at n = 5,000

@@ -1,10 +1,15 @@
 """One claims model for the four papers: a claim, its verdict, the table and its markdown.
 
-A claim carries the paper's statement (quoted or closely paraphrased from the seed text), where the
-paper makes it, the target (the decision rule, with a two-sided tolerance wherever the paper says
-"about"), and what grid or scale the data needs before the claim can be decided. Its verdict is one
-of :data:`HELD`, :data:`NOT_HELD` or :data:`NOT_TESTABLE`: a claim is never ``held`` when the
-measurement could not have shown otherwise; it is then ``not testable at this scale`` with the reason.
+A claim carries the sentence it decides, quoted verbatim from the seed text (``claim``), the
+section where it stands (``section``), who makes it (``by``: ``paper``, or ``ours`` for the
+project's own checks, which are never the paper's failure), the decision rule with its stated test
+or tolerance (``target``: two-sided wherever the paper says "about", a significance or trend test
+wherever it says "significantly", "consistently" or "increases"), and what grid or scale the data
+needs before the claim can be decided. Its verdict is one of :data:`HELD`, :data:`NOT_HELD` or
+:data:`NOT_TESTABLE`: a claim is never ``held`` when the measurement could not have shown
+otherwise; it is then ``not testable at this scale`` with the reason. Every row that is not held
+or not testable says why in ``explanation`` (what differs, and where the evidence is: a variant
+row, a figure, a docs section); :func:`frame` refuses such a row without one.
 
 Every verdict also says on which data it was measured (``real``, ``synthetic`` or ``stand-in``);
 a verdict on stand-in data is reported but does not count as evidence (column ``evidence``).
@@ -16,6 +21,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 HELD = "held"
@@ -26,22 +32,34 @@ VERDICTS = (HELD, NOT_HELD, NOT_TESTABLE)
 REAL, SYNTHETIC, STANDIN = "real", "synthetic", "stand-in"
 DATA_KINDS = (REAL, SYNTHETIC, STANDIN)
 
-COLUMNS = ["id", "claim", "paper", "target", "measured", "held", "scale", "data", "evidence"]
+PAPER, OURS = "paper", "ours"
+BY = (PAPER, OURS)
+
+COLUMNS = ["id", "by", "claim", "section", "target", "reference", "measured", "held", "explanation", "scale", "data",
+           "evidence"]
 
 
 @dataclass(frozen=True)
 class Claim:
     """What a paper states and how a measurement decides it.
 
-    ``statement``: the paper's sentence (quoted or paraphrased); ``paper``: where (section, figure)
-    and the paper's number; ``target``: the rule deciding ``held`` (two-sided where the paper says
-    "about"); ``needs``: the grid or scale under which the data could show the claim false."""
+    ``quote``: the paper's sentence, verbatim from the seed text (for ``by == "ours"``: our own
+    statement of the check); ``section``: where (section, figure) and the paper's number;
+    ``target``: the rule deciding ``held`` with its test or tolerance; ``needs``: the grid or scale
+    under which the data could show the claim false; ``by``: ``paper`` or ``ours``; ``explain``: what
+    the row says when it is not held (what differs and where the evidence is)."""
 
     id: str
-    statement: str
-    paper: str
+    quote: str
+    section: str
     target: str
     needs: str = ""
+    by: str = PAPER
+    explain: str = ""
+
+    def __post_init__(self):
+        if self.by not in BY:
+            raise ValueError(f"claim {self.id}: by must be one of {BY}, not {self.by!r}")
 
 
 def data_kind(kinds: Iterable[str]) -> str:
@@ -59,21 +77,24 @@ def data_kind(kinds: Iterable[str]) -> str:
 
 
 def decide(claim: Claim, *, testable: bool, ok: bool, measured: str, data: str, scale: str,
-           reason: str = "") -> dict:
+           reason: str = "", explanation: str = "", reference: str = "") -> dict:
     """One row of a claims table. ``testable``: the data could have shown the claim false (and
     true); when not, the verdict is ``not testable at this scale`` whatever ``ok`` says, and
-    ``reason`` is appended to ``measured``."""
+    ``reason`` (else the claim's ``needs``) is its explanation. A ``not held`` row is explained by
+    ``explanation`` (else the claim's ``explain``); a ``held`` row carries no explanation.
+    ``reference``: the paper's own numbers, quoted from its text or tables (never our measurement)."""
     if testable:
         verdict = HELD if ok else NOT_HELD
+        why = "" if ok else (explanation or claim.explain)
     else:
         verdict = NOT_TESTABLE
-        reason = reason or (f"needs {claim.needs}" if claim.needs else "")
-        if reason:
-            measured = f"{measured}; not testable: {reason}" if measured else f"not testable: {reason}"
+        why = reason or (f"needs {claim.needs}" if claim.needs else "")
+        if why and explanation:
+            why = f"{why}; {explanation}"
     kinds = [k for k in data.split("+") if k]
-    return {"id": claim.id, "claim": claim.statement, "paper": claim.paper, "target": claim.target,
-            "measured": measured, "held": verdict, "scale": scale, "data": data,
-            "evidence": bool(verdict != NOT_TESTABLE and kinds and STANDIN not in kinds)}
+    return {"id": claim.id, "by": claim.by, "claim": claim.quote, "section": claim.section, "target": claim.target,
+            "reference": reference, "measured": measured, "held": verdict, "explanation": why, "scale": scale,
+            "data": data, "evidence": bool(verdict != NOT_TESTABLE and kinds and STANDIN not in kinds)}
 
 
 def not_testable(claim: Claim, reason: str, *, data: str, scale: str, measured: str = "") -> dict:
@@ -81,11 +102,21 @@ def not_testable(claim: Claim, reason: str, *, data: str, scale: str, measured: 
 
 
 def frame(rows: list[dict]) -> pd.DataFrame:
+    """The claims table; refuses unknown verdicts or authors, and a row that is not held or not
+    testable without an explanation."""
     df = pd.DataFrame(rows, columns=COLUMNS)
     df["evidence"] = df["evidence"].astype(bool)
     bad = set(df["held"]) - set(VERDICTS)
     if bad:
         raise ValueError(f"unknown verdicts {sorted(bad)}")
+    bad = set(df["by"]) - set(BY)
+    if bad:
+        raise ValueError(f"unknown claim authors {sorted(bad)}; expected one of {BY}")
+    df["explanation"] = df["explanation"].fillna("").astype(str)
+    df["reference"] = df["reference"].fillna("").astype(str)
+    silent = df[(df["held"] != HELD) & (df["explanation"].str.strip() == "")]
+    if len(silent):
+        raise ValueError(f"claims {list(silent['id'])} are {sorted(set(silent['held']))} without an explanation")
     return df
 
 
@@ -98,8 +129,11 @@ def between(x: float, lo: float, hi: float) -> bool:
     return bool(math.isfinite(x) and lo <= x <= hi)
 
 
-def counts(df: pd.DataFrame) -> dict[str, int]:
-    """Verdict counts; ``evidence`` counts the decided verdicts that are not on stand-in data."""
+def counts(df: pd.DataFrame, by: str | None = PAPER) -> dict[str, int]:
+    """Verdict counts of the rows made ``by`` the paper (``None``: every row); ``evidence`` counts
+    the decided verdicts that are not on stand-in data."""
+    if by is not None and "by" in df:
+        df = df[df["by"] == by]
     out = {v: int((df["held"] == v).sum()) for v in VERDICTS}
     out["evidence"] = int(df["evidence"].sum())
     return out
@@ -111,21 +145,30 @@ def _cell(x) -> str:
 
 def markdown(df: pd.DataFrame, title: str, note: str = "") -> str:
     """The one renderer of a claims table (every paper's ``*_claims.md``)."""
-    c = counts(df)
+    c, o = counts(df), counts(df, OURS)
     scale = ", ".join(sorted({str(s) for s in df["scale"]})) if len(df) else ""
     lines = [f"# {title}", ""]
     if note:
         lines += [f"*Data: {note}.*", ""]
-    lines += [f"Scale `{scale}`: {c[HELD]} held, {c[NOT_HELD]} not held, {c[NOT_TESTABLE]} not testable at "
-              f"this scale; {c['evidence']} decided verdicts on real or synthetic data count as evidence "
-              "(verdicts on stand-in data do not).", ""]
-    lines += ["| id | claim | paper | target | measured | verdict | data | evidence |",
-              "|---|---|---|---|---|---|---|---|"]
+    lines += [f"Scale `{scale}`: the paper's statements: {c[HELD]} held, {c[NOT_HELD]} not held, {c[NOT_TESTABLE]} "
+              f"not testable at this scale; {c['evidence']} decided verdicts on real or synthetic data count as "
+              "evidence (verdicts on stand-in data do not)."
+              + (f" Our own checks (not the paper's statements): {o[HELD]} held, {o[NOT_HELD]} not held, "
+                 f"{o[NOT_TESTABLE]} not testable." if sum(o[v] for v in VERDICTS) else ""), "",
+              "Column *claim* quotes the paper verbatim (rows by *ours* state our own check); *target* is the "
+              "decision rule with its test or tolerance; *paper's numbers (quoted)* are the paper's own values, "
+              "copied from its text, never our measurement; *explanation* says, for every row not held or not "
+              "testable, what differs and where the evidence is.", ""]
+    lines += ["| id | by | claim | section | target | paper's numbers (quoted) | measured | verdict | explanation | "
+              "data | evidence |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in df.itertuples(index=False):
         verdict = {NOT_HELD: "**not held**", NOT_TESTABLE: "*not testable at this scale*"}.get(r.held, r.held)
+        if r.by == OURS:
+            verdict += " (our check, not the paper's)"
         ev = "yes" if r.evidence else "no"
-        lines.append("| " + " | ".join(_cell(x) for x in (r.id, r.claim, r.paper, r.target, r.measured, verdict,
-                                                           r.data, ev)) + " |")
+        lines.append("| " + " | ".join(_cell(x) for x in (r.id, r.by, r.claim, r.section, r.target, r.reference,
+                                                           r.measured,
+                                                           verdict, r.explanation, r.data, ev)) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -139,3 +182,78 @@ def standin_kind(name: str, standin: Iterable[str] = (), synthetic: Iterable[str
     return REAL
 
 
+
+
+# --- decision rules shared by the papers (each unit-tested on a case where it must hold and one where
+# it must not, tests/test_claims_core.py) ---
+
+Z_95 = 1.959963984540054          # two-sided 5% normal quantile
+SLOPE_TARGET, SLOPE_TOL = -1.0, 0.5   # "inversely proportional to eps": log-log slope -1 +- 0.5
+
+
+def standard_error(sd, reps):
+    """Standard error of a mean from the sample SD over ``reps`` repetitions (NaN for < 2)."""
+    sd, reps = np.asarray(sd, float), np.asarray(reps, float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(reps >= 2, sd / np.sqrt(reps), np.nan)
+
+
+def significantly_greater(a: float, se_a: float, b: float, se_b: float, z: float = Z_95) -> bool:
+    """``a > b`` by more than ``z`` standard errors of the difference (a z test on two means with
+    their standard errors; False when an SE is missing, so the test cannot pass on no evidence)."""
+    se = math.hypot(se_a, se_b)
+    return bool(all(math.isfinite(v) for v in (a, b, se)) and se > 0 and a - b > z * se)
+
+
+def indistinguishable_from_min(x, mean, se, z: float = Z_95) -> np.ndarray:
+    """The points of ``x`` whose mean is not significantly above the least mean: ``mean_i - mean_min
+    <= z * sqrt(se_i^2 + se_min^2)`` (the least point is always in the set)."""
+    x, mean, se = (np.asarray(v, float) for v in (x, mean, se))
+    ok = np.isfinite(x) & np.isfinite(mean) & np.isfinite(se)
+    x, mean, se = x[ok], mean[ok], se[ok]
+    if not x.size:
+        return x
+    i = int(mean.argmin())
+    return np.sort(x[mean - mean[i] <= z * np.sqrt(se ** 2 + se[i] ** 2)])
+
+
+def trend_test(x, y) -> tuple[float, float]:
+    """(Kendall tau-b of ``y`` on ``x``, two-sided p-value); NaN when either is constant."""
+    from scipy import stats
+
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    ok = np.isfinite(x) & np.isfinite(y)
+    x, y = x[ok], y[ok]
+    if x.size < 3 or np.unique(x).size < 2 or np.unique(y).size < 2:
+        return math.nan, math.nan
+    r = stats.kendalltau(x, y)
+    return float(r.statistic), float(r.pvalue)
+
+
+def decreasing_trend(x, y, alpha: float = 0.05) -> bool:
+    """``y`` decreases in ``x``: Kendall tau < 0 with two-sided p < ``alpha``."""
+    tau, p = trend_test(x, y)
+    return bool(math.isfinite(tau) and tau < 0 and p < alpha)
+
+
+def loglog_slope(x, y) -> tuple[float, float]:
+    """(least-squares slope of log y on log x, its standard error; NaN with < 3 points)."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    ok = np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0)
+    lx, ly = np.log(x[ok]), np.log(y[ok])
+    if lx.size < 3 or np.ptp(lx) == 0:
+        return math.nan, math.nan
+    (b, a), cov = np.polyfit(lx, ly, 1, cov="unscaled")
+    resid = ly - (a + b * lx)
+    s2 = float(resid @ resid) / (lx.size - 2) if lx.size > 2 else math.nan
+    return float(b), float(math.sqrt(max(cov[0, 0] * s2, 0.0)))
+
+
+def inversely_proportional(x, y) -> bool:
+    """"Inversely proportional": the log-log slope of ``y`` on ``x`` in [-1.5, -0.5] (one rule for
+    every figure where a paper says it)."""
+    return between(loglog_slope(x, y)[0], SLOPE_TARGET - SLOPE_TOL, SLOPE_TARGET + SLOPE_TOL)
+
+
+INVERSE_EPS_TARGET = (f"least-squares slope of log MSE on log eps in [{SLOPE_TARGET - SLOPE_TOL:g}, "
+                      f"{SLOPE_TARGET + SLOPE_TOL:g}] (inverse proportionality: -1 +- 0.5)")

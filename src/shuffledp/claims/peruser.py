@@ -5,6 +5,11 @@ statements that a measurement can contradict.
 Statements that hold by construction of our code are not claims: eps' >= eps1 (the accountant adds
 eps1 to the amplified part) and the single-copy server recovering the groups exactly (it reruns the
 shuffler's public, seeded clustering on the same data). They are :func:`sanity_checks`.
+
+"Users in larger groups and nearer their group's centre get a smaller eps'" (after Theorem 2) is not
+a row: the only eps' we have is our own evaluation of Theorem 2's formula, so checking its
+monotonicity would decide our formula, not a measured quantity. Whether the server can re-cluster
+Algorithm 1's output is our check (``by = ours``): the paper assumes the server knows the groups.
 """
 
 from __future__ import annotations
@@ -14,26 +19,56 @@ import math
 import numpy as np
 import pandas as pd
 
-from shuffledp.claims.core import REAL, STANDIN, SYNTHETIC, Claim, data_kind, decide, frame, markdown
+from shuffledp.claims.core import (
+    OURS,
+    REAL,
+    STANDIN,
+    SYNTHETIC,
+    Claim,
+    data_kind,
+    decide,
+    frame,
+    markdown,
+    significantly_greater,
+)
 
 CLAIMS = {
-    "larger_groups_amplify_more": Claim(
-        "larger_groups_amplify_more", "users in larger groups and nearer their group's centre get a smaller eps'",
-        "Theorem 2 (discussion after it)", "median Spearman rho over configurations: (group size, eps') < 0 and "
-        "(distance to centre, eps') > 0", "a configuration where eps' varies across users"),
     "error_under_theorem3_bound": Claim(
-        "error_under_theorem3_bound", "the per-user L1 error stays under Theorem 3's bound (with high probability)",
-        "Theorem 3, Eq. (4)", "every run's mean error under its mean bound, and >= 99% of users under their own "
-        "bound in every run", "feasible Algorithm-1 runs"),
+        "error_under_theorem3_bound", "The expected utility of user $\\mathcal{U}_i \\in G$ is given as follows:",
+        "Sec. 3.2, Theorem 3, Eq. (4)", "every run's mean error under its mean bound, and >= 99% of users under "
+        "their own bound in every run", "feasible Algorithm-1 runs",
+        explain="some run's error exceeds Theorem 3's bound (Eq. (4)); see measured and docs/peruser.md"),
     "theorem4_split_near_best": Claim(
-        "theorem4_split_near_best", "Theorem 4's eps1 is near the best split when eps - eps1 <= 1", "Theorem 4",
+        "theorem4_split_near_best", "we derive the following optimal privacy budget allocation for $\\epsilon_1$ "
+        "for a user assuming some prior on the data distribution", "Sec. 3.2, Theorem 4",
         "error at Theorem 4's split <= 1.1 x the best grid split's (eps - eps1 <= 1)",
-        "an eps grid where Theorem 4's eps1 = 4 d log(n/delta)/R is below eps, and grid splits beside it"),
+        "an eps grid where Theorem 4's eps1 = 4 d log(n/delta)/R is below eps, and grid splits beside it",
+        explain="a grid split beats Theorem 4's eps1 by more than 10%; see measured and figures/peruser_fig1.png"),
+    "utility_improved_over_ldp": Claim(
+        "utility_improved_over_ldp", "Consequently, the utility is improved over a pure LDP mechanism.",
+        "Sec. 3.1", "Algorithm 1's mean per-user L1 error (its best split and clustering) significantly below the "
+        "Laplace LDP baseline's at equal eps (z test, 5%, SE over the sampled users) at every (dataset, eps, c)",
+        "sampled users of Algorithm 1 and LDP at the same (dataset, eps, c)",
+        explain="at equal eps, Laplace LDP (no shuffling, no grouping) has a lower per-user error than Algorithm 1 "
+                "in the configurations named in measured: Algorithm 1 adds the grouping error (first term of "
+                "Eq. (4)) and spends eps1 on the clustering copy; see figures/peruser_fig1.png and docs/peruser.md"),
+    "amplification_roughly_sqrt_n": Claim(
+        "amplification_roughly_sqrt_n", "This anonymizes the user responses, resulting in privacy amplification by "
+        "roughly a factor of $\\sqrt{n}$ .", "Sec. 3.1",
+        "median over configurations (eps - eps1 <= 1, group sizes spanning >= 2x) of the least-squares slope of "
+        "log((eps' - eps1) / (eps - eps1)) on log(group size) in [-0.75, -0.25] (roughly 1/sqrt(n): -0.5 +- 0.25); "
+        "eps' is our numeric per-user accountant (Theorem 2 via Theorem 6)",
+        "Algorithm-1 users with eps - eps1 <= 1 in groups of different sizes",
+        explain="our per-user accountant gives eps' that does not shrink like 1/sqrt(group size) (measured: the "
+                "slopes and the share of users amplified); see figures/peruser_fig2.png and docs/peruser.md"),
     "two_copies_hide_grouping": Claim(
-        "two_copies_hide_grouping", "with two independent noisy copies (Algorithm 1) the released output does not "
-        "reveal the grouping, unlike the single-copy protocol (Theorem 1)", "Sec. 4, Theorem 1 vs Algorithm 1",
-        "the server's re-clustering of Algorithm 1's output never reproduces the shuffler's groups (ARI < 0.999 in "
-        "every k-means run)", "Algorithm-1 k-means runs with the re-clustering attack"),
+        "two_copies_hide_grouping", "With two independent noisy copies (Algorithm 1) a server that re-clusters the "
+        "released output does not recover the shuffler's groups (the paper assumes it knows them)",
+        "Sec. 3.2 assumes the groups are known to the server and notes that it could re-cluster; this check is "
+        "ours", "the server's re-clustering of Algorithm 1's output never reproduces the shuffler's groups (ARI < "
+        "0.999 in every k-means run)", "Algorithm-1 k-means runs with the re-clustering attack", by=OURS,
+        explain="the re-clustering reproduces the groups in some run: consistent with the paper's own assumption "
+                "that the server knows the groups (Sec. 3.2), so not a failure of the paper; docs/peruser.md"),
 }
 
 
@@ -66,23 +101,53 @@ def sanity_checks(runs: pd.DataFrame) -> dict[str, bool]:
     return out
 
 
-def _groups_rows(runs: pd.DataFrame, users: pd.DataFrame, scale: str) -> list[dict]:
-    """Larger and denser groups amplify more."""
-    u = users[(users.method == "alg1") & users.eps_prime_numeric.notna()] if len(users) else users
-    sub = []
+def _mean_se(err: pd.Series) -> tuple[float, float]:
+    return float(err.mean()), float(err.std() / math.sqrt(len(err))) if len(err) >= 2 else math.nan
+
+
+def _ldp_rows(runs: pd.DataFrame, users: pd.DataFrame, scale: str) -> list[dict]:
+    """Utility improved over pure LDP: Algorithm 1 (its best split and clustering) vs Laplace LDP at
+    equal (dataset, eps, c), mean per-user L1 error with its standard error over the sampled users."""
+    u = users[users.method.isin(("alg1", "ldp"))] if len(users) and "err" in users else pd.DataFrame()
+    parts, oks = [], []
+    for (ds, eps, c), g in (u.groupby(["dataset", "eps", "c"]) if len(u) else []):
+        ldp, alg = g[g.method == "ldp"], g[g.method == "alg1"]
+        if len(ldp) < 2 or len(alg) < 2:
+            continue
+        per = {k: _mean_se(a.err) for k, a in alg.groupby(["split", "clustering"])}
+        best = min(per, key=lambda k: per[k][0])
+        lm = _mean_se(ldp.err)
+        oks.append(significantly_greater(*lm, *per[best]))
+        parts.append(f"{ds} eps={eps:g} c={c:g}: Algorithm 1 {per[best][0]:.3g} (split {best[0]}, {best[1]}) vs "
+                     f"LDP {lm[0]:.3g}")
+    ldp_runs = runs[runs.method == "ldp"] if len(runs) else runs
+    return [decide(CLAIMS["utility_improved_over_ldp"], testable=bool(oks), ok=bool(oks) and all(oks),
+                   measured=f"Algorithm 1 significantly better in {sum(oks)}/{len(oks)}: " + "; ".join(parts),
+                   data=_data(ldp_runs if len(ldp_runs) else runs), scale=scale,
+                   reason="no sampled users of Algorithm 1 and LDP at the same (dataset, eps, c)")]
+
+
+def _sqrt_n_rows(runs: pd.DataFrame, users: pd.DataFrame, scale: str) -> list[dict]:
+    """Amplification roughly 1/sqrt(n): the slope of the amplification ratio on the group size."""
+    need = {"eps_prime_numeric", "group_size", "eps1", "eps2"}
+    u = users[(users.method == "alg1") & users.eps_prime_numeric.notna()] if len(users) and need <= set(users) \
+        else pd.DataFrame()
     if len(u):
-        for _, g in u.groupby(["dataset", "eps", "split", "clustering", "c"]):
-            if g.eps_prime_numeric.nunique() > 1 and g.group_size.nunique() > 1:
-                sub.append((g.group_size.corr(g.eps_prime_numeric, method="spearman"),
-                            g.dist_centre.corr(g.eps_prime_numeric, method="spearman")))
-    rs = float(np.nanmedian([s[0] for s in sub])) if sub else math.nan
-    rd = float(np.nanmedian([s[1] for s in sub])) if sub else math.nan
-    ds_u = runs[runs.dataset.isin(set(u.dataset))] if len(u) else runs.iloc[0:0]
-    return [decide(CLAIMS["larger_groups_amplify_more"], testable=bool(sub), ok=bool(rs < 0 and rd > 0),
-                   measured=f"median Spearman rho over {len(sub)} configurations with varying eps': "
-                            f"(group size, eps') {rs:.3g}, (distance to centre, eps') {rd:.3g}",
-                   data=_data(ds_u if len(ds_u) else runs), scale=scale,
-                   reason="eps' is the same for every user (no amplification) in every configuration")]
+        u = u[(u.eps2 > 0) & (u.eps2 <= 1 + 1e-9) & (u.group_size > 1)]
+    slopes, amplified = [], []
+    for _, g in (u.groupby(["dataset", "eps", "split", "clustering", "c"]) if len(u) else []):
+        if g.group_size.max() < 2 * g.group_size.min():
+            continue
+        ratio = ((g.eps_prime_numeric - g.eps1) / g.eps2).clip(lower=1e-12).to_numpy(float)
+        slopes.append(float(np.polyfit(np.log(g.group_size.to_numpy(float)), np.log(ratio), 1)[0]))
+        amplified.append(float((ratio < 1 - 1e-9).mean()))
+    med = float(np.median(slopes)) if slopes else math.nan
+    return [decide(CLAIMS["amplification_roughly_sqrt_n"], testable=bool(slopes), ok=bool(-0.75 <= med <= -0.25),
+                   measured=(f"median slope {med:.3g} over {len(slopes)} configurations (range {min(slopes):.3g}.."
+                             f"{max(slopes):.3g}); users amplified (eps' < eps): median share "
+                             f"{np.median(amplified):.3g}") if slopes else "",
+                   data=_data(runs), scale=scale,
+                   reason="no configuration with eps - eps1 <= 1 and group sizes spanning a factor 2")]
 
 
 def _theorem3_rows(runs: pd.DataFrame, scale: str) -> list[dict]:
@@ -136,9 +201,10 @@ def _two_copies_rows(runs: pd.DataFrame, alg: pd.DataFrame, scale: str) -> list[
 
 def claims(runs: pd.DataFrame, users: pd.DataFrame, scale: str) -> pd.DataFrame:
     alg = runs[(runs.method == "alg1") & (runs.feasible)] if len(runs) else runs
-    rows = _groups_rows(runs, users, scale)
-    rows += _theorem3_rows(runs, scale)
+    rows = _theorem3_rows(runs, scale)
     rows += _theorem4_rows(runs, alg, scale)
+    rows += _ldp_rows(runs, users, scale)
+    rows += _sqrt_n_rows(runs, users, scale)
     rows += _two_copies_rows(runs, alg, scale)
     return frame(rows)
 

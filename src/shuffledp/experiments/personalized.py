@@ -18,28 +18,36 @@ def run_points(spec: Mapping) -> pd.DataFrame:
     parts = [point(spec["bound"], spec["setting"], spec["mechanism"], int(n), int(seed),
                    float(spec["delta_central"]), float(spec["delta_local"]), spec.get("calibration", "analytic"))
              for n in spec["n_grid"] for seed in spec["seeds"]]
-    return pd.concat(parts, ignore_index=True)
+    df = pd.concat(parts, ignore_index=True)
+    if spec.get("variant"):   # a labelled variant point (fig4_calibrations): its calibration travels with it
+        df["calibration"] = spec["calibration"]
+    return df
 
 
 def run_table2_row(spec: Mapping) -> pd.DataFrame:
     return table2_row(spec["bound"], spec["setting"], int(spec["n"]), int(spec["seed"]),
                       float(spec["delta_local"]), list(spec["eps_grid"]), spec.get("calibration", "analytic"),
-                      method=spec.get("method", "theorem2"), clone_factor=spec.get("clone_factor"))
+                      method=spec.get("method", "theorem2"), clone_factor=spec.get("clone_factor"),
+                      mechanism=spec.get("mechanism", "gaussian"))
 
 
 def report(spec: Mapping, points: list[str], rows: list[str], out: Mapping[str, str]) -> pd.DataFrame:
     """Figure 4 (table and plot), Table 2 beside the paper's values, and the claims table."""
-    fig = pd.concat([pd.read_parquet(f) for f in points], ignore_index=True)
-    fig = fig.sort_values(["setting", "mechanism", "bound", "n", "seed"], kind="stable").reset_index(drop=True)
+    every = pd.concat([pd.read_parquet(f) for f in points], ignore_index=True)
+    every = every.sort_values(["setting", "mechanism", "bound", "n", "seed"], kind="stable").reset_index(drop=True)
+    # variant points (another calibration of Gaussian HPS) decide the claims' variant rows only
+    fig = every if "calibration" not in every else \
+        every[every["calibration"].isna()].drop(columns="calibration").reset_index(drop=True)
     write_table(fig, out["fig_table"])
     plot_fig4(fig, out["pdf"], out["png"], float(spec["delta_central"]))
     t2 = table2([pd.read_parquet(f) for f in rows], spec["t2_setting"], int(spec["t2_n"]))
     write_table(t2, out["t2"])
     cap = (f"Table 2 (Liu et al. CIKM'24): delta_s of each bound, {spec['t2_setting']}, n = {spec['t2_n']}, "
-           f"delta_l = {spec['delta_local']}, Gaussian mechanism; 'paper' = the paper's printed value (reference "
-           f"data copied from its Table 2), not computed here. Scale: {spec['scale']}.")
+           f"delta_l = {spec['delta_local']}, Gaussian mechanism (rows marked [laplace]: the Laplace mechanism with "
+           f"delta_l = 0, the pure-PLDP table the paper calls similar but does not print); 'paper' = the paper's "
+           f"printed value (reference data copied from its Table 2), not computed here. Scale: {spec['scale']}.")
     write_text(out["t2_md"], table2_markdown(t2, cap))
-    cl = claims(fig, t2, spec["scale"])
+    cl = claims(every, t2, spec["scale"])
     write_table(cl, out["claims"])
     write_text(out["claims_md"], claims_markdown(cl))
     return cl
@@ -61,7 +69,11 @@ def point(bound: str, setting: str, mechanism: str, n: int, seed: int, delta_cen
 
 
 def table2_row(bound: str, setting: str, n: int, seed: int, delta_local: float, eps_grid, calibration: str,
-               method: str = "theorem2", clone_factor: float | None = None) -> pd.DataFrame:
+               method: str = "theorem2", clone_factor: float | None = None,
+               mechanism: str = "gaussian") -> pd.DataFrame:
+    """One row of Table 2: delta_s at each eps_s. ``mechanism="laplace"``: the pure-PLDP row the
+    paper does not print ("similar", Sec. 4), labelled ``<bound>[laplace]``, with delta_l = 0 and no
+    paper value beside it."""
     from shuffledp.accountants import personalized as P
 
     e = P.draw_local_eps(setting, n, seed)
@@ -72,13 +84,19 @@ def table2_row(bound: str, setting: str, n: int, seed: int, delta_local: float, 
             kw = {"calibration": calibration, "method": method}
         if bound == "ccc" and clone_factor is not None:
             kw = {"clone_factor": clone_factor}
-        d = P.personalized_delta(bound, e, delta_local, float(x), mechanism="gaussian", **kw)
+        pure = mechanism == "laplace"
+        if pure:
+            kw.pop("calibration", None)
+        d = P.personalized_delta(bound, e, 0.0 if pure else delta_local, float(x), mechanism=mechanism, **kw)
         label = bound
-        if bound == "hps" and (method != "theorem2" or calibration != "analytic"):
+        if bound == "hps" and (method != "theorem2" or (calibration != "analytic" and not pure)):
             label = f"hps[{method},{calibration}]"
         if bound == "ccc" and clone_factor not in (None, 1, 1.0):
             label = f"ccc[x{clone_factor:g}]"
-        rows.append({"bound": label, "paper_row": bound, "eps_central": float(x), "delta": float(d)})
+        if pure:
+            label = f"{label}[laplace]"
+        rows.append({"bound": label, "paper_row": label if pure else bound, "eps_central": float(x),
+                     "delta": float(d)})
     return pd.DataFrame(rows)
 
 

@@ -1,0 +1,123 @@
+"""The shared claims model and decision rules: each rule on a case where it must hold and one where
+it must not (including differences within noise), the row model's refusals, and every quoted
+sentence checked against the seed papers' text."""
+
+import math
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from shuffledp.claims import core as C
+from shuffledp.claims import multidim, personalized, peruser, segmented
+from shuffledp.experiments import multidim_frameworks as FW
+
+SEEDS = Path(os.environ.get("SHUFFLEDP_SEEDS", "/work/shared/seeds"))
+
+
+def test_decide_and_frame_explanations():
+    c = C.Claim("x", "s", "p", "t", needs="a finer grid", explain="what differs")
+    r = C.decide(c, testable=False, ok=True, measured="m", data="real", scale="s")
+    assert r["held"] == C.NOT_TESTABLE and r["explanation"] == "needs a finer grid" and not r["evidence"]
+    assert C.decide(c, testable=True, ok=True, measured="", data="stand-in", scale="s")["evidence"] is False
+    bad = C.decide(c, testable=True, ok=False, measured="", data="real+synthetic", scale="s")
+    assert bad["evidence"] is True and bad["explanation"] == "what differs"
+    assert C.decide(c, testable=True, ok=True, measured="", data="real", scale="s")["explanation"] == ""
+    assert C.data_kind(["real", "stand-in", "synthetic"]) == C.STANDIN
+    with pytest.raises(ValueError):
+        C.data_kind(["made-up"])
+    with pytest.raises(ValueError, match="unknown verdicts"):
+        C.frame([dict(r, held="maybe")])
+    silent = C.decide(C.Claim("y", "s", "p", "t"), testable=True, ok=False, measured="", data="real", scale="s")
+    with pytest.raises(ValueError, match="without an explanation"):
+        C.frame([silent])
+    with pytest.raises(ValueError, match="by must be"):
+        C.Claim("z", "s", "p", "t", by="someone")
+    df = C.frame([r, bad])
+    assert list(df.columns) == C.COLUMNS
+
+
+def test_markdown_shows_the_new_columns_and_labels_our_checks():
+    ours = C.Claim("o", "our check", "Sec. 1", "t", by=C.OURS, explain="not the paper's assumption")
+    paper = C.Claim("p", "the paper's sentence", "Sec. 2", "t")
+    df = C.frame([C.decide(ours, testable=True, ok=False, measured="m", data="real", scale="s"),
+                  C.decide(paper, testable=True, ok=True, measured="m", data="real", scale="s", reference="2.0")])
+    md = C.markdown(df, "T")
+    assert "| id | by | claim | section | target | paper's numbers (quoted) | measured | verdict | explanation |" in md
+    assert "(our check, not the paper's)" in md and "not the paper's assumption" in md
+    assert "the paper's statements: 1 held, 0 not held" in md and "Our own checks" in md
+    assert C.counts(df) == {C.HELD: 1, C.NOT_HELD: 0, C.NOT_TESTABLE: 0, "evidence": 1}
+
+
+def test_significantly_greater():
+    assert C.significantly_greater(1.2, 0.05, 1.0, 0.05)            # 0.2 > 1.96 * 0.07
+    assert not C.significantly_greater(1.02, 0.05, 1.0, 0.05)       # a 2% difference within noise
+    assert not C.significantly_greater(1.0, 0.05, 1.2, 0.05)        # one-directional
+    assert not C.significantly_greater(1.2, math.nan, 1.0, 0.05)    # no SE: no evidence
+
+
+def test_indistinguishable_from_min_includes_noise_ties():
+    x = [0.79, 1.0, 2.0, 4.0]
+    s = C.indistinguishable_from_min(x, [1.006, 1.5, 1.0, 3.0], [0.02, 0.02, 0.02, 0.02])
+    assert list(s) == [0.79, 2.0]                                   # two m within noise: both in the set
+    assert list(C.indistinguishable_from_min(x, [1.006, 1.5, 1.0, 3.0], [1e-4] * 4)) == [2.0]
+
+
+def test_trend_rules():
+    x = np.repeat([1.0, 2.0, 3.0, 4.0], 5)
+    rng = np.random.default_rng(0)
+    y = 10 - x + 0.3 * rng.standard_normal(x.size)
+    assert C.decreasing_trend(x, y)
+    assert not C.decreasing_trend(x, -y)                            # increasing
+    assert not C.decreasing_trend(x, 5 + 0.3 * rng.standard_normal(x.size))   # flat: noise only
+    assert math.isnan(C.trend_test([1, 1, 1], [1, 2, 3])[0])
+
+
+def test_inversely_proportional_is_one_rule():
+    eps = np.array([0.1, 0.2, 0.4, 0.8, 1.0])
+    assert C.inversely_proportional(eps, 1 / eps)
+    assert not C.inversely_proportional(eps, eps ** -0.21)           # any negative slope is not enough
+    assert not C.inversely_proportional(eps, eps ** -2.0)
+    slope, se = C.loglog_slope(eps, 3 / eps)
+    assert slope == pytest.approx(-1.0) and se == pytest.approx(0.0, abs=1e-9)
+
+
+def _quotes():
+    """(paper seed file, claim id, quote) of every row made by the paper."""
+    seeds = {segmented: "segmented-multi-message-shuffle.md", personalized: "personalized-shuffle-privacy-bound.md",
+             multidim: "multidimensional-categorical-shuffle.md", peruser: "per-user-histograms-shuffle.md"}
+    out = [(seeds[m], c.id, c.quote) for m in seeds for c in m.CLAIMS.values() if c.by == C.PAPER]
+    out += [("multidimensional-categorical-shuffle.md", cid, q) for cid, (q, _, _) in FW.FW_CLAIMS.items()]
+    return out
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _verbatim(text: str, quote: str) -> bool:
+    """Every fragment of ``quote`` (" ... " joins fragments the extraction split apart) occurs in
+    ``text`` in order, up to whitespace."""
+    text, pos = _norm(text), 0
+    for part in quote.split(" ... "):
+        i = text.find(_norm(part), pos)
+        if i < 0:
+            return False
+        pos = i + len(_norm(part))
+    return True
+
+
+def test_the_quote_check_catches_a_paraphrase_and_a_reordering():
+    text = "On the MSNBC dataset, when the user  population size is relatively small. Then more."
+    assert _verbatim(text, "the user population size is relatively small")
+    assert _verbatim(text, "On the MSNBC dataset, ... Then more.")
+    assert not _verbatim(text, "On the MSNBC dataset, when n = 5,000")
+    assert not _verbatim(text, "Then more. ... On the MSNBC dataset,")
+
+
+@pytest.mark.skipif(not SEEDS.is_dir(), reason="seed papers not on this machine (SHUFFLEDP_SEEDS)")
+@pytest.mark.parametrize("seed,cid,quote", _quotes(), ids=[q[1] for q in _quotes()])
+def test_every_quote_is_verbatim_in_its_seed(seed, cid, quote):
+    assert _verbatim((SEEDS / seed).read_text(), quote), f"{cid}: not verbatim in {seed}"
