@@ -132,7 +132,7 @@ def test_fig4_calibration_variants_are_jobs_and_never_reach_the_figure(tmp_path)
     assert not [j for j in stage.jobs(cfg) if j.spec.get("variant")]           # default: none, tables unchanged
     cfg["personalized"]["fig4_calibrations"] = ["hps-code"]
     var = [j for j in stage.jobs(cfg) if j.spec.get("variant")]
-    assert len(var) == len(cfg["personalized"]["settings"])
+    assert len(var) == 1 and var[0].spec["settings"] == cfg["personalized"]["settings"]  # every setting inside
     assert {j.spec["calibration"] for j in var} == {"hps-code"} and {j.spec["mechanism"] for j in var} == {"gaussian"}
     # the report: variant points decide the variant row, the figure's table stays without them
     main = fig({"hps": 0.1, "fv": 0.16}, gauss_factor=1.0)
