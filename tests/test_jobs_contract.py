@@ -72,8 +72,9 @@ def test_every_stage_jobs_unique_and_json(name):
             assert json.loads(canonical(j.spec)) == j.spec
             assert all(isinstance(v, str) for v in j.wildcards.values())
         total += len(jobs)
-    # the data stage adds about ten; 300 before issue 15, whose Adult multidim runs add 26 paper-scale jobs
-    assert total <= 310
+    # the data stage adds about ten; 300 before issue 15, whose Adult multidim runs add 26 paper-scale jobs;
+    # issue 24's mhm_paper variant (MHM under the paper's printed p and accountant) adds 15 more
+    assert total <= 325
 
 
 def test_specs_hold_only_the_keys_a_job_uses():

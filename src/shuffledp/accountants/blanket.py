@@ -75,6 +75,10 @@ __all__ = [
     "mhm_gamma",
     "mhm_optimal_g",
     "mhm_domain",
+    "mhm_printed_p",
+    "mhm_printed_ldp_eps",
+    "delta_mhm_printed",
+    "max_eps_local_mhm_printed",
 ]
 
 MECHANISMS = ("generic", "krr", "laplace", "mhm")
@@ -343,3 +347,79 @@ def max_eps_local(eps_central: float, delta_central: float, n: int, *, mechanism
     if ok(top):
         return top
     return bisect_switch(ok, eps_c, top, rtol)[0]
+
+
+# --------------------------------------------------------------------------- the paper's printed accountant
+def mhm_printed_p(eps0: float, d: int, g: int) -> float:
+    """Lemma 4 / Algorithm 2 of the multidimensional paper as printed: ``p = e^eps0 / (e^eps0 + g - d)``.
+
+    With this ``p`` the pmf of Eq. (4) is a distribution only when ``d p <= 1`` and its largest
+    probability ratio is ``p (g - d) / (1 - d p)``, above ``e^eps0`` (see :func:`mhm_printed_ldp_eps`)."""
+    e0 = math.exp(_pos("eps0", eps0))
+    return e0 / (e0 + g - d)
+
+
+def mhm_printed_ldp_eps(eps0: float, d: int, g: int) -> float:
+    """The LDP budget the randomizer of Eq. (4) really has with the printed ``p`` (``inf`` if ``d p >= 1``).
+
+    The smallest output probability is that of a value outside a hashed set of size ``d``,
+    ``(1 - d p) / (g - d)``, the largest ``p``."""
+    p = mhm_printed_p(eps0, d, g)
+    if d * p >= 1.0:
+        return math.inf
+    return math.log(p * (g - d) / (1.0 - d * p))
+
+
+def delta_mhm_printed(eps0: float, n: int, eps: float, *, d: int, g: int) -> float:
+    """The multidimensional paper's own accountant, every formula as printed (NOT a valid bound).
+
+    Theorem 1 with its printed ``c`` (cross term ``g + g d - 2 d``) and Lemma 4's printed ``p``, in
+    Lemma 1 as printed: ``1/(gamma n) sum_m Bin(m; n, gamma) beta(m)``,
+    ``beta(m) = b_+ / (a m log(1 + a b_+ / c)) exp(-m c / b_+^2 phi(a b_+ / c))``, ``phi(x) = (1+x) log(1+x)``.
+    Used only to run MHM "the paper's way" as a labelled variant; both the ``1/(a m)`` factor and the
+    missing ``- x`` in ``phi`` make it smaller than the derivation supports (module doc)."""
+    from scipy.stats import binom
+
+    n = check_n(n)
+    if eps >= eps0:
+        return 0.0
+    p = mhm_printed_p(eps0, d, g)
+    gamma = mhm_gamma(eps0, d, g)
+    ee = math.exp(eps)
+    a = ee - 1.0
+    b_plus = gamma * (1 - ee) + (1 - gamma) * g / d
+    c = ((ee * ee + 1) * (p * p * d * g * g - 2 * p * d * g + g) / (g - d)
+         - 2 * ee * g * (1 - p * d) * (g + g * d - 2 * d) / (g - d) ** 2)
+    if b_plus <= 0.0:
+        return 0.0
+    if c <= 0.0 or a <= 0.0:
+        return 1.0
+    x = a * b_plus / c
+    sd = math.sqrt(n * gamma * (1 - gamma))  # Bin(n, gamma) outside mean +- 40 sd + 50: below 1e-300
+    m = np.arange(max(1, math.floor(n * gamma - 40 * sd - 50)), min(n, math.ceil(n * gamma + 40 * sd + 50)) + 1,
+                  dtype=np.float64)
+    beta = b_plus / (a * m * math.log1p(x)) * np.exp(-m * c / b_plus**2 * (1 + x) * math.log1p(x))
+    return min(float(np.sum(binom.pmf(m, n, gamma) * beta)) / (gamma * n), 1.0)
+
+
+def max_eps_local_mhm_printed(eps_central: float, delta_central: float, n: int, *, d: int, g: int,
+                              eps_local_max: float = 30.0, rtol: float = 1e-7) -> float:
+    """Largest eps_local meeting (eps_central, delta_central) by :func:`delta_mhm_printed`. The paper's
+    way, for a labelled comparison only.
+
+    The printed ``c`` is negative at small eps_local (the formula is then undefined and counted as
+    delta = 1), so delta is not monotone there: the largest passing point of a 0.1-spaced grid
+    from the top is found first, then the bracket above it is bisected."""
+    eps_c = _pos("eps_central", eps_central)
+    delta_c = check_delta(delta_central)
+
+    def ok(e0: float) -> bool:
+        return delta_mhm_printed(e0, n, eps_c, d=d, g=g) <= delta_c
+
+    if ok(eps_local_max):
+        return eps_local_max
+    grid = np.arange(eps_local_max, eps_c, -0.1)
+    for hi, lo in zip(grid[:-1], grid[1:]):
+        if ok(float(lo)):
+            return bisect_switch(ok, float(lo), float(hi), rtol)[0]
+    return eps_c

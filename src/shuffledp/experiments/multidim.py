@@ -92,21 +92,27 @@ def run_uniform(data, domains, mechanism: str, eps: float, reps: list[int], *, s
                 bound: str = "bennett", family_bits: int = 32, np_fraction: float = 1 / 3,
                 flame_variant: str = "balle", topk: int = 50) -> tuple[pd.DataFrame, pd.DataFrame]:
     """One job: ``mechanism`` at ``(eps, 1/n)`` for repetitions ``reps``. Returns (results, timings)."""
+    from shuffledp.accountants.blanket import mhm_printed_ldp_eps
     from shuffledp.protocols import flame, mhm, tcm
 
     n, d = data.shape
     delta = 1.0 / n
     truth = true_frequencies(data, domains)
     rows, times = [], []
-    setting = mhm.mhm_eps_local(eps, delta, n, d, bound=bound) if mechanism == "mhm" else None
+    setting = None
+    if mechanism in ("mhm", "mhm_paper"):
+        setting = mhm.mhm_eps_local(eps, delta, n, d, bound=bound,
+                                    variant="paper" if mechanism == "mhm_paper" else "ours")
     for rep in reps:
         rng = seeded_rng(seed, "multidim", "uniform", dataset, mechanism, float(eps), rep)
         row = {"dataset": dataset, "mechanism": mechanism, "eps": float(eps), "delta": delta, "rep": rep,
                "n": n, "d": d}
-        if mechanism == "mhm":
+        if setting is not None:  # MHM, ours or the paper's printed choices
             r = mhm.run_mhm(data, domains, eps, delta, rng, family_size=1 << family_bits, setting=setting)
             row.update(eps_l=r.eps_l, g=r.g, amplified=r.amplified, valid_range=True,
                        bits_sent=float(r.bits), bits_received=0.0)
+            if mechanism == "mhm_paper":  # the LDP budget its randomizer really has (> eps_l)
+                row["ldp_eps"] = mhm_printed_ldp_eps(r.eps_l, d, r.g)
         elif mechanism == "tcm":
             r = tcm.run_tcm(data, domains, eps, delta, rng, family_size=1 << family_bits)
             row.update(eps_l=r.eps_l, g=r.g, amplified=r.amplified, valid_range=r.valid_range,
@@ -117,6 +123,7 @@ def run_uniform(data, domains, mechanism: str, eps: float, reps: list[int], *, s
                        bits_sent=r.bits, bits_received=0.0)
         else:
             raise ValueError(f"mechanism: unknown {mechanism!r}")
+        row.setdefault("ldp_eps", row["eps_l"])  # every other randomizer is eps_l-LDP
         row["bits_total"] = row["bits_sent"] + row["bits_received"]
         row["mse"] = frequency_mse(r.estimates, truth)
         row.update(topk_confusion(r.estimates, truth, k=min(topk, sum(domains))))

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from shuffledp.errors import ConfigError
 
-MECHANISMS = ("mhm", "flame", "tcm")
+# mhm_paper: MHM under the seed's printed p (Lemma 4) and printed accountant (Theorem 1, Lemma 1), a
+# labelled comparison (its randomizer is not eps_l-LDP: column ldp_eps); see docs/multidim.md
+MECHANISMS = ("mhm", "flame", "tcm", "mhm_paper")
 # Real data beside the paper's IPUMS extracts: the UCI Adult table of the data stage, reduced to its
 # categorical attributes (the class label `income` and the six ordinal columns left out).
 ADULT = "adult"

@@ -253,7 +253,9 @@ def _summarise(x: _EpsRun, row: dict, per_user: dict, est, labels, err_raw):
     row.update(err_mean=float(err.mean()), err_raw_mean=float(err_raw.mean()),
                top3_mean=float(top3.mean()), n_groups=int(len(sizes)),
                n_singletons=int((sizes == 1).sum()), largest_group=int(sizes.max()),
-               median_group_size=float(np.median(sizes[labels])))
+               median_group_size=float(np.median(sizes[labels])),
+               # Laplace LDP's expected raw L1 error at the whole local eps: d * 2c/eps (E|Lap(b)| = b)
+               ldp_err_raw_at_eps=2.0 * row["c"] * x.d / eps_f)
     if data.clusters is not None:
         row["ari_true"] = float(adjusted_rand_score(data.clusters, labels))
     for b in x.amps:
@@ -263,6 +265,9 @@ def _summarise(x: _EpsRun, row: dict, per_user: dict, est, labels, err_raw):
         row[f"epsp_{b}_mean"] = float(e.mean())
         if x.method in CLUSTERED:
             row[f"amplified_share_{b}"] = float((e < eps_f - 1e-12).mean())
+            # the paper's utility comparison at equal FINAL privacy: Laplace LDP run by each user at
+            # her own eps' (expected raw L1 error 2 c d / eps'_i), against Algorithm 1's err_raw_mean
+            row[f"ldp_err_raw_at_epsp_{b}"] = float(np.mean(2.0 * row["c"] * x.d / e))
     return err, top3, sizes
 
 

@@ -39,36 +39,65 @@ def g_mhm(eps_l: float, d: int) -> float:
     return d + d * e / 2 + math.sqrt(2 * d * d * e + d * d * e * e / 4 - 2 * d * e)
 
 
-def g_int(eps_l: float, d: int) -> int:
+def g_int(eps_l: float, d: int, variant: str = "ours") -> int:
     """Eq. (3) rounded to the integer with the smaller Eq. (2) variance (at least d + 1)."""
     g = g_mhm(eps_l, d)
     cands = {max(d + 1, math.floor(g)), max(d + 1, math.ceil(g))}
-    return min(sorted(cands), key=lambda c: approx_variance(eps_l, d, c, 1))
+    return min(sorted(cands), key=lambda c: approx_variance(eps_l, d, c, 1, variant))
 
 
-def mhm_pq(eps_l: float, d: int, g: int) -> tuple[float, float]:
+# "ours": p = e^eps_l / (d e^eps_l + g - d) and the exact blanket accountant (module doc);
+# "paper": the seed's printed choices - Lemma 4's p = e^eps_l / (e^eps_l + g - d) in the randomizer and
+# the estimator, and Theorem 1 / Lemma 1 as printed for eps_l (not a valid privacy bound: the
+# randomizer is then only ``ldp_eps``-LDP, ``ldp_eps > eps_l``; a labelled comparison, never a result)
+VARIANTS = ("ours", "paper")
+
+
+def mhm_pq(eps_l: float, d: int, g: int, variant: str = "ours") -> tuple[float, float]:
+    if variant == "paper":
+        from shuffledp.accountants.blanket import mhm_printed_p
+
+        p = mhm_printed_p(eps_l, d, g)
+        if d * p > 1.0:
+            raise ValueError(f"MHM (paper's printed p): d p = {d * p:.4g} > 1 at eps_l={eps_l}, g={g}, d={d}")
+        return p, 1.0 / g
+    if variant != "ours":
+        raise ValueError(f"variant: unknown {variant!r} (one of {VARIANTS})")
     return collision_p(eps_l, d, g), 1.0 / g
 
 
-def lemma4_variance(eps_l: float, d: int, g: int, n: int, f: np.ndarray | float) -> np.ndarray | float:
+def lemma4_variance(eps_l: float, d: int, g: int, n: int, f: np.ndarray | float,
+                    variant: str = "ours") -> np.ndarray | float:
     """Lemma 4: variance of the frequency estimate of a value with true frequency ``f``."""
-    p, q = mhm_pq(eps_l, d, g)
+    p, q = mhm_pq(eps_l, d, g, variant)
     return (q * (1 - q) + np.asarray(f) * (p - q) * (1 - p - q)) / (n * (p - q) ** 2)
 
 
-def approx_variance(eps_l: float, d: int, g: int, n: int) -> float:
+def approx_variance(eps_l: float, d: int, g: int, n: int, variant: str = "ours") -> float:
     """Eq. (2): ``q(1-q) / (n (p-q)^2)``, the data-independent part of Lemma 4."""
-    p, q = mhm_pq(eps_l, d, g)
+    p, q = mhm_pq(eps_l, d, g, variant)
     return q * (1 - q) / (n * (p - q) ** 2)
 
 
-def expected_mse(eps_l: float, d: int, g: int, n: int, domains: list[int]) -> float:
+def mse_floor(d: int, domains: list[int], variant: str = "ours") -> float:
+    """``n`` times the limit of :func:`expected_mse` as ``eps_l -> inf`` with Eq. (3)'s ``g``.
+
+    One report carries all ``d`` attributes and names one hashed value: ``p <= 1/d`` whatever
+    ``eps_l``, and with Eq. (3)'s ``g ~ d e^eps_l`` the probability ``p d`` tends to ``1/2`` (ours)
+    or ``d/(d+1)`` (printed ``p``), while ``q = 1/g -> 0``. The MSE then tends to
+    ``mean_j(1/|C_j|) (1 - p)/p / n``: ``(2d - 1) mean(1/|C_j|) / n`` (ours), ``d mean(1/|C_j|) / n`` (printed)."""
+    inv = float(np.mean([1.0 / c for c in domains]))
+    p = 1.0 / (2 * d) if variant == "ours" else 1.0 / (d + 1)
+    return inv * (1 - p) / p
+
+
+def expected_mse(eps_l: float, d: int, g: int, n: int, domains: list[int], variant: str = "ours") -> float:
     """Exact expected per-attribute-averaged MSE (Lemma 4 averaged over each attribute's values).
 
     Because each attribute's frequencies sum to 1, the average of Lemma 4 over the values of
     attribute j is ``[q(1-q) + (p-q)(1-p-q)/|C_j|] / (n (p-q)^2)``: data-independent.
     """
-    p, q = mhm_pq(eps_l, d, g)
+    p, q = mhm_pq(eps_l, d, g, variant)
     inv = float(np.mean([1.0 / c for c in domains]))
     return (q * (1 - q) + inv * (p - q) * (1 - p - q)) / (n * (p - q) ** 2)
 
@@ -78,51 +107,66 @@ class MHMSetting:
     eps_l: float
     g: int
     amplified: bool  # False: the blanket bound gave no gain, eps_l = eps_s (pure LDP suffices)
+    variant: str = "ours"  # see VARIANTS
 
 
 @functools.lru_cache(maxsize=512)
 def mhm_eps_local(eps_s: float, delta_s: float, n: int, d: int, *, bound: str = "bennett",
-                  max_iter: int = 30) -> MHMSetting:
+                  max_iter: int = 30, variant: str = "ours") -> MHMSetting:
     """Largest ``eps_l`` (with its integer ``g``) meeting ``(eps_s, delta_s)`` after shuffling ``n``.
 
     Fixed point between Eq. (3) (``g`` from ``eps_l``) and the blanket inverse (``eps_l`` for a fixed
     ``g``): the returned ``eps_l`` is always the blanket inverse for the returned ``g``, so the pair
     is valid whatever the iteration does; the iteration only makes ``g`` (near) optimal.
     Pure function of its arguments, cached (OGM/NOGM repetitions ask for the same settings).
+    ``variant="paper"`` takes the paper's printed accountant instead (``bound`` is then ignored: the
+    printed Lemma 1 is Bennett-type) and its printed ``p``; see :data:`VARIANTS`.
     """
-    from shuffledp.accountants.blanket import max_eps_local
+    from shuffledp.accountants.blanket import max_eps_local, max_eps_local_mhm_printed
 
     if not (eps_s > 0 and 0 < delta_s < 1 and n >= 2 and d >= 1):
         raise ValueError(f"eps_s/delta_s/n/d: invalid ({eps_s}, {delta_s}, {n}, {d})")
 
     def inverse(g: int) -> float:
+        if variant == "paper":
+            return float(max_eps_local_mhm_printed(eps_s, delta_s, int(n), d=int(d), g=int(g)))
         return float(max_eps_local(eps_s, delta_s, int(n), mechanism="mhm", bound=bound, d=int(d), g=int(g)))
 
-    g = g_int(eps_s, d)
+    if variant not in VARIANTS:
+        raise ValueError(f"variant: unknown {variant!r} (one of {VARIANTS})")
+    g = g_int(eps_s, d, variant)
     seen: dict[int, float] = {}
     for _ in range(max_iter):
         if g in seen:
             break
         seen[g] = inverse(g)
-        g = g_int(max(seen[g], eps_s), d)
+        g = g_int(max(seen[g], eps_s), d, variant)
     # the iteration may cycle (a larger g lowers the certified eps_l); keep the visited g with the
     # smallest Eq. (2) variance at its own certified eps_l
-    best_g = min(seen, key=lambda c: approx_variance(max(seen[c], eps_s), d, c, n))
+    def variance(c: int) -> float:  # inf where the printed p is not a distribution (d p > 1)
+        try:
+            return approx_variance(max(seen[c], eps_s), d, c, n, variant)
+        except ValueError:
+            return math.inf
+
+    best_g = min(seen, key=variance)
+    if math.isinf(variance(best_g)):
+        raise ValueError(f"MHM ({variant}): no visited g gives a valid randomizer at eps_s={eps_s}")
     eps_l = seen[best_g]
     if eps_l <= eps_s:  # shuffling adds nothing: an eps_s-LDP randomizer is eps_s-DP after shuffling
-        g0 = g_int(eps_s, d)
-        return MHMSetting(eps_l=float(eps_s), g=g0, amplified=False)
-    return MHMSetting(eps_l=float(eps_l), g=int(best_g), amplified=True)
+        g0 = g_int(eps_s, d, variant)
+        return MHMSetting(eps_l=float(eps_s), g=g0, amplified=False, variant=variant)
+    return MHMSetting(eps_l=float(eps_l), g=int(best_g), amplified=True, variant=variant)
 
 
 def mhm_randomize(data: np.ndarray, eps_l: float, g: int, family: HashFamily,
-                  rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+                  rng: np.random.Generator, variant: str = "ours") -> tuple[np.ndarray, np.ndarray]:
     """Algorithm 1 with the communication trick: ``(hash index, report)`` per user (row of ``data``)."""
     data = np.asarray(data, dtype=np.int64)
     n, d = data.shape
     t = family.sample_indices(rng, n)
     hashed = family.hash(t[:, None] + np.arange(d, dtype=np.int64)[None, :], data)
-    p = collision_p(eps_l, d, g)
+    p = mhm_pq(eps_l, d, g, variant)[0]
     y = collision_report(hashed, p, g, rng)
     return t, y
 
@@ -164,11 +208,11 @@ def support_counts(t: np.ndarray, y: np.ndarray, domains: list[int], family: Has
 
 
 def mhm_estimate(t: np.ndarray, y: np.ndarray, domains: list[int], eps_l: float, g: int,
-                 family: HashFamily, *, block: int = DEFAULT_BLOCK) -> list[np.ndarray]:
+                 family: HashFamily, *, block: int = DEFAULT_BLOCK, variant: str = "ours") -> list[np.ndarray]:
     """Algorithm 2: unbiased frequency estimates, one array per attribute."""
     n = len(y)
     d = len(domains)
-    p, q = mhm_pq(eps_l, d, g)
+    p, q = mhm_pq(eps_l, d, g, variant)
     counts = support_counts(t, y, domains, family, block=block)
     return [(c / n - q) / (p - q) for c in counts]
 
@@ -199,10 +243,11 @@ def run_mhm(data: np.ndarray, domains: list[int], eps_s: float, delta_s: float,
         setting = mhm_eps_local(eps_s, delta_s, n, d, bound=bound)
     family = HashFamily(setting.g, seed=int(rng.integers(0, 2**63 - 1)), size=family_size)
     t0 = time.perf_counter()
-    t, y = mhm_randomize(data, setting.eps_l, setting.g, family, rng)
+    t, y = mhm_randomize(data, setting.eps_l, setting.g, family, rng, setting.variant)
     user_seconds = time.perf_counter() - t0
     perm = rng.permutation(n)  # the shuffler
-    est = mhm_estimate(t[perm], y[perm], domains, setting.eps_l, setting.g, family, block=block)
+    est = mhm_estimate(t[perm], y[perm], domains, setting.eps_l, setting.g, family, block=block,
+                       variant=setting.variant)
     return MHMResult(est, setting.eps_l, setting.g, setting.amplified,
-                     approx_variance(setting.eps_l, d, setting.g, n), mhm_bits(family_size, setting.g),
+                     approx_variance(setting.eps_l, d, setting.g, n, setting.variant), mhm_bits(family_size, setting.g),
                      user_seconds)

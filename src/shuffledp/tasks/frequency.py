@@ -50,11 +50,14 @@ class MHMComponent:
         return [self.setting(n, domains, eps_s, delta_s).eps_l] * len(domains)
 
     def cell_variances(self, n: int, domains: list[int], eps_s: float, delta_s: float) -> list[float]:
-        """Eq. (2): the data-independent variance of one cell's estimate, per dimension."""
-        from shuffledp.protocols.mhm import approx_variance
+        """Lemma 4 at the average frequency ``1/k`` of each dimension (``k`` its cells): the variance of one
+        cell's estimate. Eq. (2) alone drops the ``F (p - q)(1 - p - q)`` term, which is the larger one
+        at MHM's amplified ``eps_l`` (the floor of Fig. 3, docs/multidim.md), so it would understate the
+        noise and make HDG's guideline choose too fine grids."""
+        from shuffledp.protocols.mhm import lemma4_variance
 
         st = self.setting(n, domains, eps_s, delta_s)
-        return [approx_variance(st.eps_l, len(domains), st.g, n)] * len(domains)
+        return [float(lemma4_variance(st.eps_l, len(domains), st.g, n, 1.0 / k)) for k in domains]
 
     def estimate(self, data: np.ndarray, domains: list[int], eps_s: float, delta_s: float,
                  rng: np.random.Generator) -> FrequencyEstimate:

@@ -95,7 +95,7 @@ def jobs(config: Mapping) -> list[Job]:
                         "records": int(sec["records"]), "seed": seed, "topk": int(sec["topk"])}
                 if mech == "mhm":
                     spec["bound"] = sec["bound"]
-                if mech in ("mhm", "tcm"):
+                if mech in ("mhm", "tcm", "mhm_paper"):
                     spec["family_bits"] = int(sec["hash_family_bits"])
                 if mech == "flame":
                     spec["np_fraction"] = float(sec["flame_np_fraction"])
@@ -243,7 +243,7 @@ STAGE = Stage(
                       Output("timings", "multidim/timings/{dataset}_{mechanism}_b{batch}.parquet")),
              spec_keys=_JOB_KEYS | {"mechanism", "eps", "topk"},
              optional_keys=frozenset({"bound", "family_bits", "np_fraction", "flame_variant"}),
-             wildcards={"dataset": "[a-z]+", "mechanism": "mhm|flame|tcm", "batch": _BATCH},
+             wildcards={"dataset": "[a-z]+", "mechanism": "mhm_paper|mhm|flame|tcm", "batch": _BATCH},
              mem_mb=1000, runtime=10),
         Step("personal", _personal,
              inputs=("data",),
