@@ -62,9 +62,20 @@ __all__ = ["MECHANISMS", "GROUPED", "mechanism_params", "grouped_pairs_for", "de
 MECHANISMS = ("krr", "general", "subset-exp", "oue", "olh")
 GROUPED = ("subset-exp", "oue", "olh")
 SUBSET_D_MAX = 20_000     # subset-exp: exact binomial coefficients of d + s items stay fast
-SUBSET_SEARCH_MAX = 1_000  # PrivSet's best subset size is searched only up to this d
+SUBSET_SEARCH_MAX = 1_000  # PrivSet's best subset size is searched only up to this d + s
+SUBSET_PAIRS_MAX = 8  # subset-exp: the decomposition maximises over s pairs (one per overlap of the
+# victim's two sets, each a full evaluation); above this s it is not evaluated (time budget)
 BEST_EPS0_MAX = 50.0  # account best: its upper bounds' numerics are checked up to here (below the
 # accountants' common EPS0_MAX of shuffledp.accountants.validation)
+BEST_DELTA_MIN = 1e-300  # account best: smaller deltas are refused (subnormal doubles lose their digits)
+# Largest n at which the bounds whose cost grows with n (about sqrt(n): the decomposition's count
+# windows, the exact pair-group-count lower bound) are evaluated; above it only the bounds with a
+# cost independent of n answer (variation ratio, clones, blanket: all evaluated at the real n; the
+# O(1) count-statistic lower bounds). Chosen so that one query stays under 2 s on one core.
+HEAVY_N_MAX = {"krr": 3 * 10**6, "general": 3 * 10**6, "subset-exp": 3 * 10**5, "oue": 3 * 10**5, "olh": 3 * 10**5}
+# errors of a bound's numerics at the edge of its range: that bound alone then answers trivially
+# (eps0 for an upper bound, 0 for a lower bound), recorded in its ``note``; the others still answer
+_DEGENERATE = ("degenerate group split", "carry no mass of the other draws")
 
 
 def _check(mechanism: str, eps0, n, delta, k) -> tuple[float, int, float, int | None]:
@@ -73,6 +84,8 @@ def _check(mechanism: str, eps0, n, delta, k) -> tuple[float, int, float, int | 
     eps0 = check_eps0(eps0, upper=BEST_EPS0_MAX)
     n = check_n(n)
     delta = check_delta(delta)
+    if delta < BEST_DELTA_MIN:
+        raise AccountantDomainError("delta", f"{delta!r} must be >= {BEST_DELTA_MIN:g}")
     if mechanism == "krr":
         k = check_int(k, "k", 2, K_MAX)
     elif mechanism == "subset-exp" and k is not None:
@@ -98,9 +111,9 @@ def mechanism_params(mechanism: str, eps0: float, *, k=None, d=None, s=None, g=N
             raise AccountantDomainError("d" if d is None else "s", "required for subset-exp")
         d, s = check_int(d, "d", 2, SUBSET_D_MAX), check_int(s, "s", 1, SUBSET_D_MAX)
         if k is None:
-            if d > SUBSET_SEARCH_MAX:
-                raise AccountantDomainError("k", f"give the subset size for d > {SUBSET_SEARCH_MAX} "
-                                                 "(PrivSet's best-size search is quadratic in d)")
+            if d + s > SUBSET_SEARCH_MAX:
+                raise AccountantDomainError("k", f"give the subset size for d + s > {SUBSET_SEARCH_MAX} "
+                                                 "(PrivSet's best-size search costs d exact binomials of d + s)")
             from shuffledp.mechanisms.subset_exp import best_subset_size
             k = best_subset_size(d, s, eps0)
         k = check_int(k, "k", 1, d - 1)
@@ -152,18 +165,23 @@ def upper_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | 
 
     eps0, n, delta, k = _check(mechanism, eps0, n, delta, k)
     out: dict[str, Callable[[], float]] = {}
+    heavy = n <= HEAVY_N_MAX[mechanism]
+    if mechanism == "subset-exp" and s is not None and int(float(s)) > SUBSET_PAIRS_MAX:
+        heavy = False
     if mechanism in GROUPED:
-        pairs = grouped_pairs_for(mechanism, eps0, mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g))
-        out["decomposition"] = lambda: dec.decomposition_eps(None, n, delta, pairs=pairs, rtol=rtol,
-                                                             guess=guess)
+        if heavy:
+            pairs = grouped_pairs_for(mechanism, eps0, mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g))
+            out["decomposition"] = _guarded(lambda: dec.decomposition_eps(
+                None, n, delta, pairs=pairs, rtol=rtol, guess=guess), eps0)
         out["variation-ratio"] = lambda: vr.vr_eps(vr.vr_params("general", eps0), n, delta, rtol=rtol)
         out["blanket-hoeffding"] = lambda: blanket.eps_blanket(eps0, n, delta, mechanism="generic",
                                                                bound="hoeffding", rtol=rtol)
         out["blanket-bennett"] = lambda: blanket.eps_blanket(eps0, n, delta, mechanism="generic",
                                                              bound="bennett", rtol=rtol)
     elif mechanism == "krr":
-        out["decomposition"] = lambda: dec.decomposition_eps(
-            None, n, delta, pairs=dec.krr_pairs(k, eps0), rtol=rtol, guess=guess)
+        if heavy:
+            out["decomposition"] = _guarded(lambda: dec.decomposition_eps(
+                None, n, delta, pairs=dec.krr_pairs(k, eps0), rtol=rtol, guess=guess), eps0)
         out["variation-ratio"] = lambda: vr.vr_eps(vr.vr_params("krr", eps0, k=k), n, delta, rtol=rtol)
         out["blanket-hoeffding"] = lambda: blanket.eps_blanket(eps0, n, delta, mechanism="krr",
                                                                bound="hoeffding", k=k, rtol=rtol)
@@ -198,11 +216,13 @@ def lower_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | 
             out["pair-group-counts"] = lambda: 0.0  # no two disjoint sets: no pair searched
             return out
         vic4, vic4q, configs4 = rz.real_pair_configs(mechanism, eps0, **params)
-        vic_p, vic_q = rz.coarse_three(vic4), rz.coarse_three(vic4q)
-        configs = {name: rz.coarse_three(o) for name, o in configs4.items()}
-        guess = dec._asymptotic_guess(2, eps0, n, delta)
-        out["pair-group-counts"] = lambda: dec.pair_lower_eps(vic_p, vic_q, configs, n, delta, eps0,
-                                                               rtol=rtol, guess=guess)[0]
+        out["group-one-count"] = lambda: group_count_lower_eps(vic4, vic4q, configs4, n, delta, eps0, rtol=rtol)
+        if n <= HEAVY_N_MAX[mechanism]:
+            vic_p, vic_q = rz.coarse_three(vic4), rz.coarse_three(vic4q)
+            configs = {name: rz.coarse_three(o) for name, o in configs4.items()}
+            guess = dec._asymptotic_guess(2, eps0, n, delta)
+            out["pair-group-counts"] = _guarded(lambda: dec.pair_lower_eps(
+                vic_p, vic_q, configs, n, delta, eps0, rtol=rtol, guess=guess)[0], 0.0)
         return out
     kk = k if mechanism == "krr" else 2  # binary RR is eps0-LDP: it lower-bounds the class
     # the worst-pair search: others split between the victim's two values (all on one, 2-98% splits,
@@ -220,10 +240,66 @@ def lower_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | 
     return out
 
 
+class _Trivial(float):
+    """A bound's trivial answer (eps0 upper, 0 lower) after its numerics failed at the edge of
+    their range; ``note`` says why."""
+
+    note: str = ""
+
+
+def _guarded(fn: Callable[[], float], fallback: float) -> Callable[[], float]:
+    """``fn`` whose known edge-of-range failures (:data:`_DEGENERATE`: a group probability that
+    rounds to 0 or 1 at large eps0 or huge subsets) give the trivially sound ``fallback`` instead."""
+
+    def run() -> float:
+        try:
+            return fn()
+        except ValueError as exc:
+            if isinstance(exc, AccountantDomainError) or not any(m in str(exc) for m in _DEGENERATE):
+                raise
+            out = _Trivial(fallback)
+            out.note = f"not evaluated: {exc}"
+            return out
+
+    return run
+
+
+def group_count_lower_eps(vic_p, vic_q, configs: dict, n: int, delta: float, eps0: float, *,
+                          rtol: float = 1e-5) -> float:
+    """Lower bound on the shuffled eps from one count statistic, at a cost independent of ``n``.
+
+    For each configuration of the others (:func:`randomizers.real_pair_configs`: all at the
+    victim's first input, its second, a third), the adversary counts the reports in group 1
+    (outputs favouring the victim's first input only): a post-processing of the shuffled output,
+    ``Bin(n - 1, b) + Bern(a)``, whose exact divergence (:func:`lower_bounds.count_pair_delta`, a
+    closed form in binomial tails minus a rounding allowance) is at most the mechanism's. The
+    largest eps found (rounded down) over the configurations."""
+    from shuffledp.accountants.hockey_stick import bisect_eps
+
+    a1, a0 = float(vic_p[0]), float(vic_q[0])
+    c1, c0 = float(sum(vic_p[1:])), float(sum(vic_q[1:]))
+    best = 0.0
+    for other in configs.values():
+        b, b_bar = float(other[0]), float(sum(other[1:]))
+
+        def fn(e: float, b=b, b_bar=b_bar) -> float:
+            return lbm.count_pair_delta(a1, a0, b, n - 1, e, c1=c1, c0=c0, b_bar=b_bar)
+
+        best = max(best, bisect_eps(fn, delta, eps0, rtol)[0])
+    return best
+
+
 def _timed(fn: Callable[[], float]) -> tuple[float, float]:
     start = time.perf_counter()
-    value = float(fn())
-    return value, time.perf_counter() - start
+    value = fn()
+    return (value if isinstance(value, _Trivial) else float(value)), time.perf_counter() - start
+
+
+def _entry(value: float, sec: float, kind: str) -> dict:
+    out = {"eps": float(value), "seconds": sec, "kind": kind}
+    if isinstance(value, _Trivial):
+        out["note"] = value.note
+    return out
 
 
 def _cpus() -> int:
@@ -304,7 +380,7 @@ def _evaluate_bounds(mechanism: str, eps0: float, n: int, delta: float, k, rtol:
         lows = lower_bounds(mechanism, eps0, n, delta, k=k, rtol=rtol, **extra)
         for name, fn in lows.items():
             value, sec = _timed(fn)
-            table[name] = {"eps": value, "seconds": sec, "kind": "lower"}
+            table[name] = _entry(value, sec, "lower")
         lower_by = max(lows, key=lambda nm: table[nm]["eps"])
         eps_lower = table[lower_by]["eps"]
         ups = upper_bounds(mechanism, eps0, n, delta, k=k, rtol=rtol, guess=eps_lower or None, **extra)
@@ -324,8 +400,12 @@ def best_eps(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None
              rtol: float = 1e-5, bounds: list[str] | None = None, parallel: bool | None = None) -> dict:
     """Minimum over the sound upper bounds, maximum over the lower bounds.
 
-    Returns ``{"eps", "eps_lower", "upper_by", "lower_by", "gap", "seconds", "bounds": {name:
-    {"eps", "seconds", "kind"}}}``; ``gap = eps / eps_lower - 1``. ``bounds`` restricts the
+    Returns ``{"eps", "eps_lower", "upper_by", "lower_by", "gap", "ratio", "seconds", "bounds":
+    {name: {"eps", "seconds", "kind"[, "note"]}}}``; ``ratio = eps / eps_lower`` (the gap between
+    what is guaranteed and what is provably not, ``inf`` when no lower bound is positive) and
+    ``gap = ratio - 1``. Above ``HEAVY_N_MAX[mechanism]`` users the bounds whose cost grows with
+    ``n`` are not evaluated (see :data:`HEAVY_N_MAX`); a ``note`` marks a bound that answered
+    trivially at the edge of its numerics' range. ``bounds`` restricts the
     upper bounds evaluated (lower bounds always run).
 
     ``parallel`` (default: when a CPU is idle, :func:`_spare_cpu`): the upper bounds that do not
@@ -347,7 +427,7 @@ def best_eps(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None
     table, lower_by, eps_lower, done = _evaluate_bounds(mechanism, eps0, n, delta, k, rtol, extra, names, parallel)
     for name in names:  # the order of ``bounds`` (default: upper_bounds'), as before
         value, sec = done[name]
-        table[name] = {"eps": min(value, eps0), "seconds": sec, "kind": "upper"}
+        table[name] = _entry(value if isinstance(value, _Trivial) else min(value, eps0), sec, "upper")
     upper_by = min(names, key=lambda nm: table[nm]["eps"])
     eps = table[upper_by]["eps"]
     if eps_lower > eps * (1 + 1e-9):
@@ -359,6 +439,7 @@ def best_eps(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None
         "upper_by": upper_by,
         "lower_by": lower_by,
         "gap": (eps / eps_lower - 1.0) if eps_lower > 0 else math.inf,
+        "ratio": (eps / eps_lower) if eps_lower > 0 else math.inf,
         "seconds": time.perf_counter() - start,
         "bounds": table,
     }

@@ -33,7 +33,7 @@ def register(subparsers, account_subparsers) -> None:
     p.add_argument("--g", help="olh: hash range (integer >= 2; default round(e^eps0 + 1))")
     p.add_argument("--eps0", required=True, help="local epsilon in (0, 50]")
     p.add_argument("--n", required=True, help="number of users (integer >= 2)")
-    p.add_argument("--delta", required=True, help="central delta in (0, 1)")
+    p.add_argument("--delta", required=True, help="central delta in [1e-300, 1)")
     p.add_argument("--rtol", default="1e-5", help="relative precision of every eps search (default 1e-5)")
     p.add_argument("--bounds", help="comma list of upper bounds to evaluate (default: all)")
     p.add_argument("--detail", action="store_true", help="also print every bound's eps and seconds")
@@ -112,7 +112,7 @@ def run_best(args) -> int:
             raise _usage(exc) from None
         out = {"mechanism": args.mechanism, "eps": res["eps"], "eps_lower": res["eps_lower"],
                "upper_by": res["upper_by"], "lower_by": res["lower_by"], "gap": res["gap"],
-               "seconds": res["seconds"]}
+               "ratio": res["ratio"], "seconds": res["seconds"]}
         if args.detail:
             out["bounds"] = res["bounds"]
         return out
