@@ -78,8 +78,9 @@ def forward_grid(mechs, ns, eps0s, delta, budget) -> list[dict]:
                 r.update(mechanism=m, n=n, eps0=e, in_budget=ok)
                 rows.append(r)
                 print(f"| {m} | {n} | {e} | {_fmt(a.get('eps'))} | {_fmt(a.get('eps_lower'))} | "
-                      f"{_fmt(a.get('ratio'))} | {a.get('upper_by', r['error'][:40])} | {a.get('lower_by', '-')} | "
-                      f"{r['rc']} | {r['wall']:.2f} | {r['cpu']:.2f} | {r['rss_mb']:.0f} | {'yes' if ok else 'NO'} |",
+                      f"{_fmt(a.get('ratio'))} | {a.get('upper_by', r['error'][:40])} | "
+                      f"{a.get('lower_by', '-')} | {r['rc']} | {r['wall']:.2f} | {r['cpu']:.2f} | "
+                      f"{r['rss_mb']:.0f} | {'yes' if ok else 'NO'} |",
                       flush=True)
     return rows
 
@@ -101,7 +102,8 @@ def inverse_grid(budget) -> list[dict]:
         rows.append(r)
         solve = extra[1]
         print(f"| {m} | {solve} at target {extra[3]} | {_fmt(a.get(solve))} | {_fmt(a.get('eps'))} | "
-              f"{extra[3]} | {r['rc']} | {r['wall']:.2f} | {r['cpu']:.2f} | {r['rss_mb']:.0f} | {'yes' if ok else 'NO'} |",
+              f"{extra[3]} | {r['rc']} | {r['wall']:.2f} | {r['cpu']:.2f} | {r['rss_mb']:.0f} | "
+              f"{'yes' if ok else 'NO'} |",
               flush=True)
     return rows
 

@@ -72,9 +72,11 @@ BEST_DELTA_MIN = 1e-300  # account best: smaller deltas are refused (subnormal d
 # windows, the exact pair-group-count lower bound) are evaluated; above it only the bounds with a
 # cost independent of n answer (variation ratio, clones, blanket: all evaluated at the real n; the
 # O(1) count-statistic lower bounds). Chosen so that one query stays under 2 s on one core.
-HEAVY_N_MAX = {"krr": 3 * 10**6, "general": 3 * 10**6, "subset-exp": 3 * 10**5, "oue": 3 * 10**5, "olh": 3 * 10**5}
+HEAVY_N_MAX = {"krr": 3 * 10**6, "general": 3 * 10**6,
+               "subset-exp": 10**5, "oue": 10**5, "olh": 5 * 10**4}
 # errors of a bound's numerics at the edge of its range: that bound alone then answers trivially
 # (eps0 for an upper bound, 0 for a lower bound), recorded in its ``note``; the others still answer
+VR_WINDOW_MAX = 20_000  # above HEAVY_N_MAX: the variation ratio's clone counts in blocks beyond this window
 _DEGENERATE = ("degenerate group split", "carry no mass of the other draws")
 
 
@@ -166,6 +168,7 @@ def upper_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | 
     eps0, n, delta, k = _check(mechanism, eps0, n, delta, k)
     out: dict[str, Callable[[], float]] = {}
     heavy = n <= HEAVY_N_MAX[mechanism]
+    window = None if heavy else VR_WINDOW_MAX
     if mechanism == "subset-exp" and s is not None and int(float(s)) > SUBSET_PAIRS_MAX:
         heavy = False
     if mechanism in GROUPED:
@@ -173,7 +176,8 @@ def upper_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | 
             pairs = grouped_pairs_for(mechanism, eps0, mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g))
             out["decomposition"] = _guarded(lambda: dec.decomposition_eps(
                 None, n, delta, pairs=pairs, rtol=rtol, guess=guess), eps0)
-        out["variation-ratio"] = lambda: vr.vr_eps(vr.vr_params("general", eps0), n, delta, rtol=rtol)
+        out["variation-ratio"] = lambda: vr.vr_eps(vr.vr_params("general", eps0), n, delta, rtol=rtol,
+                                                     window_max=window)
         out["blanket-hoeffding"] = lambda: blanket.eps_blanket(eps0, n, delta, mechanism="generic",
                                                                bound="hoeffding", rtol=rtol)
         out["blanket-bennett"] = lambda: blanket.eps_blanket(eps0, n, delta, mechanism="generic",
@@ -182,13 +186,15 @@ def upper_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | 
         if heavy:
             out["decomposition"] = _guarded(lambda: dec.decomposition_eps(
                 None, n, delta, pairs=dec.krr_pairs(k, eps0), rtol=rtol, guess=guess), eps0)
-        out["variation-ratio"] = lambda: vr.vr_eps(vr.vr_params("krr", eps0, k=k), n, delta, rtol=rtol)
+        out["variation-ratio"] = lambda: vr.vr_eps(vr.vr_params("krr", eps0, k=k), n, delta, rtol=rtol,
+                                                     window_max=window)
         out["blanket-hoeffding"] = lambda: blanket.eps_blanket(eps0, n, delta, mechanism="krr",
                                                                bound="hoeffding", k=k, rtol=rtol)
         out["blanket-bennett"] = lambda: blanket.eps_blanket(eps0, n, delta, mechanism="krr",
                                                              bound="bennett", k=k, rtol=rtol)
     else:
-        out["variation-ratio"] = lambda: vr.vr_eps(vr.vr_params("general", eps0), n, delta, rtol=rtol)
+        out["variation-ratio"] = lambda: vr.vr_eps(vr.vr_params("general", eps0), n, delta, rtol=rtol,
+                                                     window_max=window)
         out["blanket-hoeffding"] = lambda: blanket.eps_blanket(eps0, n, delta, mechanism="generic",
                                                                bound="hoeffding", rtol=rtol)
         out["blanket-bennett"] = lambda: blanket.eps_blanket(eps0, n, delta, mechanism="generic",
@@ -228,11 +234,12 @@ def lower_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | 
     # the worst-pair search: others split between the victim's two values (all on one, 2-98% splits,
     # every split for n <= 41), the exact law of the count of reports of the victim's second value
     out["worst-pair"] = lambda: lbm.krr_worst_pair(kk, eps0, n, delta, rtol=rtol)[0]
-    if kk >= 3:
+    if kk >= 3 and n <= HEAVY_N_MAX[mechanism]:
         # others all at a third value: the exact law of the counts of both of the victim's values
         # (a statistic the count search does not see; larger than it at every k >= 3 point of the
         # benchmark). For k = 2 its configurations are the search's m = 0 and m = n - 1.
-        out["pair-third-value"] = lambda: dec.krr_pair_lower_eps(kk, eps0, n, delta, rtol=rtol)[0]
+        out["pair-third-value"] = _guarded(
+            lambda: dec.krr_pair_lower_eps(kk, eps0, n, delta, rtol=rtol)[0], 0.0)
     if mechanism == "krr":
         out["witness"] = lambda: vr.witness_eps("krr", eps0, n, delta, k=k, rtol=rtol)
     else:
