@@ -67,7 +67,8 @@ def _fmt(x) -> str:
 
 def forward_grid(mechs, ns, eps0s, delta, budget) -> list[dict]:
     rows = []
-    print("| randomizer | n | eps0 | eps (upper) | lower | ratio | upper by | lower by | exit | wall s | CPU s | MB | in budget |")
+    print("| randomizer | n | eps0 | eps (upper) | lower | ratio | upper by | lower by | exit | wall s | CPU s "
+          "| MB | in budget |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for m in mechs:
         for n in ns:

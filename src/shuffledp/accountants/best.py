@@ -57,7 +57,8 @@ from shuffledp.accountants.validation import (
 )
 
 __all__ = ["MECHANISMS", "GROUPED", "mechanism_params", "grouped_pairs_for", "delta_upper", "upper_bounds",
-           "lower_bounds", "best_eps", "eps_local_for", "krr_eps_local"]
+           "lower_bounds", "best_eps", "eps_local_for", "krr_eps_local", "solve_eps0", "solve_n",
+           "group_count_lower_eps"]
 
 MECHANISMS = ("krr", "general", "subset-exp", "oue", "olh")
 GROUPED = ("subset-exp", "oue", "olh")
@@ -484,3 +485,120 @@ def krr_eps_local(k: int, eps_s: float, delta_s: float, n: int, *, rtol: float =
     n = check_n(n)
     return eps_local_for(lambda e: dec.decomposition_delta(None, n, eps_s, pairs=dec.krr_pairs(k, e)),
                          eps_s, delta_s, rtol=rtol)
+
+
+# --------------------------------------------------------------------------- inverse queries
+SOLVE_RTOL = 1e-3  # relative width of the final bracket of an inverse query (eps0 or n)
+
+
+def _forward(mechanism: str, eps0: float, n: int, delta: float, kw: dict, rtol: float) -> dict:
+    return best_eps(mechanism, eps0, n, delta, rtol=rtol, parallel=False, **kw)
+
+
+def _answer(kind: str, value, res: dict, target: float, bad, bad_res: dict | None, tol: float,
+            calls: int, start: float) -> dict:
+    """An inverse query's answer: the solved value, its forward call, the bracket's other end."""
+    out = {kind: value, "target_eps": target, "eps": res["eps"], "eps_lower": res["eps_lower"],
+           "ratio": res["ratio"], "upper_by": res["upper_by"], "lower_by": res["lower_by"],
+           "fails_at": bad, "eps_at_fail": None if bad_res is None else bad_res["eps"],
+           # the true eps at ``fails_at`` provably exceeds the target (its lower bound does)
+           "fail_certified": bool(bad_res is not None and bad_res["eps_lower"] > target),
+           "tolerance": tol, "forward_calls": calls, "seconds": time.perf_counter() - start}
+    return out
+
+
+def solve_eps0(mechanism: str, target_eps: float, n: int, delta: float, *, k=None, d=None, s=None,
+               g=None, rtol: float = 1e-5, tol: float = SOLVE_RTOL) -> dict:
+    """Largest local eps0 (in ``(0, BEST_EPS0_MAX]``) whose shuffled eps at ``n`` users and ``delta``
+    is at most ``target_eps`` by :func:`best_eps`'s upper bound.
+
+    Sound in direction: the returned ``eps0`` is a point where the forward call was made and gave
+    ``eps <= target_eps`` (returned beside it). ``eps0 = target_eps`` always qualifies (shuffling
+    eps-LDP reports is eps-DP; ``best_eps`` never answers above eps0), which starts the search;
+    bisection on ``log eps0`` stops when ``fails_at`` (a point whose forward eps exceeds the target)
+    is within ``tol`` (relative) of the answer, or returns ``BEST_EPS0_MAX`` when even it qualifies
+    (``fails_at`` is then None). The bound is not proven monotone in eps0: the answer is the edge of
+    the bracket kept, each end verified. ``fail_certified``: the lower bound at ``fails_at`` also
+    exceeds the target (no accountant could certify it there)."""
+    start = time.perf_counter()
+    target = check_eps0(target_eps, "target-eps", upper=math.inf)
+    n, delta = check_n(n), check_delta(delta)
+    if not (1e-9 <= tol <= 0.1):
+        raise AccountantDomainError("tolerance", f"{tol!r} must lie in [1e-9, 0.1]")
+    kw = {"k": k, "d": d, "s": s, "g": g}
+    lo = min(target, BEST_EPS0_MAX)
+    lo_res = _forward(mechanism, lo, n, delta, kw, rtol)
+    calls = 1
+    if lo == BEST_EPS0_MAX:
+        return _answer("eps0", lo, lo_res, target, None, None, tol, calls, start)
+    hi = BEST_EPS0_MAX
+    hi_res = _forward(mechanism, hi, n, delta, kw, rtol)
+    calls += 1
+    if hi_res["eps"] <= target:
+        return _answer("eps0", hi, hi_res, target, None, None, tol, calls, start)
+    while hi - lo > tol * lo:
+        mid = math.sqrt(lo * hi)
+        res = _forward(mechanism, mid, n, delta, kw, rtol)
+        calls += 1
+        if res["eps"] <= target:
+            lo, lo_res = mid, res
+        else:
+            hi, hi_res = mid, res
+    return _answer("eps0", lo, lo_res, target, hi, hi_res, tol, calls, start)
+
+
+def solve_n(mechanism: str, target_eps: float, eps0: float, delta: float, *, k=None, d=None, s=None,
+            g=None, rtol: float = 1e-5, tol: float = SOLVE_RTOL) -> dict:
+    """Smallest number of users ``n`` (in ``[2, N_MAX]``) whose shuffled eps at ``eps0`` and ``delta``
+    is at most ``target_eps`` by :func:`best_eps`'s upper bound.
+
+    Sound in direction: the returned ``n`` is a point where the forward call gave ``eps <=
+    target_eps``. It also holds at every larger n: the true worst-case eps does not increase with
+    n (the shuffled output of n + 1 users is a post-processing of that of n users: add one more
+    independent report), so it stays below the certified value. The search brackets the answer
+    from a start at n = 2 (if it qualifies) with steps guided by eps ~ 1/sqrt(n) and bisects on
+    ``log n`` until ``fails_at`` (a verified failing n) is within ``tol`` (relative, at least one
+    user) of the answer. A target not met at ``N_MAX`` users raises
+    :class:`AccountantDomainError` naming ``--target-eps``."""
+    from shuffledp.accountants.validation import N_MAX
+
+    start = time.perf_counter()
+    target = check_eps0(target_eps, "target-eps", upper=math.inf)
+    eps0, delta = check_eps0(eps0, upper=BEST_EPS0_MAX), check_delta(delta)
+    if not (1e-9 <= tol <= 0.1):
+        raise AccountantDomainError("tolerance", f"{tol!r} must lie in [1e-9, 0.1]")
+    kw = {"k": k, "d": d, "s": s, "g": g}
+    calls = 0
+
+    def f(m: int) -> dict:
+        nonlocal calls
+        calls += 1
+        return _forward(mechanism, eps0, m, delta, kw, rtol)
+
+    lo, lo_res = 2, f(2)
+    if lo_res["eps"] <= target:
+        return _answer("n", 2, lo_res, target, None, None, tol, calls, start)
+    top = f(N_MAX)
+    if top["eps"] > target:
+        raise AccountantDomainError("target-eps", f"{target!r} is not met at n <= {N_MAX:.0e} users "
+                                                  f"(eps there: {top['eps']:.6g})")
+    hi, hi_res = N_MAX, top
+    # guided steps: eps ~ c / sqrt(n) proposes n * (eps / target)^2 from the failing end
+    for _ in range(6):
+        if hi - lo <= max(1, tol * lo):
+            break
+        ratio = lo_res["eps"] / target
+        guess = int(min(max(lo * ratio * ratio * 1.02, lo + 1), hi - 1))
+        res = f(guess)
+        if res["eps"] <= target:
+            hi, hi_res = guess, res
+            break
+        lo, lo_res = guess, res
+    while hi - lo > max(1, tol * lo):
+        mid = max(lo + 1, min(hi - 1, int(math.sqrt(lo * hi))))
+        res = f(mid)
+        if res["eps"] <= target:
+            hi, hi_res = mid, res
+        else:
+            lo, lo_res = mid, res
+    return _answer("n", hi, hi_res, target, lo, lo_res, tol, calls, start)
