@@ -13,7 +13,7 @@ from shuffledp.commands._grid import int_like, parse_list, run_grid
 from shuffledp.errors import UsageError
 
 _NAME = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*): (.*)$", re.S)
-_FLAGS = {"mechanism", "k", "d", "s", "g", "eps0", "n", "delta", "rtol", "bounds", "target-eps", "solve"}
+_FLAGS = {"mechanism", "k", "d", "s", "g", "eps0", "n", "delta", "rtol", "bounds", "target-eps", "solve", "rounds"}
 
 
 def register(subparsers, account_subparsers) -> None:
@@ -41,6 +41,8 @@ def register(subparsers, account_subparsers) -> None:
                    help="inverse query: the largest eps0 (at --n) or the smallest n (at --eps0) whose "
                    "shuffled eps is at most --target-eps; the answer carries its forward eps")
     p.add_argument("--target-eps", help="the shuffled eps an inverse query (--solve) must meet")
+    p.add_argument("--rounds", help="also the eps at --delta after T rounds, a fresh shuffle each "
+                   "(integer in [1, 10000]; dominating pair of one round composed with dp_accounting)")
     p.set_defaults(func=run_best)
 
 
@@ -102,6 +104,8 @@ def _grid(args) -> dict:
 
 def _check_solve_flags(args) -> None:
     """``--solve`` and ``--target-eps`` together, and the solved flag not given."""
+    if args.solve is not None and args.rounds is not None:
+        raise UsageError("--rounds: not used with --solve")
     if args.solve is None:
         if args.target_eps is not None:
             raise UsageError("--target-eps: only used with --solve eps0 or --solve n")
@@ -146,6 +150,10 @@ def run_best(args) -> int:
     grid = _grid(args)
     if args.solve is not None:
         return _run_solve(args, best, rtol, grid)
+    rounds = None if args.rounds is None else parse_list(args.rounds, "rounds", int_like)
+    if rounds is not None and len(rounds) != 1:
+        raise UsageError("--rounds: one value")
+    rounds = None if rounds is None else rounds[0]
 
     def one(k, d, s, g, eps0, n, delta):
         try:
@@ -158,6 +166,16 @@ def run_best(args) -> int:
                "ratio": res["ratio"], "seconds": res["seconds"]}
         if args.detail:
             out["bounds"] = res["bounds"]
+        if rounds is not None:
+            from shuffledp.accountants import compose
+
+            try:
+                comp = compose.composed_eps(args.mechanism, eps0, n, delta, rounds, k=k, d=d, s=s, g=g,
+                                            rtol=rtol)
+            except ValueError as exc:
+                raise _usage(exc) from None
+            out.update(rounds=comp["rounds"], eps_composed=comp["eps"], round_eps=comp["round_eps"],
+                       round_delta=comp["round_delta"], round_upper_by=comp["round_upper_by"])
         return out
 
     return run_grid(grid, one)

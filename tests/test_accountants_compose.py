@@ -1,0 +1,71 @@
+"""Composition of ``account best`` over T rounds (issue 25, item 5): at T = 1 the one-round
+answer; at small n never below the composition of a real neighbouring pair's exact laws (a lower
+bound on the true T-round eps); monotone in T; the CLI flag."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from shuffledp.accountants import best, compose
+
+
+def test_one_round_is_the_forward_answer():
+    one = best.best_eps("krr", 1.0, 2_000, 1e-6, k=2, parallel=False)
+    res = compose.composed_eps("krr", 1.0, 2_000, 1e-6, 1, k=2)
+    assert res["eps"] == one["eps"] and res["rounds"] == 1
+    # the PLD path at T = 1 gives the same point back, rounded up by its discretisation only
+    via_pld = compose.composed_from_point(one["eps"], 1e-6, 1, 1e-6)
+    assert one["eps"] <= via_pld <= one["eps"] + 1.5e-4
+
+
+def _binary_rr_pair(n: int, eps0: float):
+    """Exact laws of the count of ones of shuffled binary RR, the other n - 1 users all holding 0,
+    the victim 0 or 1 (a real neighbouring pair)."""
+    ph = math.exp(eps0) / (1 + math.exp(eps0))
+    others = stats.binom.pmf(np.arange(n), n - 1, 1 - ph)
+    pad, base = np.concatenate([[0.0], others]), np.concatenate([others, [0.0]])
+    return (1 - ph) * pad + ph * base, ph * pad + (1 - ph) * base
+
+
+@pytest.mark.parametrize("n,eps0,rounds", [(20, 1.0, 10), (50, 2.0, 30)])
+def test_never_below_the_composed_exact_pair(n, eps0, rounds):
+    """The T-fold composition of a real pair (dp_accounting's optimistic PLD of its exact pmfs:
+    rounded down, a lower bound on that pair's composed eps) lower-bounds the true T-round eps;
+    our composed upper bound stays above it."""
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    p, q = _binary_rr_pair(n, eps0)
+    logs = [{i: float(v) for i, v in enumerate(np.log(a)) if np.isfinite(v)} for a in (p, q)]
+    pair = pld.from_two_probability_mass_functions(logs[0], logs[1], pessimistic_estimate=False,
+                                                   value_discretization_interval=1e-4, symmetric=False)
+    exact = pair.self_compose(rounds).get_epsilon_for_delta(1e-6)
+    ours = compose.composed_eps("krr", eps0, n, 1e-6, rounds, k=2)["eps"]
+    assert exact <= ours
+    assert ours <= rounds * eps0
+
+
+def test_monotone_in_rounds_and_below_basic_composition():
+    res = [compose.composed_eps("krr", 1.0, 10_000, 1e-6, t, k=10) for t in (1, 10, 100)]
+    eps = [r["eps"] for r in res]
+    assert eps[0] < eps[1] < eps[2]
+    # never worse than basic composition at delta / T per round (a grid point) up to discretisation
+    basic = 100 * best.best_eps("krr", 1.0, 10_000, 1e-6 / 100 * 0.5, k=10, parallel=False)["eps"]
+    assert eps[2] <= basic + 100 * 1e-4
+
+
+def test_cli_rounds():
+    base = [sys.executable, "-m", "shuffledp", "account", "best", "--mechanism", "krr", "--k", "2",
+            "--eps0", "1", "--n", "1000", "--delta", "1e-6"]
+    proc = subprocess.run([*base, "--rounds", "10"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["rounds"] == 10 and out["eps"] <= out["eps_composed"] <= 10 * 1.0
+    proc = subprocess.run([*base, "--rounds", "0"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "--rounds" in proc.stderr
