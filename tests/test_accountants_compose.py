@@ -20,9 +20,25 @@ def test_one_round_is_the_forward_answer():
     one = best.best_eps("krr", 1.0, 2_000, 1e-6, k=2, parallel=False)
     res = compose.composed_eps("krr", 1.0, 2_000, 1e-6, 1, k=2)
     assert res["eps"] == one["eps"] and res["rounds"] == 1
-    # the PLD path at T = 1 gives the same point back, rounded up by its discretisation only
+    # the PLD paths at T = 1 give the same point back, rounded up by their discretisation only
     via_pld = compose.composed_from_point(one["eps"], 1e-6, 1, 1e-6)
     assert one["eps"] <= via_pld <= one["eps"] + 1.5e-4
+    via_pair = compose.composed_profile([(1.0, 0.0), (one["eps"], 1e-6)], 1, 1e-6)
+    assert one["eps"] - 1e-9 <= via_pair <= one["eps"] + 1.5e-4
+
+
+def test_tradeoff_pair_meets_every_point_exactly():
+    """The pair built from a profile has, at each point's eps, hockey-stick divergence at most that
+    point's delta in both directions (and equal for a single point): it is (eps_i, delta_i)-DP."""
+    from shuffledp.accountants.hockey_stick import hockey_stick
+
+    points = [(3.0, 0.0), (0.8, 1e-3), (0.4, 1e-2), (1.5, 1e-6)]
+    p, q = compose.tradeoff_pair(points)
+    assert p.sum() == pytest.approx(1.0) and q.sum() == pytest.approx(1.0)
+    for eps, dlt in points:
+        assert hockey_stick(p, q, eps) <= dlt + 1e-12 and hockey_stick(q, p, eps) <= dlt + 1e-12
+    p1, q1 = compose.tradeoff_pair([(0.5, 1e-4)])
+    assert hockey_stick(p1, q1, 0.5) == pytest.approx(1e-4, rel=1e-9)
 
 
 def _binary_rr_pair(n: int, eps0: float):
@@ -55,9 +71,11 @@ def test_monotone_in_rounds_and_below_basic_composition():
     res = [compose.composed_eps("krr", 1.0, 10_000, 1e-6, t, k=10) for t in (1, 10, 100)]
     eps = [r["eps"] for r in res]
     assert eps[0] < eps[1] < eps[2]
-    # never worse than basic composition at delta / T per round (a grid point) up to discretisation
-    basic = 100 * best.best_eps("krr", 1.0, 10_000, 1e-6 / 100 * 0.5, k=10, parallel=False)["eps"]
-    assert eps[2] <= basic + 100 * 1e-4
+    # the profile pair is never worse than its own points alone: the one-point RR pair composed
+    for t, r in zip((10, 100), res[1:], strict=True):
+        for e1, d1 in r["profile"]:
+            if 0 < d1 < 1e-6 / t:
+                assert r["eps"] <= compose.composed_from_point(e1, d1, t, 1e-6) + t * 2e-4
 
 
 def test_cli_rounds():

@@ -1,33 +1,34 @@
 """Composition of ``account best`` over T rounds, a fresh shuffle each round (issue 25, item 5).
 
-Each round is the shuffled mechanism of :func:`shuffledp.accountants.best.best_eps`. For any
-per-round ``delta_1``, ``best_eps`` certifies the round ``(eps_1, delta_1)``-DP (its upper bound,
-both directions of every neighbouring pair). A mechanism that is ``(eps_1, delta_1)``-DP is
-dominated by the privacy-loss distribution of the ``(eps_1, delta_1)`` randomized-response pair
-(loss ``+eps_1``, ``-eps_1``, ``+inf`` with mass ``delta_1``; Kairouz, Oh and Viswanath; the
-construction is dp_accounting's ``from_privacy_parameters``, whose losses are rounded up), and
-dominating pairs compose: the T-fold composition of that PLD (dp_accounting's FFT
-``self_compose``, its truncated tail added to the infinite mass, i.e. pessimistic) bounds the
-T-round mechanism's delta at every eps. The answer is the smallest composed eps over a grid of
-``delta_1`` (each one a valid bound, so is their minimum), and never above ``T eps0`` (each round
-is eps0-DP: shuffling eps0-LDP reports).
+Each round is the shuffled mechanism of :func:`shuffledp.accountants.best.best_eps`, which
+certifies it ``(eps_i, delta_i)``-DP (both directions of every neighbouring pair) at every delta
+asked: a privacy profile, here at the deltas of :func:`profile_deltas` and the pure point
+``(eps0, 0)`` (shuffling eps0-LDP reports is eps0-DP). :func:`tradeoff_pair` turns these points
+into one discrete dominating pair (the trade-off function they imply together, in the f-DP view of
+Dong, Roth and Su), exported as a privacy-loss distribution to dp_accounting (pessimistic:
+losses rounded up, both directions) and self-composed T times by its FFT (the truncated tail
+added to the infinite mass). The composed eps at ``delta`` is an upper bound for T adaptive
+rounds; it is never reported above ``T eps0``.
 
-What this is not: the round's dominating pair here is built from one point of its privacy
-profile. The exact profile (every (eps, delta) the decomposition certifies) would give a tighter
-pair; that export is not built yet.
+Looseness: the pair is the least private one with the computed profile points, so between the
+points it is more pessimistic than the round's real profile; more points tighten it.
+:func:`composed_from_point` (one point, the (eps, delta) randomized-response pair) is kept as a
+reference that the profile pair must not exceed.
 """
 
 from __future__ import annotations
 
+import math
 import time
 
-from shuffledp.accountants.validation import AccountantDomainError, check_delta, check_int
+import numpy as np
 
-__all__ = ["ROUNDS_MAX", "SPLITS", "composed_from_point", "composed_eps"]
+from shuffledp.accountants.validation import check_delta, check_int
+
+__all__ = ["ROUNDS_MAX", "composed_from_point", "tradeoff_pair", "composed_profile", "composed_eps",
+           "profile_deltas"]
 
 ROUNDS_MAX = 10_000
-# per-round delta_1 = delta / T * split: the grid searched (a fine grid changes the answer little)
-SPLITS = (0.5, 0.2, 0.05, 0.01, 1e-3, 1e-4)
 SUPPORT_MAX = 2_000_000  # discretisation coarsened so that the composed PLD stays this short
 
 
@@ -50,33 +51,91 @@ def composed_from_point(eps1: float, delta1: float, rounds: int, delta: float) -
     return float(many.get_epsilon_for_delta(delta))
 
 
+def tradeoff_pair(points) -> tuple[np.ndarray, np.ndarray]:
+    """A dominating pair ``(P, Q)`` of every mechanism that is ``(eps_i, delta_i)``-DP for all the
+    given points (both directions).
+
+    Each point means the trade-off function (type II error at type I error ``alpha``) is at least
+    ``max(0, 1 - delta_i - e^eps_i alpha, e^-eps_i (1 - delta_i - alpha))`` (Wasserman and Zhou;
+    Dong, Roth and Su, Prop. 2.5); all of them together, at least their upper envelope ``f``,
+    convex, piecewise linear and symmetric. ``f`` is the trade-off function of a discrete pair:
+    one atom per linear piece of slope ``-s`` over a stretch of length ``l`` of ``alpha`` (mass ``l``
+    under P, ``s l`` under Q), plus an atom of Q-mass ``1 - f(0)`` that P never outputs. Every
+    mechanism with trade-off at least ``f`` is dominated by that pair, and dominance composes
+    (Dong, Roth and Su, Thm. 3.2)."""
+    lines = []  # (intercept, slope) of f >= intercept - slope * alpha
+    for eps, dlt in points:
+        ee = math.exp(min(eps, 700.0))
+        lines.append((1.0 - dlt, ee))
+        lines.append(((1.0 - dlt) / ee, 1.0 / ee))
+    lines.append((0.0, 0.0))
+    cands = {0.0, 1.0}
+    for i, (a1, s1) in enumerate(lines):
+        for a2, s2 in lines[i + 1:]:
+            if s1 != s2:
+                x = (a1 - a2) / (s1 - s2)
+                if 0.0 < x < 1.0:
+                    cands.add(x)
+    xs = np.array(sorted(cands))
+    inter = np.array([a for a, _ in lines])
+    slope = np.array([sl for _, sl in lines])
+    fx = np.max(inter[None, :] - slope[None, :] * xs[:, None], axis=1)
+    length = np.diff(xs)
+    drop = np.maximum(fx[:-1] - fx[1:], 0.0)
+    keep = length > 0
+    p = np.append(length[keep], 0.0)
+    q = np.append(drop[keep], max(1.0 - fx[0], 0.0))
+    return p / p.sum(), q / q.sum()
+
+
+def composed_profile(points, rounds: int, delta: float, *, discretization: float = 1e-4) -> float:
+    """Upper bound on the eps at ``delta`` of ``rounds`` adaptive rounds, each ``(eps_i, delta_i)``-DP
+    for every point: the :func:`tradeoff_pair` composed with dp_accounting (pessimistic PLD of the
+    pair, both directions; FFT self-composition, truncated tail added to the infinite mass)."""
+    from shuffledp.accountants.hockey_stick import pld_from_pmfs
+
+    rounds = check_int(rounds, "rounds", 1, ROUNDS_MAX)
+    p, q = tradeoff_pair(points)
+    top = max(eps for eps, _ in points)
+    disc = max(discretization, 2.0 * rounds * max(top, 1e-12) / SUPPORT_MAX)
+    pld = pld_from_pmfs(p, q, discretization=disc, pessimistic=True)
+    if rounds > 1:
+        pld = pld.self_compose(rounds, tail_mass_truncation=min(1e-15, 1e-3 * delta))
+    return float(pld.get_epsilon_for_delta(delta))
+
+
 def composed_eps(mechanism: str, eps0: float, n: int, delta: float, rounds: int, *, k=None, d=None,
                  s=None, g=None, rtol: float = 1e-5) -> dict:
-    """Smallest eps over :data:`SPLITS` such that ``rounds`` fresh shuffles of ``n`` reports are
-    ``(eps, delta)``-DP (see the module doc); with the per-round point that gave it."""
+    """Upper bound on the eps at ``delta`` of ``rounds`` fresh shuffles of ``n`` reports: the
+    round's privacy profile from :func:`best.best_eps` at the deltas of :func:`profile_deltas`
+    (and ``(eps0, 0)``), its dominating pair (:func:`tradeoff_pair`) composed with dp_accounting;
+    never above ``T eps0``. One round (``rounds = 1``) is the forward answer itself."""
     from shuffledp.accountants import best
 
     start = time.perf_counter()
     rounds = check_int(rounds, "rounds", 1, ROUNDS_MAX)
     delta = check_delta(delta)
-    if delta / rounds < best.BEST_DELTA_MIN:
-        raise AccountantDomainError("rounds", f"delta / rounds must be >= {best.BEST_DELTA_MIN:g}")
     kw = {"k": k, "d": d, "s": s, "g": g}
-    out = None
-    for split in SPLITS if rounds > 1 else (1.0,):
-        delta1 = delta / rounds * split
-        if delta1 < best.BEST_DELTA_MIN:
-            continue
-        one = best.best_eps(mechanism, eps0, n, delta1, rtol=rtol, parallel=False, **kw)
-        if rounds == 1:
-            eps_t = one["eps"]   # one round: its own (eps, delta)
-        else:
-            eps_t = composed_from_point(one["eps"], delta1, rounds, delta)
-        if out is None or eps_t < out["eps"]:
-            out = {"eps": eps_t, "round_eps": one["eps"], "round_delta": delta1,
-                   "round_upper_by": one["upper_by"]}
-    pure = rounds * float(eps0)  # each round is eps0-DP
-    if pure <= out["eps"]:
-        out.update(eps=pure, round_eps=float(eps0), round_delta=0.0, round_upper_by="pure-ldp")
-    out.update(rounds=rounds, seconds=time.perf_counter() - start)
+    if rounds == 1:
+        one = best.best_eps(mechanism, eps0, n, delta, rtol=rtol, parallel=False, **kw)
+        return {"eps": one["eps"], "rounds": 1, "profile": [(one["eps"], delta)],
+                "seconds": time.perf_counter() - start}
+    points = [(float(eps0), 0.0)]
+    for dlt in profile_deltas(delta, rounds):
+        points.append((best.best_eps(mechanism, eps0, n, dlt, rtol=rtol, parallel=False, **kw)["eps"], dlt))
+    eps_t = min(composed_profile(points, rounds, delta), rounds * float(eps0))
+    return {"eps": eps_t, "rounds": rounds, "profile": points, "seconds": time.perf_counter() - start}
+
+
+def profile_deltas(delta: float, rounds: int) -> list[float]:
+    """The deltas at which one round's eps is computed: powers of ten from 0.1 down to
+    ``1e-3 delta / rounds`` (at least 1e-300)."""
+    from shuffledp.accountants import best
+
+    low = max(1e-3 * delta / rounds, best.BEST_DELTA_MIN)
+    out, j = [], 1
+    while 10.0 ** -j >= low:
+        out.append(10.0 ** -j)
+        j += 1
+    out.append(low)
     return out

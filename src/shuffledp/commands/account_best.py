@@ -42,7 +42,8 @@ def register(subparsers, account_subparsers) -> None:
                    "shuffled eps is at most --target-eps; the answer carries its forward eps")
     p.add_argument("--target-eps", help="the shuffled eps an inverse query (--solve) must meet")
     p.add_argument("--rounds", help="also the eps at --delta after T rounds, a fresh shuffle each "
-                   "(integer in [1, 10000]; dominating pair of one round composed with dp_accounting)")
+                   "(integer in [1, 10000]; the dominating pair of one round's privacy profile composed with "
+                   "dp_accounting)")
     p.set_defaults(func=run_best)
 
 
@@ -174,8 +175,8 @@ def run_best(args) -> int:
                                             rtol=rtol)
             except ValueError as exc:
                 raise _usage(exc) from None
-            out.update(rounds=comp["rounds"], eps_composed=comp["eps"], round_eps=comp["round_eps"],
-                       round_delta=comp["round_delta"], round_upper_by=comp["round_upper_by"])
+            out.update(rounds=comp["rounds"], eps_composed=comp["eps"],
+                       round_profile=[list(pt) for pt in comp["profile"]])
         return out
 
     return run_grid(grid, one)
