@@ -1,4 +1,4 @@
-"""Composition of ``account best`` over T rounds, a fresh shuffle each round (issue 25, item 5).
+"""Composition of ``account best`` over T rounds, a fresh shuffle each round.
 
 Each round is the shuffled mechanism of :func:`shuffledp.accountants.best.best_eps`, which
 certifies it ``(eps_i, delta_i)``-DP (both directions of every neighbouring pair) at every delta
