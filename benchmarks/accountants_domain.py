@@ -2,14 +2,16 @@
 
     python benchmarks/accountants_domain.py [--n 1e3,1e4,1e6,1e9,1e12,1e15] [--eps0 0.5,2,8,30,50]
         [--delta 1e-6] [--mechanisms krr2,krr10,general,oue,olh,olh2,subset-exp] [--inverse]
-        [--budget 2] [--json FILE]
+        [--rounds] [--skip-forward] [--budget 2] [--json FILE]
 
 Every query runs as a user runs it: a new process (imports included) pinned to one CPU (so
 ``best_eps`` runs on one thread), its wall time, CPU time (user + system: less sensitive to the
 other users of a shared machine) and peak resident memory taken from ``wait4``. For each query the
 table shows the upper bound, the lower bound, their ratio, which bound gave each, the exit status
 and whether the query met the budget (CPU seconds under ``--budget`` and memory under 1 GB).
-``--inverse`` adds the inverse queries (``--solve eps0`` and ``--solve n``) at a few targets.
+``--inverse`` adds the inverse queries (``--solve eps0`` and ``--solve n``) at a few targets,
+``--rounds`` the composition over T = 1, 10, 100 rounds (``--rounds T``; its time and memory are
+reported, the 2 s budget is the forward query's).
 
 Prints Markdown tables and the load average (the machine is shared: wall times are inflated).
 """
@@ -109,6 +111,21 @@ def inverse_grid(budget) -> list[dict]:
     return rows
 
 
+def compose_grid(budget) -> list[dict]:
+    rows = []
+    print("\n| randomizer | n | eps0 | T | eps one round | eps after T rounds | T eps0 | exit | wall s | CPU s | MB |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for m in ("krr2", "krr10", "general", "oue"):
+        for t in ("1", "10", "100"):
+            r = measured([*MECHS[m], "--eps0", "1", "--n", "1e4", "--delta", "1e-6", "--rounds", t])
+            a = r.get("answer", {})
+            r.update(mechanism=m, rounds=t, in_budget=r["rc"] == 0)
+            rows.append(r)
+            print(f"| {m} | 1e4 | 1 | {t} | {_fmt(a.get('eps'))} | {_fmt(a.get('eps_composed'))} | {t} | "
+                  f"{r['rc']} | {r['wall']:.2f} | {r['cpu']:.2f} | {r['rss_mb']:.0f} |", flush=True)
+    return rows
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", default="1e3,1e4,1e6,1e9,1e12,1e15")
@@ -117,6 +134,8 @@ def main(argv=None) -> int:
     ap.add_argument("--mechanisms", default=",".join(MECHS))
     ap.add_argument("--budget", type=float, default=2.0, help="CPU seconds per query")
     ap.add_argument("--inverse", action="store_true", help="also time the inverse queries")
+    ap.add_argument("--rounds", action="store_true", help="also T = 1, 10, 100 rounds (--rounds)")
+    ap.add_argument("--skip-forward", action="store_true", help="skip the forward grid")
     ap.add_argument("--json", help="write every measurement to this file")
     args = ap.parse_args(argv)
     mechs = [m.strip() for m in args.mechanisms.split(",")]
@@ -124,9 +143,12 @@ def main(argv=None) -> int:
     if unknown:
         ap.error(f"--mechanisms: unknown {', '.join(unknown)}")
     print(f"load average at start: {os.getloadavg()}")
-    rows = forward_grid(mechs, args.n.split(","), args.eps0.split(","), args.delta, args.budget)
+    rows = [] if args.skip_forward else forward_grid(mechs, args.n.split(","), args.eps0.split(","),
+                                                      args.delta, args.budget)
     if args.inverse:
         rows += inverse_grid(args.budget)
+    if args.rounds:
+        rows += compose_grid(args.budget)
     print(f"\nload average at end: {os.getloadavg()}; queries over budget: "
           f"{sum(not r['in_budget'] for r in rows)} of {len(rows)}")
     if args.json:
