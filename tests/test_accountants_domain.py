@@ -146,3 +146,14 @@ def test_outside_the_domain_one_line_naming_the_flag(args, flag):
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and flag in lines[0], proc.stderr
+
+
+@pytest.mark.parametrize("mech,eps0,n,delta", [("laplace", 500.0, 1000, 1e-6), ("generic", 500.0, 10**15, 1e-300),
+                                               ("krr", 50.0, 2, 1e-300), ("generic", 1e-3, 10**15, 0.999)])
+def test_blanket_answers_at_the_edges(mech, eps0, n, delta):
+    """Where the lemma's constants overflow (Laplace at eps0 = 500 divided by zero) or the rate
+    underflows, the blanket bound answers a finite eps in [0, eps0] (eps0: nothing certified)."""
+    kw = {"k": 2} if mech == "krr" else {}
+    for bound in ("hoeffding", "bennett"):
+        eps = blanket.eps_blanket(eps0, n, delta, mechanism=mech, bound=bound, **kw)
+        assert math.isfinite(eps) and 0.0 <= eps <= eps0
