@@ -491,6 +491,23 @@ def krr_eps_local(k: int, eps_s: float, delta_s: float, n: int, *, rtol: float =
 SOLVE_RTOL = 1e-3  # relative width of the final bracket of an inverse query (eps0 or n)
 
 
+SOLVE_PROBE_ROUNDS = 4  # interpolation rounds of an inverse query before plain bisection
+
+
+def _gap_log(res: dict, target: float) -> float:
+    """``log(eps / target)`` of a forward answer (eps = 0 counted as 1e-300)."""
+    return math.log(max(res["eps"], 1e-300)) - math.log(target)
+
+
+def _crossing(a: float, b: float, ga: float, gb: float) -> float:
+    """Where the line through ``(a, ga)`` and ``(b, gb)`` crosses 0 (log-log interpolation of the
+    forward eps), kept inside ``[a, b]`` away from its ends; only a proposal: the inverse queries
+    evaluate both sides of it and keep what the forward calls verify."""
+    x = 0.5 * (a + b) if gb == ga else a - ga * (b - a) / (gb - ga)
+    margin = 1e-3 * (b - a)
+    return min(max(x, a + margin), b - margin)
+
+
 def _forward(mechanism: str, eps0: float, n: int, delta: float, kw: dict, rtol: float) -> dict:
     return best_eps(mechanism, eps0, n, delta, rtol=rtol, parallel=False, **kw)
 
@@ -518,7 +535,8 @@ def solve_eps0(mechanism: str, target_eps: float, n: int, delta: float, *, k=Non
     bisection on ``log eps0`` stops when ``fails_at`` (a point whose forward eps exceeds the target)
     is within ``tol`` (relative) of the answer, or returns ``BEST_EPS0_MAX`` when even it qualifies
     (``fails_at`` is then None). The bound is not proven monotone in eps0: the answer is the edge of
-    the bracket kept, each end verified. ``fail_certified``: the lower bound at ``fails_at`` also
+    the bracket kept, each end verified; the bracket is first narrowed by probing both sides of
+    the log-log interpolated crossing (a few rounds). ``fail_certified``: the lower bound at ``fails_at`` also
     exceeds the target (no accountant could certify it there)."""
     start = time.perf_counter()
     target = check_eps0(target_eps, "target-eps", upper=math.inf)
@@ -536,6 +554,19 @@ def solve_eps0(mechanism: str, target_eps: float, n: int, delta: float, *, k=Non
     calls += 1
     if hi_res["eps"] <= target:
         return _answer("eps0", hi, hi_res, target, None, None, tol, calls, start)
+    for _ in range(SOLVE_PROBE_ROUNDS):
+        if hi - lo <= tol * lo:
+            break
+        x = _crossing(math.log(lo), math.log(hi), _gap_log(lo_res, target), _gap_log(hi_res, target))
+        for probe in (math.exp(x) * (1.0 - 0.3 * tol), math.exp(x) * (1.0 + 0.3 * tol)):
+            if not (lo < probe < hi):
+                continue
+            res = _forward(mechanism, probe, n, delta, kw, rtol)
+            calls += 1
+            if res["eps"] <= target:
+                lo, lo_res = probe, res
+            else:
+                hi, hi_res = probe, res
     while hi - lo > tol * lo:
         mid = math.sqrt(lo * hi)
         res = _forward(mechanism, mid, n, delta, kw, rtol)
@@ -556,8 +587,9 @@ def solve_n(mechanism: str, target_eps: float, eps0: float, delta: float, *, k=N
     target_eps``. It also holds at every larger n: the true worst-case eps does not increase with
     n (the shuffled output of n + 1 users is a post-processing of that of n users: add one more
     independent report), so it stays below the certified value. The search brackets the answer
-    from a start at n = 2 (if it qualifies) with steps guided by eps ~ 1/sqrt(n) and bisects on
-    ``log n`` until ``fails_at`` (a verified failing n) is within ``tol`` (relative, at least one
+    between n = 2 (if it qualifies, the answer) and ``N_MAX``, steps from the failing end by
+    eps ~ 1/sqrt(n), probes both sides of the log-log interpolated crossing (a few rounds) and
+    then bisects on ``log n`` until ``fails_at`` (a verified failing n) is within ``tol`` (relative, at least one
     user) of the answer. A target not met at ``N_MAX`` users raises
     :class:`AccountantDomainError` naming ``--target-eps``."""
     from shuffledp.accountants.validation import N_MAX
@@ -583,17 +615,29 @@ def solve_n(mechanism: str, target_eps: float, eps0: float, delta: float, *, k=N
         raise AccountantDomainError("target-eps", f"{target!r} is not met at n <= {N_MAX:.0e} users "
                                                   f"(eps there: {top['eps']:.6g})")
     hi, hi_res = N_MAX, top
-    # guided steps: eps ~ c / sqrt(n) proposes n * (eps / target)^2 from the failing end
-    for _ in range(6):
-        if hi - lo <= max(1, tol * lo):
+    # first steps from the failing end by eps ~ c / sqrt(n) (the far end may have eps = 0)
+    for _ in range(3):
+        guess = int(min(max(lo * (lo_res["eps"] / target) ** 2 * 1.02, lo + 1), hi - 1))
+        if hi - lo <= max(1, tol * lo) or not lo < guess < hi:
             break
-        ratio = lo_res["eps"] / target
-        guess = int(min(max(lo * ratio * ratio * 1.02, lo + 1), hi - 1))
         res = f(guess)
         if res["eps"] <= target:
             hi, hi_res = guess, res
             break
         lo, lo_res = guess, res
+    for _ in range(SOLVE_PROBE_ROUNDS):
+        if hi - lo <= max(1, tol * lo):
+            break
+        x = math.exp(_crossing(math.log(lo), math.log(hi), _gap_log(lo_res, target),
+                               _gap_log(hi_res, target)))
+        for probe in sorted({math.floor(x * (1.0 - 0.3 * tol)), math.ceil(x * (1.0 + 0.3 * tol))}):
+            if not (lo < probe < hi):
+                continue
+            res = f(probe)
+            if res["eps"] <= target:
+                hi, hi_res = probe, res
+            else:
+                lo, lo_res = probe, res
     while hi - lo > max(1, tol * lo):
         mid = max(lo + 1, min(hi - 1, int(math.sqrt(lo * hi))))
         res = f(mid)
