@@ -157,3 +157,21 @@ def test_blanket_answers_at_the_edges(mech, eps0, n, delta):
     for bound in ("hoeffding", "bennett"):
         eps = blanket.eps_blanket(eps0, n, delta, mechanism=mech, bound=bound, **kw)
         assert math.isfinite(eps) and 0.0 <= eps <= eps0
+
+
+def test_edge_of_numerics_answers_trivially_with_a_note():
+    """OUE at eps0 = 45: the pair-group-counts lower bound's group split rounds to 0/1; it answers
+    0 with a note, the O(1) count bound and every upper bound still answer, lower <= upper."""
+    res = best.best_eps("oue", 45.0, 1000, 1e-6, d=10, parallel=False)
+    entry = res["bounds"]["pair-group-counts"]
+    assert entry["eps"] == 0.0 and "degenerate group split" in entry["note"]
+    assert 0.0 < res["eps_lower"] <= res["eps"] <= 45.0
+    assert res["ratio"] == pytest.approx(res["eps"] / res["eps_lower"])
+
+
+def test_huge_n_skips_the_sqrt_n_bounds():
+    """Above HEAVY_N_MAX only bounds of fixed cost run (no decomposition, no pair-group-counts)."""
+    n = best.HEAVY_N_MAX["oue"] + 1
+    assert "decomposition" not in best.upper_bounds("oue", 1.0, n, 1e-6, d=10)
+    assert set(best.lower_bounds("oue", 1.0, n, 1e-6, d=10)) == {"group-one-count"}
+    assert "decomposition" in best.upper_bounds("oue", 1.0, n - 1, 1e-6, d=10)
