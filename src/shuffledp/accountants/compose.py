@@ -10,6 +10,11 @@ losses rounded up, both directions) and self-composed T times by its FFT (the tr
 added to the infinite mass). The composed eps at ``delta`` is an upper bound for T adaptive
 rounds; it is never reported above ``T eps0``.
 
+Floating point: the trade-off lines are ``1 - delta - e^eps alpha``; for delta below
+:data:`PROFILE_DELTA_MIN` the double ``1 - delta`` would lose delta's digits (at 1e-20 it is 1,
+which would make the round look pure eps-DP: optimistic), so such points are refused, and every
+line is rounded against us (intercept down, slope up by two ulps).
+
 Looseness: the pair is the least private one with the computed profile points, so between the
 points it is more pessimistic than the round's real profile; more points tighten it.
 :func:`composed_from_point` (one point, the (eps, delta) randomized-response pair) is kept as a
@@ -29,6 +34,8 @@ __all__ = ["ROUNDS_MAX", "composed_from_point", "tradeoff_pair", "composed_profi
            "profile_deltas"]
 
 ROUNDS_MAX = 10_000
+PROFILE_DELTA_MIN = 1e-10  # smaller profile deltas are not used: 1 - delta keeps >= 6 of their digits
+PROFILE_POINTS = 16      # at most this many deltas of the round's profile (one forward call each)
 SUPPORT_MAX = 2_000_000  # discretisation coarsened so that the composed PLD stays this short
 
 
@@ -51,6 +58,14 @@ def composed_from_point(eps1: float, delta1: float, rounds: int, delta: float) -
     return float(many.get_epsilon_for_delta(delta))
 
 
+def _down(x: float) -> float:
+    return math.nextafter(math.nextafter(x, -math.inf), -math.inf)
+
+
+def _up(x: float) -> float:
+    return math.nextafter(math.nextafter(x, math.inf), math.inf)
+
+
 def tradeoff_pair(points) -> tuple[np.ndarray, np.ndarray]:
     """A dominating pair ``(P, Q)`` of every mechanism that is ``(eps_i, delta_i)``-DP for all the
     given points (both directions).
@@ -65,9 +80,13 @@ def tradeoff_pair(points) -> tuple[np.ndarray, np.ndarray]:
     (Dong, Roth and Su, Thm. 3.2)."""
     lines = []  # (intercept, slope) of f >= intercept - slope * alpha
     for eps, dlt in points:
+        if 0.0 < dlt < PROFILE_DELTA_MIN:
+            raise ValueError(f"delta {dlt!r} below {PROFILE_DELTA_MIN:g}: 1 - delta would lose its digits")
         ee = math.exp(min(eps, 700.0))
-        lines.append((1.0 - dlt, ee))
-        lines.append(((1.0 - dlt) / ee, 1.0 / ee))
+        # every line rounded against us (intercept down, slope up): the envelope only gets lower,
+        # i.e. the pair less private
+        lines.append((_down(1.0 - dlt), _up(ee)))
+        lines.append((_down((1.0 - dlt) / ee), _up(1.0 / ee)))
     lines.append((0.0, 0.0))
     cands = {0.0, 1.0}
     for i, (a1, s1) in enumerate(lines):
@@ -129,13 +148,14 @@ def composed_eps(mechanism: str, eps0: float, n: int, delta: float, rounds: int,
 
 def profile_deltas(delta: float, rounds: int) -> list[float]:
     """The deltas at which one round's eps is computed: powers of ten from 0.1 down to
-    ``1e-3 delta / rounds`` (at least 1e-300)."""
-    from shuffledp.accountants import best
-
-    low = max(1e-3 * delta / rounds, best.BEST_DELTA_MIN)
-    out, j = [], 1
-    while 10.0 ** -j >= low:
-        out.append(10.0 ** -j)
-        j += 1
-    out.append(low)
+    ``1e-3 delta / rounds`` (at least :data:`PROFILE_DELTA_MIN`), every decade (or evenly spaced
+    decades, at most :data:`PROFILE_POINTS`), and that lowest delta. Below the smallest point the
+    pair keeps only the pure point ``(eps0, 0)``: for targets far below it, the composition
+    tends to ``T eps0``."""
+    low = max(1e-3 * delta / rounds, PROFILE_DELTA_MIN)
+    decades = int(math.floor(-math.log10(low)))
+    step = max(1, math.ceil(decades / PROFILE_POINTS))
+    out = [10.0 ** -j for j in range(1, decades + 1, step)]
+    if not out or out[-1] > low:
+        out.append(low)
     return out
