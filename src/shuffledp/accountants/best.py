@@ -57,14 +57,28 @@ from shuffledp.accountants.validation import (
 )
 
 __all__ = ["MECHANISMS", "GROUPED", "mechanism_params", "grouped_pairs_for", "delta_upper", "upper_bounds",
-           "lower_bounds", "best_eps", "eps_local_for", "krr_eps_local"]
+           "lower_bounds", "best_eps", "eps_local_for", "krr_eps_local", "solve_eps0", "solve_n",
+           "group_count_lower_eps"]
 
 MECHANISMS = ("krr", "general", "subset-exp", "oue", "olh")
 GROUPED = ("subset-exp", "oue", "olh")
 SUBSET_D_MAX = 20_000     # subset-exp: exact binomial coefficients of d + s items stay fast
-SUBSET_SEARCH_MAX = 1_000  # PrivSet's best subset size is searched only up to this d
+SUBSET_SEARCH_MAX = 1_000  # PrivSet's best subset size is searched only up to this d + s
+SUBSET_PAIRS_MAX = 8  # subset-exp: the decomposition maximises over s pairs (one per overlap of the
+# victim's two sets, each a full evaluation); above this s it is not evaluated (time budget)
 BEST_EPS0_MAX = 50.0  # account best: its upper bounds' numerics are checked up to here (below the
 # accountants' common EPS0_MAX of shuffledp.accountants.validation)
+BEST_DELTA_MIN = 1e-300  # account best: smaller deltas are refused (subnormal doubles lose their digits)
+# Largest n at which the bounds whose cost grows with n (about sqrt(n): the decomposition's count
+# windows, the exact pair-group-count lower bound) are evaluated; above it only the bounds with a
+# cost independent of n answer (variation ratio, clones, blanket: all evaluated at the real n; the
+# O(1) count-statistic lower bounds). Chosen so that one query stays under 2 s on one core.
+HEAVY_N_MAX = {"krr": 3 * 10**6, "general": 3 * 10**6,
+               "subset-exp": 10**5, "oue": 10**5, "olh": 5 * 10**4}
+# errors of a bound's numerics at the edge of its range: that bound alone then answers trivially
+# (eps0 for an upper bound, 0 for a lower bound), recorded in its ``note``; the others still answer
+VR_WINDOW_MAX = 20_000  # above HEAVY_N_MAX: the variation ratio's clone counts in blocks beyond this window
+_DEGENERATE = ("degenerate group split", "carry no mass of the other draws")
 
 
 def _check(mechanism: str, eps0, n, delta, k) -> tuple[float, int, float, int | None]:
@@ -73,6 +87,8 @@ def _check(mechanism: str, eps0, n, delta, k) -> tuple[float, int, float, int | 
     eps0 = check_eps0(eps0, upper=BEST_EPS0_MAX)
     n = check_n(n)
     delta = check_delta(delta)
+    if delta < BEST_DELTA_MIN:
+        raise AccountantDomainError("delta", f"{delta!r} must be >= {BEST_DELTA_MIN:g}")
     if mechanism == "krr":
         k = check_int(k, "k", 2, K_MAX)
     elif mechanism == "subset-exp" and k is not None:
@@ -98,9 +114,9 @@ def mechanism_params(mechanism: str, eps0: float, *, k=None, d=None, s=None, g=N
             raise AccountantDomainError("d" if d is None else "s", "required for subset-exp")
         d, s = check_int(d, "d", 2, SUBSET_D_MAX), check_int(s, "s", 1, SUBSET_D_MAX)
         if k is None:
-            if d > SUBSET_SEARCH_MAX:
-                raise AccountantDomainError("k", f"give the subset size for d > {SUBSET_SEARCH_MAX} "
-                                                 "(PrivSet's best-size search is quadratic in d)")
+            if d + s > SUBSET_SEARCH_MAX:
+                raise AccountantDomainError("k", f"give the subset size for d + s > {SUBSET_SEARCH_MAX} "
+                                                 "(PrivSet's best-size search costs d exact binomials of d + s)")
             from shuffledp.mechanisms.subset_exp import best_subset_size
             k = best_subset_size(d, s, eps0)
         k = check_int(k, "k", 1, d - 1)
@@ -152,25 +168,34 @@ def upper_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | 
 
     eps0, n, delta, k = _check(mechanism, eps0, n, delta, k)
     out: dict[str, Callable[[], float]] = {}
+    heavy = n <= HEAVY_N_MAX[mechanism]
+    window = None if heavy else VR_WINDOW_MAX
+    if mechanism == "subset-exp" and s is not None and int(float(s)) > SUBSET_PAIRS_MAX:
+        heavy = False
     if mechanism in GROUPED:
-        pairs = grouped_pairs_for(mechanism, eps0, mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g))
-        out["decomposition"] = lambda: dec.decomposition_eps(None, n, delta, pairs=pairs, rtol=rtol,
-                                                             guess=guess)
-        out["variation-ratio"] = lambda: vr.vr_eps(vr.vr_params("general", eps0), n, delta, rtol=rtol)
+        if heavy:
+            pairs = grouped_pairs_for(mechanism, eps0, mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g))
+            out["decomposition"] = _guarded(lambda: dec.decomposition_eps(
+                None, n, delta, pairs=pairs, rtol=rtol, guess=guess), eps0)
+        out["variation-ratio"] = lambda: vr.vr_eps(vr.vr_params("general", eps0), n, delta, rtol=rtol,
+                                                     window_max=window)
         out["blanket-hoeffding"] = lambda: blanket.eps_blanket(eps0, n, delta, mechanism="generic",
                                                                bound="hoeffding", rtol=rtol)
         out["blanket-bennett"] = lambda: blanket.eps_blanket(eps0, n, delta, mechanism="generic",
                                                              bound="bennett", rtol=rtol)
     elif mechanism == "krr":
-        out["decomposition"] = lambda: dec.decomposition_eps(
-            None, n, delta, pairs=dec.krr_pairs(k, eps0), rtol=rtol, guess=guess)
-        out["variation-ratio"] = lambda: vr.vr_eps(vr.vr_params("krr", eps0, k=k), n, delta, rtol=rtol)
+        if heavy:
+            out["decomposition"] = _guarded(lambda: dec.decomposition_eps(
+                None, n, delta, pairs=dec.krr_pairs(k, eps0), rtol=rtol, guess=guess), eps0)
+        out["variation-ratio"] = lambda: vr.vr_eps(vr.vr_params("krr", eps0, k=k), n, delta, rtol=rtol,
+                                                     window_max=window)
         out["blanket-hoeffding"] = lambda: blanket.eps_blanket(eps0, n, delta, mechanism="krr",
                                                                bound="hoeffding", k=k, rtol=rtol)
         out["blanket-bennett"] = lambda: blanket.eps_blanket(eps0, n, delta, mechanism="krr",
                                                              bound="bennett", k=k, rtol=rtol)
     else:
-        out["variation-ratio"] = lambda: vr.vr_eps(vr.vr_params("general", eps0), n, delta, rtol=rtol)
+        out["variation-ratio"] = lambda: vr.vr_eps(vr.vr_params("general", eps0), n, delta, rtol=rtol,
+                                                     window_max=window)
         out["blanket-hoeffding"] = lambda: blanket.eps_blanket(eps0, n, delta, mechanism="generic",
                                                                bound="hoeffding", rtol=rtol)
         out["blanket-bennett"] = lambda: blanket.eps_blanket(eps0, n, delta, mechanism="generic",
@@ -198,21 +223,24 @@ def lower_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | 
             out["pair-group-counts"] = lambda: 0.0  # no two disjoint sets: no pair searched
             return out
         vic4, vic4q, configs4 = rz.real_pair_configs(mechanism, eps0, **params)
-        vic_p, vic_q = rz.coarse_three(vic4), rz.coarse_three(vic4q)
-        configs = {name: rz.coarse_three(o) for name, o in configs4.items()}
-        guess = dec._asymptotic_guess(2, eps0, n, delta)
-        out["pair-group-counts"] = lambda: dec.pair_lower_eps(vic_p, vic_q, configs, n, delta, eps0,
-                                                               rtol=rtol, guess=guess)[0]
+        out["group-one-count"] = lambda: group_count_lower_eps(vic4, vic4q, configs4, n, delta, eps0, rtol=rtol)
+        if n <= HEAVY_N_MAX[mechanism]:
+            vic_p, vic_q = rz.coarse_three(vic4), rz.coarse_three(vic4q)
+            configs = {name: rz.coarse_three(o) for name, o in configs4.items()}
+            guess = dec._asymptotic_guess(2, eps0, n, delta)
+            out["pair-group-counts"] = _guarded(lambda: dec.pair_lower_eps(
+                vic_p, vic_q, configs, n, delta, eps0, rtol=rtol, guess=guess)[0], 0.0)
         return out
     kk = k if mechanism == "krr" else 2  # binary RR is eps0-LDP: it lower-bounds the class
     # the worst-pair search: others split between the victim's two values (all on one, 2-98% splits,
     # every split for n <= 41), the exact law of the count of reports of the victim's second value
     out["worst-pair"] = lambda: lbm.krr_worst_pair(kk, eps0, n, delta, rtol=rtol)[0]
-    if kk >= 3:
+    if kk >= 3 and n <= HEAVY_N_MAX[mechanism]:
         # others all at a third value: the exact law of the counts of both of the victim's values
         # (a statistic the count search does not see; larger than it at every k >= 3 point of the
         # benchmark). For k = 2 its configurations are the search's m = 0 and m = n - 1.
-        out["pair-third-value"] = lambda: dec.krr_pair_lower_eps(kk, eps0, n, delta, rtol=rtol)[0]
+        out["pair-third-value"] = _guarded(
+            lambda: dec.krr_pair_lower_eps(kk, eps0, n, delta, rtol=rtol)[0], 0.0)
     if mechanism == "krr":
         out["witness"] = lambda: vr.witness_eps("krr", eps0, n, delta, k=k, rtol=rtol)
     else:
@@ -220,10 +248,66 @@ def lower_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | 
     return out
 
 
+class _Trivial(float):
+    """A bound's trivial answer (eps0 upper, 0 lower) after its numerics failed at the edge of
+    their range; ``note`` says why."""
+
+    note: str = ""
+
+
+def _guarded(fn: Callable[[], float], fallback: float) -> Callable[[], float]:
+    """``fn`` whose known edge-of-range failures (:data:`_DEGENERATE`: a group probability that
+    rounds to 0 or 1 at large eps0 or huge subsets) give the trivially sound ``fallback`` instead."""
+
+    def run() -> float:
+        try:
+            return fn()
+        except ValueError as exc:
+            if isinstance(exc, AccountantDomainError) or not any(m in str(exc) for m in _DEGENERATE):
+                raise
+            out = _Trivial(fallback)
+            out.note = f"not evaluated: {exc}"
+            return out
+
+    return run
+
+
+def group_count_lower_eps(vic_p, vic_q, configs: dict, n: int, delta: float, eps0: float, *,
+                          rtol: float = 1e-5) -> float:
+    """Lower bound on the shuffled eps from one count statistic, at a cost independent of ``n``.
+
+    For each configuration of the others (:func:`randomizers.real_pair_configs`: all at the
+    victim's first input, its second, a third), the adversary counts the reports in group 1
+    (outputs favouring the victim's first input only): a post-processing of the shuffled output,
+    ``Bin(n - 1, b) + Bern(a)``, whose exact divergence (:func:`lower_bounds.count_pair_delta`, a
+    closed form in binomial tails minus a rounding allowance) is at most the mechanism's. The
+    largest eps found (rounded down) over the configurations."""
+    from shuffledp.accountants.hockey_stick import bisect_eps
+
+    a1, a0 = float(vic_p[0]), float(vic_q[0])
+    c1, c0 = float(sum(vic_p[1:])), float(sum(vic_q[1:]))
+    best = 0.0
+    for other in configs.values():
+        b, b_bar = float(other[0]), float(sum(other[1:]))
+
+        def fn(e: float, b=b, b_bar=b_bar) -> float:
+            return lbm.count_pair_delta(a1, a0, b, n - 1, e, c1=c1, c0=c0, b_bar=b_bar)
+
+        best = max(best, bisect_eps(fn, delta, eps0, rtol)[0])
+    return best
+
+
 def _timed(fn: Callable[[], float]) -> tuple[float, float]:
     start = time.perf_counter()
-    value = float(fn())
-    return value, time.perf_counter() - start
+    value = fn()
+    return (value if isinstance(value, _Trivial) else float(value)), time.perf_counter() - start
+
+
+def _entry(value: float, sec: float, kind: str) -> dict:
+    out = {"eps": float(value), "seconds": sec, "kind": kind}
+    if isinstance(value, _Trivial):
+        out["note"] = value.note
+    return out
 
 
 def _cpus() -> int:
@@ -304,7 +388,7 @@ def _evaluate_bounds(mechanism: str, eps0: float, n: int, delta: float, k, rtol:
         lows = lower_bounds(mechanism, eps0, n, delta, k=k, rtol=rtol, **extra)
         for name, fn in lows.items():
             value, sec = _timed(fn)
-            table[name] = {"eps": value, "seconds": sec, "kind": "lower"}
+            table[name] = _entry(value, sec, "lower")
         lower_by = max(lows, key=lambda nm: table[nm]["eps"])
         eps_lower = table[lower_by]["eps"]
         ups = upper_bounds(mechanism, eps0, n, delta, k=k, rtol=rtol, guess=eps_lower or None, **extra)
@@ -324,8 +408,12 @@ def best_eps(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None
              rtol: float = 1e-5, bounds: list[str] | None = None, parallel: bool | None = None) -> dict:
     """Minimum over the sound upper bounds, maximum over the lower bounds.
 
-    Returns ``{"eps", "eps_lower", "upper_by", "lower_by", "gap", "seconds", "bounds": {name:
-    {"eps", "seconds", "kind"}}}``; ``gap = eps / eps_lower - 1``. ``bounds`` restricts the
+    Returns ``{"eps", "eps_lower", "upper_by", "lower_by", "gap", "ratio", "seconds", "bounds":
+    {name: {"eps", "seconds", "kind"[, "note"]}}}``; ``ratio = eps / eps_lower`` (the gap between
+    what is guaranteed and what is provably not, ``inf`` when no lower bound is positive) and
+    ``gap = ratio - 1``. Above ``HEAVY_N_MAX[mechanism]`` users the bounds whose cost grows with
+    ``n`` are not evaluated (see :data:`HEAVY_N_MAX`); a ``note`` marks a bound that answered
+    trivially at the edge of its numerics' range. ``bounds`` restricts the
     upper bounds evaluated (lower bounds always run).
 
     ``parallel`` (default: when a CPU is idle, :func:`_spare_cpu`): the upper bounds that do not
@@ -347,7 +435,7 @@ def best_eps(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None
     table, lower_by, eps_lower, done = _evaluate_bounds(mechanism, eps0, n, delta, k, rtol, extra, names, parallel)
     for name in names:  # the order of ``bounds`` (default: upper_bounds'), as before
         value, sec = done[name]
-        table[name] = {"eps": min(value, eps0), "seconds": sec, "kind": "upper"}
+        table[name] = _entry(value if isinstance(value, _Trivial) else min(value, eps0), sec, "upper")
     upper_by = min(names, key=lambda nm: table[nm]["eps"])
     eps = table[upper_by]["eps"]
     if eps_lower > eps * (1 + 1e-9):
@@ -359,6 +447,7 @@ def best_eps(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None
         "upper_by": upper_by,
         "lower_by": lower_by,
         "gap": (eps / eps_lower - 1.0) if eps_lower > 0 else math.inf,
+        "ratio": (eps / eps_lower) if eps_lower > 0 else math.inf,
         "seconds": time.perf_counter() - start,
         "bounds": table,
     }
@@ -396,3 +485,164 @@ def krr_eps_local(k: int, eps_s: float, delta_s: float, n: int, *, rtol: float =
     n = check_n(n)
     return eps_local_for(lambda e: dec.decomposition_delta(None, n, eps_s, pairs=dec.krr_pairs(k, e)),
                          eps_s, delta_s, rtol=rtol)
+
+
+# --------------------------------------------------------------------------- inverse queries
+SOLVE_RTOL = 1e-3  # relative width of the final bracket of an inverse query (eps0 or n)
+
+
+SOLVE_PROBE_ROUNDS = 4  # interpolation rounds of an inverse query before plain bisection
+
+
+def _gap_log(res: dict, target: float) -> float:
+    """``log(eps / target)`` of a forward answer (eps = 0 counted as 1e-300)."""
+    return math.log(max(res["eps"], 1e-300)) - math.log(target)
+
+
+def _crossing(a: float, b: float, ga: float, gb: float) -> float:
+    """Where the line through ``(a, ga)`` and ``(b, gb)`` crosses 0 (log-log interpolation of the
+    forward eps), kept inside ``[a, b]`` away from its ends; only a proposal: the inverse queries
+    evaluate both sides of it and keep what the forward calls verify."""
+    x = 0.5 * (a + b) if gb == ga else a - ga * (b - a) / (gb - ga)
+    margin = 1e-3 * (b - a)
+    return min(max(x, a + margin), b - margin)
+
+
+def _forward(mechanism: str, eps0: float, n: int, delta: float, kw: dict, rtol: float) -> dict:
+    return best_eps(mechanism, eps0, n, delta, rtol=rtol, parallel=False, **kw)
+
+
+def _answer(kind: str, value, res: dict, target: float, bad, bad_res: dict | None, tol: float,
+            calls: int, start: float) -> dict:
+    """An inverse query's answer: the solved value, its forward call, the bracket's other end."""
+    out = {kind: value, "target_eps": target, "eps": res["eps"], "eps_lower": res["eps_lower"],
+           "ratio": res["ratio"], "upper_by": res["upper_by"], "lower_by": res["lower_by"],
+           "fails_at": bad, "eps_at_fail": None if bad_res is None else bad_res["eps"],
+           # the true eps at ``fails_at`` provably exceeds the target (its lower bound does)
+           "fail_certified": bool(bad_res is not None and bad_res["eps_lower"] > target),
+           "tolerance": tol, "forward_calls": calls, "seconds": time.perf_counter() - start}
+    return out
+
+
+def solve_eps0(mechanism: str, target_eps: float, n: int, delta: float, *, k=None, d=None, s=None,
+               g=None, rtol: float = 1e-5, tol: float = SOLVE_RTOL) -> dict:
+    """Largest local eps0 (in ``(0, BEST_EPS0_MAX]``) whose shuffled eps at ``n`` users and ``delta``
+    is at most ``target_eps`` by :func:`best_eps`'s upper bound.
+
+    Sound in direction: the returned ``eps0`` is a point where the forward call was made and gave
+    ``eps <= target_eps`` (returned beside it). ``eps0 = target_eps`` always qualifies (shuffling
+    eps-LDP reports is eps-DP; ``best_eps`` never answers above eps0), which starts the search;
+    bisection on ``log eps0`` stops when ``fails_at`` (a point whose forward eps exceeds the target)
+    is within ``tol`` (relative) of the answer, or returns ``BEST_EPS0_MAX`` when even it qualifies
+    (``fails_at`` is then None). The bound is not proven monotone in eps0: the answer is the edge of
+    the bracket kept, each end verified; the bracket is first narrowed by probing both sides of
+    the log-log interpolated crossing (a few rounds). ``fail_certified``: the lower bound at ``fails_at`` also
+    exceeds the target (no accountant could certify it there)."""
+    start = time.perf_counter()
+    target = check_eps0(target_eps, "target-eps", upper=math.inf)
+    n, delta = check_n(n), check_delta(delta)
+    if not (1e-9 <= tol <= 0.1):
+        raise AccountantDomainError("tolerance", f"{tol!r} must lie in [1e-9, 0.1]")
+    kw = {"k": k, "d": d, "s": s, "g": g}
+    lo = min(target, BEST_EPS0_MAX)
+    lo_res = _forward(mechanism, lo, n, delta, kw, rtol)
+    calls = 1
+    if lo == BEST_EPS0_MAX:
+        return _answer("eps0", lo, lo_res, target, None, None, tol, calls, start)
+    hi = BEST_EPS0_MAX
+    hi_res = _forward(mechanism, hi, n, delta, kw, rtol)
+    calls += 1
+    if hi_res["eps"] <= target:
+        return _answer("eps0", hi, hi_res, target, None, None, tol, calls, start)
+    for _ in range(SOLVE_PROBE_ROUNDS):
+        if hi - lo <= tol * lo:
+            break
+        x = _crossing(math.log(lo), math.log(hi), _gap_log(lo_res, target), _gap_log(hi_res, target))
+        for probe in (math.exp(x) * (1.0 - 0.3 * tol), math.exp(x) * (1.0 + 0.3 * tol)):
+            if not (lo < probe < hi):
+                continue
+            res = _forward(mechanism, probe, n, delta, kw, rtol)
+            calls += 1
+            if res["eps"] <= target:
+                lo, lo_res = probe, res
+            else:
+                hi, hi_res = probe, res
+    while hi - lo > tol * lo:
+        mid = math.sqrt(lo * hi)
+        res = _forward(mechanism, mid, n, delta, kw, rtol)
+        calls += 1
+        if res["eps"] <= target:
+            lo, lo_res = mid, res
+        else:
+            hi, hi_res = mid, res
+    return _answer("eps0", lo, lo_res, target, hi, hi_res, tol, calls, start)
+
+
+def solve_n(mechanism: str, target_eps: float, eps0: float, delta: float, *, k=None, d=None, s=None,
+            g=None, rtol: float = 1e-5, tol: float = SOLVE_RTOL) -> dict:
+    """Smallest number of users ``n`` (in ``[2, N_MAX]``) whose shuffled eps at ``eps0`` and ``delta``
+    is at most ``target_eps`` by :func:`best_eps`'s upper bound.
+
+    Sound in direction: the returned ``n`` is a point where the forward call gave ``eps <=
+    target_eps``. It also holds at every larger n: the true worst-case eps does not increase with
+    n (the shuffled output of n + 1 users is a post-processing of that of n users: add one more
+    independent report), so it stays below the certified value. The search brackets the answer
+    between n = 2 (if it qualifies, the answer) and ``N_MAX``, steps from the failing end by
+    eps ~ 1/sqrt(n), probes both sides of the log-log interpolated crossing (a few rounds) and
+    then bisects on ``log n`` until ``fails_at`` (a verified failing n) is within ``tol`` (relative, at least one
+    user) of the answer. A target not met at ``N_MAX`` users raises
+    :class:`AccountantDomainError` naming ``--target-eps``."""
+    from shuffledp.accountants.validation import N_MAX
+
+    start = time.perf_counter()
+    target = check_eps0(target_eps, "target-eps", upper=math.inf)
+    eps0, delta = check_eps0(eps0, upper=BEST_EPS0_MAX), check_delta(delta)
+    if not (1e-9 <= tol <= 0.1):
+        raise AccountantDomainError("tolerance", f"{tol!r} must lie in [1e-9, 0.1]")
+    kw = {"k": k, "d": d, "s": s, "g": g}
+    calls = 0
+
+    def f(m: int) -> dict:
+        nonlocal calls
+        calls += 1
+        return _forward(mechanism, eps0, m, delta, kw, rtol)
+
+    lo, lo_res = 2, f(2)
+    if lo_res["eps"] <= target:
+        return _answer("n", 2, lo_res, target, None, None, tol, calls, start)
+    top = f(N_MAX)
+    if top["eps"] > target:
+        raise AccountantDomainError("target-eps", f"{target!r} is not met at n <= {N_MAX:.0e} users "
+                                                  f"(eps there: {top['eps']:.6g})")
+    hi, hi_res = N_MAX, top
+    # first steps from the failing end by eps ~ c / sqrt(n) (the far end may have eps = 0)
+    for _ in range(3):
+        guess = int(min(max(lo * (lo_res["eps"] / target) ** 2 * 1.02, lo + 1), hi - 1))
+        if hi - lo <= max(1, tol * lo) or not lo < guess < hi:
+            break
+        res = f(guess)
+        if res["eps"] <= target:
+            hi, hi_res = guess, res
+            break
+        lo, lo_res = guess, res
+    for _ in range(SOLVE_PROBE_ROUNDS):
+        if hi - lo <= max(1, tol * lo):
+            break
+        x = math.exp(_crossing(math.log(lo), math.log(hi), _gap_log(lo_res, target),
+                               _gap_log(hi_res, target)))
+        for probe in sorted({math.floor(x * (1.0 - 0.3 * tol)), math.ceil(x * (1.0 + 0.3 * tol))}):
+            if not (lo < probe < hi):
+                continue
+            res = f(probe)
+            if res["eps"] <= target:
+                hi, hi_res = probe, res
+            else:
+                lo, lo_res = probe, res
+    while hi - lo > max(1, tol * lo):
+        mid = max(lo + 1, min(hi - 1, int(math.sqrt(lo * hi))))
+        res = f(mid)
+        if res["eps"] <= target:
+            hi, hi_res = mid, res
+        else:
+            lo, lo_res = mid, res
+    return _answer("n", hi, hi_res, target, lo, lo_res, tol, calls, start)

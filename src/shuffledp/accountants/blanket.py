@@ -249,23 +249,56 @@ def blanket_params(mechanism: str, eps0: float, *, eps: float, k: int | None = N
 
 
 # --------------------------------------------------------------------------- bounds
-def _mixture(n: int, gamma: float, x: float) -> float:
-    """``E[x^M] - Pr[M = 0]`` for ``M ~ Bin(n, gamma)`` and ``0 <= x <= 1``.
+def _log_mixture(n: int, gamma: float, x: float) -> float:
+    """``log(E[x^M] - Pr[M = 0])`` for ``M ~ Bin(n, gamma)`` and ``0 < x <= 1`` (``-inf`` when it is 0).
 
-    Computed as ``(1 - gamma)^n expm1(n log1p(gamma x / (1 - gamma)))``: the same quantity as
-    ``(1 - gamma(1 - x))^n - (1 - gamma)^n`` without the cancellation of that difference when
-    ``gamma`` is tiny (large eps0: the difference rounded to 0 and the bound to eps ~ 1e-13)."""
+    Computed in log space, ``n log(1 - gamma + gamma x) + log(1 - ((1 - gamma)/(1 - gamma + gamma x))^n)``
+    = ``log_base + growth + log(-expm1(-growth))`` with ``log_base = n log1p(-gamma)`` and
+    ``growth = n log1p(gamma x / (1 - gamma))``: no factor is exponentiated on its own, so nothing
+    underflows where ``n |log(1 - gamma)| > 745`` (the product form did, and rounded the bound below
+    the exact value at delta <= 1e-41), and no difference of two close powers cancels (tiny gamma)."""
+    if x <= 0.0:
+        return -math.inf
+    if gamma >= 1.0:
+        return n * math.log(x)
+    log_base = n * math.log1p(-gamma)
+    growth = n * math.log1p(gamma * x / (1.0 - gamma))
+    if growth > 0.0:
+        return log_base + growth + math.log(-math.expm1(-growth))
+    # gamma x / (1 - gamma) rounded to 0: bound the value by x Pr[M >= 1] <= x n gamma (against us)
+    return math.log(x) + math.log(n) + math.log(gamma)
+
+
+def _product_mixture(n: int, gamma: float, x: float) -> float | None:
+    """``E[x^M] - Pr[M = 0]`` as ``(1 - gamma)^n expm1(n log1p(gamma x / (1 - gamma)))`` where each
+    factor is a normal double (no cancellation of ``(1 - gamma(1 - x))^n - (1 - gamma)^n`` at tiny
+    gamma), else ``None``: there :func:`_log_mixture` answers (the product underflowed to 0, which
+    put the blanket bound below the exact value at delta <= 1e-41)."""
     if x <= 0.0:
         return 0.0
     if gamma >= 1.0:
-        return x ** n
+        return None
     log_base = n * math.log1p(-gamma)          # log (1 - gamma)^n
     growth = n * math.log1p(gamma * x / (1.0 - gamma))
-    if log_base + growth < -745.0:             # both factors underflow: the value is below 1e-323
-        return 0.0
     if growth > 700.0:
-        return math.exp(log_base + growth) * -math.expm1(-growth)
-    return math.exp(log_base) * math.expm1(growth)
+        return math.exp(log_base + growth) * -math.expm1(-growth) if log_base + growth >= -700.0 else None
+    return math.exp(log_base) * math.expm1(growth) if log_base >= -700.0 and growth > 0.0 else None
+
+
+def _mixture(n: int, gamma: float, x: float) -> float:
+    """``E[x^M] - Pr[M = 0]`` for ``M ~ Bin(n, gamma)`` and ``0 <= x <= 1``: the product form where
+    its factors are normal doubles, else ``exp`` of :func:`_log_mixture`."""
+    value = _product_mixture(n, gamma, x)
+    return math.exp(_log_mixture(n, gamma, x)) if value is None else value
+
+
+def _bennett_phi(beta: float) -> float:
+    """``phi(beta) = (1 + beta) log(1 + beta) - beta``. Below ``beta = 1e-6``, where the closed form
+    cancels (relative error about ``2e-16 / beta``), the alternating series ``beta^2/2 - beta^3/6 +
+    ...`` cut after a negative term: a lower bound, and a smaller ``phi`` only enlarges the bound."""
+    if beta < 1e-6:
+        return max(beta * beta / 2.0 - beta ** 3 / 6.0, 0.0) * (1.0 - 1e-12)
+    return (1.0 + beta) * math.log1p(beta) - beta
 
 
 def delta_blanket_from_params(params: BlanketParams, n: int, bound: str = "hoeffding") -> float:
@@ -280,13 +313,34 @@ def delta_blanket_from_params(params: BlanketParams, n: int, bound: str = "hoeff
     if bound == "hoeffding":
         width = bp - bm
         per_m = width * width / (4.0 * a)
-        rate = math.exp(-2.0 * a * a / (width * width))
+        log_rate = -2.0 * a * a / (width * width)
+        rate = math.exp(log_rate)
     else:
         beta = a * bp / c
-        phi = (1.0 + beta) * math.log1p(beta) - beta
-        per_m = bp / math.log1p(beta)
-        rate = math.exp(-(c / (bp * bp)) * phi)
-    delta = per_m * _mixture(n, gamma, rate) / (gamma * n)
+        lp = math.log1p(beta)
+        per_m = bp / lp if lp > 0.0 else math.inf
+        log_rate = -(c / (bp * bp)) * _bennett_phi(beta)
+        rate = math.exp(log_rate)
+    if not (math.isfinite(log_rate) and 0.0 < gamma and math.isfinite(bp) and math.isfinite(bm)
+            and (bound == "hoeffding" or math.isfinite(c))):
+        return 1.0  # the lemma's constants overflow (e.g. Laplace at eps0 ~ 500): nothing certified
+    mix = _product_mixture(n, gamma, rate)
+    if mix is not None and math.isfinite(per_m):
+        delta = per_m * mix / (gamma * n)
+        if delta > 1e-290:   # a normal double
+            return min(delta, 1.0)
+    # log space throughout where a factor leaves the normal doubles
+    if bound == "hoeffding":
+        log_per_m = 2.0 * math.log(width) - math.log(4.0 * a)
+    else:
+        # b_plus / log(1 + beta) >= b_plus / beta = c / a (the latter where log1p rounds to 0)
+        log_per_m = math.log(bp) - math.log(lp) if lp > 0.0 else math.log(c) - math.log(a) + 1e-12
+    if rate > 0.0:
+        log_mix = _log_mixture(n, gamma, rate)
+    else:  # the rate underflowed: E[x^M] - Pr[M = 0] <= x Pr[M >= 1] <= x min(1, n gamma)
+        log_mix = log_rate + math.log(min(1.0, n * gamma))
+    log_delta = log_per_m + log_mix - math.log(gamma) - math.log(n)
+    delta = math.exp(min(log_delta, 0.0)) * (1.0 + 1e-12) if log_delta > -math.inf else 0.0
     return min(delta, 1.0)
 
 

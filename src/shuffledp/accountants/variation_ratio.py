@@ -336,9 +336,10 @@ def _window_length(N: int, pc: float, tail: float) -> float:
     return 2.0 * math.sqrt(2.0 * math.log(1.0 / tail)) * math.sqrt(N * pc * (1.0 - pc)) + 4.0
 
 
-def use_blocks(N: int, pc: float, tail: float) -> bool:
-    """True when the window is too long to evaluate clone count by clone count."""
-    return _window_length(N, pc, tail) > WINDOW_MAX
+def use_blocks(N: int, pc: float, tail: float, window_max: int | None = None) -> bool:
+    """True when the window is too long to evaluate clone count by clone count (longer than
+    ``window_max``, default :data:`WINDOW_MAX`)."""
+    return _window_length(N, pc, tail) > (WINDOW_MAX if window_max is None else window_max)
 
 
 def blocked_delta_bounds(u: float, alpha: float, w: float, r: float, N: int, eps: float,
@@ -449,10 +450,10 @@ def _solve_eps(delta_fn, params: VRParams, n: int, delta: float, rtol: float, se
     return bisect_eps(fn, delta, hi, rtol, eps_lo=lo, search_fn=search_fn, search_target=search_target)
 
 
-def _vr_solvers(params: VRParams, n: int, tail: float):
+def _vr_solvers(params: VRParams, n: int, tail: float, window_max: int | None = None):
     args = (params.u, params.alpha, params.w, params.r, n - 1)
     pc = min(1.0, 2.0 * params.r)
-    if params.beta > 0 and use_blocks(n - 1, pc, tail):
+    if params.beta > 0 and use_blocks(n - 1, pc, tail, window_max):
         outside = _blocks(n - 1, pc, float(tail))[4]
 
         @cache
@@ -499,13 +500,16 @@ def vr_eps_bounds(params: VRParams, n: int, delta: float, *, rtol: float = 1e-6)
     return min(eps_low, eps_up), eps_up
 
 
-def vr_eps(params: VRParams, n: int, delta: float, *, rtol: float = 1e-6) -> float:
-    """Amplified eps of the variation-ratio bound at ``delta`` (an upper bound; rel. precision rtol)."""
+def vr_eps(params: VRParams, n: int, delta: float, *, rtol: float = 1e-6,
+           window_max: int | None = None) -> float:
+    """Amplified eps of the variation-ratio bound at ``delta`` (an upper bound; rel. precision rtol).
+    ``window_max``: clone-count windows longer than this are evaluated in blocks (a fixed cost,
+    slightly looser; default :data:`WINDOW_MAX`)."""
     params = _check_params(params)
     n = _check_n(n)
     delta = _check_delta(delta)
     tail = _tail_for(delta, rtol)
-    up, _, central, skipped = _vr_solvers(params, n, tail)
+    up, _, central, skipped = _vr_solvers(params, n, tail, window_max)
     return _solve_eps(up, params, n, delta, rtol, central, delta - skipped)[1]
 
 

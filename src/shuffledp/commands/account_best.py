@@ -13,7 +13,7 @@ from shuffledp.commands._grid import int_like, parse_list, run_grid
 from shuffledp.errors import UsageError
 
 _NAME = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*): (.*)$", re.S)
-_FLAGS = {"mechanism", "k", "d", "s", "g", "eps0", "n", "delta", "rtol", "bounds"}
+_FLAGS = {"mechanism", "k", "d", "s", "g", "eps0", "n", "delta", "rtol", "bounds", "target-eps", "solve", "rounds"}
 
 
 def register(subparsers, account_subparsers) -> None:
@@ -31,12 +31,19 @@ def register(subparsers, account_subparsers) -> None:
     p.add_argument("--d", help="subset-exp: items (integer >= 2, plus s padding items); oue: domain size")
     p.add_argument("--s", help="subset-exp: items per user set (integer >= 1)")
     p.add_argument("--g", help="olh: hash range (integer >= 2; default round(e^eps0 + 1))")
-    p.add_argument("--eps0", required=True, help="local epsilon in (0, 50]")
-    p.add_argument("--n", required=True, help="number of users (integer >= 2)")
-    p.add_argument("--delta", required=True, help="central delta in (0, 1)")
+    p.add_argument("--eps0", help="local epsilon in (0, 50] (required unless --solve eps0)")
+    p.add_argument("--n", help="number of users (integer in [2, 1e15]; required unless --solve n)")
+    p.add_argument("--delta", required=True, help="central delta in [1e-300, 1)")
     p.add_argument("--rtol", default="1e-5", help="relative precision of every eps search (default 1e-5)")
     p.add_argument("--bounds", help="comma list of upper bounds to evaluate (default: all)")
     p.add_argument("--detail", action="store_true", help="also print every bound's eps and seconds")
+    p.add_argument("--solve", choices=("eps0", "n"),
+                   help="inverse query: the largest eps0 (at --n) or the smallest n (at --eps0) whose "
+                   "shuffled eps is at most --target-eps; the answer carries its forward eps")
+    p.add_argument("--target-eps", help="the shuffled eps an inverse query (--solve) must meet")
+    p.add_argument("--rounds", help="also the eps at --delta after T rounds, a fresh shuffle each "
+                   "(integer in [1, 10000]; the dominating pair of one round's privacy profile composed with "
+                   "dp_accounting)")
     p.set_defaults(func=run_best)
 
 
@@ -96,13 +103,58 @@ def _grid(args) -> dict:
     return grid
 
 
+def _check_solve_flags(args) -> None:
+    """``--solve`` and ``--target-eps`` together, and the solved flag not given."""
+    if args.solve is not None and args.rounds is not None:
+        raise UsageError("--rounds: not used with --solve")
+    if args.solve is None:
+        if args.target_eps is not None:
+            raise UsageError("--target-eps: only used with --solve eps0 or --solve n")
+        for flag in ("eps0", "n"):
+            if getattr(args, flag) is None:
+                raise UsageError(f"--{flag}: required")
+        return
+    if args.target_eps is None:
+        raise UsageError("--target-eps: required with --solve")
+    if getattr(args, args.solve) is not None:
+        raise UsageError(f"--{args.solve}: not given with --solve {args.solve} (it is the answer)")
+    other = "n" if args.solve == "eps0" else "eps0"
+    if getattr(args, other) is None:
+        raise UsageError(f"--{other}: required with --solve {args.solve}")
+
+
+def _run_solve(args, best, rtol: float, grid: dict) -> int:
+    grid = {name: values for name, values in grid.items() if name != args.solve}
+    grid["target_eps"] = parse_list(args.target_eps, "target-eps")
+
+    def one(k, d, s, g, delta, target_eps, eps0=None, n=None):
+        kw = {"k": k, "d": d, "s": s, "g": g, "rtol": rtol}
+        try:
+            if args.solve == "eps0":
+                res = best.solve_eps0(args.mechanism, target_eps, n, delta, **kw)
+            else:
+                res = best.solve_n(args.mechanism, target_eps, eps0, delta, **kw)
+        except ValueError as exc:
+            raise _usage(exc) from None
+        return {"mechanism": args.mechanism, "solve": args.solve, **res}
+
+    return run_grid(grid, one)
+
+
 def run_best(args) -> int:
     from shuffledp.accountants import best
 
     _check_mechanism_flags(args, best.MECHANISMS)
+    _check_solve_flags(args)
     rtol = _rtol(args)
     bounds = None if args.bounds is None else [b.strip() for b in args.bounds.split(",")]
     grid = _grid(args)
+    if args.solve is not None:
+        return _run_solve(args, best, rtol, grid)
+    rounds = None if args.rounds is None else parse_list(args.rounds, "rounds", int_like)
+    if rounds is not None and len(rounds) != 1:
+        raise UsageError("--rounds: one value")
+    rounds = None if rounds is None else rounds[0]
 
     def one(k, d, s, g, eps0, n, delta):
         try:
@@ -112,9 +164,19 @@ def run_best(args) -> int:
             raise _usage(exc) from None
         out = {"mechanism": args.mechanism, "eps": res["eps"], "eps_lower": res["eps_lower"],
                "upper_by": res["upper_by"], "lower_by": res["lower_by"], "gap": res["gap"],
-               "seconds": res["seconds"]}
+               "ratio": res["ratio"], "seconds": res["seconds"]}
         if args.detail:
             out["bounds"] = res["bounds"]
+        if rounds is not None:
+            from shuffledp.accountants import compose
+
+            try:
+                comp = compose.composed_eps(args.mechanism, eps0, n, delta, rounds, k=k, d=d, s=s, g=g,
+                                            rtol=rtol)
+            except ValueError as exc:
+                raise _usage(exc) from None
+            out.update(rounds=comp["rounds"], eps_composed=comp["eps"],
+                       round_profile=[list(pt) for pt in comp["profile"]])
         return out
 
     return run_grid(grid, one)

@@ -52,16 +52,26 @@ def subset_exp_rates(d: int, s: int, eps: float, k: int) -> SubsetExpRates:
     e = math.exp(eps)
     n_non = comb(d, k, exact=True)
     n_all = comb(big, k, exact=True)
-    omega = n_non + (n_all - n_non) * e
     with_j = comb(big - 1, k - 1, exact=True)
     with_j_non = comb(d - 1, k - 1, exact=True)
-    t = with_j * e / omega
-    f = (with_j_non + (with_j - with_j_non) * e) / omega
+    try:
+        omega = n_non + (n_all - n_non) * e
+        t = with_j * e / omega
+        f = (with_j_non + (with_j - with_j_non) * e) / omega
+    except OverflowError:
+        # counts beyond the doubles (d + s in the thousands): the same rates from exact integer
+        # ratios (each correctly rounded), omega reported as inf
+        om = n_non / n_all + (n_all - n_non) / n_all * e
+        t = with_j / n_all * e / om
+        f = (with_j_non / n_all + (with_j - with_j_non) / n_all * e) / om
+        omega = math.inf
     return SubsetExpRates(int(d), int(s), float(eps), k, float(t), float(f), float(omega))
 
 
 def error_bound(r: SubsetExpRates) -> float:
     big = r.d + r.s
+    if r.t == r.f:  # the rates round to the same double (large k): no information, no finite bound
+        return math.inf
     return (r.t * (1 - r.t) + (big - 1) * r.f * (1 - r.f)) / (r.t - r.f) ** 2
 
 
