@@ -105,3 +105,24 @@ for _stage in STAGES.values():
             elif _out.final:
                 FINAL_TARGETS.extend(stage_output(_stage, _step, _out.name, j.wildcards)
                                      for j in _table.of_step(_step.name))
+
+
+# ---- the datasets of this run, real or stand-in, with checksums: printed when a run ends -------------
+
+
+def _dataset_tables():
+    """Processed table name -> path: the tables the datasets table lists (the data stage's job)."""
+    data = STAGES["data"]
+    step = data.step("datasets_table")
+    job = JobTable(data.jobs(config)).job("datasets_table", {})
+    paths = job_io(data, step, job, ROOTS, STAGES)["input"]["tables"]
+    return {os.path.splitext(os.path.basename(p))[0]: p for p in paths}
+
+
+DATASET_TABLES = _dataset_tables()
+
+
+def datasets_summary():
+    from shuffledp.datasets.availability import summary_text
+
+    return summary_text(DATASET_TABLES, STALE_STANDINS)
