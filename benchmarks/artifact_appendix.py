@@ -67,7 +67,8 @@ def experiments(results: Path, configfile: str) -> str:
             continue
         rows = len(pd.read_parquet(table, columns=["id"]))
         c = cost(read_benchmarks(results, subs))
-        lines.append(f"| E{n}: {title} | `snakemake --cores 2{flag} results/tables/{stem}.md` | "
+        # the target before --configfile, which takes every file name that follows it
+        lines.append(f"| E{n}: {title} | `snakemake --cores 2 results/tables/{stem}.md{flag}` | "
                      f"`results/tables/{stem}.md`, `results/figures/{stage}_*` | {rows} claims | "
                      f"{_minutes(_estimate(c))} ({c['jobs']} jobs) | {_size(_bytes(results, stage))} |")
     every = [p.name for p in (results / "benchmarks").iterdir() if p.is_dir()] if (results / "benchmarks").is_dir() \

@@ -148,13 +148,19 @@ def test_benchmark_script_takes_the_flags_shown(cmd):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("flags", sorted(SNAKEMAKE), ids=lambda f: " ".join(f) or "(none)")
-def test_snakemake_command_runs(flags, scratch, tiny_workflow):
-    args = ["--cores", "2", *(t for f in flags for t in f.split()), *SNAKEMAKE[flags]]
+def test_snakemake_command_runs(flags, scratch, request):
+    # targets first: --configfile takes every file name that follows it
+    args = ["--cores", "2", *SNAKEMAKE[flags], *(t for f in flags for t in f.split())]
+    cwd = scratch
+    if "--directory" in args:  # the docs' own empty folder: a fresh one (no config/ of the repository)
+        cwd = scratch.parent / f"{scratch.name}-directory"
+        cwd.mkdir(exist_ok=True)
     for flag in ("--directory", "--snakefile"):  # the test's own (run_snakemake)
         while flag in args:
             i = args.index(flag)
             del args[i:i + 2]
     if "--report" in args:  # needs a finished run: the shared tiny run, into a scratch file
+        tiny_workflow = request.getfixturevalue("tiny_workflow")
         i = args.index("--report")
         args[i + 1] = str(scratch / Path(args[i + 1]).name)
         run_snakemake("--configfile", str(tiny_workflow / "config.yaml"), *args, cwd=tiny_workflow)
@@ -162,5 +168,5 @@ def test_snakemake_command_runs(flags, scratch, tiny_workflow):
         return
     if not {"--unlock", "--lint", "-n", "--dry-run"} & set(args):
         args.append("-n")
-    proc = run_snakemake(*args, cwd=scratch, check=False, timeout=600)
+    proc = run_snakemake(*args, cwd=cwd, check=False, timeout=600)
     assert proc.returncode == 0, f"snakemake {' '.join(args)}\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
