@@ -107,11 +107,13 @@ def _check_claims_page(page: str, df: pd.DataFrame) -> None:
 
 def test_page_renders_every_column_and_colours_the_verdicts():
     df = pd.DataFrame({"id": ["a", "b", "c"], "held": ["held", "not held", "not testable at this scale"],
-                       "measured": [0.5, float("nan"), 3.0], "explanation": ["x < y", "", "why"]})
+                       "measured": [0.5, float("nan"), 3.0], "explanation": ["x < y", "", "why"],
+                       "scale": ["tiny"] * 3, "data": ["real", "stand-in", "real"]})
     md = "# Title\n\nScale `tiny`: stand-in data.\n\n| id | held |\n|---|---|\n| a | held |\n\nA note.\n"
     page = html_table.page("t", md, df, [("msnbc", "stand-in")])
     assert "<h2>Title</h2>" in page and "<p>Scale tiny: stand-in data.</p>" in page and "<p>A note.</p>" in page
     assert "Data of this table: msnbc: stand-in." in page
+    assert "Scale: tiny (3 rows)." in page and "Data of the rows: real (2 rows), stand-in (1 rows)." in page
     assert "<th>explanation</th>" in page and "<td>x &lt; y</td>" in page
     colours = {html_table.verdict_colour(v) for v in df["held"]}
     assert len(colours) == 3  # held, not held and not testable look different

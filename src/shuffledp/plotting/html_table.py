@@ -4,7 +4,8 @@ The page holds the Markdown table's own caption text (the lines around its table
 run-time stand-in label) and the Parquet table itself, every column the file has (a claims table's
 ``explanation`` or ``quote`` column shows like any other). A verdict column (``held`` or
 ``verdict``) is coloured: held green, not held red, anything else (not testable at this scale) grey.
-The data kind of every input table named in the Parquet provenance is listed under the caption.
+The data kind of every input table named in the Parquet provenance, and a claims table's scale and
+data kinds (its ``scale`` and ``data`` columns, row counts), are listed under the caption.
 """
 
 from __future__ import annotations
@@ -88,6 +89,16 @@ def data_kinds(provenance: Mapping) -> list[tuple[str, str]]:
     return sorted(found)
 
 
+def column_summary(df: pd.DataFrame) -> list[str]:
+    """The scale and the data kinds of a claims table's rows (its ``scale`` and ``data`` columns)."""
+    lines = []
+    for col, label in (("scale", "Scale"), ("data", "Data of the rows")):
+        if col in df.columns and len(df):
+            counts = df[col].astype(str).value_counts(sort=False)
+            lines.append(f"{label}: " + ", ".join(f"{k} ({n} rows)" for k, n in sorted(counts.items())) + ".")
+    return lines
+
+
 def page(title: str, markdown: str, df: pd.DataFrame, kinds: Sequence[tuple[str, str]] = ()) -> str:
     """The whole HTML page of one table (deterministic: the same inputs give the same bytes)."""
     before, after = caption_lines(markdown)
@@ -97,6 +108,7 @@ def page(title: str, markdown: str, df: pd.DataFrame, kinds: Sequence[tuple[str,
     if kinds:
         listed = "; ".join(f"{html.escape(d)}: {html.escape(k)}" for d, k in kinds)
         parts.append(f'<p class="kinds">Data of this table: {listed}.</p>')
+    parts += [f'<p class="kinds">{html.escape(line)}</p>' for line in column_summary(df)]
     parts.append(table_html(df))
     parts += [_text(line) for line in after]
     parts.append("</body></html>")
