@@ -35,3 +35,13 @@ rule all:
     default_target: True
     input:
         FINAL_TARGETS,
+
+
+# every run ends with the list of its datasets, real or stand-in, and their checksums (the same list is
+# the report's datasets table)
+onsuccess:
+    print(datasets_summary(), file=sys.stderr)
+
+
+onerror:
+    print(datasets_summary(), file=sys.stderr)

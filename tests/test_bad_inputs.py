@@ -318,7 +318,7 @@ def test_damaged_raw_file_via_the_cli_is_an_error_not_a_standin(tmp_path, capsys
     raw.mkdir()
     (raw / "msnbc990928.seq.gz").write_bytes(gzip.compress(b"% header\n" * 1000)[:-20])
     spec = {"source": "auto", "raw": str(raw / "msnbc990928.seq.gz"), "mirror": "", "seed": 1, "standin_users": 100}
-    io = {"input": {"raw": []}, "output": {k: str(tmp_path / "p" / f"msnbc_{k}.parquet")
+    io = {"input": {"raw": [], "source": []}, "output": {k: str(tmp_path / "p" / f"msnbc_{k}.parquet")
                                            for k in ("sequences", "sets", "categories")}}
     code = main(_step(tmp_path, "data", "preprocess_msnbc", spec, io))
     err = capsys.readouterr().err.strip().splitlines()
@@ -362,11 +362,11 @@ BAD_STEP = [
      ["missing key", "users"]),
     ("synthetic-unknown-key", "data", "synthetic", {**SYNTH, "userz": 5}, _TABLE, ["unknown key", "userz"]),
     ("prepare-source", "data", "preprocess_msnbc", {**MSNBC, "source": "maybe"},
-     {"input": {"raw": []}, "output": _MSNBC_OUT}, ["source"]),
+     {"input": {"raw": [], "source": []}, "output": _MSNBC_OUT}, ["source"]),
     ("prepare-seed", "data", "preprocess_adult", {"source": "standin", "raw_dir": "{tmp}", "mirror": "", "seed": -1},
-     {"input": {"raw": []}, "output": {"table": "{tmp}/a.parquet"}}, ["seed"]),
+     {"input": {"raw": [], "source": []}, "output": {"table": "{tmp}/a.parquet"}}, ["seed"]),
     ("prepare-standin-users", "data", "preprocess_msnbc", {**MSNBC, "standin_users": 0},
-     {"input": {"raw": []}, "output": _MSNBC_OUT}, ["standin_users"]),
+     {"input": {"raw": [], "source": []}, "output": _MSNBC_OUT}, ["standin_users"]),
     ("prepare-spec-json", "data", "preprocess_ipums", "{bad", {"input": {"raw": []}, "output": _TABLE["output"]},
      ["--spec", "JSON"]),
     ("prepare-spec-keys", "data", "preprocess_ipums", {**IPUMS, "extract": {}},

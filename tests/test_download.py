@@ -10,6 +10,7 @@ from shuffledp.datasets.download import (
     Checksum,
     ChecksumError,
     DownloadError,
+    MirrorError,
     fetch_verified,
     mirror_candidate,
     mirror_location,
@@ -209,8 +210,9 @@ def test_prepare_auto_never_turns_a_damaged_file_into_the_standin(tmp_path, fake
     raw = tmp_path / "data" / "raw" / "msnbc" / "msnbc990928.seq.gz"
     _corrupt(mirror / msnbc_mod.RAW_RELPATH if where == "mirror" else raw, kind, good.read_bytes())
     out = tmp_path / "processed"
-    with pytest.raises(DownloadError) as info:
-        prepare.prepare_msnbc("auto", str(raw), str(out), str(mirror), 1, 200, log=QUIET)
+    with pytest.raises(DownloadError) as info:  # (no mirror when the raw copy is the damaged one)
+        prepare.prepare_msnbc("auto", str(raw), str(out), str(mirror) if where == "mirror" else None, 1, 200,
+                              log=QUIET)
     assert info.value.corrupt
     assert not out.exists() or list(out.iterdir()) == []
 
@@ -226,11 +228,18 @@ def test_prepare_auto_uses_the_next_good_source_after_a_damaged_one(tmp_path, fa
     assert len(pd.read_parquet(out / "msnbc_sets.parquet")) == 50
 
 
-def test_prepare_auto_standin_only_when_nothing_reachable(tmp_path, fake_msnbc):
+def test_prepare_auto_standin_only_when_nothing_reachable(tmp_path, fake_msnbc, monkeypatch):
     out = tmp_path / "processed"
-    prov = prepare.prepare_msnbc("auto", str(tmp_path / "raw" / "m.gz"), str(out), str(tmp_path / "nomirror"), 1,
-                                 200, log=QUIET)
+    prov = prepare.prepare_msnbc("auto", str(tmp_path / "raw" / "m.gz"), str(out), None, 1, 200, log=QUIET)
     assert prov["standin"] and prov["source"] == "standin"
+    # a mirror folder without the file is an error naming the setting and the file, never a stand-in
+    monkeypatch.setenv("SHUFFLEDP_DATA_MIRROR", str(tmp_path / "nomirror"))
+    for mirror in (tmp_path / "nomirror", tmp_path / "empty"):
+        mirror.mkdir(exist_ok=True) if mirror.name == "empty" else None
+        with pytest.raises(MirrorError) as err:
+            prepare.prepare_msnbc("auto", str(tmp_path / "raw" / "m.gz"), str(out), str(mirror), 1, 200, log=QUIET)
+        setting = "SHUFFLEDP_DATA_MIRROR" if mirror.name == "nomirror" else "config key data_mirror"
+        assert setting in str(err.value) and msnbc_mod.RAW_RELPATH in str(err.value), err.value
     with pytest.raises(DownloadError):
         prepare.prepare_msnbc("real", str(tmp_path / "raw" / "m.gz"), str(out), None, 1, 200, log=QUIET)
 

@@ -362,7 +362,7 @@ def test_step_bad_spec_is_one_line_error(tmp_path):
     assert "not valid JSON" in run("run", None, {"table": []}, text="{nope")
     loan = {"dataset": "loan", "seed": 1, "domain": 12, "source": "standin", "path": None, "records": None,
             "mirror": None, "raw_dir": str(tmp_path)}
-    assert "power of two" in run("loan", loan, {})
+    assert "power of two" in run("loan", loan, {"source": []})
     assert "no such file" in run("run", run_spec, {"table": ["/nonexistent.parquet"]})
     assert "eps must be a positive" in run("run", dict(run_spec, eps=[-1.0]), {"table": [__file__]})
     assert not (tmp_path / "y").exists()

@@ -8,11 +8,14 @@ import re
 import zipfile
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from conftest import run_snakemake
 
 from shuffledp.experiments.multidim import dataset_label
 from shuffledp.io import read_provenance
+from shuffledp.plotting import html_table
+from shuffledp.plotting.html_table import VERDICT_COLUMNS, verdict_colour
 from shuffledp.stages import discover
 
 REPO = Path(__file__).resolve().parents[1]
@@ -57,20 +60,28 @@ def test_every_caption_states_the_scale_and_the_data_kind():
 def test_report_archive_holds_the_flagged_files(tiny_workflow):
     workdir = tiny_workflow
     archive = workdir / "report.zip"
+    run_snakemake("--configfile", str(workdir / "config.yaml"), "--cores", "2", cwd=workdir)  # the report pages
     run_snakemake("--configfile", str(workdir / "config.yaml"), "--report", str(archive), cwd=workdir)
-    # every figure and every claims table this run produced, found from the run itself
-    produced = sorted([*(workdir / "results/figures").glob("*.png"), *(workdir / "results/tables").glob("*claims.md")])
-    assert len(produced) >= 15, produced
+    # every file of results/figures and every claims table this run produced, found from the run itself
+    figures = sorted((workdir / "results/figures").iterdir())
+    claims = sorted((workdir / "results/tables").glob("*claims.parquet"))
+    assert len(figures) >= 20 and len(claims) >= 3, (figures, claims)
     with zipfile.ZipFile(archive) as zf:
         names = zf.namelist()
         by_base = {}
         for n in names:
             by_base.setdefault(Path(n).name, []).append(n)
-        missing = [p.name for p in produced if p.name not in by_base]
+        missing = [p.name for p in figures if p.name not in by_base]
         assert not missing, f"report archive lacks {missing}; it holds {sorted(by_base)}"
-        for path in produced:
+        for path in figures:
             assert len(by_base[path.name]) == 1, by_base[path.name]
             assert zf.read(by_base[path.name][0]) == path.read_bytes(), path.name
+        # every claims table as a rendered HTML table (no Markdown file to download), verdicts coloured
+        assert not [n for n in by_base if n.endswith(".md")], sorted(by_base)
+        for path in claims:
+            page = f"{path.stem}.html"
+            assert page in by_base, f"report archive lacks the claims table {page}"
+            _check_claims_page(zf.read(by_base[page][0]).decode(), pd.read_parquet(path))
         html = zf.read(next(n for n in names if n.endswith("report.html"))).decode()
     for category in ("Datasets", "Per-user histograms", "Multidimensional categorical data",
                      "Multidimensional frameworks"):
@@ -81,6 +92,33 @@ def test_report_archive_holds_the_flagged_files(tiny_workflow):
     label = dataset_label("adult", read_provenance(workdir / "results/multidim/data/adult.parquet"))
     for table in ("multidim_table3.md", "multidim_claims.md"):
         assert label in (workdir / "results/tables" / table).read_text(), table
+
+
+def _check_claims_page(page: str, df: pd.DataFrame) -> None:
+    """The page is an HTML table with every column and row of the Parquet file, each verdict coloured."""
+    heads = re.findall(r"<th>(.*?)</th>", page)
+    assert heads == [str(c) for c in df.columns], heads
+    rows = re.findall(r"<tr>(.*?)</tr>", page, flags=re.S)[1:]
+    assert len(rows) == len(df), (len(rows), len(df))
+    col = next(c for c in VERDICT_COLUMNS if c in df.columns)
+    for row, verdict in zip(rows, df[col], strict=True):
+        assert f'<td style="background:{verdict_colour(verdict)}">{verdict}</td>' in row, row
+
+
+def test_page_renders_every_column_and_colours_the_verdicts():
+    df = pd.DataFrame({"id": ["a", "b", "c"], "held": ["held", "not held", "not testable at this scale"],
+                       "measured": [0.5, float("nan"), 3.0], "explanation": ["x < y", "", "why"],
+                       "scale": ["tiny"] * 3, "data": ["real", "stand-in", "real"]})
+    md = "# Title\n\nScale `tiny`: stand-in data.\n\n| id | held |\n|---|---|\n| a | held |\n\nA note.\n"
+    page = html_table.page("t", md, df, [("msnbc", "stand-in")])
+    assert "<h2>Title</h2>" in page and "<p>Scale tiny: stand-in data.</p>" in page and "<p>A note.</p>" in page
+    assert "Data of this table: msnbc: stand-in." in page
+    assert "Scale: tiny (3 rows)." in page and "Data of the rows: real (2 rows), stand-in (1 rows)." in page
+    assert "<th>explanation</th>" in page and "<td>x &lt; y</td>" in page
+    colours = {html_table.verdict_colour(v) for v in df["held"]}
+    assert len(colours) == 3  # held, not held and not testable look different
+    _check_claims_page(page, df)
+    assert page == html_table.page("t", md, df, [("msnbc", "stand-in")])  # deterministic
 
 
 @pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # docutils' writer_name, as Snakemake calls it

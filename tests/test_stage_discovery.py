@@ -81,9 +81,10 @@ def test_toy_stage_validated_run_and_reported_without_editing_a_list(tmp_path):
     _snakemake(tmp_path, good, "toy_report")
 
     archive = tmp_path / "report.zip"
-    _snakemake(tmp_path, good, "--report", str(archive), "toy_report")
+    _snakemake(tmp_path, good, "report_table_toy_claims")  # the claims table's page (the report stage)
+    _snakemake(tmp_path, good, "--report", str(archive), "toy_report", "report_table_toy_claims")
     with zipfile.ZipFile(archive) as zf:
         names = {Path(n).name for n in zf.namelist()}
         html = zf.read(next(n for n in zf.namelist() if n.endswith("report.html"))).decode()
-    assert {"toy_fig.png", "toy_claims.md"} <= names
+    assert {"toy_fig.png", "toy_claims.html"} <= names and "toy_claims.md" not in names
     assert "Toy paper (tests)" in html

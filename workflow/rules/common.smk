@@ -35,6 +35,19 @@ except ConfigError as exc:
     sys.stderr.write(f"shuffledp: invalid configuration:\n{exc}\n")
     sys.exit(1)
 
+# Stand-ins never stick: a processed table built from a stand-in while the real files are now on this
+# machine (data/raw, or the folder SHUFFLEDP_DATA_MIRROR names) is stale; its source marker is renewed so
+# that it and everything built from it are rebuilt (shuffledp.datasets.availability). A folder mirror
+# without a file is an error naming the variable and the file.
+from shuffledp.errors import DataError  # noqa: E402
+from shuffledp.stages.data import refresh_sources  # noqa: E402
+
+try:
+    STALE_STANDINS = refresh_sources(config)
+except DataError as exc:
+    sys.stderr.write(f"shuffledp: {exc}\n")
+    sys.exit(1)
+
 FINAL_TARGETS = []
 
 RESULTS = config["results_dir"]

@@ -2,6 +2,7 @@
 # one shape: named inputs from the job's references, named outputs from the step's templates, log and
 # benchmark named by the job's identity, the spec and io files as params, and one shell line.
 from shuffledp.stages import discover
+from shuffledp.stages import report as report_stage
 from shuffledp.stages.jobs import JobTable
 
 STAGES = discover()
@@ -16,11 +17,45 @@ def _outputs(stage, step, table):
         path = stage_output(stage, step, o.name)
         if o.directory:
             path = directory(path)
-        if o.report is not None:
-            path = report(path, caption=stage.caption(o.report), category=stage.title,
-                          subcategory=o.report.subcategory)
+        # report: a figure's PDF as its PNG; a Markdown table through its HTML page (the report stage)
+        flag = report_stage.figure_report(step, o)
+        if flag is not None and not report_stage.rendered(step, o):
+            path = report(path, caption=stage.caption(flag), category=stage.title, subcategory=flag.subcategory)
         out[o.name] = path
     return out
+
+
+def _page_rules(stage, step, table):
+    """The report stage: one rule per page, each with the caption and category of the table it renders."""
+    for job in table.of_step(step.name):
+        caption, category, subcategory = report_stage.job_report(job.spec)
+        io = job_io(stage, step, job, ROOTS, STAGES)
+
+        rule:
+            name:
+                f"{stage.name}_{step.name}_{job.wildcards['table']}"
+            input:
+                **io["input"],
+            output:
+                html=report(io["output"]["html"], caption=caption, category=category, subcategory=subcategory),
+            log:
+                logs(stage, step).format(**job.wildcards),
+            benchmark:
+                benchmarks(stage, step).format(**job.wildcards)
+            params:
+                stage=lambda wildcards, _name=stage.name: _name,
+                step=lambda wildcards, _name=step.name: _name,
+                spec=lambda wildcards, _spec=job.spec: content_file(JOBFILES, "spec", _spec),
+                io=lambda wildcards, _io=io: content_file(JOBFILES, "io", _io),
+            resources:
+                mem_mb=step.mem_mb,
+                runtime=step.runtime,
+            conda:
+                env_file()
+            shell:
+                "shuffledp step {params.stage} {params.step} --spec {params.spec:q} --io {params.io:q} > {log:q} 2>&1"
+
+        FINAL_TARGETS.append(io["output"]["html"])
 
 
 for _stage in STAGES.values():
@@ -29,6 +64,9 @@ for _stage in STAGES.values():
     _table = JobTable(_stage.jobs(config))
     for _step in _stage.steps:
         if not _table.of_step(_step.name):
+            continue
+        if _stage.name == "report":
+            _page_rules(_stage, _step, _table)
             continue
 
         rule:
@@ -68,3 +106,24 @@ for _stage in STAGES.values():
             elif _out.final:
                 FINAL_TARGETS.extend(stage_output(_stage, _step, _out.name, j.wildcards)
                                      for j in _table.of_step(_step.name))
+
+
+# ---- the datasets of this run, real or stand-in, with checksums: printed when a run ends -------------
+
+
+def _dataset_tables():
+    """Processed table name -> path: the tables the datasets table lists (the data stage's job)."""
+    data = STAGES["data"]
+    step = data.step("datasets_table")
+    job = JobTable(data.jobs(config)).job("datasets_table", {})
+    paths = job_io(data, step, job, ROOTS, STAGES)["input"]["tables"]
+    return {os.path.splitext(os.path.basename(p))[0]: p for p in paths}
+
+
+DATASET_TABLES = _dataset_tables()
+
+
+def datasets_summary():
+    from shuffledp.datasets.availability import summary_text
+
+    return summary_text(DATASET_TABLES, STALE_STANDINS)

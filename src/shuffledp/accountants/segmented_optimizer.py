@@ -247,10 +247,12 @@ def optimize_segmented(n: int, d: int, s: int, levels, shares, delta: float, m: 
 
 
 def segmented_table(n: int, d: int, s: int, levels, shares, delta: float, m_grid,
-                    *, include_optimum: bool = True, accountants=("sound", "paper")) -> pd.DataFrame:
+                    *, include_optimum: bool = True, accountants=("sound", "paper"),
+                    progress=None) -> pd.DataFrame:
     """One row per (accountant, m, level) over ``m_grid`` (plus the optimum ``m*`` rows,
     ``source="optimum"``): columns :data:`TABLE_COLUMNS`. Deterministic (no timings, stable row
-    order: accountants in the given order, then grid m ascending, then the optimum)."""
+    order: accountants in the given order, then grid m ascending, then the optimum). ``progress``:
+    an optional wrapper of the list of (accountant, m) evaluations (the CLI's progress bar)."""
     n, d, s, levels, shares, delta = check_segmented_inputs(n, d, s, levels, shares, delta)
     grid = [float(x) for x in m_grid]
     if any(not (math.isfinite(x) and x >= 0) for x in grid):
@@ -263,7 +265,8 @@ def segmented_table(n: int, d: int, s: int, levels, shares, delta: float, m_grid
     if include_optimum:
         runs.append((None, "optimum"))
     rows = []
-    for acc, (m, source) in ((a, r) for a in accountants for r in runs):
+    evaluations = [(a, r) for a in accountants for r in runs]
+    for acc, (m, source) in progress(evaluations) if progress is not None else evaluations:
         out = optimize_segmented(n, d, s, levels, shares, delta, m=m, accountant=acc)
         for k, e in enumerate(levels):
             rows.append({

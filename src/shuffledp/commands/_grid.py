@@ -2,8 +2,9 @@
 
 Every numeric flag of an ``account`` command accepts a comma-separated list; the command
 evaluates the Cartesian product and prints one JSON object (a single combination) or a JSON
-array (several). Each object carries its inputs beside its outputs. A progress bar goes to
-stderr once a grid has run for more than two seconds; stdout stays pure JSON.
+array (several). Each object carries its inputs beside its outputs. A progress bar (tqdm) goes to
+stderr once a grid has run for more than two seconds, only when stderr is a terminal; stdout stays
+pure JSON.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import itertools
 import json
 import math
 import sys
-import time
 from collections.abc import Callable, Iterable, Mapping
 
 from shuffledp.errors import UsageError
@@ -66,33 +66,33 @@ def int_like(token: str) -> int:
 int_like.__name__ = "integer"
 
 
+PROGRESS_DELAY_S = 2.0  # a bar appears only for work that takes longer than this
+
+
+def progress(iterable: Iterable, total: int | None = None, desc: str | None = None) -> Iterable:
+    """``iterable`` with a tqdm progress bar on stderr: shown after :data:`PROGRESS_DELAY_S` seconds,
+    and only when stderr is a terminal (a log file or a pipe gets nothing)."""
+    from tqdm import tqdm
+
+    return tqdm(iterable, total=total, desc=desc, file=sys.stderr, disable=not sys.stderr.isatty(),
+                delay=PROGRESS_DELAY_S, leave=False, dynamic_ncols=True)
+
+
 def run_grid(grid: Mapping[str, Iterable], fn: Callable[..., Mapping[str, object]]) -> int:
     """Evaluate ``fn(**combo)`` over the product of ``grid`` and print JSON on stdout."""
     names = list(grid)
     combos = list(itertools.product(*[list(grid[k]) for k in names]))
     results = []
-    start = time.monotonic()
-    for i, values in enumerate(combos, 1):
+    for values in progress(combos, desc="combinations") if len(combos) > 1 else combos:
         combo = dict(zip(names, values, strict=True))
         out = dict(fn(**combo))
         row = {k: _jsonable(v) for k, v in combo.items() if v is not None}
         row.update({k: _jsonable(v) for k, v in out.items()})
         results.append(row)
-        if len(combos) > 1 and time.monotonic() - start > 2.0:
-            _progress(i, len(combos))
-    if len(combos) > 1 and time.monotonic() - start > 2.0:
-        sys.stderr.write("\n")
     payload = results[0] if len(results) == 1 else results
     json.dump(payload, sys.stdout, allow_nan=False, default=_jsonable)
     sys.stdout.write("\n")
     return 0
-
-
-def _progress(i: int, total: int) -> None:
-    width = 30
-    filled = int(width * i / total)
-    sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {i}/{total}")
-    sys.stderr.flush()
 
 
 def _jsonable(v: object) -> object:

@@ -11,7 +11,7 @@ import math
 import re
 import sys
 
-from shuffledp.commands._grid import int_like, one_line_errors, parse_list, run_grid
+from shuffledp.commands._grid import int_like, one_line_errors, parse_list, progress, run_grid
 from shuffledp.errors import UsageError
 
 _NAME = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*): (.*)$", re.S)
@@ -273,7 +273,8 @@ def _cmd_table_segmented(args) -> int:
     # one process for every setting: the per-level Poisson rates (the costly part) do not depend on
     # the shares and are cached across settings (shuffledp.accountants.segmented_optimizer)
     for (levels, shares), out in zip(settings, outs, strict=True):
-        table = _call(so.segmented_table, known, n, d, s, levels, shares, delta, grid, accountants=accountants)
+        table = _call(so.segmented_table, known, n, d, s, levels, shares, delta, grid, accountants=accountants,
+                      progress=lambda items, _out=out: progress(items, desc=_out))
         write_table(table, out)  # atomic, as every table
         sys.stdout.write(f"{out}\n")
     return 0

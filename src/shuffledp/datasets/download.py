@@ -125,12 +125,30 @@ def mirror_location(config_mirror: str | None = None) -> str | None:
     return env if env else (config_mirror or None)
 
 
+class MirrorError(DataError):
+    """The offline mirror is a folder that lacks a file it must hold (set, so never a silent stand-in)."""
+
+
+def mirror_setting(mirror: str) -> str:
+    """Where ``mirror`` was set: the environment variable (which wins) or the config key."""
+    return f"{MIRROR_ENV}={mirror}" if os.environ.get(MIRROR_ENV) == mirror else f"config key data_mirror ({mirror})"
+
+
 def mirror_candidate(mirror: str | None, relpath: str) -> list[Candidate]:
+    """The mirror's copy of ``relpath``. A mirror that is a folder must hold the file: a folder
+    without it is a :class:`MirrorError` naming the setting and the missing file (a mirror that
+    points at the wrong place would otherwise turn into a stand-in without a word). A URL mirror
+    is tried like any source (unreachable: the next one)."""
     if not mirror:
         return []
     if "://" in mirror:
         return [Candidate(mirror.rstrip("/") + "/" + relpath)]
-    return [Candidate(str(Path(mirror) / relpath))]
+    path = Path(mirror) / relpath
+    if not path.is_file():
+        where = "is not a folder" if not Path(mirror).is_dir() else f"has no file {relpath}"
+        raise MirrorError(f"{mirror_setting(mirror)}: the offline mirror {where} (expected {path}); "
+                          "put the file there or unset the mirror")
+    return [Candidate(str(path))]
 
 
 def fetch_verified(

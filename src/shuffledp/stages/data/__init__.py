@@ -23,6 +23,41 @@ from shuffledp.stages.jobs import Job, Ref
 RAW = "data/raw"
 MSNBC_RAW = f"{RAW}/msnbc/msnbc990928.seq.gz"
 ADULT_RAW = f"{RAW}/adult"
+MARKERS = "data/.sources"  # one source marker per real dataset (shuffledp.datasets.availability)
+
+
+def marker(name: str) -> str:
+    """The source marker of a real dataset: an input of its preprocess job under ``source: auto``."""
+    return f"{MARKERS}/{name}"
+
+
+def real_data(config: Mapping) -> dict:
+    """The real datasets this config reads with ``source: auto`` (a stand-in is possible), by name:
+    :class:`~shuffledp.datasets.availability.RealData` (the file names are the mirror's layout)."""
+    from shuffledp.datasets.availability import RealData
+
+    ds = config["datasets"]
+    out = {}
+    if ds["msnbc"]["source"] == "auto":
+        out["msnbc"] = RealData("msnbc", ("msnbc/msnbc990928.seq.gz",), "data/processed/msnbc_sets.parquet")
+    if ds["adult"]["source"] == "auto":
+        out["adult"] = RealData("adult", ("adult/adult.data", "adult/adult.test"), "data/processed/adult.parquet")
+    hdg = (config.get("multidim_frameworks") or {}).get("hdg")
+    if hdg and "loan" in hdg["datasets"] and config["multidim_frameworks"]["loan"]["source"] == "auto":
+        out["loan"] = RealData("loan", ("lending_club.parquet",), "data/processed/loan.parquet")
+    return out
+
+
+def refresh_sources(config: Mapping) -> list[str]:
+    """Before the workflow runs: each real dataset's source marker exists, and is renewed when its
+    processed table is a stand-in while the real files are now on this machine (the raw folder or
+    a folder mirror), so that the stand-in and everything built from it are rebuilt. Returns the
+    names of the stale stand-ins. A folder mirror without a file is an error naming both."""
+    from shuffledp.datasets.availability import refresh_marker
+    from shuffledp.datasets.download import mirror_location
+
+    mirror = mirror_location(config["data_mirror"] or None)
+    return [name for name, data in real_data(config).items() if refresh_marker(data, marker(name), RAW, mirror)]
 
 
 def _log(msg: str) -> None:
@@ -78,11 +113,13 @@ def jobs(config: Mapping) -> list[Job]:
         Job("download_msnbc", {}, {"mirror": mirror}),
         Job("preprocess_msnbc", {}, {"source": source["msnbc"], "raw": MSNBC_RAW, "mirror": mirror, "seed": seed,
                                      "standin_users": int(ds["msnbc"]["standin_users"])},
-            inputs={"raw": [Ref("download_msnbc", "raw")] if source["msnbc"] == "real" else []}),
+            inputs={"raw": [Ref("download_msnbc", "raw")] if source["msnbc"] == "real" else [],
+                    "source": [marker("msnbc")] if source["msnbc"] == "auto" else []}),
         Job("download_adult", {}, {"mirror": mirror}),
         Job("preprocess_adult", {}, {"source": source["adult"], "raw_dir": ADULT_RAW, "mirror": mirror, "seed": seed},
             inputs={"raw": [Ref("download_adult", "data"), Ref("download_adult", "test")]
-                    if source["adult"] == "real" else []}),
+                    if source["adult"] == "real" else [],
+                    "source": [marker("adult")] if source["adult"] == "auto" else []}),
     ]
     tables = [Ref("preprocess_msnbc", "sets"), Ref("preprocess_adult", "table")]
     for s in ds["synthetic"]:
@@ -248,7 +285,7 @@ STAGE = Stage(
     steps=(
         Step("download_msnbc", _download_msnbc, local=True, spec_keys=_MIRROR,
              outputs=(Output("raw", "raw/msnbc/msnbc990928.seq.gz", root="data"),)),
-        Step("preprocess_msnbc", _preprocess_msnbc, local=True, inputs=("raw",),
+        Step("preprocess_msnbc", _preprocess_msnbc, local=True, inputs=("raw", "source"),
              spec_keys=frozenset({"source", "raw", "mirror", "seed", "standin_users"}),
              outputs=(Output("sequences", "processed/msnbc_sequences.parquet", root="data"),
                       Output("sets", "processed/msnbc_sets.parquet", root="data"),
@@ -257,7 +294,7 @@ STAGE = Stage(
         Step("download_adult", _download_adult, local=True, spec_keys=_MIRROR,
              outputs=(Output("data", "raw/adult/adult.data", root="data"),
                       Output("test", "raw/adult/adult.test", root="data"))),
-        Step("preprocess_adult", _preprocess_adult, local=True, inputs=("raw",),
+        Step("preprocess_adult", _preprocess_adult, local=True, inputs=("raw", "source"),
              spec_keys=frozenset({"source", "raw_dir", "mirror", "seed"}),
              outputs=(Output("table", "processed/adult.parquet", root="data"),), runtime=10),
         Step("synthetic", _synthetic, wildcards={"name": "[A-Za-z0-9_]+"},

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 
 from shuffledp.errors import ConfigError, UsageError
 from shuffledp.stages import Output, Report, Stage, Step
+from shuffledp.stages.data import marker as data_marker
 from shuffledp.stages.jobs import Job, JobTable, Ref
 
 TITLE = "Multidimensional frameworks: CALM and HDG (Wang et al., Computers & Security 2025)"
@@ -90,7 +91,9 @@ def jobs(config: Mapping) -> list[Job]:
         out.append(Job("loan", {},
                        {"dataset": "loan", "seed": seed, "domain": int(hdg["domain"]),
                         "source": loan["source"], "path": loan["path"],
-                        "records": loan["records"], "mirror": config["data_mirror"], "raw_dir": RAW}))
+                        "records": loan["records"], "mirror": config["data_mirror"], "raw_dir": RAW},
+                       # the source marker: a stand-in is rebuilt when the real file arrives (stages.data)
+                       inputs={"source": [data_marker("loan")] if loan["source"] == "auto" else []}))
     if "adult" in hdg_datasets:
         out.append(Job("adult", {}, {"dataset": "adult", "domain": int(hdg["domain"])},
                        inputs={"table": [Ref("preprocess_adult", "table", stage="data")]}))
@@ -206,7 +209,7 @@ STAGE = Stage(
     jobs=jobs,
     claims=("report.claims",),
     steps=(
-        Step("loan", _loan,
+        Step("loan", _loan, inputs=("source",),
              outputs=(Output("table", "processed/loan.parquet", root="data"),),
              spec_keys=frozenset({"dataset", "seed", "domain", "source", "path", "records", "mirror", "raw_dir"}),
              local=True, mem_mb=1000, runtime=10),
