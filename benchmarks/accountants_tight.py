@@ -67,7 +67,7 @@ def _oracle_cells(n: int, flags) -> float:
     al = w[0] + w[2]
     sa = 2 * 8 * math.sqrt(N * al * (1 - al)) + 10
     independent = abs(w[2] * w[3] - w[0] * w[1]) < 1e-15
-    per_m = sa * sa if independent else sa * sa * 3
+    per_m = sa * sa if independent else sa ** 3  # a convolution per A value
     return per_m * 80 * 10
 
 
