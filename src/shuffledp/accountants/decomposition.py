@@ -38,6 +38,9 @@ More groups
 A pair with more than three groups (OUE, subset selection, local hashing, any matrix) is reduced
 per eps to three-group pairs that dominate it in convex order (:func:`spread_to_three`: a
 mean-preserving spread of the law of one report's contribution), then evaluated as above.
+A pair whose four groups are two independent flags (local hashing; OUE under a blanket with
+independent bits) evaluates itself exactly instead (:mod:`shuffledp.accountants.flags`, through
+its ``block_value``).
 
 Errors, all charged to the upper bound
 --------------------------------------

@@ -16,7 +16,8 @@ matrix would not fit in memory. The tests check that the two agree.
 * **Optimized unary encoding** (OUE, Wang et al. 2017): input ``x`` in ``[d]``, output a bit vector,
   bit ``x`` is 1 with probability 1/2, every other bit with ``1 / (e^eps0 + 1)``. Blanket: the
   smallest row at each output (the all-ones vector is the one output where it is not the
-  "bit at 0" row). Four groups by the victim's two bits.
+  "bit at 0" row). Four groups by the victim's two bits; :func:`oue_pairs` evaluates them exactly
+  under a slightly smaller blanket whose bits are independent (:mod:`~shuffledp.accountants.flags`).
 * **Local hashing** (OLH, Wang et al. 2017) over the family of *all* functions ``[k] -> [g]``:
   output ``(h, y)``, ``y`` is ``h(x)`` with probability ``e^eps0 / (e^eps0 + g - 1)``, any other
   value with ``1 / (e^eps0 + g - 1)``. For that family ``h(x)`` and ``h(x')`` are independent and
