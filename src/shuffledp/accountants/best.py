@@ -206,7 +206,7 @@ def lower_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | 
         if mechanism in ("oue", "olh"):  # others at a third input, three flags seen (acct-tight)
             from shuffledp.accountants import third_flag as tf
             r3, s3 = tf.third_flag_rates(mechanism, eps0, g=params.get("g"))
-            if tf.third_flag_cells(n, r3, s3) <= tf.AFFORDABLE_CELLS:
+            if tf.third_flag_cells(n, r3, s3, delta) <= tf.AFFORDABLE_CELLS:
                 out["pair-third-input"] = lambda: tf.third_flag_lower_eps(n, r3, s3, delta, eps0, guess=guess)
         return out
     kk = k if mechanism == "krr" else 2  # binary RR is eps0-LDP: it lower-bounds the class

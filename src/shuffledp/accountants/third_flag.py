@@ -50,9 +50,10 @@ CELL_BUDGET = 40_000_000   # sum over C of the tabulated (A_1, A_0) cells; beyon
 AFFORDABLE_CELLS = 2_000_000  # best.py runs this bound only below this many cells per evaluation
 
 
-def third_flag_cells(n: int, r: float, s: float, z: float = 7.5) -> float:
+def third_flag_cells(n: int, r: float, s: float, delta: float = 1e-6) -> float:
     """Cells one evaluation tabulates (about): C values times the (A_1, A_0) windows per C; the
     cost of :meth:`ThirdFlagPair.delta` is proportional (a sort of the cells per C)."""
+    z = math.sqrt(2.0 * math.log(2.0 / (1e-3 * delta)))
     c_width = 2.0 * z * math.sqrt(n * s * (1.0 - s)) + 3.0
     w1 = 2.0 * z * math.sqrt(n * s * r * (1.0 - r)) + 3.0
     w0 = 2.0 * z * math.sqrt(n * (1.0 - s) * r * (1.0 - r)) + 3.0
@@ -162,7 +163,9 @@ def third_flag_lower_eps(n: int, r: float, s: float, delta: float, top: float, *
     ``delta``: the mechanism is not (eps, delta)-DP for any smaller eps; 0 if none is found.
     ``top``: the randomizer's eps0."""
     delta = _check_delta(delta)
-    kw.setdefault("tail", max(1e-300, 1e-3 * rtol * delta))
+    # windows holding all but 1e-3 delta: what they leave out can only lower the bound (by far
+    # less than its eps precision), and the cells grow with the window's width cubed
+    kw.setdefault("tail", max(1e-300, 1e-3 * delta))
     pair = ThirdFlagPair(n, r, s, **kw)
 
     def fn(e: float) -> float:
