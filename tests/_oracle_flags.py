@@ -85,7 +85,7 @@ def bracket(w, u, v, gamma: float, n: int, eps: float, blocks: int = 40) -> tupl
     for s, e in zip(cuts[:-1], cuts[1:], strict=True):
         wt = float(pm[s:e].sum())
         d_first, o_first = d_given_m(int(ms[s]), w, u, v, gamma, ee)
-        d_last, _ = d_given_m(int(ms[e - 1]), w, u, v, gamma, ee)
+        d_last = d_first if e - 1 == s else d_given_m(int(ms[e - 1]), w, u, v, gamma, ee)[0]
         up += wt * (d_first + o_first)
         low += wt * d_last
     return low, up + out_m
