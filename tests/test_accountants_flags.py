@@ -6,6 +6,8 @@ the same pair (binary local hashing: the gap issue 25 measured)."""
 
 from __future__ import annotations
 
+import math
+
 import _oracle_decomposition as O
 import numpy as np
 import pytest
@@ -133,3 +135,42 @@ def test_flag_pair_rejects_degenerate_input():
         flags.flag_pair(0.5, 0.0, 0.5, (1.0, 2.0), (1.0, 2.0))
     with pytest.raises(ValueError, match="blanket mass"):
         flags.flag_pair(1.5, 0.3, 0.5, (1.0, 2.0), (1.0, 2.0))
+
+
+# ----------------------------------------------------------------------------- the large-n oracle
+def _flag_form(pair):
+    """(w, u, v, gamma) of a four-group pair in the group order (10, 01, 11, 00)."""
+    ug = [pair.p[i] / (pair.gamma * pair.w[i]) for i in range(4)]
+    vg = [pair.q[i] / (pair.gamma * pair.w[i]) for i in range(4)]
+    return pair.w, (ug[1], ug[0]), (vg[0], vg[1]), pair.gamma
+
+
+@pytest.mark.parametrize("pair_fn", [lambda: rz.olh_pairs(2, 1.5)[0], lambda: rz.oue_optimal_pairs(4, 1.0)[0]],
+                         ids=["olh-g2", "oue-optimal-dependent-flags"])
+def test_large_n_oracle_brackets_the_enumeration(pair_fn):
+    """tests/_oracle_flags.py (the benchmark's reference) brackets the enumerated decomposed value."""
+    import _oracle_flags as OF
+
+    pair = pair_fn()
+    w, u, v, gamma = _flag_form(pair)
+    for n in (5, 30):
+        for eps in (0.1, 0.5):
+            exact = O.exact_decomposed_delta(pair.w, pair.p, pair.q, pair.gamma, n, eps)
+            lo, up = OF.bracket(w, u, v, gamma, n, eps, blocks=4)
+            assert lo * (1 - 1e-9) <= exact <= up * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("g,eps0", [(2, 4.0), (5, 1.5)])
+def test_exact_path_within_the_oracle_bracket_at_large_n(g, eps0):
+    """n = 3000: the accountant's value is above the oracle's lower end and within its own
+    blocking slack (0.5% in delta here, far less in eps) of the oracle's upper end; the
+    accountant's own lower end (blocks at their largest M) is below the oracle's upper end."""
+    import _oracle_flags as OF
+
+    fp = rz.olh_pairs(g, eps0)[0]
+    n, eps = 3000, 0.3 * eps0 / math.sqrt(10)
+    lo, up = OF.bracket(fp.w, fp.u, fp.v, fp.gamma, n, eps)
+    acc = dec.DecomposedPair(None, n, pairs=[fp])
+    ours = acc.delta(eps)
+    assert lo <= ours <= up * (1 + 5e-3)
+    assert acc.delta_lower(eps) <= up
