@@ -258,9 +258,19 @@ def _instance(name, args, eps0):
         perm = [sum(b << j for j, b in enumerate(bits)) for bits in itertools.product((0, 1), repeat=d)]
         reordered = np.empty_like(mine)
         reordered[:, perm] = mine
-        return rz.oue_matrix(d, eps0), reordered, rz.oue_pairs(d, eps0)
+        return rz.oue_matrix(d, eps0), reordered, rz.oue_optimal_pairs(d, eps0)
     k, g = args
     return rz.olh_matrix(k, g, eps0), O.olh_matrix(k, g, eps0), rz.olh_pairs(g, eps0, k=k)
+
+
+def _exact_flag_pairs(name, args, eps0):
+    """The independent-flag pairs the accountant evaluates exactly (OUE's slightly smaller blanket,
+    OLH's blanket for every domain size), or None (subset-exp: its flags are not independent)."""
+    if name == "oue":
+        return rz.oue_pairs(args[0], eps0)
+    if name == "olh":
+        return rz.olh_pairs(args[1], eps0)
+    return None
 
 
 @pytest.mark.parametrize("name,args,n", INSTANCES)
@@ -278,6 +288,8 @@ def test_randomizers_sound_and_pairs_match(name, args, n, eps0):
     exact = O.worst_shuffle_delta(mat, n, eps_list)
     by_matrix = dec.DecomposedPair(mat, n)
     by_pairs = dec.DecomposedPair(None, n, pairs=pairs)
+    flag_pairs = _exact_flag_pairs(name, args, eps0)
+    by_flags = None if flag_pairs is None else dec.DecomposedPair(None, n, pairs=flag_pairs)
     rel = []
     for eps, (real, arg) in zip(eps_list, exact, strict=True):
         up = by_pairs.delta(eps)
@@ -286,17 +298,26 @@ def test_randomizers_sound_and_pairs_match(name, args, n, eps0):
         assert real <= decomposed * (1 + ORACLE_RTOL)
         assert real <= up, (eps, arg)
         assert decomposed <= up
+        if by_flags is not None:
+            # the exact independent-flag path: sound, above the optimal decomposition, no looser
+            # than the spread of the optimal blanket beyond the blanket it gives up
+            exact_flags = by_flags.delta(eps)
+            assert real <= exact_flags, (eps, arg)
+            assert decomposed <= exact_flags
         rel.append((up - real) / real if real > 0 else math.inf)
     print(f"{name}{args} eps0={eps0} n={n}: min (upper-real)/real {min(rel):.3g}")
 
 
 def test_olh_pairs_without_k_are_looser():
-    """olh_pairs(g, eps0) (blanket valid for every domain size) bounds the k-specific one."""
-    for k, g, n in ((3, 2, 50), (4, 3, 200)):
-        exact_k = dec.DecomposedPair(None, n, pairs=rz.olh_pairs(g, 1.5, k=k))
+    """olh_pairs(g, eps0) (blanket valid for every domain size, evaluated exactly) bounds the exact
+    decomposed divergence of the k-specific (larger, optimal) blanket."""
+    for k, g, n in ((3, 2, 30), (4, 3, 25)):
+        (pk,) = rz.olh_pairs(g, 1.5, k=k)
         generic = dec.DecomposedPair(None, n, pairs=rz.olh_pairs(g, 1.5))
         for eps in (0.05, 0.3):
-            assert exact_k.delta(eps) <= generic.delta(eps)
+            exact_k = max(O.exact_decomposed_delta(pk.w, pk.p, pk.q, pk.gamma, n, eps),
+                          O.exact_decomposed_delta(pk.w, pk.q, pk.p, pk.gamma, n, eps))
+            assert exact_k <= generic.delta(eps)
 
 
 # ----------------------------------------------------------------------------- eps search
@@ -338,7 +359,7 @@ EPS_CEILING = 1.06
 
 @pytest.mark.parametrize("name,mat_fn,pairs_fn", [
     ("subset-exp(3,1,2)", lambda: rz.subset_exp_matrix(3, 1, 2, 1.0), lambda: rz.subset_exp_pairs(3, 1, 2, 1.0)),
-    ("oue(3)", lambda: rz.oue_matrix(3, 1.0), lambda: rz.oue_pairs(3, 1.0)),
+    ("oue(3)", lambda: rz.oue_matrix(3, 1.0), lambda: rz.oue_optimal_pairs(3, 1.0)),
 ])
 def test_spread_looseness_is_bounded(name, mat_fn, pairs_fn):
     mat, pairs = mat_fn(), pairs_fn()

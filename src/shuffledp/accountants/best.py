@@ -230,6 +230,12 @@ def lower_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | 
             guess = dec._asymptotic_guess(2, eps0, n, delta)
             out["pair-group-counts"] = _guarded(lambda: dec.pair_lower_eps(
                 vic_p, vic_q, configs, n, delta, eps0, rtol=rtol, guess=guess)[0], 0.0)
+            if mechanism in ("oue", "olh"):  # the others at a third input, three flags seen per report
+                from shuffledp.accountants import third_flag as tf
+                r3, s3 = tf.third_flag_rates(mechanism, eps0, g=params.get("g"))
+                if tf.third_flag_cells(n, r3, s3, delta) <= tf.AFFORDABLE_CELLS:
+                    out["pair-third-input"] = _guarded(lambda: tf.third_flag_lower_eps(
+                        n, r3, s3, delta, eps0, guess=guess), 0.0)
         return out
     kk = k if mechanism == "krr" else 2  # binary RR is eps0-LDP: it lower-bounds the class
     # the worst-pair search: others split between the victim's two values (all on one, 2-98% splits,

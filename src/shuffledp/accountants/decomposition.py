@@ -38,6 +38,9 @@ More groups
 A pair with more than three groups (OUE, subset selection, local hashing, any matrix) is reduced
 per eps to three-group pairs that dominate it in convex order (:func:`spread_to_three`: a
 mean-preserving spread of the law of one report's contribution), then evaluated as above.
+A pair whose four groups are two independent flags (local hashing; OUE under a blanket with
+independent bits) evaluates itself exactly instead (:mod:`shuffledp.accountants.flags`, through
+its ``block_value``).
 
 Errors, all charged to the upper bound
 --------------------------------------
@@ -524,6 +527,7 @@ class DecomposedPair:
         self.block_w, self.m_upper, self.m_lower = _count_blocks(ms, wts, max_blocks)
         self.block_w = self.block_w * (1.0 + ROUNDING_RTOL)
         self._tables: dict = {}
+        self._alt: dict = {}
 
     def _table(self, upper: bool, s: float) -> _CountTable:
         key = (upper, round(s, 15))
@@ -562,8 +566,26 @@ class DecomposedPair:
 
     def pair_value(self, g: GroupedPair, ee: float, upper: bool = True) -> float:
         """One directed pair's block-weighted divergence at ``e^eps = ee`` (before the ``M``-window
-        charge): exact sums for <= 3 groups, the spreads for more."""
-        return self._pair_value(g, ee, upper) if len(g.w) <= 3 else self._spread_value(g, ee, upper)
+        charge): exact sums for <= 3 groups, the spreads for more; a pair that evaluates itself
+        exactly (``block_value``, e.g. :class:`shuffledp.accountants.flags.FlagPair`) does so,
+        and its ``alt`` decomposition, if any, is evaluated too and the smaller kept."""
+        exact = getattr(g, "block_value", None)
+        if exact is None:
+            return self._pair_value(g, ee, upper) if len(g.w) <= 3 else self._spread_value(g, ee, upper)
+        ms = self.m_upper if upper else self.m_lower
+        wts = self.block_w if upper else self.block_w / (1.0 + ROUNDING_RTOL)
+        value = exact(ms, wts, ee, self.tail, upper=upper)
+        alt = getattr(g, "alt", None)
+        if alt is None or not upper:
+            return value
+        # another blanket: its own M law and window charge; returned so that _finish gives its bound
+        key = id(alt)
+        if key not in self._alt:
+            self._alt[key] = DecomposedPair(None, self.n, tail=self.tail, pairs=[alt],
+                                            all_spreads=self.all_spreads)
+        other = self._alt[key]
+        alt_value = other.pair_value(alt, ee, True)
+        return min(value, alt_value + (other.m_outside - self.m_outside) / (1.0 + ROUNDING_RTOL))
 
     def _finish(self, value: float) -> float:
         """The upper bound from the largest pair value: rounding allowance and the ``M``-window mass."""

@@ -16,7 +16,8 @@ matrix would not fit in memory. The tests check that the two agree.
 * **Optimized unary encoding** (OUE, Wang et al. 2017): input ``x`` in ``[d]``, output a bit vector,
   bit ``x`` is 1 with probability 1/2, every other bit with ``1 / (e^eps0 + 1)``. Blanket: the
   smallest row at each output (the all-ones vector is the one output where it is not the
-  "bit at 0" row). Four groups by the victim's two bits.
+  "bit at 0" row). Four groups by the victim's two bits; :func:`oue_pairs` evaluates them exactly
+  under a slightly smaller blanket whose bits are independent (:mod:`~shuffledp.accountants.flags`).
 * **Local hashing** (OLH, Wang et al. 2017) over the family of *all* functions ``[k] -> [g]``:
   output ``(h, y)``, ``y`` is ``h(x)`` with probability ``e^eps0 / (e^eps0 + g - 1)``, any other
   value with ``1 / (e^eps0 + g - 1)``. For that family ``h(x)`` and ``h(x')`` are independent and
@@ -32,12 +33,14 @@ import math
 import numpy as np
 
 from shuffledp.accountants.decomposition import GroupedPair, _check_eps0, _check_int
+from shuffledp.accountants.flags import flag_pair
 
 __all__ = [
     "subset_exp_matrix",
     "subset_exp_pairs",
     "oue_matrix",
     "oue_pairs",
+    "oue_optimal_pairs",
     "olh_matrix",
     "olh_pairs",
     "olh_default_g",
@@ -143,8 +146,27 @@ def oue_matrix(d: int, eps0: float) -> np.ndarray:
     return mat
 
 
+OUE_ALT_GAIN = 1e-6  # the optimal blanket is evaluated too when it is this much heavier (relative)
+
+
 def oue_pairs(d: int, eps0: float) -> list[GroupedPair]:
-    """Grouped pair of OUE (every pair of inputs is equivalent by symmetry)."""
+    """Victim pair of OUE (every pair of inputs is equivalent by symmetry), evaluated exactly: the
+    blanket ``base(y) (1 - p) / (1 - q)`` has independent flags (:mod:`~shuffledp.accountants.flags`);
+    when the optimal blanket (:func:`oue_optimal_pairs`, heavier at the all-ones vector by
+    ``(e^eps0 - 1) q^d``) is more than ``OUE_ALT_GAIN`` heavier, its three-atom spread is
+    evaluated too and the smaller value kept."""
+    d = _check_int(d, "d", 2)
+    eps0 = _check_eps0(eps0)
+    p, q = _oue_rates(eps0)
+    full = oue_optimal_pairs(d, eps0)[0]
+    sub = (1.0 - p) / (1.0 - q)
+    e = (1.0 - q) / q  # = e^eps0: p / q over (1 - p) / (1 - q)
+    alt = full if full.gamma > sub * (1.0 + OUE_ALT_GAIN) else None
+    return [flag_pair(sub, q, q, (1.0, e), (1.0, e), alt=alt)]
+
+
+def oue_optimal_pairs(d: int, eps0: float) -> list[GroupedPair]:
+    """Grouped pair of OUE under its optimal blanket (four groups, flags not independent)."""
     d = _check_int(d, "d", 2)
     eps0 = _check_eps0(eps0)
     p, q = _oue_rates(eps0)
@@ -199,11 +221,16 @@ def olh_pairs(g: int, eps0: float, k: int | None = None) -> list[GroupedPair]:
     (it is at most every row). With ``k`` given, the exact blanket of the matrix: the ``g`` outputs
     ``(h, y)`` with ``h`` constant at ``y`` have every row at its larger value, which the blanket
     then takes (their share, ``g^-(k-1)`` of the outputs, vanishes with ``k``).
+    ``k=None`` gives a :class:`~shuffledp.accountants.flags.FlagPair` (independent flags: exact
+    sums, no spread); with ``k`` the four groups go through the spread.
     """
     g = _check_int(g, "g", 2)
     eps0 = _check_eps0(eps0)
     e = math.exp(eps0)
     lo = 1.0 / (e + g - 1.0)
+    if k is None:
+        # h(x), h(x') and y independent uniform under the blanket: independent flags, exact sums
+        return [flag_pair(g * lo, 1.0 / g, 1.0 / g, (1.0, e), (1.0, e))]
     # absolute blanket masses of the groups, per uniform (h, y): h(x), h(x') independent uniform
     both = lo / g  # the g^(k-1) outputs with h(x) = h(x') = y, each lo / g^k
     all_hit = 0.0

@@ -1,0 +1,92 @@
+"""The third-input lower bound (shuffledp.accountants.third_flag) against exact enumeration of the
+shuffled histogram (tests/_oracle_decomposition.py): equal to the exact divergence of the pair
+"victim at x or x', every other user at x''" (never above it), below the exact worst case over
+every configuration, its eps a verified point below the exact eps and below the upper bound."""
+
+from __future__ import annotations
+
+import _oracle_decomposition as O
+import pytest
+
+from shuffledp.accountants import best
+from shuffledp.accountants import decomposition as dec
+from shuffledp.accountants import randomizers as rz
+from shuffledp.accountants import third_flag as tf
+
+CASES = [
+    ("oue", lambda e: O.oue_matrix(3, e), {}),
+    ("oue", lambda e: O.oue_matrix(4, e), {}),
+    ("olh", lambda e: O.olh_matrix(3, 2, e), {"g": 2}),
+    ("olh", lambda e: O.olh_matrix(3, 3, e), {"g": 3}),
+]
+
+
+@pytest.mark.parametrize("mech,mat_fn,kw", CASES)
+@pytest.mark.parametrize("eps0", [0.7, 2.5])
+@pytest.mark.parametrize("n", [2, 5])
+def test_equals_exact_divergence_of_the_pair(mech, mat_fn, kw, eps0, n):
+    mat = mat_fn(eps0)
+    r, s = tf.third_flag_rates(mech, eps0, **kw)
+    for eps in (0.0, 0.1 * eps0, 0.4 * eps0):
+        exact = O.exact_shuffle_delta(mat, 0, 1, [2] * (n - 1), eps)
+        lower = tf.third_flag_delta(n, r, s, eps)
+        assert exact * (1 - 1e-7) - 1e-30 <= lower <= exact, (eps, exact, lower)
+
+
+@pytest.mark.parametrize("mech,mat_fn,kw", CASES[:3])
+def test_below_the_exact_worst_case(mech, mat_fn, kw):
+    eps0, n = 1.5, 4
+    mat = mat_fn(eps0)
+    r, s = tf.third_flag_rates(mech, eps0, **kw)
+    eps_list = [0.0, 0.2, 0.6]
+    for eps, (worst, _) in zip(eps_list, O.worst_shuffle_delta(mat, n, eps_list), strict=True):
+        assert tf.third_flag_delta(n, r, s, eps) <= worst
+
+
+@pytest.mark.parametrize("mech,mat_fn,kw,delta", [
+    ("oue", lambda e: O.oue_matrix(3, e), {}, 0.05),
+    ("olh", lambda e: O.olh_matrix(3, 2, e), {"g": 2}, 0.02),
+])
+def test_lower_eps_is_a_verified_point_below_the_exact_eps(mech, mat_fn, kw, delta):
+    """At the returned eps the pair's exact divergence still exceeds delta: the exact eps of the
+    mechanism (this pair or any worse) is at least the returned one."""
+    eps0, n = 2.0, 6
+    r, s = tf.third_flag_rates(mech, eps0, **kw)
+    low = tf.third_flag_lower_eps(n, r, s, delta, eps0, rtol=1e-5)
+    assert 0 < low < eps0
+    assert tf.third_flag_delta(n, r, s, low) > delta
+    assert O.exact_shuffle_delta(mat_fn(eps0), 0, 1, [2] * (n - 1), low) > delta
+
+
+@pytest.mark.parametrize("mech,kw", [("oue", {"d": 17}), ("olh", {"g": 2}), ("olh", {})])
+def test_best_registers_it_below_the_upper_bound(mech, kw):
+    """n = 1000, eps0 = 4: the third-input pair is registered, above the two-flag pair-group-counts
+    bound and below the decomposition's upper bound."""
+    res = best.best_eps(mech, 4.0, 1000, 1e-6, parallel=False, **kw)
+    b = res["bounds"]
+    third = b["pair-third-input"]["eps"]
+    assert b["pair-third-input"]["kind"] == "lower"
+    assert b["pair-group-counts"]["eps"] < third <= res["eps_lower"] <= b["decomposition"]["eps"]
+
+
+def test_large_n_uses_the_cheap_bound_only():
+    """Beyond the cell budget the bound is not registered (its cost grows as n^1.5)."""
+    r, s = tf.third_flag_rates("oue", 1.0)
+    assert tf.third_flag_cells(10**5, r, s) > tf.AFFORDABLE_CELLS
+    assert "pair-third-input" not in best.lower_bounds("oue", 1.0, 10**5, 1e-6, d=17)
+
+
+def test_upper_above_lower_at_moderate_n():
+    """OUE and binary local hashing at n = 300: the exact decomposition is above the pair's eps."""
+    for mech, kw, pairs in (("oue", {}, rz.oue_pairs(17, 3.0)), ("olh", {"g": 2}, rz.olh_pairs(2, 3.0))):
+        r, s = tf.third_flag_rates(mech, 3.0, **kw)
+        low = tf.third_flag_lower_eps(300, r, s, 1e-5, 3.0)
+        up = dec.decomposition_eps(None, 300, 1e-5, pairs=pairs)
+        assert 0 < low <= up
+
+
+def test_rates_reject_other_mechanisms():
+    with pytest.raises(ValueError, match="oue or olh"):
+        tf.third_flag_rates("krr", 1.0)
+    with pytest.raises(ValueError, match="r < s"):
+        tf.ThirdFlagPair(10, 0.6, 0.5)
