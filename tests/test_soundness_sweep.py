@@ -97,8 +97,11 @@ def test_sweep_grouped_randomizers(mechanism, size, s, eps0, log_n, log_delta):
     pairs = BE.grouped_pairs_for(mechanism, eps0, params)
     eps = D.decomposition_eps(None, n, delta, pairs=pairs)
     assert math.isfinite(eps) and 0.0 <= eps <= eps0 * (1 + 1e-12)
-    low = BE.lower_bounds(mechanism, eps0, n, delta, **kw)["pair-group-counts"]()
-    assert low <= eps * (1 + 1e-9)
+    lows = BE.lower_bounds(mechanism, eps0, n, delta, **kw)
+    # every registered lower bound (the pair search only up to HEAVY_N_MAX users, the O(1) count bound always)
+    assert "group-one-count" in lows and ("pair-group-counts" in lows) == (n <= BE.HEAVY_N_MAX[mechanism])
+    for name, fn in lows.items():
+        assert fn() <= eps * (1 + 1e-9), name
     tol = 3e-5  # two searches at rtol = 1e-5, each within rtol of its own root
     assert D.decomposition_eps(None, min(4 * n, 10**6), delta, pairs=pairs) <= eps * (1 + tol) + 1e-15
     assert D.decomposition_eps(None, n, min(0.5, 10 * delta), pairs=pairs) <= eps * (1 + tol) + 1e-15

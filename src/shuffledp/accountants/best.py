@@ -78,7 +78,7 @@ HEAVY_N_MAX = {"krr": 3 * 10**6, "general": 3 * 10**6,
 # errors of a bound's numerics at the edge of its range: that bound alone then answers trivially
 # (eps0 for an upper bound, 0 for a lower bound), recorded in its ``note``; the others still answer
 VR_WINDOW_MAX = 20_000  # above HEAVY_N_MAX: the variation ratio's clone counts in blocks beyond this window
-_DEGENERATE = ("degenerate group split", "carry no mass of the other draws")
+_DEGENERATE = ("degenerate group split", "carry no mass of the other draws", "need 0 < r < s < 1")
 
 
 def _check(mechanism: str, eps0, n, delta, k) -> tuple[float, int, float, int | None]:
@@ -232,8 +232,11 @@ def lower_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | 
                 vic_p, vic_q, configs, n, delta, eps0, rtol=rtol, guess=guess)[0], 0.0)
             if mechanism in ("oue", "olh"):  # the others at a third input, three flags seen per report
                 from shuffledp.accountants import third_flag as tf
-                r3, s3 = tf.third_flag_rates(mechanism, eps0, g=params.get("g"))
-                if tf.third_flag_cells(n, r3, s3, delta) <= tf.AFFORDABLE_CELLS:
+                try:
+                    r3, s3 = tf.third_flag_rates(mechanism, eps0, g=params.get("g"))
+                except ValueError:  # a flag rate that rounds to 0 or 1 (huge eps0): this bound is left out
+                    r3 = s3 = None
+                if r3 is not None and tf.third_flag_cells(n, r3, s3, delta) <= tf.AFFORDABLE_CELLS:
                     out["pair-third-input"] = _guarded(lambda: tf.third_flag_lower_eps(
                         n, r3, s3, delta, eps0, guess=guess), 0.0)
         return out
