@@ -53,6 +53,9 @@ def test_every_caption_states_the_scale_and_the_data_kind():
         if name not in ("workflow.rst", "datasets_table.rst"):
             # the stand-in label is decided at run time: the caption sends the reader to the title
             assert "stand-in" in text or "synthetic" in text, path
+        if name.startswith("fig") or name in ("gain.rst", "msnbc_category_shares.rst"):
+            # every figure's caption carries the run's data line (real / synthetic / stand-in per dataset)
+            assert "{{ snakemake.params.data }}" in text, path
         assert 'snakemake.config["name"]' in text, f"{path}: the caption must state the scale (config name)"
 
 
@@ -86,8 +89,12 @@ def test_report_archive_holds_the_flagged_files(tiny_workflow):
     for category in ("Datasets", "Per-user histograms", "Multidimensional categorical data",
                      "Multidimensional frameworks"):
         assert category in html, category
-    # captions are rendered with the run's configuration (its name is the scale)
+    # captions are rendered with the run's configuration (its name is the scale) and say on what data
+    # this run built each figure, from its input tables' records
     assert re.search(r"configuration <tt class=[^>]*>tiny<", html)
+    lines = re.findall(r"Data of this run, from the records of the tables it was drawn from: ([^<]*?)\.", html)
+    assert lines and all(re.match(r"(real|synthetic|stand-in): ", x) or x.startswith("no recorded") for x in lines)
+    assert any("msnbc" in x for x in lines)
     # the Adult label of the tables follows the prepared table's provenance (real, or stand-in offline)
     label = dataset_label("adult", read_provenance(workdir / "results/multidim/data/adult.parquet"))
     for table in ("multidim_table3.md", "multidim_claims.md"):
@@ -140,9 +147,33 @@ def test_every_caption_renders_with_the_shipped_configs(configfile):
     for caption in sorted(CAPTIONS.glob("*.rst")) + _stage_captions():
         # the segmented figure caption is rendered once per figure (its only wildcard)
         for segfig in cfg["segmented"]["figures"]:
-            sm = types.SimpleNamespace(config=cfg, wildcards=types.SimpleNamespace(segfig=segfig), params={})
+            sm = types.SimpleNamespace(config=cfg, wildcards=types.SimpleNamespace(segfig=segfig),
+                                       params=types.SimpleNamespace(data="real: msnbc; stand-in: ipums_br"))
             text = env.from_string(caption.read_text()).render(snakemake=sm, categories=[], files=[])
             assert cfg["name"] in text, caption.name
             html = publish_parts(text, writer_name="html", settings_overrides={"report_level": 2,
                                                                                   "halt_level": 2})["body"]
             assert "System Message" not in html, caption.name
+
+
+def test_data_summary_names_each_dataset_by_its_least_real_record(tmp_path):
+    """The captions' data line: stand-in beats synthetic beats real for a dataset named by several
+    records; files that are missing, not Parquet or without a record are skipped."""
+    from shuffledp.io import job_record_context, write_table
+    from shuffledp.stages import data_summary
+
+    def table(name, sources):
+        with job_record_context({"stage": "t", "step": "s", "wildcards": {}, "spec": "0", "sources": sources}):
+            write_table(pd.DataFrame({"a": [1]}), tmp_path / name)
+        return str(tmp_path / name)
+
+    a = table("a.parquet", [{"dataset": "msnbc", "source": "real", "standin": False},
+                            {"dataset": "synth", "source": {"source": "synthetic"}, "standin": False}])
+    b = table("b.parquet", [{"dataset": "msnbc", "source": "standin", "standin": True},
+                            {"dataset": "adult", "source": "real", "standin": False}])
+    assert data_summary([a]) == "real: msnbc; synthetic: synth"
+    assert data_summary([a, b]) == "real: adult; synthetic: synth; stand-in: msnbc"
+    assert data_summary([b, a]) == data_summary([a, b])
+    plain = tmp_path / "plain.parquet"
+    pd.DataFrame({"a": [1]}).to_parquet(plain)
+    assert data_summary([str(plain), str(tmp_path / "missing.parquet"), "x.txt"]).startswith("no recorded")

@@ -9,7 +9,7 @@ except ImportError:  # not installed (`pip install -e .` is needed to run jobs):
     sys.path.insert(0, os.path.join(workflow.basedir, "src"))
 
 from shuffledp.config import ConfigError, load_configs, validate_config  # noqa: E402
-from shuffledp.stages import content_file, job_io, output_list, output_path  # noqa: E402
+from shuffledp.stages import content_file, data_summary, job_io, output_list, output_path  # noqa: E402
 
 
 def _config_files():
@@ -115,6 +115,14 @@ def job_tables(stages):
 
         _JOB_TABLES.update({name: JobTable(s.jobs(config)) for name, s in stages.items() if s.enabled(config)})
     return _JOB_TABLES
+
+
+def job_data(step):
+    """A params function: for a step with an output in the report, the data sources its input tables
+    record (real, synthetic or stand-in; shown in the report's captions); "" for the others."""
+    if not any(o.report is not None for o in step.outputs):
+        return ""
+    return lambda wildcards, input: data_summary([str(p) for p in input])
 
 
 def job_io_file(stage, step, table, stages):

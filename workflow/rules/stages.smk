@@ -86,6 +86,7 @@ for _stage in STAGES.values():
                 step=lambda wildcards, _name=_step.name: _name,
                 spec=job_spec_file(_stage, _step, _table),
                 io=job_io_file(_stage, _step, _table, STAGES),
+                data=job_data(_step),  # the captions' data line (shuffledp.stages.data_summary)
             wildcard_constraints:
                 **_step.wildcards,
             threads: _step.threads or 1  # Step.threads None: Snakemake's default (1), pools untouched

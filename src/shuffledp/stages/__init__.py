@@ -255,6 +255,39 @@ def spec_fingerprint(spec: Mapping) -> str:
     return hashlib.sha256(canonical(spec).encode()).hexdigest()[:32]
 
 
+def data_summary(paths: Sequence[str]) -> str:
+    """One line naming the data sources recorded in the job records of the Parquet tables ``paths``
+    (unreadable or missing files are skipped): each dataset as real, synthetic or stand-in, e.g.
+    ``real: msnbc; synthetic: synth_T128_s4; stand-in: ipums_br``. Report captions show it (the
+    ``data`` param of every rule), so a figure says on what data this run built it."""
+    from shuffledp.io import read_job_record
+
+    kinds: dict[str, str] = {}
+    rank = {"real": 0, "synthetic": 1, "stand-in": 2}
+    for p in paths:
+        if not str(p).endswith(".parquet") or not os.path.isfile(p):
+            continue
+        try:
+            record = read_job_record(p) or {}
+        except ValueError:
+            continue
+        for src in record.get("sources", []):
+            if not isinstance(src, Mapping) or "dataset" not in src:
+                continue
+            inner = src.get("source")
+            inner = inner.get("source") if isinstance(inner, Mapping) else inner
+            kind = ("stand-in" if src.get("standin") or inner in ("standin", "stand-in") else
+                    "synthetic" if inner == "synthetic" else "real")
+            name = str(src["dataset"])
+            # one record saying stand-in (or synthetic) decides: never reported as more real than it is
+            if rank[kind] > rank.get(kinds.get(name, "real"), 0) or name not in kinds:
+                kinds[name] = kind
+    if not kinds:
+        return "no recorded data source (a computation, or inputs not built yet)"
+    return "; ".join(f"{k}: {', '.join(sorted(n for n, v in kinds.items() if v == k))}"
+                     for k in ("real", "synthetic", "stand-in") if k in kinds.values())
+
+
 def job_record(stage: str, step: str, wildcards: Mapping, spec: Mapping) -> dict:
     """What a table written by a job says about it (:mod:`shuffledp.io`, "job record")."""
     return {"stage": stage, "step": step, "wildcards": {str(k): str(v) for k, v in sorted(wildcards.items())},
