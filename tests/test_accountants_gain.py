@@ -83,14 +83,15 @@ def test_gain_rows_and_markdown():
                                                           ratio_rel_diff=[], ratio_rel_se=[], tolerance=[]))
 
 
-def _gain_step(tmp_path, spec, outputs):
-    """``shuffledp step accountants_compare gain``, as the workflow calls it (spec and io files)."""
+def _gain_step(tmp_path, spec, outputs, params=()):
+    """``shuffledp step accountants_compare gain``, as the workflow calls it (spec and io files);
+    ``params``: the segmented parameter tables the spec's ``subexp`` entries index."""
     import json
 
     from shuffledp.cli import main
 
     (tmp_path / "spec.json").write_text(json.dumps(spec))
-    (tmp_path / "io.json").write_text(json.dumps({"input": {}, "output": outputs}))
+    (tmp_path / "io.json").write_text(json.dumps({"input": {"params": list(params)}, "output": outputs}))
     return main(["step", "accountants_compare", "gain", "--spec", str(tmp_path / "spec.json"),
                  "--io", str(tmp_path / "io.json")])
 
@@ -110,7 +111,11 @@ def test_gain_job_and_step_errors(capsys, tmp_path):
         (v["d"], v["s"], n) for v in seg["datasets"].values() for n in seg["n"]}
     assert all(c["eps_s"] == seg["uniform_eps"] and c["delta_s"] == seg["delta_factor"] / c["n"]
                for c in job.spec["subexp"])
+    # each setting reads Subexp-shuffle's eps0 from the segmented parameter table of its (dataset, n)
+    assert all("params" in c for c in job.spec["subexp"])
+    assert [r.step for r in job.inputs["params"]] == ["params"] * len(job.spec["subexp"])
     files = {k: str(tmp_path / k) for k in ("table", "measured", "md", "pdf", "png")}
+    job.spec["subexp"] = [{k: v for k, v in c.items() if k != "params"} for c in job.spec["subexp"]]
     bad = dict(job.spec, randomizers=["krr1"])
     assert _gain_step(tmp_path, bad, files) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -202,3 +207,50 @@ def test_subexp_rows_at_a_segmented_setting():
     assert abs(m["ratio_rel_diff"]) <= m["tolerance"] and m["tolerance"] >= 3.5 * m["ratio_rel_se"]
     for which in ("today", "best"):
         assert m[f"mse_{which}_measured"] == pytest.approx(m[f"mse_{which}_formula"], rel=0.1)
+
+
+def test_gain_reads_subexp_from_the_segmented_params_table_with_the_same_numbers(tmp_path, monkeypatch):
+    """The gain job reads Subexp-shuffle's eps0 from the segmented parameter table instead of searching
+    again: the tables are the same as when it searches (the same searches at the same precision), and
+    a table of another setting is refused naming the file."""
+    import pandas as pd
+
+    from shuffledp.experiments import segmented as ex
+    from shuffledp.experiments import segmented_params as sp
+    from shuffledp.io import write_table
+
+    n, d, s, eps_s = 3000, 8, 2, 0.5
+    delta = 0.01 / n
+    params = sp.baseline_params(n, d, s, [0.5, 1.0], {"S1": [0.5, 0.5]}, delta, eps_s, ex.level_counts)
+    params.insert(0, "dataset", "x")
+    params.insert(1, "n", n)
+    table = tmp_path / "params.parquet"
+    write_table(params, table)
+    setting = {"d": d, "s": s, "n": n, "eps_s": eps_s, "delta_s": delta}
+    spec = {"randomizers": ["krr10"], "mhm_domain": 20, "n_grid": [n], "eps_s": [1.0], "delta_n": 1.0,
+            "rtol": sp.SUBEXP_RTOL, "seed": 3, "scale": "t", "measure": {"n": 300, "eps_s": 1.0, "reps": 2,
+                                                                         "tolerance": 0.2}}
+    from shuffledp.experiments import accountants_gain as G
+
+    def no_search(*args, **kw):
+        raise AssertionError("searched although the parameter table holds the setting")
+
+    out = {}
+    for name, sub, tables in (("searched", setting, []), ("read", dict(setting, params=0), [str(table)])):
+        G.subexp_settings.cache_clear()  # one process runs both steps here: nothing carried over
+        G._PRESET.clear()
+        if name == "read":
+            monkeypatch.setattr(sp, "subexp_shuffle_eps0", no_search)
+            monkeypatch.setattr(sp, "subexp_shuffle_eps0_vr", no_search)
+        (tmp_path / name).mkdir()
+        out[name] = {k: str(tmp_path / name / f"g.{k}") for k in ("table", "measured", "md", "pdf", "png")}
+        assert _gain_step(tmp_path / name, dict(spec, subexp=[sub]), out[name], tables) == 0
+    for k in ("table", "measured"):
+        a, b = pd.read_parquet(out["read"][k]), pd.read_parquet(out["searched"][k])
+        assert len(a[a.randomizer.str.startswith("subexp")]) == 1
+        pd.testing.assert_frame_equal(a, b, check_exact=True)
+    G.subexp_settings.cache_clear()
+    G._PRESET.clear()
+    other = dict(setting, n=n + 1, params=0)
+    (tmp_path / "bad").mkdir()
+    assert _gain_step(tmp_path / "bad", dict(spec, subexp=[other]), out["read"], [str(table)]) == 2

@@ -131,11 +131,35 @@ def subexp_mse(eps_l: float, k: int, d: int, s: int, n: int) -> float:
     return se.expected_mse(se.subset_exp_rates(int(d), int(s), float(eps_l), int(k)), int(n))
 
 
+_PRESET: dict[tuple, dict] = {}
+
+
+def preset_subexp_settings(d: int, s: int, n: int, eps_s: float, delta_s: float, rtol: float, *,
+                           eps0_vr: float, eps0: float, k: int, by: str) -> None:
+    """Subexp-shuffle's settings as the segmented parameter table holds them (the same two searches,
+    :func:`subexp_settings`'s): used instead of searching again when ``rtol`` is the table's
+    (:data:`~shuffledp.experiments.segmented_params.SUBEXP_RTOL`); otherwise ignored."""
+    from shuffledp.experiments import segmented_params as sp
+    from shuffledp.mechanisms import subset_exp as se
+
+    if float(rtol) != sp.SUBEXP_RTOL:
+        return
+    _PRESET[(int(d), int(s), int(n), float(eps_s), float(delta_s))] = {
+        "today": (float(eps0_vr), int(se.best_subset_size(int(d), int(s), float(eps0_vr))),
+                  "variation-ratio-general"),
+        "best": (float(eps0), int(k), str(by))}
+
+
 @functools.lru_cache(maxsize=64)
 def subexp_settings(d: int, s: int, n: int, eps_s: float, delta_s: float, rtol: float = 1e-4) -> dict:
     """``{"today": (eps_l, k, by), "best": (eps_l, k, by)}`` of Subexp-shuffle at one setting
-    (cached: the gain and measure rows share them)."""
+    (cached: the gain and measure rows share them; read from the segmented parameter table where
+    :func:`preset_subexp_settings` gave it)."""
     from shuffledp.experiments import segmented_params as sp
+
+    key = (int(d), int(s), int(n), float(eps_s), float(delta_s))
+    if key in _PRESET and float(rtol) == sp.SUBEXP_RTOL:
+        return dict(_PRESET[key])
 
     e_vr, k_vr, _ = sp.subexp_shuffle_eps0_vr(int(n), int(d), int(s), float(eps_s), float(delta_s))
     b = sp.subexp_shuffle_eps0(int(n), int(d), int(s), float(eps_s), float(delta_s), rtol=float(rtol))

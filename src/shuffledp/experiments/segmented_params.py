@@ -80,8 +80,11 @@ def subexp_shuffle_eps0_vr(n: int, d: int, s: int, eps_target: float, delta: flo
     return eps0, k, amplified(eps0)
 
 
+SUBEXP_RTOL = 1e-4  # the precision of Subexp-shuffle's eps0 in the parameter tables
+
+
 def subexp_shuffle_eps0(n: int, d: int, s: int, eps_target: float, delta: float, *,
-                        rtol: float = 1e-4) -> SubexpShuffle:
+                        rtol: float = SUBEXP_RTOL) -> SubexpShuffle:
     """Subexp-shuffle's local eps0 by the tightest sound accountant we have.
 
     The largest eps0 (relative precision ``rtol``) with

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from shuffledp.errors import ConfigError, UsageError
 from shuffledp.experiments.accountants_compare_names import BOUNDS
 from shuffledp.stages import Output, Report, Stage, Step
-from shuffledp.stages.jobs import Job, JobTable, num
+from shuffledp.stages.jobs import Job, JobTable, Ref, num
 
 TITLE = "Shuffle accountants (all papers)"
 RUN_KEYS = frozenset({"mechanism", "k", "label", "eps0", "n_grid", "deltas", "bounds", "personalized_max_n",
@@ -81,6 +81,29 @@ def subexp_settings_of(config: Mapping) -> list[dict]:
     return [dict(t) for t in dict.fromkeys(tuple(sorted(c.items())) for c in out)]
 
 
+def _subexp_params_refs(config: Mapping, settings: list[dict]) -> tuple[list[dict], list[Ref]]:
+    """``settings`` with, where the segmented stage builds the parameter table of a dataset with that
+    (d, s) at that n, the index ``params`` of that table among the returned references: the gain job
+    reads Subexp-shuffle's eps0 there instead of searching for it again."""
+    seg = config.get("segmented")
+    if not seg:
+        return settings, []
+    from shuffledp.experiments.segmented import panels
+
+    built = sorted({d for d, _ in panels(seg)})  # the datasets whose (dataset, n) params jobs exist
+    refs: list[Ref] = []
+    out = []
+    for c in settings:
+        ds = next((d for d in built if (int(seg["datasets"][d]["d"]), int(seg["datasets"][d]["s"]))
+                   == (c["d"], c["s"])), None)
+        if ds is None or c["n"] not in {int(x) for x in seg["n"]}:
+            out.append(c)
+            continue
+        refs.append(Ref("params", "table", {"segds": ds, "segn": str(c["n"])}, stage="segmented"))
+        out.append(dict(c, params=len(refs) - 1))
+    return out, refs
+
+
 def jobs(config: Mapping) -> list[Job]:
     """Every job of the stage. ``run``: one per (mechanism, eps0), its (n, delta) grid inside;
     ``report``: one (the table and the figure, from every run's table and run times); ``gain``: one,
@@ -105,14 +128,15 @@ def jobs(config: Mapping) -> list[Job]:
     g = sec.get("gain")
     if g:
         m = g["measure"]
+        subexp, params = _subexp_params_refs(config, subexp_settings_of(config))
         out.append(Job("gain", {}, {
             "randomizers": list(g["randomizers"]), "mhm_domain": int(g["mhm_domain"]),
             "eps_s": [float(x) for x in g["eps_s"]], "n_grid": [int(n) for n in g["n_grid"]],
             "delta_n": float(g["delta_n"]), "rtol": float(g["rtol"]), "seed": int(config["seed"]),
             "measure": {"n": int(m["n"]), "eps_s": float(m["eps_s"]), "reps": int(m["reps"]),
                         "tolerance": float(m["tolerance"])},
-            "subexp": subexp_settings_of(config),
-            "scale": str(config["name"])}))
+            "subexp": subexp,
+            "scale": str(config["name"])}, inputs={"params": params}))
     return out
 
 
@@ -177,8 +201,35 @@ def _gain(spec, inputs, outputs) -> None:
             "delta_s in (0, 1)")
     for n in spec["n_grid"] + [spec["measure"]["n"]]:
         require(spec, "delta_n", lambda v, n=n: 0 < float(v) / n < 1, f"/ n must lie in (0, 1) (n = {n})")
+    _preset_subexp(spec, inputs["params"])
     G.run_gain(spec, outputs)
     print(f"wrote {', '.join(outputs.values())}")
+
+
+def _preset_subexp(spec, tables: list[str]) -> None:
+    """Subexp-shuffle's settings read from the segmented parameter tables (``params`` index of a
+    ``subexp`` entry): the same searches at the same precision, so the same numbers as computing
+    them here (checked: the row must be the entry's n, eps_s and delta_s)."""
+    import pandas as pd
+
+    from shuffledp.experiments import accountants_gain as G
+
+    for i, c in enumerate(spec.get("subexp", [])):
+        if "params" not in c:
+            continue
+        idx = c["params"]
+        if not (isinstance(idx, int) and 0 <= idx < len(tables)):
+            raise UsageError(f"--spec: subexp.{i}.params must index the job's params inputs (got {idx!r})")
+        df = pd.read_parquet(tables[idx])
+        row = df[df["baseline"] == "subexp_shuffle"]
+        if len(row) != 1 or int(row["n"].iloc[0]) != int(c["n"]) or float(row["eps"].iloc[0]) != float(
+                c["eps_s"]) or float(row["delta"].iloc[0]) != float(c["delta_s"]):
+            raise UsageError(f"input params {tables[idx]}: no Subexp-shuffle row at n = {c['n']}, "
+                             f"eps = {c['eps_s']}, delta = {c['delta_s']}")
+        r = row.iloc[0]
+        G.preset_subexp_settings(int(c["d"]), int(c["s"]), int(c["n"]), float(c["eps_s"]), float(c["delta_s"]),
+                                 float(spec["rtol"]), eps0_vr=float(r["eps0_vr"]), eps0=float(r["eps0"]),
+                                 k=int(r["k"]), by=str(r["certified_by"]))
 
 
 COMPARE = Report("captions/figure.rst", "every bound on one grid")
@@ -209,6 +260,7 @@ STAGE = Stage(
              spec_keys=frozenset({"scale"}),
              mem_mb=1000, runtime=10),
         Step("gain", _gain,
+             inputs=("params",),
              outputs=(Output("table", "tables/accountants_gain.parquet", final=True),
                       Output("measured", "tables/accountants_gain_measured.parquet", final=True),
                       Output("md", "tables/accountants_gain.md", final=True, report=GAIN),
