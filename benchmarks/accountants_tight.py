@@ -136,9 +136,12 @@ def table(rows: list[dict]) -> str:
            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         opt, pub = r.get("opt_lo"), r.get("published")
-        name = r["mech"] + (f" g={r['g']}" if "g" in r else f" d={r['d']}") + (f" s={r['s']} k={r['k']}" if "s" in r else "")
+        name = r["mech"] + (f" g={r['g']}" if "g" in r else f" d={r['d']}")
+        name += f" s={r['s']} k={r['k']}" if "s" in r else ""
+        ratio_before = None if opt is None else r["before"] / opt
+        ratio_after = None if opt is None else r["after"] / opt
         out.append(f"| {name} | {r['n']:.0e} | {r['eps0']} | {_fmt(r['before'])} | {_fmt(r['after'])} | {_fmt(opt)} | "
-                   f"{_fmt(None if opt is None else r['before'] / opt)} | {_fmt(None if opt is None else r['after'] / opt)} | "
+                   f"{_fmt(ratio_before)} | {_fmt(ratio_after)} | "
                    f"{_fmt(r['lower_before'])} | {_fmt(pub)} | {_fmt(r['lower_after'])} | "
                    f"{_fmt(None if not pub else r['lower_after'] / pub)} |")
     return "\n".join(out)

@@ -16,6 +16,7 @@ from shuffledp.accountants import decomposition as dec
 from shuffledp.accountants import flags
 from shuffledp.accountants import randomizers as rz
 
+
 def _no_alt(fp):
     """The flag pair alone (its ``alt``, the optimal blanket's spread, can be smaller still)."""
     return flags.flag_pair(fp.gamma, fp.alpha, fp.beta, fp.u, fp.v)

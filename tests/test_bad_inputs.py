@@ -514,7 +514,8 @@ BAD_SEGMENTED_STEP = [
     ("run-nan", "run", '{"protocol":"segmented","points":[{"dataset":"a","n":5,"setting":"S1","data":0,"table":0,'
      '"shares":[NaN]}],"reps":[0],"seed":1}',
      {"data": ["{ok}"], "table": ["{ok}"]}, {"table": "{tmp}/o.parquet"}, ["--spec", "shares.0", "finite"]),
-    ("run-point-index", "run", dict(_RUN, reps=[0], points=[dict(_POINT, table=1)]), {"data": ["{ok}"], "table": ["{ok}"]},
+    ("run-point-index", "run", dict(_RUN, reps=[0], points=[dict(_POINT, table=1)]),
+     {"data": ["{ok}"], "table": ["{ok}"]},
      {"table": "{tmp}/o.parquet"}, ["--spec", "points.0.table", "index"]),
     ("run-point-key", "run", dict(_RUN, reps=[0], points=[dict(_POINT, m=3)]), {"data": ["{ok}"], "table": ["{ok}"]},
      {"table": "{tmp}/o.parquet"}, ["--spec", "points.0", "unknown key", "m"]),

@@ -33,7 +33,7 @@ def test_mhm_cell_variance_includes_lemma4_frequency_term():
     st = comp.setting(n, doms, 0.4, 1 / n)
     var = comp.cell_variances(n, doms, 0.4, 1 / n)
     eq2 = approx_variance(st.eps_l, len(doms), st.g, n)
-    for v, k in zip(var, doms):
+    for v, k in zip(var, doms, strict=True):
         assert v == float(lemma4_variance(st.eps_l, len(doms), st.g, n, 1 / k))
         assert v > 3 * eq2  # the frequency term dominates at MHM's amplified eps_l
 
@@ -53,7 +53,7 @@ def _query_mse(data, g1, g2, comp, eps, queries, reps=2):
     for rep in range(reps):
         fe = comp.estimate(codes, grids.domains, eps, 1 / n, np.random.default_rng(100 + rep))
         mats = R.response_matrices(R.postprocess(fe.estimates, grids, fe.cell_variance, rounds=5), grids)
-        out.append(np.mean([(R.answer_query(mats, q) - t) ** 2 for q, t in zip(queries, truth)]))
+        out.append(np.mean([(R.answer_query(mats, q) - t) ** 2 for q, t in zip(queries, truth, strict=True)]))
     return float(np.mean(out))
 
 

@@ -75,7 +75,7 @@ def test_paper_variant_flat_too_and_not_eps_l_ldp():
     d = len(DOMAINS)
     ours = [mhm.mhm_eps_local(e, 1 / N, N, d) for e in (0.4, 1.0)]
     paper = [mhm.mhm_eps_local(e, 1 / N, N, d, variant="paper") for e in (0.4, 1.0)]
-    for o, p in zip(ours, paper):
+    for o, p in zip(ours, paper, strict=True):
         assert p.eps_l > o.eps_l + 2  # the printed accountant is optimistic
         # the printed p is not eps_l-LDP: exact pmf ratio of two inputs with disjoint hashed sets
         pr = mhm_printed_p(p.eps_l, d, p.g)

@@ -473,7 +473,7 @@ def max_eps_local_mhm_printed(eps_central: float, delta_central: float, n: int, 
     if ok(eps_local_max):
         return eps_local_max
     grid = np.arange(eps_local_max, eps_c, -0.1)
-    for hi, lo in zip(grid[:-1], grid[1:]):
+    for hi, lo in zip(grid[:-1], grid[1:], strict=True):
         if ok(float(lo)):
             return bisect_switch(ok, float(lo), float(hi), rtol)[0]
     return eps_c

@@ -10,8 +10,10 @@ import pandas as pd
 from shuffledp.experiments.multidim import ADULT, dataset_label, standin_note
 from shuffledp.io import read_provenance, save_figure_file, write_table, write_text
 
-LABELS = {"mhm": "MHM", "mhm_paper": "MHM as printed (not eps_l-LDP)", "flame": "FLAME", "tcm": "TCM", "ogm": "OGM", "nogm": "NOGM"}
-COLORS = {"mhm": "tab:red", "mhm_paper": "tab:orange", "flame": "tab:blue", "tcm": "tab:green", "ogm": "tab:red", "nogm": "tab:gray"}
+LABELS = {"mhm": "MHM", "mhm_paper": "MHM as printed (not eps_l-LDP)", "flame": "FLAME", "tcm": "TCM", "ogm": "OGM",
+          "nogm": "NOGM"}
+COLORS = {"mhm": "tab:red", "mhm_paper": "tab:orange", "flame": "tab:blue", "tcm": "tab:green", "ogm": "tab:red",
+          "nogm": "tab:gray"}
 MARKERS = {"mhm": "o", "mhm_paper": "D", "flame": "s", "tcm": "^", "ogm": "o", "nogm": "s"}
 
 
