@@ -122,15 +122,17 @@ def _claim_lines(papers, claims: dict, costs: dict, expect_scale: str) -> list[s
     lines = ["", "Wall time is the sum of the jobs' own wall times (Snakemake `benchmark:` files, column `s`); "
              "on 2 cores the run takes about half of it plus scheduling. Every claim of a paper comes from the "
              "same jobs, so each claim row repeats its paper's cost.", "",
-             "| claim id | paper statement | target | output file | wall time (paper's jobs) | peak memory | "
-             "verdict | data | evidence |", "|---|---|---|---|---|---|---|---|---|"]
+             "| claim id | by | statement (quoted) | section | target (test or tolerance) | output file | "
+             "wall time (paper's jobs) | peak memory | verdict | explanation (not held / not testable) | data | "
+             "evidence |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for key, df in claims.items():
         c = costs[key]
         out = f"results/tables/{papers[key][1]}.md"
         for r in df.itertuples(index=False):
             scale = "" if str(r.scale) == expect_scale else f" (scale {r.scale})"
             lines.append("| " + " | ".join(_cell(x) for x in (
-                r.id, r.claim, r.target, out, _hms(c["sum_s"]), _mb(c["peak_mb"]), f"{r.held}{scale}", r.data,
+                r.id, getattr(r, "by", "paper"), r.claim, getattr(r, "section", ""), r.target, out,
+                _hms(c["sum_s"]), _mb(c["peak_mb"]), f"{r.held}{scale}", getattr(r, "explanation", ""), r.data,
                 "yes" if r.evidence else "no")) + " |")
     return lines
 
