@@ -31,7 +31,7 @@ DOCS = ["README.md", "ARTIFACT-EVALUATION.md", "ARTIFACT-APPENDIX.md", "config/R
 PREFIX = re.compile(r"^(shuffledp|snakemake)( |$)|^python benchmarks/")
 # shown to explain a syntax, not to be run: "..." or "<...>" stand for any command or value
 SYNTAX = {"shuffledp account ...", "shuffledp --traceback ...", "shuffledp account <name>",
-          "shuffledp step accountants_compare run|report|gain"}
+          "shuffledp step accountants_compare run|report|gain", "python benchmarks/..."}
 # what cannot run on a machine of this project, and why
 CANNOT_RUN = {"snakemake --sdm conda": "no conda channel is reachable here (README, Reproducible environment)"}
 # placeholder -> the value the test uses

@@ -50,6 +50,7 @@ def test_a_trickling_mirror_ends_at_the_total_deadline(tmp_path, capsys, monkeyp
     from shuffledp.datasets import download, msnbc
 
     monkeypatch.setenv(DEADLINE_ENV, "1.5")
+    monkeypatch.delenv("SHUFFLEDP_DATA_MIRROR", raising=False)  # CI sets one: the trickling mirror is the spec's
     # only the mirror (no network in tests): as the step builds its candidates from the spec's mirror
     monkeypatch.setattr(msnbc, "candidates", lambda mirror: download.mirror_candidate(mirror, msnbc.RAW_RELPATH))
     (tmp_path / "spec.json").write_text(json.dumps({"mirror": trickle_mirror}))

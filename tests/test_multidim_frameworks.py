@@ -243,7 +243,8 @@ def test_granularities_follow_hdg_guideline():
 
 
 def _config():
-    return _filled({"name": "t", "seed": 5, "datasets": {"ipums": {"br": {}}},
+    br = {"source": "standin", "records": 100000, "attributes": {"A": 2, "B": 3, "C": 4, "D": 5}}
+    return _filled({"name": "t", "seed": 5, "datasets": {"ipums": {"br": br}},
             "multidim_frameworks": {
                 "components": ["mhm", "flame"], "eps": [0.5, 1.0], "bound": "bennett",
                 "hash_family_bits": 32, "flame_np_fraction": 1 / 3, "flame_variant": "balle",
