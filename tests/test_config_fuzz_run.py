@@ -1,0 +1,74 @@
+"""Fuzzed configurations that validation accepts run to the end.
+
+The fuzzer of tests/test_config_fuzz.py mutates the tiny configuration; an accepted mutation must
+not only pass ``snakemake -n`` but run: a config that validation lets through and a job then refuses
+(or crashes on) is a check missing from the schema or a stage's check. Two examples, derandomized
+(the same two in every CI run), each a whole workflow run at the tiny scale. Mutations that would
+make the run larger than the tiny one (a number above the tiny config's own) are set aside: this
+test is about accepted values being runnable, the limits are tests/test_config_classes.py's.
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from test_config_fuzz import TINY, _check, mutation
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _leaves(node, prefix=()):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _leaves(v, (*prefix, str(k)))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _leaves(v, (*prefix, i))
+    else:
+        yield prefix, node
+
+
+def _no_larger(cfg) -> bool:
+    """Every number the mutation changed is at most the tiny config's (in size), and no list grew."""
+    old = dict(_leaves(TINY))
+    for path, value in _leaves(cfg):
+        before = old.get(path)
+        if isinstance(value, numbers.Number) and not isinstance(value, bool):
+            if not isinstance(before, numbers.Number) or abs(value) > abs(before):
+                return False
+    return sum(1 for _ in _leaves(cfg)) <= sum(1 for _ in _leaves(TINY))
+
+
+def _run(workdir: Path, cfg) -> subprocess.CompletedProcess:
+    path = workdir / "config.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    env = dict(os.environ)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
+           "--configfile", str(path), "--cores", "2"]
+    return subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True, timeout=1200)
+
+
+@pytest.mark.slow
+@settings(max_examples=2, derandomize=True, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
+                                 HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_an_accepted_fuzzed_config_runs_to_the_end(tmp_path_factory, data):
+    cfg = data.draw(mutation(TINY))
+    assume(cfg != TINY and _no_larger(cfg))
+    assume(_check(cfg) is None)  # accepted by the one validation (the refusals are test_config_fuzz's)
+    work = tmp_path_factory.mktemp("fuzz_run")
+    proc = _run(work, cfg)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, f"accepted config failed to run:\n{yaml.safe_dump(cfg)[:3000]}\n{out[-4000:]}"
+    assert "Traceback" not in out, out[-3000:]
+    assert list((work / "results" / "tables").glob("*.parquet")), "the run wrote no table"
