@@ -372,16 +372,3 @@ def test_snakemake_refuses_an_alias_bomb_configfile_quickly(tmp_path):
     assert f"{path}: config key " in proc.stderr and "more than 100000 values" in proc.stderr, proc.stderr[-2000:]
     assert not (tmp_path / "results").exists()
 
-
-def test_multidim_topk_above_the_pairs_of_an_extract_is_refused_not_capped():
-    """Table 3 ranks the (attribute, value) pairs: a top-k larger than an IPUMS extract has would be
-    silently capped; it is refused naming the key (Adult's pairs come from its data: its job says so)."""
-    cfg = load_validated([REPO / "config" / "config.yaml"])
-    pairs = min(sum(cfg["datasets"]["ipums"][d]["attributes"].values()) for d in cfg["multidim"]["datasets"]
-                if d != "adult")
-    cfg = load_validated([REPO / "config" / "config.yaml"])
-    cfg["multidim"]["topk"] = pairs + 1
-    with pytest.raises(ConfigError, match=r"^config key multidim\.topk: .* exceeds"):
-        validate_config(cfg)
-    cfg["multidim"]["topk"] = pairs
-    validate_config(cfg)
