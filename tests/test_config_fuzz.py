@@ -128,14 +128,19 @@ def test_fuzzed_config_passes_or_names_a_key(data):
     TRIED["refused"] += _check(cfg) is not None  # any exception other than ConfigError fails the test
 
 
-def _dry_run(tmp_path: Path, cfg) -> subprocess.CompletedProcess:
+def run_snakemake(tmp_path: Path, cfg, *args: str, timeout: int = 300) -> subprocess.CompletedProcess:
+    """Snakemake on ``cfg`` (written to ``tmp_path/config.yaml``) in ``tmp_path``, with ``args``."""
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(cfg))
     env = dict(os.environ)
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(tmp_path),
-           "--configfile", str(path), "--cores", "1", "-n", "--quiet", "rules"]
-    return subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+           "--configfile", str(path), *args]
+    return subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def _dry_run(tmp_path: Path, cfg) -> subprocess.CompletedProcess:
+    return run_snakemake(tmp_path, cfg, "--cores", "1", "-n", "--quiet", "rules")
 
 
 @pytest.mark.slow

@@ -11,16 +11,13 @@ test is about accepted values being runnable, the limits are tests/test_config_c
 from __future__ import annotations
 
 import numbers
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from test_config_fuzz import TINY, _check, mutation
+from test_config_fuzz import TINY, _check, mutation, run_snakemake
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -47,16 +44,6 @@ def _no_larger(cfg) -> bool:
     return sum(1 for _ in _leaves(cfg)) <= sum(1 for _ in _leaves(TINY))
 
 
-def _run(workdir: Path, cfg) -> subprocess.CompletedProcess:
-    path = workdir / "config.yaml"
-    path.write_text(yaml.safe_dump(cfg))
-    env = dict(os.environ)
-    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
-           "--configfile", str(path), "--cores", "2"]
-    return subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True, timeout=1200)
-
-
 @pytest.mark.slow
 @settings(max_examples=2, derandomize=True, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
@@ -67,7 +54,7 @@ def test_an_accepted_fuzzed_config_runs_to_the_end(tmp_path_factory, data):
     assume(cfg != TINY and _no_larger(cfg))
     assume(_check(cfg) is None)  # accepted by the one validation (the refusals are test_config_fuzz's)
     work = tmp_path_factory.mktemp("fuzz_run")
-    proc = _run(work, cfg)
+    proc = run_snakemake(work, cfg, "--cores", "2", timeout=1200)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, f"accepted config failed to run:\n{yaml.safe_dump(cfg)[:3000]}\n{out[-4000:]}"
     assert "Traceback" not in out, out[-3000:]

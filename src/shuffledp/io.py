@@ -173,11 +173,7 @@ def read_provenance(path: str | os.PathLike) -> dict:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")
-    try:
-        meta = pq.read_schema(path).metadata or {}
-    except (pa.ArrowException, OSError) as exc:
-        raise ValueError(f"{path}: not a readable Parquet file ({exc})") from exc
-    raw = meta.get(META_KEY)
+    raw = _schema_metadata(path).get(META_KEY)
     if not raw:
         return {}
     try:
@@ -220,13 +216,17 @@ class job_record_context:  # noqa: N801 - used as a context manager, like open()
         return False
 
 
-def read_job_record(path: str | os.PathLike) -> dict | None:
-    """The job record of a table (see the module doc), or None if it has none."""
+def _schema_metadata(path: str | os.PathLike) -> dict:
+    """A Parquet file's schema metadata (bytes -> bytes); ValueError naming the file if unreadable."""
     try:
-        meta = pq.read_schema(path).metadata or {}
+        return pq.read_schema(path).metadata or {}
     except (pa.ArrowException, OSError) as exc:
         raise ValueError(f"{path}: not a readable Parquet file ({exc})") from exc
-    raw = meta.get(JOB_KEY)
+
+
+def read_job_record(path: str | os.PathLike) -> dict | None:
+    """The job record of a table (see the module doc), or None if it has none."""
+    raw = _schema_metadata(path).get(JOB_KEY)
     if not raw:
         return None
     try:
