@@ -45,6 +45,11 @@ ABOUT_50 = (0.35, 0.65)   # "about 50%": +-15 percentage points
 ABOUT_70 = (0.55, 0.85)   # "about 70%": +-15 percentage points
 VARIANT = "Theorem 3 as printed"
 VARIANT_NOTE = "our protocol calibrated with Theorem 3 as printed (the paper's accountant, which is optimistic)"
+BASELINE_VARIANT = "baselines as the paper calibrated them"
+BASELINE_NOTE = ("the shuffle baselines calibrated as the paper did (balls-into-bins by Luo et al.'s analysis, "
+                 "Subexp-shuffle by the published variation-ratio parameters; segmented.baseline_accounting: paper)")
+BOTH_VARIANT = "Theorem 3 as printed; baselines as the paper calibrated them"
+BOTH_NOTE = "the paper's accounting throughout: " + VARIANT_NOTE + ", and " + BASELINE_NOTE
 
 _OPT_NEEDS = "standard errors of the mean error at every grid m, and >= 1 grid m significantly worse than the least"
 _SET_RULE = ("the set S of grid m whose mean error is not significantly above the least (z test on the two means, "
@@ -223,11 +228,10 @@ def optimiser_m(summ, ds, n, st, ours=ex.OURS) -> tuple[float, float]:
 
 
 def best_baseline(summ, ds, n, st, protocols=None) -> tuple[str, float, int]:
-    """(name, mean error, number of baselines present) of the best non-ours protocol of a panel."""
+    """(name, mean error, number of baselines present) of the best of ``protocols`` in a panel
+    (default: the five baselines as we calibrate them, ``ex.BASELINES``)."""
     p = ex.panel_frame(summ, ds, n, st)
-    p = p[~p["protocol"].isin(ex.OURS_ALL)]
-    if protocols is not None:
-        p = p[p["protocol"].isin(protocols)]
+    p = p[p["protocol"].isin(ex.BASELINES if protocols is None else protocols)]
     if p.empty:
         return "", math.nan, 0
     i = int(p["error_mean"].to_numpy().argmin())
@@ -264,6 +268,16 @@ class _Ctx:
     m_factor: float
     ours: str
     standin: set
+    paper_baselines: bool = False   # compare with the baselines as the paper calibrated them
+
+    @property
+    def baselines(self) -> tuple:
+        """The five baselines of this comparison."""
+        return ex.BASELINES_PAPER if self.paper_baselines else ex.BASELINES
+
+    def base(self, name: str) -> str:
+        """The protocol that plays baseline ``name`` in this comparison."""
+        return name + ex.PAPER_SUFFIX if self.paper_baselines and name in ex.RECALIBRATED else name
 
     def kind(self, *dss):
         return data_kind(standin_kind(d, self.standin) for d in dss)
@@ -377,7 +391,7 @@ def _reductions(c: _Ctx, selected):
     for ds, st in selected:
         for n in c.ns:
             mo, eo = optimiser_m(c.summ, ds, n, st, c.ours)
-            bname, eb, nb = best_baseline(c.summ, ds, n, st)
+            bname, eb, nb = best_baseline(c.summ, ds, n, st, protocols=c.baselines)
             if not (math.isfinite(eo) and math.isfinite(eb)) or nb < 5:
                 missing.append(f"{ds}/{st}/n={n}")
                 continue
@@ -430,7 +444,7 @@ def _gap_wider_s3_rows(c: _Ctx) -> list[dict]:
             gaps = {}
             for st in ("S2", "S3"):
                 eo = optimiser_m(c.summ, ds, n, st, c.ours)[1]
-                ew = best_baseline(c.summ, ds, n, st, protocols=["wsepmm"])[1]
+                ew = best_baseline(c.summ, ds, n, st, protocols=[c.base("wsepmm")])[1]
                 gaps[st] = 1 - eo / ew
             if all(math.isfinite(v) for v in gaps.values()):
                 oks.append(gaps["S3"] > gaps["S2"])
@@ -450,7 +464,7 @@ def _sepmm_worse_s3_rows(c: _Ctx) -> list[dict]:
     parts, oks, missing = [], [], []
     for ds in dss:
         for n in c.ns:
-            e = {st: protocol_error(c.summ, ds, n, st, "sepmm") for st in ("S2", "S3")}
+            e = {st: protocol_error(c.summ, ds, n, st, c.base("sepmm")) for st in ("S2", "S3")}
             if all(math.isfinite(v[0]) for v in e.values()):
                 oks.append(significantly_greater(*e["S3"], *e["S2"]))
                 parts.append(f"{ds}/n={n}: SepMM S2 {e['S2'][0]:.3g} (SE {e['S2'][1]:.2g}), S3 {e['S3'][0]:.3g} "
@@ -469,7 +483,7 @@ def _less_error_s3_rows(c: _Ctx) -> list[dict]:
     for ds in dss:
         for n in c.ns:
             ours = {st: optimiser_error(c.summ, ds, n, st, c.ours)[1:] for st in ("S2", "S3")}
-            ws = {st: protocol_error(c.summ, ds, n, st, "wsepmm") for st in ("S2", "S3")}
+            ws = {st: protocol_error(c.summ, ds, n, st, c.base("wsepmm")) for st in ("S2", "S3")}
             if not all(math.isfinite(v[0]) for v in (*ours.values(), *ws.values())):
                 missing.append(f"{ds}/n={n}")
                 continue
@@ -538,38 +552,67 @@ def _messages_rows(c: _Ctx) -> list[dict]:
                    reason="no messages_per_user column or no MSE bound at every grid m")]
 
 
+ALL_PARTS = (_optimal_m_rows, _m_star_order_rows, _m_star_decreases_rows, _m_star_below_4_rows, _error_ratio_rows,
+             _error_reduction_rows, _gap_wider_s3_rows, _sepmm_worse_s3_rows, _less_error_s3_rows, _m_range_rows,
+             _messages_rows)
+# the claims decided against the baselines: their verdicts depend on how the baselines are calibrated
+BASELINE_PARTS = (_error_reduction_rows, _gap_wider_s3_rows, _sepmm_worse_s3_rows, _less_error_s3_rows)
+# ... of which these also depend on our protocol (SepMM's S2/S3 comparison does not)
+BOTH_PARTS = (_error_reduction_rows, _gap_wider_s3_rows, _less_error_s3_rows)
+
+
 def _rows(summ: pd.DataFrame, cfg: Mapping, scale: str, m_factor: float, ours: str,
-          standin: Iterable[str]) -> list[dict]:
+          standin: Iterable[str], paper_baselines: bool = False, parts=ALL_PARTS) -> list[dict]:
     ns = sorted(int(n) for n in cfg["n"])
     # the claims job's spec carries the m grid itself (a list, derived once by experiments.segmented.jobs)
     grid = np.asarray(cfg["m_grid"] if isinstance(cfg["m_grid"], list) else ex.m_grid(cfg), float)
     have = {(d, int(n), s) for d, n, s in summ.loc[summ["protocol"] == ours, ["dataset", "n", "setting"]]
             .drop_duplicates().itertuples(index=False)}
-    c = _Ctx(summ, ns, grid, ex.panels(cfg), have, scale, m_factor, ours, set(standin))
+    c = _Ctx(summ, ns, grid, ex.panels(cfg), have, scale, m_factor, ours, set(standin), paper_baselines)
     rows = []
-    for part in (_optimal_m_rows, _m_star_order_rows, _m_star_decreases_rows, _m_star_below_4_rows,
-                 _error_ratio_rows, _error_reduction_rows, _gap_wider_s3_rows, _sepmm_worse_s3_rows,
-                 _less_error_s3_rows, _m_range_rows, _messages_rows):
+    for part in parts:
         rows += part(c)
     return rows
 
 
+def _variant(row: dict, label: str, note: str) -> dict:
+    """A decided row relabelled as the variant ``label`` (id ``<id>[label]``, the note in its section
+    and in the explanation of a verdict other than held)."""
+    x = dict(row, id=f"{row['id']}[{label}]", section=f"{row['section']}; variant: {note}")
+    if x["held"] != HELD:
+        x["explanation"] = f"under {note}: {x['explanation']}"
+    return x
+
+
 def claims(summ: pd.DataFrame, cfg: Mapping, scale: str, m_factor: float = 2.0,
            standin: Iterable[str] = ()) -> pd.DataFrame:
-    """The Section 6 claims for our protocol under the configured accountant. ``standin``: names of
-    datasets that are offline stand-ins in this run. When the summary also holds our protocol under
-    Theorem 3 as printed (the paper's accountant, optimistic), every claim is decided on it too, as a
-    labelled variant row ``<id>[Theorem 3 as printed]`` beside ours (the paper's way and ours)."""
+    """The Section 6 claims for our protocol under the configured accountant against the baselines as
+    we calibrate them. ``standin``: names of datasets that are offline stand-ins in this run.
+
+    Labelled variant rows follow each row they vary (the paper's way beside ours):
+    ``<id>[Theorem 3 as printed]`` when the summary holds our protocol under the paper's accountant
+    (every claim); ``<id>[baselines as the paper calibrated them]`` when it holds the baselines as the
+    paper calibrated them (the claims decided against the baselines, ``BASELINE_PARTS``); and, with
+    both, ``<id>[Theorem 3 as printed; baselines as the paper calibrated them]`` (the paper's
+    accounting throughout, ``BOTH_PARTS``). Every variant is decided by the same rule as its row."""
     rows = _rows(summ, cfg, scale, m_factor, ex.OURS, standin)
-    if (summ["protocol"] == ex.OURS_PAPER).any():
-        out = []
-        for r, x in zip(rows, _rows(summ, cfg, scale, m_factor, ex.OURS_PAPER, standin), strict=True):
-            x = dict(x, id=f"{x['id']}[{VARIANT}]", section=f"{x['section']}; variant: {VARIANT_NOTE}")
-            if x["held"] != HELD:
-                x["explanation"] = f"under {VARIANT_NOTE}: {x['explanation']}"
-            out += [r, x]
-        rows = out
-    return frame(rows)
+    variants: dict[str, list[dict]] = {}
+    has_ours_paper = bool((summ["protocol"] == ex.OURS_PAPER).any())
+    has_base_paper = bool(summ["protocol"].isin(ex.PAPER_BASELINES).any())
+    runs = []
+    if has_ours_paper:
+        runs.append((ex.OURS_PAPER, False, ALL_PARTS, VARIANT, VARIANT_NOTE))
+    if has_base_paper:
+        runs.append((ex.OURS, True, BASELINE_PARTS, BASELINE_VARIANT, BASELINE_NOTE))
+    if has_ours_paper and has_base_paper:
+        runs.append((ex.OURS_PAPER, True, BOTH_PARTS, BOTH_VARIANT, BOTH_NOTE))
+    for ours, paper_base, parts, label, note in runs:
+        for x in _rows(summ, cfg, scale, m_factor, ours, standin, paper_base, parts):
+            variants.setdefault(x["id"], []).append(_variant(x, label, note))
+    out = []
+    for r in rows:
+        out += [r, *variants.get(r["id"], [])]
+    return frame(out)
 
 
 def claims_markdown(df: pd.DataFrame, note: str = "") -> str:

@@ -46,7 +46,15 @@ OURS_PAPER = "segmented_paper"  # ours with Theorem 3 as printed (optimistic), a
 OURS_ALL = (OURS, OURS_PAPER)
 UNIFORM_BASELINES = ("subexp_local", "subexp_shuffle", "mm_shuffle")
 LEVEL_BASELINES = ("sepmm", "wsepmm")
-PROTOCOLS = (OURS, OURS_PAPER, *UNIFORM_BASELINES, *LEVEL_BASELINES)
+BASELINES = (*UNIFORM_BASELINES, *LEVEL_BASELINES)    # the five, calibrated by our sound accountants
+# the labelled variant ``segmented.baseline_accounting: paper``: the four shuffle baselines calibrated
+# as the paper did (experiments.segmented_params.paper_baseline_params); Subexp-local needs no accountant
+PAPER_SUFFIX = "_paper"
+RECALIBRATED = ("subexp_shuffle", "mm_shuffle", "sepmm", "wsepmm")
+PAPER_BASELINES = tuple(b + PAPER_SUFFIX for b in RECALIBRATED)
+PAPER_UNIFORM = ("subexp_shuffle" + PAPER_SUFFIX, "mm_shuffle" + PAPER_SUFFIX)
+BASELINES_PAPER = ("subexp_local", *PAPER_BASELINES)  # the five as the paper calibrated them
+PROTOCOLS = (OURS, OURS_PAPER, *UNIFORM_BASELINES, *LEVEL_BASELINES, *PAPER_BASELINES)
 LABELS = {
     OURS: "Ours (segmented MM)",
     OURS_PAPER: "Ours, Thm 3 as printed (optimistic)",
@@ -55,7 +63,17 @@ LABELS = {
     "mm_shuffle": "MM, shuffle",
     "sepmm": "SepMM, shuffle",
     "wsepmm": "Weighted SepMM, shuffle",
+    "subexp_shuffle_paper": "Subexp, shuffle (published VR parameters)",
+    "mm_shuffle_paper": "MM, shuffle (Luo et al.'s analysis)",
+    "sepmm_paper": "SepMM, shuffle (Luo et al.'s analysis)",
+    "wsepmm_paper": "Weighted SepMM, shuffle (Luo et al.'s analysis)",
 }
+
+
+def base_protocol(protocol: str) -> str:
+    """The baseline a paper-calibrated variant runs (``mm_shuffle_paper`` -> ``mm_shuffle``); any
+    other protocol is itself."""
+    return protocol[: -len(PAPER_SUFFIX)] if protocol in PAPER_BASELINES else protocol
 META_KEY = b"shuffledp"
 
 
@@ -234,6 +252,7 @@ def _job_params(spec: Mapping, protocol: str, table_path, levels_eps: list[float
     m_levels = None
     points: list[tuple[int | None, float, np.ndarray]] = [(None, float("nan"), np.full(len(levels_eps), np.nan))]
     variant = spec.get("accountant", "")
+    protocol = base_protocol(protocol)  # a paper-calibrated baseline reads its own parameter table
     if protocol in OURS_ALL:
         acct = pd.read_parquet(table_path)
         grid_size = accountant_rows(acct, variant)["m"].nunique()
@@ -251,6 +270,7 @@ def _job_params(spec: Mapping, protocol: str, table_path, levels_eps: list[float
 def _estimate(spec: Mapping, protocol: str, sets, lv, lam, m_val, d: int, s: int, g, extra: dict, m_levels, w,
               row: dict, n: int):
     """One protocol run's estimate (our protocol's messages per user go into ``row``)."""
+    protocol = base_protocol(protocol)
     if protocol in OURS_ALL:
         run = segmented.run_segmented(sets, lv, lam, m_val, d, g, level_mode=spec["level_histogram"],
                                       epsilon_p=spec.get("epsilon_p"), sampler=spec["sampler"])
@@ -269,7 +289,8 @@ def run_job(spec: Mapping, data_path: str, table_path: str | None = None) -> pd.
     """One ``run`` job: one row per (``m``, repetition) of one protocol on one (dataset, n, setting).
 
     ``table_path``: for our protocol the accountant table (every ``m`` of its grid runs, with the
-    table's own certified ``lambda_k``); for the shuffle baselines their parameter table.
+    table's own certified ``lambda_k``); for the shuffle baselines their parameter table (for a
+    paper-calibrated variant, ``<baseline>_paper``, the paper-calibration table).
     ``spec`` keys: protocol, dataset, n, setting, reps, seed; levels and shares (level protocols);
     accountant, level_histogram, sampler, [epsilon_p] (ours); delta, wsepmm_power (wsepmm);
     subexp_local_eps (subexp_local). Seeds depend on (seed, protocol, dataset, n, setting, m index,
@@ -285,7 +306,7 @@ def run_job(spec: Mapping, data_path: str, table_path: str | None = None) -> pd.
     shares = spec.get("shares")
     points, extra, m_levels = _job_params(spec, protocol, table_path, levels_eps, d, s)
     w = None
-    if protocol == "wsepmm":
+    if base_protocol(protocol) == "wsepmm":
         w = mm.wsepmm_weights(level_counts(n, shares), levels_eps, d, s, float(spec["delta"]),
                               float(spec["wsepmm_power"]))
     rows_out = []
@@ -369,7 +390,7 @@ def aggregate(run_paths: list[str], accountant_tables: list[tuple[str, str, int,
 def panel_frame(summ: pd.DataFrame, dataset: str, n: int, setting: str) -> pd.DataFrame:
     """Rows of one panel: ours at every m, the uniform baselines (setting 'none'), SepMM variants."""
     sel = (summ["dataset"] == dataset) & (summ["n"] == n)
-    sel &= (summ["setting"] == setting) | (summ["protocol"].isin(UNIFORM_BASELINES))
+    sel &= (summ["setting"] == setting) | (summ["protocol"].isin((*UNIFORM_BASELINES, *PAPER_UNIFORM)))
     return summ[sel]
 
 

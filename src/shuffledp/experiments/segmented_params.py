@@ -58,14 +58,18 @@ class SubexpShuffle:
     evaluations: int
 
 
-def subexp_shuffle_eps0_vr(n: int, d: int, s: int, eps_target: float, delta: float) -> tuple[float, int, float]:
-    """``(eps0, k, eps_achieved)``: the largest eps0 whose variation-ratio bound (general eps0-LDP
-    parameters, the sound ones for subset-exp) amplifies to ``(eps_target, delta)``."""
+def subexp_shuffle_eps0_vr(n: int, d: int, s: int, eps_target: float, delta: float,
+                           variant: str = "sound") -> tuple[float, int, float]:
+    """``(eps0, k, eps_achieved)``: the largest eps0 whose variation-ratio bound amplifies to
+    ``(eps_target, delta)``: with ``variant="sound"`` the general eps0-LDP parameters (the sound ones
+    for subset-exp), with ``"published"`` the subset-exp row of the variation-ratio table as
+    published (the segmented paper's own accountant for Subexp-shuffle, Sec. 6; can be optimistic,
+    see ``vr_params``)."""
     from shuffledp.accountants.variation_ratio import vr_eps, vr_params
 
     def amplified(eps0: float) -> float:
         k = se.best_subset_size(d, s, eps0)
-        return vr_eps(vr_params("subset-exp", eps0, k=k, d=d + s, s=s), n, delta)
+        return vr_eps(vr_params("subset-exp", eps0, k=k, d=d + s, s=s, variant=variant), n, delta)
 
     def ok(eps0: float) -> bool:
         return amplified(eps0) <= eps_target
@@ -172,4 +176,60 @@ def baseline_params(n: int, d: int, s: int, levels, settings: dict, delta: float
                              delta_achieved=float("nan"), certified_by=poisson, eps0_vr=float("nan")))
     out = pd.DataFrame(rows)
     out["accountant"] = accountant
+    return out
+
+
+# ------------------------------------------------------------------ the paper's calibration (variant)
+def _paper_row(baseline: str, setting: str, level: int, n_group: int, eps: float, delta: float, **kw) -> dict:
+    row = dict(baseline=baseline, setting=setting, level=level, n_group=n_group, eps=eps, delta=delta,
+               eps0=float("nan"), k=0, m=float("nan"), delta_achieved=float("nan"), certified_by="",
+               eps0_vr=float("nan"), delta_sound=float("nan"), m_closed=float("nan"))
+    row.update(kw)
+    return row
+
+
+def paper_baseline_params(n: int, d: int, s: int, levels, settings: dict, delta: float,
+                          uniform_eps: float, level_counts_fn) -> pd.DataFrame:
+    """The baselines' parameters as the segmented paper calibrated them (Sec. 6), for the labelled
+    variant ``segmented.baseline_accounting: paper``; the columns of :func:`baseline_params` plus two.
+
+    * Subexp-shuffle: the largest eps0 whose variation-ratio bound with the published subset-exp
+      parameters amplifies to ``(uniform_eps, delta)`` (:func:`subexp_shuffle_eps0_vr`,
+      ``variant="published"``; ``certified_by = variation-ratio-published``).
+    * Balls-into-bins (MM-shuffle, SepMM, Weighted SepMM): Luo et al.'s analysis, its numeric form
+      (:func:`shuffledp.accountants.luo.luo_blanket_rate`; ``certified_by = luo-numeric``);
+      ``m_closed`` is the closed form of their theorem, for comparison.
+
+    ``delta_achieved``: the paper's accountant's delta at the chosen parameter (``<= delta``);
+    ``delta_sound``: what our sound accountants certify there (``best.delta_upper`` for
+    Subexp-shuffle, the Poisson accountant with ``lambda = 1`` for balls-into-bins): above ``delta``
+    where the paper's calibration is optimistic."""
+    from shuffledp.accountants import luo
+    from shuffledp.accountants.best import delta_upper
+    from shuffledp.accountants.variation_ratio import vr_delta, vr_params
+
+    e0, k, _ = subexp_shuffle_eps0_vr(n, d, s, uniform_eps, delta, variant="published")
+    rows = [_paper_row("subexp_shuffle", "none", 0, n, uniform_eps, delta, eps0=e0, k=k,
+                       certified_by="variation-ratio-published",
+                       delta_achieved=vr_delta(vr_params("subset-exp", e0, k=k, d=d + s, s=s, variant="published"),
+                                               n, uniform_eps),
+                       delta_sound=delta_upper("subset-exp", e0, n, uniform_eps, d=d, s=s, k=k))]
+    cache: dict[tuple[int, float], dict] = {}
+
+    def mm(ng: int, e: float) -> dict:
+        if (ng, e) not in cache:
+            m = luo.luo_blanket_rate(ng, d, s, e, delta)
+            if not math.isfinite(m):
+                raise ValueError(f"Luo et al.'s analysis finds no blanket rate for n = {ng}, eps = {e}")
+            cache[(ng, e)] = dict(m=m, certified_by="luo-numeric", delta_achieved=luo.luo_user_delta(ng, d, s, e, m),
+                                  delta_sound=luo.sound_user_delta(ng, d, s, e, m),
+                                  m_closed=luo.luo_blanket_rate(ng, d, s, e, delta, form="closed"))
+        return cache[(ng, e)]
+
+    rows.append(_paper_row("mm_shuffle", "none", 0, n, float(uniform_eps), delta, **mm(n, float(uniform_eps))))
+    for name in sorted(settings):
+        for j, (ng, e) in enumerate(zip(level_counts_fn(n, settings[name]), levels, strict=True)):
+            rows.append(_paper_row("sepmm", name, j + 1, int(ng), float(e), delta, **mm(int(ng), float(e))))
+    out = pd.DataFrame(rows)
+    out["accountant"] = "paper"
     return out

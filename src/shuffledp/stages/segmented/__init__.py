@@ -27,7 +27,10 @@ TITLE = "Segmented multi-message shuffle (Wang et al.)"
 # the protocol names of shuffledp.experiments.segmented (not imported here: it is heavy)
 OURS, OURS_PAPER = "segmented", "segmented_paper"
 OURS_ALL = (OURS, OURS_PAPER)
-UNIFORM_BASELINES = ("subexp_local", "subexp_shuffle", "mm_shuffle")
+# the baselines as the paper calibrated them (segmented.baseline_accounting: paper): separate run jobs
+PAPER_UNIFORM = ("subexp_shuffle_paper", "mm_shuffle_paper")
+PAPER_LEVEL = ("sepmm_paper", "wsepmm_paper")
+UNIFORM_BASELINES = ("subexp_local", "subexp_shuffle", "mm_shuffle", *PAPER_UNIFORM)
 DATASET_LABELS = {"msnbc": "MSNBC", "synth_T128_s4": "synthetic T=128", "synth_T128_s8": "synthetic T=128"}
 
 
@@ -47,6 +50,14 @@ def _check_segmented_accountants(config: Mapping) -> None:
                           f"segmented.accountants (which builds {built})")
     if len(set(built)) != len(built):
         raise ConfigError(f"config key segmented.accountants: duplicate entries in {built}")
+
+
+def _check_baseline_accounting(config: Mapping) -> None:
+    """The main claims rows compare with our calibration, so ``ours`` is always run."""
+    cfg = config.get("segmented")
+    if cfg and "ours" not in cfg["baseline_accounting"]:
+        raise ConfigError(f"config key segmented.baseline_accounting: {list(cfg['baseline_accounting'])} must "
+                          "include 'ours' (the main claims rows; 'paper' adds the labelled variant)")
 
 
 def _check_segmented_tables(config: Mapping) -> None:
@@ -77,6 +88,7 @@ def check_config(config: Mapping) -> None:
     if "segmented" not in config:
         return
     _check_segmented_accountants(config)
+    _check_baseline_accounting(config)
     _check_segmented_tables(config)
     import numpy as np
 
@@ -165,6 +177,11 @@ def _table_jobs(cfg: Mapping, seed: int, levels: list, grid: list, pan: list, pa
                 "dataset": ds, "n": n, "d": int(dcfg["d"]), "s": int(dcfg["s"]), "levels": levels,
                 "settings": {k: cfg["settings"][k] for k in used}, "delta": delta,
                 "uniform_eps": float(cfg["uniform_eps"]), "accountant": cfg["accountant"]}))
+            if "paper" in cfg["baseline_accounting"]:
+                out.append(Job("params_paper", wc, {
+                    "dataset": ds, "n": n, "d": int(dcfg["d"]), "s": int(dcfg["s"]), "levels": levels,
+                    "settings": {k: cfg["settings"][k] for k in used}, "delta": delta,
+                    "uniform_eps": float(cfg["uniform_eps"])}))
     return out
 
 
@@ -174,7 +191,8 @@ def _run_inputs(protocol: str, dataset: str, n: int, setting: str) -> tuple[Ref,
     data = Ref("prepare", "data", {"segds": dataset})
     if protocol in OURS_ALL:
         return data, Ref("accountant", "tables", {"segds": dataset, "segn": str(n), "setting": setting})
-    return data, Ref("params", "table", {"segds": dataset, "segn": str(n)})
+    step = "params_paper" if protocol in (*PAPER_UNIFORM, *PAPER_LEVEL) else "params"
+    return data, Ref(step, "table", {"segds": dataset, "segn": str(n)})
 
 
 def _run_job(protocol: str, batch: int, common: dict, points: list[dict]) -> Job:
@@ -194,38 +212,51 @@ def _run_job(protocol: str, batch: int, common: dict, points: list[dict]) -> Job
                inputs=inputs)
 
 
-def _run_jobs(cfg: Mapping, seed: int, levels: list, pan: list, pan_ds: list, ns: list) -> list[Job]:
-    """The ``run`` jobs, per protocol and repetition batch: the level protocols on every panel, the
-    uniform baselines on every (dataset, n)."""
+def _level_points(cfg: Mapping, levels: list, pan: list, ns: list) -> dict[str, list[dict]]:
+    """Per level protocol (ours, SepMM, Weighted SepMM, and their paper-calibrated variants when
+    configured), its panels' keys."""
     from shuffledp.experiments.segmented import ours_protocols
 
-    out = []
+    paper = "paper" in cfg["baseline_accounting"]
+    level_points: dict[str, list[dict]] = {}
+    for ds, st in pan:
+        for n in ns:
+            base = dict(dataset=ds, n=n, setting=st, levels=levels, shares=[float(x) for x in cfg["settings"][st]])
+            for proto in ours_protocols(cfg):
+                p = dict(base, level_histogram=cfg["level_histogram"], sampler=cfg["sampler"],
+                         accountant="paper" if proto == OURS_PAPER else cfg["accountant"])
+                if p["level_histogram"] == "grr":
+                    p["epsilon_p"] = float(cfg["epsilon_p"])
+                level_points.setdefault(proto, []).append(p)
+            wsep = dict(base, delta=float(cfg["delta_factor"]) / n, wsepmm_power=float(cfg["wsepmm_power"]))
+            for suffix in ("", "_paper") if paper else ("",):
+                level_points.setdefault("sepmm" + suffix, []).append(dict(base))
+                level_points.setdefault("wsepmm" + suffix, []).append(dict(wsep))
+    return level_points
+
+
+def _run_jobs(cfg: Mapping, seed: int, levels: list, pan: list, pan_ds: list, ns: list) -> list[Job]:
+    """The ``run`` jobs, per protocol and repetition batch: the level protocols on every panel, the
+    uniform baselines on every (dataset, n). The paper-calibrated baselines (``<baseline>_paper``,
+    with ``segmented.baseline_accounting: [..., paper]``) are jobs of their own, listed after the others."""
+    paper = "paper" in cfg["baseline_accounting"]
+    out, late = [], []
     for b, reps in enumerate(batch_ranges(cfg["repetitions"], cfg["batch_size"])):
         common = {"seed": seed, "reps": reps}
-        level_points: dict[str, list[dict]] = {}
-        for ds, st in pan:
-            for n in ns:
-                base = dict(dataset=ds, n=n, setting=st, levels=levels,
-                            shares=[float(x) for x in cfg["settings"][st]])
-                for proto in ours_protocols(cfg):
-                    p = dict(base, level_histogram=cfg["level_histogram"], sampler=cfg["sampler"],
-                             accountant="paper" if proto == OURS_PAPER else cfg["accountant"])
-                    if p["level_histogram"] == "grr":
-                        p["epsilon_p"] = float(cfg["epsilon_p"])
-                    level_points.setdefault(proto, []).append(p)
-                level_points.setdefault("sepmm", []).append(dict(base))
-                level_points.setdefault("wsepmm", []).append(dict(
-                    base, delta=float(cfg["delta_factor"]) / n, wsepmm_power=float(cfg["wsepmm_power"])))
+        level_points = _level_points(cfg, levels, pan, ns)
         uniform: dict[str, list[dict]] = {}
         for ds in pan_ds:
             for n in ns:
                 for proto in UNIFORM_BASELINES:
+                    if proto in PAPER_UNIFORM and not paper:
+                        continue
                     p = dict(dataset=ds, n=n, setting="none")
                     if proto == "subexp_local":
                         p["subexp_local_eps"] = float(cfg["subexp_local_eps"])
                     uniform.setdefault(proto, []).append(p)
-        out += [_run_job(proto, b, common, pts) for proto, pts in {**level_points, **uniform}.items()]
-    return out
+        for proto, pts in {**level_points, **uniform}.items():
+            (late if proto in (*PAPER_UNIFORM, *PAPER_LEVEL) else out).append(_run_job(proto, b, common, pts))
+    return out + late
 
 
 def _report_jobs(config: Mapping, cfg: Mapping, table: JobTable, grid: list, pan_ds: list, ns: list) -> list[Job]:
@@ -281,6 +312,20 @@ def _accountant(spec, inputs, outputs) -> None:
                                 float(spec["delta"]), spec["m_grid"], accountants=spec["accountants"])
         write_table(table, outputs["tables"][setting])
         print(outputs["tables"][setting])
+
+
+def _params_paper(spec, inputs, outputs) -> None:
+    from shuffledp.experiments import segmented as ex
+    from shuffledp.experiments import segmented_params as sp
+    from shuffledp.io import write_table
+
+    n = int(spec["n"])
+    df = sp.paper_baseline_params(n, int(spec["d"]), int(spec["s"]), spec["levels"], spec["settings"],
+                                  float(spec["delta"]), float(spec["uniform_eps"]), ex.level_counts)
+    df.insert(0, "dataset", spec["dataset"])
+    df.insert(1, "n", n)
+    write_table(df, outputs["table"])
+    print(df.to_string(index=False))
 
 
 def _params(spec, inputs, outputs) -> None:
@@ -365,9 +410,12 @@ def _notes(paths) -> list[str]:
 def _figure(spec, inputs, outputs) -> None:
     import pandas as pd
 
+    from shuffledp.experiments import segmented as ex
     from shuffledp.plotting import segmented as pl
 
     summ = pd.read_parquet(inputs["summary"][0])
+    # the figures show the baselines as we calibrate them; the paper-calibrated ones are in the summary
+    summ = summ[~summ["protocol"].isin(ex.PAPER_BASELINES)]
     notes = _notes(inputs["data"])  # the prepared data of the figure's datasets
     out_base = outputs["pdf"][: -len(".pdf")]  # the figure writes <base>.pdf and <base>.png
     pl.figure(summ, spec["spec"], spec["n"], out_base, "; ".join(notes), spec.get("dataset_labels"))
@@ -421,6 +469,11 @@ STAGE = Stage(
              outputs=(Output("table", "segmented/params/{segds}_n{segn}.parquet"),),
              spec_keys=frozenset({"dataset", "n", "d", "s", "levels", "settings", "delta", "uniform_eps",
                                   "accountant"}),
+             wildcards={"segds": DS, "segn": N},
+             runtime=5),
+        Step("params_paper", _params_paper,
+             outputs=(Output("table", "segmented/params_paper/{segds}_n{segn}.parquet"),),
+             spec_keys=frozenset({"dataset", "n", "d", "s", "levels", "settings", "delta", "uniform_eps"}),
              wildcards={"segds": DS, "segn": N},
              runtime=5),
         Step("run", _run,
