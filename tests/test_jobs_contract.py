@@ -91,10 +91,10 @@ def test_specs_hold_only_the_keys_a_job_uses():
         p = j.wildcards["segproto"]
         assert j.spec["protocol"] == p and j.spec["points"]
         for pt in j.spec["points"]:
-            assert ("wsepmm_power" in pt) == (p == "wsepmm")
+            assert ("wsepmm_power" in pt) == (p in ("wsepmm", "wsepmm_paper"))
             assert ("subexp_local_eps" in pt) == (p == "subexp_local")
             assert ("shares" in pt) == (p not in UNIFORM_BASELINES)
-            if p == "wsepmm":
+            if p in ("wsepmm", "wsepmm_paper"):
                 assert pt["delta"] == cfg["segmented"]["delta_factor"] / pt["n"]
     for j in peruser.jobs(cfg):
         if j.step == "job":

@@ -166,3 +166,40 @@ def test_jobs_grid_and_specs():
     a = acct[0]
     assert a.spec["delta"] == seg["delta_factor"] / a.spec["n"]
     assert a.spec["m_grid"] == [float(x) for x in ex.m_grid(seg)] and len(a.spec["m_grid"]) == seg["m_grid"]["num"]
+
+
+def test_paper_calibrated_baselines_are_jobs_of_their_own_and_leave_the_others_unchanged():
+    """``baseline_accounting: [ours, paper]`` adds one ``params_paper`` job per (dataset, n) and one run
+    job per (paper-calibrated baseline, batch), after the others; every job of the default is there
+    with the same spec, wildcards and inputs (so its tables stay byte-identical)."""
+    cfg = _config()
+    assert cfg["segmented"]["baseline_accounting"] == ["ours"]
+    plain = STAGE.jobs(cfg)
+    both = copy.deepcopy(cfg)
+    both["segmented"]["baseline_accounting"] = ["ours", "paper"]
+    STAGE.check(both)
+    jobs = STAGE.jobs(both)
+
+    def key(j):
+        return (j.step, tuple(sorted(j.wildcards.items())))
+
+    new = {key(j): j for j in jobs}
+    for j in plain:
+        if j.step in ("aggregate", "claims", "figure"):
+            continue      # they read every run: the variant's runs too
+        assert json.dumps(new[key(j)].spec, sort_keys=True) == json.dumps(j.spec, sort_keys=True)
+        assert new[key(j)].inputs == j.inputs
+    added = [j for j in jobs if key(j) not in {key(p) for p in plain}]
+    seg = cfg["segmented"]
+    batches = -(-seg["repetitions"] // seg["batch_size"])
+    n_ds = len({d for d, _ in ex.panels(seg)})
+    assert sorted(j.step for j in added) == ["params_paper"] * (n_ds * len(seg["n"])) + ["run"] * (4 * batches)
+    runs = [j for j in added if j.step == "run"]
+    assert {j.wildcards["segproto"] for j in runs} == set(ex.PAPER_BASELINES)
+    assert all(r.inputs["table"][0].step == "params_paper" for r in runs)
+    all_runs = [j for j in jobs if j.step == "run"]
+    assert all_runs[-len(runs):] == runs                  # listed after every other run job
+    bad = copy.deepcopy(cfg)
+    bad["segmented"]["baseline_accounting"] = ["paper"]
+    with pytest.raises(ConfigError, match="segmented.baseline_accounting"):
+        STAGE.check(bad)

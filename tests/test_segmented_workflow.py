@@ -85,3 +85,26 @@ def test_segmented_workflow_tiny_twice(tmp_path):
     second = _tables(tmp_path)
     assert first.keys() == second.keys()
     assert not [str(k) for k in first if first[k] != second[k]]
+
+
+def test_dry_run_shows_the_paper_calibrated_baseline_jobs(tmp_path):
+    """``snakemake -n`` on the tiny segmented configuration with ``baseline_accounting: [ours, paper]``
+    lists a ``params_paper`` job per (dataset, n) and a run job per paper-calibrated baseline; with
+    the default ``[ours]`` none of them."""
+    from tests.conftest import run_snakemake
+
+    cfg = yaml.safe_load(TINY.read_text())
+    outs = {}
+    for name, acct in (("ours", ["ours"]), ("both", ["ours", "paper"])):
+        cfg["segmented"] = dict(SEGMENTED, baseline_accounting=acct)
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(yaml.safe_dump(cfg))
+        work = tmp_path / name
+        work.mkdir()
+        outs[name] = run_snakemake("--configfile", str(path), "--cores", "1", "-n", *TARGETS[:1], cwd=work).stdout
+    new = [f"results/segmented/runs/{p}/b0.parquet"
+           for p in ("subexp_shuffle_paper", "mm_shuffle_paper", "sepmm_paper", "wsepmm_paper")]
+    new += [f"results/segmented/params_paper/{ds}_n400.parquet" for ds in SEGMENTED["datasets"]]
+    for out in new:
+        assert out in outs["both"] and out not in outs["ours"], out
+    assert "results/segmented/runs/mm_shuffle/b0.parquet" in outs["ours"]
