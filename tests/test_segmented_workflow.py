@@ -91,7 +91,7 @@ def test_dry_run_shows_the_paper_calibrated_baseline_jobs(tmp_path):
     """``snakemake -n`` on the tiny segmented configuration with ``baseline_accounting: [ours, paper]``
     lists a ``params_paper`` job per (dataset, n) and a run job per paper-calibrated baseline; with
     the default ``[ours]`` none of them."""
-    from tests.conftest import run_snakemake
+    from conftest import run_snakemake
 
     cfg = yaml.safe_load(TINY.read_text())
     outs = {}

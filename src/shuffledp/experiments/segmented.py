@@ -7,7 +7,8 @@ Workflow (the stage :mod:`shuffledp.stages.segmented`, which also holds the jobs
    processed sets (the population the n users are sampled from).
 2. accountant tables (step ``accountant``: one job per (dataset, n)) give ``lambda_k``
    per ``(m, level)``; the baseline parameters (Subexp-shuffle's ``eps0``, the balls-into-bins blanket rates) come from
-   :mod:`shuffledp.experiments.segmented_params`.
+   :mod:`shuffledp.experiments.segmented_params` (``baseline_params``; ``paper_baseline_params`` for the
+   labelled variant ``<baseline>_paper``, calibrated as the paper did).
 3. ``run``: one job per (protocol, dataset, n, setting or none, batch); one row per (m, repetition)
    with the squared error summed over items.
 4. ``aggregate`` -> summary (mean and 95% interval per point); figures; claims.

@@ -12,6 +12,10 @@ default scale; the draws depend on the panel and repetition, never on the batchi
 ``results/accountant/segmented/<dataset>_n<n>_<setting>.parquet``, hold one row per (accountant, m,
 level) plus the optimum m* rows; the experiment jobs read them and never recompute a bound. The
 computations are in :mod:`shuffledp.experiments.segmented` (and ``segmented_params``).
+
+With ``baseline_accounting: [ours, paper]`` the four shuffle baselines also run as the paper calibrated
+them (a labelled variant): ``params_paper`` per (dataset, n) and ``run`` jobs of their own,
+``<baseline>_paper`` (listed after the others; a config without ``paper`` has exactly the jobs it had).
 """
 
 from __future__ import annotations
