@@ -116,3 +116,4 @@ def test_figure_writes_pdf_and_png_byte_identically(tmp_path, spike):
     b = pl.figure(summ, SPEC, [5000], str(tmp_path / "b"))
     for x, y in zip(a, b, strict=True):
         assert open(x, "rb").read() == open(y, "rb").read()
+
