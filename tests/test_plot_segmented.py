@@ -73,6 +73,7 @@ def test_panel_y_range_leaves_the_spike_off_scale_and_the_legend_explains_the_ma
     # the marker is drawn: a triangle at the top edge at m = 1, one per clipped series (ours, its bound)
     marks = [ln for ln in ax.get_lines() if ln.get_marker() == "^" and ln.get_label().startswith("_")]
     assert len(marks) == 2 and all(np.allclose(ln.get_xdata(), [1.0]) for ln in marks)
+    assert [t.get_text() for t in ax.texts] == ["1e+05"]  # our error's clipped value, written beside it
     plt.close(fig)
 
 

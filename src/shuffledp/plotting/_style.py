@@ -46,10 +46,11 @@ def robust_log_limits(levels: Iterable[float], curves: Iterable[Sequence[float]]
 
 
 def mark_off_scale(ax, x: Sequence[float], y: Sequence[float], lims: tuple[float, float], color,
-                   *, slot: int = 0) -> int:
+                   *, slot: int = 0, values: bool = False) -> int:
     """Draw an off-scale marker at the top (or bottom) edge of ``ax`` for every point of (x, y)
     above (below) ``lims``; return how many there are. Series ``slot`` 1, 2, ... stack their
-    markers just inside the edge, so that two series clipped at the same x both show."""
+    markers just inside the edge, so that two series clipped at the same x both show; with
+    ``values`` the clipped value is written beside its marker."""
     from matplotlib.transforms import blended_transform_factory
 
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
@@ -61,6 +62,10 @@ def mark_off_scale(ax, x: Sequence[float], y: Sequence[float], lims: tuple[float
             ax.plot(x[sel], [edge] * int(sel.sum()), transform=tr, clip_on=False, zorder=20,
                     color=color, **{**OFF_SCALE_STYLE, "marker": marker})
             count += int(sel.sum())
+            for xi, yi in zip(x[sel], y[sel], strict=True) if values else ():
+                ax.annotate(f"{yi:.2g}", (xi, edge), xycoords=tr, xytext=(-6, -1), textcoords="offset points",
+                            ha="right", va="center", fontsize=6.5, color=color, zorder=20,
+                            bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.85))
     return count
 
 

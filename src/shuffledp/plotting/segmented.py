@@ -98,7 +98,8 @@ def _panel(ax, summ: pd.DataFrame, ds, st, n, dataset_labels: Mapping) -> int:
     if lims is not None:
         ax.set_ylim(*lims)
         for slot, (key, _, rows, col) in enumerate(_curves(p)):
-            clipped += mark_off_scale(ax, rows["m"], rows[col], lims, STYLE[key]["color"], slot=slot)
+            clipped += mark_off_scale(ax, rows["m"], rows[col], lims, STYLE[key]["color"], slot=slot,
+                                      values=slot == 0)  # our error's value written beside its marker
     ax.set_xlabel("blanket messages per user m")
     ax.set_ylabel("MSE (sum over items)")
     ours = p[p["protocol"] == ex.OURS]
