@@ -10,7 +10,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from shuffledp.claims.personalized import PAPER_TABLE2, PAPER_TABLE2_EPS
-from shuffledp.io import save_figure_file, write_table, write_text
+from shuffledp.io import write_table, write_text
 
 
 def run_points(spec: Mapping) -> pd.DataFrame:
@@ -141,47 +141,7 @@ def claims_markdown(df: pd.DataFrame) -> str:
 
 
 def plot_fig4(fig: pd.DataFrame, out_pdf: str, out_png: str, delta_central: float) -> None:
-    import matplotlib
+    """Figure 4, drawn by :func:`shuffledp.plotting.personalized.plot_fig4`."""
+    from shuffledp.plotting.personalized import plot_fig4 as draw
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from shuffledp.accountants.personalized import SETTINGS
-
-    settings = [s for s in SETTINGS if s in set(fig["setting"])]
-    mechs = [m for m in ("laplace", "gaussian") if m in set(fig["mechanism"])]
-    f, axes = plt.subplots(len(mechs), len(settings), figsize=(3.6 * len(settings), 3.2 * len(mechs)),
-                           squeeze=False, sharex=True)
-    colors = {"hps": "C3", "bgn": "C7", "fv": "C0", "ccc": "C2", "lzx": "C4", "hpsvalid": "C1"}
-    labels = {"hpsvalid": "HPS, valid Laplace weights (ours)"}
-    seeds = int(fig["seed"].nunique()) if len(fig) else 0  # a band needs two seeds or more
-    for i, m in enumerate(mechs):
-        for j, s in enumerate(settings):
-            ax = axes[i][j]
-            sub = fig[(fig["mechanism"] == m) & (fig["setting"] == s)]
-            for b, grp in sub.groupby("bound", sort=False):
-                st = grp.groupby("n")["eps_central"].agg(["median", "min", "max"]).dropna()
-                if st.empty:
-                    continue
-                ax.plot(st.index, st["median"], marker="o", ms=3, label=labels.get(b, b.upper()),
-                        color=colors.get(b), linestyle="--" if b == "hpsvalid" else "-")
-                if seeds > 1:
-                    ax.fill_between(st.index, st["min"], st["max"], alpha=0.25, color=colors.get(b))
-            ax.set_xscale("log")
-            ax.set_title(f"{s}, {'pure (Laplace)' if m == 'laplace' else 'approx. (Gaussian)'}", fontsize=9)
-            if i == len(mechs) - 1:
-                ax.set_xlabel("n")
-            if j == 0:
-                ax.set_ylabel(rf"$\varepsilon_s$ at $\delta_s$={delta_central:g}")
-            ax.legend(fontsize=7)
-    spread = "one seed: no band"
-    if seeds > 1:
-        st = fig.groupby(["setting", "mechanism", "bound", "n"])["eps_central"].agg(["median", "min", "max"]).dropna()
-        widest = float(((st["max"] - st["min"]) / st["median"]).max()) if len(st) else float("nan")
-        # the band can be thinner than the line: say how wide it is at most
-        spread = f"line = median, band = min..max over {seeds} seeds (widest band {100 * widest:.2g}% of its median)"
-    f.suptitle(f"Personalized shuffle bounds (Liu et al. CIKM'24, Fig. 4); {spread}", fontsize=10)
-    f.tight_layout()
-    save_figure_file(f, out_pdf)
-    save_figure_file(f, out_png, dpi=120)
-    plt.close(f)
+    draw(fig, out_pdf, out_png, delta_central)

@@ -10,51 +10,152 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from shuffledp.io import save_figure_file  # noqa: E402
+from shuffledp.plotting._style import unique_legend  # noqa: E402
 
-STYLE = {"upper": "-", "reference": ":", "lower": "--", "exact": "--"}
+# The two groups of series, one row of panels each: the sound upper bounds of the shuffle model, and
+# the personalized paper's baselines in their uniform case (LZX is a bound; HPS-uniform and CCC are
+# reference values only). A bound missing here joins the first group if it is an upper bound.
+SOUND = ("decomposition", "variation-ratio", "fmt21", "fmt21-closed-form", "fmt23", "blanket-hoeffding",
+         "blanket-bennett")
+PERSONALIZED = ("lzx", "hps-uniform", "ccc")
+GROUPS = (("sound upper bounds", SOUND), ("personalized baselines", PERSONALIZED))
+# one (colour, marker, line style) per bound, the same in every panel
+BOUND_STYLE = {
+    "decomposition": dict(color="tab:blue", marker="o", ls="-"),
+    "variation-ratio": dict(color="tab:orange", marker="s", ls="--"),
+    "fmt21": dict(color="tab:green", marker="^", ls="-."),
+    "fmt21-closed-form": dict(color="tab:red", marker="v", ls=":"),
+    "fmt23": dict(color="tab:purple", marker="D", ls="-", mfc="none", ms=6.5),  # hollow, larger: often
+    # equal to the variation ratio, whose square then shows inside it
+    "blanket-hoeffding": dict(color="tab:brown", marker="P", ls="--"),
+    "blanket-bennett": dict(color="tab:pink", marker="X", ls="-."),
+    "lzx": dict(color="tab:olive", marker="h", ls="-"),
+    # reference values, not bounds: hollow markers, dotted
+    "hps-uniform": dict(color="tab:cyan", marker="o", ls=":", mfc="none"),
+    "ccc": dict(color="tab:gray", marker="s", ls=":", mfc="none"),
+}
+BOUND_LABEL = {
+    "hps-uniform": "HPS, uniform (reference, not a bound here: the paper's weights for the Laplace randomizer)",
+    "ccc": "CCC (reference, not a bound: Gaussian-DP CLT approximation)",
+    "lzx": "LZX (upper bound, any eps0-LDP randomizer)",
+}
+LOWER_STYLE = dict(color="black", marker="_", ls="--", lw=1.3, zorder=4)
+BEST_UPPER_STYLE = dict(color="black", ls="-", lw=0.8, alpha=0.6, zorder=1)
+SHADE = dict(color="0.88", lw=0, zorder=0)
+SHADE_LABEL = "below the best lower bound: no valid upper bound lies here"
+
+
+def _style(bound: str, kind: str) -> dict:
+    """The bound's fixed style; an unknown bound a grey one (dotted if it is not an upper bound)."""
+    st = BOUND_STYLE.get(bound, dict(color="0.4", marker=".", ls="-" if kind == "upper" else ":"))
+    return {"ms": 4.5, "lw": 1.3, **st}
+
+
+def _group_of(bound: str, kind: str) -> int:
+    for i, (_, members) in enumerate(GROUPS):
+        if bound in members:
+            return i
+    return 0 if kind == "upper" else 1
+
+
+def _floor(ax, sel: pd.DataFrame, with_best_upper: bool) -> None:
+    """The best lower bound (dashed black), the region below it (shaded), the exact value where
+    enumerated, and in the baselines' panels the best sound upper bound (thin black) to compare."""
+    low = sel.groupby("n")["best_lower"].first().dropna().sort_index()
+    low = low[low > 0]
+    if not low.empty:
+        ax.plot(low.index, low.values, label="best lower bound (lower or exact)", **LOWER_STYLE)
+        ax.fill_between(low.index, low.values * 1e-6, low.values, label=SHADE_LABEL, **SHADE)
+    ex = sel[(sel["bound"] == "exact")].sort_values("n")
+    for kind, mfc, lab in (("exact", "black", "exact (binary RR, enumerated)"),
+                           ("lower", "none", "exact binary RR (a lower bound for the class)")):
+        e = ex[ex["kind"] == kind]
+        if not e.empty:
+            ax.plot(e["n"], e["eps"], ls="none", marker="*", ms=9, color="black", mfc=mfc, zorder=6, label=lab)
+    if with_best_upper:
+        up = sel.groupby("n")["best_upper"].first().dropna().sort_index()
+        if not up.empty:
+            ax.plot(up.index, up.values, label="best sound upper bound (of the top row)", **BEST_UPPER_STYLE)
+
+
+def _panel(ax, sel: pd.DataFrame, group: int, bounds: list[tuple[str, str]]) -> None:
+    for b, kind in bounds:
+        if _group_of(b, kind) != group or b == "exact" or kind == "lower":
+            continue
+        s = sel[sel["bound"] == b].sort_values("n")
+        if len(s):
+            ax.plot(s["n"], s["eps"], label=BOUND_LABEL.get(b, b), zorder=3, **_style(b, kind))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    _floor(ax, sel, with_best_upper=group == 1)
+
+
+def _y_range(sel: pd.DataFrame) -> tuple[float, float]:
+    """One y range for both panels of a (mechanism, eps0): every eps drawn, with a margin."""
+    v = pd.concat([sel["eps"], sel["best_lower"]]).to_numpy(dtype=float)
+    v = v[np.isfinite(v) & (v > 0)]
+    return (float(v.min()) / 1.6, float(v.max()) * 1.6) if v.size else (1e-3, 10.0)
+
+
+def _legend(fig, axes) -> None:
+    """One legend outside the panels, on the right: the groups' bounds in their order, then the
+    lower bound, the shaded region and the exact values."""
+    handles, labels = unique_legend(axes)
+    by = dict(zip(labels, handles, strict=True))
+    from matplotlib.lines import Line2D
+
+    order, out = [], []
+    for title, members in GROUPS:
+        order.append((title + ":", Line2D([], [], ls="none")))
+        order += [(BOUND_LABEL.get(b, b), by.get(BOUND_LABEL.get(b, b))) for b in members]
+    order.append(("every panel:", Line2D([], [], ls="none")))
+    known = {lab for lab, _ in order}
+    order += [(lab, by[lab]) for lab in labels if lab not in known]
+    out = [(lab, h) for lab, h in order if h is not None]
+    leg = fig.legend([h for _, h in out], [lab for lab, _ in out], loc="upper left", fontsize=7.5, frameon=False,
+                     bbox_to_anchor=(1 - 4.0 / fig.get_figwidth(), 0.96))
+    for t in leg.get_texts():
+        if t.get_text().endswith(":"):  # the group headings
+            t.set_fontweight("bold")
 
 
 def figure(df: pd.DataFrame, pdf: str, png: str, *, scale: str = "default") -> None:
-    """Panels: rows = mechanisms, columns = eps0; smallest delta of the table; log-log eps vs n.
-    The lower bound and the exact value are dashed, reference curves (not guarantees) dotted."""
+    """Draw the comparison (:func:`draw`) and write it as ``pdf`` and ``png``."""
+    fig = draw(df, scale=scale)
+    for path, kw in ((pdf, {}), (png, {"dpi": 110})):
+        save_figure_file(fig, path, bbox_inches="tight", **kw)
+    plt.close(fig)
+
+
+def draw(df: pd.DataFrame, *, scale: str = "default"):
+    """Panels: two rows per mechanism (the sound upper bounds; the personalized paper's baselines
+    with the best sound bound beside them), one column per eps0; the smallest delta of the table;
+    log-log eps vs n. Each bound has one colour, marker and line style in every panel; reference
+    values (not bounds) are dotted with hollow markers; the region below the best lower bound is
+    shaded; the legend is outside, on the right."""
     delta = float(df["delta"].min())
     d = df[(df["delta"] == delta) & np.isfinite(df["eps"])]
     mechs = list(dict.fromkeys(df["mechanism"]))
     eps0s = sorted(df["eps0"].unique())
-    fig, axes = plt.subplots(len(mechs), len(eps0s), figsize=(3.2 * len(eps0s), 2.6 * len(mechs)),
+    bounds = list(dict.fromkeys(zip(df["bound"], df["kind"], strict=True)))
+    rows = [(m, g) for m in mechs for g in range(len(GROUPS))]
+    fig, axes = plt.subplots(len(rows), len(eps0s), figsize=(2.9 * len(eps0s) + 4.2, 2.05 * len(rows) + 0.5),
                              squeeze=False, sharex=True)
-    bounds = list(dict.fromkeys(df["bound"]))
-    colors = {b: plt.cm.tab20(i % 20) for i, b in enumerate(bounds)}
-    for i, m in enumerate(mechs):
+    for i, (m, g) in enumerate(rows):
         for j, e0 in enumerate(eps0s):
-            ax = axes[i][j]
-            sel = d[(d["mechanism"] == m) & (d["eps0"] == e0)]
-            for b in bounds:
-                s = sel[sel["bound"] == b].sort_values("n")
-                if len(s) == 0:
-                    continue
-                kind = s["kind"].iloc[0]
-                ax.plot(s["n"], s["eps"], STYLE.get(kind, "-"), marker=".", color=colors[b],
-                        label=f"{b} ({kind})" if kind != "upper" else b)
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            ax.set_title(f"{m}, eps0 = {e0:g}", fontsize=9)
-            if i == len(mechs) - 1:
+            ax, sel = axes[i][j], d[(d["mechanism"] == m) & (d["eps0"] == e0)]
+            _panel(ax, sel, g, bounds)
+            ax.set_ylim(*_y_range(sel))  # the same y range for both rows of a mechanism
+            ax.set_title(f"{m}, eps0 = {e0:g}", fontsize=8)
+            ax.tick_params(which="both", labelsize=7)
+            if i == len(rows) - 1:
                 ax.set_xlabel("n")
             if j == 0:
-                ax.set_ylabel("shuffled eps")
-    handles, labels = [], []
-    for ax in axes.ravel():
-        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
-            if lab not in labels:
-                handles.append(h)
-                labels.append(lab)
-    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, bbox_to_anchor=(0.5, -0.02))
+                ax.set_ylabel(f"{GROUPS[g][0]}\nshuffled eps", fontsize=8)
+    _legend(fig, axes.ravel())
     fig.suptitle(f"Shuffle accountants compared (delta = {delta:g}; scale: {scale})", fontsize=10)
-    fig.tight_layout(rect=(0, 0.08, 1, 0.97))
-    for path, kw in ((pdf, {}), (png, {"dpi": 110})):
-        save_figure_file(fig, path, bbox_inches="tight", **kw)
-    plt.close(fig)
+    fig.tight_layout(rect=(0, 0, 1 - 4.1 / fig.get_figwidth(), 0.98))
+    return fig
 
 
 def gain_figure(gain: pd.DataFrame, pdf: str, png: str, *, scale: str = "default") -> None:

@@ -1,7 +1,12 @@
 """Figures 2-6 of the segmented paper: error against the blanket rate m, log-log axes.
 
 Our protocol's measured error (mean over repetitions, 95% band) and its theoretical MSE bound
-(Section 5.2, from the accountant table) against m; the five baselines as flat lines.
+(Section 5.2, from the accountant table) against m; the five baselines as flat lines. Every series
+has its own (colour, marker, line style); the baselines' hollow markers sit at different m, so
+baselines with equal error stay visible. The y range comes from the baselines and the central part
+of each curve: the spikes of the sound accountant at integer m (its lambda collapses there) would
+stretch the axis by decades, so a point outside the range is drawn as an off-scale marker at the
+panel's edge, explained in the legend (its value is in the summary table).
 """
 
 from __future__ import annotations
@@ -12,86 +17,131 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from shuffledp.experiments import segmented as ex  # noqa: E402
 from shuffledp.io import save_figure_file  # noqa: E402
+from shuffledp.plotting._style import (  # noqa: E402
+    level_line,
+    mark_off_scale,
+    off_scale_handle,
+    robust_log_limits,
+    unique_legend,
+)
 
+BOUND_LABEL = "Ours, MSE bound"
+# series -> style: colour, marker and line style differ for every pair of series
 STYLE = {
-    "subexp_local": dict(color="tab:gray", ls=":"),
-    "subexp_shuffle": dict(color="tab:brown", ls="-."),
-    "mm_shuffle": dict(color="tab:orange", ls="--"),
-    "sepmm": dict(color="tab:green", ls="--"),
-    "wsepmm": dict(color="tab:purple", ls="-"),
+    ex.OURS: dict(color="tab:blue", marker="o", ls="-", ms=5, lw=1.6, zorder=6),
+    "bound": dict(color="tab:red", marker="x", ls="--", ms=5, lw=1.2, zorder=5),
+    ex.OURS_PAPER: dict(color="tab:cyan", marker="s", ls=":", ms=5, lw=1.4, mfc="none", mew=1.2, zorder=7),
+    "subexp_local": dict(color="tab:gray", marker="v", ls=":", lw=1.4),
+    "subexp_shuffle": dict(color="tab:brown", marker="^", ls="-."),
+    "mm_shuffle": dict(color="tab:orange", marker="D", ls="--"),
+    "sepmm": dict(color="tab:green", marker="P", ls=(0, (5, 1.5, 1, 1.5, 1, 1.5))),
+    "wsepmm": dict(color="tab:purple", marker="h", ls="-"),
 }
+BASELINES = (*ex.UNIFORM_BASELINES, *ex.LEVEL_BASELINES)
+# solid lines below dashed ones, so that a dashed line on top of an equal solid one shows both
+_BASE_Z = {"wsepmm": 2.0, "subexp_local": 2.2, "subexp_shuffle": 2.4, "sepmm": 2.6, "mm_shuffle": 2.8}
 
 
-def _clip_off_scale(ax, p: pd.DataFrame, ours: pd.DataFrame, ref: pd.DataFrame) -> None:
-    """Keep the interesting range readable: clip far-off-scale points (their values are in the
-    summary table) at 30x the largest baseline error, marking the clipped ones with arrows."""
-    base = p[~p["protocol"].isin(ex.OURS_ALL)]["error_mean"]
-    if base.empty:
-        return
-    lows = [float(base.min())] + [float(o["error_mean"].min()) for o in (ours, ref) if not o.empty]
-    top = 30 * max(float(base.max()), max(lows))
-    bottom = 0.5 * min(lows)
-    if any((o["error_mean"] > top).any() for o in (ours, ref) if not o.empty):
-        for o, col in ((ours, "tab:blue"), (ref, "tab:cyan")):
-            off = o[o["error_mean"] > top]
-            if not off.empty:
-                ax.plot(off["m"], [top * 0.8] * len(off), "^", color=col, ms=7)
-        ax.set_ylim(bottom, top)
-
-
-def _panel(ax, summ: pd.DataFrame, ds, st, n, dataset_labels: Mapping) -> None:
-    """One panel: our protocol's error (and bound, and the printed-Theorem-3 reference) against m,
-    the baselines as flat lines."""
-    p = ex.panel_frame(summ, ds, n, st)
+def _curves(p: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame, str]]:
+    """The m-curves of a panel: (key, label, rows sorted by m, column)."""
     ours = p[p["protocol"] == ex.OURS].sort_values("m")
-    if not ours.empty:
-        ax.plot(ours["m"], ours["error_mean"], "o-", color="tab:blue", label=ex.LABELS[ex.OURS], zorder=5)
-        ax.fill_between(ours["m"], ours["ci_lo"].clip(lower=1e-12), ours["ci_hi"], color="tab:blue",
-                        alpha=0.2, lw=0)
-        if ours["mse_bound"].notna().any():
-            ax.plot(ours["m"], ours["mse_bound"], "x--", color="tab:red", label="Ours, MSE bound")
     ref = p[p["protocol"] == ex.OURS_PAPER].sort_values("m")
-    if not ref.empty:
-        ax.plot(ref["m"], ref["error_mean"], "s:", color="tab:cyan", ms=4, label=ex.LABELS[ex.OURS_PAPER])
-    for proto in (*ex.UNIFORM_BASELINES, *ex.LEVEL_BASELINES):
+    out = [(ex.OURS, ex.LABELS[ex.OURS], ours, "error_mean")]
+    if not ours.empty and ours["mse_bound"].notna().any():
+        out.append(("bound", BOUND_LABEL, ours, "mse_bound"))
+    out.append((ex.OURS_PAPER, ex.LABELS[ex.OURS_PAPER], ref, "error_mean"))
+    return [c for c in out if not c[2].empty]
+
+
+def _levels(p: pd.DataFrame) -> list[tuple[str, float]]:
+    """The baselines of a panel (protocol, error), in legend order."""
+    out = []
+    for proto in BASELINES:
         b = p[p["protocol"] == proto]
         if not b.empty:
-            ax.axhline(float(b["error_mean"].iloc[0]), label=ex.LABELS[proto], lw=1.4, **STYLE[proto])
+            out.append((proto, float(b["error_mean"].iloc[0])))
+    return out
+
+
+def panel_limits(p: pd.DataFrame) -> tuple[float, float] | None:
+    """The y range of a panel: the baselines and the central part of each m-curve."""
+    return robust_log_limits([v for _, v in _levels(p)], [c[2][c[3]].to_numpy() for c in _curves(p)])
+
+
+def _draw(ax, p: pd.DataFrame) -> None:
+    curves, levels = _curves(p), _levels(p)
+    for key, label, rows, col in curves:
+        ax.plot(rows["m"], rows[col], label=label, **STYLE[key])
+        if key == ex.OURS:
+            ax.fill_between(rows["m"], rows["ci_lo"].clip(lower=1e-12), rows["ci_hi"], color="tab:blue",
+                            alpha=0.2, lw=0, zorder=4)
+    ms = p["m"].dropna()
+    x0, x1 = (float(ms.min()), float(ms.max())) if not ms.empty else (0.1, 10.0)
+    for k, (proto, v) in enumerate(levels):
+        style = {"lw": 1.4, "ms": 5, "mfc": "none", **STYLE[proto]}
+        level_line(ax, x0, x1, v, k, len(levels), label=ex.LABELS[proto], zorder=_BASE_Z.get(proto, 2.0), **style)
+
+
+def _panel(ax, summ: pd.DataFrame, ds, st, n, dataset_labels: Mapping) -> int:
+    """One panel: our protocol's error (and bound, and the printed-Theorem-3 reference) against m,
+    the baselines as flat lines. Returns the number of off-scale points."""
+    p = ex.panel_frame(summ, ds, n, st)
+    _draw(ax, p)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    _clip_off_scale(ax, p, ours, ref)
+    lims, clipped = panel_limits(p), 0
+    if lims is not None:
+        ax.set_ylim(*lims)
+        for slot, (key, _, rows, col) in enumerate(_curves(p)):
+            clipped += mark_off_scale(ax, rows["m"], rows[col], lims, STYLE[key]["color"], slot=slot,
+                                      values=slot == 0)  # our error's value written beside its marker
     ax.set_xlabel("blanket messages per user m")
     ax.set_ylabel("MSE (sum over items)")
-    s = int(ours["s"].iloc[0]) if not ours.empty else None
+    ours = p[p["protocol"] == ex.OURS]
+    s = int(ours["s"].iloc[0]) if not ours.empty and np.isfinite(ours["s"].iloc[0]) else None
     label = dataset_labels.get(ds, ds)
     ax.set_title(f"{label}, {st}, n = {n:,}" + (f", s = {s}" if s else ""), fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
+    return clipped
 
 
-def figure(summ: pd.DataFrame, fig_spec: Mapping, ns, out_stem: str, note: str = "",
-           dataset_labels: Mapping | None = None) -> list[str]:
-    """Draw one figure (panels: datasets x settings x n) and write ``out_stem``.pdf/.png."""
+def draw(summ: pd.DataFrame, fig_spec: Mapping, ns, note: str = "", dataset_labels: Mapping | None = None):
+    """The figure (panels: datasets x settings x n), not yet saved."""
     dataset_labels = dataset_labels or {}
     combos = [(ds, st, n) for ds in fig_spec["datasets"] for st in fig_spec["settings"] for n in ns]
     cols = min(len(combos), 4)
     rows = (len(combos) + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 3.1 * rows + 0.6), squeeze=False)
-    for ax, (ds, st, n) in zip(axes.ravel(), combos, strict=False):
-        _panel(ax, summ, ds, st, n, dataset_labels)
+    clipped = sum(_panel(ax, summ, ds, st, n, dataset_labels)
+                  for ax, (ds, st, n) in zip(axes.ravel(), combos, strict=False))
     for ax in axes.ravel()[len(combos):]:
         ax.axis("off")
-    handles, labels = axes.ravel()[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, frameon=False)
+    handles, labels = unique_legend(axes.ravel())
+    if clipped:
+        h = off_scale_handle()
+        handles.append(h)
+        labels.append(h.get_label())
+    ncol = max(1, min(5, len(labels), int(3.6 * cols / 2.8)))  # a label is about 2.8 in wide
+    fig.legend(handles, labels, loc="lower center", ncol=ncol, fontsize=8, frameon=False)
     title = fig_spec.get("title", "")
     if note:
         title = f"{title} ({note})" if title else note
     if title:
         fig.suptitle(title, fontsize=10)
-    fig.tight_layout(rect=(0, 0.08 if rows == 1 else 0.05, 1, 0.95))
+    bottom = (0.12 + 0.2 * -(-len(labels) // ncol)) / (3.1 * rows + 0.6)  # the legend's rows
+    fig.tight_layout(rect=(0, bottom, 1, 0.95))
+    return fig
+
+
+def figure(summ: pd.DataFrame, fig_spec: Mapping, ns, out_stem: str, note: str = "",
+           dataset_labels: Mapping | None = None) -> list[str]:
+    """Draw one figure (panels: datasets x settings x n) and write ``out_stem``.pdf/.png."""
+    fig = draw(summ, fig_spec, ns, note, dataset_labels)
     out = [f"{out_stem}.pdf", f"{out_stem}.png"]
     save_figure_file(fig, out[0])
     save_figure_file(fig, out[1], dpi=130)
