@@ -4,8 +4,9 @@ accounting database; run as root without cgroups).
 State, spool, logs and PID files live in a private folder. The configuration is written to the
 standard /etc/slurm/slurm.conf, because the job steps that srun starts inside a batch job look for
 it there (``SLURM_CONF`` does not reach them); a configuration already there is moved aside and
-restored on exit. munged is reused when already running, else started and stopped again. Every
-daemon started is stopped by its PID file on exit, also when the test fails.
+restored on exit, unless it is a leftover of this module's own cluster (removed). munged is
+reused when already running, else started and stopped again. Every daemon
+started is stopped by its PID file on exit, also when the test fails.
 """
 
 from __future__ import annotations
@@ -53,6 +54,14 @@ def _read_pid(path: Path) -> int | None:
         return None
 
 
+def _own_leftover(conf: Path) -> bool:
+    """True when ``conf`` is a configuration this module wrote (its cluster name)."""
+    try:
+        return "ClusterName=shuffledptest" in conf.read_text()
+    except OSError:
+        return False
+
+
 def _raise_exit(signum, frame):
     raise SystemExit(128 + signum)
 
@@ -91,7 +100,10 @@ class LocalSlurm:
             (self.root / sub).mkdir(parents=True, exist_ok=True)
         self._start_munge()
         self.conf.parent.mkdir(parents=True, exist_ok=True)
-        if self.conf.exists():
+        # a configuration of this test's own cluster is a leftover of a run that was killed before it
+        # could clean up (SIGKILL): not restored, or every later `scontrol` (and so every Snakemake
+        # start, whose SLURM plugin asks `scontrol show config`) waits ~9 s for a controller that is gone
+        if self.conf.exists() and not _own_leftover(self.conf):
             shutil.move(self.conf, self.backup)
         mem_mb = int(Path("/proc/meminfo").read_text().split()[1]) // 1024 // 2
         self.conf.write_text(
@@ -163,7 +175,7 @@ PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
         self.pidfiles.clear()
         if self.backup.exists():
             shutil.move(self.backup, self.conf)
-        elif self.conf.exists() and "ClusterName=shuffledptest" in self.conf.read_text():
+        elif self.conf.exists() and _own_leftover(self.conf):
             self.conf.unlink()
 
     def logs(self) -> str:

@@ -145,11 +145,13 @@ def test_every_caption_renders_with_the_shipped_configs(configfile):
     cfg = load_validated(REPO / "config" / f for f in files)
     env = jinja2.Environment(undefined=jinja2.StrictUndefined)
     for caption in sorted(CAPTIONS.glob("*.rst")) + _stage_captions():
-        # the segmented figure caption is rendered once per figure (its only wildcard)
+        # the segmented figure caption is rendered once per figure (the value of its output list,
+        # set before the caption as the workflow's list_caption does)
         for segfig in cfg["segmented"]["figures"]:
-            sm = types.SimpleNamespace(config=cfg, wildcards=types.SimpleNamespace(segfig=segfig),
+            sm = types.SimpleNamespace(config=cfg, wildcards=types.SimpleNamespace(),
                                        params=types.SimpleNamespace(data="real: msnbc; stand-in: ipums_br"))
-            text = env.from_string(caption.read_text()).render(snakemake=sm, categories=[], files=[])
+            source = f'{{% set segfig = "{segfig}" -%}}\n' + caption.read_text()
+            text = env.from_string(source).render(snakemake=sm, categories=[], files=[])
             assert cfg["name"] in text, caption.name
             html = publish_parts(text, writer_name="html", settings_overrides={"report_level": 2,
                                                                                   "halt_level": 2})["body"]

@@ -81,8 +81,8 @@ def test_toy_stage_validated_run_and_reported_without_editing_a_list(tmp_path):
     _snakemake(tmp_path, good, "toy_report")
 
     archive = tmp_path / "report.zip"
-    _snakemake(tmp_path, good, "report_table_toy_claims")  # the claims table's page (the report stage)
-    _snakemake(tmp_path, good, "--report", str(archive), "toy_report", "report_table_toy_claims")
+    _snakemake(tmp_path, good, "report_pages_toy")  # the claims table's page (the report stage)
+    _snakemake(tmp_path, good, "--report", str(archive), "toy_report", "report_pages_toy")
     with zipfile.ZipFile(archive) as zf:
         names = {Path(n).name for n in zf.namelist()}
         html = zf.read(next(n for n in zf.namelist() if n.endswith("report.html"))).decode()

@@ -1,18 +1,26 @@
 # One rule per step of every stage that shuffledp.stages.discover() finds (docs/architecture.md), all of
 # one shape: named inputs from the job's references, named outputs from the step's templates, log and
 # benchmark named by the job's identity, the spec and io files as params, and one shell line.
-from shuffledp.stages import discover
+from shuffledp.stages import Output, discover, list_caption
 from shuffledp.stages import report as report_stage
 from shuffledp.stages.jobs import JobTable
 
 STAGES = discover()
+# the per-file captions of output lists (absolute: Snakemake reads a relative caption from this file's folder)
+CAPTION_FILES = os.path.abspath(os.path.join(".snakemake", "shuffledp", "captions"))
 
 
 def _outputs(stage, step, table):
     out = {}
     for o in step.outputs:
         if o.over is not None:  # an output list: one file per value, the same values for every job
-            out[o.name] = list(stage_output_list(stage, step, o.name, step_values(step, o, table)).values())
+            files = stage_output_list(stage, step, o.name, step_values(step, o, table))
+            flag = report_stage.figure_report(step, o)
+            if flag is not None:  # each file in the report, its caption rendered for its value
+                flagged = Output(**{**o.__dict__, "report": flag})
+                files = {v: report(p, **dict(zip(("caption", "subcategory"), list_caption(
+                    stage, flagged, v, CAPTION_FILES))), category=stage.title) for v, p in files.items()}
+            out[o.name] = list(files.values())
             continue
         path = stage_output(stage, step, o.name)
         if o.directory:
@@ -26,36 +34,46 @@ def _outputs(stage, step, table):
 
 
 def _page_rules(stage, step, table):
-    """The report stage: one rule per page, each with the caption and category of the table it renders."""
+    """The report stage: one rule per job (a stage's pages); each page is flagged with the caption,
+    category and subcategory of the table it renders."""
     for job in table.of_step(step.name):
-        caption, category, subcategory = report_stage.job_report(job.spec)
-        io = job_io(stage, step, job, ROOTS, STAGES)
+        _page_rule(stage, step, job)
 
-        rule:
-            name:
-                f"{stage.name}_{step.name}_{job.wildcards['table']}"
-            input:
-                **io["input"],
-            output:
-                html=report(io["output"]["html"], caption=caption, category=category, subcategory=subcategory),
-            log:
-                logs(stage, step).format(**job.wildcards),
-            benchmark:
-                benchmarks(stage, step).format(**job.wildcards)
-            params:
-                stage=lambda wildcards, _name=stage.name: _name,
-                step=lambda wildcards, _name=step.name: _name,
-                spec=lambda wildcards, _spec=job.spec: content_file(JOBFILES, "spec", _spec),
-                io=lambda wildcards, _io=io: content_file(JOBFILES, "io", _io),
-            resources:
-                mem_mb=step.mem_mb,
-                runtime=step.runtime,
-            conda:
-                env_file()
-            shell:
-                "shuffledp step {params.stage} {params.step} --spec {params.spec:q} --io {params.io:q} > {log:q} 2>&1"
 
-        FINAL_TARGETS.append(io["output"]["html"])
+def _page_rule(stage, step, job):
+    io = job_io(stage, step, job, ROOTS, STAGES)
+    pages = {p["title"]: p for p in job.spec["pages"]}
+    html = []
+    for title, path in io["output"]["html"].items():
+        caption, category, subcategory = report_stage.page_report(pages[title])
+        html.append(report(path, caption=caption, category=category, subcategory=subcategory))
+
+    rule:
+        name:
+            f"{stage.name}_{step.name}_{job.wildcards['pstage']}"
+        input:
+            **io["input"],
+        output:
+            html=html,
+        log:
+            logs(stage, step).format(**job.wildcards),
+        benchmark:
+            benchmarks(stage, step).format(**job.wildcards)
+        params:
+            stage=lambda wildcards, _name=stage.name: _name,
+            step=lambda wildcards, _name=step.name: _name,
+            spec=lambda wildcards, _spec=job.spec: content_file(JOBFILES, "spec", _spec),
+            io=lambda wildcards, _job=job: content_file(JOBFILES, "io", job_io(stage, step, _job, ROOTS, STAGES,
+                                                                               job_tables(STAGES))),
+        resources:
+            mem_mb=step.mem_mb,
+            runtime=step.runtime,
+        conda:
+            env_file()
+        shell:
+            "shuffledp step {params.stage} {params.step} --spec {params.spec:q} --io {params.io:q} > {log:q} 2>&1"
+
+    FINAL_TARGETS.extend(io["output"]["html"].values())
 
 
 for _stage in STAGES.values():

@@ -65,6 +65,9 @@ class Output:
     # an output list (one file per value): ``over`` names a placeholder of ``path`` that is no
     # wildcard, ``values(spec)`` its values for one job (the same for every job of the step). In the
     # io file the output is ``{value: path}``; a Ref names one file by adding ``over`` to its wildcards.
+    # With a ``report``, every file of the list is in the report, its caption rendered with the Jinja
+    # variable named ``over`` set to the file's value and ``{over}`` in the subcategory replaced by it
+    # (:func:`list_caption`).
     over: str | None = None
     values: Callable[[Mapping], Sequence[str]] | None = None
 
@@ -73,9 +76,8 @@ class Output:
             raise ValueError(f"output {self.name}: root must be one of {ROOTS}")
         if (self.over is None) != (self.values is None):
             raise ValueError(f"output {self.name}: over and values go together")
-        if self.over is not None and (f"{{{self.over}}}" not in self.path or self.report is not None):
-            raise ValueError(f"output {self.name}: {{{self.over}}} must be in its path, and an output list has no "
-                             "report caption")
+        if self.over is not None and f"{{{self.over}}}" not in self.path:
+            raise ValueError(f"output {self.name}: {{{self.over}}} must be in its path")
 
 
 @dataclass(frozen=True)
@@ -248,6 +250,20 @@ def ref_path(ref: Ref | str, stage: Stage, roots: Mapping[str, str], stages: Map
     if output.over is not None and output.over not in ref.wildcards:
         raise ValueError(f"a Ref to the output list {ref.step}.{ref.output} names one file: give {output.over}")
     return output_path(owner, step, output, roots, ref.wildcards)
+
+
+def list_caption(stage: Stage, output: Output, value: str, folder: str | os.PathLike) -> tuple[str, str]:
+    """(caption file, subcategory) of one file of a reported output list: the stage's caption with
+    ``{% set <over> = "<value>" -%}`` before it, written (unless there) to ``<folder>/caption-<sha256>.rst``
+    (a file named by its content), and the subcategory with ``{<over>}`` replaced by ``value``."""
+    from shuffledp.io import write_text
+
+    text = f"{{% set {output.over} = {json.dumps(str(value))} -%}}\n" + Path(stage.caption(output.report)).read_text(
+        encoding="utf-8")
+    path = Path(folder) / f"caption-{hashlib.sha256(text.encode()).hexdigest()[:32]}.rst"
+    if not path.is_file() or path.read_text(encoding="utf-8") != text:
+        write_text(path, text)
+    return str(path), output.report.subcategory.replace(f"{{{output.over}}}", str(value))
 
 
 def spec_fingerprint(spec: Mapping) -> str:

@@ -2,8 +2,9 @@
 (delta_s against eps_s) and the claims table.
 
 Jobs: one ``points`` job per (bound, mechanism) with every setting, the n grid and the seeds inside
-(a setting's work is a fraction of a process's start-up at the default scale), one
-``table2_row`` job per row of Table 2, one ``report``. The computations are in
+(a setting's work is a fraction of a process's start-up at the default scale), one ``table2``
+job with every row of Table 2 (a row is a few closed-form evaluations, far less than a process's
+start-up), one ``report``. The computations are in
 :mod:`shuffledp.experiments.personalized`.
 """
 
@@ -41,7 +42,7 @@ def check_config(config: Mapping) -> None:
         raise ConfigError("config key personalized.table2.setting: unknown setting")
     names = [r["name"] for r in c["table2"]["rows"]]
     dups = sorted({n for i, n in enumerate(names) if n in names[:i]})
-    if dups:  # a row's name is its job's identity and file name
+    if dups:  # a row's name is its identity in the table2 job's spec and in Table 2
         raise ConfigError(f"config key personalized.table2.rows: duplicate names {', '.join(map(repr, dups))}")
 
 
@@ -71,9 +72,11 @@ def jobs(config: Mapping) -> list[Job]:
                 "calibration": cal, "variant": True}
         out.append(Job("points", {"pbound": f"hps-{cal}", "pmech": "gaussian"}, spec))
     t2 = c["table2"]
+    rows = []
     for r in t2["rows"]:
-        spec = {"bound": r["bound"], "setting": t2["setting"], "n": int(t2["n"]), "seed": base + int(t2["seed"]),
-                "delta_local": float(c["delta_local_approx"]), "eps_grid": [float(x) for x in t2["eps_central"]]}
+        spec = {"name": r["name"], "bound": r["bound"], "setting": t2["setting"], "n": int(t2["n"]),
+                "seed": base + int(t2["seed"]), "delta_local": float(c["delta_local_approx"]),
+                "eps_grid": [float(x) for x in t2["eps_central"]]}
         if r["bound"] == "hps":
             spec["method"] = r["method"]
             # a row's calibration defaults to the section's: a default no schema can state
@@ -82,12 +85,13 @@ def jobs(config: Mapping) -> list[Job]:
             spec["clone_factor"] = float(r["clone_factor"])
         if r.get("mechanism", "gaussian") != "gaussian":  # optional: the Gaussian rows' specs stay as they were
             spec["mechanism"] = r["mechanism"]
-        out.append(Job("table2_row", {"prow": r["name"]}, spec))
+        rows.append(spec)
+    out.append(Job("table2", {}, {"rows": rows}))
     table = JobTable(out)
     out.append(Job("report", {}, {"delta_central": float(c["delta_central"]),
                                   "delta_local": float(c["delta_local_approx"]), "t2_setting": t2["setting"],
                                   "t2_n": int(t2["n"]), "scale": config["name"]},
-                   inputs={"points": table.refs("points", "table"), "rows": table.refs("table2_row", "table")}))
+                   inputs={"points": table.refs("points", "table"), "rows": table.refs("table2", "table")}))
     return out
 
 
@@ -106,11 +110,27 @@ def _points(spec, inputs, outputs) -> None:
     print(df.to_string())
 
 
-def _row(spec, inputs, outputs) -> None:
+ROW_KEYS = frozenset({"name", "bound", "setting", "n", "seed", "delta_local", "eps_grid"})
+ROW_OPTIONAL = frozenset({"method", "calibration", "clone_factor", "mechanism"})
+
+
+def _table2(spec, inputs, outputs) -> None:
+    import pandas as pd
+
     from shuffledp.experiments import personalized as E
     from shuffledp.io import write_table
 
-    df = E.run_table2_row(spec)
+    rows = spec["rows"]
+    if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) for r in rows):
+        raise UsageError(f"--spec: rows must be a non-empty list of Table-2 rows (got {rows!r})")
+    for i, r in enumerate(rows):
+        missing, unknown = sorted(ROW_KEYS - set(r)), sorted(set(r) - ROW_KEYS - ROW_OPTIONAL)
+        if missing or unknown:
+            raise UsageError(f"--spec: rows[{i}]: " + "; ".join(
+                x for x in (missing and f"missing key(s) {', '.join(missing)}",
+                            unknown and f"unknown key(s) {', '.join(unknown)}") if x))
+    # the rows in the config's order, each computed alone (its own draw of local epsilons)
+    df = pd.concat([E.run_table2_row(r) for r in rows], ignore_index=True)
     write_table(df, outputs["table"])
     print(df.to_string())
 
@@ -136,11 +156,9 @@ STAGE = Stage(
              optional_keys=frozenset({"calibration", "variant"}),
              wildcards={"pbound": "[a-z0-9-]+", "pmech": "laplace|gaussian"},
              runtime=10),
-        Step("table2_row", _row,
-             outputs=(Output("table", "personalized/table2_rows/{prow}.parquet"),),
-             spec_keys=frozenset({"bound", "setting", "n", "seed", "delta_local", "eps_grid"}),
-             optional_keys=frozenset({"method", "calibration", "clone_factor", "mechanism"}),
-             wildcards={"prow": "[A-Za-z0-9_]+"},
+        Step("table2", _table2,
+             outputs=(Output("table", "personalized/table2_rows.parquet"),),
+             spec_keys=frozenset({"rows"}),
              runtime=5),
         Step("report", _report,
              inputs=("points", "rows"),

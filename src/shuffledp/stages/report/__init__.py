@@ -1,14 +1,15 @@
 """Report: every results table a stage flags for ``snakemake --report``, as an HTML page.
 
 A stage flags a Markdown table for the report (an ``.md`` output with a :class:`Report`); a Markdown
-file downloads from the report instead of showing, so this stage renders it: one job per flagged
-table whose Parquet twin (same folder and stem, an output of the same step) the run builds, writing
+file downloads from the report instead of showing, so this stage renders it: every flagged table
+whose Parquet twin (same folder and stem, an output of the same step) the run builds, as
 ``report/<stem>.html`` (:mod:`shuffledp.plotting.html_table`: the Markdown file's caption text and
-the Parquet table, verdicts coloured). The workflow makes one rule per job of this stage, so that
-each page keeps its own table's caption, category (the owning stage's title) and subcategory
-(:func:`job_report`); the Markdown file itself is then not flagged (:func:`rendered`). A figure's
-PDF is flagged like its PNG twin (:func:`figure_report`), so every file of ``results/figures`` is
-in the report. Nothing here is listed by hand: a new stage's flagged tables appear by themselves.
+the Parquet table, verdicts coloured). One job per stage renders its pages, and the workflow makes
+one rule per job (``report_pages_<stage>``), flagging each page with its own table's caption,
+category (the owning stage's title) and subcategory (:func:`page_report`); the Markdown file
+itself is then not flagged (:func:`rendered`). A figure's PDF is flagged like its PNG twin
+(:func:`figure_report`), so every file of ``results/figures`` is in the report. Nothing here is
+listed by hand: a new stage's flagged tables appear by themselves.
 """
 
 from __future__ import annotations
@@ -34,11 +35,13 @@ def rendered(step: Step, output: Output) -> bool:
 
 
 def figure_report(step: Step, output: Output) -> Report | None:
-    """The report flag of a PDF figure: its PNG twin's (same folder and stem), or None."""
-    if not output.path.endswith(".pdf") or output.over is not None:
+    """The report flag of a PDF figure (or list of figures): its PNG twin's (same folder and stem,
+    the same list), or None."""
+    if not output.path.endswith(".pdf"):
         return output.report
     want = str(PurePosixPath(output.path).with_suffix(".png"))
-    twin = next((o for o in step.outputs if o.path == want and o.root == output.root), None)
+    twin = next((o for o in step.outputs if o.path == want and o.root == output.root and o.over == output.over),
+                None)
     return output.report or (twin.report if twin is not None else None)
 
 
@@ -49,45 +52,59 @@ def _stages() -> dict[str, Stage]:
 
 
 def jobs(config: Mapping) -> list[Job]:
-    """One job per flagged Markdown table of an enabled stage whose step has jobs in this config."""
+    """One job per enabled stage with flagged Markdown tables whose steps have jobs in this config:
+    it renders that stage's pages (a page is a fraction of a process's start-up; a stage's pages
+    need nothing of the other stages)."""
     out = []
     for stage in _stages().values():
         if not stage.enabled(config):
             continue
         built = {j.step for j in stage.jobs(config)}
+        pages, md, parquet = [], [], []
         for step in stage.steps:
             if step.name not in built:
                 continue
             for o in step.outputs:
                 if rendered(step, o):
-                    stem = PurePosixPath(o.path).stem
-                    out.append(Job("table", {"table": stem},
-                                   {"stage": stage.name, "step": step.name, "output": o.name, "title": stem},
-                                   inputs={"md": [Ref(step.name, o.name, stage=stage.name)],
-                                           "parquet": [Ref(step.name, parquet_twin(step, o).name,
-                                                           stage=stage.name)]}))
+                    pages.append({"stage": stage.name, "step": step.name, "output": o.name,
+                                  "title": PurePosixPath(o.path).stem})
+                    md.append(Ref(step.name, o.name, stage=stage.name))
+                    parquet.append(Ref(step.name, parquet_twin(step, o).name, stage=stage.name))
+        if pages:
+            out.append(Job("pages", {"pstage": stage.name}, {"pages": pages},
+                           inputs={"md": md, "parquet": parquet}))
     return out
 
 
-def job_report(spec: Mapping) -> tuple[str, str, str]:
+def page_titles(spec: Mapping) -> list[str]:
+    """The pages of the ``pages`` job (its output list's values): each table's file stem."""
+    return [p["title"] for p in spec["pages"]]
+
+
+def page_report(page: Mapping) -> tuple[str, str, str]:
     """(caption file, category, subcategory) of a page: those of the table it renders."""
-    stage = _stages()[spec["stage"]]
-    report = stage.step(spec["step"]).output(spec["output"]).report
+    stage = _stages()[page["stage"]]
+    report = stage.step(page["step"]).output(page["output"]).report
     return stage.caption(report), stage.title, report.subcategory
 
 
-def _table(spec, inputs, outputs) -> None:
+def _pages(spec, inputs, outputs) -> None:
     from pathlib import Path
 
     import pandas as pd
 
+    from shuffledp.errors import UsageError
     from shuffledp.io import read_provenance, write_text
     from shuffledp.plotting.html_table import data_kinds, page
 
-    markdown = Path(inputs["md"][0]).read_text(encoding="utf-8")
-    parquet = inputs["parquet"][0]
-    df = pd.read_parquet(parquet)
-    write_text(outputs["html"], page(spec["title"], markdown, df, data_kinds(read_provenance(parquet))))
+    pages = spec["pages"]
+    if not (len(pages) == len(inputs["md"]) == len(inputs["parquet"])):
+        raise UsageError(f"--spec: pages names {len(pages)} tables, the inputs hold {len(inputs['md'])} Markdown "
+                         f"and {len(inputs['parquet'])} Parquet files")
+    for p, md, parquet in zip(pages, inputs["md"], inputs["parquet"], strict=True):
+        markdown = Path(md).read_text(encoding="utf-8")
+        df = pd.read_parquet(parquet)
+        write_text(outputs["html"][p["title"]], page(p["title"], markdown, df, data_kinds(read_provenance(parquet))))
 
 
 STAGE = Stage(
@@ -95,9 +112,9 @@ STAGE = Stage(
     title="Report pages",
     jobs=jobs,
     steps=(
-        Step("table", _table, inputs=("md", "parquet"), wildcards={"table": "[A-Za-z0-9_]+"},
-             spec_keys=frozenset({"stage", "step", "output", "title"}),
-             outputs=(Output("html", "report/{table}.html", final=True),),
+        Step("pages", _pages, inputs=("md", "parquet"), wildcards={"pstage": "[A-Za-z0-9_]+"},
+             spec_keys=frozenset({"pages"}),
+             outputs=(Output("html", "report/{table}.html", final=True, over="table", values=page_titles),),
              mem_mb=1000, runtime=5),
     ),
 )

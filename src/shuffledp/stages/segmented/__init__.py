@@ -7,8 +7,9 @@ depend on the shares and are cached across settings, 2.1-3x less work than one j
 ``params`` (per (dataset, n): the baselines' privacy parameters) -> ``run`` (one per protocol and
 repetition batch; every panel (dataset, n, setting or ``none``), m and repetition inside: one process
 per protocol rather than per panel, since a panel's work is a fraction of a process's start-up at the
-default scale; the draws depend on the panel and repetition, never on the batching) -> ``aggregate`` -> ``figure``
-(one per figure) and ``claims``. The accountant tables,
+default scale; the draws depend on the panel and repetition, never on the batching) -> ``aggregate``
+-> ``figures`` (one job drawing every figure: a figure is a fraction of a process's start-up) and
+``claims``. The accountant tables,
 ``results/accountant/segmented/<dataset>_n<n>_<setting>.parquet``, hold one row per (accountant, m,
 level) plus the optimum m* rows; the experiment jobs read them and never recompute a bound. The
 computations are in :mod:`shuffledp.experiments.segmented` (and ``segmented_params``).
@@ -264,7 +265,7 @@ def _run_jobs(cfg: Mapping, seed: int, levels: list, pan: list, pan_ds: list, ns
 
 
 def _report_jobs(config: Mapping, cfg: Mapping, table: JobTable, grid: list, pan_ds: list, ns: list) -> list[Job]:
-    """``aggregate`` (over ``table``'s runs), one ``figure`` job per figure, and ``claims``."""
+    """``aggregate`` (over ``table``'s runs), one ``figures`` job, and ``claims``."""
     # the accountant tables our runs used, each named by (dataset, n, setting) in the spec, in the
     # order of the inputs (sorted like their file names <dataset>_n<n>_<setting>)
     used = sorted({(p["dataset"], str(p["n"]), p["setting"])
@@ -277,12 +278,10 @@ def _report_jobs(config: Mapping, cfg: Mapping, table: JobTable, grid: list, pan
                        "accountant": [Ref("accountant", "tables", {"segds": d, "segn": n, "setting": st})
                                       for d, n, st in used]})]
     summary = [Ref("aggregate", "summary")]
-    for fig, fspec in cfg["figures"].items():
-        out.append(Job("figure", {"segfig": fig}, {"figure": fig, "spec": fspec, "n": ns,
-                                                    "dataset_labels": DATASET_LABELS},
-                       inputs={"summary": summary,
-                               "data": [Ref("prepare", "data", {"segds": d}) for d in pan_ds
-                                        if d in fspec["datasets"]]}))
+    drawn = [d for d in pan_ds if any(d in f["datasets"] for f in cfg["figures"].values())]
+    out.append(Job("figures", {}, {"figures": cfg["figures"], "n": ns, "dataset_labels": DATASET_LABELS,
+                                   "data_datasets": drawn},
+                   inputs={"summary": summary, "data": [Ref("prepare", "data", {"segds": d}) for d in drawn]}))
     out.append(Job("claims", {}, {"n": ns, "m_grid": grid, "figures": cfg["figures"],
                                   "m_factor": float(cfg["m_factor"]),
                                   "scale": config["name"]},
@@ -411,20 +410,30 @@ def _notes(paths) -> list[str]:
     return sorted({ex.standin_note(ex.read_meta(p).get("source", {})) for p in paths} - {""})
 
 
-def _figure(spec, inputs, outputs) -> None:
+def _figures(spec, inputs, outputs) -> None:
     import pandas as pd
 
     from shuffledp.experiments import segmented as ex
     from shuffledp.plotting import segmented as pl
 
+    if len(spec["data_datasets"]) != len(inputs["data"]):
+        raise UsageError(f"--spec: data_datasets names {len(spec['data_datasets'])} datasets, the inputs hold "
+                         f"{len(inputs['data'])}")
+    data = dict(zip(spec["data_datasets"], inputs["data"], strict=True))
     summ = pd.read_parquet(inputs["summary"][0])
     # the figures show the baselines as we calibrate them; the paper-calibrated ones are in the summary
     summ = summ[~summ["protocol"].isin(ex.PAPER_BASELINES)]
-    notes = _notes(inputs["data"])  # the prepared data of the figure's datasets
-    out_base = outputs["pdf"][: -len(".pdf")]  # the figure writes <base>.pdf and <base>.png
-    pl.figure(summ, spec["spec"], spec["n"], out_base, "; ".join(notes), spec.get("dataset_labels"))
-    if notes:
-        print("note:", "; ".join(notes))
+    for fig, fspec in spec["figures"].items():
+        notes = _notes([data[d] for d in fspec["datasets"] if d in data])  # the prepared data of its datasets
+        out_base = outputs["pdf"][fig][: -len(".pdf")]  # the figure writes <base>.pdf and <base>.png
+        pl.figure(summ, fspec, spec["n"], out_base, "; ".join(notes), spec.get("dataset_labels"))
+        if notes:
+            print(f"{fig} note:", "; ".join(notes))
+
+
+def _figure_names(spec: Mapping) -> list[str]:
+    """The figures of the ``figures`` job (its output lists' values), in the config's order."""
+    return list(spec["figures"])
 
 
 def _claims(spec, inputs, outputs) -> None:
@@ -491,16 +500,15 @@ STAGE = Stage(
              outputs=(Output("summary", "segmented/summary.parquet"),),
              spec_keys=frozenset({"accountant", "scale", "tables"}),
              runtime=5),
-        Step("figure", _figure,
+        Step("figures", _figures,
              inputs=("summary", "data"),
              outputs=(
-                 Output("pdf", "figures/segmented_{segfig}.pdf", final=True),
-                 Output("png", "figures/segmented_{segfig}.png", final=True,
+                 Output("pdf", "figures/segmented_{segfig}.pdf", final=True, over="segfig", values=_figure_names),
+                 Output("png", "figures/segmented_{segfig}.png", final=True, over="segfig", values=_figure_names,
                         report=Report("captions/figure.rst", "{segfig}")),
              ),
-             spec_keys=frozenset({"figure", "spec", "n"}),
+             spec_keys=frozenset({"figures", "n", "data_datasets"}),
              optional_keys=frozenset({"dataset_labels"}),
-             wildcards={"segfig": "[A-Za-z0-9_]+"},
              runtime=5),
         Step("claims", _claims,
              inputs=("summary", "data"),
