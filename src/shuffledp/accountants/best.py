@@ -189,7 +189,8 @@ def upper_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | 
     ``HEAVY_N_MAX`` only those whose cost does not grow with n, the variation ratio's clone counts
     then in blocks). ``guess``: the decomposition's starting point."""
     eps0, n, delta, k = _check(mechanism, eps0, n, delta, k)
-    params = mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g)
+    mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g)  # flags checked before any bound runs
+    params = {name: v for name, v in (("k", k), ("d", d), ("s", s), ("g", g)) if v is not None}
     options = {"guess": guess, "coarse": n > HEAVY_N_MAX[mechanism]}
     return _bound_fns("upper", mechanism, eps0, n, delta, params, rtol, options)
 
@@ -204,7 +205,8 @@ def lower_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | 
     the same on binary RR (eps0-LDP, so it lower-bounds the class); subset-exp, OUE, OLH: the count
     of group 1 (any n), three group counts of real pairs, and for OUE/OLH the others at a third input."""
     eps0, n, delta, k = _check(mechanism, eps0, n, delta, k)
-    params = mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g)
+    mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g)  # flags checked before any bound runs
+    params = {name: v for name, v in (("k", k), ("d", d), ("s", s), ("g", g)) if v is not None}
     return _bound_fns("lower", mechanism, eps0, n, delta, params, rtol, {})
 
 
