@@ -166,7 +166,8 @@ def test_eps_and_delta_inverse_consistent(acc, mech):
 def test_monotone_in_n_where_claimed(acc, mech):
     p = _params(acc, mech)
     for eps0 in (0.5, 3.0):
-        vals = [_eps(acc, mech, eps0, n, 1e-6, p) for n in (100, 400, 1600, 6400, 10**6)]
+        top = 10**6 if acc.cost == "fixed" else 6400  # per-user arrays, windows growing with n: small n
+        vals = [_eps(acc, mech, eps0, n, 1e-6, p) for n in (100, 400, 1600, 6400, 10**5, 10**6) if n <= top]
         vals = [v for v in vals if v is not None]
         for a, b in zip(vals, vals[1:], strict=False):
             assert b <= a * (1 + RTOL), (eps0, vals)
