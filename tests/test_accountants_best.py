@@ -19,7 +19,7 @@ def test_best_is_min_of_uppers_and_max_of_lowers():
     assert res["eps"] == min(uppers.values()) and res["upper_by"] == min(uppers, key=uppers.get)
     assert res["eps_lower"] == max(lowers.values()) and res["lower_by"] == max(lowers, key=lowers.get)
     assert set(uppers) == {"decomposition", "variation-ratio", "blanket-hoeffding", "blanket-bennett",
-                           "clones-fmt21", "clones-fmt23", "clones-closed-form"}
+                           "fmt21", "fmt23", "fmt21-closed-form"}
     assert all(v["seconds"] >= 0 for v in res["bounds"].values())
     # every upper bound lies above every lower bound
     assert min(uppers.values()) >= max(lowers.values())
@@ -227,7 +227,7 @@ def _numbers(res: dict):
 
 
 @pytest.mark.parametrize("mech,k,bounds", [("krr", 10, None), ("general", None, None),
-                                           ("krr", 3, ["clones-fmt23", "decomposition"])])
+                                           ("krr", 3, ["fmt23", "decomposition"])])
 def test_parallel_and_sequential_give_the_same_numbers(mech, k, bounds):
     # the second thread only changes when each bound runs: same values, same order
     par = best.best_eps(mech, 1.0, 4000, 1e-6, k=k, bounds=bounds, parallel=True)

@@ -38,6 +38,7 @@ Domain errors raise :class:`~shuffledp.accountants.validation.AccountantDomainEr
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import threading
@@ -46,6 +47,7 @@ from collections.abc import Callable
 
 from shuffledp.accountants import decomposition as dec
 from shuffledp.accountants import lower_bounds as lbm
+from shuffledp.accountants.registry import GROUPED, RANDOMIZERS
 from shuffledp.accountants.validation import (
     K_MAX,
     AccountantDomainError,
@@ -60,8 +62,7 @@ __all__ = ["MECHANISMS", "GROUPED", "mechanism_params", "grouped_pairs_for", "de
            "lower_bounds", "best_eps", "eps_local_for", "krr_eps_local", "solve_eps0", "solve_n",
            "group_count_lower_eps"]
 
-MECHANISMS = ("krr", "general", "subset-exp", "oue", "olh")
-GROUPED = ("subset-exp", "oue", "olh")
+MECHANISMS = RANDOMIZERS  # the registry's (shuffledp.accountants.registry)
 SUBSET_D_MAX = 20_000     # subset-exp: exact binomial coefficients of d + s items stay fast
 SUBSET_SEARCH_MAX = 1_000  # PrivSet's best subset size is searched only up to this d + s
 SUBSET_PAIRS_MAX = 8  # subset-exp: the decomposition maximises over s pairs (one per overlap of the
@@ -159,102 +160,54 @@ def delta_upper(mechanism: str, eps0: float, n: int, eps: float, **params) -> fl
     return min(vals)
 
 
+def _registered(mechanism: str, kind: str, k: int | None, n: int):
+    """The registry's bounds of ``kind`` that ``best`` evaluates for the randomizer at ``n`` users:
+    those of cost ``fixed`` and, up to ``HEAVY_N_MAX[mechanism]``, of cost ``grows``."""
+    from shuffledp.accountants import registry
+
+    costs = ("fixed", "grows") if n <= HEAVY_N_MAX[mechanism] else ("fixed",)
+    return registry.for_randomizer(mechanism, k=k, kind=kind, costs=costs)
+
+
+def _bound_fns(kind: str, mechanism: str, eps0: float, n: int, delta: float, params: dict, rtol: float,
+               options: dict) -> dict[str, Callable[[], float]]:
+    """Name -> zero-argument function of every registered bound of ``kind`` (see :func:`_registered`),
+    guarded (:func:`_guarded`); ``options`` passed to the bounds that take them."""
+    out: dict[str, Callable[[], float]] = {}
+    for acc in _registered(mechanism, kind, params.get("k"), n):
+        kw = {name: v for name, v in options.items() if name in acc.options}
+        out[acc.name] = _guarded(functools.partial(acc.eps_for_delta, mechanism, eps0, n, delta, rtol=rtol,
+                                                   **params, **kw), eps0 if kind == "upper" else 0.0)
+    return out
+
+
 def upper_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None = None,
                  d: int | None = None, s: int | None = None, g: int | None = None,
                  rtol: float = 1e-5, guess: float | None = None) -> dict[str, Callable[[], float]]:
-    """Name -> zero-argument function returning a sound upper bound on the shuffled eps."""
-    from shuffledp.accountants import blanket, clones
-    from shuffledp.accountants import variation_ratio as vr
-
+    """Name -> zero-argument function returning a sound upper bound on the shuffled eps: every
+    registered upper bound for the randomizer (:mod:`~shuffledp.accountants.registry`; above
+    ``HEAVY_N_MAX`` only those whose cost does not grow with n, the variation ratio's clone counts
+    then in blocks). ``guess``: the decomposition's starting point."""
     eps0, n, delta, k = _check(mechanism, eps0, n, delta, k)
-    out: dict[str, Callable[[], float]] = {}
-    heavy = n <= HEAVY_N_MAX[mechanism]
-    window = None if heavy else VR_WINDOW_MAX
-    if mechanism == "subset-exp" and s is not None and int(float(s)) > SUBSET_PAIRS_MAX:
-        heavy = False
-    if mechanism in GROUPED:
-        if heavy:
-            pairs = grouped_pairs_for(mechanism, eps0, mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g))
-            out["decomposition"] = _guarded(lambda: dec.decomposition_eps(
-                None, n, delta, pairs=pairs, rtol=rtol, guess=guess), eps0)
-        out["variation-ratio"] = lambda: vr.vr_eps(vr.vr_params("general", eps0), n, delta, rtol=rtol,
-                                                     window_max=window)
-        out["blanket-hoeffding"] = lambda: blanket.eps_blanket(eps0, n, delta, mechanism="generic",
-                                                               bound="hoeffding", rtol=rtol)
-        out["blanket-bennett"] = lambda: blanket.eps_blanket(eps0, n, delta, mechanism="generic",
-                                                             bound="bennett", rtol=rtol)
-    elif mechanism == "krr":
-        if heavy:
-            out["decomposition"] = _guarded(lambda: dec.decomposition_eps(
-                None, n, delta, pairs=dec.krr_pairs(k, eps0), rtol=rtol, guess=guess), eps0)
-        out["variation-ratio"] = lambda: vr.vr_eps(vr.vr_params("krr", eps0, k=k), n, delta, rtol=rtol,
-                                                     window_max=window)
-        out["blanket-hoeffding"] = lambda: blanket.eps_blanket(eps0, n, delta, mechanism="krr",
-                                                               bound="hoeffding", k=k, rtol=rtol)
-        out["blanket-bennett"] = lambda: blanket.eps_blanket(eps0, n, delta, mechanism="krr",
-                                                             bound="bennett", k=k, rtol=rtol)
-    else:
-        out["variation-ratio"] = lambda: vr.vr_eps(vr.vr_params("general", eps0), n, delta, rtol=rtol,
-                                                     window_max=window)
-        out["blanket-hoeffding"] = lambda: blanket.eps_blanket(eps0, n, delta, mechanism="generic",
-                                                               bound="hoeffding", rtol=rtol)
-        out["blanket-bennett"] = lambda: blanket.eps_blanket(eps0, n, delta, mechanism="generic",
-                                                             bound="bennett", rtol=rtol)
-    # valid for every eps0-LDP randomizer
-    out["clones-fmt21"] = lambda: clones.eps_clones(eps0, n, delta, variant="fmt21", rtol=rtol)
-    out["clones-fmt23"] = lambda: clones.eps_clones(eps0, n, delta, variant="fmt23", rtol=rtol)
-    out["clones-closed-form"] = lambda: clones.eps_clones(eps0, n, delta, closed_form=True)
-    return out
+    mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g)  # flags checked before any bound runs
+    params = {name: v for name, v in (("k", k), ("d", d), ("s", s), ("g", g)) if v is not None}
+    options = {"guess": guess, "coarse": n > HEAVY_N_MAX[mechanism]}
+    return _bound_fns("upper", mechanism, eps0, n, delta, params, rtol, options)
 
 
 def lower_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None = None,
                  d: int | None = None, s: int | None = None, g: int | None = None,
                  rtol: float = 1e-5) -> dict[str, Callable[[], float]]:
-    """Name -> zero-argument function returning a lower bound on the worst-case shuffled eps."""
-    from shuffledp.accountants import variation_ratio as vr
-
+    """Name -> zero-argument function returning a lower bound on the worst-case shuffled eps:
+    every registered lower bound for the randomizer of cost ``fixed`` (and ``grows`` up to
+    ``HEAVY_N_MAX``). k-RR: the worst-pair search over the others' splits between the victim's two
+    values, for k >= 3 the others at a third value, the variation-ratio witness; the general class:
+    the same on binary RR (eps0-LDP, so it lower-bounds the class); subset-exp, OUE, OLH: the count
+    of group 1 (any n), three group counts of real pairs, and for OUE/OLH the others at a third input."""
     eps0, n, delta, k = _check(mechanism, eps0, n, delta, k)
-    out: dict[str, Callable[[], float]] = {}
-    if mechanism in GROUPED:
-        from shuffledp.accountants import randomizers as rz
-
-        params = mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g)
-        if mechanism == "subset-exp" and params["d"] < params["s"]:
-            out["pair-group-counts"] = lambda: 0.0  # no two disjoint sets: no pair searched
-            return out
-        vic4, vic4q, configs4 = rz.real_pair_configs(mechanism, eps0, **params)
-        out["group-one-count"] = lambda: group_count_lower_eps(vic4, vic4q, configs4, n, delta, eps0, rtol=rtol)
-        if n <= HEAVY_N_MAX[mechanism]:
-            vic_p, vic_q = rz.coarse_three(vic4), rz.coarse_three(vic4q)
-            configs = {name: rz.coarse_three(o) for name, o in configs4.items()}
-            guess = dec._asymptotic_guess(2, eps0, n, delta)
-            out["pair-group-counts"] = _guarded(lambda: dec.pair_lower_eps(
-                vic_p, vic_q, configs, n, delta, eps0, rtol=rtol, guess=guess)[0], 0.0)
-            if mechanism in ("oue", "olh"):  # the others at a third input, three flags seen per report
-                from shuffledp.accountants import third_flag as tf
-                try:
-                    r3, s3 = tf.third_flag_rates(mechanism, eps0, g=params.get("g"))
-                except ValueError:  # a flag rate that rounds to 0 or 1 (huge eps0): this bound is left out
-                    r3 = s3 = None
-                if r3 is not None and tf.third_flag_cells(n, r3, s3, delta) <= tf.AFFORDABLE_CELLS:
-                    out["pair-third-input"] = _guarded(lambda: tf.third_flag_lower_eps(
-                        n, r3, s3, delta, eps0, guess=guess), 0.0)
-        return out
-    kk = k if mechanism == "krr" else 2  # binary RR is eps0-LDP: it lower-bounds the class
-    # the worst-pair search: others split between the victim's two values (all on one, 2-98% splits,
-    # every split for n <= 41), the exact law of the count of reports of the victim's second value
-    out["worst-pair"] = lambda: lbm.krr_worst_pair(kk, eps0, n, delta, rtol=rtol)[0]
-    if kk >= 3 and n <= HEAVY_N_MAX[mechanism]:
-        # others all at a third value: the exact law of the counts of both of the victim's values
-        # (a statistic the count search does not see; larger than it at every k >= 3 point of the
-        # benchmark). For k = 2 its configurations are the search's m = 0 and m = n - 1.
-        out["pair-third-value"] = _guarded(
-            lambda: dec.krr_pair_lower_eps(kk, eps0, n, delta, rtol=rtol)[0], 0.0)
-    if mechanism == "krr":
-        out["witness"] = lambda: vr.witness_eps("krr", eps0, n, delta, k=k, rtol=rtol)
-    else:
-        out["witness"] = lambda: vr.witness_eps("general", eps0, n, delta, rtol=rtol)
-    return out
+    mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g)  # flags checked before any bound runs
+    params = {name: v for name, v in (("k", k), ("d", d), ("s", s), ("g", g)) if v is not None}
+    return _bound_fns("lower", mechanism, eps0, n, delta, params, rtol, {})
 
 
 class _Trivial(float):
@@ -268,9 +221,15 @@ def _guarded(fn: Callable[[], float], fallback: float) -> Callable[[], float]:
     """``fn`` whose known edge-of-range failures (:data:`_DEGENERATE`: a group probability that
     rounds to 0 or 1 at large eps0 or huge subsets) give the trivially sound ``fallback`` instead."""
 
+    from shuffledp.accountants.registry import NotEvaluated
+
     def run() -> float:
         try:
             return fn()
+        except NotEvaluated as exc:  # the bound declines this point (a cost guard)
+            out = _Trivial(fallback)
+            out.note = f"not evaluated: {exc}"
+            return out
         except ValueError as exc:
             if isinstance(exc, AccountantDomainError) or not any(m in str(exc) for m in _DEGENERATE):
                 raise
@@ -375,11 +334,17 @@ class _Background:
 
 def _selected_bounds(names: list[str], bounds: list[str] | None) -> list[str]:
     """The upper bounds to evaluate: ``bounds`` (duplicates dropped, order kept) if given, else
-    every name of ``names``; an unknown name raises :class:`AccountantDomainError`."""
+    every name of ``names``; a name not registered (or an old spelling, named with its new one) or
+    not an upper bound evaluated here raises :class:`AccountantDomainError`."""
+    from shuffledp.accountants import registry
+
     if bounds is not None:
+        for b in bounds:
+            registry.get(b, "bounds")
         unknown = sorted(set(bounds) - set(names))
         if unknown:
-            raise AccountantDomainError("bounds", f"unknown {', '.join(unknown)}; choose from {', '.join(names)}")
+            raise AccountantDomainError("bounds", f"{', '.join(unknown)} not evaluated here; choose from "
+                                                  f"{', '.join(names)}")
         names = list(dict.fromkeys(bounds))
     return names
 

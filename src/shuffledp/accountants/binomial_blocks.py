@@ -7,8 +7,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-
-from shuffledp.accountants._kernels import stats  # scipy's kernels without its package imports (same numbers)
+from scipy import stats
 
 N_BLOCKS = 512           # blocks of clone counts in the blocked evaluation (huge n)
 

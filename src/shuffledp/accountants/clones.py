@@ -38,8 +38,8 @@ import math
 from collections.abc import Callable
 
 import numpy as np
+from scipy import special, stats
 
-from shuffledp.accountants._kernels import special, stats  # scipy's kernels without its package imports (same numbers)
 from shuffledp.accountants.validation import EPS0_MAX, check_choice, check_delta, check_eps, check_eps0, check_n
 
 __all__ = [

@@ -69,8 +69,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+from scipy import special, stats
 
-from shuffledp.accountants._kernels import special, stats  # scipy's kernels without its package imports (same numbers)
 from shuffledp.accountants.hockey_stick import bisect_eps
 
 __all__ = [

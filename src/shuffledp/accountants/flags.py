@@ -40,8 +40,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import special, stats
 
-from shuffledp.accountants._kernels import special, stats  # scipy's kernels (same numbers)
 from shuffledp.accountants.decomposition import ROUNDING_RTOL, GroupedPair, _t_window
 
 __all__ = ["FlagPair", "flag_pair", "flag_divergence"]

@@ -170,7 +170,7 @@ def _brent_narrow(fn, delta, lo, hi, rtol, atol, search_fn, search_target) -> tu
         return math.log(max(proxy(e), 1e-300)) - log_t
 
     try:
-        from shuffledp.accountants._kernels import brentq  # scipy.optimize.brentq, lighter import
+        from scipy.optimize import brentq
 
         root = brentq(g, lo, hi, xtol=atol / 8, rtol=max(rtol / 8, 1e-15), maxiter=100)
         q = tol_at(root) / 4

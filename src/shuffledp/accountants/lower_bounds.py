@@ -29,8 +29,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy import stats
 
-from shuffledp.accountants._kernels import stats  # scipy's kernels without its package imports (same numbers)
 from shuffledp.accountants.hockey_stick import bisect_eps
 from shuffledp.accountants.validation import check_delta, check_eps, check_eps0, check_int, check_n
 
@@ -42,6 +42,8 @@ __all__ = [
     "krr_eps_lower",
     "MIX_N_MAX",
     "EXACT_N_MAX",
+    "binary_rr_exact_delta",
+    "binary_rr_exact_eps",
 ]
 
 ALLOWANCE = 1e-9          # relative floating-point allowance subtracted from every divergence
@@ -231,3 +233,47 @@ def krr_worst_pair(k: int, eps0: float, n: int, delta: float, *, rtol: float = 1
 def krr_eps_lower(k: int, eps0: float, n: int, delta: float, *, rtol: float = 1e-6) -> float:
     """Lower bound on the eps of shuffled k-RR at ``delta``: worst pair found (rounded down)."""
     return krr_worst_pair(k, eps0, n, delta, rtol=rtol)[0]
+
+
+# ----------------------------------------------------------------------------- exact binary RR
+def _binary_rr_laws(eps0: float, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Laws of the count of ones of shuffled binary RR (``n`` users) for every configuration ``j``
+    of the others (``j`` of them holding 1): rows of ``P`` (victim holds 1) and ``Q`` (holds 0).
+    The count of ones is sufficient for the shuffled output of binary RR."""
+    from scipy import signal
+
+    e = math.exp(eps0)
+    p, q = e / (e + 1.0), 1.0 / (e + 1.0)
+    N = n - 1
+    rows = []
+    for j in range(N + 1):
+        a = stats.binom.pmf(np.arange(j + 1), j, p)
+        b = stats.binom.pmf(np.arange(N - j + 1), N - j, q)
+        rows.append(np.clip(signal.fftconvolve(a, b), 0.0, None) if j and j < N else (a if j else b))
+    others = np.array([np.pad(r, (0, N + 1 - r.size)) for r in rows])  # (N+1 configs, N+1 counts)
+    shifted = np.pad(others, ((0, 0), (1, 0)))
+    base = np.pad(others, ((0, 0), (0, 1)))
+    return p * shifted + q * base, q * shifted + p * base
+
+
+def binary_rr_exact_delta(eps0: float, n: int, eps: float) -> float:
+    """Exact worst-case shuffled delta of binary randomized response at ``eps``: the largest
+    ``D_{e^eps}`` of the count of ones over every configuration of the others, both directions.
+    It enumerates every configuration (O(n^2) memory): for small ``n`` only."""
+    P, Q = _binary_rr_laws(check_eps0(eps0), check_n(n))
+    ee = math.exp(check_eps(eps))
+    return float(max(np.maximum(P - ee * Q, 0).sum(axis=1).max(), np.maximum(Q - ee * P, 0).sum(axis=1).max()))
+
+
+def binary_rr_exact_eps(eps0: float, n: int, delta: float, *, rtol: float = 1e-6) -> float:
+    """Exact worst-case shuffled eps of binary randomized response (``n`` users), as
+    :func:`binary_rr_exact_delta`; the returned eps is the upper end of a bracket of relative
+    width ``rtol`` (a verified point where every configuration meets ``delta``)."""
+    P, Q = _binary_rr_laws(check_eps0(eps0), check_n(n))
+
+    def fn(x: float) -> float:
+        ee = math.exp(x)
+        return float(max(np.maximum(P - ee * Q, 0).sum(axis=1).max(),
+                         np.maximum(Q - ee * P, 0).sum(axis=1).max()))
+
+    return bisect_eps(fn, check_delta(delta), eps0, rtol)[1]

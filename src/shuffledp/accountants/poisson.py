@@ -165,11 +165,9 @@ def single_item_target(eps: float, delta: float, s: int) -> tuple[float, float]:
 
 
 def _cdf_fast(k, n, p):
-    """Binomial cdf (boost, as ``stats.binom.cdf``) for valid arguments 0 <= k < n, 0 < p < 1."""
-    raw = getattr(stats.binom, "_cdf", None)
-    if raw is None:  # pragma: no cover
-        return stats.binom.cdf(k, n, p)
-    return raw(np.asarray(k, dtype=float), np.asarray(n, dtype=float), float(p))
+    """Binomial cdf (Boost, through ``stats.binom.cdf``) as a float array; only called with valid
+    arguments 0 <= k < n, 0 < p < 1."""
+    return np.asarray(stats.binom.cdf(np.asarray(k, dtype=float), np.asarray(n, dtype=float), float(p)))
 
 
 @lru_cache(maxsize=256)

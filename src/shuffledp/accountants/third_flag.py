@@ -38,8 +38,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy import stats
 
-from shuffledp.accountants._kernels import stats  # scipy's kernels (same numbers)
 from shuffledp.accountants.decomposition import _check_delta, _check_eps, _check_int, secant_eps
 
 __all__ = ["third_flag_rates", "third_flag_delta", "third_flag_lower_eps", "third_flag_cells", "CELL_BUDGET",

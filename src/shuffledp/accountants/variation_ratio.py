@@ -48,8 +48,8 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 
 import numpy as np
+from scipy import special, stats
 
-from shuffledp.accountants._kernels import special, stats  # scipy's kernels without its package imports (same numbers)
 from shuffledp.accountants.binomial_blocks import blocks as _blocks
 from shuffledp.accountants.hockey_stick import bisect_eps, bracket_eps
 from shuffledp.accountants.validation import (
@@ -225,12 +225,9 @@ def _subset_exp_params(e: float, k, d, s, variant: str) -> VRParams:
 
 # ----------------------------------------------------------------------------- core
 def _pmf_fast(k, n, p):
-    """Binomial pmf (boost, as ``stats.binom.pmf``) without the argument-checking overhead; only
-    called with valid arguments (0 <= k <= n, 0 < p < 1)."""
-    raw = getattr(stats.binom, "_pmf", None)
-    if raw is None:  # pragma: no cover - older/newer scipy without the private hook
-        return stats.binom.pmf(k, n, p)
-    return raw(np.asarray(k, dtype=float), np.asarray(n, dtype=float), float(p))
+    """Binomial pmf (Boost, through ``stats.binom.pmf``) as a float array; only called with valid
+    arguments (0 <= k <= n, 0 < p < 1)."""
+    return np.asarray(stats.binom.pmf(np.asarray(k, dtype=float), np.asarray(n, dtype=float), float(p)))
 
 
 @lru_cache(maxsize=64)

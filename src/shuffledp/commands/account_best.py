@@ -17,6 +17,9 @@ _FLAGS = {"mechanism", "k", "d", "s", "g", "eps0", "n", "delta", "rtol", "bounds
 
 
 def register(subparsers, account_subparsers) -> None:
+    from shuffledp.accountants import registry  # light: names only
+
+    uppers = ", ".join(registry.names(kind="upper", costs=("fixed", "grows")))
     p = account_subparsers.add_parser(
         "best",
         help="tightest sound shuffled eps (min over upper bounds) and best lower bound",
@@ -25,7 +28,7 @@ def register(subparsers, account_subparsers) -> None:
         "seconds each took. Numeric flags take comma lists.",
     )
     p.add_argument("--mechanism", required=True,
-                   help="krr | general (any eps0-LDP randomizer) | subset-exp | oue | olh")
+                   help=f"{' | '.join(registry.RANDOMIZERS)} (general: any eps0-LDP randomizer)")
     p.add_argument("--k", help="krr: domain size (integer >= 2); subset-exp: subset size "
                    "(default: PrivSet's best for eps0)")
     p.add_argument("--d", help="subset-exp: items (integer >= 2, plus s padding items); oue: domain size")
@@ -35,7 +38,8 @@ def register(subparsers, account_subparsers) -> None:
     p.add_argument("--n", help="number of users (integer in [2, 1e15]; required unless --solve n)")
     p.add_argument("--delta", required=True, help="central delta in [1e-300, 1)")
     p.add_argument("--rtol", default="1e-5", help="relative precision of every eps search (default 1e-5)")
-    p.add_argument("--bounds", help="comma list of upper bounds to evaluate (default: all)")
+    p.add_argument("--bounds", help=f"comma list of upper bounds to evaluate, of {uppers} (default: every one "
+                   "that applies to the randomizer)")
     p.add_argument("--detail", action="store_true", help="also print every bound's eps and seconds")
     p.add_argument("--solve", choices=("eps0", "n"),
                    help="inverse query: the largest eps0 (at --n) or the smallest n (at --eps0) whose "

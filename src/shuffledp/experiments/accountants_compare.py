@@ -8,23 +8,14 @@ job per (mechanism, eps0): every bound at every (n, delta) of the grid, with its
 :func:`collect` adds each row's gap to the best lower bound of its point and writes the table;
 :mod:`shuffledp.plotting.accountants_compare` draws the figure.
 
-Bounds (``kind``: ``upper`` = a guarantee, ``lower`` = an impossibility, ``exact``, ``reference`` =
-shown for comparison but not a guarantee for these randomizers, never the "best upper"):
-
-* ``decomposition`` (k-RR only): the blanket decomposition, :mod:`~shuffledp.accountants.decomposition`;
-* ``variation-ratio``: Wang et al.'s reduction with the sound parameters;
-* ``fmt21``, ``fmt23``: clones (numerical); ``fmt21-closed-form``: FMT21's Theorem 3.1;
-* ``blanket-hoeffding``, ``blanket-bennett``: Balle et al.'s blanket (exact k-RR moments for k-RR,
-  generic constants for general eps0-LDP);
-* ``hps-uniform``, ``ccc``, ``lzx``: the personalized bounds with every user at eps0 (``note``
-  states their scope: HPS's clone probabilities are those of the Laplace randomizer on [0, 1],
-  CCC is a Gaussian-DP (CLT) approximation, LZX holds for any eps0-LDP randomizer); computed
-  only for ``n <= personalized_max_n`` (per-user arrays);
-* ``lower``: the largest of the exact real-pair divergences (k-RR; binary RR for the general
-  class) and the variation-ratio module's witness;
-* ``exact`` (k = 2 and the general class at ``n <= exact_max_n``): binary randomized response,
-  worst case over every configuration of the other users (the count of ones is sufficient), so
-  for the general class it is a lower bound on the class's worst case, recorded as ``lower``.
+Bounds: any name of the one registry, :mod:`shuffledp.accountants.registry` (its order is the
+table's column order). ``kind``: ``upper`` = a guarantee, ``lower`` = an impossibility, ``exact``
+(the registry's ``exact_on``: binary RR's exact worst case for k-RR with k = 2; a lower bound for
+the general class), ``reference`` = shown for comparison but not a guarantee for these
+randomizers, never the "best upper". A bound that does not apply, exceeds the job's cost limits
+(``personalized_max_n`` for per-user bounds, ``exact_max_n`` for enumerations) or declines the
+point has NaN and the reason in ``note``; a bound's scope note (the registry's ``notes``) is in
+``note`` otherwise. ``lower`` is the largest of the lower bounds ``shuffledp account best`` runs.
 """
 
 from __future__ import annotations
@@ -36,15 +27,14 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from shuffledp.experiments.accountants_compare_names import BOUNDS
+from shuffledp.accountants.registry import NAMES as BOUNDS
 
-PERSONALIZED = ("hps-uniform", "ccc", "lzx")
-REFERENCE = ("hps-uniform", "ccc")  # shown for reference, never taken as the best upper bound
-NOTES = {
-    "hps-uniform": "Laplace randomizer on [0,1] only",
-    "ccc": "Gaussian-DP (CLT) approximation",
-    "lzx": "any eps0-LDP randomizer",
-}
+
+def binary_rr_exact_eps(eps0: float, n: int, delta: float, *, rtol: float = 1e-6) -> float:
+    """The table's ``exact`` value: :func:`shuffledp.accountants.lower_bounds.binary_rr_exact_eps`."""
+    from shuffledp.accountants.lower_bounds import binary_rr_exact_eps as exact
+
+    return exact(eps0, n, delta, rtol=rtol)
 
 
 def fmt(x: float) -> str:
@@ -52,94 +42,54 @@ def fmt(x: float) -> str:
     return f"{float(x):g}"
 
 
-# ----------------------------------------------------------------------------- exact binary RR
-def binary_rr_exact_eps(eps0: float, n: int, delta: float, *, rtol: float = 1e-6) -> float:
-    """Exact worst-case shuffled eps of binary randomized response (``n`` users): the largest eps
-    over every configuration ``j`` (others holding 1) at which ``D_{e^eps}`` of the count of ones
-    exceeds ``delta``, both directions; the returned eps is the upper end of a bracket of relative
-    width ``rtol`` (a verified point where every configuration meets ``delta``)."""
-    from scipy import signal, stats
-
-    from shuffledp.accountants.hockey_stick import bisect_eps
-
-    e = math.exp(eps0)
-    p, q = e / (e + 1.0), 1.0 / (e + 1.0)
-    N = n - 1
-    rows = []
-    for j in range(N + 1):
-        a = stats.binom.pmf(np.arange(j + 1), j, p)
-        b = stats.binom.pmf(np.arange(N - j + 1), N - j, q)
-        rows.append(np.clip(signal.fftconvolve(a, b), 0.0, None) if j and j < N else (a if j else b))
-    others = np.array([np.pad(r, (0, N + 1 - r.size)) for r in rows])  # (N+1 configs, N+1 counts)
-    shifted = np.pad(others, ((0, 0), (1, 0)))
-    base = np.pad(others, ((0, 0), (0, 1)))
-    P = p * shifted + q * base   # victim holds 1
-    Q = q * shifted + p * base   # victim holds 0
-
-    def fn(x: float) -> float:
-        ee = math.exp(x)
-        return float(max(np.maximum(P - ee * Q, 0).sum(axis=1).max(),
-                         np.maximum(Q - ee * P, 0).sum(axis=1).max()))
-
-    return bisect_eps(fn, delta, eps0, rtol)[1]
-
-
 # ----------------------------------------------------------------------------- one job
-def _bound_fns(spec: Mapping, n: int, delta: float) -> dict:
-    from shuffledp.accountants import best, blanket, clones, personalized
-    from shuffledp.accountants import decomposition as dec
-    from shuffledp.accountants import variation_ratio as vr
+# notes of the rows a bound does not answer, where the generic one ("not for <randomizer>") was
+# worded otherwise before the registry (kept: the default tables stay byte-identical)
+SKIPPED = {"decomposition": "k-RR only"}
 
-    mech, k, eps0, rtol = spec["mechanism"], spec["k"], spec["eps0"], spec["rtol"]
-    fns = {}
-    if mech == "krr":
-        fns["decomposition"] = lambda: dec.decomposition_eps(
-            None, n, delta, pairs=dec.krr_pairs(k, eps0), rtol=rtol,
-            guess=dec.krr_pair_lower_eps(k, eps0, n, delta, rtol=rtol)[0])
-    params = vr.vr_params("krr", eps0, k=k) if mech == "krr" else vr.vr_params("general", eps0)
-    fns["variation-ratio"] = lambda: vr.vr_eps(params, n, delta, rtol=rtol)
-    fns["fmt21"] = lambda: clones.eps_clones(eps0, n, delta, variant="fmt21", rtol=rtol)
-    fns["fmt23"] = lambda: clones.eps_clones(eps0, n, delta, variant="fmt23", rtol=rtol)
-    fns["fmt21-closed-form"] = lambda: clones.eps_clones(eps0, n, delta, closed_form=True)
-    bmech = {"mechanism": "krr", "k": k} if mech == "krr" else {"mechanism": "generic"}
-    fns["blanket-hoeffding"] = lambda: blanket.eps_blanket(eps0, n, delta, bound="hoeffding", rtol=rtol, **bmech)
-    fns["blanket-bennett"] = lambda: blanket.eps_blanket(eps0, n, delta, bound="bennett", rtol=rtol, **bmech)
-    if n <= spec["personalized_max_n"]:
-        local = np.full(n, eps0)
-        fns["hps-uniform"] = lambda: personalized.hps_eps(local, 0.0, delta, mechanism="laplace")
-        fns["ccc"] = lambda: personalized.ccc_eps(local, 0.0, delta)
-        fns["lzx"] = lambda: personalized.lzx_eps(local, delta)
-    fns["lower"] = lambda: max(f() for f in best.lower_bounds(mech, eps0, n, delta, k=k,
-                                                              rtol=rtol).values())
-    if (mech == "general" or k == 2) and n <= spec["exact_max_n"]:
-        fns["exact"] = lambda: binary_rr_exact_eps(eps0, n, delta, rtol=min(rtol, 1e-6))
-    return fns
+
+def _skip_note(acc, spec: Mapping, n: int) -> str | None:
+    """Why the bound ``acc`` is not evaluated at this point of the job, or None if it is."""
+    applies = acc.applies(spec["mechanism"], spec["k"])
+    if acc.cost == "enumeration" and (not applies or n > spec["exact_max_n"]):
+        high = acc.k_range[1]
+        return f"not enumerated (n > {spec['exact_max_n']}" + (f" or k > {high})" if high else ")")
+    if not applies:
+        return SKIPPED.get(acc.name, f"not for {spec['label']}")
+    if acc.cost == "per-user" and n > spec["personalized_max_n"]:
+        return f"skipped: n > personalized_max_n = {spec['personalized_max_n']}"
+    return None
+
+
+def _kind(acc, mechanism: str) -> str:
+    return "exact" if mechanism in acc.exact_on else acc.kind
+
+
+def _one_row(spec: Mapping, n: int, delta: float, name: str) -> dict:
+    """The row of bound ``name`` at ``(n, delta)``: its eps (at most eps0) and run time, or NaN
+    and the reason in ``note``."""
+    from shuffledp.accountants import registry
+
+    acc = registry.get(name)
+    mech = spec["mechanism"]
+    kind, note = _kind(acc, mech), acc.note(mech)
+    skip = _skip_note(acc, spec, n)
+    if skip is None:
+        t0 = time.perf_counter()
+        try:
+            value = acc.eps_for_delta(mech, spec["eps0"], n, delta, rtol=spec["rtol"], k=spec["k"])
+        except registry.NotEvaluated as exc:
+            skip = f"not evaluated: {exc}"
+        else:
+            return _row(spec, n, delta, name, kind, min(value, spec["eps0"]), time.perf_counter() - t0, note)
+    return _row(spec, n, delta, name, kind, math.nan, math.nan, skip)
 
 
 def run_job(spec: Mapping) -> pd.DataFrame:
-    """Every selected bound at every (n, delta) of the spec: one row each."""
-    rows = []
-    for n in spec["n_grid"]:
-        for delta in spec["deltas"]:
-            fns = _bound_fns(spec, n, delta)
-            for name in spec["bounds"]:
-                kind = {"lower": "lower", "exact": "exact"}.get(name, "upper")
-                if name in REFERENCE:
-                    kind = "reference"  # not a valid upper bound for this randomizer class
-                note = NOTES.get(name, "")
-                if name == "exact" and spec["mechanism"] == "general":
-                    kind, note = "lower", "binary RR, exact worst case (lower bound for the class)"
-                if name not in fns:
-                    why = {"decomposition": "k-RR only",
-                           "exact": f"not enumerated (n > {spec['exact_max_n']} or k > 2)"}
-                    note = why.get(name, f"skipped: n > personalized_max_n = {spec['personalized_max_n']}")
-                    rows.append(_row(spec, n, delta, name, kind, math.nan, math.nan, note))
-                    continue
-                t0 = time.perf_counter()
-                value = float(fns[name]())
-                sec = time.perf_counter() - t0
-                rows.append(_row(spec, n, delta, name, kind, min(value, spec["eps0"]), sec, note))
-    return pd.DataFrame(rows)
+    """Every selected bound (a registered name, :mod:`shuffledp.accountants.registry`) at every
+    (n, delta) of the spec: one row each."""
+    return pd.DataFrame([_one_row(spec, n, delta, name) for n in spec["n_grid"] for delta in spec["deltas"]
+                         for name in spec["bounds"]])
 
 
 def _row(spec, n, delta, name, kind, eps, seconds, note) -> dict:

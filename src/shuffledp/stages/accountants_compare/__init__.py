@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from shuffledp.accountants import registry
+from shuffledp.accountants.validation import AccountantDomainError
 from shuffledp.errors import ConfigError, UsageError
-from shuffledp.experiments.accountants_compare_names import BOUNDS
 from shuffledp.stages import Output, Report, Stage, Step
 from shuffledp.stages.jobs import Job, JobTable, Ref, num
 
@@ -42,8 +43,10 @@ def check_config(config: Mapping) -> None:
             raise ConfigError(f"config key accountants_compare.mechanisms: {m!r} is neither "
                               "'general' nor 'krr<k>' with k >= 2")
     for b in sec["bounds"]:
-        if b not in BOUNDS:
-            raise ConfigError(f"config key accountants_compare.bounds: unknown bound {b!r}")
+        try:
+            registry.get(b)
+        except AccountantDomainError as exc:  # unknown, or an old spelling (named with its new one)
+            raise ConfigError(f"config key accountants_compare.bounds: {exc.message}") from None
     for n in sec["n_grid"]:
         if int(n) < 2:
             raise ConfigError(f"config key accountants_compare.n_grid: {n} must be >= 2")
@@ -151,9 +154,11 @@ def _run(spec, inputs, outputs) -> None:
         raise UsageError(f"--spec: mechanism {spec['mechanism']!r} is not krr or general")
     if spec["mechanism"] == "krr" and not (isinstance(spec["k"], int) and spec["k"] >= 2):
         raise UsageError(f"--spec: k must be an integer >= 2 for krr, got {spec['k']!r}")
-    unknown = sorted(set(spec["bounds"]) - set(BOUNDS))
-    if unknown:
-        raise UsageError(f"--spec: unknown bounds {', '.join(unknown)}")
+    for b in spec["bounds"]:
+        try:
+            registry.get(b)
+        except AccountantDomainError as exc:
+            raise UsageError(f"--spec: bounds: {exc.message}") from None
     try:
         df = E.run_job(spec)
     except ValueError as exc:
