@@ -104,3 +104,17 @@ def test_cli_rounds():
     assert out["rounds"] == 10 and out["eps"] <= out["eps_composed"] <= 10 * 1.0
     proc = subprocess.run([*base, "--rounds", "0"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "--rounds" in proc.stderr
+
+
+@pytest.mark.parametrize("mech,kw,n", [("krr", {"k": 10}, 10_000), ("oue", {"d": 20}, 5_000),
+                                       ("general", {}, 10_000)])
+def test_profile_points_are_guarantees_of_the_forward_accountant(mech, kw, n):
+    """Every point of the round's profile (one delta evaluation each, placed, not searched) is a
+    guarantee by best_eps's own bounds: its eps at that point's delta is no larger."""
+    pts = compose.round_profile(mech, 2.0, n, 1e-6, 10, **kw)
+    inner = [(e, d) for e, d in pts if compose.PROFILE_DELTA_MIN < d < 0.5]
+    assert len(inner) >= 6
+    decades = {math.floor(math.log10(d)) for _, d in inner}
+    assert len(decades) >= 5   # spread over the profile, not piled up
+    for e, d in inner[::2]:
+        assert best.best_eps(mech, 2.0, n, d, parallel=False, **kw)["eps"] <= e * (1 + 3e-5) + 1e-12

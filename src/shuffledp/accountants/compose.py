@@ -1,8 +1,11 @@
 """Composition of ``account best`` over T rounds, a fresh shuffle each round.
 
-Each round is the shuffled mechanism of :func:`shuffledp.accountants.best.best_eps`, which
-certifies it ``(eps_i, delta_i)``-DP (both directions of every neighbouring pair) at every delta
-asked: a privacy profile, here at the deltas of :func:`profile_deltas` and the pure point
+Each round is the shuffled mechanism whose delta at any eps :func:`round_delta` bounds from
+above with the bounds of :func:`shuffledp.accountants.best.best_eps` that carry most of its weight
+(the blanket decomposition where ``best_eps`` evaluates it, and the variation ratio). Every
+evaluated ``(eps_i, round_delta(eps_i))`` is therefore a valid ``(eps_i, delta_i)``-DP guarantee
+(both directions of every neighbouring pair): :func:`round_profile` places about one point per
+decade of delta (:func:`profile_deltas`) at one evaluation each, plus the pure point
 ``(eps0, 0)`` (shuffling eps0-LDP reports is eps0-DP). :func:`tradeoff_pair` turns these points
 into one discrete dominating pair (the trade-off function they imply together, in the f-DP view of
 Dong, Roth and Su), exported as a privacy-loss distribution to dp_accounting (pessimistic:
