@@ -2,7 +2,7 @@
 
     python benchmarks/accountants_practitioner.py [--n 1e3,1e4,1e6,1e9,1e12,1e15] [--eps0 0.5,2,8,30,50]
         [--mechanisms krr,oue,olh,subset-exp,general] [--reps 3] [--skip-forward] [--skip-inverse]
-        [--skip-rounds] [--out-dir bench_runs]
+        [--skip-rounds] [--out-dir bench_runs] [--old-src DIR/src]
 
 Three kinds of query, each a new process (``python -m shuffledp account best ...``, imports
 included) pinned to one CPU with ``taskset -c 0`` when it exists:
@@ -48,14 +48,16 @@ WALL_BUDGET = 2.0
 MEMORY_BUDGET_MB = 1024.0
 PIN = ["taskset", "-c", "0"] if shutil.which("taskset") else []
 FIELDS = ["kind", "mechanism", "query", "rc", "wall_median", "wall_min", "baseline_median", "vs_baseline",
+          "old_median", "vs_old",
           "rss_mb", "answer", "eps", "eps_lower", "ratio", "upper_by", "forward_calls", "in_budget", "error"]
 
 
-def run_once(argv: list[str]) -> dict:
+def run_once(argv: list[str], src: str | None = None) -> dict:
     """One process: wall time, exit status, peak memory (``wait4``: this child's own ``ru_maxrss``),
     the last lines of stdout and stderr."""
+    env = None if src is None else {**os.environ, "PYTHONPATH": src}
     start = time.perf_counter()
-    proc = subprocess.Popen([*PIN, sys.executable, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen([*PIN, sys.executable, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     out = proc.stdout.read()
     err = proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
@@ -65,17 +67,21 @@ def run_once(argv: list[str]) -> dict:
             "out": lines[-1] if lines else "", "err": (err.decode().strip().splitlines() or [""])[-1]}
 
 
-def measure(args: list[str], reps: int, baseline: list[float]) -> dict:
-    """``reps`` runs of the query, each followed by one baseline run (appended to ``baseline``)."""
-    runs = []
+def measure(args: list[str], reps: int, baseline: list[float], old_src: str | None) -> dict:
+    """``reps`` runs of the query, each followed by one baseline run (appended to ``baseline``) and,
+    with ``old_src``, one run of the same query with that source tree first on ``PYTHONPATH``."""
+    runs, old = [], []
     for _ in range(reps):
         runs.append(run_once(["-m", "shuffledp", "account", "best", *args]))
         baseline.append(run_once(["-c", "import shuffledp"])["wall"])
+        if old_src is not None:
+            old.append(run_once(["-m", "shuffledp", "account", "best", *args], old_src)["wall"])
     walls = [r["wall"] for r in runs]
     last = runs[-1]
     res = {"rc": last["rc"], "wall_median": statistics.median(walls), "wall_min": min(walls),
            "rss_mb": max(r["rss_mb"] for r in runs), "error": last["err"] if last["rc"] else ""}
     res["answer_json"] = json.loads(last["out"]) if last["rc"] == 0 and last["out"] else {}
+    res["old_median"] = statistics.median(old) if old else None
     return res
 
 
@@ -84,7 +90,9 @@ def _row(kind: str, mech: str, query: str, res: dict, answer_key: str, baseline:
     base = statistics.median(baseline) if baseline else float("nan")
     ok = res["rss_mb"] < MEMORY_BUDGET_MB and (res["rc"] == 2 or (res["rc"] == 0 and res["wall_median"] < WALL_BUDGET))
     return {"kind": kind, "mechanism": mech, "query": query, **res, "baseline_median": base,
-            "vs_baseline": res["wall_median"] / base, "answer": a.get(answer_key), "eps": a.get("eps"),
+            "vs_baseline": res["wall_median"] / base,
+            "vs_old": None if res["old_median"] is None else res["wall_median"] / res["old_median"],
+            "answer": a.get(answer_key), "eps": a.get("eps"),
             "eps_lower": a.get("eps_lower"), "ratio": a.get("ratio"), "upper_by": a.get("upper_by"),
             "forward_calls": a.get("forward_calls"), "in_budget": ok}
 
@@ -100,15 +108,16 @@ def _fmt(x) -> str:
 
 
 def _print_header() -> None:
-    print("| kind | randomizer | query | exit | wall s (median) | x baseline | MB | answer | eps | lower | "
-          "upper/lower | calls | in budget |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| kind | randomizer | query | exit | wall s (median) | x baseline | old tree s | new/old | MB | answer | "
+          "eps | lower | upper/lower | calls | in budget |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 
 
 def _print_row(r: dict) -> None:
     answer = r["answer"] if r["rc"] == 0 else r["error"][:60]
     print(f"| {r['kind']} | {r['mechanism']} | {r['query']} | {r['rc']} | {r['wall_median']:.2f} | "
-          f"{r['vs_baseline']:.1f} | {r['rss_mb']:.0f} | {_fmt(answer)} | {_fmt(r['eps'])} | "
+          f"{r['vs_baseline']:.1f} | {_fmt(r['old_median'])} | {_fmt(r['vs_old'])} | {r['rss_mb']:.0f} | "
+          f"{_fmt(answer)} | {_fmt(r['eps'])} | "
           f"{_fmt(r['eps_lower'])} | {_fmt(r['ratio'])} | {_fmt(r['forward_calls'])} | {_fmt(r['in_budget'])} |",
           flush=True)
 
@@ -145,6 +154,8 @@ def main(argv=None) -> int:
     ap.add_argument("--skip-inverse", action="store_true")
     ap.add_argument("--skip-rounds", action="store_true")
     ap.add_argument("--out-dir", default="bench_runs", help="where the CSV goes (ignored by git)")
+    ap.add_argument("--old-src", help="also run every query with this source tree (its src/ folder) first "
+                    "on PYTHONPATH, interleaved: the median wall time before a change and the ratio new/old")
     args = ap.parse_args(argv)
     mechs = [m.strip() for m in args.mechanisms.split(",")]
     unknown = [m for m in mechs if m not in MECHS]
@@ -157,7 +168,7 @@ def main(argv=None) -> int:
     _print_header()
     rows, baseline = [], []
     for kind, m, label, flags, key in queries(mechs, args.n.split(","), args.eps0.split(","), skip):
-        rows.append(_row(kind, m, label, measure(flags, args.reps, baseline), key, baseline))
+        rows.append(_row(kind, m, label, measure(flags, args.reps, baseline, args.old_src), key, baseline))
         _print_row(rows[-1])
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
