@@ -532,6 +532,59 @@ def _answer(kind: str, value, res: dict, target: float, bad, bad_res: dict | Non
     return out
 
 
+def round_delta(mechanism: str, eps0: float, n: int, tail: float, *, k=None, d=None, s=None,
+                g=None) -> Callable[[float], float]:
+    """``eps -> `` an upper bound on one shuffle's delta at ``eps``: the smallest of the blanket
+    decomposition (where :func:`best_eps` evaluates it: grouped randomizers and k-RR up to
+    ``HEAVY_N_MAX`` users) and the variation ratio (k-RR: its sound parameters; otherwise the
+    general ones, which hold for every eps0-LDP randomizer), each with its truncated mass
+    ``tail`` charged. One evaluation each, no eps search: what the profile and the inverse
+    queries' searches need. A bound whose numerics fail at the edge of their range
+    (:data:`_DEGENERATE`) is left out; if none answers, the trivial 1."""
+    from shuffledp.accountants import variation_ratio as vr
+
+    params = mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g)
+    heavy = n <= HEAVY_N_MAX[mechanism] and params.get("s", 0) <= SUBSET_PAIRS_MAX
+    fns: list[Callable[[float], float]] = []
+    vparams = vr.vr_params("krr", eps0, k=params["k"]) if mechanism == "krr" else vr.vr_params("general", eps0)
+    fns.append(_built_or_none(lambda: vr._vr_solvers(vparams, n, tail, None if heavy else VR_WINDOW_MAX)[0]))
+    if heavy and mechanism != "general":
+        def decomposition():
+            pairs = grouped_pairs_for(mechanism, eps0, params)
+            pair, top = dec.DecomposedPair(None, n, tail=tail, pairs=pairs), dec._eps_hi(pairs)
+            return lambda e: 0.0 if e >= top else pair.delta(e)
+        fns.append(_built_or_none(decomposition))
+    built = [fn for fn in fns if fn is not None]
+
+    def delta_at(eps: float) -> float:
+        vals = [v for v in (_value_or_none(fn, eps) for fn in built) if v is not None]
+        return min(vals, default=1.0)
+
+    return delta_at
+
+
+def _degenerate_error(exc: ValueError) -> bool:
+    return not isinstance(exc, AccountantDomainError) and any(m in str(exc) for m in _DEGENERATE)
+
+
+def _built_or_none(build: Callable[[], Callable[[float], float]]) -> Callable[[float], float] | None:
+    try:
+        return build()
+    except ValueError as exc:
+        if _degenerate_error(exc):
+            return None
+        raise
+
+
+def _value_or_none(fn: Callable[[float], float], eps: float) -> float | None:
+    try:
+        return min(float(fn(eps)), 1.0)
+    except ValueError as exc:
+        if _degenerate_error(exc):
+            return None
+        raise
+
+
 def _exponent_gap(value: float, delta: float) -> float:
     """``log(-log D) - log(-log delta)``: ``>= 0`` exactly when ``D <= delta`` (``+inf`` at D = 0,
     ``-inf`` at D >= 1); nearly linear in ``log n`` (D decays like ``exp(-c n)``)."""
@@ -582,10 +635,8 @@ def _vr_asymptotic_eps(eps0: float, n: float, delta: float) -> float:
 
 
 def _one_delta(mechanism: str, eps0: float, n: int, eps: float, delta: float, kw: dict, rtol: float) -> float:
-    """One round's upper delta at ``eps`` (:func:`compose.round_delta`, the decomposition where
+    """One round's upper delta at ``eps`` (:func:`round_delta`, the decomposition where
     :func:`best_eps` evaluates it and the variation ratio): one evaluation, no eps search."""
-    from shuffledp.accountants.compose import round_delta
-
     return round_delta(mechanism, eps0, n, max(1e-300, 1e-3 * rtol * delta), **kw)(eps)
 
 

@@ -1,6 +1,6 @@
 """Composition of ``account best`` over T rounds, a fresh shuffle each round.
 
-Each round is the shuffled mechanism whose delta at any eps :func:`round_delta` bounds from
+Each round is the shuffled mechanism whose delta at any eps :func:`best.round_delta` bounds from
 above with the bounds of :func:`shuffledp.accountants.best.best_eps` that carry most of its weight
 (the blanket decomposition where ``best_eps`` evaluates it, and the variation ratio). Every
 evaluated ``(eps_i, round_delta(eps_i))`` is therefore a valid ``(eps_i, delta_i)``-DP guarantee
@@ -28,14 +28,13 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
 
 import numpy as np
 
 from shuffledp.accountants.validation import check_delta, check_int
 
 __all__ = ["ROUNDS_MAX", "composed_from_point", "tradeoff_pair", "composed_profile", "composed_eps",
-           "profile_deltas", "round_delta", "round_profile"]
+           "profile_deltas", "round_profile"]
 
 ROUNDS_MAX = 10_000
 PROFILE_DELTA_MIN = 1e-10  # smaller profile deltas are not used: 1 - delta keeps >= 6 of their digits
@@ -151,18 +150,19 @@ def composed_eps(mechanism: str, eps0: float, n: int, delta: float, rounds: int,
 
 def round_profile(mechanism: str, eps0: float, n: int, delta: float, rounds: int, **params) -> list:
     """One round's privacy profile as ``(eps, delta_i)`` points, each ``delta_i`` an upper bound at
-    ``eps`` (:func:`round_delta`: one evaluation per point, no eps search per point), so every point
+    ``eps`` (:func:`best.round_delta`: one evaluation per point, no eps search per point), so every point
     is a valid guarantee wherever it lands. The eps at ``delta`` is located first (a coarse secant
     search, every evaluation kept as a point); then one point near each delta of
     :func:`profile_deltas`, placed by interpolating eps linearly in ``sqrt(log(1/delta))`` between
     the two nearest points already known. A ``delta_i`` below :data:`PROFILE_DELTA_MIN` is raised
     to it (a larger delta is still a guarantee); points with ``delta_i >= 1`` say nothing and are
     left out."""
+    from shuffledp.accountants import best
     from shuffledp.accountants import decomposition as dec
     from shuffledp.accountants import variation_ratio as vr
 
     tail = max(1e-300, 1e-6 * PROFILE_DELTA_MIN)
-    fn = round_delta(mechanism, eps0, n, tail, **params)
+    fn = best.round_delta(mechanism, eps0, n, tail, **params)
     seen: dict[float, float] = {}
 
     def at(e: float) -> float:
@@ -207,60 +207,3 @@ def profile_deltas(delta: float, rounds: int) -> list[float]:
         out.append(low)
     return out
 
-
-def round_delta(mechanism: str, eps0: float, n: int, tail: float, *, k=None, d=None, s=None,
-                g=None) -> Callable[[float], float]:
-    """``eps -> `` an upper bound on one shuffle's delta at ``eps``: the smallest of the blanket
-    decomposition (where :func:`best.best_eps` evaluates it: grouped randomizers and k-RR up to
-    ``best.HEAVY_N_MAX`` users) and the variation ratio (k-RR: its sound parameters; otherwise the
-    general ones, which hold for every eps0-LDP randomizer), each with its truncated mass
-    ``tail`` charged. One evaluation each, no eps search: what the profile and the inverse
-    queries' searches need. A bound whose numerics fail at the edge of their range
-    (``best._DEGENERATE``) is left out; if none answers, the trivial 1."""
-    from shuffledp.accountants import best
-    from shuffledp.accountants import decomposition as dec
-    from shuffledp.accountants import variation_ratio as vr
-
-    params = best.mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g)
-    heavy = n <= best.HEAVY_N_MAX[mechanism] and params.get("s", 0) <= best.SUBSET_PAIRS_MAX
-    fns: list[Callable[[float], float]] = []
-    vparams = vr.vr_params("krr", eps0, k=params["k"]) if mechanism == "krr" else vr.vr_params("general", eps0)
-    fns.append(_guard(lambda: vr._vr_solvers(vparams, n, tail, None if heavy else best.VR_WINDOW_MAX)[0]))
-    if heavy and mechanism != "general":
-        def decomposition():
-            pairs = best.grouped_pairs_for(mechanism, eps0, params)
-            pair, top = dec.DecomposedPair(None, n, tail=tail, pairs=pairs), dec._eps_hi(pairs)
-            return lambda e: 0.0 if e >= top else pair.delta(e)
-        fns.append(_guard(decomposition))
-    built = [fn for fn in fns if fn is not None]
-
-    def delta_at(eps: float) -> float:
-        vals = [v for v in (_call(fn, eps) for fn in built) if v is not None]
-        return min(vals, default=1.0)
-
-    return delta_at
-
-
-def _degenerate(exc: ValueError) -> bool:
-    from shuffledp.accountants import best
-    from shuffledp.accountants.validation import AccountantDomainError
-
-    return not isinstance(exc, AccountantDomainError) and any(m in str(exc) for m in best._DEGENERATE)
-
-
-def _guard(build: Callable[[], Callable[[float], float]]) -> Callable[[float], float] | None:
-    try:
-        return build()
-    except ValueError as exc:
-        if _degenerate(exc):
-            return None
-        raise
-
-
-def _call(fn: Callable[[float], float], eps: float) -> float | None:
-    try:
-        return min(float(fn(eps)), 1.0)
-    except ValueError as exc:
-        if _degenerate(exc):
-            return None
-        raise
