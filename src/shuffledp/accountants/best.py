@@ -595,13 +595,14 @@ def _exponent_gap(value: float, delta: float) -> float:
     return math.log(-math.log(value)) - math.log(-math.log(delta))
 
 
-def _surrogate_root(G: Callable[[float], float], lo: float, hi: float, start: float,
+def _surrogate_root(G: Callable[[float], float], lo: float, hi: float, start: float, slope: float,
                     done: Callable[[float, float], bool], nudge: Callable[[float], float]) -> tuple[float, float]:
     """A bracket ``(bad, good)`` of the crossing of a non-decreasing ``G`` (``>= 0``: good) in
-    ``[lo, hi]`` (``lo`` taken as bad, ``hi`` as good, neither evaluated). Secant steps from
-    ``start``, each pushed by ``nudge(u)`` past the estimated crossing so that the two sides are
-    reached; bisection when a step leaves the bracket. At most :data:`SOLVE_SURROGATE_EVALS`
-    evaluations: the bracket returned is a proposal, which the forward calls then verify."""
+    ``[lo, hi]`` (``lo`` taken as bad, ``hi`` as good, neither evaluated). A Newton step with the
+    expected ``slope`` from ``start``, then secant steps, each pushed by ``nudge(u)`` past the
+    estimated crossing so that the two sides are reached; bisection when a step leaves the bracket.
+    At most :data:`SOLVE_SURROGATE_EVALS` evaluations: the bracket returned is a proposal, which
+    the forward calls then verify."""
     pts: list[tuple[float, float]] = []
     u = min(max(start, lo), hi)
     for _ in range(SOLVE_SURROGATE_EVALS):
@@ -619,7 +620,7 @@ def _surrogate_root(G: Callable[[float], float], lo: float, hi: float, start: fl
             (u0, g0), (u1, g1) = pts[-2], pts[-1]
             prop = u1 - g1 * (u1 - u0) / (g1 - g0)
         elif len(pts) == 1 and math.isfinite(gu):
-            prop = u + (0.5 if gu < 0 else -0.5)
+            prop = u - gu / slope
         if prop is not None:
             prop += nudge(prop) if gu < 0 else -nudge(prop)
         u = prop if prop is not None and lo < prop < hi else 0.5 * (lo + hi)
@@ -644,7 +645,7 @@ def _n_candidates(mechanism: str, target: float, eps0: float, delta: float, kw: 
                   tol: float) -> tuple[int, int]:
     """``(good, bad)``: the smallest n where one round's delta at ``target / (1 + 4 rtol)`` meets
     ``delta`` (so that the forward eps, rounded up by at most ``rtol``, should meet the target) and
-    a point ``0.6 tol`` below it (which should fail), from :func:`_surrogate_root` on ``log n``."""
+    a point ``0.9 tol`` below it (which should fail), from :func:`_surrogate_root` on ``log n``."""
     from shuffledp.accountants.validation import N_MAX
 
     eps_s = target / (1.0 + 4.0 * rtol)
@@ -652,23 +653,29 @@ def _n_candidates(mechanism: str, target: float, eps0: float, delta: float, kw: 
     def n_of(u: float) -> int:
         return int(min(N_MAX, max(2, math.ceil(math.exp(u) - 1e-9))))
 
+    seen: dict[int, float] = {}
+
     def G(u: float) -> float:
-        return _exponent_gap(_one_delta(mechanism, eps0, n_of(u), eps_s, delta, kw, rtol), delta)
+        m = n_of(u)
+        if m not in seen:
+            seen[m] = _exponent_gap(_one_delta(mechanism, eps0, m, eps_s, delta, kw, rtol), delta)
+        return seen[m]
 
     def done(lo: float, hi: float) -> bool:
-        return n_of(hi) - n_of(lo) <= max(1, tol / 4 * n_of(lo))
+        return n_of(hi) - n_of(lo) <= max(2, tol / 4 * n_of(lo))
 
+    # start: the asymptotic form; log(-log delta) grows about like log n (slope 1)
     guess = 1.0 + _vr_asymptotic_eps(eps0, 2.0, delta) ** 2 / target ** 2 / 2.0
-    lo, hi = _surrogate_root(G, math.log(2.0), math.log(N_MAX), math.log(max(guess, 3.0)), done,
+    lo, hi = _surrogate_root(G, math.log(2.0), math.log(N_MAX), math.log(max(guess, 3.0)), 1.0, done,
                              lambda u: max(tol / 24, 1.0 / math.exp(u)))
     good = n_of(hi)
-    return good, max(2, min(good - 1, math.floor(good * (1.0 - 0.6 * tol))))
+    return good, max(2, min(good - 1, math.floor(good * (1.0 - 0.9 * tol))))
 
 
 def _eps0_candidates(mechanism: str, target: float, n: int, delta: float, kw: dict, rtol: float,
                      tol: float) -> tuple[float, float]:
     """``(good, bad)``: the largest eps0 in ``[target, BEST_EPS0_MAX]`` where one round's delta at
-    ``target / (1 + 4 rtol)`` meets ``delta``, and a point ``0.6 tol`` above it (which should
+    ``target / (1 + 4 rtol)`` meets ``delta``, and a point ``0.9 tol`` above it (which should
     fail), from :func:`_surrogate_root` on ``-log eps0``."""
     eps_s = target / (1.0 + 4.0 * rtol)
 
@@ -682,10 +689,11 @@ def _eps0_candidates(mechanism: str, target: float, n: int, delta: float, kw: di
     for _ in range(60):
         mid = 0.5 * (lo_e + hi_e)
         lo_e, hi_e = (mid, hi_e) if _vr_asymptotic_eps(mid, n, delta) <= target else (lo_e, mid)
-    lo, hi = _surrogate_root(G, -math.log(BEST_EPS0_MAX), -math.log(target), -math.log(lo_e), done,
+    # log(-log delta) falls about twice as fast as log eps0 grows (measured on k-RR): the first step
+    lo, hi = _surrogate_root(G, -math.log(BEST_EPS0_MAX), -math.log(target), -math.log(lo_e), 2.0, done,
                              lambda u: tol / 24)
     good = max(target, math.exp(-hi))
-    return good, min(BEST_EPS0_MAX, good * (1.0 + 0.6 * tol))
+    return good, min(BEST_EPS0_MAX, good * (1.0 + 0.9 * tol))
 
 
 def _refine_eps0(f, lo: float, lo_res: dict, hi: float, hi_res: dict, target: float, tol: float):
