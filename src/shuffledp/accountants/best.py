@@ -662,14 +662,14 @@ def _n_candidates(mechanism: str, target: float, eps0: float, delta: float, kw: 
         return seen[m]
 
     def done(lo: float, hi: float) -> bool:
-        return n_of(hi) - n_of(lo) <= max(2, tol / 4 * n_of(lo))
+        return n_of(hi) - n_of(lo) <= max(1, tol / 4 * n_of(lo))
 
     # start: the asymptotic form; log(-log delta) grows about like log n (slope 1)
     guess = 1.0 + _vr_asymptotic_eps(eps0, 2.0, delta) ** 2 / target ** 2 / 2.0
     lo, hi = _surrogate_root(G, math.log(2.0), math.log(N_MAX), math.log(max(guess, 3.0)), 1.0, done,
                              lambda u: max(tol / 24, 1.0 / math.exp(u)))
-    good = n_of(hi)
-    return good, max(2, min(good - 1, math.floor(good * (1.0 - 0.9 * tol))))
+    good = n_of(hi)   # the failing point: 0.9 tol below, and at least as far as the surrogate's bad end
+    return good, max(2, min(good - 1, n_of(lo), math.floor(good * (1.0 - 0.9 * tol))))
 
 
 def _eps0_candidates(mechanism: str, target: float, n: int, delta: float, kw: dict, rtol: float,
@@ -733,10 +733,11 @@ def solve_eps0(mechanism: str, target_eps: float, n: int, delta: float, *, k=Non
     the answer). ``eps0 = target_eps`` always qualifies (shuffling eps-LDP reports is eps-DP).
     First stage: the crossing located with one round's delta at the target (one evaluation per
     step, :func:`_eps0_candidates`), then two forward calls verify the answer and the failing
-    point. Only if either disagrees, the forward-call search (:func:`_refine_eps0`) continues
-    from the verified points. The bound is not proven monotone in eps0: the answer is the edge of
-    the bracket kept, each end verified. ``fail_certified``: the lower bound at ``fails_at`` also
-    exceeds the target (no accountant could certify it there)."""
+    point. Only if either disagrees (or the verified bracket is wider than ``tol``), the
+    forward-call search (:func:`_refine_eps0`) continues from the verified points. The bound is
+    not proven monotone in eps0: the answer is the edge of the bracket kept, each end verified.
+    ``fail_certified``: the lower bound at ``fails_at`` also exceeds the target (no accountant
+    could certify it there)."""
     start = time.perf_counter()
     target = check_eps0(target_eps, "target-eps", upper=math.inf)
     n, delta = check_n(n), check_delta(delta)
@@ -755,25 +756,26 @@ def solve_eps0(mechanism: str, target_eps: float, n: int, delta: float, *, k=Non
         return _answer("eps0", BEST_EPS0_MAX, res, target, None, None, tol, calls, start)
     _check(mechanism, target, n, delta, k)
     mechanism_params(mechanism, target, **kw)   # flags checked before the search
-    good, bad = _eps0_candidates(mechanism, target, n, delta, kw, rtol, tol)
-    lo, lo_res, hi, hi_res = target, None, BEST_EPS0_MAX, None
-    res = f(good)
-    if res["eps"] <= target:
-        lo, lo_res = good, res
-        res = f(bad)
-        if res["eps"] > target:
-            return _answer("eps0", good, lo_res, target, bad, res, tol, calls, start)
-        lo, lo_res = bad, res
-        if bad >= BEST_EPS0_MAX:
-            return _answer("eps0", bad, res, target, None, None, tol, calls, start)
-    else:
-        hi, hi_res = good, res
-    lo_res = lo_res or f(lo)
-    hi_res = hi_res or f(hi)
+    ok, fail = _verify(f, *_eps0_candidates(mechanism, target, n, delta, kw, rtol, tol), target)
+    (lo, lo_res), (hi, hi_res) = ok or (target, None), fail or (BEST_EPS0_MAX, None)
+    if lo >= BEST_EPS0_MAX:
+        return _answer("eps0", lo, lo_res, target, None, None, tol, calls, start)
+    lo_res, hi_res = lo_res or f(lo), hi_res or f(hi)
     if hi_res["eps"] <= target:   # BEST_EPS0_MAX qualifies
         return _answer("eps0", hi, hi_res, target, None, None, tol, calls, start)
     lo, lo_res, hi, hi_res = _refine_eps0(f, lo, lo_res, hi, hi_res, target, tol)
     return _answer("eps0", lo, lo_res, target, hi, hi_res, tol, calls, start)
+
+
+def _verify(f, good, bad, target: float) -> tuple[tuple | None, tuple | None]:
+    """Forward calls at the surrogate's answer ``good`` and failing point ``bad``: ``(ok, fail)``,
+    the point verified to meet the target nearest to the boundary and the one verified to miss
+    it, each ``(value, forward result)`` or None."""
+    res = f(good)
+    if res["eps"] > target:
+        return None, (good, res)
+    bad_res = f(bad)
+    return ((good, res), (bad, bad_res)) if bad_res["eps"] > target else ((bad, bad_res), None)
 
 
 def _refine_n(f, lo: int, lo_res: dict, hi: int, hi_res: dict, target: float, tol: float):
@@ -824,9 +826,9 @@ def solve_n(mechanism: str, target_eps: float, eps0: float, delta: float, *, k=N
     n) is within ``tol`` (relative, at least one user) below the answer. n = 2 is tried first;
     then the crossing is located with one round's delta at the target (one evaluation per step,
     :func:`_n_candidates`) and two forward calls verify the answer and the failing point; only if
-    either disagrees, the forward-call search (:func:`_refine_n`) continues from the verified
-    points. A target not met at ``N_MAX`` users raises :class:`AccountantDomainError` naming
-    ``--target-eps``."""
+    either disagrees (or the verified bracket is wider than ``tol``), the forward-call search
+    (:func:`_refine_n`) continues from the verified points. A target not met at ``N_MAX`` users
+    raises :class:`AccountantDomainError` naming ``--target-eps``."""
     from shuffledp.accountants.validation import N_MAX
 
     start = time.perf_counter()
@@ -846,21 +848,10 @@ def solve_n(mechanism: str, target_eps: float, eps0: float, delta: float, *, k=N
     if lo_res["eps"] <= target:
         return _answer("n", 2, lo_res, target, None, None, tol, calls, start)
     good, bad = _n_candidates(mechanism, target, eps0, delta, kw, rtol, tol)
-    hi, hi_res = N_MAX, None
-    res = f(good)
-    if res["eps"] <= target:
-        hi, hi_res = good, res
-        res = f(bad) if bad > lo else lo_res
-        if res["eps"] > target:
-            return _answer("n", good, hi_res, target, bad, res, tol, calls, start)
-        hi, hi_res = bad, res
-    elif good >= N_MAX:
-        raise AccountantDomainError("target-eps", f"{target!r} is not met at n <= {N_MAX:.0e} users "
-                                                  f"(eps there: {res['eps']:.6g})")
-    else:
-        lo, lo_res = good, res
+    ok, fail = _verify(f, good, bad, target)
+    (lo, lo_res), (hi, hi_res) = fail or (lo, lo_res), ok or (N_MAX, None)
     if hi_res is None:
-        hi_res = f(N_MAX)
+        hi_res = fail[1] if good >= N_MAX else f(N_MAX)
         if hi_res["eps"] > target:
             raise AccountantDomainError("target-eps", f"{target!r} is not met at n <= {N_MAX:.0e} users "
                                                       f"(eps there: {hi_res['eps']:.6g})")
