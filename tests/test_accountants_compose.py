@@ -67,11 +67,13 @@ def _binary_rr_pair(n: int, eps0: float):
     return (1 - ph) * pad + ph * base, ph * pad + (1 - ph) * base
 
 
-@pytest.mark.parametrize("n,eps0,rounds", [(20, 1.0, 10), (50, 2.0, 30)])
-def test_never_below_the_composed_exact_pair(n, eps0, rounds):
+@pytest.mark.parametrize("mech,n,eps0,rounds", [("krr", 20, 1.0, 10), ("krr", 50, 2.0, 30),
+                                                ("general", 20, 1.0, 10), ("general", 200, 2.0, 100)])
+def test_never_below_the_composed_exact_pair(mech, n, eps0, rounds):
     """The T-fold composition of a real pair (dp_accounting's optimistic PLD of its exact pmfs:
     rounded down, a lower bound on that pair's composed eps) lower-bounds the true T-round eps;
-    our composed upper bound stays above it."""
+    our composed upper bound stays above it. Binary RR is eps0-LDP, so its pair also lower-bounds
+    the class ``general``."""
     from dp_accounting.pld import privacy_loss_distribution as pld
 
     p, q = _binary_rr_pair(n, eps0)
@@ -79,7 +81,7 @@ def test_never_below_the_composed_exact_pair(n, eps0, rounds):
     pair = pld.from_two_probability_mass_functions(logs[0], logs[1], pessimistic_estimate=False,
                                                    value_discretization_interval=1e-4, symmetric=False)
     exact = pair.self_compose(rounds).get_epsilon_for_delta(1e-6)
-    ours = compose.composed_eps("krr", eps0, n, 1e-6, rounds, k=2)["eps"]
+    ours = compose.composed_eps(mech, eps0, n, 1e-6, rounds, **({"k": 2} if mech == "krr" else {}))["eps"]
     assert exact <= ours
     assert ours <= rounds * eps0
 
@@ -104,3 +106,17 @@ def test_cli_rounds():
     assert out["rounds"] == 10 and out["eps"] <= out["eps_composed"] <= 10 * 1.0
     proc = subprocess.run([*base, "--rounds", "0"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "--rounds" in proc.stderr
+
+
+@pytest.mark.parametrize("mech,kw,n", [("krr", {"k": 10}, 10_000), ("oue", {"d": 20}, 5_000),
+                                       ("general", {}, 10_000)])
+def test_profile_points_are_guarantees_of_the_forward_accountant(mech, kw, n):
+    """Every point of the round's profile (one delta evaluation each, placed, not searched) is a
+    guarantee by best_eps's own bounds: its eps at that point's delta is no larger."""
+    pts = compose.round_profile(mech, 2.0, n, 1e-6, 10, **kw)
+    inner = [(e, d) for e, d in pts if compose.PROFILE_DELTA_MIN < d < 0.5]
+    assert len(inner) >= 6
+    decades = {math.floor(math.log10(d)) for _, d in inner}
+    assert len(decades) >= 5   # spread over the profile, not piled up
+    for e, d in inner[::2]:
+        assert best.best_eps(mech, 2.0, n, d, parallel=False, **kw)["eps"] <= e * (1 + 3e-5) + 1e-12

@@ -63,3 +63,31 @@ def test_cli_inverse_query_and_flag_errors():
                         (["--target-eps", "0.5", "--eps0", "1", "--n", "10"], "--target-eps")):
         proc = subprocess.run([*base, *extra], capture_output=True, text=True, timeout=120)
         assert proc.returncode == 2 and flag in proc.stderr.strip().splitlines()[-1], proc.stderr
+
+
+@pytest.mark.parametrize("shift", [0.7, 1.4])
+def test_a_wrong_surrogate_only_costs_forward_calls(monkeypatch, shift):
+    """The one-delta surrogate only proposes: candidates far on either side of the boundary are
+    caught by the forward calls, and the answer is still verified and within the tolerance."""
+    true_eps0 = best.solve_eps0("krr", 0.3, 2_000, 1e-6, k=2)
+    true_n = best.solve_n("krr", 0.5, 2.0, 1e-6, k=2)
+    assert true_eps0["forward_calls"] <= 2 and true_n["forward_calls"] <= 3   # the surrogate's cost
+
+    def eps0_cands(*a, **k):
+        good = true_eps0["eps0"] * shift
+        return good, good * 1.0006
+
+    def n_cands(*a, **k):
+        good = int(true_n["n"] * shift)
+        return good, good - 1
+
+    monkeypatch.setattr(best, "_eps0_candidates", eps0_cands)
+    monkeypatch.setattr(best, "_n_candidates", n_cands)
+    res = best.solve_eps0("krr", 0.3, 2_000, 1e-6, k=2)
+    assert res["forward_calls"] > 2 and res["eps"] <= 0.3
+    assert res["fails_at"] - res["eps0"] <= res["tolerance"] * res["eps0"] and res["eps_at_fail"] > 0.3
+    assert abs(res["eps0"] - true_eps0["eps0"]) <= 2 * res["tolerance"] * true_eps0["eps0"]
+    res = best.solve_n("krr", 0.5, 2.0, 1e-6, k=2)
+    assert res["forward_calls"] > 3 and res["eps"] <= 0.5
+    assert res["n"] - res["fails_at"] <= max(1, res["tolerance"] * res["fails_at"]) and res["eps_at_fail"] > 0.5
+    assert abs(res["n"] - true_n["n"]) <= max(1, 2 * res["tolerance"] * true_n["n"])

@@ -463,9 +463,8 @@ def krr_eps_local(k: int, eps_s: float, delta_s: float, n: int, *, rtol: float =
 
 # --------------------------------------------------------------------------- inverse queries
 SOLVE_RTOL = 1e-3  # relative width of the final bracket of an inverse query (eps0 or n)
-
-
-SOLVE_PROBE_ROUNDS = 4  # interpolation rounds of an inverse query before plain bisection
+SOLVE_PROBE_ROUNDS = 4  # interpolation rounds of the fallback search before plain bisection
+SOLVE_SURROGATE_EVALS = 16  # most one-delta evaluations of an inverse query's first stage
 
 
 def _gap_log(res: dict, target: float) -> float:
@@ -498,36 +497,174 @@ def _answer(kind: str, value, res: dict, target: float, bad, bad_res: dict | Non
     return out
 
 
-def solve_eps0(mechanism: str, target_eps: float, n: int, delta: float, *, k=None, d=None, s=None,
-               g=None, rtol: float = 1e-5, tol: float = SOLVE_RTOL) -> dict:
-    """Largest local eps0 (in ``(0, BEST_EPS0_MAX]``) whose shuffled eps at ``n`` users and ``delta``
-    is at most ``target_eps`` by :func:`best_eps`'s upper bound.
+def round_delta(mechanism: str, eps0: float, n: int, tail: float, *, k=None, d=None, s=None,
+                g=None) -> Callable[[float], float]:
+    """``eps -> `` an upper bound on one shuffle's delta at ``eps``: the smallest of the blanket
+    decomposition (where :func:`best_eps` evaluates it: grouped randomizers and k-RR up to
+    ``HEAVY_N_MAX`` users) and the variation ratio (k-RR: its sound parameters; otherwise the
+    general ones, which hold for every eps0-LDP randomizer), each with its truncated mass
+    ``tail`` charged. One evaluation each, no eps search: what the profile and the inverse
+    queries' searches need. A bound whose numerics fail at the edge of their range
+    (:data:`_DEGENERATE`) is left out; if none answers, the trivial 1."""
+    from shuffledp.accountants import variation_ratio as vr
 
-    Sound in direction: the returned ``eps0`` is a point where the forward call was made and gave
-    ``eps <= target_eps`` (returned beside it). ``eps0 = target_eps`` always qualifies (shuffling
-    eps-LDP reports is eps-DP; ``best_eps`` never answers above eps0), which starts the search;
-    bisection on ``log eps0`` stops when ``fails_at`` (a point whose forward eps exceeds the target)
-    is within ``tol`` (relative) of the answer, or returns ``BEST_EPS0_MAX`` when even it qualifies
-    (``fails_at`` is then None). The bound is not proven monotone in eps0: the answer is the edge of
-    the bracket kept, each end verified; the bracket is first narrowed by probing both sides of
-    the log-log interpolated crossing (a few rounds). ``fail_certified``: the lower bound at ``fails_at`` also
-    exceeds the target (no accountant could certify it there)."""
-    start = time.perf_counter()
-    target = check_eps0(target_eps, "target-eps", upper=math.inf)
-    n, delta = check_n(n), check_delta(delta)
-    if not (1e-9 <= tol <= 0.1):
-        raise AccountantDomainError("tolerance", f"{tol!r} must lie in [1e-9, 0.1]")
-    kw = {"k": k, "d": d, "s": s, "g": g}
-    lo = min(target, BEST_EPS0_MAX)
-    lo_res = _forward(mechanism, lo, n, delta, kw, rtol)
-    calls = 1
-    if lo == BEST_EPS0_MAX:
-        return _answer("eps0", lo, lo_res, target, None, None, tol, calls, start)
-    hi = BEST_EPS0_MAX
-    hi_res = _forward(mechanism, hi, n, delta, kw, rtol)
-    calls += 1
-    if hi_res["eps"] <= target:
-        return _answer("eps0", hi, hi_res, target, None, None, tol, calls, start)
+    params = mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g)
+    heavy = n <= HEAVY_N_MAX[mechanism] and params.get("s", 0) <= SUBSET_PAIRS_MAX
+    fns: list[Callable[[float], float]] = []
+    vparams = vr.vr_params("krr", eps0, k=params["k"]) if mechanism == "krr" else vr.vr_params("general", eps0)
+    fns.append(_built_or_none(lambda: vr._vr_solvers(vparams, n, tail, None if heavy else VR_WINDOW_MAX)[0]))
+    if heavy and mechanism != "general":
+        def decomposition():
+            pairs = grouped_pairs_for(mechanism, eps0, params)
+            pair, top = dec.DecomposedPair(None, n, tail=tail, pairs=pairs), dec._eps_hi(pairs)
+            return lambda e: 0.0 if e >= top else pair.delta(e)
+        fns.append(_built_or_none(decomposition))
+    built = [fn for fn in fns if fn is not None]
+
+    def delta_at(eps: float) -> float:
+        vals = [v for v in (_value_or_none(fn, eps) for fn in built) if v is not None]
+        return min(vals, default=1.0)
+
+    return delta_at
+
+
+def _degenerate_error(exc: ValueError) -> bool:
+    return not isinstance(exc, AccountantDomainError) and any(m in str(exc) for m in _DEGENERATE)
+
+
+def _built_or_none(build: Callable[[], Callable[[float], float]]) -> Callable[[float], float] | None:
+    try:
+        return build()
+    except ValueError as exc:
+        if _degenerate_error(exc):
+            return None
+        raise
+
+
+def _value_or_none(fn: Callable[[float], float], eps: float) -> float | None:
+    try:
+        return min(float(fn(eps)), 1.0)
+    except ValueError as exc:
+        if _degenerate_error(exc):
+            return None
+        raise
+
+
+def _exponent_gap(value: float, delta: float) -> float:
+    """``log(-log D) - log(-log delta)``: ``>= 0`` exactly when ``D <= delta`` (``+inf`` at D = 0,
+    ``-inf`` at D >= 1); nearly linear in ``log n`` (D decays like ``exp(-c n)``)."""
+    if value <= 0.0:
+        return math.inf
+    if value >= 1.0:
+        return -math.inf
+    return math.log(-math.log(value)) - math.log(-math.log(delta))
+
+
+def _surrogate_root(G: Callable[[float], float], lo: float, hi: float, start: float, slope: float,
+                    done: Callable[[float, float], bool], nudge: Callable[[float], float]) -> tuple[float, float]:
+    """A bracket ``(bad, good)`` of the crossing of a non-decreasing ``G`` (``>= 0``: good) in
+    ``[lo, hi]`` (``lo`` taken as bad, ``hi`` as good, neither evaluated). A Newton step with the
+    expected ``slope`` from ``start``, then secant steps, each pushed by ``nudge(u)`` past the
+    estimated crossing so that the two sides are reached; bisection when a step leaves the bracket.
+    At most :data:`SOLVE_SURROGATE_EVALS` evaluations: the bracket returned is a proposal, which
+    the forward calls then verify."""
+    pts: list[tuple[float, float]] = []
+    u = min(max(start, lo), hi)
+    for _ in range(SOLVE_SURROGATE_EVALS):
+        if done(lo, hi):
+            break
+        gu = G(u)
+        if gu >= 0:
+            hi = u
+        else:
+            lo = u
+        if math.isfinite(gu):
+            pts.append((u, gu))
+        prop = None
+        if len(pts) >= 2 and pts[-1][1] != pts[-2][1]:
+            (u0, g0), (u1, g1) = pts[-2], pts[-1]
+            prop = u1 - g1 * (u1 - u0) / (g1 - g0)
+        elif len(pts) == 1 and math.isfinite(gu):
+            prop = u - gu / slope
+        if prop is not None:
+            prop += nudge(prop) if gu < 0 else -nudge(prop)
+        u = prop if prop is not None and lo < prop < hi else 0.5 * (lo + hi)
+    return lo, hi
+
+
+def _vr_asymptotic_eps(eps0: float, n: float, delta: float) -> float:
+    """The order of magnitude of the shuffled eps (the variation ratio's asymptotic form with the
+    general parameters): only a starting point of the searches."""
+    p = math.exp(min(eps0, 700.0))
+    beta = (p - 1.0) / (p + 1.0)
+    return math.sqrt(beta * (p - 1.0) * math.log(1.0 / delta) / max(n - 1.0, 1.0))
+
+
+def _one_delta(mechanism: str, eps0: float, n: int, eps: float, delta: float, kw: dict, rtol: float) -> float:
+    """One round's upper delta at ``eps`` (:func:`round_delta`, the decomposition where
+    :func:`best_eps` evaluates it and the variation ratio): one evaluation, no eps search."""
+    return round_delta(mechanism, eps0, n, max(1e-300, 1e-3 * rtol * delta), **kw)(eps)
+
+
+def _n_candidates(mechanism: str, target: float, eps0: float, delta: float, kw: dict, rtol: float,
+                  tol: float) -> tuple[int, int]:
+    """``(good, bad)``: the smallest n where one round's delta at ``target / (1 + 4 rtol)`` meets
+    ``delta`` (so that the forward eps, rounded up by at most ``rtol``, should meet the target) and
+    a point ``0.9 tol`` below it (which should fail), from :func:`_surrogate_root` on ``log n``."""
+    from shuffledp.accountants.validation import N_MAX
+
+    eps_s = target / (1.0 + 4.0 * rtol)
+
+    def n_of(u: float) -> int:
+        return int(min(N_MAX, max(2, math.ceil(math.exp(u) - 1e-9))))
+
+    seen: dict[int, float] = {}
+
+    def G(u: float) -> float:
+        m = n_of(u)
+        if m not in seen:
+            seen[m] = _exponent_gap(_one_delta(mechanism, eps0, m, eps_s, delta, kw, rtol), delta)
+        return seen[m]
+
+    def done(lo: float, hi: float) -> bool:
+        return n_of(hi) - n_of(lo) <= max(1, tol / 4 * n_of(lo))
+
+    # start: the asymptotic form; log(-log delta) grows about like log n (slope 1)
+    guess = 1.0 + _vr_asymptotic_eps(eps0, 2.0, delta) ** 2 / target ** 2 / 2.0
+    lo, hi = _surrogate_root(G, math.log(2.0), math.log(N_MAX), math.log(max(guess, 3.0)), 1.0, done,
+                             lambda u: max(tol / 24, 1.0 / math.exp(u)))
+    good = n_of(hi)   # the failing point: 0.9 tol below, and at least as far as the surrogate's bad end
+    return good, max(2, min(good - 1, n_of(lo), math.floor(good * (1.0 - 0.9 * tol))))
+
+
+def _eps0_candidates(mechanism: str, target: float, n: int, delta: float, kw: dict, rtol: float,
+                     tol: float) -> tuple[float, float]:
+    """``(good, bad)``: the largest eps0 in ``[target, BEST_EPS0_MAX]`` where one round's delta at
+    ``target / (1 + 4 rtol)`` meets ``delta``, and a point ``0.9 tol`` above it (which should
+    fail), from :func:`_surrogate_root` on ``-log eps0``."""
+    eps_s = target / (1.0 + 4.0 * rtol)
+
+    def G(u: float) -> float:
+        return _exponent_gap(_one_delta(mechanism, math.exp(-u), n, eps_s, delta, kw, rtol), delta)
+
+    def done(lo: float, hi: float) -> bool:
+        return hi - lo <= tol / 4
+
+    lo_e, hi_e = target, BEST_EPS0_MAX   # start where the asymptotic form meets the target
+    for _ in range(60):
+        mid = 0.5 * (lo_e + hi_e)
+        lo_e, hi_e = (mid, hi_e) if _vr_asymptotic_eps(mid, n, delta) <= target else (lo_e, mid)
+    # log(-log delta) falls about twice as fast as log eps0 grows (measured on k-RR): the first step
+    lo, hi = _surrogate_root(G, -math.log(BEST_EPS0_MAX), -math.log(target), -math.log(lo_e), 2.0, done,
+                             lambda u: tol / 24)
+    good = max(target, math.exp(-hi))
+    return good, min(BEST_EPS0_MAX, good * (1.0 + 0.9 * tol))
+
+
+def _refine_eps0(f, lo: float, lo_res: dict, hi: float, hi_res: dict, target: float, tol: float):
+    """The forward-call search of ``solve_eps0`` inside a verified bracket (``lo`` meets the target,
+    ``hi`` does not): probes both sides of the log-log interpolated crossing for a few rounds, then
+    bisects on ``log eps0`` until the bracket is narrower than ``tol`` (relative)."""
     for _ in range(SOLVE_PROBE_ROUNDS):
         if hi - lo <= tol * lo:
             break
@@ -535,21 +672,111 @@ def solve_eps0(mechanism: str, target_eps: float, n: int, delta: float, *, k=Non
         for probe in (math.exp(x) * (1.0 - 0.3 * tol), math.exp(x) * (1.0 + 0.3 * tol)):
             if not (lo < probe < hi):
                 continue
-            res = _forward(mechanism, probe, n, delta, kw, rtol)
-            calls += 1
+            res = f(probe)
             if res["eps"] <= target:
                 lo, lo_res = probe, res
             else:
                 hi, hi_res = probe, res
     while hi - lo > tol * lo:
         mid = math.sqrt(lo * hi)
-        res = _forward(mechanism, mid, n, delta, kw, rtol)
-        calls += 1
+        res = f(mid)
         if res["eps"] <= target:
             lo, lo_res = mid, res
         else:
             hi, hi_res = mid, res
+    return lo, lo_res, hi, hi_res
+
+
+def solve_eps0(mechanism: str, target_eps: float, n: int, delta: float, *, k=None, d=None, s=None,
+               g=None, rtol: float = 1e-5, tol: float = SOLVE_RTOL) -> dict:
+    """Largest local eps0 (in ``(0, BEST_EPS0_MAX]``) whose shuffled eps at ``n`` users and ``delta``
+    is at most ``target_eps`` by :func:`best_eps`'s upper bound.
+
+    Sound in direction: the returned ``eps0`` is a point where the forward call was made and gave
+    ``eps <= target_eps`` (returned beside it); ``fails_at``, within ``tol`` (relative) above it, is
+    a point where the forward call gave more (None when ``BEST_EPS0_MAX`` itself qualifies and is
+    the answer). ``eps0 = target_eps`` always qualifies (shuffling eps-LDP reports is eps-DP).
+    First stage: the crossing located with one round's delta at the target (one evaluation per
+    step, :func:`_eps0_candidates`), then two forward calls verify the answer and the failing
+    point. Only if either disagrees (or the verified bracket is wider than ``tol``), the
+    forward-call search (:func:`_refine_eps0`) continues from the verified points. The bound is
+    not proven monotone in eps0: the answer is the edge of the bracket kept, each end verified.
+    ``fail_certified``: the lower bound at ``fails_at`` also exceeds the target (no accountant
+    could certify it there)."""
+    start = time.perf_counter()
+    target = check_eps0(target_eps, "target-eps", upper=math.inf)
+    n, delta = check_n(n), check_delta(delta)
+    if not (1e-9 <= tol <= 0.1):
+        raise AccountantDomainError("tolerance", f"{tol!r} must lie in [1e-9, 0.1]")
+    kw = {"k": k, "d": d, "s": s, "g": g}
+    calls = 0
+
+    def f(e: float) -> dict:
+        nonlocal calls
+        calls += 1
+        return _forward(mechanism, e, n, delta, kw, rtol)
+
+    if target >= BEST_EPS0_MAX:
+        res = f(BEST_EPS0_MAX)
+        return _answer("eps0", BEST_EPS0_MAX, res, target, None, None, tol, calls, start)
+    _check(mechanism, target, n, delta, k)
+    mechanism_params(mechanism, target, **kw)   # flags checked before the search
+    ok, fail = _verify(f, *_eps0_candidates(mechanism, target, n, delta, kw, rtol, tol), target)
+    (lo, lo_res), (hi, hi_res) = ok or (target, None), fail or (BEST_EPS0_MAX, None)
+    if lo >= BEST_EPS0_MAX:
+        return _answer("eps0", lo, lo_res, target, None, None, tol, calls, start)
+    lo_res, hi_res = lo_res or f(lo), hi_res or f(hi)
+    if hi_res["eps"] <= target:   # BEST_EPS0_MAX qualifies
+        return _answer("eps0", hi, hi_res, target, None, None, tol, calls, start)
+    lo, lo_res, hi, hi_res = _refine_eps0(f, lo, lo_res, hi, hi_res, target, tol)
     return _answer("eps0", lo, lo_res, target, hi, hi_res, tol, calls, start)
+
+
+def _verify(f, good, bad, target: float) -> tuple[tuple | None, tuple | None]:
+    """Forward calls at the surrogate's answer ``good`` and failing point ``bad``: ``(ok, fail)``,
+    the point verified to meet the target nearest to the boundary and the one verified to miss
+    it, each ``(value, forward result)`` or None."""
+    res = f(good)
+    if res["eps"] > target:
+        return None, (good, res)
+    bad_res = f(bad)
+    return ((good, res), (bad, bad_res)) if bad_res["eps"] > target else ((bad, bad_res), None)
+
+
+def _refine_n(f, lo: int, lo_res: dict, hi: int, hi_res: dict, target: float, tol: float):
+    """The forward-call search of ``solve_n`` inside a verified bracket (``lo`` fails the target,
+    ``hi`` meets it): steps from the failing end by eps ~ 1/sqrt(n), probes both sides of the
+    log-log interpolated crossing for a few rounds, then bisects on ``log n`` until the bracket is
+    within ``tol`` (relative, at least one user)."""
+    for _ in range(3):
+        guess = int(min(max(lo * (lo_res["eps"] / target) ** 2 * 1.02, lo + 1), hi - 1))
+        if hi - lo <= max(1, tol * lo) or not lo < guess < hi:
+            break
+        res = f(guess)
+        if res["eps"] <= target:
+            hi, hi_res = guess, res
+            break
+        lo, lo_res = guess, res
+    for _ in range(SOLVE_PROBE_ROUNDS):
+        if hi - lo <= max(1, tol * lo):
+            break
+        x = math.exp(_crossing(math.log(lo), math.log(hi), _gap_log(lo_res, target), _gap_log(hi_res, target)))
+        for probe in sorted({math.floor(x * (1.0 - 0.3 * tol)), math.ceil(x * (1.0 + 0.3 * tol))}):
+            if not (lo < probe < hi):
+                continue
+            res = f(probe)
+            if res["eps"] <= target:
+                hi, hi_res = probe, res
+            else:
+                lo, lo_res = probe, res
+    while hi - lo > max(1, tol * lo):
+        mid = max(lo + 1, min(hi - 1, int(math.sqrt(lo * hi))))
+        res = f(mid)
+        if res["eps"] <= target:
+            hi, hi_res = mid, res
+        else:
+            lo, lo_res = mid, res
+    return lo, lo_res, hi, hi_res
 
 
 def solve_n(mechanism: str, target_eps: float, eps0: float, delta: float, *, k=None, d=None, s=None,
@@ -560,12 +787,13 @@ def solve_n(mechanism: str, target_eps: float, eps0: float, delta: float, *, k=N
     Sound in direction: the returned ``n`` is a point where the forward call gave ``eps <=
     target_eps``. It also holds at every larger n: the true worst-case eps does not increase with
     n (the shuffled output of n + 1 users is a post-processing of that of n users: add one more
-    independent report), so it stays below the certified value. The search brackets the answer
-    between n = 2 (if it qualifies, the answer) and ``N_MAX``, steps from the failing end by
-    eps ~ 1/sqrt(n), probes both sides of the log-log interpolated crossing (a few rounds) and
-    then bisects on ``log n`` until ``fails_at`` (a verified failing n) is within ``tol`` (relative, at least one
-    user) of the answer. A target not met at ``N_MAX`` users raises
-    :class:`AccountantDomainError` naming ``--target-eps``."""
+    independent report), so it stays below the certified value. ``fails_at`` (a verified failing
+    n) is within ``tol`` (relative, at least one user) below the answer. n = 2 is tried first;
+    then the crossing is located with one round's delta at the target (one evaluation per step,
+    :func:`_n_candidates`) and two forward calls verify the answer and the failing point; only if
+    either disagrees (or the verified bracket is wider than ``tol``), the forward-call search
+    (:func:`_refine_n`) continues from the verified points. A target not met at ``N_MAX`` users
+    raises :class:`AccountantDomainError` naming ``--target-eps``."""
     from shuffledp.accountants.validation import N_MAX
 
     start = time.perf_counter()
@@ -584,39 +812,13 @@ def solve_n(mechanism: str, target_eps: float, eps0: float, delta: float, *, k=N
     lo, lo_res = 2, f(2)
     if lo_res["eps"] <= target:
         return _answer("n", 2, lo_res, target, None, None, tol, calls, start)
-    top = f(N_MAX)
-    if top["eps"] > target:
-        raise AccountantDomainError("target-eps", f"{target!r} is not met at n <= {N_MAX:.0e} users "
-                                                  f"(eps there: {top['eps']:.6g})")
-    hi, hi_res = N_MAX, top
-    # first steps from the failing end by eps ~ c / sqrt(n) (the far end may have eps = 0)
-    for _ in range(3):
-        guess = int(min(max(lo * (lo_res["eps"] / target) ** 2 * 1.02, lo + 1), hi - 1))
-        if hi - lo <= max(1, tol * lo) or not lo < guess < hi:
-            break
-        res = f(guess)
-        if res["eps"] <= target:
-            hi, hi_res = guess, res
-            break
-        lo, lo_res = guess, res
-    for _ in range(SOLVE_PROBE_ROUNDS):
-        if hi - lo <= max(1, tol * lo):
-            break
-        x = math.exp(_crossing(math.log(lo), math.log(hi), _gap_log(lo_res, target),
-                               _gap_log(hi_res, target)))
-        for probe in sorted({math.floor(x * (1.0 - 0.3 * tol)), math.ceil(x * (1.0 + 0.3 * tol))}):
-            if not (lo < probe < hi):
-                continue
-            res = f(probe)
-            if res["eps"] <= target:
-                hi, hi_res = probe, res
-            else:
-                lo, lo_res = probe, res
-    while hi - lo > max(1, tol * lo):
-        mid = max(lo + 1, min(hi - 1, int(math.sqrt(lo * hi))))
-        res = f(mid)
-        if res["eps"] <= target:
-            hi, hi_res = mid, res
-        else:
-            lo, lo_res = mid, res
+    good, bad = _n_candidates(mechanism, target, eps0, delta, kw, rtol, tol)
+    ok, fail = _verify(f, good, bad, target)
+    (lo, lo_res), (hi, hi_res) = fail or (lo, lo_res), ok or (N_MAX, None)
+    if hi_res is None:
+        hi_res = fail[1] if good >= N_MAX else f(N_MAX)
+        if hi_res["eps"] > target:
+            raise AccountantDomainError("target-eps", f"{target!r} is not met at n <= {N_MAX:.0e} users "
+                                                      f"(eps there: {hi_res['eps']:.6g})")
+    lo, lo_res, hi, hi_res = _refine_n(f, lo, lo_res, hi, hi_res, target, tol)
     return _answer("n", hi, hi_res, target, lo, lo_res, tol, calls, start)

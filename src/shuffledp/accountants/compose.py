@@ -1,8 +1,11 @@
 """Composition of ``account best`` over T rounds, a fresh shuffle each round.
 
-Each round is the shuffled mechanism of :func:`shuffledp.accountants.best.best_eps`, which
-certifies it ``(eps_i, delta_i)``-DP (both directions of every neighbouring pair) at every delta
-asked: a privacy profile, here at the deltas of :func:`profile_deltas` and the pure point
+Each round is the shuffled mechanism whose delta at any eps :func:`best.round_delta` bounds from
+above with the bounds of :func:`shuffledp.accountants.best.best_eps` that carry most of its weight
+(the blanket decomposition where ``best_eps`` evaluates it, and the variation ratio). Every
+evaluated ``(eps_i, round_delta(eps_i))`` is therefore a valid ``(eps_i, delta_i)``-DP guarantee
+(both directions of every neighbouring pair): :func:`round_profile` places about one point per
+decade of delta (:func:`profile_deltas`) at one evaluation each, plus the pure point
 ``(eps0, 0)`` (shuffling eps0-LDP reports is eps0-DP). :func:`tradeoff_pair` turns these points
 into one discrete dominating pair (the trade-off function they imply together, in the f-DP view of
 Dong, Roth and Su), exported as a privacy-loss distribution to dp_accounting (pessimistic:
@@ -31,7 +34,7 @@ import numpy as np
 from shuffledp.accountants.validation import check_delta, check_int
 
 __all__ = ["ROUNDS_MAX", "composed_from_point", "tradeoff_pair", "composed_profile", "composed_eps",
-           "profile_deltas"]
+           "profile_deltas", "round_profile"]
 
 ROUNDS_MAX = 10_000
 PROFILE_DELTA_MIN = 1e-10  # smaller profile deltas are not used: 1 - delta keeps >= 6 of their digits
@@ -125,10 +128,10 @@ def composed_profile(points, rounds: int, delta: float, *, discretization: float
 
 def composed_eps(mechanism: str, eps0: float, n: int, delta: float, rounds: int, *, k=None, d=None,
                  s=None, g=None, rtol: float = 1e-5) -> dict:
-    """Upper bound on the eps at ``delta`` of ``rounds`` fresh shuffles of ``n`` reports: the
-    round's privacy profile from :func:`best.best_eps` at the deltas of :func:`profile_deltas`
-    (and ``(eps0, 0)``), its dominating pair (:func:`tradeoff_pair`) composed with dp_accounting;
-    never above ``T eps0``. One round (``rounds = 1``) is the forward answer itself."""
+    """Upper bound on the eps at ``delta`` of ``rounds`` fresh shuffles of ``n`` reports: one round's
+    privacy profile (:func:`round_profile`, and ``(eps0, 0)``), its dominating pair
+    (:func:`tradeoff_pair`) composed with dp_accounting; never above ``T eps0``. One round
+    (``rounds = 1``) is the forward answer of :func:`best.best_eps` itself."""
     from shuffledp.accountants import best
 
     start = time.perf_counter()
@@ -139,11 +142,55 @@ def composed_eps(mechanism: str, eps0: float, n: int, delta: float, rounds: int,
         one = best.best_eps(mechanism, eps0, n, delta, rtol=rtol, parallel=False, **kw)
         return {"eps": one["eps"], "rounds": 1, "profile": [(one["eps"], delta)],
                 "seconds": time.perf_counter() - start}
-    points = [(float(eps0), 0.0)]
-    for dlt in profile_deltas(delta, rounds):
-        points.append((best.best_eps(mechanism, eps0, n, dlt, rtol=rtol, parallel=False, **kw)["eps"], dlt))
+    eps0, n, delta, _ = best._check(mechanism, eps0, n, delta, k)  # the domain, before any work
+    points = [(float(eps0), 0.0), *round_profile(mechanism, eps0, n, delta, rounds, **kw)]
     eps_t = min(composed_profile(points, rounds, delta), rounds * float(eps0))
     return {"eps": eps_t, "rounds": rounds, "profile": points, "seconds": time.perf_counter() - start}
+
+
+def round_profile(mechanism: str, eps0: float, n: int, delta: float, rounds: int, **params) -> list:
+    """One round's privacy profile as ``(eps, delta_i)`` points, each ``delta_i`` an upper bound at
+    ``eps`` (:func:`best.round_delta`: one evaluation per point, no eps search per point), so every point
+    is a valid guarantee wherever it lands. The eps at ``delta`` is located first (a coarse secant
+    search, every evaluation kept as a point); then one point near each delta of
+    :func:`profile_deltas`, placed by interpolating eps linearly in ``sqrt(log(1/delta))`` between
+    the two nearest points already known. A ``delta_i`` below :data:`PROFILE_DELTA_MIN` is raised
+    to it (a larger delta is still a guarantee); points with ``delta_i >= 1`` say nothing and are
+    left out."""
+    from shuffledp.accountants import best
+    from shuffledp.accountants import decomposition as dec
+    from shuffledp.accountants import variation_ratio as vr
+
+    tail = max(1e-300, 1e-6 * PROFILE_DELTA_MIN)
+    fn = best.round_delta(mechanism, eps0, n, tail, **params)
+    seen: dict[float, float] = {}
+
+    def at(e: float) -> float:
+        if e not in seen:
+            seen[e] = fn(e)
+        return seen[e]
+
+    if at(0.0) > delta:   # else the total variation already meets delta (huge n)
+        guess = min(vr._eps_guess(vr.vr_params("general", eps0), n, delta), 0.5 * eps0)
+        dec.secant_eps(at, delta, 0.0, float(eps0), guess, 1e-2)
+    targets = sorted(profile_deltas(delta, rounds), key=lambda x: abs(math.log(x / delta)))
+    for dlt in targets:
+        at(_interpolated_eps(seen, dlt, float(eps0)))
+    return sorted((e, max(v, PROFILE_DELTA_MIN)) for e, v in seen.items() if v < 1.0)
+
+
+def _interpolated_eps(seen: dict[float, float], dlt: float, top: float) -> float:
+    """The eps where the profile is expected to reach ``dlt``: linear in ``sqrt(log(1/delta))``
+    through the two known points nearest to it (a placement only: the point is then evaluated)."""
+    def u(x: float) -> float:
+        return math.sqrt(math.log(1.0 / x))
+
+    known = sorted(((u(v), e) for e, v in seen.items() if 0.0 < v < 1.0), key=lambda p: abs(p[0] - u(dlt)))
+    if len(known) < 2 or known[0][0] == known[1][0]:
+        return top if not known else min(top, known[0][1] * u(dlt) / max(known[0][0], 1e-9))
+    (u0, e0), (u1, e1) = known[:2]
+    e = e0 + (e1 - e0) * (u(dlt) - u0) / (u1 - u0)
+    return min(max(e, 0.0), top)
 
 
 def profile_deltas(delta: float, rounds: int) -> list[float]:
@@ -159,3 +206,4 @@ def profile_deltas(delta: float, rounds: int) -> list[float]:
     if not out or out[-1] > low:
         out.append(low)
     return out
+
