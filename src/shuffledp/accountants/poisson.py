@@ -22,7 +22,7 @@ with probability ``gamma = m / ceil(m)`` one item uniform over the ``d`` items.
 
 ``m = 0`` (no blanket messages) is handled as its limit: no clones, ``D = lambda``.
 
-Soundness finding (tests/test_accountants_poisson.py, docs/accountants.md)
+Soundness finding (tests/test_accountants_poisson.py, docs/accountants_internals.md)
 --------------------------------------------------------------------------
 Lemma 3 models the Poisson randomizer's "no message" as the victim's non-clone output, but the
 shuffled output also shows *how many* messages there are. When that count is (nearly)

@@ -5,7 +5,7 @@ An accountant answers inside its domain with a sound number and outside it with
 ``shuffledp account ...`` commands print it as one line, ``shuffledp: error: --FLAG: message``
 (exit status 2).
 
-Domains (also in docs/accountants.md, "Domains"):
+Domains (also in docs/accountants_internals.md, "Domains"):
 
 =========================  ==================================================================
 argument                   domain

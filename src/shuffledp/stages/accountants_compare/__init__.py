@@ -1,4 +1,4 @@
-"""Every shuffle accountant on one grid (docs/accountants.md).
+"""Every shuffle accountant on one grid (docs/accountants_internals.md).
 
 Jobs: one ``run`` per (mechanism, eps0) with its (n, delta) grid inside; one ``report`` (the table in
 Parquet and Markdown, the run times' Markdown table, the figure); one ``gain`` (what the tighter
