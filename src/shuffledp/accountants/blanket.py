@@ -50,9 +50,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from shuffledp.accountants.clones import EPS0_MAX, smallest_eps
-from shuffledp.accountants.hockey_stick import bisect_switch
+from shuffledp.accountants.hockey_stick import bisect_switch, smallest_eps
 from shuffledp.accountants.validation import (
+    EPS0_MAX,
     AccountantDomainError,
     check_choice,
     check_delta,

@@ -35,11 +35,11 @@ whose text has a typo ``8 e^eps / q`` for ``8 e^eps / n``) is in :func:`eps_clon
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 import numpy as np
 from scipy import special, stats
 
+from shuffledp.accountants.hockey_stick import smallest_eps  # noqa: F401 (re-exported: moved to the light module)
 from shuffledp.accountants.validation import EPS0_MAX, check_choice, check_delta, check_eps, check_eps0, check_n
 
 __all__ = [
@@ -348,45 +348,6 @@ def delta_clones(eps0: float, n: int, eps: float, *, variant: str = "fmt21",
     """delta(eps) of the numerical clones bound for shuffling n eps0-LDP reports."""
     eps = _check_eps(eps)
     return clone_pair(eps0, n, variant=variant, max_points=max_points).delta(eps)
-
-
-def smallest_eps(delta_of_eps: Callable[[float], float], delta: float, eps_hi: float,
-                 *, rtol: float = 1e-7, atol: float = 1e-12) -> float:
-    """Smallest eps in [0, eps_hi] with ``delta_of_eps(eps) <= delta``, rounded up.
-
-    ``delta_of_eps`` should be non-increasing and ``delta_of_eps(eps_hi) <= delta``. The search
-    keeps a bracket ``[lo, hi]`` with ``delta_of_eps(lo) > delta >= delta_of_eps(hi)`` and
-    returns ``hi`` once ``hi - lo <= max(rtol * hi, atol)``; the returned eps therefore always
-    meets the target (rounding never makes the guarantee optimistic). Steps are secant steps on
-    ``log delta`` kept inside the bracket, with a bisection step every third iteration.
-    """
-    if delta_of_eps(0.0) <= delta:
-        return 0.0
-    lo, hi = 0.0, float(eps_hi)
-    d_hi = delta_of_eps(hi)
-    if d_hi > delta:
-        raise ValueError("delta_of_eps(eps_hi) exceeds the target delta")
-    log_t = math.log(delta)
-    f_lo = math.log(delta_of_eps(lo)) - log_t
-    f_hi = math.log(max(d_hi, 1e-300)) - log_t
-    for it in range(500):
-        if hi - lo <= max(rtol * hi, atol):
-            break
-        if it % 3 != 2:
-            x = hi - f_hi * (hi - lo) / (f_hi - f_lo)
-            if not math.isfinite(x):
-                x = 0.5 * (lo + hi)
-            x = min(max(x, lo + 0.02 * (hi - lo)), hi - 0.02 * (hi - lo))
-        else:
-            x = 0.5 * (lo + hi)
-        d = delta_of_eps(x)
-        if not d >= 0:  # NaN or negative: a broken delta function must not pass silently
-            raise ValueError(f"delta_of_eps({x!r}) returned {d!r}")
-        if d <= delta:
-            hi, f_hi = x, math.log(max(d, 1e-300)) - log_t
-        else:
-            lo, f_lo = x, math.log(d) - log_t
-    return hi
 
 
 def eps_clones(eps0: float, n: int, delta: float, *, variant: str = "fmt21",
