@@ -374,59 +374,6 @@ def test_make_component_unknown():
         make_component("tcm")
 
 
-def test_claims_verdicts_and_standin_labels():
-    import pandas as pd
-
-    from shuffledp.claims.core import COLUMNS
-    from shuffledp.experiments.multidim_frameworks import claims, summarise
-
-    rows = []
-    for fw, ds in (("calm", "br"), ("hdg", "loan")):
-        for comp, scale in (("mhm", 1.0), ("flame", 100.0 if fw == "calm" else 3.0)):
-            for eps in (0.25, 0.5, 1.0):
-                for rep in (0, 1, 2):
-                    j = 1 + 0.02 * (rep - 1)
-                    rows.append({"framework": fw, "dataset": ds, "component": comp, "eps": eps, "rep": rep,
-                                 "unit_mse": j * scale * 1e-4 / eps, "query_mse": j * scale * 2e-4 / eps,
-                                 "attribute_mse": (2.0 if comp == "flame" else 1.0) * 1e-5})
-    runs = pd.DataFrame(rows)
-    summ = summarise(runs.assign(unit_mse_raw=runs.unit_mse, eps_l_min=1.0, eps_l_max=1.0, n=1000, units=1,
-                                 max_unit_cells=1, g1=0, g2=0))
-    notes = {"br": "offline stand-in data, not the real ipums_br", "loan": ""}
-    cl = claims(summ, notes, "t", subsets={"loan"}, runs=runs)
-    by = cl.set_index("id")
-    assert by.loc["Fig6_mhm_beats_flame", "held"] == "held"  # on stand-in data: labelled, not evidence
-    assert by.loc["Fig6_mhm_beats_flame", "data"] == "stand-in" and not by.loc["Fig6_mhm_beats_flame", "evidence"]
-    assert by.loc["Fig8_mhm_beats_flame", "data"] == "real" and by.loc["Fig8_mhm_beats_flame", "evidence"]
-    assert by.loc["Fig8_mhm_beats_flame", "held"] == "held"
-    assert "Loan: real (subset)" in by.loc["Fig8_mhm_beats_flame", "measured"]  # provenance per dataset
-    assert by.loc["Fig6_gap_views_vs_attributes", "held"] == "held"  # 100 on views vs 2 on attributes
-    assert by.loc["Fig6_flame_100x", "held"] == "held"
-    assert by.loc["Fig7_marginal_above_view", "held"] == "held"  # 2x by construction
-    assert by.loc["Fig9_query_sometimes_below_grid", "held"] == "not held"
-    assert by.loc["Fig9_query_sometimes_below_grid", "explanation"]
-    assert by.loc["Fig8_inverse_eps", "held"] == "held"
-    assert list(cl.columns) == COLUMNS
-    # one rule for one sentence: a shallow slope (-0.2) is not "inversely proportional", here as in Fig. 3
-    shallow = summ.copy()
-    shallow["unit_mse"] = shallow["unit_mse"] * shallow["eps"] ** 0.8
-    assert claims(shallow, notes, "t", runs=runs).set_index("id").loc["Fig8_inverse_eps", "held"] == "not held"
-    # about 100x has an upper end: 1000x is not about 100
-    big = summ.copy()
-    big.loc[big.component == "flame", "unit_mse"] *= 10
-    assert claims(big, notes, "t", runs=runs).set_index("id").loc["Fig6_flame_100x", "held"] == "not held"
-    # one repetition: no standard error, so "MHM consistently outperforms" is not testable
-    one = claims(summ, notes, "t", runs=runs[runs.rep == 0]).set_index("id")
-    assert one.loc["Fig8_mhm_beats_flame", "held"] == "not testable at this scale"
-    # within noise: FLAME 1% above MHM with a 2% spread is not significantly worse
-    close = runs.copy()
-    close.loc[close.component == "flame", ["unit_mse", "query_mse"]] /= 99.0
-    close.loc[(close.framework == "hdg") & (close.component == "flame"), ["unit_mse", "query_mse"]] *= 33.0 / 3.0
-    cs = summarise(close.assign(unit_mse_raw=close.unit_mse, eps_l_min=1.0, eps_l_max=1.0, n=1000, units=1,
-                                max_unit_cells=1, g1=0, g2=0))
-    assert claims(cs, notes, "t", runs=close).set_index("id").loc["Fig6_mhm_beats_flame", "held"] == "not held"
-
-
 def test_config_checks():
     from shuffledp.config import ConfigError
     from shuffledp.stages.multidim_frameworks import check_config
