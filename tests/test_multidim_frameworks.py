@@ -282,6 +282,38 @@ def test_jobs_one_per_framework_component_dataset_every_eps_inside():
     assert [j.step for j in js].count("report") == 1
 
 
+def test_calm_on_the_real_ordinal_tables():
+    """CALM on Adult and Loan reads the ordinal tables of the stage's own adult/loan steps (built once,
+    also without HDG on that dataset)."""
+    from shuffledp.stages.jobs import JobTable
+    from shuffledp.stages.multidim_frameworks import check_config, jobs
+
+    cfg = _config()
+    cfg["multidim_frameworks"]["calm"]["datasets"] = ["br", "adult", "loan"]
+    cfg["multidim_frameworks"]["hdg"]["datasets"] = ["adult"]
+    check_config(cfg)
+    js = jobs(cfg)
+    table = JobTable(js)
+    assert [j.step for j in js].count("loan") == 1 and [j.step for j in js].count("adult") == 1
+    calm_loan = table.job("run", {"framework": "calm", "component": "flame", "dataset": "loan"})
+    assert calm_loan.inputs["table"][0].step == "loan" and calm_loan.spec["records"] == 1000
+    report = table.job("report", {})
+    assert report.spec["calm_datasets"] == ["br", "adult", "loan"] and report.spec["datasets"] == ["adult", "br", "loan"]
+
+
+def test_records_above_the_table_are_said_under_the_frameworks_key(tmp_path, capsys):
+    import pandas as pd
+
+    from shuffledp.datasets.provenance import write_table
+    from shuffledp.experiments.multidim_frameworks import load_table
+
+    path = tmp_path / "loan.parquet"
+    write_table(pd.DataFrame({"a": [0, 1, 2], "b": [1, 1, 0]}), path, {"dataset": "loan", "domains": {"a": 4, "b": 2}})
+    data, domains, _, _ = load_table(path, 500, 1, "loan", "calm")
+    assert data.shape == (3, 2) and domains == [4, 2]
+    assert "multidim_frameworks.calm.records: 500 exceeds the 3 rows" in capsys.readouterr().err
+
+
 def test_editing_one_key_changes_only_the_specs_that_hold_it():
     """The rules pass the canonical spec as params: a job reruns exactly when its spec changes."""
     import copy
@@ -382,7 +414,11 @@ def test_config_checks():
     for mutate, needle in ((lambda c: c["multidim_frameworks"].update(eps=[1.0, 0.5]), "eps"),
                            (lambda c: c["multidim_frameworks"]["hdg"].update(domain=12), "power of two"),
                            (lambda c: c["multidim_frameworks"]["calm"].update(datasets=["zz"]), "datasets.ipums"),
-                           (lambda c: c["multidim_frameworks"]["loan"].update(source="file"), "path")):
+                           (lambda c: c["multidim_frameworks"]["loan"].update(source="file"), "path"),
+                           (lambda c: c["multidim_frameworks"]["calm"].update(datasets=["adult"], view_size=6),
+                            "5 ordinal attributes of adult"),
+                           (lambda c: (c["multidim_frameworks"]["calm"].update(datasets=["loan"]),
+                                       c["multidim_frameworks"].pop("hdg")), "needs the hdg part")):
         cfg = _config()
         mutate(cfg)
         with pytest.raises(ConfigError, match=needle):

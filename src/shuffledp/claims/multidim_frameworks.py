@@ -285,11 +285,10 @@ def marginal_above_view(rows: _Rows, runs: pd.DataFrame | None, dss) -> None:
                           if below else "no significant difference at some point (more repetitions needed)"))
 
 
-_MARGINAL_WHY = ("a random 3-way marginal that is not one of the views is the maximum-entropy table of the views' "
+_MARGINAL_WHY = ("a random 3-way marginal that is not inside one view is the maximum-entropy table of the views' "
                  "2-way projections; a projection cell sums many view cells and is averaged over the views sharing "
-                 "it, so its noise is far below a view cell's and such a marginal's error is mostly the small "
-                 "maximum-entropy bias, while a marginal inside a view has that view's error "
-                 "(tests/test_multidim_frameworks_claims.py; docs/multidim_frameworks.md, \"Marginals against "
+                 "it, so its noise is well below a view cell's, while a marginal inside a view has that view's "
+                 "error (tests/test_multidim_frameworks_flame.py; docs/multidim_frameworks.md, \"Marginals against "
                  "views\")")
 
 

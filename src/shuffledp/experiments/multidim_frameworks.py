@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
+from shuffledp.claims.multidim_frameworks import FW_CLAIMS  # noqa: F401  (the claims' quotes, for their readers)
 from shuffledp.io import write_table
 from shuffledp.seeding import rng as seeded_rng
 
