@@ -298,7 +298,8 @@ def test_calm_on_the_real_ordinal_tables():
     calm_loan = table.job("run", {"framework": "calm", "component": "flame", "dataset": "loan"})
     assert calm_loan.inputs["table"][0].step == "loan" and calm_loan.spec["records"] == 1000
     report = table.job("report", {})
-    assert report.spec["calm_datasets"] == ["br", "adult", "loan"] and report.spec["datasets"] == ["adult", "br", "loan"]
+    assert report.spec["calm_datasets"] == ["br", "adult", "loan"]
+    assert report.spec["datasets"] == ["adult", "br", "loan"]
 
 
 def test_records_above_the_table_are_said_under_the_frameworks_key(tmp_path, capsys):
