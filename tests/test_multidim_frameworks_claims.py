@@ -77,6 +77,15 @@ def test_inverse_eps_is_figure_3s_slope_rule(slope):
     assert by.loc["Fig6_inverse_eps_adult", "held"] == NOT_HELD
 
 
+def test_inverse_eps_names_saturated_curves():
+    """A flat curve whose raw estimates are far noisier than its post-processed ones (FLAME on large
+    views): the projection onto the simplex is named as the cause."""
+    runs = _runs(slope=-0.1)
+    runs["unit_mse_raw"] = runs["unit_mse"] * np.where(runs.component == "flame", 1e3, 1.0)
+    why = _verdicts(runs).loc["Fig6_inverse_eps_adult", "explanation"]
+    assert "Adult/flame" in why and "raw error 1e+03x" in why and "projection onto the simplex" in why
+
+
 def test_inverse_eps_names_grid_changes():
     runs = _runs(slope=-0.2)
     runs.loc[(runs.framework == "hdg") & (runs.eps == 1.0), "g1"] = 8
@@ -121,17 +130,20 @@ def test_marginal_above_view_paired_t_test():
     why = below.loc["Fig7_marginal_above_view", "explanation"]
     assert "significantly below the views' at 6 points" in why and "maximum-entropy" in why
     assert "70% of the marginals answered by maximum entropy" in below.loc["Fig7_marginal_above_view", "measured"]
-    # the noise case: 1% above with a 5% spread and 3 repetitions is undecided, so not shown
+    # the noise case: 1% above with a 5% spread and 3 repetitions is undecided, and nothing speaks
+    # against the claim: not testable (more repetitions), neither held nor not held
     noisy = _verdicts(_runs(marginal=1.01, spread=0.05)).loc["Fig7_marginal_above_view"]
-    assert noisy.held == NOT_HELD and "more repetitions needed" in noisy.explanation
+    assert noisy.held == NOT_TESTABLE and "more repetitions needed" in noisy.explanation
     assert _verdicts(_runs(reps=1)).loc["Fig7_marginal_above_view", "held"] == NOT_TESTABLE
 
 
 def test_query_sometimes_below_grid_with_bonferroni():
     assert _verdicts(_runs(query=0.5)).loc["Fig9_query_sometimes_below_grid", "held"] == HELD
-    assert _verdicts(_runs(query=2.0)).loc["Fig9_query_sometimes_below_grid", "held"] == NOT_HELD
-    # 3% below with a 5% spread: a single unadjusted test might pass by chance; not shown
-    assert _verdicts(_runs(query=0.97, spread=0.05)).loc["Fig9_query_sometimes_below_grid", "held"] == NOT_HELD
+    above = _verdicts(_runs(query=2.0)).loc["Fig9_query_sometimes_below_grid"]
+    assert above.held == NOT_HELD and "above the grid MSE at every point" in above.explanation
+    # 3% below with a 5% spread: a single unadjusted test might pass by chance; undecided, not shown
+    noisy = _verdicts(_runs(query=0.97, spread=0.05)).loc["Fig9_query_sometimes_below_grid"]
+    assert noisy.held == NOT_TESTABLE and "none significantly with 3 repetitions" in noisy.explanation
     assert _verdicts(_runs(reps=1)).loc["Fig9_query_sometimes_below_grid", "held"] == NOT_TESTABLE
 
 
