@@ -152,7 +152,7 @@ def _curve_note(g: pd.DataFrame, slope: float) -> tuple[str, set[str]]:
         parts.append(f", grids g1 {'/'.join(str(int(v)) for v in g.g1)} g2 {'/'.join(str(int(v)) for v in g.g2)}")
         causes.add("grids")
     raw = (g["unit_mse_raw"] / g["unit_mse"]).min() if "unit_mse_raw" in g else float("nan")
-    if raw >= SATURATED:
+    if raw >= SATURATED and slope > C.SLOPE_TARGET + C.SLOPE_TOL:  # flat because bounded
         parts.append(f", raw error {raw:.3g}x or more the post-processed")
         causes.add("saturated")
     elif comp == "mhm" and slope > C.SLOPE_TARGET + C.SLOPE_TOL:
