@@ -96,6 +96,25 @@ def _check_calm_dataset(calm: Mapping, ds: str, extract: Mapping) -> None:
                               f"attributes of datasets.ipums.{ds}")
 
 
+def _ordinal_jobs(config: Mapping, datasets: set[str]) -> list[Job]:
+    """The ``loan`` and ``adult`` jobs: the ordinal tables of HDG and of CALM on real data, each built
+    once when a framework reads it (coded to ``hdg.domain`` values)."""
+    sec, seed, out = config["multidim_frameworks"], int(config["seed"]), []
+    domain = int(sec["hdg"]["domain"]) if datasets & set(ORDINAL) else 0
+    loan = sec["loan"]
+    if "loan" in datasets:
+        out.append(Job("loan", {},
+                       {"dataset": "loan", "seed": seed, "domain": domain,
+                        "source": loan["source"], "path": loan["path"],
+                        "records": loan["records"], "mirror": config["data_mirror"], "raw_dir": RAW},
+                       # the source marker: a stand-in is rebuilt when the real file arrives (stages.data)
+                       inputs={"source": [data_marker("loan")] if loan["source"] == "auto" else []}))
+    if "adult" in datasets:
+        out.append(Job("adult", {}, {"dataset": "adult", "domain": domain},
+                       inputs={"table": [Ref("preprocess_adult", "table", stage="data")]}))
+    return out
+
+
 def jobs(config: Mapping) -> list[Job]:
     """Every job of the stage (empty without a ``multidim_frameworks`` section)."""
     sec = config.get("multidim_frameworks")
@@ -106,21 +125,9 @@ def jobs(config: Mapping) -> list[Job]:
     common = {"seed": seed}
     comp_opts = {"mhm": {"bound": sec["bound"], "family_bits": int(sec["hash_family_bits"])},
                  "flame": {"np_fraction": float(sec["flame_np_fraction"]), "variant": sec["flame_variant"]}}
-    out: list[Job] = []
     calm, hdg = _parts(sec)
     hdg_datasets = list(hdg["datasets"]) if hdg else []
-    ordinal = set(hdg_datasets) | set(calm["datasets"] if calm else [])  # tables of the loan/adult steps
-    loan = sec["loan"]
-    if "loan" in ordinal:
-        out.append(Job("loan", {},
-                       {"dataset": "loan", "seed": seed, "domain": int(hdg["domain"]),
-                        "source": loan["source"], "path": loan["path"],
-                        "records": loan["records"], "mirror": config["data_mirror"], "raw_dir": RAW},
-                       # the source marker: a stand-in is rebuilt when the real file arrives (stages.data)
-                       inputs={"source": [data_marker("loan")] if loan["source"] == "auto" else []}))
-    if "adult" in ordinal:
-        out.append(Job("adult", {}, {"dataset": "adult", "domain": int(hdg["domain"])},
-                       inputs={"table": [Ref("preprocess_adult", "table", stage="data")]}))
+    out = _ordinal_jobs(config, set(hdg_datasets) | set(calm["datasets"] if calm else []))
     runs = []
     for fw, part in (("calm", calm), ("hdg", hdg)):
         for ds in part["datasets"] if part else []:
