@@ -24,7 +24,7 @@ from shuffledp.stages.multidim_frameworks import jobs
 
 def _path(proc: Path, spec: dict) -> str:
     ds = spec["dataset"]
-    if spec["framework"] == "calm":
+    if ds not in ("adult", "loan"):  # CALM's IPUMS extracts; Adult and Loan: the ordinal tables (CALM and HDG)
         return str(proc / f"ipums_{ds}.parquet")
     return str(proc / ("adult_ordinal.parquet" if ds == "adult" else "loan.parquet"))
 

@@ -282,6 +282,39 @@ def test_jobs_one_per_framework_component_dataset_every_eps_inside():
     assert [j.step for j in js].count("report") == 1
 
 
+def test_calm_on_the_real_ordinal_tables():
+    """CALM on Adult and Loan reads the ordinal tables of the stage's own adult/loan steps (built once,
+    also without HDG on that dataset)."""
+    from shuffledp.stages.jobs import JobTable
+    from shuffledp.stages.multidim_frameworks import check_config, jobs
+
+    cfg = _config()
+    cfg["multidim_frameworks"]["calm"]["datasets"] = ["br", "adult", "loan"]
+    cfg["multidim_frameworks"]["hdg"]["datasets"] = ["adult"]
+    check_config(cfg)
+    js = jobs(cfg)
+    table = JobTable(js)
+    assert [j.step for j in js].count("loan") == 1 and [j.step for j in js].count("adult") == 1
+    calm_loan = table.job("run", {"framework": "calm", "component": "flame", "dataset": "loan"})
+    assert calm_loan.inputs["table"][0].step == "loan" and calm_loan.spec["records"] == 1000
+    report = table.job("report", {})
+    assert report.spec["calm_datasets"] == ["br", "adult", "loan"]
+    assert report.spec["datasets"] == ["adult", "br", "loan"]
+
+
+def test_records_above_the_table_are_said_under_the_frameworks_key(tmp_path, capsys):
+    import pandas as pd
+
+    from shuffledp.datasets.provenance import write_table
+    from shuffledp.experiments.multidim_frameworks import load_table
+
+    path = tmp_path / "loan.parquet"
+    write_table(pd.DataFrame({"a": [0, 1, 2], "b": [1, 1, 0]}), path, {"dataset": "loan", "domains": {"a": 4, "b": 2}})
+    data, domains, _, _ = load_table(path, 500, 1, "loan", "calm")
+    assert data.shape == (3, 2) and domains == [4, 2]
+    assert "multidim_frameworks.calm.records: 500 exceeds the 3 rows" in capsys.readouterr().err
+
+
 def test_editing_one_key_changes_only_the_specs_that_hold_it():
     """The rules pass the canonical spec as params: a job reruns exactly when its spec changes."""
     import copy
@@ -374,59 +407,6 @@ def test_make_component_unknown():
         make_component("tcm")
 
 
-def test_claims_verdicts_and_standin_labels():
-    import pandas as pd
-
-    from shuffledp.claims.core import COLUMNS
-    from shuffledp.experiments.multidim_frameworks import claims, summarise
-
-    rows = []
-    for fw, ds in (("calm", "br"), ("hdg", "loan")):
-        for comp, scale in (("mhm", 1.0), ("flame", 100.0 if fw == "calm" else 3.0)):
-            for eps in (0.25, 0.5, 1.0):
-                for rep in (0, 1, 2):
-                    j = 1 + 0.02 * (rep - 1)
-                    rows.append({"framework": fw, "dataset": ds, "component": comp, "eps": eps, "rep": rep,
-                                 "unit_mse": j * scale * 1e-4 / eps, "query_mse": j * scale * 2e-4 / eps,
-                                 "attribute_mse": (2.0 if comp == "flame" else 1.0) * 1e-5})
-    runs = pd.DataFrame(rows)
-    summ = summarise(runs.assign(unit_mse_raw=runs.unit_mse, eps_l_min=1.0, eps_l_max=1.0, n=1000, units=1,
-                                 max_unit_cells=1, g1=0, g2=0))
-    notes = {"br": "offline stand-in data, not the real ipums_br", "loan": ""}
-    cl = claims(summ, notes, "t", subsets={"loan"}, runs=runs)
-    by = cl.set_index("id")
-    assert by.loc["Fig6_mhm_beats_flame", "held"] == "held"  # on stand-in data: labelled, not evidence
-    assert by.loc["Fig6_mhm_beats_flame", "data"] == "stand-in" and not by.loc["Fig6_mhm_beats_flame", "evidence"]
-    assert by.loc["Fig8_mhm_beats_flame", "data"] == "real" and by.loc["Fig8_mhm_beats_flame", "evidence"]
-    assert by.loc["Fig8_mhm_beats_flame", "held"] == "held"
-    assert "Loan: real (subset)" in by.loc["Fig8_mhm_beats_flame", "measured"]  # provenance per dataset
-    assert by.loc["Fig6_gap_views_vs_attributes", "held"] == "held"  # 100 on views vs 2 on attributes
-    assert by.loc["Fig6_flame_100x", "held"] == "held"
-    assert by.loc["Fig7_marginal_above_view", "held"] == "held"  # 2x by construction
-    assert by.loc["Fig9_query_sometimes_below_grid", "held"] == "not held"
-    assert by.loc["Fig9_query_sometimes_below_grid", "explanation"]
-    assert by.loc["Fig8_inverse_eps", "held"] == "held"
-    assert list(cl.columns) == COLUMNS
-    # one rule for one sentence: a shallow slope (-0.2) is not "inversely proportional", here as in Fig. 3
-    shallow = summ.copy()
-    shallow["unit_mse"] = shallow["unit_mse"] * shallow["eps"] ** 0.8
-    assert claims(shallow, notes, "t", runs=runs).set_index("id").loc["Fig8_inverse_eps", "held"] == "not held"
-    # about 100x has an upper end: 1000x is not about 100
-    big = summ.copy()
-    big.loc[big.component == "flame", "unit_mse"] *= 10
-    assert claims(big, notes, "t", runs=runs).set_index("id").loc["Fig6_flame_100x", "held"] == "not held"
-    # one repetition: no standard error, so "MHM consistently outperforms" is not testable
-    one = claims(summ, notes, "t", runs=runs[runs.rep == 0]).set_index("id")
-    assert one.loc["Fig8_mhm_beats_flame", "held"] == "not testable at this scale"
-    # within noise: FLAME 1% above MHM with a 2% spread is not significantly worse
-    close = runs.copy()
-    close.loc[close.component == "flame", ["unit_mse", "query_mse"]] /= 99.0
-    close.loc[(close.framework == "hdg") & (close.component == "flame"), ["unit_mse", "query_mse"]] *= 33.0 / 3.0
-    cs = summarise(close.assign(unit_mse_raw=close.unit_mse, eps_l_min=1.0, eps_l_max=1.0, n=1000, units=1,
-                                max_unit_cells=1, g1=0, g2=0))
-    assert claims(cs, notes, "t", runs=close).set_index("id").loc["Fig6_mhm_beats_flame", "held"] == "not held"
-
-
 def test_config_checks():
     from shuffledp.config import ConfigError
     from shuffledp.stages.multidim_frameworks import check_config
@@ -435,7 +415,11 @@ def test_config_checks():
     for mutate, needle in ((lambda c: c["multidim_frameworks"].update(eps=[1.0, 0.5]), "eps"),
                            (lambda c: c["multidim_frameworks"]["hdg"].update(domain=12), "power of two"),
                            (lambda c: c["multidim_frameworks"]["calm"].update(datasets=["zz"]), "datasets.ipums"),
-                           (lambda c: c["multidim_frameworks"]["loan"].update(source="file"), "path")):
+                           (lambda c: c["multidim_frameworks"]["loan"].update(source="file"), "path"),
+                           (lambda c: c["multidim_frameworks"]["calm"].update(datasets=["adult"], view_size=6),
+                            "5 ordinal attributes of adult"),
+                           (lambda c: (c["multidim_frameworks"]["calm"].update(datasets=["loan"]),
+                                       c["multidim_frameworks"].pop("hdg")), "needs the hdg part")):
         cfg = _config()
         mutate(cfg)
         with pytest.raises(ConfigError, match=needle):

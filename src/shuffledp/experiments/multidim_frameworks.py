@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
+from shuffledp.claims.multidim_frameworks import FW_CLAIMS  # noqa: F401  (the claims' quotes, for their readers)
 from shuffledp.io import write_table
 from shuffledp.seeding import rng as seeded_rng
 
@@ -36,8 +37,9 @@ HDG_DATASETS = ("adult", "loan")
 # ------------------------------------------------------------------ data
 
 
-def load_table(path: str | Path, records: int | None, seed: int, dataset: str):
-    """``(data int64 (n, d), domains, attribute names, provenance)``; a seeded sample of ``records`` rows."""
+def load_table(path: str | Path, records: int | None, seed: int, dataset: str, framework: str = "hdg"):
+    """``(data int64 (n, d), domains, attribute names, provenance)``; a seeded sample of ``records`` rows
+    (``framework``: whose ``records`` key a warning names)."""
     from shuffledp.datasets.provenance import read_provenance
 
     table = pq.read_table(path)
@@ -51,9 +53,8 @@ def load_table(path: str | Path, records: int | None, seed: int, dataset: str):
     if records is not None and records > data.shape[0]:  # all rows: said in the job's log, not silently
         import sys
 
-        part = "hdg" if dataset in ("adult", "loan") else "calm"
-        print(f"WARNING: config key multidim_frameworks.{part}.records: {records} exceeds the {data.shape[0]} rows "
-              f"of {path}; all {data.shape[0]} rows are used", file=sys.stderr)
+        print(f"WARNING: config key multidim_frameworks.{framework}.records: {records} exceeds the "
+              f"{data.shape[0]} rows of {path}; all {data.shape[0]} rows are used", file=sys.stderr)
     if records is not None and records < data.shape[0]:
         idx = seeded_rng(seed, "multidim_frameworks", "records", dataset).choice(data.shape[0], records, replace=False)
         data = data[np.sort(idx)]
@@ -71,6 +72,13 @@ def _log_time(*parts) -> None:
     print(f"{' '.join(map(str, ident))}: {seconds:.2f} s (wall clock, not reproducible)", file=sys.stderr, flush=True)
 
 
+def _eps_free_share(comp, n: int, domains, eps: float, delta: float) -> float:
+    """The part of the component's predicted cell variance that no budget removes (FLAME: its
+    dummies and sampling); NaN for a component without that decomposition (MHM)."""
+    fn = getattr(comp, "eps_free_share", None)
+    return float(fn(n, list(domains), eps, delta)) if fn else float("nan")
+
+
 def run_calm(data, domains, spec: Mapping) -> pd.DataFrame:
     from shuffledp.tasks import marginals as M
     from shuffledp.tasks.frequency import make_component
@@ -86,6 +94,7 @@ def run_calm(data, domains, spec: Mapping) -> pd.DataFrame:
     wl = seeded_rng(seed, "multidim_frameworks", "calm", ds, "workload")
     targets = M.random_marginals(d, int(spec["marginal_size"]), int(spec["marginals"]), wl)
     true_targets = [M.true_marginal(data, domains, q) for q in targets]
+    maxent = sum(not any(set(q) <= set(v) for v in views) for q in targets)  # answered by maximum entropy
     attr_truth = true_frequencies(data, domains)
     rows = []
     for rep in range(int(spec["reps"])):
@@ -105,6 +114,7 @@ def run_calm(data, domains, spec: Mapping) -> pd.DataFrame:
             "unit_mse_raw": float(np.mean([M.marginal_mse(t, u) for t, u in zip(raw, true_views, strict=True)])),
             "query_mse": float(np.mean([M.marginal_mse(a, u) for a, u in zip(answers, true_targets, strict=True)])),
             "attribute_mse": frequency_mse(fa.estimates, attr_truth),
+            "eps_free_share": _eps_free_share(comp, n, vdoms, eps, delta), "maxent_share": maxent / len(targets),
             "g1": 0, "g2": 0,
         })
         _log_time("calm", ds, comp_name, eps, rep, seconds)
@@ -151,6 +161,7 @@ def run_hdg(data, domains, spec: Mapping) -> pd.DataFrame:
             "unit_mse": R.grid_mse(tables, truth), "unit_mse_raw": R.grid_mse(fe.estimates, truth),
             "query_mse": float(np.mean([(a - t) ** 2 for a, t in zip(ans, true_ans, strict=True)])),
             "attribute_mse": frequency_mse(fa.estimates, attr_truth),
+            "eps_free_share": _eps_free_share(comp, n, grids.domains, eps, delta), "maxent_share": float("nan"),
             "g1": g1, "g2": g2,
         })
         _log_time("hdg", ds, comp_name, eps, rep, seconds)
@@ -160,7 +171,8 @@ def run_hdg(data, domains, spec: Mapping) -> pd.DataFrame:
 def run_job(spec: Mapping, data_path: str) -> pd.DataFrame:
     """Every eps_s of the spec (a list, or one number) with every repetition; the rows of one eps_s do
     not depend on the other eps_s values (seeds derive from eps_s and the repetition only)."""
-    data, domains, _, prov = load_table(data_path, spec.get("records"), int(spec["seed"]), spec["dataset"])
+    data, domains, _, prov = load_table(data_path, spec.get("records"), int(spec["seed"]), spec["dataset"],
+                                        spec["framework"])
     fn = {"calm": run_calm, "hdg": run_hdg}[spec["framework"]]
     eps = spec["eps"] if isinstance(spec["eps"], list) else [spec["eps"]]
     df = pd.concat([fn(data, domains, {**spec, "eps": float(e)}) for e in eps], ignore_index=True)
@@ -172,219 +184,32 @@ def run_job(spec: Mapping, data_path: str) -> pd.DataFrame:
 # ------------------------------------------------------------------ report
 
 
-DATASET_LABELS = {"br": "BR", "mx": "MX", "adult": "Adult", "loan": "Loan"}
-
-
 def summarise(df: pd.DataFrame) -> pd.DataFrame:
     keys = ["framework", "dataset", "component", "eps"]
-    cols = ["unit_mse", "unit_mse_raw", "query_mse", "attribute_mse", "eps_l_min", "eps_l_max", "n",
-            "units", "max_unit_cells", "g1", "g2"]
+    cols = ["unit_mse", "unit_mse_raw", "query_mse", "attribute_mse", "eps_l_min", "eps_l_max", "eps_free_share",
+            "maxent_share", "n", "units", "max_unit_cells", "g1", "g2"]
     out = df.groupby(keys, as_index=False)[cols].mean()
     out["reps"] = df.groupby(keys).size().to_numpy()
     return out.sort_values(keys).reset_index(drop=True)
 
 
-_Q6 = ("From Fig. 6, we observe that the MSEs are also inversely proportional to budgets and MHM has a superior to "
-       "FLAME, which agrees with the phenomenon shown in Section 6.1.1.")
-_Q7 = ("Undoubtedly, Fig. 7 shows the same phenomenon as that in Fig. 6, except that the noise scale is bigger than "
-       "that for views.")
-_Q89_INV = "The MSE results are both inversely proportional to ϵ s and the reason has been discussed in Section 6.1.1."
-_Q89_MHM = "MHM consistently outperforms FLAME."
-_SIG = "FLAME's mean MSE significantly above MHM's (z test over repetitions, two-sided 5%) at every (dataset, eps_s)"
-_SECTION = {"Fig6": "Sec. 6.1.2, Fig. 6", "Fig7": "Sec. 6.1.2, Fig. 7", "Fig8": "Sec. 6.1.3, Fig. 8",
-            "Fig9": "Sec. 6.1.3, Fig. 9"}
-# id -> (the paper's sentence, verbatim; the rule with its test or tolerance; what a row not held says)
-FW_CLAIMS = {
-    "Fig6_inverse_eps": (_Q6, None, "a curve's MSE-eps slope is outside [-1.5, -0.5] (measured); figures/"
-                         "multidim_fig6.png"),
-    "Fig7_inverse_eps": (_Q7, None, "a curve's MSE-eps slope is outside [-1.5, -0.5] (measured); figures/"
-                         "multidim_fig7.png"),
-    "Fig8_inverse_eps": (_Q89_INV, None, "a curve's MSE-eps slope is outside [-1.5, -0.5] (measured): with "
-                         "hdg.granularity: hdg the grids change with eps_s and the curves step, with component the "
-                         "floor of MHM's cell variance remains (docs/multidim_frameworks.md); "
-                         "figures/multidim_fig8.png"),
-    "Fig9_inverse_eps": (_Q89_INV, None, "a curve's MSE-eps slope is outside [-1.5, -0.5] (measured): with "
-                         "hdg.granularity: hdg the grids change with eps_s and the curves step, with component the "
-                         "floor of MHM's cell variance remains (docs/multidim_frameworks.md); "
-                         "figures/multidim_fig9.png"),
-    "Fig6_mhm_beats_flame": (_Q6, _SIG, "FLAME is not significantly worse than MHM at some point; "
-                             "figures/multidim_fig6.png"),
-    "Fig7_mhm_beats_flame": (_Q7, _SIG, "FLAME is not significantly worse than MHM at some point; "
-                             "figures/multidim_fig7.png"),
-    "Fig8_mhm_beats_flame": (_Q89_MHM, _SIG, "FLAME is not significantly worse than MHM at some point; "
-                             "figures/multidim_fig8.png"),
-    "Fig9_mhm_beats_flame": (_Q89_MHM, _SIG, "FLAME is not significantly worse than MHM at some point; "
-                             "figures/multidim_fig9.png"),
-    "Fig6_gap_views_vs_attributes": (
-        "Besides, Fig. 6 reveals the gap between MHM and FLAME for views is much larger than that for multiple "
-        "dimensions in Fig. 3.", "FLAME/MHM on views at least 2x FLAME/MHM on single attributes (much larger: a "
-        "factor 2) at every (dataset, eps_s), same n", "the views' gap is not 2x the attributes' at some point "
-        "(measured); figures/multidim_fig6.png"),
-    "Fig6_flame_100x": (
-        "In some settings, the MSE of FLAME ... is about 100 times larger than that of MHM.",
-        "largest FLAME/MHM view MSE ratio in [50, 200] (about 100: a factor 2, either side)",
-        "the largest FLAME/MHM ratio on views is outside 50..200 (measured); figures/multidim_fig6.png"),
-    "Fig7_marginal_above_view": (
-        _Q7, "3-way marginal MSE above view MSE at every (dataset, component, eps_s)",
-        "a marginal's MSE is not above its views' at some point (measured); figures/multidim_fig6.png, "
-        "figures/multidim_fig7.png"),
-    "Fig9_query_sometimes_below_grid": (
-        "Another interesting observation is that the MSEs of multidimensional range queries are sometimes smaller "
-        "than those on grids, which is different from the phenomenon shown in Section 6.1.2.",
-        "range-query MSE below grid MSE at >= 1 (dataset, component, eps_s)",
-        "no point has range-query MSE below grid MSE (measured); figures/multidim_fig8.png, figures/multidim_fig9.png"),
-}
-
-
-def _claim_adder(rows: list, notes: Mapping[str, str], scale: str, subsets):
-    """``add(cid, measured, held, datasets, target=None, reason="")``: decide claim ``cid`` of
-    :data:`FW_CLAIMS` into ``rows`` (``held`` None: not testable, with ``reason``)."""
-    from shuffledp.claims import core as C
-
-    def data_label(datasets) -> str:
-        parts = [f"{DATASET_LABELS.get(d, d)}: {notes[d]}" if notes.get(d)
-                 else f"{DATASET_LABELS.get(d, d)}: real" + (" (subset)" if d in subsets else "")
-                 for d in datasets]
-        return "; ".join(parts)
-
-    def add(cid, measured, held, datasets, reason=""):
-        # the shared claims model (shuffledp.claims.core): a verdict on stand-in data is labelled and
-        # is not evidence; the per-dataset provenance goes into `measured`
-        quote, target, explain = FW_CLAIMS[cid]
-        c = C.Claim(cid, quote, _SECTION[cid.split("_", 1)[0]], target or C.INVERSE_EPS_TARGET + " for every curve",
-                    explain=explain)
-        kind = C.data_kind(C.STANDIN if notes.get(d) else C.REAL for d in datasets)
-        rows.append(C.decide(c, testable=held is not None, ok=bool(held), reason=reason,
-                             measured=f"{measured} [data: {data_label(datasets)}]", data=kind, scale=scale))
-
-    return add
-
-
-def _inverse_eps_claim(add, sub: pd.DataFrame, metric: str, fig: str, dss) -> None:
-    """Inverse proportionality: the same rule as Fig. 3's for the same sentence
-    (:func:`shuffledp.claims.core.inversely_proportional`) on every curve."""
-    from shuffledp.claims import core as C
-
-    slopes, oks, short = [], [], []
-    for (ds, comp), g in sub.groupby(["dataset", "component"]):
-        g = g.sort_values("eps")
-        if len(g) < 3 or g.eps.max() / g.eps.min() < 4:
-            short.append(f"{ds}/{comp}")
-            continue
-        sl, se = C.loglog_slope(g.eps, g[metric])
-        oks.append(C.inversely_proportional(g.eps, g[metric]))
-        slopes.append(f"{DATASET_LABELS.get(ds, ds)}/{comp} {sl:.2f} (SE {se:.2f})")
-    add(f"{fig.replace('. ', '')}_inverse_eps", "log-log slope " + ", ".join(slopes),
-        all(oks) if oks and not short else None, dss,
-        reason=f"needs >= 3 eps_s values spanning a factor >= 4 on every curve ({short})")
-
-
-def _se_frame(runs: pd.DataFrame | None, metric: str) -> pd.DataFrame | None:
-    """Mean and standard error of ``metric`` per (framework, dataset, component, eps) over repetitions."""
-    if runs is None or not len(runs):
-        return None
-    g = runs.groupby(["framework", "dataset", "component", "eps"])[metric]
-    out = g.agg(["mean", "std", "count"])
-    out["se"] = out["std"] / np.sqrt(out["count"])
-    return out
-
-
-def _mhm_vs_flame(add, sub: pd.DataFrame, runs, fw: str, metric: str, fig: str, dss) -> None:
-    from shuffledp.claims import core as C
-
-    st = _se_frame(runs, metric)
-    piv = sub.pivot_table(index=["dataset", "eps"], columns="component", values=metric)
-    if not {"mhm", "flame"} <= set(piv.columns):
-        return
-    ratio = piv["flame"] / piv["mhm"]
-    cid = f"{fig.replace('. ', '')}_mhm_beats_flame"
-    meas = f"FLAME/MHM MSE ratio min {ratio.min():.3g}, max {ratio.max():.3g} over {len(ratio)} points"
-    if st is None or (st["count"].loc[fw] < 2).any():
-        reps = int(st["count"].min()) if st is not None else 0
-        add(cid, meas, None, dss, reason=f"{reps} repetition(s): no standard error (needs >= 2 repetitions)")
-        return
-    sig = [C.significantly_greater(st.loc[(fw, d, "flame", e), "mean"], st.loc[(fw, d, "flame", e), "se"],
-                                   st.loc[(fw, d, "mhm", e), "mean"], st.loc[(fw, d, "mhm", e), "se"])
-           for d, e in ratio.index]
-    add(cid, meas + f"; significant at {sum(sig)}/{len(sig)}", all(sig), dss)
-
-
-def _per_figure_claims(add, summ: pd.DataFrame, runs=None) -> None:
-    """Figs 6-9, each: MSE inversely proportional to eps_s; MHM better than FLAME everywhere."""
-    figs = {("calm", "unit_mse"): "Fig. 6", ("calm", "query_mse"): "Fig. 7",
-            ("hdg", "unit_mse"): "Fig. 8", ("hdg", "query_mse"): "Fig. 9"}
-    for fw in FRAMEWORKS:
-        sub = summ[summ.framework == fw]
-        if sub.empty:
-            continue
-        dss = sorted(sub.dataset.unique())
-        for metric in ("unit_mse", "query_mse"):
-            fig = figs[(fw, metric)]
-            _inverse_eps_claim(add, sub, metric, fig, dss)
-            _mhm_vs_flame(add, sub, runs, fw, metric, fig, dss)
-
-
-def _calm_claims(add, summ: pd.DataFrame) -> None:
-    """CALM: views vs attributes, FLAME about 100x, marginals above views."""
-    calm = summ[summ.framework == "calm"]
-    if calm.empty or not {"mhm", "flame"} <= set(calm.component):
-        return
-    pv = calm.pivot_table(index=["dataset", "eps"], columns="component", values=["unit_mse", "attribute_mse"])
-    r_view = pv["unit_mse"]["flame"] / pv["unit_mse"]["mhm"]
-    r_attr = pv["attribute_mse"]["flame"] / pv["attribute_mse"]["mhm"]
-    dss = sorted(calm.dataset.unique())
-    add("Fig6_gap_views_vs_attributes",
-        f"FLAME/MHM on views {r_view.min():.3g}-{r_view.max():.3g}, on attributes {r_attr.min():.3g}-"
-        f"{r_attr.max():.3g} (same n, eps_s); views >= 2x attributes at {int((r_view >= 2 * r_attr).sum())}/"
-        f"{len(r_view)} points", bool((r_view >= 2 * r_attr).all()), dss)
-    add("Fig6_flame_100x", f"largest FLAME/MHM view MSE ratio {r_view.max():.3g}",
-        bool(50 <= r_view.max() <= 200), dss)
-    pm = calm.pivot_table(index=["dataset", "component", "eps"], values=["unit_mse", "query_mse"])
-    bigger = pm["query_mse"] > pm["unit_mse"]
-    add("Fig7_marginal_above_view",
-        f"marginal > view MSE at {int(bigger.sum())}/{len(bigger)} (dataset, component, eps) points; "
-        f"marginal/view ratio {float((pm.query_mse / pm.unit_mse).min()):.3g}-"
-        f"{float((pm.query_mse / pm.unit_mse).max()):.3g}", bool(bigger.all()), dss)
-
-
-def _hdg_claims(add, summ: pd.DataFrame) -> None:
-    """HDG: range queries sometimes below grids."""
-    hdg = summ[summ.framework == "hdg"]
-    if hdg.empty:
-        return
-    ph = hdg.pivot_table(index=["dataset", "component", "eps"], values=["unit_mse", "query_mse"])
-    below = ph["query_mse"] < ph["unit_mse"]
-    add("Fig9_query_sometimes_below_grid",
-        f"query < grid MSE at {int(below.sum())}/{len(below)} (dataset, component, eps) points",
-        bool(below.any()), sorted(hdg.dataset.unique()))
-
-
 def claims(summ: pd.DataFrame, notes: Mapping[str, str], scale: str, subsets=(), runs=None) -> pd.DataFrame:
-    """Each claim of Sec. 6.1.2-6.1.3 with the measured numbers and a verdict (``notes``: the stand-in
-    note of each dataset, empty for real data; ``subsets``: real datasets that are subsets; ``runs``:
-    the per-repetition rows, for the standard errors of the significance tests)."""
-    from shuffledp.claims import core as C
+    """The claims table (:func:`shuffledp.claims.multidim_frameworks.claims`)."""
+    from shuffledp.claims import multidim_frameworks as CF
 
-    rows = []
-    add = _claim_adder(rows, notes, scale, subsets)
-    _per_figure_claims(add, summ, runs)
-    _calm_claims(add, summ)
-    _hdg_claims(add, summ)
-    return C.frame(rows)
+    return CF.claims(summ, notes, scale, subsets=subsets, runs=runs)
 
 
 def claims_markdown(df: pd.DataFrame, notes: Mapping[str, str], scale: str) -> str:
-    from shuffledp.claims import core as C
+    from shuffledp.claims import multidim_frameworks as CF
 
-    standin = sorted({v for v in notes.values() if v})
-    note = f"built partly from stand-in data ({'; '.join(standin)}); verdicts on it are not evidence" if standin else ""
-    return C.markdown(df, "Multidimensional frameworks (CALM marginals, HDG range queries): claims of "
-                          "Sec. 6.1.2-6.1.3", note)
+    return CF.claims_markdown(df, notes, scale)
 
 
 def report(run_files: list[str], data_files: Mapping[str, str], spec: Mapping, out: Mapping[str, str]) -> pd.DataFrame:
     """Figs 6-9 (``out["fig6_pdf"]``, ``out["fig6_png"]``, ... ``fig9_png``), the summary (``out["summary"]``)
     and the claims table (``out["claims"]``, ``out["claims_md"]``)."""
+    from shuffledp.claims.multidim_frameworks import DATASET_LABELS
     from shuffledp.datasets.provenance import read_provenance, standin_note
     from shuffledp.plotting.multidim_frameworks import figure
 

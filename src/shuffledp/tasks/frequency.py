@@ -83,19 +83,48 @@ class FLAMEComponent:
         st = flame_eps_local(eps_s, delta_s, n, list(domains), np_fraction=self.np_fraction, variant=self.variant)
         return list(st.eps_l)
 
-    def cell_variances(self, n: int, domains: list[int], eps_s: float, delta_s: float) -> list[float]:
-        """Per dimension: ``(d/n)^2 N_p q(1-q)/(p-q)^2`` (randomisation of the ``N_p`` reports) plus
-        ``(d-1)/(n k)`` (sampling, at the average frequency ``1/k``)."""
+    def variance_terms(self, n: int, domains: list[int], eps_s: float, delta_s: float) -> dict[str, list[float]]:
+        """The variance of one cell's estimate at the dimension's average frequency ``f = 1/k``, per
+        dimension, in its three parts (the estimator of :func:`shuffledp.protocols.flame.run_flame`,
+        with ``n/d`` real reports expected per dimension and ``c = (d/n)^2 / (p - q)^2``):
+
+        * ``randomisation``: ``c (n/d) (f p(1-p) + (1-f) q(1-q))``, k-RR on the real reports;
+        * ``dummies``: ``c (N_p - n/d) (1/k)(1 - 1/k)``, the shuffler's uniform dummy reports (k-RR of a
+          uniform value is uniform, so a dummy adds a full multinomial count whatever ``eps_l``);
+        * ``sampling``: ``((d-1)/n) (1/k)(1 - 1/k)``, each user reporting one of ``d`` dimensions.
+
+        Only the first depends on ``eps_s``; at the large ``eps_l`` FLAME reaches on small domains it
+        vanishes and the dummies dominate (docs/multidim_frameworks.md, "FLAME's flat curves")."""
         from shuffledp.mechanisms.collision import krr_p
         from shuffledp.protocols.flame import flame_eps_local
 
         d = len(domains)
         st = flame_eps_local(eps_s, delta_s, n, list(domains), np_fraction=self.np_fraction, variant=self.variant)
-        var = []
+        out: dict[str, list[float]] = {"randomisation": [], "dummies": [], "sampling": []}
         for e, k in zip(st.eps_l, domains, strict=True):
             p, q = krr_p(e, k)
-            var.append((d / n) ** 2 * st.n_p * q * (1 - q) / (p - q) ** 2 + (d - 1) / (n * k))
-        return var
+            c, f = (d / n) ** 2 / (p - q) ** 2, 1.0 / k
+            out["randomisation"].append(c * (n / d) * (f * p * (1 - p) + (1 - f) * q * (1 - q)))
+            out["dummies"].append(c * max(st.n_p - n / d, 0.0) * f * (1 - f))
+            out["sampling"].append((d - 1) / n * f * (1 - f))
+        return out
+
+    def cell_variances(self, n: int, domains: list[int], eps_s: float, delta_s: float) -> list[float]:
+        """Per dimension: the sum of :meth:`variance_terms` (randomisation, dummies, sampling)."""
+        t = self.variance_terms(n, domains, eps_s, delta_s)
+        return [float(a + b + c) for a, b, c in zip(t["randomisation"], t["dummies"], t["sampling"], strict=True)]
+
+    def eps_free_share(self, n: int, domains: list[int], eps_s: float, delta_s: float) -> float:
+        """The part of the mean cell variance that noise-free local reports (``eps_l -> inf``: ``p = 1``,
+        ``q = 0``) would keep: dummies and sampling, which no budget removes (0..1). Near 1, the
+        estimate's error cannot fall with ``eps_s``."""
+        from shuffledp.protocols.flame import flame_eps_local
+
+        d = len(domains)
+        n_p = flame_eps_local(eps_s, delta_s, n, list(domains), np_fraction=self.np_fraction,
+                              variant=self.variant).n_p
+        floor = [((d / n) ** 2 * max(n_p - n / d, 0.0) + (d - 1) / n) * (1 / k) * (1 - 1 / k) for k in domains]
+        return float(np.sum(floor) / np.sum(self.cell_variances(n, domains, eps_s, delta_s)))
 
     def estimate(self, data: np.ndarray, domains: list[int], eps_s: float, delta_s: float,
                  rng: np.random.Generator) -> FrequencyEstimate:

@@ -1,8 +1,9 @@
 """Multidimensional seed, Sec. 6.1.2-6.1.3 (Wang et al., Computers & Security 2025): MHM and FLAME as
-the frequency component of CALM (3-way marginals on BR, MX) and HDG (3-D range queries on Adult, Loan),
+the frequency component of CALM (3-way marginals on BR, MX, and on the real Adult and Loan tables) and HDG
+(3-D range queries on Adult, Loan),
 Figs 6-9 and the claims table.
 
-Jobs: ``loan`` and ``adult`` build HDG's ordinal tables (data-stage tables by role, under
+Jobs: ``loan`` and ``adult`` build the ordinal tables of HDG and of CALM on real data (data-stage tables by role, under
 ``data/processed``, listed in the datasets table; here because their specs come from this stage's
 config), one ``run`` per (framework, dataset, component) with every eps_s and repetition inside, and
 one ``report``. The computations are in :mod:`shuffledp.experiments.multidim_frameworks`.
@@ -24,10 +25,13 @@ FRAMEWORKS = ("calm", "hdg")
 RAW = "data/raw"
 
 
+ORDINAL = ("adult", "loan")  # the ordinal tables of this stage's own steps (HDG's data; CALM's real data)
+
+
 def data_table(config: Mapping, dataset: str) -> Ref:
-    """The processed table a run of ``dataset`` reads (CALM: an IPUMS extract of the data stage; HDG:
-    an ordinal table of this stage's ``loan``/``adult`` steps)."""
-    if dataset in ("adult", "loan"):
+    """The processed table a run of ``dataset`` reads: an IPUMS extract of the data stage (CALM's BR,
+    MX), or an ordinal table of this stage's ``loan``/``adult`` steps (HDG, and CALM on real data)."""
+    if dataset in ORDINAL:
         return Ref(dataset, "table")
     return Ref("preprocess_ipums", "table", {"key": dataset}, stage="data")
 
@@ -52,12 +56,31 @@ def check_config(config: Mapping) -> None:
     loan = sec["loan"]
     if loan["source"] == "file" and not loan["path"]:
         raise ConfigError("config key multidim_frameworks.loan.path: required with source: file")
-    if hdg and "loan" in hdg["datasets"] and loan["source"] == "file" and not os.path.isfile(loan["path"]):
+    uses_loan = "loan" in (hdg["datasets"] if hdg else []) or "loan" in (calm["datasets"] if calm else [])
+    if uses_loan and loan["source"] == "file" and not os.path.isfile(loan["path"]):
         raise ConfigError(f"config key multidim_frameworks.loan.path: no such file: {loan['path']}")
     for ds in calm["datasets"] if calm else []:
+        if ds in ORDINAL:
+            _check_calm_ordinal(calm, hdg, ds)
+            continue
         if ds not in config["datasets"]["ipums"]:
             raise ConfigError(f"config key multidim_frameworks.calm.datasets: {ds!r} is not in datasets.ipums")
         _check_calm_dataset(calm, ds, config["datasets"]["ipums"][ds])
+
+
+def _check_calm_ordinal(calm: Mapping, hdg: Mapping | None, ds: str) -> None:
+    """CALM on the ordinal Adult or Loan table: its codes come from ``hdg.domain``; views and marginals
+    no wider than its attributes."""
+    from shuffledp.datasets import adult_ordinal, loan
+
+    if not hdg:
+        raise ConfigError(f"config key multidim_frameworks.calm.datasets: {ds!r} needs the hdg part "
+                          "(multidim_frameworks.hdg.domain codes its ordinal table)")
+    width = len({"adult": adult_ordinal.ATTRIBUTES, "loan": loan.ATTRIBUTES}[ds])
+    for key in ("view_size", "marginal_size"):
+        if calm[key] > width:
+            raise ConfigError(f"config key multidim_frameworks.calm.{key}: {calm[key]} exceeds the {width} "
+                              f"ordinal attributes of {ds}")
 
 
 def _check_calm_dataset(calm: Mapping, ds: str, extract: Mapping) -> None:
@@ -73,6 +96,25 @@ def _check_calm_dataset(calm: Mapping, ds: str, extract: Mapping) -> None:
                               f"attributes of datasets.ipums.{ds}")
 
 
+def _ordinal_jobs(config: Mapping, datasets: set[str]) -> list[Job]:
+    """The ``loan`` and ``adult`` jobs: the ordinal tables of HDG and of CALM on real data, each built
+    once when a framework reads it (coded to ``hdg.domain`` values)."""
+    sec, seed, out = config["multidim_frameworks"], int(config["seed"]), []
+    domain = int(sec["hdg"]["domain"]) if datasets & set(ORDINAL) else 0
+    loan = sec["loan"]
+    if "loan" in datasets:
+        out.append(Job("loan", {},
+                       {"dataset": "loan", "seed": seed, "domain": domain,
+                        "source": loan["source"], "path": loan["path"],
+                        "records": loan["records"], "mirror": config["data_mirror"], "raw_dir": RAW},
+                       # the source marker: a stand-in is rebuilt when the real file arrives (stages.data)
+                       inputs={"source": [data_marker("loan")] if loan["source"] == "auto" else []}))
+    if "adult" in datasets:
+        out.append(Job("adult", {}, {"dataset": "adult", "domain": domain},
+                       inputs={"table": [Ref("preprocess_adult", "table", stage="data")]}))
+    return out
+
+
 def jobs(config: Mapping) -> list[Job]:
     """Every job of the stage (empty without a ``multidim_frameworks`` section)."""
     sec = config.get("multidim_frameworks")
@@ -83,20 +125,9 @@ def jobs(config: Mapping) -> list[Job]:
     common = {"seed": seed}
     comp_opts = {"mhm": {"bound": sec["bound"], "family_bits": int(sec["hash_family_bits"])},
                  "flame": {"np_fraction": float(sec["flame_np_fraction"]), "variant": sec["flame_variant"]}}
-    out: list[Job] = []
     calm, hdg = _parts(sec)
     hdg_datasets = list(hdg["datasets"]) if hdg else []
-    loan = sec["loan"]
-    if "loan" in hdg_datasets:
-        out.append(Job("loan", {},
-                       {"dataset": "loan", "seed": seed, "domain": int(hdg["domain"]),
-                        "source": loan["source"], "path": loan["path"],
-                        "records": loan["records"], "mirror": config["data_mirror"], "raw_dir": RAW},
-                       # the source marker: a stand-in is rebuilt when the real file arrives (stages.data)
-                       inputs={"source": [data_marker("loan")] if loan["source"] == "auto" else []}))
-    if "adult" in hdg_datasets:
-        out.append(Job("adult", {}, {"dataset": "adult", "domain": int(hdg["domain"])},
-                       inputs={"table": [Ref("preprocess_adult", "table", stage="data")]}))
+    out = _ordinal_jobs(config, set(hdg_datasets) | set(calm["datasets"] if calm else []))
     runs = []
     for fw, part in (("calm", calm), ("hdg", hdg)):
         for ds in part["datasets"] if part else []:
