@@ -8,9 +8,8 @@ from fractions import Fraction
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
+from test_segmented_params import prepared  # noqa: F401 (the shared fixture: a prepared MSNBC-shaped table)
 
 from shuffledp.accountants import luo
 from shuffledp.accountants.best import delta_upper
@@ -93,18 +92,7 @@ def test_paper_parameter_table_meets_the_papers_accountants_and_reports_ours():
         assert row.m_closed > 5 * row.m
 
 
-@pytest.fixture
-def prepared(tmp_path):
-    rng = np.random.default_rng(0)
-    items = [sorted(rng.choice(17, int(k), replace=False).tolist()) for k in rng.integers(1, 7, 3000)]
-    src = tmp_path / "sets.parquet"
-    pq.write_table(pa.table({"items": pa.array(items, type=pa.list_(pa.int8()))}), src)
-    out = tmp_path / "prep.parquet"
-    ex.prepare(str(src), str(out), dataset="msnbc", d=17, s=4, seed=1)
-    return out
-
-
-def test_paper_baselines_read_their_own_table_and_draw_their_own_noise(prepared, tmp_path):
+def test_paper_baselines_read_their_own_table_and_draw_their_own_noise(prepared, tmp_path):  # noqa: F811
     n, levels, shares = 2000, [0.5, 1.0, 2.0], [0.25, 0.5, 0.25]
     delta = 0.01 / n
     ours = sp.baseline_params(n, 17, 4, levels, {"S1": shares}, delta, 0.5, ex.level_counts)

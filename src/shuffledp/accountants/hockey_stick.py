@@ -139,6 +139,20 @@ def bisect_switch(ok: Callable[[float], bool], lo: float, hi: float, rtol: float
     return lo, hi
 
 
+def smallest_rate(ok: Callable[[float], bool], m_max: float, rtol: float, start: float = 0.01) -> float:
+    """Smallest ``m`` in ``(0, m_max]`` with ``ok(m)`` for a predicate monotone in ``m`` (false below,
+    true above): doubling from ``start``, then :func:`bisect_switch`; the returned value is an
+    evaluated point where ``ok`` holds (``inf`` when even ``m_max`` fails)."""
+    hi = start
+    while hi < m_max and not ok(hi):
+        hi *= 2
+    if hi >= m_max:
+        if not ok(m_max):
+            return math.inf
+        hi = m_max
+    return bisect_switch(ok, hi / 2 if hi > start else 0.0, hi, rtol, ok_lo=False)[1]
+
+
 def bisect_eps(
     delta_of_eps: Callable[[float], float],
     delta: float,

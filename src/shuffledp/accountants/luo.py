@@ -44,7 +44,7 @@ import math
 import numpy as np
 from scipy import stats
 
-from shuffledp.accountants.hockey_stick import bisect_switch
+from shuffledp.accountants.hockey_stick import bisect_switch, smallest_rate
 from shuffledp.accountants.validation import AccountantDomainError, check_delta, check_int, check_positive
 
 __all__ = ["FORMS", "luo_event_delta", "luo_mu", "luo_closed_mu", "luo_blanket_rate", "luo_user_delta",
@@ -140,14 +140,7 @@ def luo_blanket_rate(n: int, d: int, s: int, eps: float, delta: float, *, form: 
             raise AccountantDomainError("m", f"n ceil(m) = {n * cm} blanket trials exceed {N_MAX}")
         return luo_event_delta(n * cm, m / (cm * d), eps_i) <= delta_i
 
-    hi = 0.01
-    while hi < m_max and not ok(hi):
-        hi *= 2
-    if hi >= m_max:
-        if not ok(m_max):
-            return math.inf
-        hi = m_max
-    return bisect_switch(ok, hi / 2 if hi > 0.01 else 0.0, hi, rtol, ok_lo=False)[1]
+    return smallest_rate(ok, m_max, rtol)
 
 
 def luo_user_delta(n: int, d: int, s: int, eps: float, m: float) -> float:

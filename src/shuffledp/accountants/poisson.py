@@ -57,7 +57,7 @@ from functools import lru_cache
 import numpy as np
 from scipy import stats
 
-from shuffledp.accountants.hockey_stick import bisect_eps, bisect_switch
+from shuffledp.accountants.hockey_stick import bisect_eps, smallest_rate
 from shuffledp.accountants.validation import POISSON_N_MAX, AccountantDomainError, check_int
 from shuffledp.accountants.variation_ratio import (
     EPS_CAP,
@@ -470,13 +470,5 @@ def min_blanket_rate(n: int, d: int, s: int, eps: float, delta: float, *, lam: f
 
     if lam == 0 or ok(0.0):
         return 0.0
-    hi = 0.01
-    while hi < m_max and not ok(hi):
-        hi *= 2
-    if hi >= m_max:
-        if not ok(m_max):
-            return math.inf
-        hi = m_max
-    lo = hi / 2 if hi > 0.01 else 0.0
-    return bisect_switch(ok, lo, hi, rtol, ok_lo=False)[1]
+    return smallest_rate(ok, m_max, rtol)
 
