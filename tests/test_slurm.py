@@ -88,11 +88,13 @@ def test_slurm_profile_matches_local_run(tmp_path, request):
     else:  # the shared tiny run of every stage is the local run (its config: all_stages_tiny_config)
         local = request.getfixturevalue("tiny_workflow")
         config, local_s = local / "config.yaml", float((local / "seconds").read_text())
+    # status every second at first (the plugin adds 10 s per check that finds nothing finished, and
+    # starts again from this after one that does): the cluster run took 287 s at 5, 179 s at 1
     with LocalSlurm(tmp_path / "slurm") as slurm:
         try:
             slurm_s = _snakemake(
                 ["--workflow-profile", str(REPO / "profiles" / "slurm"), "--jobs", "4",
-                 "--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks", "5",
+                 "--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks", "1",
                  "--latency-wait", "5", "--retries", "0"],
                 cluster, slurm.env, 2700, config,
             )
