@@ -4,9 +4,12 @@ its absence is a failure."""
 
 from __future__ import annotations
 
+import fcntl
 import os
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -45,11 +48,12 @@ def run_snakemake(*args: str, cwd: Path, check: bool = True, timeout: int = 1200
 
 
 # added to the tiny configuration for the shared run: the multidimensional stage on the IPUMS stand-in
-# and on Adult's categorical attributes (real when the mirror or the internet has Adult), smallest scale
+# and on Adult's categorical attributes (real when the mirror or the internet has Adult), smallest scale;
+# two repetitions in one job, so that tests/test_workflow_layout.py's one-repetition-per-job run differs
 TINY_MULTIDIM = {
-    "datasets": ["br", "adult"], "records": 1000, "mechanisms": ["mhm", "flame"], "eps": [1.0], "reps": 1,
-    "reps_per_job": 1, "bound": "bennett", "hash_family_bits": 32, "flame_np_fraction": 0.3333333333333333,
-    "flame_variant": "balle", "topk": 10, "personal": {"ratios": ["2:4:4"], "reps": 1, "reps_per_job": 1},
+    "datasets": ["br", "adult"], "records": 1000, "mechanisms": ["mhm", "flame"], "eps": [1.0], "reps": 2,
+    "reps_per_job": 2, "bound": "bennett", "hash_family_bits": 32, "flame_np_fraction": 0.3333333333333333,
+    "flame_variant": "balle", "topk": 10, "personal": {"ratios": ["2:4:4"], "reps": 2, "reps_per_job": 2},
 }
 
 
@@ -72,24 +76,58 @@ TINY_SECTIONS = {
     },
 }
 
+# the per-user stage with two repetitions in one job (the tiny fixture has one)
+TINY_PERUSER = {"repetitions": 2, "batch_size": 2}
+
 
 def all_stages_tiny_config() -> dict:
-    """tests/fixtures/config_tiny.yaml with TINY_MULTIDIM and TINY_SECTIONS: every stage, smallest scale."""
+    """tests/fixtures/config_tiny.yaml with TINY_MULTIDIM, TINY_SECTIONS and TINY_PERUSER: every
+    stage, smallest scale, every stage's repetitions in one job. The configuration of the shared run."""
     cfg = yaml.safe_load((REPO / "tests" / "fixtures" / "config_tiny.yaml").read_text())
     cfg["multidim"] = yaml.safe_load(yaml.safe_dump(TINY_MULTIDIM))
     cfg.update(yaml.safe_load(yaml.safe_dump(TINY_SECTIONS)))
+    cfg["peruser"].update(TINY_PERUSER)
     return cfg
+
+
+def _shared_root(tmp_path_factory) -> Path:
+    """The folder every pytest-xdist worker of this session sees (the session's base temp)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
 @pytest.fixture(scope="session")
 def tiny_workflow(tmp_path_factory) -> Path:
-    """One run of the tiny configuration (tests/fixtures/config_tiny.yaml plus TINY_MULTIDIM), shared
-    by the tests that read a finished workflow (tests/test_workflow.py, tests/test_report.py): the
-    folder holds ``config.yaml``, ``data/`` and ``results/``. A test that deletes outputs must rebuild them."""
-    workdir = tmp_path_factory.mktemp("tiny_workflow")
-    cfg = workdir / "config.yaml"
-    tiny = yaml.safe_load((REPO / "tests" / "fixtures" / "config_tiny.yaml").read_text())
-    tiny["multidim"] = TINY_MULTIDIM
-    cfg.write_text(yaml.safe_dump(tiny))
-    run_snakemake("--configfile", str(cfg), "--cores", "2", cwd=workdir)
+    """ONE run of :func:`all_stages_tiny_config` (``snakemake --cores 2``) for the whole session, also
+    across pytest-xdist workers (the first to ask builds it under a lock; the others wait for it):
+    every test that needs a finished tiny workflow reads it (tests/test_workflow.py, test_report.py,
+    test_slurm.py, test_resume.py, test_workflow_layout.py, test_config_fuzz_run.py, the docs' report
+    command). The folder holds ``config.yaml``, ``data/``, ``results/`` and ``.snakemake/``, and
+    ``seconds`` (the run's wall time). Never change it: a test that runs Snakemake in it, or edits it,
+    works on :func:`copy_of_tiny_workflow`."""
+    root = _shared_root(tmp_path_factory)
+    workdir = root / "tiny_workflow"
+    with open(root / "tiny_workflow.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        failed = root / "tiny_workflow.failed"
+        if failed.exists():
+            pytest.fail(f"the shared tiny run failed in another worker:\n{failed.read_text()}")
+        if not (workdir / "seconds").exists():
+            if workdir.exists():
+                shutil.rmtree(workdir)
+            workdir.mkdir()
+            (workdir / "config.yaml").write_text(yaml.safe_dump(all_stages_tiny_config()))
+            t0 = time.monotonic()
+            try:
+                run_snakemake("--configfile", str(workdir / "config.yaml"), "--cores", "2", cwd=workdir)
+            except AssertionError as exc:
+                failed.write_text(str(exc))
+                raise
+            (workdir / "seconds").write_text(f"{time.monotonic() - t0:.1f}\n")
     return workdir
+
+
+def copy_of_tiny_workflow(shared: Path, dest: Path) -> Path:
+    """A copy of the shared run at ``dest`` (file times kept: Snakemake finds it complete)."""
+    shutil.copytree(shared, dest, symlinks=True)
+    return dest

@@ -1,25 +1,33 @@
 """Fuzzed configurations that validation accepts run to the end.
 
-The fuzzer of tests/test_config_fuzz.py mutates the tiny configuration; an accepted mutation must
-not only pass ``snakemake -n`` but run: a config that validation lets through and a job then refuses
-(or crashes on) is a check missing from the schema or a stage's check. Two examples, derandomized
-(the same two in every CI run), each a whole workflow run at the tiny scale. Mutations that would
-make the run larger than the tiny one (a number above the tiny config's own) are set aside: this
-test is about accepted values being runnable, the limits are tests/test_config_classes.py's.
+The fuzzer of tests/test_config_fuzz.py mutates the configuration of the shared tiny run of every
+stage (tests/conftest.py: all_stages_tiny_config); an accepted mutation must not only pass
+``snakemake -n`` but run: a config that validation lets through and a job then refuses (or crashes
+on) is a check missing from the schema or a stage's check. Two examples, derandomized (the same two
+in every CI run; today: an IPUMS attribute deleted, and the multidimensional section deleted). Each
+runs in a copy of the shared run with its tables deleted: every job whose spec the mutation changed
+runs again (Snakemake reruns a job whose spec file changed), every table is written again, and the
+jobs the mutation left alone are the shared run's, which ran them with the very same spec.
+Mutations that would make the run larger than the tiny one (a number above the tiny config's own)
+are set aside: this test is about accepted values being runnable, the limits are
+tests/test_config_classes.py's.
 """
 
 from __future__ import annotations
 
 import numbers
+import shutil
 from pathlib import Path
 
 import pytest
 import yaml
+from conftest import all_stages_tiny_config, copy_of_tiny_workflow
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from test_config_fuzz import TINY, _check, mutation, run_snakemake
+from test_config_fuzz import _check, mutation, run_snakemake
 
 REPO = Path(__file__).resolve().parents[1]
+BASE = all_stages_tiny_config()
 
 
 def _leaves(node, prefix=()):
@@ -35,13 +43,13 @@ def _leaves(node, prefix=()):
 
 def _no_larger(cfg) -> bool:
     """Every number the mutation changed is at most the tiny config's (in size), and no list grew."""
-    old = dict(_leaves(TINY))
+    old = dict(_leaves(BASE))
     for path, value in _leaves(cfg):
         before = old.get(path)
         if isinstance(value, numbers.Number) and not isinstance(value, bool):
             if not isinstance(before, numbers.Number) or abs(value) > abs(before):
                 return False
-    return sum(1 for _ in _leaves(cfg)) <= sum(1 for _ in _leaves(TINY))
+    return sum(1 for _ in _leaves(cfg)) <= sum(1 for _ in _leaves(BASE))
 
 
 @pytest.mark.slow
@@ -49,11 +57,13 @@ def _no_larger(cfg) -> bool:
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
                                  HealthCheck.function_scoped_fixture])
 @given(st.data())
-def test_an_accepted_fuzzed_config_runs_to_the_end(tmp_path_factory, data):
-    cfg = data.draw(mutation(TINY))
-    assume(cfg != TINY and _no_larger(cfg))
+def test_an_accepted_fuzzed_config_runs_to_the_end(tmp_path_factory, tiny_workflow, data):
+    assert yaml.safe_load((tiny_workflow / "config.yaml").read_text()) == BASE
+    cfg = data.draw(mutation(BASE))
+    assume(cfg != BASE and _no_larger(cfg))
     assume(_check(cfg) is None)  # accepted by the one validation (the refusals are test_config_fuzz's)
-    work = tmp_path_factory.mktemp("fuzz_run")
+    work = copy_of_tiny_workflow(tiny_workflow, tmp_path_factory.mktemp("fuzz_run") / "run")
+    shutil.rmtree(work / "results" / "tables")
     proc = run_snakemake(work, cfg, "--cores", "2", timeout=1200)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, f"accepted config failed to run:\n{yaml.safe_dump(cfg)[:3000]}\n{out[-4000:]}"

@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, run_snakemake
+from conftest import REPO, copy_of_tiny_workflow, run_snakemake
 
 DOCS = ["README.md", "ARTIFACT-EVALUATION.md", "ARTIFACT-APPENDIX.md", "config/README.md", "data/README.md",
         *sorted(str(p.relative_to(REPO)) for p in (REPO / "docs").glob("*.md"))]
@@ -159,8 +159,8 @@ def test_snakemake_command_runs(flags, scratch, request):
         while flag in args:
             i = args.index(flag)
             del args[i:i + 2]
-    if "--report" in args:  # needs a finished run: the shared tiny run, into a scratch file
-        tiny_workflow = request.getfixturevalue("tiny_workflow")
+    if "--report" in args:  # needs a finished run: a copy of the shared tiny run, into a scratch file
+        tiny_workflow = copy_of_tiny_workflow(request.getfixturevalue("tiny_workflow"), scratch.parent / "tiny-run")
         i = args.index("--report")
         args[i + 1] = str(scratch / Path(args[i + 1]).name)
         run_snakemake("--configfile", str(tiny_workflow / "config.yaml"), *args, cwd=tiny_workflow)

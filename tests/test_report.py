@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import run_snakemake
+from conftest import copy_of_tiny_workflow, run_snakemake
 
 from shuffledp.experiments.multidim import dataset_label
 from shuffledp.io import read_provenance
@@ -60,8 +60,8 @@ def test_every_caption_states_the_scale_and_the_data_kind():
 
 
 @pytest.mark.slow
-def test_report_archive_holds_the_flagged_files(tiny_workflow):
-    workdir = tiny_workflow
+def test_report_archive_holds_the_flagged_files(tiny_workflow, tmp_path):
+    workdir = copy_of_tiny_workflow(tiny_workflow, tmp_path / "run")  # Snakemake runs in it: a copy
     archive = workdir / "report.zip"
     run_snakemake("--configfile", str(workdir / "config.yaml"), "--cores", "2", cwd=workdir)  # the report pages
     run_snakemake("--configfile", str(workdir / "config.yaml"), "--report", str(archive), cwd=workdir)

@@ -1,5 +1,6 @@
 """The workflow through the `slurm` profile on a real one-node SLURM cluster on localhost: every
-Parquet table must equal, byte for byte, the one a local `--cores 2` run produces.
+Parquet table must equal, byte for byte, the one a local `--cores 2` run produces (the session's
+shared tiny run, tests/conftest.py: tiny_workflow).
 
 It runs every stage at the smallest scale (tests/conftest.py: all_stages_tiny_config; the
 profile bundles the short jobs into group jobs, as at any scale) under an outer `timeout -k`. Set
@@ -18,8 +19,6 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
-from conftest import all_stages_tiny_config
 from slurm_cluster import LocalSlurm, why_unavailable
 
 REPO = Path(__file__).resolve().parents[1]
@@ -74,30 +73,35 @@ def _same_claims(path_a: Path, path_b: Path) -> bool:
     return list(a.columns) == list(b.columns) and list(a["id"]) == list(b["id"])
 
 
-def test_slurm_profile_matches_local_run(tmp_path):
+def test_slurm_profile_matches_local_run(tmp_path, request):
     reason = why_unavailable()
     if reason:
         if os.environ.get("CI"):
             pytest.fail(f"CI must be able to start the SLURM test cluster: {reason}")
         pytest.skip(reason)
-    local, cluster = tmp_path / "local", tmp_path / "cluster"
-    local.mkdir()
+    cluster = tmp_path / "cluster"
     cluster.mkdir()
-    config = Path(CONFIG_ENV) if CONFIG_ENV else tmp_path / "all_stages_tiny.yaml"
-    if not CONFIG_ENV:
-        config.write_text(yaml.safe_dump(all_stages_tiny_config()))
-    local_s = _snakemake(["--cores", "2"], local, dict(os.environ), 1500, config)
+    if CONFIG_ENV:  # another configuration: its own local run
+        config, local = Path(CONFIG_ENV), tmp_path / "local"
+        local.mkdir()
+        local_s = _snakemake(["--cores", "2"], local, dict(os.environ), 1500, config)
+    else:  # the shared tiny run of every stage is the local run (its config: all_stages_tiny_config)
+        local = request.getfixturevalue("tiny_workflow")
+        config, local_s = local / "config.yaml", float((local / "seconds").read_text())
+    # status every second at first (the plugin adds 10 s per check that finds nothing finished, and
+    # starts again from this after one that does): the cluster run took 287 s at 5, 179 s at 1
     with LocalSlurm(tmp_path / "slurm") as slurm:
         try:
             slurm_s = _snakemake(
                 ["--workflow-profile", str(REPO / "profiles" / "slurm"), "--jobs", "4",
-                 "--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks", "5",
+                 "--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks", "1",
                  "--latency-wait", "5", "--retries", "0"],
                 cluster, slurm.env, 2700, config,
             )
         except AssertionError as exc:
             raise AssertionError(f"{exc}\n{slurm.logs()}") from None
-    print(f"\nwall time of {config.name}: local --cores 2 {local_s:.0f} s, through SLURM {slurm_s:.0f} s")
+    label = CONFIG_ENV or "all_stages_tiny_config"
+    print(f"\nwall time of {label}: local --cores 2 {local_s:.0f} s, through SLURM {slurm_s:.0f} s")
     a, b = _tables(local), _tables(cluster)
     assert a, "the local run produced no Parquet table"
     if not CONFIG_ENV:  # every stage that writes tables ran (under results/<stage> or named after it)

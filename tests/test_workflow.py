@@ -53,22 +53,21 @@ def _reproducible(paths):
 
 
 @pytest.mark.slow
-def test_tiny_workflow_end_to_end_and_byte_identical(tiny_workflow):
-    tmp_path = tiny_workflow  # the shared tiny run (tests/conftest.py); rebuilt below, so left complete
-    cfg = tmp_path / "config.yaml"
-    tables = _reproducible(sorted((tmp_path / "results").rglob("*.parquet")))
-    assert (tmp_path / "results/tables/datasets.parquet") in tables
-    assert (tmp_path / "results/figures/msnbc_category_shares.png").stat().st_size > 1000
-    md = (tmp_path / "results/tables/datasets.md").read_text()
+def test_tiny_workflow_end_to_end_and_byte_identical(tiny_workflow, tmp_path):
+    shared = tiny_workflow  # the shared tiny run of every stage (tests/conftest.py), read only
+    tables = _reproducible(sorted((shared / "results").rglob("*.parquet")))
+    assert (shared / "results/tables/datasets.parquet") in tables
+    assert (shared / "results/figures/msnbc_category_shares.png").stat().st_size > 1000
+    md = (shared / "results/tables/datasets.md").read_text()
     assert "stand-in" in md  # the IPUMS tables are stand-ins here and the caption says so
     assert "| loan | loan.parquet |" in md and "| adult_ordinal | adult_ordinal.parquet |" in md  # HDG's tables
     for k in (6, 7, 8, 9):  # Figs 6-9 at the tiny scale of the fixture's multidim_frameworks section
-        assert (tmp_path / f"results/figures/multidim_fig{k}.png").stat().st_size > 1000
-    assert (tmp_path / "results/tables/multidim_frameworks_claims.parquet") in tables
-    first = {p.relative_to(tmp_path): p.read_bytes() for p in tables}
-    shutil.rmtree(tmp_path / "results")
-    shutil.rmtree(tmp_path / "data" / "processed")
-    snakemake("--configfile", str(cfg), "--cores", "2", cwd=tmp_path)
+        assert (shared / f"results/figures/multidim_fig{k}.png").stat().st_size > 1000
+    assert (shared / "results/tables/multidim_frameworks_claims.parquet") in tables
+    first = {p.relative_to(shared): p.read_bytes() for p in tables}
+    # the same configuration again, from nothing, in another folder
+    (tmp_path / "config.yaml").write_text((shared / "config.yaml").read_text())
+    snakemake("--configfile", str(tmp_path / "config.yaml"), "--cores", "2", cwd=tmp_path)
     second = {p.relative_to(tmp_path): p.read_bytes()
               for p in _reproducible(sorted((tmp_path / "results").rglob("*.parquet")))}
     assert first.keys() == second.keys()
