@@ -186,13 +186,12 @@ STAGE = Stage(
              # every eps inside (4 at paper scale): runtime doubled from 30, an estimate from
              # the per-eps job times in docs/peruser.md, not yet a benchmark of the new layout
              mem_mb=1500, runtime=60,
-             threads=1,  # one BLAS/OpenMP thread per job (as OMP_NUM_THREADS=1 before): jobs run side by side
-             priority=1),  # a chain (jobs, collect, a 4-s report, its page) that ran last, on one core, when left to 0
+             threads=1),  # one BLAS/OpenMP thread per job (as OMP_NUM_THREADS=1 before): jobs run side by side
         Step("collect", _collect,
              inputs=("tables",),
              outputs=(Output("table", "tables/peruser_{kind}.parquet"),),
              wildcards={"kind": "runs|users"},
-             mem_mb=1000, runtime=5, priority=1),
+             mem_mb=1000, runtime=5),
         Step("report", _report,
              inputs=("runs", "users"),
              outputs=(*_figures(),
@@ -200,6 +199,6 @@ STAGE = Stage(
                              report=Report("captions/claims.rst", "claims")),
                       Output("claims", "tables/peruser_claims.parquet", final=True)),
              spec_keys=frozenset({"figure", "eps", "eps1_fractions", "scale"}),
-             mem_mb=1500, runtime=10, priority=1),
+             mem_mb=1500, runtime=10),
     ),
 )
