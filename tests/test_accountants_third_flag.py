@@ -70,10 +70,14 @@ def test_best_registers_it_below_the_upper_bound(mech, kw):
 
 
 def test_large_n_uses_the_cheap_bound_only():
-    """Beyond the cell budget the bound is not registered (its cost grows as n^1.5)."""
+    """Beyond the cell budget the bound declines the point (its cost grows as n^1.5): listed by the
+    registry, it answers the trivial lower bound 0 with a note, without running its enumeration."""
     r, s = tf.third_flag_rates("oue", 1.0)
     assert tf.third_flag_cells(10**5, r, s) > tf.AFFORDABLE_CELLS
-    assert "pair-third-input" not in best.lower_bounds("oue", 1.0, 10**5, 1e-6, d=17)
+    value = best.lower_bounds("oue", 1.0, 10**5, 1e-6, d=17)["pair-third-input"]()
+    assert value == 0.0 and "not evaluated" in value.note and "cells" in value.note
+    # below the budget it is a real (positive) lower bound
+    assert best.lower_bounds("oue", 4.0, 1000, 1e-6, d=17)["pair-third-input"]() > 0
 
 
 def test_upper_above_lower_at_moderate_n():
