@@ -1,7 +1,7 @@
 # One rule per step of every stage that shuffledp.stages.discover() finds (docs/architecture.md), all of
 # one shape: named inputs from the job's references, named outputs from the step's templates, log and
 # benchmark named by the job's identity, the spec and io files as params, and one shell line.
-from shuffledp.stages import Output, discover, list_caption
+from shuffledp.stages import discover, list_caption
 from shuffledp.stages import report as report_stage
 from shuffledp.stages.jobs import JobTable
 
@@ -17,9 +17,8 @@ def _outputs(stage, step, table):
             files = stage_output_list(stage, step, o.name, step_values(step, o, table))
             flag = report_stage.figure_report(step, o)
             if flag is not None:  # each file in the report, its caption rendered for its value
-                flagged = Output(**{**o.__dict__, "report": flag})
                 files = {v: report(p, **dict(zip(("caption", "subcategory"), list_caption(
-                    stage, flagged, v, CAPTION_FILES))), category=stage.title) for v, p in files.items()}
+                    stage, flag, o.over, v, CAPTION_FILES))), category=stage.title) for v, p in files.items()}
             out[o.name] = list(files.values())
             continue
         path = stage_output(stage, step, o.name)

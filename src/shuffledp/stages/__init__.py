@@ -252,18 +252,18 @@ def ref_path(ref: Ref | str, stage: Stage, roots: Mapping[str, str], stages: Map
     return output_path(owner, step, output, roots, ref.wildcards)
 
 
-def list_caption(stage: Stage, output: Output, value: str, folder: str | os.PathLike) -> tuple[str, str]:
-    """(caption file, subcategory) of one file of a reported output list: the stage's caption with
-    ``{% set <over> = "<value>" -%}`` before it, written (unless there) to ``<folder>/caption-<sha256>.rst``
-    (a file named by its content), and the subcategory with ``{<over>}`` replaced by ``value``."""
+def list_caption(stage: Stage, report: Report, over: str, value: str, folder: str | os.PathLike) -> tuple[str, str]:
+    """(caption file, subcategory) of one file of a reported output list (``Output.over``): the
+    stage's caption with ``{% set <over> = "<value>" -%}`` before it, written (unless there) to
+    ``<folder>/caption-<sha256>.rst`` (a file named by its content), and the subcategory with
+    ``{<over>}`` replaced by ``value``."""
     from shuffledp.io import write_text
 
-    text = f"{{% set {output.over} = {json.dumps(str(value))} -%}}\n" + Path(stage.caption(output.report)).read_text(
-        encoding="utf-8")
+    text = f"{{% set {over} = {json.dumps(str(value))} -%}}\n" + Path(stage.caption(report)).read_text(encoding="utf-8")
     path = Path(folder) / f"caption-{hashlib.sha256(text.encode()).hexdigest()[:32]}.rst"
     if not path.is_file() or path.read_text(encoding="utf-8") != text:
         write_text(path, text)
-    return str(path), output.report.subcategory.replace(f"{{{output.over}}}", str(value))
+    return str(path), report.subcategory.replace(f"{{{over}}}", str(value))
 
 
 def spec_fingerprint(spec: Mapping) -> str:
