@@ -532,9 +532,29 @@ BAD_SEGMENTED_STEP = [
 ]
 
 
+# the jobs that do many small pieces in one process (Table 2's rows, every segmented figure, a stage's
+# report pages): a piece the job cannot match to its inputs or outputs is refused naming it
+_ROW = {"name": "r", "bound": "fv", "setting": "uniform2", "n": 100, "seed": 1, "delta_local": 1e-6, "eps_grid": [1.0]}
+_FIG = {"fig2": {"title": "t", "datasets": ["msnbc"], "settings": ["S1"]}}
+_PAGE = {"stage": "segmented", "step": "claims", "output": "md", "title": "segmented_claims"}
+BAD_STEP_MERGED = [
+    ("table2-rows-empty", "personalized", "table2", {"rows": []}, {"input": {}, "output": {"table": "{tmp}/o.parquet"}},
+     ["--spec", "rows", "non-empty"]),
+    ("table2-row-missing", "personalized", "table2", {"rows": [{k: v for k, v in _ROW.items() if k != "seed"}]},
+     {"input": {}, "output": {"table": "{tmp}/o.parquet"}}, ["--spec", "rows[0]", "missing", "seed"]),
+    ("table2-row-unknown", "personalized", "table2", {"rows": [dict(_ROW, colour="red")]},
+     {"input": {}, "output": {"table": "{tmp}/o.parquet"}}, ["--spec", "rows[0]", "unknown", "colour"]),
+    ("segmented-figures-data", "segmented", "figures", {"figures": _FIG, "n": [5], "data_datasets": ["msnbc", "x"]},
+     {"input": {"summary": ["{ok}"], "data": ["{ok}"]},
+      "output": {"pdf": {"fig2": "{tmp}/f.pdf"}, "png": {"fig2": "{tmp}/f.png"}}}, ["--spec", "data_datasets", "2"]),
+    ("report-pages-inputs", "report", "pages", {"pages": [_PAGE]},
+     {"input": {"md": [], "parquet": []}, "output": {"html": {"segmented_claims": "{tmp}/p.html"}}},
+     ["--spec", "pages", "1 tables"]),
+]
+
 # every stage's bad jobs, one format: (id, stage, step, spec (object or raw text), io, needles)
 ALL_BAD_STEPS = (
-    BAD_STEP + BAD_STEP_MULTIDIM
+    BAD_STEP + BAD_STEP_MULTIDIM + BAD_STEP_MERGED
     + [(i, st, sp, spec, {"input": a, "output": b}, n) for i, st, sp, spec, a, b, n in BAD_STEP_PERUSER]
     + [(f"segmented-{i}", "segmented", sp, spec, {"input": a, "output": b}, n)
        for i, sp, spec, a, b, n in BAD_SEGMENTED_STEP]
