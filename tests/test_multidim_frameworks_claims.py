@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from shuffledp.claims import core as C
 from shuffledp.claims import multidim_frameworks as CF
 from shuffledp.claims.core import COLUMNS, HELD, NOT_HELD, NOT_TESTABLE
 from shuffledp.experiments.multidim_frameworks import claims, summarise
@@ -100,6 +101,68 @@ def test_mhm_beats_flame_needs_significance():
     assert "not significantly worse than MHM at" in close.loc["Fig8_mhm_beats_flame", "explanation"]
     one = _verdicts(_runs(reps=1))
     assert one.loc["Fig8_mhm_beats_flame", "held"] == NOT_TESTABLE
+
+
+def _hdg_two_reps(mhm, flame):
+    """Two repetitions per HDG point with the given per-repetition grid MSEs (scaled by 1/eps_s)."""
+    runs = _runs(reps=2)
+    for comp, vals in (("mhm", mhm), ("flame", flame)):
+        for rep, v in enumerate(vals):
+            sel = (runs.framework == "hdg") & (runs.component == comp) & (runs.rep == rep)
+            runs.loc[sel, "unit_mse"] = v * 1e-4 / runs.loc[sel, "eps"]
+    return runs
+
+
+def test_mhm_beats_flame_is_welchs_t_test_on_the_repetitions():
+    """Must hold: FLAME far above MHM at 2 repetitions; the noise case: FLAME's mean 2.2 standard
+    errors above MHM's at every point, which the former z test on the two means passes and Welch's t
+    (df about 1.5) rejects; the target states the test."""
+    clear = _verdicts(_hdg_two_reps([1.0, 1.1], [3.0, 3.2])).loc["Fig8_mhm_beats_flame"]
+    assert clear.held == HELD and "Welch's t test" in clear.target and "Welch-Satterthwaite" in clear.target
+    runs = _hdg_two_reps([0.5, 1.5], [2.5, 4.5])
+    st = CF.se_frame(runs, "unit_mse").xs("hdg", level="framework")
+    points = st.xs("flame", level="component").index
+    assert len(points) == 6
+    for ds, eps in points:
+        fl, mh = st.loc[(ds, "flame", eps)], st.loc[(ds, "mhm", eps)]
+        assert C.significantly_greater(fl["mean"], fl["se"], mh["mean"], mh["se"])  # z: "significant" everywhere
+    row = _verdicts(runs).loc["Fig8_mhm_beats_flame"]
+    assert row.held == NOT_HELD and "Welch t 2.24, df 1.47" in row.explanation, row.explanation
+    assert "significant at 0/6 (2+ repetitions" in row.measured
+
+
+def test_mhm_and_flame_repetitions_are_seeded_apart(monkeypatch):
+    """:data:`CF.SHARED_SEEDS` is False because the runs seed repetition r of MHM and of FLAME
+    differently (the component's name is in the seed): checked on the seeds both runs ask for."""
+    from test_multidim_frameworks import _config
+
+    from shuffledp.experiments import multidim_frameworks as X
+    from shuffledp.seeding import derive_seed
+    from shuffledp.stages.jobs import JobTable
+    from shuffledp.stages.multidim_frameworks import jobs
+
+    class Stop(Exception):
+        pass
+
+    asked = {}
+
+    def record(*parts):
+        if "workload" in parts or "records" in parts:
+            return np.random.default_rng(0)
+        asked[(parts[2], parts[3])] = derive_seed(*parts)  # the first repetition's seed, then stop
+        raise Stop
+
+    monkeypatch.setattr(X, "seeded_rng", record)
+    table = JobTable(jobs(_config()))
+    rng = np.random.default_rng(1)
+    for fw, ds, domains in (("calm", "br", [2, 3, 4, 5]), ("hdg", "loan", [8, 8, 8, 8])):
+        data = np.column_stack([rng.integers(0, k, 400) for k in domains])
+        for comp in ("mhm", "flame"):
+            spec = dict(table.job("run", {"framework": fw, "component": comp, "dataset": ds}).spec, eps=1.0)
+            with pytest.raises(Stop):
+                (X.run_calm if fw == "calm" else X.run_hdg)(data, domains, spec)
+        assert asked[(fw, "mhm")] != asked[(fw, "flame")]
+    assert CF.SHARED_SEEDS is False
 
 
 def test_views_gap_much_larger_than_attributes():
