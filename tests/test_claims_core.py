@@ -75,6 +75,11 @@ def test_t_test_matches_scipy_and_needs_two_repetitions():
         C.t_test(a, b, paired=True)
     for x, y in (([5.0], [1.0, 1.1]), ([5.0, 6.0], [1.0]), ([5.0, 5.0], [1.0, 1.0])):  # 1 repetition; no spread
         assert math.isnan(C.t_test(x, y, paired=False).t) and not C.t_greater(x, y, paired=False)
+        assert C.t_sign(C.t_test(x, y, paired=False)) == 0
+    # from a summary's mean, SD and repetitions: the same test
+    s = C.welch_from_stats(a.mean(), a.std(ddof=1), 4, b.mean(), b.std(ddof=1), 3)
+    assert math.isclose(s.t, w.t) and math.isclose(s.df, w.df) and math.isclose(s.p, w.p)
+    assert C.t_sign(w) == 1 and C.t_sign(C.t_test(b, a, paired=False)) == -1
 
 
 def test_t_greater_holds_breaks_and_rejects_the_noise_a_z_test_passes():

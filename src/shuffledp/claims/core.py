@@ -236,40 +236,58 @@ def t_test(a, b, *, paired: bool) -> TTest:
     quantile grows as they shrink, where a z test keeps 1.96). ``paired``: ``a[r]`` and ``b[r]`` come
     from the same repetition's randomness (same seed), so the test is on the differences, df = n - 1
     (pairs with a NaN dropped); else Welch's test on two independent samples, with Welch-Satterthwaite
-    df. NaN statistics with fewer than 2 repetitions on a side or a zero standard error."""
+    df (:func:`welch_from_stats`). NaN statistics with fewer than 2 repetitions on a side or a zero
+    standard error."""
     from scipy import stats
 
-    if paired:
-        a, b = np.asarray(a, float).ravel(), np.asarray(b, float).ravel()
-        if a.size != b.size:
-            raise ValueError(f"a paired t test needs as many repetitions on each side ({a.size} vs {b.size})")
-        d = (a - b)[np.isfinite(a) & np.isfinite(b)]
-        n_a = n_b = int(d.size)
-        diff = float(d.mean()) if d.size else math.nan
-        se = float(d.std(ddof=1) / math.sqrt(d.size)) if d.size >= 2 else math.nan
-        df = float(d.size - 1) if d.size >= 2 else math.nan
-    else:
+    if not paired:
         a, b = _finite(a), _finite(b)
-        n_a, n_b = int(a.size), int(b.size)
-        diff = float(a.mean() - b.mean()) if a.size and b.size else math.nan
-        if min(n_a, n_b) >= 2:
-            va, vb = a.var(ddof=1) / n_a, b.var(ddof=1) / n_b
-            se = float(math.sqrt(va + vb))
-            den = va ** 2 / (n_a - 1) + vb ** 2 / (n_b - 1)
-            df = float((va + vb) ** 2 / den) if den > 0 else math.nan
-        else:
-            se = df = math.nan
-    if not (math.isfinite(se) and se > 0 and math.isfinite(df)):
-        return TTest("paired" if paired else "Welch", n_a, n_b, diff, se, math.nan, math.nan, math.nan)
+        sd = [float(x.std(ddof=1)) if x.size >= 2 else math.nan for x in (a, b)]
+        return welch_from_stats(float(a.mean()) if a.size else math.nan, sd[0], a.size,
+                                float(b.mean()) if b.size else math.nan, sd[1], b.size)
+    a, b = np.asarray(a, float).ravel(), np.asarray(b, float).ravel()
+    if a.size != b.size:
+        raise ValueError(f"a paired t test needs as many repetitions on each side ({a.size} vs {b.size})")
+    d = (a - b)[np.isfinite(a) & np.isfinite(b)]
+    diff = float(d.mean()) if d.size else math.nan
+    se = float(d.std(ddof=1) / math.sqrt(d.size)) if d.size >= 2 else math.nan
+    if not (math.isfinite(se) and se > 0):
+        return TTest("paired", d.size, d.size, diff, se, math.nan, math.nan, math.nan)
+    t, df = diff / se, float(d.size - 1)
+    return TTest("paired", d.size, d.size, diff, se, t, df, float(2 * stats.t.sf(abs(t), df)))
+
+
+def welch_from_stats(mean_a: float, sd_a: float, n_a: int, mean_b: float, sd_b: float, n_b: int) -> TTest:
+    """Welch's t test of ``mean_a - mean_b`` from each side's mean, sample SD (ddof 1) and number of
+    repetitions (what a summary table keeps), with Welch-Satterthwaite df; as :func:`t_test`."""
+    from scipy import stats
+
+    n_a, n_b = int(n_a), int(n_b)
+    diff = float(mean_a - mean_b)
+    se = df = math.nan
+    if min(n_a, n_b) >= 2 and math.isfinite(sd_a) and math.isfinite(sd_b):
+        va, vb = sd_a ** 2 / n_a, sd_b ** 2 / n_b
+        se = math.sqrt(va + vb)
+        den = va ** 2 / (n_a - 1) + vb ** 2 / (n_b - 1)
+        df = (va + vb) ** 2 / den if den > 0 else math.nan
+    if not (math.isfinite(se) and se > 0 and math.isfinite(df) and math.isfinite(diff)):
+        return TTest("Welch", n_a, n_b, diff, se, math.nan, math.nan, math.nan)
     t = diff / se
-    return TTest("paired" if paired else "Welch", n_a, n_b, diff, se, t, df, float(2 * stats.t.sf(abs(t), df)))
+    return TTest("Welch", n_a, n_b, diff, se, t, df, float(2 * stats.t.sf(abs(t), df)))
+
+
+def t_sign(r: TTest, alpha: float = 0.05) -> int:
+    """+1 where the test says the first mean is significantly above the second (two-sided
+    ``alpha``), -1 where below, 0 where undecided (or no test could be made)."""
+    if not (math.isfinite(r.t) and r.p < alpha):
+        return 0
+    return 1 if r.t > 0 else -1
 
 
 def t_greater(a, b, *, paired: bool, alpha: float = 0.05) -> bool:
     """``mean(a) > mean(b)`` by a t test over the repetitions (:func:`t_test`; two-sided ``alpha``):
     False with fewer than 2 repetitions on a side or no spread, so it cannot pass on no evidence."""
-    r = t_test(a, b, paired=paired)
-    return bool(math.isfinite(r.t) and r.t > 0 and r.p < alpha)
+    return t_sign(t_test(a, b, paired=paired), alpha) > 0
 
 
 def indistinguishable_from_min(x, mean, se, z: float = Z_95) -> np.ndarray:

@@ -231,13 +231,6 @@ def _aligned(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return x[:k], y[:k]
 
 
-def _t_sign(r: C.TTest) -> int:
-    """+1: the first mean significantly above the second (two-sided :data:`ALPHA`); -1: below; 0: undecided."""
-    if not (np.isfinite(r.t) and r.p < ALPHA):
-        return 0
-    return 1 if r.t > 0 else -1
-
-
 def mhm_vs_flame(rows: _Rows, sub: pd.DataFrame, runs, fw: str, metric: str, fig: str, dss) -> None:
     """"MHM superior / consistently outperforms", by a t test on the per-repetition values at every
     point (Welch's, or paired when :data:`SHARED_SEEDS`): held when FLAME's MSE is significantly above
@@ -257,7 +250,7 @@ def mhm_vs_flame(rows: _Rows, sub: pd.DataFrame, runs, fw: str, metric: str, fig
                  reason=f"{reps} repetition(s): no t test (needs >= 2 repetitions of each)")
         return
     tests = {k: C.t_test(*(_aligned(*v) if SHARED_SEEDS else v), paired=SHARED_SEEDS) for k, v in pairs.items()}
-    sign = {k: _t_sign(r) for k, r in tests.items()}
+    sign = {k: C.t_sign(r, ALPHA) for k, r in tests.items()}
 
     def points(s: int) -> list[str]:
         return [f"{_label(d)} eps_s {e:g} (ratio {ratio[(d, e)]:.3g}, {tests[(d, e)].text()})"
