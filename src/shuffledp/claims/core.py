@@ -262,7 +262,7 @@ def welch_from_stats(mean_a: float, sd_a: float, n_a: int, mean_b: float, sd_b: 
     repetitions (what a summary table keeps), with Welch-Satterthwaite df; as :func:`t_test`."""
     from scipy import stats
 
-    n_a, n_b = int(n_a), int(n_b)
+    n_a, n_b = (int(n) if math.isfinite(float(n)) else 0 for n in (n_a, n_b))
     diff = float(mean_a - mean_b)
     se = df = math.nan
     if min(n_a, n_b) >= 2 and math.isfinite(sd_a) and math.isfinite(sd_b):
@@ -282,6 +282,16 @@ def t_sign(r: TTest, alpha: float = 0.05) -> int:
     if not (math.isfinite(r.t) and r.p < alpha):
         return 0
     return 1 if r.t > 0 else -1
+
+
+def at_every_point(signs) -> bool | None:
+    """The verdict of "significantly above at every point" from each point's :func:`t_sign`: True
+    when every point is +1, False when one is -1 (significantly the other way), else None (undecided
+    points and none against: not testable, more repetitions needed)."""
+    signs = list(signs)
+    if signs and all(v > 0 for v in signs):
+        return True
+    return False if any(v < 0 for v in signs) else None
 
 
 def t_greater(a, b, *, paired: bool, alpha: float = 0.05) -> bool:

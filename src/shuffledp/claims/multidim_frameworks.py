@@ -259,7 +259,7 @@ def mhm_vs_flame(rows: _Rows, sub: pd.DataFrame, runs, fw: str, metric: str, fig
     counts = {s: sum(v == s for v in sign.values()) for s in (1, -1, 0)}
     df = min((r.df for k, r in tests.items() if sign[k] == 0 and np.isfinite(r.df)), default=math.nan)
     q = float(t_critical(df + 1)) if math.isfinite(df) else math.inf
-    held = True if counts[1] == len(sign) else (False if counts[-1] else None)
+    held = C.at_every_point(sign.values())
     rows.add(f"{fig}_mhm_beats_flame", meas + f"; FLAME significantly above MHM at {counts[1]}/{len(sign)}, below "
              f"at {counts[-1]}, undecided at {counts[0]} ({reps}+ repetitions)", held, dss,
              reason=f"undecided at {', '.join(points(0))}; none significantly against: more repetitions needed ("
