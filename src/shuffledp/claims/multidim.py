@@ -31,16 +31,11 @@ from shuffledp.claims.core import (
     loglog_slope,
     markdown,
     not_testable,
-    t_sign,
-    t_test,
+    significantly_greater,
+    standard_error,
     trend_test,
-    welch_from_stats,
 )
 
-# "significantly / considerably / consistently outperforms": a t test valid at the few repetitions of the
-# default and paper configs (2-10), where a z test on two means is lenient
-_WELCH = ("Welch's t test over repetitions (from each mean, SD and repetition count; Welch-Satterthwaite df), "
-          "two-sided 5%")
 PAPER_DATASETS = ("br", "mx")
 PAPER_GAIN_EPS1 = {"br": 0.5, "mx": 1.0}   # "improve the MSE by about 0.5 times (BR) or 1 times (MX)"
 GAIN_FACTOR = 2.0                          # "about": within a factor 2, either side
@@ -56,8 +51,8 @@ _Q311 = ("Overall, MHM consistently and significantly outperforms the state-of-t
 CLAIMS = {
     "mhm_beats_flame_all_eps": Claim(
         "mhm_beats_flame_all_eps", _Q311, "Sec. 6.1.1, Fig. 3",
-        "FLAME's mean MSE significantly above MHM's at every eps of every dataset: " + _WELCH,
-        ">= 1 eps with both mechanisms and >= 2 repetitions",
+        "FLAME's mean MSE significantly above MHM's (z test over repetitions, two-sided 5%) at every eps of every "
+        "dataset", ">= 1 eps with both mechanisms and >= 2 repetitions",
         explain="at some eps FLAME's MSE is not significantly above MHM's (see measured); figures/multidim_fig3.png "
                 "and docs/multidim.md (MHM's floor at large budgets)"),
     "mhm_flame_gap_grows_with_eps": Claim(
@@ -78,8 +73,8 @@ CLAIMS = {
         explain="the improvement at eps = 1 on MX is outside 0.5..2; figures/multidim_fig3.png"),
     "mhm_beats_tcm": Claim(
         "mhm_beats_tcm", "Also, MHM considerably outperforms TCM.", "Sec. 6.1.1, Fig. 3",
-        "TCM's mean MSE significantly above MHM's at every eps of every dataset: " + _WELCH,
-        ">= 1 eps with both mechanisms and >= 2 repetitions",
+        "TCM's mean MSE significantly above MHM's (z test over repetitions, two-sided 5%) at every eps of every "
+        "dataset", ">= 1 eps with both mechanisms and >= 2 repetitions",
         explain="at some eps TCM's MSE is not significantly above MHM's; figures/multidim_fig3.png"),
     "mse_inversely_proportional_to_eps": Claim(
         "mse_inversely_proportional_to_eps", "On the other hand, the errors from the first two are independent of "
@@ -121,8 +116,8 @@ CLAIMS = {
                 "lose true positives); tables/multidim_table3.md"),
     "ogm_beats_nogm": Claim(
         "ogm_beats_nogm", "Overall, our proposal OGM consistently and significantly outperforms the best-effort "
-        "approach NOGM.", "Sec. 6.2, Fig. 10", "NOGM's mean MSE significantly above OGM's at every ratio of "
-        "every dataset: " + _WELCH, ">= 1 ratio with both methods, >= 2 "
+        "approach NOGM.", "Sec. 6.2, Fig. 10", "NOGM's mean MSE significantly above OGM's (z test over "
+        "repetitions, two-sided 5%) at every ratio of every dataset", ">= 1 ratio with both methods, >= 2 "
         "repetitions", explain="at some ratio NOGM is not significantly worse than OGM; figures/multidim_fig10.png"),
     "ogm_vs_nogm_244_mx": Claim(
         "ogm_vs_nogm_244_mx", "Notably, when the ratio is 2:4:4 on the MX dataset, the MSE of NOGM is one times "
@@ -164,7 +159,7 @@ class _Group:
     kind: Callable
     sub: pd.DataFrame
     rows: list
-    se: pd.DataFrame | None = None  # per (dataset, eps): columns (mse_sd | reps, mechanism)
+    se: pd.DataFrame | None = None
 
     def add(self, cid, testable, ok, measured, reason, reference=""):
         c = CLAIMS[cid]
@@ -173,30 +168,20 @@ class _Group:
                                 reason=reason, reference=reference))
 
 
-_MARK = {1: "", 0: " (n.s.)", -1: " (significantly below)"}
-
-
-def _signs_text(sign) -> str:
-    v = list(sign.values())
-    return (f"significantly above at {sum(x > 0 for x in v)}/{len(v)}, below at {sum(x < 0 for x in v)}, "
-            f"undecided at {sum(x == 0 for x in v)}")
-
-
 def _mhm_vs_others(g: _Group) -> pd.Series:
     """MHM vs FLAME / TCM (significance over repetitions), and the FLAME / MHM gap growing with eps
     (trend test); returns the FLAME / MHM ratios."""
     sub, se = g.sub, g.se
     for cid, other in (("mhm_beats_flame_all_eps", "flame"), ("mhm_beats_tcm", "tcm")):
         have = {"mhm", other} <= set(sub.columns) and sub[["mhm", other]].notna().all(axis=1).any()
-        if have and se is not None and {"mhm", other} <= set(se["reps"].columns):
+        if have and se is not None and {"mhm", other} <= set(se.columns):
             both = sub[["mhm", other]].dropna()
-            tests = {k: welch_from_stats(both.loc[k, other], se.loc[k, ("mse_sd", other)], se.loc[k, ("reps", other)],
-                                         both.loc[k, "mhm"], se.loc[k, ("mse_sd", "mhm")], se.loc[k, ("reps", "mhm")])
-                     for k in both.index}
-            sign = {k: t_sign(r) for k, r in tests.items()}
-            g.add(cid, True, all(v > 0 for v in sign.values()), _signs_text(sign) + " (dataset, eps): " + "; ".join(
-                f"{d} eps={e:g}: {other.upper()}/MHM={both.loc[(d, e), other] / both.loc[(d, e), 'mhm']:.3g}"
-                f"{_MARK[sign[(d, e)]]} ({tests[(d, e)].text()})" for d, e in both.index), "")
+            sig = {k: significantly_greater(both.loc[k, other], se.loc[k, other], both.loc[k, "mhm"],
+                                            se.loc[k, "mhm"]) for k in both.index}
+            g.add(cid, True, all(sig.values()),
+                  f"significant at {sum(sig.values())}/{len(sig)} (dataset, eps): " + "; ".join(
+                      f"{d} eps={e:g}: {other.upper()}/MHM={both.loc[(d, e), other] / both.loc[(d, e), 'mhm']:.3g}"
+                      f"{'' if sig[(d, e)] else ' (n.s.)'}" for d, e in both.index), "")
         else:
             g.add(cid, False, False, "", f"no eps with both MHM and {other.upper()} and their standard errors")
     if {"mhm", "flame"} <= set(sub.columns):
@@ -326,12 +311,14 @@ def _fig10_ogm(g: _Group, pp: pd.DataFrame, per_rep: pd.DataFrame) -> None:
     """Fig. 10: OGM vs NOGM (significance over repetitions), and at 2:4:4 on MX (paper's datasets only)."""
     if {"ogm", "nogm"} <= set(pp.columns) and len(pp.dropna(subset=["ogm", "nogm"])):
         r3 = (pp["nogm"] / pp["ogm"]).dropna()
-        vals = {k: grp["mse"].to_numpy() for k, grp in per_rep.groupby(["dataset", "ratio", "method"])}
-        tests = {key: t_test(vals[(*key, "nogm")], vals[(*key, "ogm")], paired=False) for key in r3.index}
-        sign = {k: t_sign(r) for k, r in tests.items()}
-        g.add("ogm_beats_nogm", True, all(v > 0 for v in sign.values()), _signs_text(sign) + ": " + "; ".join(
-            f"{d} {r}: NOGM/OGM={v:.3g}{_MARK[sign[(d, r)]]} ({tests[(d, r)].text()})" for (d, r), v in r3.items()),
-            "")
+        st = per_rep.groupby(["dataset", "ratio", "method"])["mse"].agg(["mean", "std", "count"])
+        sig = {}
+        for key in r3.index:
+            o, n_ = st.loc[(*key, "ogm")], st.loc[(*key, "nogm")]
+            sig[key] = significantly_greater(n_["mean"], float(standard_error(n_["std"], n_["count"])),
+                                             o["mean"], float(standard_error(o["std"], o["count"])))
+        g.add("ogm_beats_nogm", True, all(sig.values()), f"significant at {sum(sig.values())}/{len(sig)}: " + "; ".join(
+            f"{d} {r}: NOGM/OGM={v:.3g}{'' if sig[(d, r)] else ' (n.s.)'}" for (d, r), v in r3.items()), "")
     else:
         r3 = pd.Series(dtype=float)
         g.add("ogm_beats_nogm", False, False, "", "no ratio with both OGM and NOGM")
@@ -370,7 +357,8 @@ def claims(summary: pd.DataFrame, personal: pd.DataFrame, scale: str, timings: p
         else pd.DataFrame()
     sepiv = None
     if len(summary) and {"mse_sd", "reps"} <= set(summary.columns):
-        sepiv = summary.pivot_table(index=["dataset", "eps"], columns="mechanism", values=["mse_sd", "reps"])
+        sepiv = summary.assign(se=standard_error(summary["mse_sd"], summary["reps"])).pivot_table(
+            index=["dataset", "eps"], columns="mechanism", values="se")
     datasets = set(summary["dataset"]) if len(summary) else set()
     if personal is not None and len(personal):
         datasets |= set(personal["dataset"])
