@@ -102,6 +102,13 @@ def test_t_greater_holds_breaks_and_rejects_the_noise_a_z_test_passes():
     assert not C.t_greater(base + [0.3, -0.2, 0.01], base, paired=True)              # paired noise
 
 
+def test_at_every_point_has_three_outcomes():
+    assert C.at_every_point([1, 1, 1]) is True
+    assert C.at_every_point([1, -1, 0]) is False       # one point significantly the other way
+    assert C.at_every_point([1, 0, 1]) is None         # undecided, none against: more repetitions
+    assert C.at_every_point([]) is None
+
+
 def test_indistinguishable_from_min_includes_noise_ties():
     x = [0.79, 1.0, 2.0, 4.0]
     s = C.indistinguishable_from_min(x, [1.006, 1.5, 1.0, 3.0], [0.02, 0.02, 0.02, 0.02])
