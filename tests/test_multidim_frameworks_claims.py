@@ -191,6 +191,19 @@ def test_flame_100x_has_both_ends_and_an_interval(gap, spread, verdict):
     assert _verdicts(_runs(reps=1)).loc["Fig6_flame_100x", "held"] == NOT_TESTABLE
 
 
+def test_flame_100x_interval_uses_a_t_quantile():
+    """A ratio of 300 from 3 repetitions with a 20% spread on each side: the log ratio's SE is 0.16, so
+    a normal quantile gives an interval from 218 (outside 50..200: not held), the t quantile with the
+    Welch-Satterthwaite df (4) one from 191, reaching into it (the noise case: held)."""
+    runs = _runs(reps=3, view_gap=300.0, spread=0.0)
+    calm = runs.framework == "calm"
+    jitter = runs.loc[calm, "rep"].map({0: 0.8, 1: 1.0, 2: 1.2})
+    runs.loc[calm, "unit_mse"] = runs.loc[calm, "unit_mse"] * jitter
+    row = _verdicts(runs).loc["Fig6_flame_100x"]
+    assert row.held == HELD and "95% interval 191-" in row.measured, row.measured
+    assert "t quantile with Welch-Satterthwaite df" in row.target
+
+
 def test_marginal_above_view_paired_t_test():
     assert _verdicts(_runs(marginal=2.0)).loc["Fig7_marginal_above_view", "held"] == HELD
     below = _verdicts(_runs(marginal=0.5))
