@@ -75,8 +75,9 @@ FW_CLAIMS = {
         "In some settings, the MSE of FLAME ... is about 100 times larger than that of MHM.",
         f"the largest FLAME/MHM view MSE ratio over (dataset, eps_s) is about 100: its 95% interval (ratio of "
         f"means, delta method over repetitions, t quantile with Welch-Satterthwaite df) meets "
-        f"[{ABOUT_100[0]:g}, {ABOUT_100[1]:g}] (a factor 2 either side); "
-        "not held when the interval lies outside", "the largest ratio's interval lies outside 50..200"),
+        f"[{ABOUT_100[0]:g}, {ABOUT_100[1]:g}] (a factor 2 either side); not held when the interval lies outside; "
+        "not testable when it meets the band but is wider than it",
+        "the largest ratio's interval lies outside 50..200"),
     "Fig7_marginal_above_view": (
         _Q7, "marginal MSE above view MSE at every (dataset, component, eps_s): per repetition the difference of "
         "the same run's marginal and view MSE, its mean above 0 by a paired t test (two-sided 5%, df = repetitions "
@@ -306,9 +307,13 @@ def flame_100x(rows: _Rows, st: pd.DataFrame | None, dss) -> None:
     q = float(t_critical(df + 1)) if math.isfinite(df) else C.Z_95
     lo, hi = r * math.exp(-q * lse), r * math.exp(q * lse)
     held = lo <= ABOUT_100[1] and hi >= ABOUT_100[0]
+    if held and hi / lo > ABOUT_100[1] / ABOUT_100[0]:  # meets the band but is wider than it: could not fail
+        held = None
     side = "above" if lo > ABOUT_100[1] else "below"
     rows.add("Fig6_flame_100x", f"largest FLAME/MHM view MSE ratio {r:.3g} at {_label(d)} eps_s {e:g} (95% interval "
              f"{lo:.3g}-{hi:.3g}, {int(min(fl['count'].min(), mh['count'].min()))} repetitions)", held, dss,
+             reason=f"the interval is {hi / lo:.3g}x wide, wider than the {ABOUT_100[0]:g}..{ABOUT_100[1]:g} band: "
+                    "it could not have shown the claim false (more repetitions needed)",
              explanation=f"the largest ratio's interval lies {side} {ABOUT_100[0]:g}..{ABOUT_100[1]:g}: FLAME is "
                          f"{'further behind MHM than' if side == 'above' else 'closer to MHM than'} the paper's "
                          "about 100x on these views")
