@@ -156,6 +156,10 @@ def test_without_the_variants_the_figure_is_the_one_drawn_before(tmp_path):
     fig = pl.draw(_summary(), SPEC, [5000])
     labels = [ln.get_label() for ln in _labelled(fig.axes[0])]
     assert len(labels) == 8 and not [t for t in labels if "paper's calibration" in t]
+    assert np.allclose(fig.get_size_inches(), [3.6, 3.7])  # the size it always had
+    plt.close(fig)
+    fig = pl.draw(_summary(paper_baselines=True), SPEC, [5000])
+    assert fig.get_size_inches()[1] > 3.7  # the longer legend gets room of its own
     plt.close(fig)
 
 

@@ -156,8 +156,13 @@ def draw(summ: pd.DataFrame, fig_spec: Mapping, ns, note: str = "", dataset_labe
         title = f"{title} ({note})" if title else note
     if title:
         fig.suptitle(title, fontsize=10)
-    bottom = (0.12 + 0.2 * -(-len(labels) // ncol)) / (3.1 * rows + 0.6)  # the legend's rows
-    fig.tight_layout(rect=(0, bottom, 1, 0.95))
+    legend_h = 0.12 + 0.2 * -(-len(labels) // ncol)  # the legend's rows, in inches
+    # the paper-calibrated variants' longer legend makes the figure taller (a figure without them keeps its size)
+    extra = max(0.0, legend_h - 1.2) if any(lab.endswith(f"({PAPER_CALIBRATION})") for lab in labels) else 0.0
+    height = 3.1 * rows + 0.6 + extra
+    if extra:
+        fig.set_size_inches(3.6 * cols, height)
+    fig.tight_layout(rect=(0, legend_h / height, 1, 0.95))
     return fig
 
 
