@@ -58,6 +58,57 @@ def test_significantly_greater():
     assert not C.significantly_greater(1.2, math.nan, 1.0, 0.05)    # no SE: no evidence
 
 
+def test_t_test_matches_scipy_and_needs_two_repetitions():
+    from scipy import stats
+
+    a, b = np.array([3.1, 4.4, 5.0, 4.2]), np.array([1.0, 1.6, 0.7])
+    w = C.t_test(a, b, paired=False)
+    ref = stats.ttest_ind(a, b, equal_var=False)
+    assert w.kind == "Welch" and math.isclose(w.t, ref.statistic) and math.isclose(w.p, ref.pvalue)
+    va, vb = a.var(ddof=1) / 4, b.var(ddof=1) / 3
+    assert math.isclose(w.df, (va + vb) ** 2 / (va ** 2 / 3 + vb ** 2 / 2))  # Welch-Satterthwaite
+    c = np.array([0.8, 1.1, 0.9, 1.3])
+    pr = C.t_test(a, c, paired=True)
+    ref = stats.ttest_rel(a, c)
+    assert pr.kind == "paired" and pr.df == 3 and math.isclose(pr.t, ref.statistic) and math.isclose(pr.p, ref.pvalue)
+    with pytest.raises(ValueError, match="as many repetitions"):
+        C.t_test(a, b, paired=True)
+    for x, y in (([5.0], [1.0, 1.1]), ([5.0, 6.0], [1.0]), ([5.0, 5.0], [1.0, 1.0])):  # 1 repetition; no spread
+        assert math.isnan(C.t_test(x, y, paired=False).t) and not C.t_greater(x, y, paired=False)
+        assert C.t_sign(C.t_test(x, y, paired=False)) == 0
+    # from a summary's mean, SD and repetitions: the same test
+    s = C.welch_from_stats(a.mean(), a.std(ddof=1), 4, b.mean(), b.std(ddof=1), 3)
+    assert math.isclose(s.t, w.t) and math.isclose(s.df, w.df) and math.isclose(s.p, w.p)
+    assert C.t_sign(w) == 1 and C.t_sign(C.t_test(b, a, paired=False)) == -1
+
+
+def test_t_greater_holds_breaks_and_rejects_the_noise_a_z_test_passes():
+    """Must hold: a clear gap at 3 repetitions; must not: equal means, or the wrong direction; the
+    noise case: 2 and 3 repetitions whose means differ by 2.2-2.5 standard errors, which a z test
+    calls significant and the t test (df about 1.5 and 2.3) does not."""
+    assert C.t_greater([10.0, 10.5, 9.8], [1.0, 1.2, 0.9], paired=False)
+    assert not C.t_greater([1.0, 1.2, 0.9], [10.0, 10.5, 9.8], paired=False)          # one-directional
+    assert not C.t_greater([1.0, 1.3, 0.8], [1.1, 0.9, 1.05], paired=False)           # noise
+    for a, b in (([2.5, 4.5], [0.5, 1.5]), ([2.0, 4.0, 6.0], [1.0, 1.5, 0.5])):
+        se_a, se_b = (np.std(x, ddof=1) / math.sqrt(len(x)) for x in (a, b))
+        assert C.significantly_greater(np.mean(a), se_a, np.mean(b), se_b)             # z: "significant"
+        r = C.t_test(a, b, paired=False)
+        assert 1.96 < r.t < 2.6 and r.df < 2.5 and r.p > 0.05                          # t: not
+        assert not C.t_greater(a, b, paired=False)
+    # paired: a shared per-repetition level that Welch's test sees as noise, the differences do not
+    base = np.array([1.0, 5.0, 9.0])
+    assert C.t_greater(base + [0.10, 0.12, 0.11], base, paired=True)
+    assert not C.t_greater(base + [0.10, 0.12, 0.11], base, paired=False)
+    assert not C.t_greater(base + [0.3, -0.2, 0.01], base, paired=True)              # paired noise
+
+
+def test_at_every_point_has_three_outcomes():
+    assert C.at_every_point([1, 1, 1]) is True
+    assert C.at_every_point([1, -1, 0]) is False       # one point significantly the other way
+    assert C.at_every_point([1, 0, 1]) is None         # undecided, none against: more repetitions
+    assert C.at_every_point([]) is None
+
+
 def test_indistinguishable_from_min_includes_noise_ties():
     x = [0.79, 1.0, 2.0, 4.0]
     s = C.indistinguishable_from_min(x, [1.006, 1.5, 1.0, 3.0], [0.02, 0.02, 0.02, 0.02])

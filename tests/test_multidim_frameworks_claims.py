@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from shuffledp.claims import core as C
 from shuffledp.claims import multidim_frameworks as CF
 from shuffledp.claims.core import COLUMNS, HELD, NOT_HELD, NOT_TESTABLE
 from shuffledp.experiments.multidim_frameworks import claims, summarise
@@ -95,11 +96,78 @@ def test_inverse_eps_names_grid_changes():
 
 def test_mhm_beats_flame_needs_significance():
     assert _verdicts(_runs()).loc["Fig8_mhm_beats_flame", "held"] == HELD
-    close = _verdicts(_runs(view_gap=1.01, hdg_gap=1.01, spread=0.05))  # within noise: not shown
-    assert close.loc["Fig6_mhm_beats_flame", "held"] == NOT_HELD
-    assert "not significantly worse than MHM at" in close.loc["Fig8_mhm_beats_flame", "explanation"]
+    close = _verdicts(_runs(view_gap=1.01, hdg_gap=1.01, spread=0.05))  # within noise: not shown either way
+    assert close.loc["Fig6_mhm_beats_flame", "held"] == NOT_TESTABLE
+    assert "none significantly against: more repetitions needed" in close.loc["Fig8_mhm_beats_flame", "explanation"]
+    worse = _verdicts(_runs(view_gap=0.5, hdg_gap=0.5))  # FLAME better than MHM: the claim fails
+    assert worse.loc["Fig6_mhm_beats_flame", "held"] == worse.loc["Fig8_mhm_beats_flame", "held"] == NOT_HELD
+    assert "FLAME's MSE is significantly below MHM's at" in worse.loc["Fig8_mhm_beats_flame", "explanation"]
     one = _verdicts(_runs(reps=1))
     assert one.loc["Fig8_mhm_beats_flame", "held"] == NOT_TESTABLE
+
+
+def _hdg_two_reps(mhm, flame):
+    """Two repetitions per HDG point with the given per-repetition grid MSEs (scaled by 1/eps_s)."""
+    runs = _runs(reps=2)
+    for comp, vals in (("mhm", mhm), ("flame", flame)):
+        for rep, v in enumerate(vals):
+            sel = (runs.framework == "hdg") & (runs.component == comp) & (runs.rep == rep)
+            runs.loc[sel, "unit_mse"] = v * 1e-4 / runs.loc[sel, "eps"]
+    return runs
+
+
+def test_mhm_beats_flame_is_welchs_t_test_on_the_repetitions():
+    """Must hold: FLAME far above MHM at 2 repetitions; the noise case: FLAME's mean 2.2 standard
+    errors above MHM's at every point, which the former z test on the two means passes (held) and
+    Welch's t (df about 1.5) does not: undecided, so not testable, asking for repetitions; the target
+    states the test."""
+    clear = _verdicts(_hdg_two_reps([1.0, 1.1], [3.0, 3.2])).loc["Fig8_mhm_beats_flame"]
+    assert clear.held == HELD and "Welch's t test" in clear.target and "Welch-Satterthwaite" in clear.target
+    runs = _hdg_two_reps([0.5, 1.5], [2.5, 4.5])
+    st = CF.se_frame(runs, "unit_mse").xs("hdg", level="framework")
+    points = st.xs("flame", level="component").index
+    assert len(points) == 6
+    for ds, eps in points:
+        fl, mh = st.loc[(ds, "flame", eps)], st.loc[(ds, "mhm", eps)]
+        assert C.significantly_greater(fl["mean"], fl["se"], mh["mean"], mh["se"])  # z: "significant" everywhere
+    row = _verdicts(runs).loc["Fig8_mhm_beats_flame"]
+    assert row.held == NOT_TESTABLE and "Welch t 2.24, df 1.47" in row.explanation, row.explanation
+    assert "more repetitions needed (the least df among them is 1.47, where the t quantile is 6." in row.explanation
+    assert "above MHM at 0/6, below at 0, undecided at 6 (2+ repetitions)" in row.measured
+
+
+def test_mhm_and_flame_repetitions_are_seeded_apart(monkeypatch):
+    """:data:`CF.SHARED_SEEDS` is False because the runs seed repetition r of MHM and of FLAME
+    differently (the component's name is in the seed): checked on the seeds both runs ask for."""
+    from test_multidim_frameworks import _config
+
+    from shuffledp.experiments import multidim_frameworks as X
+    from shuffledp.seeding import derive_seed
+    from shuffledp.stages.jobs import JobTable
+    from shuffledp.stages.multidim_frameworks import jobs
+
+    class Stop(Exception):
+        pass
+
+    asked = {}
+
+    def record(*parts):
+        if "workload" in parts or "records" in parts:
+            return np.random.default_rng(0)
+        asked[(parts[2], parts[3])] = derive_seed(*parts)  # the first repetition's seed, then stop
+        raise Stop
+
+    monkeypatch.setattr(X, "seeded_rng", record)
+    table = JobTable(jobs(_config()))
+    rng = np.random.default_rng(1)
+    for fw, ds, domains in (("calm", "br", [2, 3, 4, 5]), ("hdg", "loan", [8, 8, 8, 8])):
+        data = np.column_stack([rng.integers(0, k, 400) for k in domains])
+        for comp in ("mhm", "flame"):
+            spec = dict(table.job("run", {"framework": fw, "component": comp, "dataset": ds}).spec, eps=1.0)
+            with pytest.raises(Stop):
+                (X.run_calm if fw == "calm" else X.run_hdg)(data, domains, spec)
+        assert asked[(fw, "mhm")] != asked[(fw, "flame")]
+    assert CF.SHARED_SEEDS is False
 
 
 def test_views_gap_much_larger_than_attributes():
@@ -110,17 +178,32 @@ def test_views_gap_much_larger_than_attributes():
 
 
 @pytest.mark.parametrize("gap, spread, verdict", [(100, 0.02, HELD), (1000, 0.02, NOT_HELD), (20, 0.02, NOT_HELD),
-                                                  (40, 0.5, HELD)])
+                                                  (40, 0.5, NOT_TESTABLE)])
 def test_flame_100x_has_both_ends_and_an_interval(gap, spread, verdict):
     """About 100: held at 100; 1000 and 20 (tight intervals) are not about 100; a gap of 40 measured
-    with a 50% spread gives an interval reaching into 50..200, which the rule cannot reject (the noise
-    case)."""
+    with a 50% spread at 3 repetitions gives an interval of 1.8-6100, meeting 50..200 but far wider
+    than it: it could not have shown the claim false, so not testable (the noise case), never held."""
     by = _verdicts(_runs(view_gap=gap, spread=spread, seed=1))
     assert by.loc["Fig6_flame_100x", "held"] == verdict, by.loc["Fig6_flame_100x", "measured"]
     if verdict == NOT_HELD:
         side = "above" if gap > 200 else "below"
         assert f"lies {side} 50..200" in by.loc["Fig6_flame_100x", "explanation"]
+    if verdict == NOT_TESTABLE:
+        assert "wider than the 50..200 band" in by.loc["Fig6_flame_100x", "explanation"]
     assert _verdicts(_runs(reps=1)).loc["Fig6_flame_100x", "held"] == NOT_TESTABLE
+
+
+def test_flame_100x_interval_uses_a_t_quantile():
+    """A ratio of 300 from 3 repetitions with a 20% spread on each side: the log ratio's SE is 0.16, so
+    a normal quantile gives an interval from 218 (outside 50..200: not held), the t quantile with the
+    Welch-Satterthwaite df (4) one from 191, reaching into it (the noise case: held)."""
+    runs = _runs(reps=3, view_gap=300.0, spread=0.0)
+    calm = runs.framework == "calm"
+    jitter = runs.loc[calm, "rep"].map({0: 0.8, 1: 1.0, 2: 1.2})
+    runs.loc[calm, "unit_mse"] = runs.loc[calm, "unit_mse"] * jitter
+    row = _verdicts(runs).loc["Fig6_flame_100x"]
+    assert row.held == HELD and "95% interval 191-" in row.measured, row.measured
+    assert "t quantile with Welch-Satterthwaite df" in row.target
 
 
 def test_marginal_above_view_paired_t_test():

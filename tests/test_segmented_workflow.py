@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -108,3 +109,69 @@ def test_dry_run_shows_the_paper_calibrated_baseline_jobs(tmp_path):
     for out in new:
         assert out in outs["both"] and out not in outs["ours"], out
     assert "results/segmented/runs/mm_shuffle/b0.parquet" in outs["ours"]
+
+
+def _figures_job(root: Path) -> tuple[dict, dict]:
+    """The spec and io of the run's ``figures`` job, from its job files (results/.jobs)."""
+    import json
+
+    for io_path in sorted((root / "results" / ".jobs").glob("io-*.json")):
+        io = json.loads(io_path.read_text())
+        if io["job"]["stage"] == "segmented" and io["job"]["step"] == "figures":
+            spec = json.loads((root / "results" / ".jobs" / f"spec-{io['job']['spec']}.json").read_text())
+            return spec, io
+    raise AssertionError("no figures job in results/.jobs")
+
+
+@pytest.mark.slow
+def test_figures_draw_the_paper_calibrated_baselines_and_refuse_a_summary_without_them(tmp_path, monkeypatch,
+                                                                                     capsys):
+    """``baseline_accounting: [ours, paper]`` on the tiny configuration: the figure job's spec asks
+    for the variants; run again in process on the workflow's summary, it draws the four of them in
+    every panel, labelled, each at the summary's error; given a summary without one of them it
+    exits 2 with one line naming the variant and the panel, and writes no figure."""
+    import json
+
+    from shuffledp.cli import main
+    from shuffledp.experiments import segmented as ex
+    from shuffledp.plotting import segmented as pl
+
+    cfg = yaml.safe_load(TINY.read_text())
+    cfg["segmented"] = dict(SEGMENTED, baseline_accounting=["ours", "paper"])
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    from conftest import run_snakemake
+
+    run_snakemake("--configfile", str(path), "--cores", "1", *TARGETS[2:], cwd=tmp_path)
+    spec, io = _figures_job(tmp_path)
+    assert spec["paper_baselines"] is True
+    summary = tmp_path / io["input"]["summary"][0]
+    summ = pd.read_parquet(summary)
+    drawn = []
+    original = pl.draw
+    monkeypatch.setattr(pl, "draw", lambda *a, **k: drawn.append(original(*a, **k)) or drawn[-1])
+    io = {"input": {k: [str(tmp_path / p) for p in v] for k, v in io["input"].items()},
+          "output": {k: {f: str(tmp_path / "out" / f"{k}.{k}") for f in v} for k, v in io["output"].items()}}
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    (tmp_path / "io.json").write_text(json.dumps(io))
+    argv = ["step", "segmented", "figures", "--spec", str(tmp_path / "spec.json"), "--io", str(tmp_path / "io.json")]
+    assert main(argv) == 0
+    (fig,) = drawn
+    panels = [(ds, st, n) for ds in spec["figures"]["fig2"]["datasets"] for st in ["S1"] for n in spec["n"]]
+    for ax, (ds, st, n) in zip(fig.axes, panels, strict=False):
+        lines = {ln.get_label(): ln for ln in ax.get_lines() if not ln.get_label().startswith("_")}
+        frame = ex.panel_frame(summ, ds, n, st)
+        for proto in ex.PAPER_BASELINES:
+            want = float(frame.loc[frame["protocol"] == proto, "error_mean"].iloc[0])
+            assert np.allclose(lines[pl.series_label(proto)].get_ydata(), want), (ds, proto)
+        assert sum("(paper's calibration)" in k for k in lines) == 4
+    # a summary without one variant: refused, naming it and the panel
+    shutil.rmtree(tmp_path / "out")
+    summ[summ["protocol"] != "mm_shuffle_paper"].to_parquet(tmp_path / "partial.parquet")
+    io["input"]["summary"] = [str(tmp_path / "partial.parquet")]
+    (tmp_path / "io.json").write_text(json.dumps(io))
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "mm_shuffle_paper" in err[0] and "msnbc, n = 400, S1" in err[0], err
+    assert not (tmp_path / "out").exists()

@@ -200,9 +200,104 @@ def standard_error(sd, reps):
 
 def significantly_greater(a: float, se_a: float, b: float, se_b: float, z: float = Z_95) -> bool:
     """``a > b`` by more than ``z`` standard errors of the difference (a z test on two means with
-    their standard errors; False when an SE is missing, so the test cannot pass on no evidence)."""
+    their standard errors; False when an SE is missing, so the test cannot pass on no evidence). The
+    normal quantile is lenient at few repetitions (a t quantile with 2-4 of them is 2.8-12.7): with
+    the per-repetition values at hand, :func:`t_greater` is the valid test."""
     se = math.hypot(se_a, se_b)
     return bool(all(math.isfinite(v) for v in (a, b, se)) and se > 0 and a - b > z * se)
+
+
+@dataclass(frozen=True)
+class TTest:
+    """A two-sample t test of ``mean(a) - mean(b)``: ``kind`` (``paired`` or ``Welch``), the
+    repetitions of each side, the difference of the means, its standard error, t, the degrees of
+    freedom and the two-sided p-value (NaN where the test cannot be made)."""
+
+    kind: str
+    n_a: int
+    n_b: int
+    diff: float
+    se: float
+    t: float
+    df: float
+    p: float
+
+    def text(self) -> str:
+        return f"{self.kind} t {self.t:.3g}, df {self.df:.3g}, p {self.p:.2g}"
+
+
+def _finite(x) -> np.ndarray:
+    x = np.asarray(x, float).ravel()
+    return x[np.isfinite(x)]
+
+
+def t_test(a, b, *, paired: bool) -> TTest:
+    """Student's t test of ``mean(a) - mean(b)`` over repetitions, valid at few repetitions (the t
+    quantile grows as they shrink, where a z test keeps 1.96). ``paired``: ``a[r]`` and ``b[r]`` come
+    from the same repetition's randomness (same seed), so the test is on the differences, df = n - 1
+    (pairs with a NaN dropped); else Welch's test on two independent samples, with Welch-Satterthwaite
+    df (:func:`welch_from_stats`). NaN statistics with fewer than 2 repetitions on a side or a zero
+    standard error."""
+    from scipy import stats
+
+    if not paired:
+        a, b = _finite(a), _finite(b)
+        sd = [float(x.std(ddof=1)) if x.size >= 2 else math.nan for x in (a, b)]
+        return welch_from_stats(float(a.mean()) if a.size else math.nan, sd[0], a.size,
+                                float(b.mean()) if b.size else math.nan, sd[1], b.size)
+    a, b = np.asarray(a, float).ravel(), np.asarray(b, float).ravel()
+    if a.size != b.size:
+        raise ValueError(f"a paired t test needs as many repetitions on each side ({a.size} vs {b.size})")
+    d = (a - b)[np.isfinite(a) & np.isfinite(b)]
+    diff = float(d.mean()) if d.size else math.nan
+    se = float(d.std(ddof=1) / math.sqrt(d.size)) if d.size >= 2 else math.nan
+    if not (math.isfinite(se) and se > 0):
+        return TTest("paired", d.size, d.size, diff, se, math.nan, math.nan, math.nan)
+    t, df = diff / se, float(d.size - 1)
+    return TTest("paired", d.size, d.size, diff, se, t, df, float(2 * stats.t.sf(abs(t), df)))
+
+
+def welch_from_stats(mean_a: float, sd_a: float, n_a: int, mean_b: float, sd_b: float, n_b: int) -> TTest:
+    """Welch's t test of ``mean_a - mean_b`` from each side's mean, sample SD (ddof 1) and number of
+    repetitions (what a summary table keeps), with Welch-Satterthwaite df; as :func:`t_test`."""
+    from scipy import stats
+
+    n_a, n_b = (int(n) if math.isfinite(float(n)) else 0 for n in (n_a, n_b))
+    diff = float(mean_a - mean_b)
+    se = df = math.nan
+    if min(n_a, n_b) >= 2 and math.isfinite(sd_a) and math.isfinite(sd_b):
+        va, vb = sd_a ** 2 / n_a, sd_b ** 2 / n_b
+        se = math.sqrt(va + vb)
+        den = va ** 2 / (n_a - 1) + vb ** 2 / (n_b - 1)
+        df = (va + vb) ** 2 / den if den > 0 else math.nan
+    if not (math.isfinite(se) and se > 0 and math.isfinite(df) and math.isfinite(diff)):
+        return TTest("Welch", n_a, n_b, diff, se, math.nan, math.nan, math.nan)
+    t = diff / se
+    return TTest("Welch", n_a, n_b, diff, se, t, df, float(2 * stats.t.sf(abs(t), df)))
+
+
+def t_sign(r: TTest, alpha: float = 0.05) -> int:
+    """+1 where the test says the first mean is significantly above the second (two-sided
+    ``alpha``), -1 where below, 0 where undecided (or no test could be made)."""
+    if not (math.isfinite(r.t) and r.p < alpha):
+        return 0
+    return 1 if r.t > 0 else -1
+
+
+def at_every_point(signs) -> bool | None:
+    """The verdict of "significantly above at every point" from each point's :func:`t_sign`: True
+    when every point is +1, False when one is -1 (significantly the other way), else None (undecided
+    points and none against: not testable, more repetitions needed)."""
+    signs = list(signs)
+    if signs and all(v > 0 for v in signs):
+        return True
+    return False if any(v < 0 for v in signs) else None
+
+
+def t_greater(a, b, *, paired: bool, alpha: float = 0.05) -> bool:
+    """``mean(a) > mean(b)`` by a t test over the repetitions (:func:`t_test`; two-sided ``alpha``):
+    False with fewer than 2 repetitions on a side or no spread, so it cannot pass on no evidence."""
+    return t_sign(t_test(a, b, paired=paired), alpha) > 0
 
 
 def indistinguishable_from_min(x, mean, se, z: float = Z_95) -> np.ndarray:

@@ -7,6 +7,12 @@ baselines with equal error stay visible. The y range comes from the baselines an
 of each curve: the spikes of the sound accountant at integer m (its lambda collapses there) would
 stretch the axis by decades, so a point outside the range is drawn as an off-scale marker at the
 panel's edge, explained in the legend (its value is in the summary table).
+
+With ``segmented.baseline_accounting: [ours, paper]`` the summary also holds the four shuffle
+baselines as the paper calibrated them (``<baseline>_paper``); they are drawn beside ours, labelled
+"<baseline> (paper's calibration)", as flat lines in a darker shade of their baseline's colour,
+densely dotted, with filled markers (our calibration's markers are hollow). A summary without them
+draws exactly the figure it drew before.
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ from shuffledp.plotting._style import (  # noqa: E402
 )
 
 BOUND_LABEL = "Ours, MSE bound"
+PAPER_CALIBRATION = "paper's calibration"
+_PAPER_LS = (0, (1, 1))  # densely dotted: the paper-calibrated variants
 # series -> style: colour, marker and line style differ for every pair of series
 STYLE = {
     ex.OURS: dict(color="tab:blue", marker="o", ls="-", ms=5, lw=1.6, zorder=6),
@@ -41,10 +49,25 @@ STYLE = {
     "mm_shuffle": dict(color="tab:orange", marker="D", ls="--"),
     "sepmm": dict(color="tab:green", marker="P", ls=(0, (5, 1.5, 1, 1.5, 1, 1.5))),
     "wsepmm": dict(color="tab:purple", marker="h", ls="-"),
+    # the paper-calibrated variants: a darker shade of their baseline's colour, filled markers
+    "subexp_shuffle_paper": dict(color="#4e2a22", marker="<", ls=_PAPER_LS, mfc="#4e2a22"),
+    "mm_shuffle_paper": dict(color="#a34700", marker="d", ls=_PAPER_LS, mfc="#a34700"),
+    "sepmm_paper": dict(color="#145a14", marker="X", ls=_PAPER_LS, mfc="#145a14"),
+    "wsepmm_paper": dict(color="#4b2a7b", marker="p", ls=_PAPER_LS, mfc="#4b2a7b"),
 }
-BASELINES = (*ex.UNIFORM_BASELINES, *ex.LEVEL_BASELINES)
-# solid lines below dashed ones, so that a dashed line on top of an equal solid one shows both
-_BASE_Z = {"wsepmm": 2.0, "subexp_local": 2.2, "subexp_shuffle": 2.4, "sepmm": 2.6, "mm_shuffle": 2.8}
+BASELINES = (*ex.UNIFORM_BASELINES, *ex.LEVEL_BASELINES, *ex.PAPER_BASELINES)  # legend order
+# solid lines below dashed ones, so that a dashed line on top of an equal solid one shows both; the
+# dotted paper-calibrated variants on top
+_BASE_Z = {"wsepmm": 2.0, "subexp_local": 2.2, "subexp_shuffle": 2.4, "sepmm": 2.6, "mm_shuffle": 2.8,
+           "wsepmm_paper": 3.0, "subexp_shuffle_paper": 3.1, "sepmm_paper": 3.2, "mm_shuffle_paper": 3.3}
+
+
+def series_label(protocol: str) -> str:
+    """A series' legend label: a paper-calibrated variant is its baseline's label with
+    "(paper's calibration)"."""
+    if protocol in ex.PAPER_BASELINES:
+        return f"{ex.LABELS[ex.base_protocol(protocol)]} ({PAPER_CALIBRATION})"
+    return ex.LABELS[protocol]
 
 
 def _curves(p: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame, str]]:
@@ -84,7 +107,7 @@ def _draw(ax, p: pd.DataFrame) -> None:
     x0, x1 = (float(ms.min()), float(ms.max())) if not ms.empty else (0.1, 10.0)
     for k, (proto, v) in enumerate(levels):
         style = {"lw": 1.4, "ms": 5, "mfc": "none", **STYLE[proto]}
-        level_line(ax, x0, x1, v, k, len(levels), label=ex.LABELS[proto], zorder=_BASE_Z.get(proto, 2.0), **style)
+        level_line(ax, x0, x1, v, k, len(levels), label=series_label(proto), zorder=_BASE_Z.get(proto, 2.0), **style)
 
 
 def _panel(ax, summ: pd.DataFrame, ds, st, n, dataset_labels: Mapping) -> int:
@@ -133,8 +156,13 @@ def draw(summ: pd.DataFrame, fig_spec: Mapping, ns, note: str = "", dataset_labe
         title = f"{title} ({note})" if title else note
     if title:
         fig.suptitle(title, fontsize=10)
-    bottom = (0.12 + 0.2 * -(-len(labels) // ncol)) / (3.1 * rows + 0.6)  # the legend's rows
-    fig.tight_layout(rect=(0, bottom, 1, 0.95))
+    legend_h = 0.12 + 0.2 * -(-len(labels) // ncol)  # the legend's rows, in inches
+    # the paper-calibrated variants' longer legend makes the figure taller (a figure without them keeps its size)
+    extra = max(0.0, legend_h - 1.2) if any(lab.endswith(f"({PAPER_CALIBRATION})") for lab in labels) else 0.0
+    height = 3.1 * rows + 0.6 + extra
+    if extra:
+        fig.set_size_inches(3.6 * cols, height)
+    fig.tight_layout(rect=(0, legend_h / height, 1, 0.95))
     return fig
 
 

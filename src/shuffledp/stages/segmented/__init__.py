@@ -16,7 +16,9 @@ computations are in :mod:`shuffledp.experiments.segmented` (and ``segmented_para
 
 With ``baseline_accounting: [ours, paper]`` the four shuffle baselines also run as the paper calibrated
 them (a labelled variant): ``params_paper`` per (dataset, n) and ``run`` jobs of their own,
-``<baseline>_paper`` (listed after the others; a config without ``paper`` has exactly the jobs it had).
+``<baseline>_paper`` (listed after the others; a config without ``paper`` has exactly the jobs it had);
+the figures draw them beside ours, labelled (the ``figures`` job's spec then has ``paper_baselines``,
+and the job refuses a summary without their rows).
 """
 
 from __future__ import annotations
@@ -279,8 +281,10 @@ def _report_jobs(config: Mapping, cfg: Mapping, table: JobTable, grid: list, pan
                                       for d, n, st in used]})]
     summary = [Ref("aggregate", "summary")]
     drawn = [d for d in pan_ds if any(d in f["datasets"] for f in cfg["figures"].values())]
-    out.append(Job("figures", {}, {"figures": cfg["figures"], "n": ns, "dataset_labels": DATASET_LABELS,
-                                   "data_datasets": drawn},
+    fig_spec = {"figures": cfg["figures"], "n": ns, "dataset_labels": DATASET_LABELS, "data_datasets": drawn}
+    if "paper" in cfg["baseline_accounting"]:  # the figures draw them too (a default spec has no such key)
+        fig_spec["paper_baselines"] = True
+    out.append(Job("figures", {}, fig_spec,
                    inputs={"summary": summary, "data": [Ref("prepare", "data", {"segds": d}) for d in drawn]}))
     out.append(Job("claims", {}, {"n": ns, "m_grid": grid, "figures": cfg["figures"],
                                   "m_factor": float(cfg["m_factor"]),
@@ -421,14 +425,35 @@ def _figures(spec, inputs, outputs) -> None:
                          f"{len(inputs['data'])}")
     data = dict(zip(spec["data_datasets"], inputs["data"], strict=True))
     summ = pd.read_parquet(inputs["summary"][0])
-    # the figures show the baselines as we calibrate them; the paper-calibrated ones are in the summary
-    summ = summ[~summ["protocol"].isin(ex.PAPER_BASELINES)]
+    if spec.get("paper_baselines", False):  # the paper-calibrated baselines drawn beside ours, labelled
+        _check_paper_rows(summ, spec, inputs["summary"][0])
+    else:  # the baselines as we calibrate them only (a summary may hold the others: they are not drawn)
+        summ = summ[~summ["protocol"].isin(ex.PAPER_BASELINES)]
     for fig, fspec in spec["figures"].items():
         notes = _notes([data[d] for d in fspec["datasets"] if d in data])  # the prepared data of its datasets
         out_base = outputs["pdf"][fig][: -len(".pdf")]  # the figure writes <base>.pdf and <base>.png
         pl.figure(summ, fspec, spec["n"], out_base, "; ".join(notes), spec.get("dataset_labels"))
         if notes:
             print(f"{fig} note:", "; ".join(notes))
+
+
+def _check_paper_rows(summ, spec: Mapping, path: str) -> None:
+    """With ``paper_baselines`` every panel of every figure needs the four paper-calibrated baselines'
+    rows in the summary: a missing one is refused, naming it and the panel (never a figure without it)."""
+    from shuffledp.experiments import segmented as ex
+
+    if not isinstance(spec["paper_baselines"], bool):
+        raise UsageError(f"--spec: paper_baselines must be true or false (got {spec['paper_baselines']!r})")
+    for fig, fspec in spec["figures"].items():
+        for ds in fspec["datasets"]:
+            for st in fspec["settings"]:
+                for n in spec["n"]:
+                    have = set(ex.panel_frame(summ, ds, int(n), st)["protocol"])
+                    missing = [p for p in ex.PAPER_BASELINES if p not in have]
+                    if missing:
+                        raise UsageError(f"input summary {path}: no rows of {', '.join(missing)} for figure {fig}'s "
+                                         f"panel {ds}, n = {n}, {st}, which --spec paper_baselines draws (run them: "
+                                         "segmented.baseline_accounting [ours, paper])")
 
 
 def _figure_names(spec: Mapping) -> list[str]:
@@ -508,7 +533,7 @@ STAGE = Stage(
                         report=Report("captions/figure.rst", "{segfig}")),
              ),
              spec_keys=frozenset({"figures", "n", "data_datasets"}),
-             optional_keys=frozenset({"dataset_labels"}),
+             optional_keys=frozenset({"dataset_labels", "paper_baselines"}),
              runtime=5),
         Step("claims", _claims,
              inputs=("summary", "data"),
