@@ -189,7 +189,7 @@ def test_subexp_rows_at_a_segmented_setting():
 
     d, s, n = 128, 4, 5000
     spec = {"randomizers": [], "rtol": 1e-4, "seed": 7,
-            "measure": {"n": 2000, "eps_s": 1.0, "reps": 100, "tolerance": 0.1},
+            "measure": {"n": 2000, "eps_s": 1.0, "reps": 150, "tolerance": 0.1},
             "subexp": [{"d": d, "s": s, "n": n, "eps_s": 0.5, "delta_s": 0.01 / n}]}
     (g,) = G.subexp_gain_rows(spec)
     assert g["randomizer"] == "subexp-d128-s4" and g["best_by"] == "decomposition"
@@ -254,3 +254,39 @@ def test_gain_reads_subexp_from_the_segmented_params_table_with_the_same_numbers
     other = dict(setting, n=n + 1, params=0)
     (tmp_path / "bad").mkdir()
     assert _gain_step(tmp_path / "bad", dict(spec, subexp=[other]), out["read"], [str(table)]) == 2
+
+
+def test_eps_local_for_brackets_the_boundary_in_few_probes():
+    """A smooth bound with a known boundary r: the answer passes, lies within rtol below r, and a
+    failing probe within rtol above it closes the bracket; the interpolating search needs far
+    fewer probes than the 17 a bisection of [0.5, 30] to rtol 1e-4 takes."""
+    import math
+
+    r, rtol, probes = 5.1234567, 1e-4, []
+
+    def logistic(e):
+        probes.append(e)
+        return 1.0 / (1.0 + math.exp(-3.0 * (e - r)) * (1e5 - 1.0))  # = 1e-5 at e = r
+
+    e = best.eps_local_for(logistic, 0.5, 1e-5, rtol=rtol)
+    assert logistic(e) <= 1e-5 and r * (1 - rtol) <= e <= r
+    probes.pop()
+    assert any(e < p <= e * (1 + rtol) and logistic(p) > 1e-5 for p in probes)
+    assert len(probes) <= 12
+
+
+def test_eps_local_for_treats_nan_as_failing():
+    e = best.eps_local_for(lambda x: float("nan") if x > 2.0 else 0.0, 0.5, 1e-3, rtol=1e-6)
+    assert 2.0 * (1 - 1e-6) <= e <= 2.0
+
+
+def test_paired_ratio_standard_error():
+    """Independent pairs: the ratio's relative s.e. is the two in quadrature (within sampling noise of
+    the covariance); b proportional to a: the ratio is exact, s.e. 0."""
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    a, b = rng.gamma(20.0, 1.0, 4000), rng.gamma(20.0, 2.0, 4000)
+    sa, sb, sr = G.paired_ratio(a, b)
+    assert sr == pytest.approx(math.hypot(sa, sb), rel=0.05)
+    assert G.paired_ratio(a, 3.0 * a)[2] == pytest.approx(0.0, abs=1e-9)

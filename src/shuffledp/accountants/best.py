@@ -432,24 +432,51 @@ def eps_local_for(delta_of: Callable[[float], float], eps_s: float, delta_s: flo
     """Largest local eps found in ``[eps_s, hi]`` whose shuffled reports meet ``(eps_s, delta_s)``
     by the bound ``delta_of(eps_l)`` (an upper bound on the shuffled delta at ``eps_s``).
 
-    Bisection; the returned value is either ``eps_s`` (always valid: shuffling eps_s-LDP reports
-    is eps_s-DP) or a point where ``delta_of(eps_l) <= delta_s`` was evaluated, so it is certified
-    whether or not the bound is monotone in ``eps_l``.
+    The search keeps a bracket: ``lo`` passes (``eps_s``, always valid: shuffling eps_s-LDP reports
+    is eps_s-DP, or a point where ``delta_of(lo) <= delta_s`` was evaluated) and ``hi`` fails, and
+    ends when ``hi - lo <= rtol * lo``. Its probes are regula falsi with the Illinois modification on
+    ``logit(delta_of)`` against eps_l (the logit keeps the interpolation informative where the bound
+    saturates at 1), and bisection in ``log eps_l`` while an end has no finite value (the start, or
+    a bound of 0 or 1). The returned value is ``eps_s`` or a point where the check passed, so it is
+    certified whether or not the bound is monotone in ``eps_l``.
     """
     eps_s = check_eps0(eps_s, "eps")
     delta_s = check_delta(delta_s)
     if hi <= eps_s:
         return eps_s
-    if delta_of(hi) <= delta_s:
+    target = _logit(delta_s)
+
+    def probe(e: float) -> tuple[float, bool]:
+        """(logit(delta_of(e)) - logit(delta_s), passes); +-inf where the logit is not finite."""
+        d = float(delta_of(e))
+        if d <= delta_s:
+            return (-math.inf if d <= 0.0 else _logit(d) - target), True
+        return (_logit(d) - target if d < 1.0 else math.inf), False  # NaN fails (d < 1 is False)
+
+    g_hi, ok = probe(hi)
+    if ok:
         return float(hi)
-    lo = eps_s
+    lo, g_lo, last = eps_s, -math.inf, 0
     while hi - lo > rtol * lo:
-        mid = 0.5 * (lo + hi)
-        if delta_of(mid) <= delta_s:
-            lo = mid
+        if math.isfinite(g_lo) and math.isfinite(g_hi):
+            x = lo + (hi - lo) * (-g_lo) / (g_hi - g_lo)
         else:
-            hi = mid
+            x = math.sqrt(lo * hi)
+        x = min(max(x, lo * (1.0 + 0.25 * rtol)), hi - 0.25 * rtol * lo)  # strictly inside
+        g, ok = probe(x)
+        if ok:
+            lo, g_lo = x, g
+            g_hi = g_hi * 0.5 if last == -1 else g_hi  # Illinois: the same end kept twice
+            last = -1
+        else:
+            hi, g_hi = x, g
+            g_lo = g_lo * 0.5 if last == 1 else g_lo
+            last = 1
     return float(lo)
+
+
+def _logit(d: float) -> float:
+    return math.log(d) - math.log1p(-d)
 
 
 def krr_eps_local(k: int, eps_s: float, delta_s: float, n: int, *, rtol: float = 1e-4) -> float:

@@ -1,16 +1,14 @@
-"""Figures. Every figure is written as PDF and PNG with fixed metadata (no timestamps)."""
+"""Figures. Every figure is written as PDF and PNG with fixed metadata (no timestamps).
+
+The package imports no matplotlib itself: a module that draws selects the Agg backend and imports
+pyplot at its top, so a job that only renders tables (:mod:`~shuffledp.plotting.html_table`) does not
+pay for matplotlib's import."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-
-from shuffledp.io import save_figure_file  # noqa: E402
+from shuffledp.io import save_figure_file
 
 
 def save_figure(fig, out_base: str | Path) -> list[str]:
@@ -22,6 +20,8 @@ def save_figure(fig, out_base: str | Path) -> list[str]:
     paths = [f"{out_base}.{ext}" for ext in ("pdf", "png")]
     for path in paths:
         save_figure_file(fig, path, dpi=150)
+    import matplotlib.pyplot as plt  # already loaded by whoever drew the figure
+
     plt.close(fig)
     return paths
 
