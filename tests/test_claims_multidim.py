@@ -106,14 +106,25 @@ def test_not_testable():
 
 
 def test_significance_rules_reject_differences_within_noise():
-    # FLAME 2% above MHM with SEs of 5% / sqrt(10): the raw ratio is > 1, the test is not significant
+    """Welch's t test at every point, three outcomes: significant everywhere held; significantly the
+    other way at one point not held; a difference within noise (none against) not testable."""
+    # FLAME 2% above MHM with SDs of 5% over 10 repetitions: the raw ratio is > 1, the test undecided
     close = summary(mse=lambda ds, m, e: {"mhm": 1 / e, "flame": 1.02 / e, "tcm": 3 / e}[m])
-    assert v(close)["mhm_beats_flame_all_eps"] == NOT_HELD
+    assert v(close)["mhm_beats_flame_all_eps"] == NOT_TESTABLE
     assert v(summary(rel_sd=0.001, mse=lambda ds, m, e: {"mhm": 1 / e, "flame": 1.02 / e, "tcm": 3 / e}[m]))[
         "mhm_beats_flame_all_eps"] == HELD                                    # the same ratio, precise: held
+    below = summary(mse=lambda ds, m, e: {"mhm": 1 / e, "flame": (0.5 if e == 0.4 else 2.0) / e, "tcm": 3 / e}[m])
+    assert v(below)["mhm_beats_flame_all_eps"] == NOT_HELD               # significantly below at one eps
     assert v(summary().drop(columns=["mse_sd", "reps"]))["mhm_beats_flame_all_eps"] == NOT_TESTABLE
-    # OGM vs NOGM: NOGM 1% worse with a spread of 20%: not significant
-    assert v(p=personal(nogm_over_ogm=1.01, spread=0.2))["ogm_beats_nogm"] == NOT_HELD
+    # 2 repetitions, TCM 1.5x MHM with SDs of 10%: a z test on the means passes (z about 3.9), Welch's t
+    # (df about 1.7, quantile about 5) does not decide it: not testable, never held on that evidence
+    few = summary(reps=2, rel_sd=0.1)
+    z = (3 - 2) / (0.1 * np.hypot(3, 2) / np.sqrt(2))
+    few.loc[few.mechanism == "tcm", ["mse", "mse_sd"]] = few.loc[few.mechanism == "mhm", ["mse", "mse_sd"]].to_numpy() * 1.5
+    assert v(few)["mhm_beats_tcm"] == NOT_TESTABLE and z > 1.96
+    # OGM vs NOGM: NOGM 1% worse with a spread of 20%: undecided; NOGM better: not held
+    assert v(p=personal(nogm_over_ogm=1.01, spread=0.2))["ogm_beats_nogm"] == NOT_TESTABLE
+    assert v(p=personal(nogm_over_ogm=0.5))["ogm_beats_nogm"] == NOT_HELD
 
 
 def test_liberal_trend_is_a_trend_test_not_every_pair():

@@ -198,6 +198,18 @@ def standard_error(sd, reps):
         return np.where(reps >= 2, sd / np.sqrt(reps), np.nan)
 
 
+def t_quantile(reps) -> float:
+    """The two-sided 5% Student-t quantile with ``reps - 1`` degrees of freedom: the ``z`` of
+    :func:`significantly_greater` and :func:`indistinguishable_from_min` for means over ``reps``
+    repetitions each (``reps - 1`` is at most Welch's df for equal repetitions, so this is the
+    conservative choice); :data:`Z_95` when ``reps`` is unknown (None or NaN), inf below 2."""
+    from scipy import stats
+
+    if reps is None or not math.isfinite(float(reps)):
+        return Z_95
+    return float(stats.t.ppf(0.975, float(reps) - 1.0)) if float(reps) >= 2 else math.inf
+
+
 def significantly_greater(a: float, se_a: float, b: float, se_b: float, z: float = Z_95) -> bool:
     """``a > b`` by more than ``z`` standard errors of the difference (a z test on two means with
     their standard errors; False when an SE is missing, so the test cannot pass on no evidence). The

@@ -31,9 +31,11 @@ from shuffledp.claims.core import (
     loglog_slope,
     markdown,
     not_testable,
-    significantly_greater,
-    standard_error,
+    at_every_point,
+    t_sign,
+    t_test,
     trend_test,
+    welch_from_stats,
 )
 
 PAPER_DATASETS = ("br", "mx")
@@ -51,9 +53,9 @@ _Q311 = ("Overall, MHM consistently and significantly outperforms the state-of-t
 CLAIMS = {
     "mhm_beats_flame_all_eps": Claim(
         "mhm_beats_flame_all_eps", _Q311, "Sec. 6.1.1, Fig. 3",
-        "FLAME's mean MSE significantly above MHM's (z test over repetitions, two-sided 5%) at every eps of every "
-        "dataset", ">= 1 eps with both mechanisms and >= 2 repetitions",
-        explain="at some eps FLAME's MSE is not significantly above MHM's (see measured); figures/multidim_fig3.png "
+        "FLAME's mean MSE significantly above MHM's (Welch's t test over repetitions, two-sided 5%) at every eps "
+        "of every dataset; not held where significantly below; else not testable", ">= 1 eps with both mechanisms and >= 2 repetitions",
+        explain="at some eps FLAME's MSE is significantly below MHM's (see measured); figures/multidim_fig3.png "
                 "and docs/multidim.md (MHM's floor at large budgets)"),
     "mhm_flame_gap_grows_with_eps": Claim(
         "mhm_flame_gap_grows_with_eps", "Besides, we also observe that the gap between MHM and FLAME is "
@@ -73,9 +75,9 @@ CLAIMS = {
         explain="the improvement at eps = 1 on MX is outside 0.5..2; figures/multidim_fig3.png"),
     "mhm_beats_tcm": Claim(
         "mhm_beats_tcm", "Also, MHM considerably outperforms TCM.", "Sec. 6.1.1, Fig. 3",
-        "TCM's mean MSE significantly above MHM's (z test over repetitions, two-sided 5%) at every eps of every "
-        "dataset", ">= 1 eps with both mechanisms and >= 2 repetitions",
-        explain="at some eps TCM's MSE is not significantly above MHM's; figures/multidim_fig3.png"),
+        "TCM's mean MSE significantly above MHM's (Welch's t test over repetitions, two-sided 5%) at every eps of "
+        "every dataset; not held where significantly below; else not testable", ">= 1 eps with both mechanisms and >= 2 repetitions",
+        explain="at some eps TCM's MSE is significantly below MHM's (see measured); figures/multidim_fig3.png"),
     "mse_inversely_proportional_to_eps": Claim(
         "mse_inversely_proportional_to_eps", "On the other hand, the errors from the first two are independent of "
         "ϵ , while the latter is inversely proportional to ϵ .", "Sec. 6.1.1 (Discussion), Fig. 3",
@@ -116,9 +118,10 @@ CLAIMS = {
                 "lose true positives); tables/multidim_table3.md"),
     "ogm_beats_nogm": Claim(
         "ogm_beats_nogm", "Overall, our proposal OGM consistently and significantly outperforms the best-effort "
-        "approach NOGM.", "Sec. 6.2, Fig. 10", "NOGM's mean MSE significantly above OGM's (z test over "
-        "repetitions, two-sided 5%) at every ratio of every dataset", ">= 1 ratio with both methods, >= 2 "
-        "repetitions", explain="at some ratio NOGM is not significantly worse than OGM; figures/multidim_fig10.png"),
+        "approach NOGM.", "Sec. 6.2, Fig. 10", "NOGM's mean MSE significantly above OGM's (Welch's t "
+        "test over repetitions, two-sided 5%) at every ratio of every dataset; not held where significantly below; "
+        "else not testable", ">= 1 ratio with both methods, >= 2 "
+        "repetitions", explain="at some ratio NOGM's MSE is significantly below OGM's (see measured); figures/multidim_fig10.png"),
     "ogm_vs_nogm_244_mx": Claim(
         "ogm_vs_nogm_244_mx", "Notably, when the ratio is 2:4:4 on the MX dataset, the MSE of NOGM is one times "
         "larger than the one of OGM.", "Sec. 6.2, Fig. 10: about 2", "NOGM / OGM at 2:4:4 on MX in [1.5, 3]",
@@ -159,7 +162,8 @@ class _Group:
     kind: Callable
     sub: pd.DataFrame
     rows: list
-    se: pd.DataFrame | None = None
+    sd: pd.DataFrame | None = None     # per (dataset, eps) x mechanism: the MSE's SD over repetitions
+    reps: pd.DataFrame | None = None   # ... and the number of repetitions
 
     def add(self, cid, testable, ok, measured, reason, reference=""):
         c = CLAIMS[cid]
@@ -168,22 +172,43 @@ class _Group:
                                 reason=reason, reference=reference))
 
 
+def _every_point(g: _Group, cid: str, tests: dict, ratio: dict, what: str) -> None:
+    """Decide "<worse> significantly above <better> at every point" from one t test per point (key
+    -> :class:`~shuffledp.claims.core.TTest` of worse - better): held when significant at every
+    point, not held when significantly below at one, else not testable (undecided points, none
+    against: more repetitions would decide), like the frameworks' rows."""
+    sign = {k: t_sign(r) for k, r in tests.items()}
+    held = at_every_point(sign.values())
+
+    def pts(v: int) -> str:
+        return "; ".join(f"{' '.join(str(x) for x in k)}: {what}={ratio[k]:.3g} ({tests[k].text()})"
+                         for k in sign if sign[k] == v)
+
+    counts = {v: sum(x == v for x in sign.values()) for v in (1, -1, 0)}
+    head = f"significantly above at {counts[1]}/{len(sign)}, below at {counts[-1]}, undecided at {counts[0]}"
+    measured = head + (f"; below: {pts(-1)}" if counts[-1] else "") + (f"; undecided: {pts(0)}" if counts[0] else "")
+    if held is None:
+        g.add(cid, False, False, measured, f"undecided at {pts(0)}; none significantly against: more repetitions "
+              "needed")
+    else:
+        g.add(cid, True, held, measured, "")
+
+
 def _mhm_vs_others(g: _Group) -> pd.Series:
-    """MHM vs FLAME / TCM (significance over repetitions), and the FLAME / MHM gap growing with eps
-    (trend test); returns the FLAME / MHM ratios."""
-    sub, se = g.sub, g.se
+    """MHM vs FLAME / TCM (Welch's t test over repetitions at every point, three outcomes), and the
+    FLAME / MHM gap growing with eps (trend test); returns the FLAME / MHM ratios."""
+    sub, sd, reps = g.sub, g.sd, g.reps
     for cid, other in (("mhm_beats_flame_all_eps", "flame"), ("mhm_beats_tcm", "tcm")):
         have = {"mhm", other} <= set(sub.columns) and sub[["mhm", other]].notna().all(axis=1).any()
-        if have and se is not None and {"mhm", other} <= set(se.columns):
+        if have and sd is not None and {"mhm", other} <= set(sd.columns):
             both = sub[["mhm", other]].dropna()
-            sig = {k: significantly_greater(both.loc[k, other], se.loc[k, other], both.loc[k, "mhm"],
-                                            se.loc[k, "mhm"]) for k in both.index}
-            g.add(cid, True, all(sig.values()),
-                  f"significant at {sum(sig.values())}/{len(sig)} (dataset, eps): " + "; ".join(
-                      f"{d} eps={e:g}: {other.upper()}/MHM={both.loc[(d, e), other] / both.loc[(d, e), 'mhm']:.3g}"
-                      f"{'' if sig[(d, e)] else ' (n.s.)'}" for d, e in both.index), "")
+            tests = {k: welch_from_stats(both.loc[k, other], sd.loc[k, other], reps.loc[k, other],
+                                         both.loc[k, "mhm"], sd.loc[k, "mhm"], reps.loc[k, "mhm"])
+                     for k in both.index}
+            _every_point(g, cid, tests, {k: both.loc[k, other] / both.loc[k, "mhm"] for k in both.index},
+                         f"{other.upper()}/MHM")
         else:
-            g.add(cid, False, False, "", f"no eps with both MHM and {other.upper()} and their standard errors")
+            g.add(cid, False, False, "", f"no eps with both MHM and {other.upper()} and their standard deviations")
     if {"mhm", "flame"} <= set(sub.columns):
         ratio = (sub["flame"] / sub["mhm"]).dropna()
     else:
@@ -311,14 +336,12 @@ def _fig10_ogm(g: _Group, pp: pd.DataFrame, per_rep: pd.DataFrame) -> None:
     """Fig. 10: OGM vs NOGM (significance over repetitions), and at 2:4:4 on MX (paper's datasets only)."""
     if {"ogm", "nogm"} <= set(pp.columns) and len(pp.dropna(subset=["ogm", "nogm"])):
         r3 = (pp["nogm"] / pp["ogm"]).dropna()
-        st = per_rep.groupby(["dataset", "ratio", "method"])["mse"].agg(["mean", "std", "count"])
-        sig = {}
-        for key in r3.index:
-            o, n_ = st.loc[(*key, "ogm")], st.loc[(*key, "nogm")]
-            sig[key] = significantly_greater(n_["mean"], float(standard_error(n_["std"], n_["count"])),
-                                             o["mean"], float(standard_error(o["std"], o["count"])))
-        g.add("ogm_beats_nogm", True, all(sig.values()), f"significant at {sum(sig.values())}/{len(sig)}: " + "; ".join(
-            f"{d} {r}: NOGM/OGM={v:.3g}{'' if sig[(d, r)] else ' (n.s.)'}" for (d, r), v in r3.items()), "")
+        tests = {}
+        for d, r in r3.index:
+            sel = per_rep[(per_rep["dataset"] == d) & (per_rep["ratio"] == r)]
+            tests[(d, r)] = t_test(sel.loc[sel["method"] == "nogm", "mse"], sel.loc[sel["method"] == "ogm", "mse"],
+                                   paired=False)
+        _every_point(g, "ogm_beats_nogm", tests, r3.to_dict(), "NOGM/OGM")
     else:
         r3 = pd.Series(dtype=float)
         g.add("ogm_beats_nogm", False, False, "", "no ratio with both OGM and NOGM")
@@ -355,18 +378,19 @@ def claims(summary: pd.DataFrame, personal: pd.DataFrame, scale: str, timings: p
     rows: list[dict] = []
     piv = summary.pivot_table(index=["dataset", "eps"], columns="mechanism", values="mse") if len(summary) \
         else pd.DataFrame()
-    sepiv = None
+    sdpiv = repiv = None
     if len(summary) and {"mse_sd", "reps"} <= set(summary.columns):
-        sepiv = summary.assign(se=standard_error(summary["mse_sd"], summary["reps"])).pivot_table(
-            index=["dataset", "eps"], columns="mechanism", values="se")
+        sdpiv, repiv = (summary.pivot_table(index=["dataset", "eps"], columns="mechanism", values=v)
+                        for v in ("mse_sd", "reps"))
     datasets = set(summary["dataset"]) if len(summary) else set()
     if personal is not None and len(personal):
         datasets |= set(personal["dataset"])
 
     for sfx, dss in _groups(datasets):
         sub = piv[piv.index.get_level_values(0).isin(dss)] if len(piv) else piv
-        se = sepiv[sepiv.index.get_level_values(0).isin(dss)] if sepiv is not None and len(sepiv) else None
-        g = _Group(sfx, dss, data_kind(kind(d) for d in dss) or STANDIN, scale, kind, sub, rows, se)
+        sd, reps = ((p[p.index.get_level_values(0).isin(dss)] if p is not None and len(p) else None)
+                    for p in (sdpiv, repiv))
+        g = _Group(sfx, dss, data_kind(kind(d) for d in dss) or STANDIN, scale, kind, sub, rows, sd, reps)
         ratio = _mhm_vs_others(g)
         if sfx == "":
             _eps1_improvements(g, ratio)

@@ -25,6 +25,7 @@ from shuffledp.claims.core import (
     HELD,
     REAL,
     SYNTHETIC,
+    Z_95,
     Claim,
     between,
     data_kind,
@@ -36,6 +37,7 @@ from shuffledp.claims.core import (
     significantly_greater,
     standard_error,
     standin_kind,
+    t_quantile,
 )
 from shuffledp.experiments import segmented as ex
 
@@ -52,10 +54,10 @@ BOTH_VARIANT = "Theorem 3 as printed; baselines as the paper calibrated them"
 BOTH_NOTE = "the paper's accounting throughout: " + VARIANT_NOTE + ", and " + BASELINE_NOTE
 
 _OPT_NEEDS = "standard errors of the mean error at every grid m, and >= 1 grid m significantly worse than the least"
-_SET_RULE = ("the set S of grid m whose mean error is not significantly above the least (z test on the two means, "
-             "two-sided 5%, SE = SD / sqrt(reps)), widened to the geometric midpoints with its grid neighbours, "
+_SET_RULE = ("the set S of grid m whose mean error is not significantly above the least (t test on the two means, "
+             "two-sided 5%, SE = SD / sqrt(reps), Student's t quantile with reps - 1 df), widened to the geometric midpoints with its grid neighbours, "
              "contains {v}")
-_ORDER_RULE = ("the sets S (grid m indistinguishable from the least error, z test, 5%) are disjoint and ordered: "
+_ORDER_RULE = ("the sets S (grid m indistinguishable from the least error, t test, 5%) are disjoint and ordered: "
                "min S({b}) > max S({a}) at every n (S1)")
 
 CLAIMS = {
@@ -133,11 +135,11 @@ CLAIMS = {
     "sepmm_worse_in_s3": Claim(
         "sepmm_worse_in_s3", "With more users adopting liberal privacy levels in $S_3$ than $S_2$ , the *SepMM*, "
         "*shuffle* approach incurs even more noise", "Sec. 6.3, Figs 4-6", "SepMM's mean error in S3 significantly "
-        "above S2 (z test, 5%) for every (dataset, n)", "S2 and S3 panels with SepMM",
+        "above S2 (t test, 5%, reps - 1 df) for every (dataset, n)", "S2 and S3 panels with SepMM",
         explain="in some (dataset, n) SepMM's error in S3 is not significantly above S2; see measured"),
     "ours_and_wsepmm_less_error_s3": Claim(
         "ours_and_wsepmm_less_error_s3", "while our approach and *Weighted SepMM*, *shuffle* will have less error",
-        "Sec. 6.3, Figs 4-6 (S3 vs S2)", "mean error in S3 significantly below S2 (z test, 5%) for ours (at the "
+        "Sec. 6.3, Figs 4-6 (S3 vs S2)", "mean error in S3 significantly below S2 (t test, 5%, reps - 1 df) for ours (at the "
         "optimiser's m) and for Weighted SepMM, for every (dataset, n)", "S2 and S3 panels with both",
         explain="in some (dataset, n) ours or Weighted SepMM is not significantly better in S3; see measured"),
     "m_in_m1_mK": Claim(
@@ -145,7 +147,7 @@ CLAIMS = {
         "degrades to a uniform-privacy setting (when $m \\leq m_1$ ) or it will unnecessarily introduce sampling "
         "error to all users (when $m > m_K$ ).", "Sec. 5.2",
         "in every panel where m_1 lies on the grid, the near-optimal set S (grid m indistinguishable from the least "
-        "error, z test, 5%) meets (m_1, m_K], where m_k is the least grid m at which level k's Poisson rate "
+        "error, t test, 5%) meets (m_1, m_K], where m_k is the least grid m at which level k's Poisson rate "
         "lambda_k reaches 1 (m_1 the first level to reach it, m_K the last; beyond the grid: infinite); panels "
         "with m_1 beyond the grid are listed, not decided",
         "lambda_k at every grid m, with >= 1 level reaching 1 on the grid",
@@ -192,7 +194,7 @@ def _se(frame: pd.DataFrame) -> np.ndarray:
     return standard_error(frame["error_sd"], frame["reps"])
 
 
-def near_optimal_set(m, err, se) -> tuple[np.ndarray, float, float]:
+def near_optimal_set(m, err, se, z: float = Z_95) -> tuple[np.ndarray, float, float]:
     """(S, lo, hi): the grid m whose mean error is statistically indistinguishable from the least
     (:func:`core.indistinguishable_from_min`), and the window [lo, hi] it covers: from the geometric
     midpoint with the grid point below min S to the one with the grid point above max S (an end of
@@ -200,7 +202,7 @@ def near_optimal_set(m, err, se) -> tuple[np.ndarray, float, float]:
     m, err, se = (np.asarray(v, float) for v in (m, err, se))
     order = np.argsort(m)
     m, err, se = m[order], err[order], se[order]
-    S = indistinguishable_from_min(m, err, se)
+    S = indistinguishable_from_min(m, err, se, z)
     if not S.size:
         return S, math.nan, math.nan
     i, j = int(np.searchsorted(m, S.min())), int(np.searchsorted(m, S.max()))
@@ -209,12 +211,12 @@ def near_optimal_set(m, err, se) -> tuple[np.ndarray, float, float]:
     return S, lo, hi
 
 
-def optimal_set(summ, ds, n, st, ours=ex.OURS) -> tuple[np.ndarray, float, float, int]:
+def optimal_set(summ, ds, n, st, ours=ex.OURS, z: float = Z_95) -> tuple[np.ndarray, float, float, int]:
     """:func:`near_optimal_set` of our protocol in one panel, and the number of grid points."""
     o = _curve(summ, ds, n, st, ours)
     if not len(o):
         return np.array([]), math.nan, math.nan, 0
-    return (*near_optimal_set(o["m"], o["error_mean"], _se(o)), len(o))
+    return (*near_optimal_set(o["m"], o["error_mean"], _se(o), z), len(o))
 
 
 def optimiser_m(summ, ds, n, st, ours=ex.OURS) -> tuple[float, float]:
@@ -285,8 +287,15 @@ class _Ctx:
     def m_star(self, ds, n, st):
         return m_star(self.summ, ds, n, st, self.ours)
 
+    @property
+    def q(self) -> float:
+        """The quantile of every significance test here: Student's t with the fewest repetitions
+        of the summary less one df (core.t_quantile; at 20 repetitions 2.09 where a z test has 1.96)."""
+        reps = self.summ["reps"].min() if "reps" in self.summ.columns and len(self.summ) else None
+        return t_quantile(reps)
+
     def optimal_set(self, ds, n, st):
-        return optimal_set(self.summ, ds, n, st, self.ours)
+        return optimal_set(self.summ, ds, n, st, self.ours, self.q)
 
 
 def _fmt(x):
@@ -466,7 +475,7 @@ def _sepmm_worse_s3_rows(c: _Ctx) -> list[dict]:
         for n in c.ns:
             e = {st: protocol_error(c.summ, ds, n, st, c.base("sepmm")) for st in ("S2", "S3")}
             if all(math.isfinite(v[0]) for v in e.values()):
-                oks.append(significantly_greater(*e["S3"], *e["S2"]))
+                oks.append(significantly_greater(*e["S3"], *e["S2"], z=c.q))
                 parts.append(f"{ds}/n={n}: SepMM S2 {e['S2'][0]:.3g} (SE {e['S2'][1]:.2g}), S3 {e['S3'][0]:.3g} "
                              f"(SE {e['S3'][1]:.2g})")
             else:
@@ -487,7 +496,7 @@ def _less_error_s3_rows(c: _Ctx) -> list[dict]:
             if not all(math.isfinite(v[0]) for v in (*ours.values(), *ws.values())):
                 missing.append(f"{ds}/n={n}")
                 continue
-            a, b = significantly_greater(*ours["S2"], *ours["S3"]), significantly_greater(*ws["S2"], *ws["S3"])
+            a, b = (significantly_greater(*x["S2"], *x["S3"], z=c.q) for x in (ours, ws))
             oks.append(a and b)
             parts.append(f"{ds}/n={n}: ours S2 {ours['S2'][0]:.3g} -> S3 {ours['S3'][0]:.3g} "
                          f"({'significant' if a else 'not significant'}), Weighted SepMM S2 {ws['S2'][0]:.3g} -> "
