@@ -120,7 +120,8 @@ def test_significance_rules_reject_differences_within_noise():
     # (df about 1.7, quantile about 5) does not decide it: not testable, never held on that evidence
     few = summary(reps=2, rel_sd=0.1)
     z = (3 - 2) / (0.1 * np.hypot(3, 2) / np.sqrt(2))
-    few.loc[few.mechanism == "tcm", ["mse", "mse_sd"]] = few.loc[few.mechanism == "mhm", ["mse", "mse_sd"]].to_numpy() * 1.5
+    cols = ["mse", "mse_sd"]
+    few.loc[few.mechanism == "tcm", cols] = few.loc[few.mechanism == "mhm", cols].to_numpy() * 1.5
     assert v(few)["mhm_beats_tcm"] == NOT_TESTABLE and z > 1.96
     # OGM vs NOGM: NOGM 1% worse with a spread of 20%: undecided; NOGM better: not held
     assert v(p=personal(nogm_over_ogm=1.01, spread=0.2))["ogm_beats_nogm"] == NOT_TESTABLE

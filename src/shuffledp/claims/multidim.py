@@ -22,6 +22,7 @@ from shuffledp.claims.core import (
     REAL,
     STANDIN,
     Claim,
+    at_every_point,
     between,
     data_kind,
     decide,
@@ -31,7 +32,6 @@ from shuffledp.claims.core import (
     loglog_slope,
     markdown,
     not_testable,
-    at_every_point,
     t_sign,
     t_test,
     trend_test,
@@ -54,7 +54,8 @@ CLAIMS = {
     "mhm_beats_flame_all_eps": Claim(
         "mhm_beats_flame_all_eps", _Q311, "Sec. 6.1.1, Fig. 3",
         "FLAME's mean MSE significantly above MHM's (Welch's t test over repetitions, two-sided 5%) at every eps "
-        "of every dataset; not held where significantly below; else not testable", ">= 1 eps with both mechanisms and >= 2 repetitions",
+        "of every dataset; not held where significantly below; else not testable", ">= 1 eps with both "
+        "mechanisms and >= 2 repetitions",
         explain="at some eps FLAME's MSE is significantly below MHM's (see measured); figures/multidim_fig3.png "
                 "and docs/multidim.md (MHM's floor at large budgets)"),
     "mhm_flame_gap_grows_with_eps": Claim(
@@ -76,7 +77,8 @@ CLAIMS = {
     "mhm_beats_tcm": Claim(
         "mhm_beats_tcm", "Also, MHM considerably outperforms TCM.", "Sec. 6.1.1, Fig. 3",
         "TCM's mean MSE significantly above MHM's (Welch's t test over repetitions, two-sided 5%) at every eps of "
-        "every dataset; not held where significantly below; else not testable", ">= 1 eps with both mechanisms and >= 2 repetitions",
+        "every dataset; not held where significantly below; else not testable", ">= 1 eps with both "
+        "mechanisms and >= 2 repetitions",
         explain="at some eps TCM's MSE is significantly below MHM's (see measured); figures/multidim_fig3.png"),
     "mse_inversely_proportional_to_eps": Claim(
         "mse_inversely_proportional_to_eps", "On the other hand, the errors from the first two are independent of "
@@ -121,7 +123,8 @@ CLAIMS = {
         "approach NOGM.", "Sec. 6.2, Fig. 10", "NOGM's mean MSE significantly above OGM's (Welch's t "
         "test over repetitions, two-sided 5%) at every ratio of every dataset; not held where significantly below; "
         "else not testable", ">= 1 ratio with both methods, >= 2 "
-        "repetitions", explain="at some ratio NOGM's MSE is significantly below OGM's (see measured); figures/multidim_fig10.png"),
+        "repetitions", explain="at some ratio NOGM's MSE is significantly below OGM's (see measured); "
+        "figures/multidim_fig10.png"),
     "ogm_vs_nogm_244_mx": Claim(
         "ogm_vs_nogm_244_mx", "Notably, when the ratio is 2:4:4 on the MX dataset, the MSE of NOGM is one times "
         "larger than the one of OGM.", "Sec. 6.2, Fig. 10: about 2", "NOGM / OGM at 2:4:4 on MX in [1.5, 3]",

@@ -55,7 +55,8 @@ BOTH_NOTE = "the paper's accounting throughout: " + VARIANT_NOTE + ", and " + BA
 
 _OPT_NEEDS = "standard errors of the mean error at every grid m, and >= 1 grid m significantly worse than the least"
 _SET_RULE = ("the set S of grid m whose mean error is not significantly above the least (t test on the two means, "
-             "two-sided 5%, SE = SD / sqrt(reps), Student's t quantile with reps - 1 df), widened to the geometric midpoints with its grid neighbours, "
+             "two-sided 5%, SE = SD / sqrt(reps), Student's t quantile with reps - 1 df), widened to the "
+             "geometric midpoints with its grid neighbours, "
              "contains {v}")
 _ORDER_RULE = ("the sets S (grid m indistinguishable from the least error, t test, 5%) are disjoint and ordered: "
                "min S({b}) > max S({a}) at every n (S1)")
@@ -139,7 +140,8 @@ CLAIMS = {
         explain="in some (dataset, n) SepMM's error in S3 is not significantly above S2; see measured"),
     "ours_and_wsepmm_less_error_s3": Claim(
         "ours_and_wsepmm_less_error_s3", "while our approach and *Weighted SepMM*, *shuffle* will have less error",
-        "Sec. 6.3, Figs 4-6 (S3 vs S2)", "mean error in S3 significantly below S2 (t test, 5%, reps - 1 df) for ours (at the "
+        "Sec. 6.3, Figs 4-6 (S3 vs S2)", "mean error in S3 significantly below S2 (t test, 5%, reps - 1 "
+        "df) for ours (at the "
         "optimiser's m) and for Weighted SepMM, for every (dataset, n)", "S2 and S3 panels with both",
         explain="in some (dataset, n) ours or Weighted SepMM is not significantly better in S3; see measured"),
     "m_in_m1_mK": Claim(
