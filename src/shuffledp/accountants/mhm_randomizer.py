@@ -167,7 +167,10 @@ def mhm_pair(d: int, g: int, eps0: float, m: int) -> GroupedPair:
     for (ha, la, hb, lb), pr in sorted(mhm_group_law(d, m, g).items()):
         key = (_ratio(ha, la, e, c), _ratio(hb, lb, e, c))
         merged[key] = merged.get(key, 0.0) + pr
-    keys = sorted(merged, key=lambda k: -abs(math.log(k[0] / k[1])))
+    # groups 1 and 2: the extreme ratios (e, 1) and (1, e) (empty if g leaves no such output)
+    for key in ((e, 1.0), (1.0, e)):
+        merged.setdefault(key, 0.0)
+    keys = [(e, 1.0), (1.0, e)] + sorted(k for k in merged if k not in ((e, 1.0), (1.0, e)))
     w = [merged[k] for k in keys]
     p = [gamma * k[0] * merged[k] for k in keys]
     q = [gamma * k[1] * merged[k] for k in keys]
@@ -178,11 +181,14 @@ def mhm_pair(d: int, g: int, eps0: float, m: int) -> GroupedPair:
     return GroupedPair(tuple(w), tuple(p), tuple(q), gamma)
 
 
-def _atoms(pair: GroupedPair, ee: float) -> tuple[np.ndarray, np.ndarray]:
+def _atoms(pair: GroupedPair, ee: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(w, z, inner)`` of the non-empty groups: weights, atoms ``(p - e^eps q) / w`` and whether the
+    group is not one of the first two (the extreme ratios ``(e^eps0, 1)``, ``(1, e^eps0)``)."""
     w = np.asarray(pair.w, dtype=np.float64)
     keep = w > 0
     z = (np.asarray(pair.p)[keep] - ee * np.asarray(pair.q)[keep]) / w[keep]
-    return w[keep], z
+    inner = (np.arange(w.size) >= 2)[keep]
+    return w[keep], z, inner
 
 
 ICX_MARGIN = 1e-9  # a comparison closer than this (relative) counts as failed: the pair is then spread
@@ -190,19 +196,21 @@ ICX_MARGIN = 1e-9  # a comparison closer than this (relative) counts as failed: 
 
 def icx_below(lo: GroupedPair, hi: GroupedPair, ee: float) -> bool:
     """True when the atoms ``z = (p - e^eps q) / w`` of ``lo`` (weights ``w``) are below those of
-    ``hi`` in increasing convex order, checked with a margin: ``E(Z_lo - k)_+ < E(Z_hi - k)_+`` at
-    every atom ``k`` of either strictly inside ``lo``'s range. Below ``lo``'s smallest atom the two
-    differ by ``E Z_lo - E Z_hi``, which is 0 for two pairs of one randomizer under one blanket
-    (each row's mean ratio to the blanket is ``1 / gamma``); above its largest, ``lo``'s side is 0.
-    Then ``E(Z_lo,1 + ... + Z_lo,N)_+ <= E(Z_hi,1 + ... + Z_hi,N)_+`` for every ``N``: ``hi``'s
-    decomposed divergence covers ``lo``'s at this eps for every blanket count."""
-    wl, zl = _atoms(lo, ee)
-    wh, zh = _atoms(hi, ee)
-    zmin, zmax = float(zl.min()), float(zl.max())
-    ks = np.unique(np.concatenate([zl, zh]))
-    ks = ks[(ks > zmin) & (ks < zmax)]
+    ``hi`` in increasing convex order, checked with a margin.
+
+    Both are pairs of this randomizer under its blanket whose groups 1 and 2 are the outputs with
+    ratios ``(e^eps0, 1)`` and ``(1, e^eps0)`` (:func:`mhm_pair`, :func:`mhm_pairs`): every atom lies
+    between those two values, which both pairs have, and both means are ``1 - e^eps`` (each row's
+    mean ratio to the blanket is ``1 / gamma``). So ``f(k) = E(Z_lo - k)_+ - E(Z_hi - k)_+`` is 0
+    at and beyond the two extremes, and piecewise linear between with breakpoints at the other
+    atoms: ``f <= 0`` everywhere iff ``f < 0`` (here: below ``-ICX_MARGIN`` of the magnitudes) at
+    every other atom of either pair. Then ``E(Z_lo,1 + ... + Z_lo,N)_+ <= E(Z_hi,1 + ... + Z_hi,N)_+``
+    for every ``N``: ``hi``'s decomposed divergence covers ``lo``'s at this eps."""
+    wl, zl, il = _atoms(lo, ee)
+    wh, zh, ih = _atoms(hi, ee)
+    ks = np.unique(np.concatenate([zl[il], zh[ih]]))
     if ks.size == 0:
-        return zmax <= float(zh.max())
+        return True
     up_l = (wl[None, :] * np.maximum(zl[None, :] - ks[:, None], 0.0)).sum(axis=1)
     up_h = (wh[None, :] * np.maximum(zh[None, :] - ks[:, None], 0.0)).sum(axis=1)
     dn_l = (wl[None, :] * np.maximum(ks[:, None] - zl[None, :], 0.0)).sum(axis=1)
@@ -211,7 +219,7 @@ def icx_below(lo: GroupedPair, hi: GroupedPair, ee: float) -> bool:
     use_up = up_l + up_h <= dn_l + dn_h
     diff = np.where(use_up, up_l - up_h, dn_l - dn_h)
     mag = np.where(use_up, up_l + up_h, dn_l + dn_h)
-    return bool(np.all(diff < -ICX_MARGIN * mag) and zmax <= float(zh.max()))
+    return bool(np.all(diff < -ICX_MARGIN * mag))
 
 
 @dataclass(frozen=True)
@@ -235,6 +243,10 @@ def _spread_value(pair: GroupedPair, ms, block_w, ee: float, tail: float, upper:
     a many-group pair; every spread is an upper bound, so their minimum is)."""
     from shuffledp.accountants.decomposition import _CountTable, _divergence_given_count, spread_to_three
 
+    keep = [i for i, w in enumerate(pair.w) if w > 0]
+    pair = GroupedPair(*(tuple(x[i] for i in keep) for x in (pair.w, pair.p, pair.q)), pair.gamma)
+    if len(keep) < 3:  # two groups at most: never the case for m < d (three levels at least)
+        raise ValueError("an MHM pair with fewer than three non-empty groups")
     best = math.inf
     for _, scale, h in spread_to_three(pair, ee):
         s = h.w[0] + h.w[1]
