@@ -32,7 +32,7 @@ def register(subparsers, account_subparsers) -> None:
     p.add_argument("--k", help="krr: domain size (integer >= 2); subset-exp: subset size "
                    "(default: PrivSet's best for eps0)")
     p.add_argument("--d", help="subset-exp: items (integer >= 2, plus s padding items); oue: domain size; "
-                   "mhm: attributes (integer in [1, 24])")
+                   "mhm: attributes (integer in [1, 16])")
     p.add_argument("--s", help="subset-exp: items per user set (integer >= 1)")
     p.add_argument("--g", help="olh: hash range (integer >= 2; default round(e^eps0 + 1)); mhm: hash range "
                    "(integer >= d + 1; default: Eq. (3) of the multidimensional seed, rounded)")
