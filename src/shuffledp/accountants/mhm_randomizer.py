@@ -60,7 +60,7 @@ from shuffledp.accountants.decomposition import ROUNDING_RTOL, GroupedPair, _che
 from shuffledp.accountants.flags import FlagPair, flag_pair
 
 __all__ = ["MHM_D_MAX", "mhm_levels", "mhm_local_eps", "mhm_group_law", "mhm_pair", "mhm_pairs",
-           "MHMPair", "icx_below", "mhm_matrix", "mhm_blanket_cell", "mhm_real_pair_configs"]
+           "MHMPair", "LevelPair", "icx_below", "mhm_matrix", "mhm_blanket_cell", "mhm_real_pair_configs"]
 
 MHM_D_MAX = 16  # the group-law programme: O(d^3) states per step, about d^2 steps over all m (0.2 s at 16)
 MATRIX_MAX_CELLS = 4_000_000
@@ -152,49 +152,69 @@ def mhm_group_law(d: int, m: int, g: int) -> dict[tuple[int, int, int, int], flo
     return out
 
 
-def _ratio(hit: int, ell: int, e: float, c: np.ndarray) -> float:
-    return e if hit else float(c[ell - 1])
+def _offset(hit: int, ell: int, d: int, g: int, em1: float) -> float:
+    """A row's ratio to the blanket minus 1, computed without cancellation: ``e^eps0 - 1`` at a hit,
+    ``c_l - 1 = (d - l) (e^eps0 - 1) / (g - l)`` at a miss."""
+    return em1 if hit else (d - ell) * em1 / (g - ell)
 
 
-def mhm_pair(d: int, g: int, eps0: float, m: int) -> GroupedPair:
+@dataclass(frozen=True)
+class LevelPair(GroupedPair):
+    """A grouped pair that also carries each group's ratios to the blanket minus 1 (``du`` under the
+    first input, ``dv`` under the second), accurate where ``1 + du`` rounds (:func:`icx_below`)."""
+
+    du: tuple[float, ...] = ()
+    dv: tuple[float, ...] = ()
+
+
+def mhm_pair(d: int, g: int, eps0: float, m: int) -> LevelPair:
     """The exact grouped pair of a victim whose two inputs differ in ``m`` of the ``d`` attributes:
     groups of equal ``(u, v)`` (ratios of the two rows to the blanket), blanket masses ``w``, the
-    rows' masses ``p = gamma u w``, ``q = gamma v w`` (at least three groups, empty ones padded)."""
+    rows' masses ``p = gamma u w``, ``q = gamma v w``. Groups 1 and 2 are the extreme ratios
+    ``(e^eps0, 1)`` and ``(1, e^eps0)`` (empty if no output has them)."""
     d, g, eps0 = _check(d, g, eps0)
-    e, c = mhm_levels(d, g, eps0)
+    em1 = math.expm1(eps0)
     gamma = g * mhm_blanket_cell(d, g, eps0)
     merged: dict[tuple[float, float], float] = {}
     for (ha, la, hb, lb), pr in sorted(mhm_group_law(d, m, g).items()):
-        key = (_ratio(ha, la, e, c), _ratio(hb, lb, e, c))
+        key = (_offset(ha, la, d, g, em1), _offset(hb, lb, d, g, em1))
         merged[key] = merged.get(key, 0.0) + pr
-    # groups 1 and 2: the extreme ratios (e, 1) and (1, e) (empty if g leaves no such output)
-    for key in ((e, 1.0), (1.0, e)):
+    ends = [(em1, 0.0), (0.0, em1)]
+    for key in ends:
         merged.setdefault(key, 0.0)
-    keys = [(e, 1.0), (1.0, e)] + sorted(k for k in merged if k not in ((e, 1.0), (1.0, e)))
-    w = [merged[k] for k in keys]
-    p = [gamma * k[0] * merged[k] for k in keys]
-    q = [gamma * k[1] * merged[k] for k in keys]
-    while len(w) < 3:
-        w.append(0.0)
-        p.append(0.0)
-        q.append(0.0)
-    return GroupedPair(tuple(w), tuple(p), tuple(q), gamma)
+    keys = ends + sorted(k for k in merged if k not in ends)
+    w = tuple(merged[k] for k in keys)
+    p = tuple(gamma * (1.0 + k[0]) * merged[k] for k in keys)
+    q = tuple(gamma * (1.0 + k[1]) * merged[k] for k in keys)
+    return LevelPair(w, p, q, gamma, tuple(k[0] for k in keys), tuple(k[1] for k in keys))
 
 
-def _atoms(pair: GroupedPair, ee: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(w, z, inner)`` of the non-empty groups: weights, atoms ``(p - e^eps q) / w`` and whether the
-    group is not one of the first two (the extreme ratios ``(e^eps0, 1)``, ``(1, e^eps0)``)."""
+def _levels(pair) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(w, du, dv, inner)`` of the non-empty groups of a :class:`LevelPair` or an
+    :class:`MHMPair` (flags ``(1,0), (0,1), (1,1), (0,0)``); ``inner``: not one of the first two."""
     w = np.asarray(pair.w, dtype=np.float64)
+    if isinstance(pair, MHMPair):
+        em1 = pair.em1
+        du, dv = np.array([em1, 0.0, em1, 0.0]), np.array([0.0, em1, em1, 0.0])
+    else:
+        du, dv = np.asarray(pair.du, dtype=np.float64), np.asarray(pair.dv, dtype=np.float64)
     keep = w > 0
-    z = (np.asarray(pair.p)[keep] - ee * np.asarray(pair.q)[keep]) / w[keep]
-    inner = (np.arange(w.size) >= 2)[keep]
-    return w[keep], z, inner
+    return w[keep], du[keep], dv[keep], (np.arange(w.size) >= 2)[keep]
 
 
-ICX_MARGIN = 1e-9  # a comparison closer than this (relative) counts as failed: the pair is then spread
+ICX_MARGIN = 1e-12  # a comparison closer than this (relative to the summed magnitudes, about 4500 ulps:
+# the rounding of the offsets, the weights and the sums is a few ulps of them) counts as failed
 
 
-def icx_below(lo: GroupedPair, hi: GroupedPair, ee: float) -> bool:
+def _plus_sums(w, du, dv, kdu, kdv, ee: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per breakpoint ``k``: ``sum_i w_i (y_i - y_k)_+`` and ``sum_i w_i (y_k - y_i)_+`` with
+    ``y = du - e^eps dv`` (the atoms up to the factor gamma and the common shift ``gamma (1 - e^eps)``),
+    every difference formed from the offsets (no cancellation of large equal terms)."""
+    diff = (du[None, :] - kdu[:, None]) - ee * (dv[None, :] - kdv[:, None])
+    return (w[None, :] * np.maximum(diff, 0.0)).sum(axis=1), (w[None, :] * np.maximum(-diff, 0.0)).sum(axis=1)
+
+
+def icx_below(lo, hi, ee: float) -> bool:
     """True when the atoms ``z = (p - e^eps q) / w`` of ``lo`` (weights ``w``) are below those of
     ``hi`` in increasing convex order, checked with a margin.
 
@@ -206,15 +226,14 @@ def icx_below(lo: GroupedPair, hi: GroupedPair, ee: float) -> bool:
     atoms: ``f <= 0`` everywhere iff ``f < 0`` (here: below ``-ICX_MARGIN`` of the magnitudes) at
     every other atom of either pair. Then ``E(Z_lo,1 + ... + Z_lo,N)_+ <= E(Z_hi,1 + ... + Z_hi,N)_+``
     for every ``N``: ``hi``'s decomposed divergence covers ``lo``'s at this eps."""
-    wl, zl, il = _atoms(lo, ee)
-    wh, zh, ih = _atoms(hi, ee)
-    ks = np.unique(np.concatenate([zl[il], zh[ih]]))
-    if ks.size == 0:
+    wl, ul, vl, il = _levels(lo)
+    wh, uh, vh, ih = _levels(hi)
+    kdu = np.concatenate([ul[il], uh[ih]])
+    kdv = np.concatenate([vl[il], vh[ih]])
+    if kdu.size == 0:
         return True
-    up_l = (wl[None, :] * np.maximum(zl[None, :] - ks[:, None], 0.0)).sum(axis=1)
-    up_h = (wh[None, :] * np.maximum(zh[None, :] - ks[:, None], 0.0)).sum(axis=1)
-    dn_l = (wl[None, :] * np.maximum(ks[:, None] - zl[None, :], 0.0)).sum(axis=1)
-    dn_h = (wh[None, :] * np.maximum(ks[:, None] - zh[None, :], 0.0)).sum(axis=1)
+    up_l, dn_l = _plus_sums(wl, ul, vl, kdu, kdv, ee)
+    up_h, dn_h = _plus_sums(wh, uh, vh, kdu, kdv, ee)
     # the two forms differ by the means (equal): take the one with the smaller magnitudes
     use_up = up_l + up_h <= dn_l + dn_h
     diff = np.where(use_up, up_l - up_h, dn_l - dn_h)
@@ -228,7 +247,8 @@ class MHMPair(FlagPair):
     ``m < d`` pairs in ``others``: at each eps each is covered by the flag value when
     :func:`icx_below` holds, else evaluated through the three-atom spreads and the larger kept."""
 
-    others: tuple[GroupedPair, ...] = ()
+    others: tuple[LevelPair, ...] = ()
+    em1: float = 0.0  # e^eps0 - 1 (the flag pair's ratio offsets, for icx_below)
 
     def block_value(self, ms, block_w, ee: float, tail: float, *, upper: bool) -> float:
         best = FlagPair.block_value(self, ms, block_w, ee, tail, upper=upper)
@@ -239,21 +259,23 @@ class MHMPair(FlagPair):
 
 
 def _spread_value(pair: GroupedPair, ms, block_w, ee: float, tail: float, upper: bool) -> float:
-    """The smallest three-atom spread's block-weighted divergence (as the decomposition does for
-    a many-group pair; every spread is an upper bound, so their minimum is)."""
+    """The block-weighted divergence of the three-atom spread adding the least variance
+    (:func:`~shuffledp.accountants.decomposition.spread_to_three`: an upper bound on the pair's)."""
     from shuffledp.accountants.decomposition import _CountTable, _divergence_given_count, spread_to_three
 
     keep = [i for i, w in enumerate(pair.w) if w > 0]
     pair = GroupedPair(*(tuple(x[i] for i in keep) for x in (pair.w, pair.p, pair.q)), pair.gamma)
     if len(keep) < 3:  # two groups at most: never the case for m < d (three levels at least)
         raise ValueError("an MHM pair with fewer than three non-empty groups")
-    best = math.inf
-    for _, scale, h in spread_to_three(pair, ee):
-        s = h.w[0] + h.w[1]
-        table = _CountTable(ms, s, tail)
-        val = _divergence_given_count(table, h, h.w[0] / s, ee, upper=upper)
-        best = min(best, scale * float(np.dot(block_w, val)))
-    return 0.0 if math.isinf(best) else best
+    spreads = spread_to_three(pair, ee)
+    if not spreads:
+        return 0.0
+    # the spread adding the least variance (any one is an upper bound; near-ties are many here,
+    # the weights being tiny at large eps0, and each costs a full evaluation)
+    _, scale, h = spreads[0]
+    s = h.w[0] + h.w[1]
+    val = _divergence_given_count(_CountTable(ms, s, tail), h, h.w[0] / s, ee, upper=upper)
+    return scale * float(np.dot(block_w, val))
 
 
 def mhm_pairs(d: int, g: int, eps0: float) -> list[GroupedPair]:
@@ -264,7 +286,8 @@ def mhm_pairs(d: int, g: int, eps0: float) -> list[GroupedPair]:
     alpha = d / g
     base = flag_pair(gamma, alpha, alpha, (1.0, e), (1.0, e))
     others = tuple(mhm_pair(d, g, eps0, m) for m in range(1, d))
-    return [MHMPair(base.w, base.p, base.q, base.gamma, base.alpha, base.beta, base.u, base.v, None, others)]
+    return [MHMPair(base.w, base.p, base.q, base.gamma, base.alpha, base.beta, base.u, base.v, None, others,
+                    math.expm1(eps0))]
 
 
 def mhm_local_eps(d: int, g: int, eps0: float) -> float:
@@ -312,14 +335,14 @@ def mhm_real_pair_configs(d: int, g: int, eps0: float):
     :func:`shuffledp.accountants.randomizers.real_pair_configs`: ``(victim_p, victim_q, configs)``,
     the others all at ``x``, at ``x'``, or at a third input differing from both everywhere."""
     d, g, eps0 = _check(d, g, eps0)
-    e, c = mhm_levels(d, g, eps0)
+    em1 = math.expm1(eps0)
     gamma = g * mhm_blanket_cell(d, g, eps0)
     vic_p, vic_q, third = [0.0] * 4, [0.0] * 4, [0.0] * 4
     slot = {(1, 0): 0, (0, 1): 1, (1, 1): 2, (0, 0): 3}
     for (ha, la, hb, lb), pr in mhm_group_law(d, d, g).items():
         i = slot[(ha, hb)]
-        vic_p[i] += gamma * _ratio(ha, la, e, c) * pr
-        vic_q[i] += gamma * _ratio(hb, lb, e, c) * pr
+        vic_p[i] += gamma * (1.0 + _offset(ha, la, d, g, em1)) * pr
+        vic_q[i] += gamma * (1.0 + _offset(hb, lb, d, g, em1)) * pr
         third[i] += pr
     vp, vq = tuple(vic_p), tuple(vic_q)
     return vp, vq, {"others_at_x": vp, "others_at_x'": vq, "others_at_third": tuple(third)}
