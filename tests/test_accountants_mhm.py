@@ -11,10 +11,10 @@ from __future__ import annotations
 import itertools
 import math
 
+import _oracle_decomposition as O
 import numpy as np
 import pytest
 
-import _oracle_decomposition as O
 from shuffledp.accountants import best
 from shuffledp.accountants import decomposition as dec
 from shuffledp.accountants import mhm_randomizer as M
@@ -159,6 +159,14 @@ def test_domain_errors_name_the_flag(kw, flag):
     with pytest.raises(AccountantDomainError) as err:
         best.best_eps("mhm", 1.0, 100, 1e-6, **kw)
     assert err.value.flag == flag
+
+
+def test_large_d_refuses_a_large_eps0_before_the_work():
+    with pytest.raises(AccountantDomainError) as err:
+        best.best_eps("mhm", best.MHM_BIG_D_EPS0_MAX * 1.1, 100, 1e-6, d=best.MHM_BIG_D + 1)
+    assert err.value.flag == "eps0"
+    res = best.best_eps("mhm", 40.0, 1000, 1e-6, d=best.MHM_BIG_D, parallel=False)  # the largest d still allowed
+    assert 0 < res["eps_lower"] <= res["eps"] < 40.0
 
 
 def test_cli_mhm_answers_and_names_a_missing_d(capsys):

@@ -56,7 +56,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from shuffledp.accountants.decomposition import ROUNDING_RTOL, GroupedPair, _check_eps0, _check_int
+from shuffledp.accountants.decomposition import GroupedPair, _check_eps0, _check_int
 from shuffledp.accountants.flags import FlagPair, flag_pair
 
 __all__ = ["MHM_D_MAX", "mhm_levels", "mhm_local_eps", "mhm_group_law", "mhm_pair", "mhm_pairs",
