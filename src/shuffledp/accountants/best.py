@@ -32,6 +32,12 @@ Mechanisms:
   rest) of real pairs whose other users all hold the victim's first input, its second, or a third
   one (:func:`randomizers.real_pair_configs`).
 
+* ``mhm`` (the multiple hash mechanism: ``d`` attributes hashed into ``g`` values, collisions
+  included; ``g`` from Eq. (3) of the multidimensional paper by default) -- upper: the
+  decomposition of :mod:`~shuffledp.accountants.mhm_randomizer` (its victim pairs dominated by
+  an independent-flag pair, checked per eps), the eps0-LDP bounds and the blanket bounds with MHM's
+  exact moments; lower: the same group counts of the real pair whose attributes all differ.
+
 Domain errors raise :class:`~shuffledp.accountants.validation.AccountantDomainError` (a
 ``ValueError`` naming the flag).
 """
