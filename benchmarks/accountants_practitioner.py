@@ -1,7 +1,7 @@
 """The practitioner's queries of ``shuffledp account best``, timed as a user runs them (issue 25).
 
     python benchmarks/accountants_practitioner.py [--n 1e3,1e4,1e6,1e9,1e12,1e15] [--eps0 0.5,2,8,30,50]
-        [--mechanisms krr,oue,olh,subset-exp,general] [--reps 3] [--skip-forward] [--skip-inverse]
+        [--mechanisms krr,oue,olh,subset-exp,general,mhm2,mhm5] [--reps 3] [--skip-forward] [--skip-inverse]
         [--skip-rounds] [--out-dir bench_runs] [--old-src DIR/src]
 
 Three kinds of query, each a new process (``python -m shuffledp account best ...``, imports
@@ -42,6 +42,8 @@ MECHS = {
     "olh2": ["--mechanism", "olh", "--g", "2"],
     "subset-exp": ["--mechanism", "subset-exp", "--d", "20", "--s", "2"],
     "general": ["--mechanism", "general"],
+    "mhm2": ["--mechanism", "mhm", "--d", "2"],  # g: Eq. (3) of the multidimensional seed, rounded
+    "mhm5": ["--mechanism", "mhm", "--d", "5"],
 }
 DELTA = "1e-6"
 WALL_BUDGET = 2.0

@@ -32,6 +32,12 @@ Mechanisms:
   rest) of real pairs whose other users all hold the victim's first input, its second, or a third
   one (:func:`randomizers.real_pair_configs`).
 
+* ``mhm`` (the multiple hash mechanism: ``d`` attributes hashed into ``g`` values, collisions
+  included; ``g`` from Eq. (3) of the multidimensional paper by default) -- upper: the
+  decomposition of :mod:`~shuffledp.accountants.mhm_randomizer` (its victim pairs dominated by
+  an independent-flag pair, checked per eps), the eps0-LDP bounds and the blanket bounds with MHM's
+  exact moments; lower: the same group counts of the real pair whose attributes all differ.
+
 Domain errors raise :class:`~shuffledp.accountants.validation.AccountantDomainError` (a
 ``ValueError`` naming the flag).
 """
@@ -75,9 +81,12 @@ BEST_DELTA_MIN = 1e-300  # account best: smaller deltas are refused (subnormal d
 # cost independent of n answer (variation ratio, clones, blanket: all evaluated at the real n; the
 # O(1) count-statistic lower bounds). Chosen so that one query stays under 2 s on one core.
 HEAVY_N_MAX = {"krr": 3 * 10**6, "general": 3 * 10**6,
-               "subset-exp": 10**5, "oue": 10**5, "olh": 5 * 10**4}
+               "subset-exp": 10**5, "oue": 10**5, "olh": 5 * 10**4, "mhm": 5 * 10**4}
 # errors of a bound's numerics at the edge of its range: that bound alone then answers trivially
 # (eps0 for an upper bound, 0 for a lower bound), recorded in its ``note``; the others still answer
+# mhm: above this eps0 the collision pairs' convex-order check fails near eps0 and their spreads are
+# evaluated (measured: d = 8 at eps0 = 40-50 about 2-2.5 s, d = 12 about 6 s; up to 25 every check held)
+MHM_BIG_D, MHM_BIG_D_EPS0_MAX = 6, 25.0
 VR_WINDOW_MAX = 20_000  # above HEAVY_N_MAX: the variation ratio's clone counts in blocks beyond this window
 _DEGENERATE = ("degenerate group split", "carry no mass of the other draws", "need 0 < r < s < 1")
 
@@ -105,7 +114,8 @@ def mechanism_params(mechanism: str, eps0: float, *, k=None, d=None, s=None, g=N
     missing where required, raises :class:`AccountantDomainError`."""
     from shuffledp.accountants import randomizers as rz
 
-    used = {"krr": {"k"}, "general": set(), "subset-exp": {"d", "s", "k"}, "oue": {"d"}, "olh": {"g"}}
+    used = {"krr": {"k"}, "general": set(), "subset-exp": {"d", "s", "k"}, "oue": {"d"}, "olh": {"g"},
+            "mhm": {"d", "g"}}
     given = {"k": k, "d": d, "s": s, "g": g}
     for name, value in given.items():
         if value is not None and name not in used[mechanism]:
@@ -128,9 +138,27 @@ def mechanism_params(mechanism: str, eps0: float, *, k=None, d=None, s=None, g=N
         return {"d": check_int(d, "d", 2, K_MAX)}
     if mechanism == "olh":
         return {"g": rz.olh_default_g(eps0) if g is None else check_int(g, "g", 2, K_MAX)}
+    if mechanism == "mhm":
+        return _mhm_params(eps0, d, g)
     if mechanism == "krr":
         return {"k": check_int(k, "k", 2, K_MAX)}
     return {}
+
+
+def _mhm_params(eps0: float, d, g) -> dict:
+    """MHM: ``d`` attributes (required, at most ``MHM_D_MAX``), ``g`` the hash range (default: the
+    rounded Eq. (3) of the multidimensional seed, :func:`blanket.mhm_domain`; at least ``d + 1``)."""
+    from shuffledp.accountants.blanket import mhm_domain
+    from shuffledp.accountants.mhm_randomizer import MHM_D_MAX
+
+    if d is None:
+        raise AccountantDomainError("d", "required for mhm")
+    d = check_int(d, "d", 1, MHM_D_MAX)
+    if d > MHM_BIG_D and eps0 > MHM_BIG_D_EPS0_MAX:
+        raise AccountantDomainError("eps0", f"at most {MHM_BIG_D_EPS0_MAX:g} for mhm with d > {MHM_BIG_D} "
+                                            "(the collision pairs then need the slow spread: over 2 s)")
+    g = mhm_domain(eps0, d) if g is None else check_int(g, "g", d + 1, K_MAX)
+    return {"d": d, "g": g}
 
 
 def grouped_pairs_for(mechanism: str, eps0: float, params: dict):
@@ -145,6 +173,10 @@ def grouped_pairs_for(mechanism: str, eps0: float, params: dict):
         return rz.oue_pairs(params["d"], eps0)
     if mechanism == "olh":
         return rz.olh_pairs(params["g"], eps0)
+    if mechanism == "mhm":
+        from shuffledp.accountants.mhm_randomizer import mhm_pairs
+
+        return mhm_pairs(params["d"], params["g"], eps0)
     raise AccountantDomainError("mechanism", f"{mechanism} has no grouped pairs")
 
 

@@ -35,6 +35,8 @@ def _vr_params(mechanism: str, eps0: float, p: dict):
 
 
 def _blanket_kw(mechanism: str, p: dict) -> dict:
+    if mechanism == "mhm":  # the blanket lemma with MHM's exact moments (any hash family)
+        return {"mechanism": "mhm", "d": p["d"], "g": p["g"]}
     return {"mechanism": "krr", "k": p["k"]} if mechanism == "krr" else {"mechanism": "generic"}
 
 
@@ -62,6 +64,10 @@ def _configs(mechanism: str, eps0: float, p: dict):
 
     if mechanism == "subset-exp" and p["d"] < p["s"]:
         return None  # no two disjoint sets: no pair to search
+    if mechanism == "mhm":
+        from shuffledp.accountants.mhm_randomizer import mhm_real_pair_configs
+
+        return mhm_real_pair_configs(p["d"], p["g"], eps0)
     return rz.real_pair_configs(mechanism, eps0, **p)
 
 

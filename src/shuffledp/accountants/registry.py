@@ -42,8 +42,8 @@ from dataclasses import dataclass, field
 __all__ = ["RANDOMIZERS", "KINDS", "COSTS", "Accountant", "NotEvaluated", "REGISTRY", "NAMES", "RENAMED",
            "get", "names", "for_randomizer"]
 
-RANDOMIZERS = ("krr", "general", "subset-exp", "oue", "olh")
-GROUPED = ("subset-exp", "oue", "olh")
+RANDOMIZERS = ("krr", "general", "subset-exp", "oue", "olh", "mhm")
+GROUPED = ("subset-exp", "oue", "olh", "mhm")
 KINDS = ("upper", "lower", "reference")
 COSTS = ("fixed", "grows", "per-user", "enumeration", "aggregate")
 _IMPL = "shuffledp.accountants.interface"

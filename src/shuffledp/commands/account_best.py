@@ -31,9 +31,11 @@ def register(subparsers, account_subparsers) -> None:
                    help=f"{' | '.join(registry.RANDOMIZERS)} (general: any eps0-LDP randomizer)")
     p.add_argument("--k", help="krr: domain size (integer >= 2); subset-exp: subset size "
                    "(default: PrivSet's best for eps0)")
-    p.add_argument("--d", help="subset-exp: items (integer >= 2, plus s padding items); oue: domain size")
+    p.add_argument("--d", help="subset-exp: items (integer >= 2, plus s padding items); oue: domain size; "
+                   "mhm: attributes (integer in [1, 16])")
     p.add_argument("--s", help="subset-exp: items per user set (integer >= 1)")
-    p.add_argument("--g", help="olh: hash range (integer >= 2; default round(e^eps0 + 1))")
+    p.add_argument("--g", help="olh: hash range (integer >= 2; default round(e^eps0 + 1)); mhm: hash range "
+                   "(integer >= d + 1; default: Eq. (3) of the multidimensional seed, rounded)")
     p.add_argument("--eps0", help="local epsilon in (0, 50] (required unless --solve eps0)")
     p.add_argument("--n", help="number of users (integer in [2, 1e15]; required unless --solve n)")
     p.add_argument("--delta", required=True, help="central delta in [1e-300, 1)")
@@ -71,11 +73,11 @@ def _check_mechanism_flags(args, mechanisms) -> None:
         raise UsageError("--k: required for krr")
     if args.mechanism not in ("krr", "subset-exp") and args.k is not None:
         raise UsageError("--k: only used by krr and subset-exp")
-    uses = {"subset-exp": ("d", "s"), "oue": ("d",), "olh": ("g",)}
+    uses = {"subset-exp": ("d", "s"), "oue": ("d",), "olh": ("g",), "mhm": ("d", "g")}
     for flag in ("d", "s", "g"):
         if getattr(args, flag) is not None and flag not in uses.get(args.mechanism, ()):
             raise UsageError(f"--{flag}: not used by {args.mechanism}")
-    for flag in {"subset-exp": ("d", "s"), "oue": ("d",)}.get(args.mechanism, ()):
+    for flag in {"subset-exp": ("d", "s"), "oue": ("d",), "mhm": ("d",)}.get(args.mechanism, ()):
         if getattr(args, flag) is None:
             raise UsageError(f"--{flag}: required for {args.mechanism}")
 

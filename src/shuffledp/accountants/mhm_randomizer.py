@@ -1,0 +1,348 @@
+"""MHM's hash randomizer (the multidimensional seed, Sec. 4) for the blanket-decomposition accountant.
+
+The randomizer as :mod:`shuffledp.protocols.mhm` runs it: a user with ``d`` attributes draws a
+hash index ``t``, hashes attribute ``j`` with function ``t + j`` into ``[g]``, and reports ``(t, y)``
+with ``y`` each of the ``l`` *distinct* hashed values with probability ``p = e^eps0 / (d e^eps0 + g - d)``
+and each other value with ``(1 - l p) / (g - l)`` (:func:`shuffledp.mechanisms.collision.collision_report`).
+Collisions (``l < d``) give the "miss" outputs more mass: ``d + 1`` probability levels per row.
+
+Hash-family assumption (as for OLH): the ``d`` functions a user applies are independent draws from
+the family of *all* functions on the attribute domains, so for inputs ``x, x'`` the hashed values
+of distinct attribute values are independent and uniform on ``[g]``. The protocol's family
+(:mod:`shuffledp.mechanisms.hashing`: keyed Carter-Wegman functions, consecutive indices) is only
+pairwise independent up to a ``g / P`` rounding bias, so it is covered only approximately (as OLH's
+is); a smaller family with other collision rates is a different randomizer.
+
+Blanket: ``omega(t, y) = 1 / (|H| (d e^eps0 + g - d))``, the smallest probability of any row
+(reached when the ``d`` hashed values are distinct and miss ``y``), valid for every domain; mass
+``gamma = g / (d e^eps0 + g - d)``. A row's ratio to it is ``e^eps0`` where ``y`` is one of its hashed
+values and ``c_l = ((d - l) e^eps0 + g - d) / (g - l)`` elsewhere, ``l`` its distinct count
+(``c_d = 1``). Every ratio lies in ``[1, e^eps0]``: the randomizer is exactly eps0-LDP whatever
+the collisions (:func:`mhm_local_eps`; the ratio ``e^eps0`` is attained by some pair when ``g > d``).
+
+Victim pairs: ``x, x'`` differing in ``m`` of the ``d`` attributes (``1 <= m <= d``). Under the blanket
+``y`` is uniform and independent of the hashes; :func:`mhm_group_law` gives the exact joint law of
+(``y`` among ``x``'s hashes, ``x``'s distinct count, the same for ``x'``) by a dynamic programme over
+the ``d + m`` independent hashed values; :func:`mhm_pair` merges it into the likelihood-ratio
+groups (up to ``(d + 1)^2``).
+
+What the accountant evaluates (:func:`mhm_pairs`):
+
+* ``m = d``: ``x``'s and ``x'``'s hashes are independent, so ``u`` (``x``'s ratio) and ``v`` are
+  independent under the blanket. Spreading each report's ``u = c_l`` to ``e^eps0`` with probability
+  ``(c_l - 1) / (e^eps0 - 1)`` and to 1 otherwise (independently for ``u`` and ``v``, given the
+  hashes) keeps ``E[u' - e^eps v' | hashes] = u - e^eps v`` for every eps: the spread dominates the
+  pair in convex order at every ``M`` and every eps, and it is the independent-flag pair of
+  :mod:`~shuffledp.accountants.flags` with ``alpha = beta = d / g``, ``u, v in {1, e^eps0}``,
+  evaluated exactly.
+* ``m < d``: the exact grouped pair of :func:`mhm_pair`. At each eps the accountant checks that
+  its atoms (``z = u - e^eps v`` with the blanket's weights) are below the ``m = d`` flag pair's
+  in increasing convex order (:func:`icx_below`, with a rounding margin); then every sum of
+  i.i.d. copies is too and the flag value covers the pair. Where the check fails the pair is
+  evaluated through :func:`~shuffledp.accountants.decomposition.spread_to_three` (sound, looser).
+
+Lower bound (:func:`mhm_real_pair_configs`): the victim's ``d`` attributes all differ between
+``x`` and ``x'``; four output groups (``y`` among ``x``'s hashes only, ``x'``'s only, both,
+neither); the other users all at ``x``, all at ``x'`` or all at a third input differing from
+both in every attribute (their group law is then the blanket's: their hashes are independent
+of the victim's and invariant under relabelling ``[g]``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from shuffledp.accountants.decomposition import GroupedPair, _check_eps0, _check_int
+from shuffledp.accountants.flags import FlagPair, flag_pair
+
+__all__ = ["MHM_D_MAX", "mhm_levels", "mhm_local_eps", "mhm_group_law", "mhm_pair", "mhm_pairs",
+           "MHMPair", "LevelPair", "icx_below", "mhm_matrix", "mhm_blanket_cell", "mhm_real_pair_configs"]
+
+MHM_D_MAX = 16  # the group-law programme: O(d^3) states per step, about d^2 steps over all m (0.2 s at 16)
+MATRIX_MAX_CELLS = 4_000_000
+
+
+def _check(d, g, eps0) -> tuple[int, int, float]:
+    d = _check_int(d, "d", 1)
+    if d > MHM_D_MAX:
+        raise ValueError(f"d must be at most {MHM_D_MAX} for the MHM accountant, got {d}")
+    g = _check_int(g, "g", d + 1)
+    return d, g, _check_eps0(eps0)
+
+
+def mhm_levels(d: int, g: int, eps0: float) -> tuple[float, np.ndarray]:
+    """``(e^eps0, c)``: a row's ratio to the blanket at a hit, and ``c[l - 1] = c_l`` at a miss of a
+    row with ``l`` distinct hashed values (``l = 1..d``)."""
+    d, g, eps0 = _check(d, g, eps0)
+    e = math.exp(eps0)
+    ell = np.arange(1, d + 1, dtype=np.float64)
+    return e, ((d - ell) * e + (g - d)) / (g - ell)
+
+
+def mhm_blanket_cell(d: int, g: int, eps0: float) -> float:
+    """``1 / (d e^eps0 + g - d)``: the blanket's probability of each ``y`` (per hash index)."""
+    d, g, eps0 = _check(d, g, eps0)
+    return 1.0 / (d * math.exp(eps0) + g - d)
+
+
+def _step(law: np.ndarray, g: int, to_a: bool, to_b: bool) -> np.ndarray:
+    """One more hashed value, uniform on [g], added to ``x``'s set (``to_a``), ``x'``'s (``to_b``)
+    or both. ``law[a, b, c, ya, yb]``: ``a`` / ``b`` / ``c`` distinct non-``y`` values in ``x``'s set
+    only / ``x'``'s only / both, ``ya`` / ``yb`` whether ``y`` is in the set."""
+    D = law.shape[0]
+    idx = np.arange(D, dtype=np.float64)
+    a, b, c = idx[:, None, None, None, None], idx[None, :, None, None, None], idx[None, None, :, None, None]
+    out = np.zeros_like(law)
+    hit = law / g  # the value is y
+    if to_a and to_b:
+        out[:, :, :, 1, 1] += hit.sum(axis=(3, 4))
+    elif to_a:
+        out[:, :, :, 1, :] += hit.sum(axis=3)
+    else:
+        out[:, :, :, :, 1] += hit.sum(axis=4)
+    fresh = law * (g - 1 - a - b - c) / g  # a new non-y value
+    if to_a and to_b:
+        out[:, :, 1:] += fresh[:, :, :-1]
+    elif to_a:
+        out[1:] += fresh[:-1]
+    else:
+        out[:, 1:] += fresh[:, :-1]
+    # an existing value: in both sets already -> unchanged; in the set it joins -> unchanged;
+    # in the other set only -> moves to "both"
+    same = c + (0.0 if to_b else a) + (0.0 if to_a else b)
+    out += law * same / g
+    if not to_a or not to_b:
+        mover = law * (b if to_a else a) / g
+        if to_a:
+            out[:, :-1, 1:] += mover[:, 1:, :-1]
+        else:
+            out[:-1, :, 1:] += mover[1:, :, :-1]
+    else:
+        out[:-1, :, 1:] += (law * a / g)[1:, :, :-1]
+        out[:, :-1, 1:] += (law * b / g)[:, 1:, :-1]
+    return out
+
+
+def mhm_group_law(d: int, m: int, g: int) -> dict[tuple[int, int, int, int], float]:
+    """Exact law of ``(y in x's hashes, x's distinct count, y in x''s hashes, x''s distinct count)``
+    under the blanket (``y`` uniform, independent of the hashes) for a pair differing in ``m`` of
+    ``d`` attributes: the ``d - m`` shared hashed values enter both sets, the ``2 m`` others one each."""
+    d = _check_int(d, "d", 1)
+    m = _check_int(m, "m", 1)
+    g = _check_int(g, "g", d + 1)
+    if m > d:
+        raise ValueError(f"m must be at most d = {d}, got {m}")
+    D = d + 1
+    law = np.zeros((D, D, D, 2, 2))
+    law[0, 0, 0, 0, 0] = 1.0
+    for _ in range(d - m):
+        law = _step(law, g, True, True)
+    for _ in range(m):
+        law = _step(law, g, True, False)
+        law = _step(law, g, False, True)
+    out: dict[tuple[int, int, int, int], float] = {}
+    for (a, b, c, ya, yb), pr in np.ndenumerate(law):
+        if pr > 0:
+            key = (ya, a + c + ya, yb, b + c + yb)
+            out[key] = out.get(key, 0.0) + float(pr)
+    return out
+
+
+def _offset(hit: int, ell: int, d: int, g: int, em1: float) -> float:
+    """A row's ratio to the blanket minus 1, computed without cancellation: ``e^eps0 - 1`` at a hit,
+    ``c_l - 1 = (d - l) (e^eps0 - 1) / (g - l)`` at a miss."""
+    return em1 if hit else (d - ell) * em1 / (g - ell)
+
+
+@dataclass(frozen=True)
+class LevelPair(GroupedPair):
+    """A grouped pair that also carries each group's ratios to the blanket minus 1 (``du`` under the
+    first input, ``dv`` under the second), accurate where ``1 + du`` rounds (:func:`icx_below`)."""
+
+    du: tuple[float, ...] = ()
+    dv: tuple[float, ...] = ()
+
+
+def mhm_pair(d: int, g: int, eps0: float, m: int) -> LevelPair:
+    """The exact grouped pair of a victim whose two inputs differ in ``m`` of the ``d`` attributes:
+    groups of equal ``(u, v)`` (ratios of the two rows to the blanket), blanket masses ``w``, the
+    rows' masses ``p = gamma u w``, ``q = gamma v w``. Groups 1 and 2 are the extreme ratios
+    ``(e^eps0, 1)`` and ``(1, e^eps0)`` (empty if no output has them)."""
+    d, g, eps0 = _check(d, g, eps0)
+    em1 = math.expm1(eps0)
+    gamma = g * mhm_blanket_cell(d, g, eps0)
+    merged: dict[tuple[float, float], float] = {}
+    for (ha, la, hb, lb), pr in sorted(mhm_group_law(d, m, g).items()):
+        key = (_offset(ha, la, d, g, em1), _offset(hb, lb, d, g, em1))
+        merged[key] = merged.get(key, 0.0) + pr
+    ends = [(em1, 0.0), (0.0, em1)]
+    for key in ends:
+        merged.setdefault(key, 0.0)
+    keys = ends + sorted(k for k in merged if k not in ends)
+    w = tuple(merged[k] for k in keys)
+    p = tuple(gamma * (1.0 + k[0]) * merged[k] for k in keys)
+    q = tuple(gamma * (1.0 + k[1]) * merged[k] for k in keys)
+    return LevelPair(w, p, q, gamma, tuple(k[0] for k in keys), tuple(k[1] for k in keys))
+
+
+def _levels(pair) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(w, du, dv, inner)`` of the non-empty groups of a :class:`LevelPair` or an
+    :class:`MHMPair` (flags ``(1,0), (0,1), (1,1), (0,0)``); ``inner``: not one of the first two."""
+    w = np.asarray(pair.w, dtype=np.float64)
+    if isinstance(pair, MHMPair):
+        em1 = pair.em1
+        du, dv = np.array([em1, 0.0, em1, 0.0]), np.array([0.0, em1, em1, 0.0])
+    else:
+        du, dv = np.asarray(pair.du, dtype=np.float64), np.asarray(pair.dv, dtype=np.float64)
+    keep = w > 0
+    return w[keep], du[keep], dv[keep], (np.arange(w.size) >= 2)[keep]
+
+
+ICX_MARGIN = 1e-12  # a comparison closer than this (relative to the summed magnitudes, about 4500 ulps:
+# the rounding of the offsets, the weights and the sums is a few ulps of them) counts as failed
+
+
+def _plus_sums(w, du, dv, kdu, kdv, ee: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per breakpoint ``k``: ``sum_i w_i (y_i - y_k)_+`` and ``sum_i w_i (y_k - y_i)_+`` with
+    ``y = du - e^eps dv`` (the atoms up to the factor gamma and the common shift ``gamma (1 - e^eps)``),
+    every difference formed from the offsets (no cancellation of large equal terms)."""
+    diff = (du[None, :] - kdu[:, None]) - ee * (dv[None, :] - kdv[:, None])
+    return (w[None, :] * np.maximum(diff, 0.0)).sum(axis=1), (w[None, :] * np.maximum(-diff, 0.0)).sum(axis=1)
+
+
+def icx_below(lo, hi, ee: float) -> bool:
+    """True when the atoms ``z = (p - e^eps q) / w`` of ``lo`` (weights ``w``) are below those of
+    ``hi`` in increasing convex order, checked with a margin.
+
+    Both are pairs of this randomizer under its blanket whose groups 1 and 2 are the outputs with
+    ratios ``(e^eps0, 1)`` and ``(1, e^eps0)`` (:func:`mhm_pair`, :func:`mhm_pairs`): every atom lies
+    between those two values, which both pairs have, and both means are ``1 - e^eps`` (each row's
+    mean ratio to the blanket is ``1 / gamma``). So ``f(k) = E(Z_lo - k)_+ - E(Z_hi - k)_+`` is 0
+    at and beyond the two extremes, and piecewise linear between with breakpoints at the other
+    atoms: ``f <= 0`` everywhere iff ``f < 0`` (here: below ``-ICX_MARGIN`` of the magnitudes) at
+    every other atom of either pair. Then ``E(Z_lo,1 + ... + Z_lo,N)_+ <= E(Z_hi,1 + ... + Z_hi,N)_+``
+    for every ``N``: ``hi``'s decomposed divergence covers ``lo``'s at this eps."""
+    wl, ul, vl, il = _levels(lo)
+    wh, uh, vh, ih = _levels(hi)
+    kdu = np.concatenate([ul[il], uh[ih]])
+    kdv = np.concatenate([vl[il], vh[ih]])
+    if kdu.size == 0:
+        return True
+    up_l, dn_l = _plus_sums(wl, ul, vl, kdu, kdv, ee)
+    up_h, dn_h = _plus_sums(wh, uh, vh, kdu, kdv, ee)
+    # the two forms differ by the means (equal): take the one with the smaller magnitudes
+    use_up = up_l + up_h <= dn_l + dn_h
+    diff = np.where(use_up, up_l - up_h, dn_l - dn_h)
+    mag = np.where(use_up, up_l + up_h, dn_l + dn_h)
+    return bool(np.all(diff < -ICX_MARGIN * mag))
+
+
+@dataclass(frozen=True)
+class MHMPair(FlagPair):
+    """The ``m = d`` flag pair (it dominates that victim pair at every eps) carrying the exact
+    ``m < d`` pairs in ``others``: at each eps each is covered by the flag value when
+    :func:`icx_below` holds, else evaluated through the three-atom spreads and the larger kept."""
+
+    others: tuple[LevelPair, ...] = ()
+    em1: float = 0.0  # e^eps0 - 1 (the flag pair's ratio offsets, for icx_below)
+
+    def block_value(self, ms, block_w, ee: float, tail: float, *, upper: bool) -> float:
+        best = FlagPair.block_value(self, ms, block_w, ee, tail, upper=upper)
+        for other in self.others:
+            if not icx_below(other, self, ee):
+                best = max(best, _spread_value(other, ms, block_w, ee, tail, upper))
+        return best
+
+
+def _spread_value(pair: GroupedPair, ms, block_w, ee: float, tail: float, upper: bool) -> float:
+    """The block-weighted divergence of the three-atom spread adding the least variance
+    (:func:`~shuffledp.accountants.decomposition.spread_to_three`: an upper bound on the pair's)."""
+    from shuffledp.accountants.decomposition import _CountTable, _divergence_given_count, spread_to_three
+
+    keep = [i for i, w in enumerate(pair.w) if w > 0]
+    pair = GroupedPair(*(tuple(x[i] for i in keep) for x in (pair.w, pair.p, pair.q)), pair.gamma)
+    if len(keep) < 3:  # two groups at most: never the case for m < d (three levels at least)
+        raise ValueError("an MHM pair with fewer than three non-empty groups")
+    spreads = spread_to_three(pair, ee)
+    if not spreads:
+        return 0.0
+    # the spread adding the least variance (any one is an upper bound; near-ties are many here,
+    # the weights being tiny at large eps0, and each costs a full evaluation)
+    _, scale, h = spreads[0]
+    s = h.w[0] + h.w[1]
+    val = _divergence_given_count(_CountTable(ms, s, tail), h, h.w[0] / s, ee, upper=upper)
+    return scale * float(np.dot(block_w, val))
+
+
+def mhm_pairs(d: int, g: int, eps0: float) -> list[GroupedPair]:
+    """The accountant's pairs of MHM (module docstring): one :class:`MHMPair`."""
+    d, g, eps0 = _check(d, g, eps0)
+    e = math.exp(eps0)
+    gamma = g * mhm_blanket_cell(d, g, eps0)
+    alpha = d / g
+    base = flag_pair(gamma, alpha, alpha, (1.0, e), (1.0, e))
+    others = tuple(mhm_pair(d, g, eps0, m) for m in range(1, d))
+    return [MHMPair(base.w, base.p, base.q, base.gamma, base.alpha, base.beta, base.u, base.v, None, others,
+                    math.expm1(eps0))]
+
+
+def mhm_local_eps(d: int, g: int, eps0: float) -> float:
+    """The randomizer's own local eps: the largest log-ratio of two rows at one output over every
+    victim pair's groups (equal to eps0: every ratio to the blanket lies in ``[1, e^eps0]``)."""
+    d, g, eps0 = _check(d, g, eps0)
+    top = 0.0
+    for m in range(1, d + 1):
+        pair = mhm_pair(d, g, eps0, m)
+        for a, b in zip(pair.p, pair.q, strict=True):
+            if a > 0 and b > 0:
+                top = max(top, abs(math.log(a / b)))
+    return top
+
+
+# --------------------------------------------------------------------------- explicit matrix (tests)
+def mhm_matrix(d: int, k: int, g: int, eps0: float) -> np.ndarray:
+    """Output matrix of MHM over the family of all functions ``[k] -> [g]`` per attribute: rows the
+    ``k^d`` inputs (``itertools.product`` order), columns ``(f_1, ..., f_d, y)`` (functions in
+    ``itertools.product`` order, ``y`` innermost), each row from the protocol's selection rule."""
+    d, g, eps0 = _check(d, g, eps0)
+    k = _check_int(k, "k", 2)
+    nfun = g ** k
+    rows, cols = k ** d, nfun ** d * g
+    if rows * cols > MATRIX_MAX_CELLS:
+        raise ValueError(f"the output matrix would have {rows} x {cols} cells")
+    e = math.exp(eps0)
+    p = e / (d * e + g - d)
+    funcs = list(itertools.product(range(g), repeat=k))
+    mat = np.empty((rows, cols))
+    for i, x in enumerate(itertools.product(range(k), repeat=d)):
+        row = []
+        for fs in itertools.product(funcs, repeat=d):
+            hr = {f[xj] for f, xj in zip(fs, x, strict=True)}
+            other = (1.0 - len(hr) * p) / (g - len(hr))
+            row.extend(p if y in hr else other for y in range(g))
+        mat[i] = np.asarray(row) / nfun ** d
+    return mat
+
+
+# --------------------------------------------------------------------------- real pair (lower bound)
+def mhm_real_pair_configs(d: int, g: int, eps0: float):
+    """Four output groups of the real pair whose ``d`` attributes all differ (``y`` among ``x``'s
+    hashes only, ``x'``'s only, both, neither) in the form of
+    :func:`shuffledp.accountants.randomizers.real_pair_configs`: ``(victim_p, victim_q, configs)``,
+    the others all at ``x``, at ``x'``, or at a third input differing from both everywhere."""
+    d, g, eps0 = _check(d, g, eps0)
+    em1 = math.expm1(eps0)
+    gamma = g * mhm_blanket_cell(d, g, eps0)
+    vic_p, vic_q, third = [0.0] * 4, [0.0] * 4, [0.0] * 4
+    slot = {(1, 0): 0, (0, 1): 1, (1, 1): 2, (0, 0): 3}
+    for (ha, la, hb, lb), pr in mhm_group_law(d, d, g).items():
+        i = slot[(ha, hb)]
+        vic_p[i] += gamma * (1.0 + _offset(ha, la, d, g, em1)) * pr
+        vic_q[i] += gamma * (1.0 + _offset(hb, lb, d, g, em1)) * pr
+        third[i] += pr
+    vp, vq = tuple(vic_p), tuple(vic_q)
+    return vp, vq, {"others_at_x": vp, "others_at_x'": vq, "others_at_third": tuple(third)}
