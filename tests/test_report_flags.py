@@ -90,3 +90,13 @@ def test_segmented_figure_caption_names_its_variable():
     text = (discover()["segmented"].folder / "captions" / "figure.rst").read_text()
     assert "[segfig]" in text and "snakemake.wildcards" not in text
     assert yaml.safe_load((REPO / "config" / "config.yaml").read_text())["segmented"]["figures"]
+
+
+def test_no_output_is_temp_so_the_greedy_scheduler_loses_nothing(parsed):
+    """profiles/default selects Snakemake's greedy scheduler: the ILP's only extra objective is
+    removing temp() files early, so with none (checked on the parsed rules) it has nothing to gain."""
+    rules, _ = parsed
+    assert yaml.safe_load((REPO / "profiles" / "default" / "config.yaml").read_text())["scheduler"] == "greedy"
+    temp = [(name, str(f)) for name, r in rules.items() for f in r.output if f.flags.get("temp")]
+    assert not temp, temp
+    assert len(rules) > 20
