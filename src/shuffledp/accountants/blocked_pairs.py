@@ -58,9 +58,10 @@ from scipy import special, stats
 from shuffledp.accountants.decomposition import secant_eps
 from shuffledp.accountants.validation import check_delta, check_eps
 
-__all__ = ["scarf_upper", "LinearPair", "BlockedPair", "FullThirdFlag", "third_input_pair", "krr_third_pair", "krr_pair",
-           "blocked_delta", "blocked_lower_eps", "CDF_RTOL", "CELL_RTOL", "M_BLOCKS", "B_BLOCKS"]
+__all__ = ["scarf_upper", "LinearPair", "BlockedPair", "FullThirdFlag", "third_input_pair", "krr_third_pair",
+           "krr_pair", "blocked_delta", "blocked_lower_eps", "CDF_RTOL", "CELL_RTOL", "DEFAULT_TAIL"]
 
+DEFAULT_TAIL = 1e-15  # mass left outside the windows (1e-3 delta below delta = 1e-12)
 CDF_RTOL = 1e-10     # relative error charged on every binomial cdf / sf / pmf value
 CELL_RTOL = 1e-10    # relative error charged on each closed-form cell's two terms
 M_BLOCKS = 24        # blocks of the outer count m (unit blocks when its window is this short)
@@ -250,7 +251,8 @@ def _hockey_cell(c: float, N, p: float, T, t_err) -> np.ndarray:
         direct = np.where(ok, (pts - sig[..., None]) * stats.binom.pmf(np.where(ok, pts, 0.0), N[..., None], p), 0.0)
         inside = (rest >= 1.0) & (rest <= N)
         pmf = np.where(inside, stats.binom.pmf(np.where(inside, rest, 0.0), N, p), 0.0)
-        tail = np.where(inside, stats.binom.sf(np.where(inside, rest - 1.0, 0.0), N, p), np.where(rest <= 0.0, 1.0, 0.0))
+        tail = np.where(inside, stats.binom.sf(np.where(inside, rest - 1.0, 0.0), N, p),
+                        np.where(rest <= 0.0, 1.0, 0.0))
         first, second = rest * (1.0 - p) * pmf, (N * p - sig) * tail
     else:
         u = np.clip(np.ceil(sig) - 1.0, -1.0, N)  # largest X with X < sig
@@ -380,7 +382,7 @@ def blocked_lower_eps(build, delta: float, top: float, *, rtol: float = 1e-4,
     exceeds ``delta``; 0 if none. ``build(tail)`` returns the pair (windows holding all but
     ``tail = 1e-3 delta``); ``top``: the randomizer's eps0 (no pair exceeds it)."""
     delta = check_delta(delta)
-    built = build(max(1e-300, 1e-3 * delta))
+    built = build(min(DEFAULT_TAIL, max(1e-300, 1e-3 * delta)))
 
     calls = [0]
 
