@@ -28,13 +28,15 @@ value itself far in the tail (no cancellation of ``N p Pr[Bin(N - 1, p) >= t - 1
 the pair's exact divergence up to the windows and the allowances. Mass outside the windows is
 dropped (each term is non-negative).
 
-**Floating point, charged against the bound.** Each block's mass is a binomial cdf / sf
-difference taken on the small side, reduced by ``CDF_RTOL`` of its terms; each block mean's error
-(from the same differences) is charged through ``|d cell / d T| <= 1`` times the coefficient; each
-cell is reduced by ``CELL_RTOL`` of its two terms' magnitudes and by ``1e-15`` of the magnitudes
-summed into its threshold. ``CDF_RTOL`` and ``CELL_RTOL`` are a thousand times the largest
-relative error of scipy's binomial pmf / sf measured against 50-digit mpmath at n up to 1e15
-(``tests/test_blocked_pairs.py`` re-measures it).
+**Floating point, charged against the bound.** scipy's binomial pmf / cdf / sf lose digits as
+the law widens (measured against 50-digit mpmath: up to 2.4e-7 relative at n = 1e15, p = 1/2);
+:func:`lower_bounds.binom_rtol` charges at least 13 times the largest error measured
+(``tests/test_blocked_pairs.py`` re-measures it). Each block's mass is a binomial cdf / sf
+difference taken on the small side, reduced by that tolerance of its terms; each block mean's
+error (from the same differences) is charged through ``|d cell / d T| <= 1`` times its
+coefficient; each cell is reduced by twice the tolerance of its terms' magnitudes and by
+``1e-15`` of the magnitudes summed into its threshold; the sorted atoms' tail sums (full pair)
+by ``1e-12`` of theirs.
 
 Pairs (each a projection of the full histogram, i.e. a post-processing, or the exact statistic):
 
@@ -56,14 +58,13 @@ import numpy as np
 from scipy import special, stats
 
 from shuffledp.accountants.decomposition import secant_eps
+from shuffledp.accountants.lower_bounds import _krr_probs, binom_rtol
 from shuffledp.accountants.validation import check_delta, check_eps
 
 __all__ = ["scarf_upper", "LinearPair", "BlockedPair", "FullThirdFlag", "third_input_pair", "krr_third_pair",
-           "krr_pair", "blocked_delta", "blocked_lower_eps", "CDF_RTOL", "CELL_RTOL", "DEFAULT_TAIL"]
+           "krr_pair", "blocked_delta", "blocked_lower_eps", "DEFAULT_TAIL"]
 
 DEFAULT_TAIL = 1e-15  # mass left outside the windows (1e-3 delta below delta = 1e-12)
-CDF_RTOL = 1e-10     # relative error charged on every binomial cdf / sf / pmf value
-CELL_RTOL = 1e-10    # relative error charged on each closed-form cell's two terms
 M_BLOCKS = 24        # blocks of the outer count m (unit blocks when its window is this short)
 B_BLOCKS = 160       # blocks of X_B per block of m
 R_BLOCKS = 32        # k-RR: blocks of the reports outside the three values per block of m
@@ -123,7 +124,7 @@ def _tails(x, N: float, p: float):
 def _masses(edges, N: float, p: float):
     """Masses of the blocks ``[edges[i], edges[i+1] - 1]`` of Bin(N, p) and error bounds: each a
     difference of two tails on the small side (or one minus two tails for the block holding the
-    median), every tail's relative error at most ``CDF_RTOL``."""
+    median), every tail's relative error at most :func:`lower_bounds.binom_rtol`."""
     lo, up = _tails(edges - 1.0, N, p)
     l0, l1, u0, u1 = lo[:-1], lo[1:], up[:-1], up[1:]
     both_low = ~np.isnan(l0) & ~np.isnan(l1)
@@ -131,26 +132,44 @@ def _masses(edges, N: float, p: float):
     with np.errstate(invalid="ignore"):
         mass = np.where(both_low, l1 - l0, np.where(both_up, u0 - u1, 1.0 - l0 - u1))
         scale = np.where(both_low, l1 + l0, np.where(both_up, u0 + u1, 1.0 + l0 + u1))
-    return np.maximum(mass, 0.0), CDF_RTOL * scale + 1e-300
+    return np.maximum(mass, 0.0), binom_rtol(N, p) * scale + 1e-300
+
+
+def _geo_offset(t, L):
+    """Mean of ``i`` under weights ``e^{t i}`` on ``{0, ..., L}`` (a truncated geometric law)."""
+    t, L = np.broadcast_arrays(np.asarray(t, dtype=np.float64), np.asarray(L, dtype=np.float64))
+    x = 0.5 * (L + 1.0) * t
+    small = np.abs(x) < 1e-4
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        y = 0.5 * t
+        coth_y = np.where(np.abs(y) < 1e-8, 1.0 / np.where(y == 0, 1.0, y) + y / 3.0, 1.0 / np.tanh(y))
+        full = 0.5 * L + 0.5 * (L + 1.0) / np.tanh(np.where(small, 1.0, x)) - 0.5 * coth_y
+        series = 0.5 * L + ((L + 1.0) ** 2 - 1.0) * t / 12.0   # error O(t^3 L^4): below 1e-12 L here
+    return np.clip(np.where(small, series, full), 0.0, L)
 
 
 def _block_stats(edges, N: float, p: float):
-    """Per block ``[edges[i], edges[i+1] - 1]`` of Bin(N, p): (mass, its error bound, mean given
-    the block, a bound on the mean's error). The first moment on a block is
-    ``N p Pr[Bin(N - 1, p) in [first - 1, last - 1]]``; unit blocks are exact points."""
+    """Per block ``[edges[i], edges[i+1] - 1]`` of Bin(N, p): (mass, its error bound, an estimate
+    of the mean given the block, a bound on that estimate's error). The binomial pmf is
+    log-concave: on a block its ratios ``P(j+1)/P(j)`` lie between those at the block's two ends,
+    so (likelihood-ratio order) the block's conditional mean lies between the means of the two
+    truncated geometric laws with those ratios; the estimate is the middle of that bracket (no
+    difference of tails enters it). Unit blocks are exact points."""
     edges = np.asarray(edges, dtype=np.float64)
     first, last = edges[:-1], edges[1:] - 1.0
     mass, m_err = _masses(edges, N, p)
-    m1, m1_err = _masses(edges - 1.0, max(N - 1.0, 0.0), p)
-    ok = mass > 0
-    safe = np.where(ok, mass, 1.0)
-    mean = np.where(ok, N * p * m1 / safe, 0.5 * (first + last))
-    mean_err = np.where(ok, (N * p * m1_err + np.abs(mean) * m_err) / safe, 0.0)
-    mean = np.clip(mean, first, last)
-    unit = first == last
-    mean_err = np.where(unit, 0.0, np.minimum(mean_err, last - first))
+    L = last - first
+    with np.errstate(divide="ignore"):
+        lr = math.log(p) - math.log1p(-p)
+        t_hi = np.log(np.maximum(N - first, 1e-300)) - np.log(first + 1.0) + lr + 1e-13
+        t_lo = np.log(np.maximum(N - last + 1.0, 1e-300)) - np.log(last) + lr - 1e-13
+    g_hi, g_lo = _geo_offset(t_hi, L), _geo_offset(t_lo, L)
+    mean = first + 0.5 * (g_hi + g_lo)
+    mean_err = 0.5 * np.abs(g_hi - g_lo) + 1e-12 * L + 1e-15 * np.abs(first)
+    unit = L == 0
+    mean_err = np.where(unit, 0.0, np.minimum(mean_err, L))
     pmf = stats.binom.pmf(first, N, p)
-    return np.where(unit, pmf, mass), np.where(unit, CDF_RTOL * pmf + 1e-300, m_err), mean, mean_err
+    return np.where(unit, pmf, mass), np.where(unit, binom_rtol(N, p) * pmf + 1e-300, m_err), mean, mean_err
 
 
 def _edges(lo, hi, N, p, nblocks: int):
@@ -267,7 +286,7 @@ def _hockey_cell(c: float, N, p: float, T, t_err) -> np.ndarray:
     d = direct.sum(axis=-1)
     val = abs(c) * (d + first + second)
     mag = abs(c) * (d + np.abs(first) + np.abs(second))
-    return val - CELL_RTOL * mag - t_err
+    return val - 2.0 * binom_rtol(N, p) * mag - t_err
 
 
 class FullThirdFlag:
@@ -331,15 +350,13 @@ class FullThirdFlag:
             mag = s1_abs[idx] + np.abs(t) * s0[idx]
             err = e_max * (1.0 + ee) + k_err
             near = np.searchsorted(u, t - err, side="right")
-            cell = val - CELL_RTOL * mag - err * s0[near]
+            cell = val - 1e-12 * mag - err * s0[near]
             total += max(self.m_mass[j] - self.m_err[j], 0.0) * float(np.dot(w, np.maximum(cell, 0.0)))
         return max(total * (1.0 - 1e-12), 0.0) / self.n
 
 
 def krr_third_pair(k: int, eps0: float, n: int) -> LinearPair:
     """k-RR (``k >= 3``), victim at 0 or 1, the other ``n - 1`` users at 2 (module docstring)."""
-    from shuffledp.accountants.lower_bounds import _krr_probs
-
     ph, pl, _, _ = _krr_probs(k, eps0)
     c = math.expm1(eps0)       # ph / pl - 1
     rho = math.exp(-eps0)      # pl / ph
@@ -395,6 +412,10 @@ def blocked_lower_eps(build, delta: float, top: float, *, rtol: float = 1e-4,
         calls[0] += 1
         return 0.0 if calls[0] > MAX_EVALS else built.delta(ee)
 
-    start = guess if guess is not None and 0 < guess < top else top / 2
-    floor = FLOOR * start if guess is not None else 0.0
+    if guess is None or not 0 < guess < top:  # the binary-RR asymptotic value: an upper-bound estimate
+        from shuffledp.accountants.decomposition import _asymptotic_guess
+
+        guess = min(_asymptotic_guess(2, top, built.n, delta), top / 2)
+    start = guess
+    floor = FLOOR * start
     return secant_eps(lambda e: 0.0 if e < floor else fn(e), delta, 0.0, top, start, rtol, side="lower")
