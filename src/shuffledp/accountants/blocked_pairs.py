@@ -67,7 +67,8 @@ __all__ = ["scarf_upper", "LinearPair", "BlockedPair", "FullThirdFlag", "third_i
 DEFAULT_TAIL = 1e-15  # mass left outside the windows (1e-3 delta below delta = 1e-12)
 M_BLOCKS = 24        # blocks of the outer count m (unit blocks when its window is this short)
 B_BLOCKS = 160       # blocks of X_B per block of m
-R_BLOCKS = 32        # k-RR: blocks of the reports outside the three values per block of m
+R_BLOCKS = 64        # k-RR: blocks of the reports outside the three values per block of m
+KRR_M_BLOCKS = 160   # k-RR: blocks of N0 + N1 (its Jensen loss matters at moderate eps)
 HUGE_N = 10**8       # k-RR above this n: fewer blocks (the counts' tails are slow to evaluate)
 FLOOR = 1e-2         # eps below FLOOR x the search's guess (an upper-bound estimate) are not tried
 MAX_EVALS = 16       # evaluations of the pair per eps search
@@ -380,11 +381,12 @@ def third_input_pair(n: int, r: float, s: float, tail: float = 1e-12) -> FullThi
 
 
 def krr_pair(k: int, eps0: float, n: int, tail: float = 1e-12) -> BlockedPair:
-    """k-RR's others-at-a-third-value pair, blocked (:func:`krr_third_pair`; the count of reports
-    outside the three values carries little, so it gets ``R_BLOCKS`` blocks)."""
+    """k-RR's others-at-a-third-value pair, blocked (:func:`krr_third_pair`); above ``HUGE_N``
+    users (eps small, the Jensen losses second order) 12 x 8 blocks, each tail there costing up to
+    2 ms."""
     big = n > HUGE_N   # each binomial tail costs 25 us to 2 ms there: fewer cells
-    return BlockedPair(krr_third_pair(k, eps0, n), tail, m_blocks=M_BLOCKS // 2 if big else M_BLOCKS,
-                       b_blocks=R_BLOCKS // 4 if big else R_BLOCKS)
+    return BlockedPair(krr_third_pair(k, eps0, n), tail, m_blocks=12 if big else KRR_M_BLOCKS,
+                       b_blocks=8 if big else R_BLOCKS)
 
 
 def blocked_delta(built, eps: float) -> float:
