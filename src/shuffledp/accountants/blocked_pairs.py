@@ -292,9 +292,10 @@ def _hockey_cell(c: float, N, p: float, T, t_err) -> np.ndarray:
 
 class FullThirdFlag:
     """The third-input pair of OUE / local hashing with every flag kept (no projection):
-    ``Z = V_a - e^eps V_b - (e^eps - 1) n`` with ``V = al A0 - be A1'`` (``A0`` the set ``a`` flags
-    among the ``m`` reports with ``c = 0``, ``A1'`` the unset ones among the ``n - m`` with
-    ``c = 1``; ``V_b`` the same for ``b``), ``V_a, V_b`` i.i.d. given ``m``. Per block of ``m`` the
+    ``Z = V_a - e^eps V_b - (e^eps - 1) n`` with ``V = al A0 - be (n - m - A1) = al A0 + be A1 -
+    be (n - m)`` (``A0``, ``A1`` the set ``a`` flags among the ``m`` reports with ``c = 0`` and
+    among the ``n - m`` with ``c = 1``, both rate ``r``: accurate when ``r`` is tiny; ``V_b`` the
+    same for ``b``), ``V_a, V_b`` i.i.d. given ``m``. Per block of ``m`` the
     two counts are blocked (Jensen, as in :class:`BlockedPair`), the atoms of ``V`` sorted once,
     and ``E[(u_a - ee u_b - K)_+]`` read off tail sums at every threshold (centred atoms ``u``)."""
 
@@ -316,15 +317,15 @@ class FullThirdFlag:
     def _atoms(self, mf: float, ml: float, r: float, tail: float, v_blocks: int):
         """Sorted centred atoms of ``V`` for the block ``[mf, ml]`` of ``m``, with tail sums."""
         sides = []
-        for N, p in ((mf, r), (self.n - ml, 1.0 - r)):
+        for N, p in ((mf, r), (self.n - ml, r)):
             if N <= 0:
                 sides.append((np.ones(1), np.zeros(1), np.zeros(1), np.zeros(1)))
                 continue
             lo, hi = _window(N, p, tail)
             sides.append(_block_stats(_edges(lo, hi, N, p, v_blocks), N, p))
         (wa, ea, ma, mae), (wb, eb, mb, mbe) = sides
-        mu = self.al * mf * r - self.be * (self.n - ml) * (1.0 - r)
-        u = (self.al * ma[:, None] - self.be * mb[None, :] - mu).ravel()
+        mu = (self.al * mf + self.be * (self.n - ml)) * r
+        u = (self.al * ma[:, None] + self.be * mb[None, :] - mu).ravel()
         err = (self.al * mae[:, None] + self.be * mbe[None, :]
                + 1e-15 * (self.al * ma[:, None] + self.be * mb[None, :] + abs(mu))).ravel()
         w = (np.maximum(wa - ea, 0.0)[:, None] * np.maximum(wb - eb, 0.0)[None, :]).ravel()
@@ -340,7 +341,8 @@ class FullThirdFlag:
         total = 0.0
         for j, (u, w, s0, s1, s1_abs, e_max, mu) in enumerate(self.blocks):
             mbar = self.m_mean[j]
-            L = self.al * self.r * (mbar - self.mf[j]) - self.be * (1.0 - self.r) * (self.ml[j] - mbar)
+            L = (self.al * self.r * (mbar - self.mf[j]) + self.be * self.r * (self.ml[j] - mbar)
+                 - self.be * (self.n - mbar))
             lin = self.n + mu + L
             K = (ee - 1.0) * lin
             k_err = (ee - 1.0) * (1e-15 * (self.n + abs(mu) + abs(L) + self.slope * self.ml[j])
