@@ -62,7 +62,7 @@ from shuffledp.accountants.lower_bounds import _krr_probs, binom_rtol
 from shuffledp.accountants.validation import check_delta, check_eps
 
 __all__ = ["scarf_upper", "LinearPair", "BlockedPair", "FullThirdFlag", "third_input_pair", "krr_third_pair",
-           "krr_pair", "blocked_delta", "blocked_lower_eps", "DEFAULT_TAIL"]
+           "krr_pair", "third_input_atoms", "krr_atoms", "blocked_delta", "blocked_lower_eps", "DEFAULT_TAIL"]
 
 DEFAULT_TAIL = 1e-15  # mass left outside the windows (1e-3 delta below delta = 1e-12)
 M_BLOCKS = 24        # blocks of the outer count m (unit blocks when its window is this short)
@@ -303,9 +303,7 @@ class FullThirdFlag:
                  v_blocks: int = V_BLOCKS):
         f1, f0 = s / r, (1.0 - s) / (1.0 - r)
         self.n, self.r, self.al, self.be = n, r, (f1 - f0) / f0, (f1 - f0) / f1
-        f = {0: f0, 1: f1}
-        self.atoms = tuple(((r if a else 1 - r) * (r if b else 1 - r) * (s if c else 1 - s), f[a] / f[c], f[b] / f[c])
-                           for a in (0, 1) for b in (0, 1) for c in (0, 1))
+        self.atoms = third_input_atoms(r, s)
         self.slope = self.al * r + self.be * (1.0 - r)   # d L / d m (coupling remainders)
         lo, hi = _window(float(n), 1.0 - s, tail)
         e = _edges(lo, hi, float(n), 1.0 - s, m_blocks)
@@ -371,8 +369,23 @@ def krr_third_pair(k: int, eps0: float, n: int) -> LinearPair:
         e2 = (ee - 1.0) * (1.0 - rho)
         return -c * (1.0 + ee), -e2, -(ee - 1.0) * rho * n, c - e2
 
-    atoms = ((pl, ph / pl, 1.0), (pl, 1.0, ph / pl), (ph, rho, rho), ((k - 3) * pl, 1.0, 1.0))
-    return LinearPair(n, 2.0 * pl, (0, 1), 0.5, (n, -1), p_rest, coef, atoms)
+    return LinearPair(n, 2.0 * pl, (0, 1), 0.5, (n, -1), p_rest, coef, krr_atoms(k, eps0))
+
+
+def third_input_atoms(r: float, s: float) -> tuple:
+    """Per report under the reference (everyone at the third input): (probability, the victim's
+    likelihood ratio at x, at x') for the eight flag patterns (:func:`scarf_upper`)."""
+    f1, f0 = s / r, (1.0 - s) / (1.0 - r)
+    f = {0: f0, 1: f1}
+    return tuple(((r if a else 1 - r) * (r if b else 1 - r) * (s if c else 1 - s), f[a] / f[c], f[b] / f[c])
+                 for a in (0, 1) for b in (0, 1) for c in (0, 1))
+
+
+def krr_atoms(k: int, eps0: float) -> tuple:
+    """The same for k-RR's pair (others at 2; victim at 0 or 1): reports 0, 1, 2 and the rest."""
+    ph, pl, _, _ = _krr_probs(k, eps0)
+    rho = math.exp(-eps0)
+    return ((pl, ph / pl, 1.0), (pl, 1.0, ph / pl), (ph, rho, rho), ((k - 3) * pl, 1.0, 1.0))
 
 
 def third_input_pair(n: int, r: float, s: float, tail: float = 1e-12) -> FullThirdFlag:
@@ -398,11 +411,15 @@ def blocked_delta(built, eps: float) -> float:
 
 
 def blocked_lower_eps(build, delta: float, top: float, *, rtol: float = 1e-4,
-                      guess: float | None = None) -> float:
+                      guess: float | None = None, atoms: tuple = (), n: int = 0) -> float:
     """Largest eps found (a verified point, rounded down) at which the pair's blocked divergence
     exceeds ``delta``; 0 if none. ``build(tail)`` returns the pair (windows holding all but
-    ``tail = 1e-3 delta``); ``top``: the randomizer's eps0 (no pair exceeds it)."""
+    ``tail = 1e-3 delta``); ``top``: the randomizer's eps0 (no pair exceeds it). ``atoms``, ``n``
+    (optional): the pair's per-report law, to answer 0 before building when Scarf's bound on its
+    total variation is already below ``delta``."""
     delta = check_delta(delta)
+    if atoms and scarf_upper(atoms, n, 1.0) <= delta:
+        return 0.0
     built = build(min(DEFAULT_TAIL, max(1e-300, 1e-3 * delta)))
 
     calls = [0]

@@ -151,7 +151,10 @@ def _eps_lower(name, mechanism, eps0, n, delta, p, rtol, guess) -> float:
         from shuffledp.accountants import blocked_pairs as bp
 
         guess = dec._asymptotic_guess(2, eps0, n, delta) if guess == AUTO else guess
-        return bp.blocked_lower_eps(_third_input_build(mechanism, eps0, n, p), delta, eps0, rtol=rtol, guess=guess)
+        build = _third_input_build(mechanism, eps0, n, p)
+        atoms = bp.krr_atoms(build.args[0], eps0) if mechanism in ("krr", "general") else bp.third_input_atoms(
+            *build.args[1:])
+        return bp.blocked_lower_eps(build, delta, eps0, rtol=rtol, guess=guess, atoms=atoms, n=n)
     configs = _configs(mechanism, eps0, p)
     if configs is None:
         if name == "pair-group-counts":
