@@ -38,11 +38,14 @@ def test_krr_goal_points(k, eps0, n):
     assert 0 <= res["gap"] < 0.10
 
 
-def test_general_class_lower_bound_is_binary_rr():
+def test_general_class_lower_bound_is_binary_rr_or_3rr():
     res = best.best_eps("general", 1.0, 1000, 1e-6)
     assert "decomposition" not in res["bounds"]
     # binary RR's worst pair (exact): 0.126614 (docs/accountants.md); VR/FMT23 0.148671
-    assert res["eps_lower"] == pytest.approx(0.126614, abs=2e-5)
+    assert res["bounds"]["worst-pair"]["eps"] == pytest.approx(0.126614, abs=2e-5)
+    # 3-RR (also eps0-LDP) with the others at its third value refutes more of the class
+    three = res["bounds"]["third-input-blocked"]["eps"]
+    assert res["eps_lower"] == max(three, res["bounds"]["worst-pair"]["eps"]) and three > 0.126614
     assert res["eps"] == pytest.approx(0.148671, abs=2e-5)
 
 

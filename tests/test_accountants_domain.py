@@ -173,5 +173,5 @@ def test_huge_n_skips_the_sqrt_n_bounds():
     """Above HEAVY_N_MAX only bounds of fixed cost run (no decomposition, no pair-group-counts)."""
     n = best.HEAVY_N_MAX["oue"] + 1
     assert "decomposition" not in best.upper_bounds("oue", 1.0, n, 1e-6, d=10)
-    assert set(best.lower_bounds("oue", 1.0, n, 1e-6, d=10)) == {"group-one-count"}
+    assert set(best.lower_bounds("oue", 1.0, n, 1e-6, d=10)) == {"group-one-count", "third-input-blocked"}
     assert "decomposition" in best.upper_bounds("oue", 1.0, n - 1, 1e-6, d=10)

@@ -182,6 +182,9 @@ REGISTRY: dict[str, Accountant] = {a.name: a for a in (
            "exact divergence of three group counts of real pairs (Su, Cheng, Wang's class)"),
     _entry("pair-third-input", "lower", ("oue", "olh"), "grows", "this project (third_flag)",
            "the others at a third input, three flags seen per report", options=("guess",)),
+    _entry("third-input-blocked", "lower", ("krr", "general", "oue", "olh"), "fixed", "this project (blocked_pairs)",
+           "the others at a third input (k-RR: a third value; the general class: 3-RR), every count seen, "
+           "evaluated in blocks at any n (Jensen: rounded down)", k_range=(3, None), options=("guess",)),
 )}
 
 NAMES: tuple[str, ...] = tuple(REGISTRY)
