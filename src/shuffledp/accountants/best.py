@@ -460,7 +460,7 @@ def best_eps(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None
 
 
 def eps_local_for(delta_of: Callable[[float], float], eps_s: float, delta_s: float, *,
-                  hi: float = 30.0, rtol: float = 1e-4) -> float:
+                  hi: float = 30.0, rtol: float = 1e-4, guess: float | None = None) -> float:
     """Largest local eps found in ``[eps_s, hi]`` whose shuffled reports meet ``(eps_s, delta_s)``
     by the bound ``delta_of(eps_l)`` (an upper bound on the shuffled delta at ``eps_s``).
 
@@ -469,8 +469,9 @@ def eps_local_for(delta_of: Callable[[float], float], eps_s: float, delta_s: flo
     ends when ``hi - lo <= rtol * lo``. Its probes are regula falsi with the Illinois modification on
     ``logit(delta_of)`` against eps_l (the logit keeps the interpolation informative where the bound
     saturates at 1), and bisection in ``log eps_l`` while an end has no finite value (the start, or
-    a bound of 0 or 1). The returned value is ``eps_s`` or a point where the check passed, so it is
-    certified whether or not the bound is monotone in ``eps_l``.
+    a bound of 0 or 1). ``guess`` (optional, e.g. what a looser bound certifies) is probed first and
+    starts the bracket on its side. The returned value is ``eps_s`` or a point where the check
+    passed, so it is certified whether or not the bound is monotone in ``eps_l``.
     """
     eps_s = check_eps0(eps_s, "eps")
     delta_s = check_delta(delta_s)
@@ -489,6 +490,9 @@ def eps_local_for(delta_of: Callable[[float], float], eps_s: float, delta_s: flo
     if ok:
         return float(hi)
     lo, g_lo, last = eps_s, -math.inf, 0
+    if guess is not None and eps_s < guess < hi:
+        g, ok = probe(float(guess))
+        lo, g_lo, hi, g_hi = (float(guess), g, hi, g_hi) if ok else (lo, g_lo, float(guess), g)
     while hi - lo > rtol * lo:
         if math.isfinite(g_lo) and math.isfinite(g_hi):
             x = lo + (hi - lo) * (-g_lo) / (g_hi - g_lo)
@@ -511,13 +515,14 @@ def _logit(d: float) -> float:
     return math.log(d) - math.log1p(-d)
 
 
-def krr_eps_local(k: int, eps_s: float, delta_s: float, n: int, *, rtol: float = 1e-4) -> float:
+def krr_eps_local(k: int, eps_s: float, delta_s: float, n: int, *, rtol: float = 1e-4,
+                  guess: float | None = None) -> float:
     """Largest k-RR local eps certified ``(eps_s, delta_s)`` after shuffling ``n`` reports by the
     blanket decomposition (:func:`eps_local_for` over :func:`decomposition.decomposition_delta`)."""
     k = check_int(k, "k", 2, K_MAX)
     n = check_n(n)
     return eps_local_for(lambda e: dec.decomposition_delta(None, n, eps_s, pairs=dec.krr_pairs(k, e)),
-                         eps_s, delta_s, rtol=rtol)
+                         eps_s, delta_s, rtol=rtol, guess=guess)
 
 
 # --------------------------------------------------------------------------- inverse queries

@@ -97,7 +97,7 @@ def settings(randomizer: str, eps_s: float, delta_s: float, n: int, *, rtol: flo
         def delta_of(e: float) -> float:
             return dec.decomposition_delta(None, n, eps_s, pairs=dec.krr_pairs(mhm.g_int(e, 1), e))
 
-        e = best.eps_local_for(delta_of, eps_s, delta_s, rtol=rtol)
+        e = best.eps_local_for(delta_of, eps_s, delta_s, rtol=rtol, guess=s.eps_l)
         dec_set = (e, mhm.g_int(e, 1), "decomposition")
         # the better of the two certified settings
         cand = [today, dec_set]
@@ -111,7 +111,7 @@ def settings(randomizer: str, eps_s: float, delta_s: float, n: int, *, rtol: flo
     vg = best.eps_local_for(lambda e: vr.vr_delta(vr.vr_params("general", e), n, eps_s), eps_s, delta_s,
                             rtol=rtol)
     today = max((bb, k, "blanket-bennett"), (vg, k, "variation-ratio-general"))
-    de = best.krr_eps_local(k, eps_s, delta_s, n, rtol=rtol)
+    de = best.krr_eps_local(k, eps_s, delta_s, n, rtol=rtol, guess=today[0])  # the looser bounds' value
     return {"today": today, "best": max(today, (de, k, "decomposition"))}
 
 
@@ -185,25 +185,45 @@ def subexp_measured_errors(settings: Mapping[str, tuple[float, int]], d: int, s:
                            seed: int) -> dict[str, np.ndarray]:
     """The per-repetition MSEs (as :func:`measured_mse`'s) of PrivSet's mechanism for every
     ``tag -> (eps_l, k)`` of ``settings`` on the same data: each repetition draws the users' sets
-    once (``s`` distinct items with Zipf(1) weights without replacement, Gumbel top-``s``) and runs
-    every setting on them with its own randomness. Common random numbers: the ratio of two
-    settings' errors is not blurred by two draws of the data (:func:`paired_ratio` gives its
-    standard error), and the sets are drawn once instead of once per setting."""
+    once (``s`` distinct items with Zipf(1) weights without replacement,
+    :func:`successive_sample`) and runs every setting on them with its own randomness. Common
+    random numbers: the ratio of two settings' errors is not blurred by two draws of the data
+    (:func:`paired_ratio` gives its standard error), and the sets are drawn once instead of once
+    per setting."""
     from shuffledp import seeding
     from shuffledp.mechanisms import subset_exp as se
 
     rates = {tag: se.subset_exp_rates(int(d), int(s), float(e), int(k)) for tag, (e, k) in settings.items()}
-    logw = np.log(_zipf(d))
+    w = _zipf(d)
     errs: dict[str, list[float]] = {tag: [] for tag in settings}
     for rep in range(int(reps)):
         rng = seeding.rng(seed, "accountants_gain", subexp_label(d, s), "sets", rep)
-        sets = np.argpartition(-(logw[None, :] + rng.gumbel(size=(n, d))), s - 1, axis=1)[:, :s]
+        sets = successive_sample(w, n, s, rng)
         true = np.bincount(sets.ravel(), minlength=d) / n
         for tag, r in rates.items():
             rng_t = seeding.rng(seed, "accountants_gain", subexp_label(d, s), tag, rep)
             est = se.estimate(se.hits(se.randomize(sets, r, rng_t), d, s), n, r)
             errs[tag].append(np.mean((est - true) ** 2))
     return {tag: np.asarray(e) for tag, e in errs.items()}
+
+
+def successive_sample(w: np.ndarray, n: int, s: int, rng: np.random.Generator) -> np.ndarray:
+    """``(n, s)`` items of ``0..len(w)-1``, each row ``s`` distinct items drawn one after another,
+    each with probability proportional to ``w`` among the items not yet drawn (sampling without
+    replacement, the law of the Gumbel top-``s`` trick). Each slot draws from ``w`` and redraws
+    the rows whose draw repeats an earlier slot: a rejection step, so the accepted draw is exactly
+    ``w`` restricted to the remaining items; cost about ``n s`` draws, not ``n len(w)``."""
+    cdf = np.cumsum(np.asarray(w, float))
+    cdf /= cdf[-1]
+    out = np.empty((int(n), int(s)), dtype=np.int64)
+    for j in range(int(s)):
+        todo = np.arange(int(n))
+        while todo.size:
+            cand = np.minimum(np.searchsorted(cdf, rng.random(todo.size), side="right"), cdf.size - 1)
+            clash = (out[todo, :j] == cand[:, None]).any(axis=1)
+            out[todo[~clash], j] = cand[~clash]
+            todo = todo[clash]
+    return out
 
 
 def paired_ratio(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
