@@ -172,3 +172,16 @@ def test_the_quote_check_catches_a_paraphrase_and_a_reordering():
 @pytest.mark.parametrize("seed,cid,quote", _quotes(), ids=[q[1] for q in _quotes()])
 def test_every_quote_is_verbatim_in_its_seed(seed, cid, quote):
     assert _verbatim((SEEDS / seed).read_text(), quote), f"{cid}: not verbatim in {seed}"
+
+
+def test_every_point_counts_signs_and_gives_the_three_outcomes():
+    """One significant point against decides "not held"; all significant "held"; undecided points
+    with none against "not testable" (None); the counts are per sign."""
+    big = C.welch_from_stats(10.0, 1.0, 10, 1.0, 1.0, 10)      # far above: +1
+    low = C.welch_from_stats(1.0, 1.0, 10, 10.0, 1.0, 10)      # far below: -1
+    tie = C.welch_from_stats(1.0, 1.0, 10, 1.05, 1.0, 10)      # undecided: 0
+    assert C.every_point({"a": big, "b": big})[0] is True
+    held, sign, counts = C.every_point({"a": big, "b": tie, "c": low})
+    assert held is False and sign == {"a": 1, "b": 0, "c": -1} and counts == {1: 1, -1: 1, 0: 1}
+    assert C.every_point({"a": big, "b": tie})[0] is None
+    assert C.t_quantile(None) == C.Z_95 and C.t_quantile(20) == pytest.approx(2.093, abs=1e-3)

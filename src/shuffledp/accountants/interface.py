@@ -77,23 +77,25 @@ def _three(vic4, vic4q, configs4):
     return rz.coarse_three(vic4), rz.coarse_three(vic4q), {nm: rz.coarse_three(o) for nm, o in configs4.items()}
 
 
-def _third_input_build(mechanism: str, eps0: float, n: int, p: dict):
-    """``build(tail)`` of :mod:`~shuffledp.accountants.blocked_pairs`' pair for the randomizer
-    (the general class: 3-RR, an eps0-LDP member of it)."""
+def _third_input(mechanism: str, eps0: float, n: int, p: dict):
+    """``(build, atoms)`` of :mod:`~shuffledp.accountants.blocked_pairs`' third-input pair for the
+    randomizer (the general class: 3-RR, an eps0-LDP member of it): ``build(tail)`` makes the pair,
+    ``atoms`` are one report's (probability, likelihood ratios) under the reference."""
     from functools import partial
 
     from shuffledp.accountants import blocked_pairs as bp
     from shuffledp.accountants import third_flag as tf
 
     if mechanism in ("krr", "general"):
-        return partial(bp.krr_pair, p.get("k", 3), eps0, n)
+        k = p.get("k", 3)
+        return partial(bp.krr_pair, k, eps0, n), bp.krr_atoms(k, eps0)
     try:
         r3, s3 = tf.third_flag_rates(mechanism, eps0, g=p.get("g"))
         if not (0.0 < r3 < s3 < 1.0):
             raise ValueError(f"need 0 < r < s < 1, got r={r3!r}, s={s3!r}")
     except ValueError as exc:  # a flag rate that rounds to 0 or 1 (huge eps0)
         raise NotEvaluated(str(exc)) from None
-    return partial(bp.third_input_pair, n, r3, s3)
+    return partial(bp.third_input_pair, n, r3, s3), bp.third_input_atoms(r3, s3)
 
 
 def _third_flag(mechanism: str, eps0: float, n: int, delta: float, p: dict):
@@ -157,9 +159,7 @@ def _eps_lower(name, mechanism, eps0, n, delta, p, rtol, guess) -> float:
         from shuffledp.accountants import blocked_pairs as bp
 
         guess = dec._asymptotic_guess(2, eps0, n, delta) if guess == AUTO else guess
-        build = _third_input_build(mechanism, eps0, n, p)
-        atoms = bp.krr_atoms(build.args[0], eps0) if mechanism in ("krr", "general") else bp.third_input_atoms(
-            *build.args[1:])
+        build, atoms = _third_input(mechanism, eps0, n, p)
         return bp.blocked_lower_eps(build, delta, eps0, rtol=rtol, guess=guess, atoms=atoms, n=n)
     configs = _configs(mechanism, eps0, p)
     if configs is None:
@@ -259,7 +259,7 @@ def _delta_lower(name, mechanism, eps0, n, x, p) -> float:
     if name == "third-input-blocked":
         from shuffledp.accountants import blocked_pairs as bp
 
-        return bp.blocked_delta(_third_input_build(mechanism, eps0, n, p)(bp.DEFAULT_TAIL), x)
+        return bp.blocked_delta(_third_input(mechanism, eps0, n, p)[0](bp.DEFAULT_TAIL), x)
     configs = _configs(mechanism, eps0, p)
     if configs is None:
         if name == "pair-group-counts":

@@ -18,7 +18,7 @@ a verdict on stand-in data is reported but does not count as evidence (column ``
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -198,16 +198,24 @@ def standard_error(sd, reps):
         return np.where(reps >= 2, sd / np.sqrt(reps), np.nan)
 
 
-def t_quantile(reps) -> float:
-    """The two-sided 5% Student-t quantile with ``reps - 1`` degrees of freedom: the ``z`` of
-    :func:`significantly_greater` and :func:`indistinguishable_from_min` for means over ``reps``
-    repetitions each (``reps - 1`` is at most Welch's df for equal repetitions, so this is the
-    conservative choice); :data:`Z_95` when ``reps`` is unknown (None or NaN), inf below 2."""
+def t_critical(reps, alpha: float = 0.05) -> np.ndarray:
+    """Two-sided Student-t quantile with ``reps - 1`` degrees of freedom, elementwise (inf below 2
+    repetitions)."""
     from scipy import stats
 
+    reps = np.asarray(reps, float)
+    with np.errstate(invalid="ignore"):
+        return np.where(reps >= 2, stats.t.ppf(1 - alpha / 2, np.maximum(reps - 1, 1)), np.inf)
+
+
+def t_quantile(reps) -> float:
+    """The ``z`` of :func:`significantly_greater` and :func:`indistinguishable_from_min` for means
+    over ``reps`` repetitions each: :func:`t_critical` (``reps - 1`` df is at most Welch's df for
+    equal repetitions, so this is the conservative choice); :data:`Z_95` when ``reps`` is unknown
+    (None or NaN)."""
     if reps is None or not math.isfinite(float(reps)):
         return Z_95
-    return float(stats.t.ppf(0.975, float(reps) - 1.0)) if float(reps) >= 2 else math.inf
+    return float(t_critical(float(reps)))
 
 
 def significantly_greater(a: float, se_a: float, b: float, se_b: float, z: float = Z_95) -> bool:
@@ -304,6 +312,15 @@ def at_every_point(signs) -> bool | None:
     if signs and all(v > 0 for v in signs):
         return True
     return False if any(v < 0 for v in signs) else None
+
+
+def every_point(tests: Mapping, alpha: float = 0.05) -> tuple[bool | None, dict, dict]:
+    """"Significantly above at every point" from one :class:`TTest` per point (key -> test of the
+    worse side minus the better): ``(verdict, sign per key, count per sign)`` with the verdict of
+    :func:`at_every_point` and the signs of :func:`t_sign`."""
+    sign = {k: t_sign(r, alpha) for k, r in tests.items()}
+    counts = {v: sum(x == v for x in sign.values()) for v in (1, -1, 0)}
+    return at_every_point(sign.values()), sign, counts
 
 
 def t_greater(a, b, *, paired: bool, alpha: float = 0.05) -> bool:

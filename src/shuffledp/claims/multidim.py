@@ -22,17 +22,16 @@ from shuffledp.claims.core import (
     REAL,
     STANDIN,
     Claim,
-    at_every_point,
     between,
     data_kind,
     decide,
     decreasing_trend,
+    every_point,
     frame,
     inversely_proportional,
     loglog_slope,
     markdown,
     not_testable,
-    t_sign,
     t_test,
     trend_test,
     welch_from_stats,
@@ -180,14 +179,12 @@ def _every_point(g: _Group, cid: str, tests: dict, ratio: dict, what: str) -> No
     -> :class:`~shuffledp.claims.core.TTest` of worse - better): held when significant at every
     point, not held when significantly below at one, else not testable (undecided points, none
     against: more repetitions would decide), like the frameworks' rows."""
-    sign = {k: t_sign(r) for k, r in tests.items()}
-    held = at_every_point(sign.values())
+    held, sign, counts = every_point(tests)
 
     def pts(v: int) -> str:
         return "; ".join(f"{' '.join(str(x) for x in k)}: {what}={ratio[k]:.3g} ({tests[k].text()})"
                          for k in sign if sign[k] == v)
 
-    counts = {v: sum(x == v for x in sign.values()) for v in (1, -1, 0)}
     head = f"significantly above at {counts[1]}/{len(sign)}, below at {counts[-1]}, undecided at {counts[0]}"
     measured = head + (f"; below: {pts(-1)}" if counts[-1] else "") + (f"; undecided: {pts(0)}" if counts[0] else "")
     if held is None:

@@ -134,13 +134,7 @@ def paired(runs: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
     return se_frame(runs.assign(_diff=runs[a] - runs[b]), "_diff")
 
 
-def t_critical(reps, alpha: float = ALPHA) -> np.ndarray:
-    """Two-sided Student-t quantile with ``reps - 1`` degrees of freedom (inf below 2 repetitions)."""
-    from scipy import stats
-
-    reps = np.asarray(reps, float)
-    with np.errstate(invalid="ignore"):
-        return np.where(reps >= 2, stats.t.ppf(1 - alpha / 2, np.maximum(reps - 1, 1)), np.inf)
+t_critical = C.t_critical  # two-sided Student-t quantile with reps - 1 df (core)
 
 
 def paired_signs(p: pd.DataFrame, alpha: float = ALPHA) -> pd.Series:
@@ -252,16 +246,14 @@ def mhm_vs_flame(rows: _Rows, sub: pd.DataFrame, runs, fw: str, metric: str, fig
                  reason=f"{reps} repetition(s): no t test (needs >= 2 repetitions of each)")
         return
     tests = {k: C.t_test(*(_aligned(*v) if SHARED_SEEDS else v), paired=SHARED_SEEDS) for k, v in pairs.items()}
-    sign = {k: C.t_sign(r, ALPHA) for k, r in tests.items()}
+    held, sign, counts = C.every_point(tests, ALPHA)
 
     def points(s: int) -> list[str]:
         return [f"{_label(d)} eps_s {e:g} (ratio {ratio[(d, e)]:.3g}, {tests[(d, e)].text()})"
                 for (d, e), v in sign.items() if v == s]
 
-    counts = {s: sum(v == s for v in sign.values()) for s in (1, -1, 0)}
     df = min((r.df for k, r in tests.items() if sign[k] == 0 and np.isfinite(r.df)), default=math.nan)
     q = float(t_critical(df + 1)) if math.isfinite(df) else math.inf
-    held = C.at_every_point(sign.values())
     rows.add(f"{fig}_mhm_beats_flame", meas + f"; FLAME significantly above MHM at {counts[1]}/{len(sign)}, below "
              f"at {counts[-1]}, undecided at {counts[0]} ({reps}+ repetitions)", held, dss,
              reason=f"undecided at {', '.join(points(0))}; none significantly against: more repetitions needed ("
