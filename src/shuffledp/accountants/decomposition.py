@@ -72,6 +72,7 @@ import numpy as np
 from scipy import special, stats
 
 from shuffledp.accountants.hockey_stick import bisect_eps
+from shuffledp.accountants.walk_blocks import walk_divergence
 
 __all__ = [
     "ROUNDING_RTOL",
@@ -96,6 +97,7 @@ DEFAULT_BLOCKS = None  # adaptive: about BLOCK_BUDGET (M block, t) cells per eva
 MIN_BLOCKS = 16
 BLOCK_BUDGET = 120_000
 EPS_CAP = 700.0
+WALK_WIDTH = 3000  # t-windows wider than this: the blocked walk (shuffledp.accountants.walk_blocks)
 SPREAD_TIE = 1.1  # spreads adding at most this factor more variance than the least are evaluated too
 
 
@@ -536,11 +538,22 @@ class DecomposedPair:
             self._tables[key] = _CountTable(ms, s, self.tail)
         return self._tables[key]
 
+    def _walks(self, ms, s: float) -> bool:
+        """True when the t-window of the widest count is wider than :data:`WALK_WIDTH`: the pair is
+        then evaluated in blocks of a convex count (:mod:`shuffledp.accountants.walk_blocks`),
+        at a cost independent of ``M``, instead of every ``t``."""
+        z = math.sqrt(2.0 * math.log(2.0 / self.tail))
+        return 2.0 * z * math.sqrt(max(float(ms[-1]) * s * (1.0 - min(s, 1.0)), 0.0)) > WALK_WIDTH
+
     def _pair_value(self, g: GroupedPair, ee: float, upper: bool, table=None) -> float:
         """Block-weighted divergence of one three-group pair (``table``: an uncached count table)."""
         s = g.w[0] + g.w[1]
-        tab = self._table(upper, s) if table is None else table
-        d = _divergence_given_count(tab, g, g.w[0] / s, ee, upper=upper)
+        ms = self.m_upper if upper else self.m_lower
+        if self._walks(ms, s):
+            d = walk_divergence(ms, g, ee)[0 if upper else 1]
+        else:
+            tab = self._table(upper, s) if table is None else table
+            d = _divergence_given_count(tab, g, g.w[0] / s, ee, upper=upper)
         return float(np.dot(self.block_w if upper else self.block_w / (1.0 + ROUNDING_RTOL), d))
 
     def _spread_value(self, g: GroupedPair, ee: float, upper: bool) -> float:
@@ -560,7 +573,8 @@ class DecomposedPair:
         best = math.inf
         ms = self.m_upper if upper else self.m_lower
         for _, scale, h in spreads:
-            table = _CountTable(ms, h.w[0] + h.w[1], self.tail)
+            s = h.w[0] + h.w[1]
+            table = None if self._walks(ms, s) else _CountTable(ms, s, self.tail)
             best = min(best, scale * self._pair_value(h, ee, upper, table))
         return best
 
