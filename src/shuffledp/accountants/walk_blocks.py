@@ -61,9 +61,10 @@ from shuffledp.accountants.lower_bounds import binom_rtol
 
 __all__ = ["Walk", "walk_of", "walk_divergence", "TARGET"]
 
-TARGET = 1e-4        # refinement stops once the blocked upper and lower values differ by this (relative)
+TARGET = 3e-4        # refinement stops once the blocked upper and lower values differ by this (relative)
 MAX_ROUNDS = 40      # refinement rounds at most
 MAX_EDGES = 6000     # per count: no block is split beyond this many edges
+FLOOR = 1e-290      # a count whose divergence bound is below this is not refined (deltas >= 1e-300)
 UNIT = 2.0 ** -53    # unit roundoff of float64
 # initial edges of J, in standard deviations from its mean (the rest of 0..N in wide blocks)
 SD_GRID = np.concatenate([-np.geomspace(60.0, 6.0, 6), np.linspace(-5.0, 5.0, 21), np.geomspace(6.0, 60.0, 6)])
@@ -169,17 +170,19 @@ def _geo_mean(t, L):
 
 
 def _block_stats(first, last, N, p: float, t0, t1):
-    """Per block ``[first, last]`` of ``J ~ Bin(N, p)``: (mass, its error bound, mean given the
-    block, a bound on the mean's error). ``t0``, ``t1``: :func:`_tails` at ``first - 1`` and at
-    ``last``. The mean is bracketed between the means of the truncated geometric laws with the
-    pmf's ratios at the block's two ends (log-concave pmf: likelihood-ratio order)."""
+    """Per block ``[first, last]`` of ``J ~ Bin(N, p)``: (mass, the rounding error of its
+    subtraction, mean given the block, a bound on the mean's error). ``t0``, ``t1``: :func:`_tails`
+    at ``first - 1`` and at ``last``; the tails' own errors are charged by the caller (once per
+    edge, :func:`_block_bounds`). The mean is bracketed between the means of the truncated
+    geometric laws with the pmf's ratios at the block's two ends (log-concave pmf:
+    likelihood-ratio order)."""
     (l0, u0), (l1, u1) = t0, t1
     both_low = ~np.isnan(l0) & ~np.isnan(l1)
     both_up = ~np.isnan(u0) & ~np.isnan(u1)
     with np.errstate(invalid="ignore"):
         mass = np.where(both_low, l1 - l0, np.where(both_up, u0 - u1, 1.0 - l0 - u1))
         scale = np.where(both_low, l1 + l0, np.where(both_up, u0 + u1, 1.0 + l0 + u1))
-    m_err = binom_rtol(N, p) * scale + 4.0 * UNIT * scale + 1e-300
+    m_err = 4.0 * UNIT * scale + 1e-300
     L = last - first
     lr = math.log(p) - math.log1p(-p)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -188,7 +191,7 @@ def _block_stats(first, last, N, p: float, t0, t1):
     g_hi, g_lo = _geo_mean(t_hi, L), _geo_mean(t_lo, L)
     mean = first + 0.5 * (g_hi + g_lo)
     mean_err = np.where(L == 0, 0.0, np.minimum(0.5 * np.abs(g_hi - g_lo) + 1e-12 * L + 1e-15 * first, L))
-    return np.maximum(mass, 0.0), m_err, np.where(L == 0, first, mean), mean_err
+    return mass, m_err, np.where(L == 0, first, mean), mean_err
 
 
 def _at_edges(row, e, Nrow, wk: Walk) -> dict:
@@ -196,8 +199,32 @@ def _at_edges(row, e, Nrow, wk: Walk) -> dict:
     tails of ``J`` at ``e - 1`` (the mass below the block starting at ``e``)."""
     N = Nrow[row]
     F, F_err = _edge_values(e, N, wk)
-    lo, up = _tails(e - 1.0, N, wk.w_star)
+    lo, up = _cached_tails(e, N, wk.w_star)
     return {"row": row, "e": e, "F": F, "F_err": F_err, "lo": lo, "up": up}
+
+
+_TAILS: dict = {}  # (p, N) -> {edge: tails at edge - 1}: eps-independent, reused across the eps search
+
+
+def _cached_tails(e, N, p: float):
+    """:func:`_tails` at ``e - 1`` of ``Bin(N, p)`` (per element), remembered across calls (the
+    edges are midpoints of the same initial grid at every eps)."""
+    if len(_TAILS) > 256:
+        _TAILS.clear()
+    lo, up = np.empty(e.size), np.empty(e.size)
+    miss = []
+    for i, (n, x) in enumerate(zip(N.tolist(), e.tolist(), strict=True)):
+        hit = _TAILS.setdefault((p, n), {}).get(x)
+        if hit is None:
+            miss.append(i)
+        else:
+            lo[i], up[i] = hit
+    if miss:
+        idx = np.asarray(miss)
+        lo[idx], up[idx] = _tails(e[idx] - 1.0, N[idx], p)
+        for i in miss:
+            _TAILS[(p, float(N[i]))][float(e[i])] = (lo[i], up[i])
+    return lo, up
 
 
 def _merge(a: dict, b: dict) -> dict:
@@ -225,7 +252,11 @@ def _initial(Nrow, wk: Walk) -> dict:
 
 def _block_bounds(st: dict, Nrow, p: float):
     """Per block between consecutive edges of one count: (row, left edge index, upper, lower)
-    on ``sum_{j in block} Pr[J = j] F(j)`` (module docstring)."""
+    on ``sum_{j in block} Pr[J = j] F(j)`` (module docstring), every error charged.
+
+    A block's mass is a difference of two tails shared with its neighbours, so the tails' errors
+    are charged once per edge (summation by parts: ``sum_i (T_{i+1} - T_i) c_i`` moves by at most
+    ``sum_j |dT_j| |c_{j-1} - c_j|``), not once per block."""
     row, e = st["row"], st["e"]
     k = np.nonzero(row[:-1] == row[1:])[0]
     br, N = row[k], Nrow[row[k]]
@@ -236,11 +267,25 @@ def _block_bounds(st: dict, Nrow, p: float):
     W, W_err, mu, mu_err = _block_stats(first, last, N, p, (st["lo"][k], st["up"][k]), t1)
     Fu = st["F"] + st["F_err"]
     Fl = np.maximum(st["F"] - st["F_err"], 0.0)
-    span = right - first
     rise = Fu[k + 1] - Fu[k]
-    lam = np.clip((mu + np.where(rise >= 0, mu_err, -mu_err) - first) / span, 0.0, 1.0)
-    upper = (W + W_err) * (Fu[k] + lam * rise)
-    # lower: the neighbouring chords extended (convexity), at the bracket's worse end
+    lam = np.clip((mu + np.where(rise >= 0, mu_err, -mu_err) - first) / (right - first), 0.0, 1.0)
+    chord = Fu[k] + lam * rise
+    line = _lower_lines(st, k, br, is_last, Fu, Fl, mu, mu_err)
+    has_prev = (k >= 1) & (row[np.maximum(k - 1, 0)] == br)
+    tail_err = binom_rtol(N, p) * np.where(np.isnan(st["lo"][k]), st["up"][k], st["lo"][k])
+    prev = np.maximum(np.arange(k.size) - 1, 0)
+    up_abel = np.where(has_prev, tail_err * np.abs(chord[prev] - chord), 0.0)
+    lo_abel = np.where(has_prev, tail_err * np.abs(line[prev] - line), 0.0)
+    upper = W * chord + W_err * chord + up_abel
+    lower = W * line - W_err * line - lo_abel
+    return br, k, upper, lower
+
+
+def _lower_lines(st: dict, k, br, is_last, Fu, Fl, mu, mu_err):
+    """Per block, a lower bound on ``F`` at its mean: the neighbouring chords extended (``F``
+    convex), each with the bracket's worse end of the mean; ``F(first)`` for a single count."""
+    row, e = st["row"], st["e"]
+    first, right = e[k], e[k + 1]
     has_prev = (k >= 1) & (row[np.maximum(k - 1, 0)] == br)
     kp = np.maximum(k - 1, 0)
     s_prev = (Fl[k] - Fu[kp]) / np.maximum(first - e[kp], 1.0)
@@ -248,9 +293,8 @@ def _block_bounds(st: dict, Nrow, p: float):
     kn = np.minimum(k + 2, row.size - 1)
     s_next = (Fu[kn] - Fl[k + 1]) / np.maximum(e[kn] - right, 1.0)
     l_next = np.where(~is_last, Fl[k + 1] - s_next * (right - mu + np.where(s_next >= 0, mu_err, -mu_err)), 0.0)
-    line = np.maximum(np.maximum(l_prev, l_next), np.where(last == first, Fl[k], 0.0))
-    lower = np.maximum(W - W_err, 0.0) * np.maximum(line, 0.0)
-    return br, k, upper, lower
+    single = (right - first == 1.0) & ~is_last
+    return np.maximum(np.maximum(np.maximum(l_prev, l_next), np.where(single, Fl[k], 0.0)), 0.0)
 
 
 def walk_divergence(ms, pair, ee: float, *, target: float = TARGET) -> tuple[np.ndarray, np.ndarray]:
@@ -268,17 +312,23 @@ def walk_divergence(ms, pair, ee: float, *, target: float = TARGET) -> tuple[np.
         top = np.maximum(wk.z_star * Nrow, 0.0) * (1.0 + 8.0 * UNIT)
         return top / Nrow, top / Nrow * (1.0 - 16.0 * UNIT)
     st = _initial(Nrow, wk)
+    active = np.ones(Nrow.size, dtype=bool)
+    last_gap = np.full(Nrow.size, np.inf)
     for _ in range(MAX_ROUNDS):
         br, k, upper, lower = _block_bounds(st, Nrow, wk.w_star)
         tot_u = np.bincount(br, upper, minlength=Nrow.size)
         tot_l = np.bincount(br, lower, minlength=Nrow.size)
         n_blk = np.bincount(br, minlength=Nrow.size)
-        busy = (tot_u - tot_l > target * tot_u) & (tot_u > 1e-300) & (n_blk + 1 < MAX_EDGES)
+        gap = tot_u - tot_l
+        # a count stops once its gap meets the target, its value is negligible, or the gap no longer
+        # shrinks (the charged rounding errors, not the blocks, then dominate it)
+        active &= (gap > target * tot_u) & (tot_u > FLOOR * Nrow) & (n_blk + 1 < MAX_EDGES) & (gap < 0.8 * last_gap)
+        last_gap = gap
         wide = st["e"][k + 1] - st["e"][k] >= 2.0
-        split = busy[br] & wide & (upper - lower > 0.5 * target * tot_u[br] / np.maximum(n_blk[br], 1))
+        split = active[br] & wide & (upper - lower > 0.5 * target * tot_u[br] / np.maximum(n_blk[br], 1))
         if not np.any(split):
             break
         mid = np.floor(0.5 * (st["e"][k[split]] + st["e"][k[split] + 1]))
         st = _merge(st, _at_edges(br[split], mid, Nrow, wk))
     sum_err = 1.0 + 1e-12
-    return tot_u / Nrow * sum_err, tot_l / Nrow / sum_err
+    return tot_u / Nrow * sum_err, np.maximum(tot_l, 0.0) / Nrow / sum_err
