@@ -61,7 +61,7 @@ from shuffledp.accountants.lower_bounds import binom_rtol
 
 __all__ = ["Walk", "walk_of", "walk_divergence", "TARGET"]
 
-TARGET = 3e-4        # refinement stops once the blocked upper and lower values differ by this (relative)
+TARGET = 1e-3        # refinement stops once the blocked upper and lower values differ by this (relative)
 MAX_ROUNDS = 40      # refinement rounds at most
 MAX_EDGES = 6000     # per count: no block is split beyond this many edges
 FLOOR = 1e-290      # a count whose divergence bound is below this is not refined (deltas >= 1e-300)
