@@ -63,6 +63,7 @@ __all__ = ["Walk", "walk_of", "walk_divergence", "TARGET"]
 
 TARGET = 1e-3        # refinement stops once the blocked upper and lower values differ by this (relative)
 MAX_ROUNDS = 40      # refinement rounds at most
+STALL_ROUNDS = 4     # a count whose gap has not halved in this many rounds is not refined further
 MAX_EDGES = 6000     # per count: no block is split beyond this many edges
 FLOOR = 1e-290      # a count whose divergence bound is below this is not refined (deltas >= 1e-300)
 UNIT = 2.0 ** -53    # unit roundoff of float64
@@ -313,17 +314,17 @@ def walk_divergence(ms, pair, ee: float, *, target: float = TARGET) -> tuple[np.
         return top / Nrow, top / Nrow * (1.0 - 16.0 * UNIT)
     st = _initial(Nrow, wk)
     active = np.ones(Nrow.size, dtype=bool)
-    last_gap = np.full(Nrow.size, np.inf)
+    gaps = [np.full(Nrow.size, np.inf)] * STALL_ROUNDS
     for _ in range(MAX_ROUNDS):
         br, k, upper, lower = _block_bounds(st, Nrow, wk.w_star)
         tot_u = np.bincount(br, upper, minlength=Nrow.size)
         tot_l = np.bincount(br, lower, minlength=Nrow.size)
         n_blk = np.bincount(br, minlength=Nrow.size)
         gap = tot_u - tot_l
-        # a count stops once its gap meets the target, its value is negligible, or the gap no longer
-        # shrinks (the charged rounding errors, not the blocks, then dominate it)
-        active &= (gap > target * tot_u) & (tot_u > FLOOR * Nrow) & (n_blk + 1 < MAX_EDGES) & (gap < 0.8 * last_gap)
-        last_gap = gap
+        # a count stops once its gap meets the target, its value is negligible, or the gap has not
+        # halved in STALL_ROUNDS rounds (the charged rounding errors, not the blocks, dominate it)
+        active &= (gap > target * tot_u) & (tot_u > FLOOR * Nrow) & (n_blk + 1 < MAX_EDGES) & (gap < 0.5 * gaps[0])
+        gaps = gaps[1:] + [gap]
         wide = st["e"][k + 1] - st["e"][k] >= 2.0
         split = active[br] & wide & (upper - lower > 0.5 * target * tot_u[br] / np.maximum(n_blk[br], 1))
         if not np.any(split):
