@@ -98,6 +98,8 @@ MIN_BLOCKS = 16
 BLOCK_BUDGET = 120_000
 EPS_CAP = 700.0
 WALK_WIDTH = 3000  # t-windows wider than this: the blocked walk (shuffledp.accountants.walk_blocks)
+WALK_M = 10**8     # and counts of blanket draws above this, whatever the window
+WALK_ROWS = 64     # counts of blanket draws (blocks of them) evaluated by the walk at most
 SPREAD_TIE = 1.1  # spreads adding at most this factor more variance than the least are evaluated too
 
 
@@ -542,6 +544,8 @@ class DecomposedPair:
         """True when the t-window of the widest count is wider than :data:`WALK_WIDTH`: the pair is
         then evaluated in blocks of a convex count (:mod:`shuffledp.accountants.walk_blocks`),
         at a cost independent of ``M``, instead of every ``t``."""
+        if float(ms[-1]) > WALK_M:  # e.g. two groups (s = 1): one t, but its a-split's tails slow at huge t
+            return True
         z = math.sqrt(2.0 * math.log(2.0 / self.tail))
         return 2.0 * z * math.sqrt(max(float(ms[-1]) * s * (1.0 - min(s, 1.0)), 0.0)) > WALK_WIDTH
 
@@ -549,12 +553,16 @@ class DecomposedPair:
         """Block-weighted divergence of one three-group pair (``table``: an uncached count table)."""
         s = g.w[0] + g.w[1]
         ms = self.m_upper if upper else self.m_lower
+        wts = self.block_w if upper else self.block_w / (1.0 + ROUNDING_RTOL)
         if self._walks(ms, s):
-            d = walk_divergence(ms, g, ee)[0 if upper else 1]
+            # at most WALK_ROWS counts: consecutive blocks merged, charged at their smallest count
+            # (upper) or largest (lower); D_M is non-increasing in M
+            wts, first, last = _count_blocks(ms, wts, WALK_ROWS)
+            d = walk_divergence(first if upper else last, g, ee)[0 if upper else 1]
         else:
             tab = self._table(upper, s) if table is None else table
             d = _divergence_given_count(tab, g, g.w[0] / s, ee, upper=upper)
-        return float(np.dot(self.block_w if upper else self.block_w / (1.0 + ROUNDING_RTOL), d))
+        return float(np.dot(wts, d))
 
     def _spread_value(self, g: GroupedPair, ee: float, upper: bool) -> float:
         """A pair with more than three groups: the smallest of the three-atom mean-preserving
