@@ -52,15 +52,17 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from shuffledp.accountants.decomposition import GroupedPair, _check_eps0, _check_int
 from shuffledp.accountants.flags import FlagPair, flag_pair
+from shuffledp.accountants.lattice_sums import LATTICE_BUDGET, UNIT, LatticeSums, lattice_cost
 
 __all__ = ["MHM_D_MAX", "mhm_levels", "mhm_local_eps", "mhm_group_law", "mhm_pair", "mhm_pairs",
-           "MHMPair", "LevelPair", "icx_below", "mhm_matrix", "mhm_blanket_cell", "mhm_real_pair_configs"]
+           "MHMPair", "LevelPair", "icx_below",
+           "mhm_lattice_law", "lattice_level_pair", "mhm_matrix", "mhm_blanket_cell", "mhm_real_pair_configs"]
 
 MHM_D_MAX = 16  # the group-law programme: O(d^3) states per step, about d^2 steps over all m (0.2 s at 16)
 MATRIX_MAX_CELLS = 4_000_000
@@ -241,19 +243,90 @@ def icx_below(lo, hi, ee: float) -> bool:
     return bool(np.all(diff < -ICX_MARGIN * mag))
 
 
+LATTICE_K_MAX = 256  # lattice steps between the ratios 1 and e^eps0 at most (a finer one costs more)
+
+
+def mhm_lattice_law(d: int, g: int, eps0: float) -> tuple[np.ndarray, float, float]:
+    """``(pi, tv, h)``: one report's ratio to the blanket under ``x`` (the ``m = d`` pair's ``u``; ``v``
+    has the same law) spread onto the lattice ``1 + h j``, ``j = 0..K``, ``h = (e^eps0 - 1) / K``:
+    the hit ``e^eps0`` is ``j = K``, and each miss level ``c_l`` (offset ``x_l = (c_l - 1) / h``) is
+    split between ``floor(x_l)`` and ``floor(x_l) + 1`` keeping its mean (a mean-preserving spread,
+    so an upper bound in convex order). ``K = g - 1`` (then ``c_1`` is the point ``d - 1`` and the
+    other levels sit just above integers: little added variance) when ``g - 1 <= LATTICE_K_MAX``,
+    else ``LATTICE_K_MAX``. ``tv``: a bound on the rounding of ``pi`` in total variation."""
+    d, g, eps0 = _check(d, g, eps0)
+    K = g - 1 if g - 1 <= LATTICE_K_MAX else LATTICE_K_MAX
+    pi = np.zeros(K + 1)
+    for (ha, la, _, _), pr in sorted(mhm_group_law(d, d, g).items()):
+        if ha:
+            pi[K] += pr
+            continue
+        x = (d - la) * K / (g - la)  # (c_l - 1) / h = (d - l) (e^eps0 - 1) / (g - l) / h
+        j = min(int(math.floor(x)), K)
+        f = x - j
+        pi[j] += pr * (1.0 - f)
+        if f > 0:
+            pi[j + 1] += pr * f
+    # the group law's own rounding (a d^2-step programme), each split's fraction (x rounded)
+    # and the additions: a few units of the summed magnitudes each
+    tv = 8.0 * UNIT * (d * d + K + d + 2) + abs(1.0 - math.fsum(pi.tolist()))
+    return pi, tv, math.expm1(eps0) / K
+
+
+def lattice_level_pair(pi: np.ndarray, h: float, gamma: float, em1: float) -> LevelPair:
+    """The spread ``m = d`` pair as a :class:`LevelPair` (``u``, ``v`` independent, each of law ``pi``
+    on ``1 + h j``), groups ``(K, 0)`` and ``(0, K)`` first: the reference of :func:`icx_below`."""
+    K = pi.size - 1
+    sup = np.flatnonzero(pi).tolist()
+    keys = [(K, 0), (0, K)] + [(a, b) for a in sup for b in sup if (a, b) not in ((K, 0), (0, K))]
+    w = tuple(float(pi[a] * pi[b]) for a, b in keys)
+    du = tuple(h * a if a < K else em1 for a, _ in keys)  # the top exactly e^eps0 - 1 (icx_below's ends)
+    dv = tuple(h * b if b < K else em1 for _, b in keys)
+    p = tuple(gamma * (1.0 + x) * wi for x, wi in zip(du, w, strict=True))
+    q = tuple(gamma * (1.0 + x) * wi for x, wi in zip(dv, w, strict=True))
+    return LevelPair(w, p, q, gamma, du, dv)
+
+
 @dataclass(frozen=True)
 class MHMPair(FlagPair):
-    """The ``m = d`` flag pair (it dominates that victim pair at every eps) carrying the exact
-    ``m < d`` pairs in ``others``: at each eps each is covered by the flag value when
-    :func:`icx_below` holds, else evaluated through the three-atom spreads and the larger kept."""
+    """The ``m = d`` pair (it dominates that victim pair at every eps) carrying the exact ``m < d``
+    pairs in ``others``: at each eps each is covered when :func:`icx_below` holds against the
+    evaluated ``m = d`` spread, else evaluated through the three-atom spreads and the larger kept.
+
+    The ``m = d`` pair is evaluated on the lattice (``lattice``: :func:`mhm_lattice_law`, by
+    :class:`~shuffledp.accountants.lattice_sums.LatticeSums`) when its convolutions fit
+    ``LATTICE_BUDGET`` (and the smaller of that and the flag value is kept), else as the two-level
+    flag pair (this class's own flags)."""
 
     others: tuple[LevelPair, ...] = ()
     em1: float = 0.0  # e^eps0 - 1 (the flag pair's ratio offsets, for icx_below)
+    lattice: tuple | None = field(default=None, compare=False)  # (pi, tv, h, LevelPair)
+    cache: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def _sums(self, ms, tail: float) -> LatticeSums | None:
+        """The lattice laws for the blanket counts ``ms``, or None when over the budget."""
+        if self.lattice is None:
+            return None
+        key = (tuple(np.asarray(ms, dtype=np.int64).tolist()), tail)
+        if key not in self.cache:
+            pi, tv = self.lattice[0], self.lattice[1]
+            n_max = float(np.max(ms)) + 1.0
+            ok = lattice_cost(pi, n_max, tail) <= LATTICE_BUDGET
+            self.cache[key] = LatticeSums(pi, tv, np.asarray(ms, dtype=np.int64) + 1, tail) if ok else None
+        return self.cache[key]
 
     def block_value(self, ms, block_w, ee: float, tail: float, *, upper: bool) -> float:
-        best = FlagPair.block_value(self, ms, block_w, ee, tail, upper=upper)
+        best, ref = FlagPair.block_value(self, ms, block_w, ee, tail, upper=upper), self
+        sums = self._sums(ms, tail)
+        if sums is not None:
+            # both are upper bounds of the m = d pair; the lattice's charges scale with e^eps0
+            # (they can exceed the flags' value at a large eps0): the smaller is kept, with its reference
+            _, _, h, lat_ref = self.lattice
+            lat = float(np.dot(block_w, sums.divergence(self.gamma, h, 1.0 + self.em1, ee, upper=upper)))
+            if lat < best:
+                best, ref = lat, lat_ref
         for other in self.others:
-            if not icx_below(other, self, ee):
+            if not icx_below(other, ref, ee):
                 best = max(best, _spread_value(other, ms, block_w, ee, tail, upper))
         return best
 
@@ -286,8 +359,10 @@ def mhm_pairs(d: int, g: int, eps0: float) -> list[GroupedPair]:
     alpha = d / g
     base = flag_pair(gamma, alpha, alpha, (1.0, e), (1.0, e))
     others = tuple(mhm_pair(d, g, eps0, m) for m in range(1, d))
+    pi, tv, h = mhm_lattice_law(d, g, eps0)
+    lattice = (pi, tv, h, lattice_level_pair(pi, h, gamma, math.expm1(eps0)))
     return [MHMPair(base.w, base.p, base.q, base.gamma, base.alpha, base.beta, base.u, base.v, None, others,
-                    math.expm1(eps0))]
+                    math.expm1(eps0), lattice)]
 
 
 def mhm_local_eps(d: int, g: int, eps0: float) -> float:
