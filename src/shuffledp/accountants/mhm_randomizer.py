@@ -247,13 +247,16 @@ LATTICE_K_MAX = 256  # lattice steps between the ratios 1 and e^eps0 at most (a 
 
 
 def mhm_lattice_law(d: int, g: int, eps0: float) -> tuple[np.ndarray, float, float]:
-    """``(pi, tv, h)``: one report's ratio to the blanket under ``x`` (the ``m = d`` pair's ``u``; ``v``
-    has the same law) spread onto the lattice ``1 + h j``, ``j = 0..K``, ``h = (e^eps0 - 1) / K``:
-    the hit ``e^eps0`` is ``j = K``, and each miss level ``c_l`` (offset ``x_l = (c_l - 1) / h``) is
-    split between ``floor(x_l)`` and ``floor(x_l) + 1`` keeping its mean (a mean-preserving spread,
-    so an upper bound in convex order). ``K = g - 1`` (then ``c_1`` is the point ``d - 1`` and the
-    other levels sit just above integers: little added variance) when ``g - 1 <= LATTICE_K_MAX``,
-    else ``LATTICE_K_MAX``. ``tv``: a bound on the rounding of ``pi`` in total variation."""
+    """``(pi, rel0, h)``: one report's ratio to the blanket under ``x`` (the ``m = d`` pair's ``u``;
+    ``v`` has the same law) spread onto the lattice ``1 + h j``, ``j = 0..K``, ``h = (e^eps0 - 1) / K``:
+    the hit ``e^eps0`` is ``j = K``, and each miss level ``c_l`` (offset ``x_l = (c_l - 1) / h =
+    (d - l) K / (g - l)``, a fraction of integers) is split between ``floor(x_l)`` and
+    ``floor(x_l) + 1`` keeping its mean (a mean-preserving spread: an upper bound in convex order).
+    ``K = g - 1`` (then ``c_1`` is the point ``d - 1`` and the other levels sit just above
+    integers: little added variance) when ``g - 1 <= LATTICE_K_MAX``, else ``LATTICE_K_MAX``.
+    ``rel0``: a bound on each entry's relative rounding error (every entry is a sum of products of
+    non-negative numbers: the group law's programme, ``2 d`` steps of a few such operations, then
+    the marginal sums and the splits, whose fractions are one rounded division of integers)."""
     d, g, eps0 = _check(d, g, eps0)
     K = g - 1 if g - 1 <= LATTICE_K_MAX else LATTICE_K_MAX
     pi = np.zeros(K + 1)
@@ -261,16 +264,13 @@ def mhm_lattice_law(d: int, g: int, eps0: float) -> tuple[np.ndarray, float, flo
         if ha:
             pi[K] += pr
             continue
-        x = (d - la) * K / (g - la)  # (c_l - 1) / h = (d - l) (e^eps0 - 1) / (g - l) / h
-        j = min(int(math.floor(x)), K)
-        f = x - j
-        pi[j] += pr * (1.0 - f)
-        if f > 0:
-            pi[j + 1] += pr * f
-    # the group law's own rounding (a d^2-step programme), each split's fraction (x rounded)
-    # and the additions: a few units of the summed magnitudes each
-    tv = 8.0 * UNIT * (d * d + K + d + 2) + abs(1.0 - math.fsum(pi.tolist()))
-    return pi, tv, math.expm1(eps0) / K
+        num, den = (d - la) * K, g - la
+        j, rem = divmod(num, den)
+        pi[j] += pr * ((den - rem) / den)
+        if rem:
+            pi[j + 1] += pr * (rem / den)
+    rel0 = UNIT * (16 * d + 10 * (d + 1) ** 2 + 16)
+    return pi, rel0, math.expm1(eps0) / K
 
 
 def lattice_level_pair(pi: np.ndarray, h: float, gamma: float, em1: float) -> LevelPair:
@@ -295,12 +295,13 @@ class MHMPair(FlagPair):
 
     The ``m = d`` pair is evaluated on the lattice (``lattice``: :func:`mhm_lattice_law`, by
     :class:`~shuffledp.accountants.lattice_sums.LatticeSums`) when its convolutions fit
-    ``LATTICE_BUDGET`` (and the smaller of that and the flag value is kept), else as the two-level
-    flag pair (this class's own flags)."""
+    ``LATTICE_BUDGET`` (a spread of less variance than the flags': at most their value up to the
+    charges, which are below the caller's ``tail``), else as the two-level flag pair (this class's
+    own flags)."""
 
     others: tuple[LevelPair, ...] = ()
     em1: float = 0.0  # e^eps0 - 1 (the flag pair's ratio offsets, for icx_below)
-    lattice: tuple | None = field(default=None, compare=False)  # (pi, tv, h, LevelPair)
+    lattice: tuple | None = field(default=None, compare=False)  # (pi, rel0, h, LevelPair)
     cache: dict = field(default_factory=dict, compare=False, repr=False)
 
     def _sums(self, ms, tail: float) -> LatticeSums | None:
@@ -309,22 +310,20 @@ class MHMPair(FlagPair):
             return None
         key = (tuple(np.asarray(ms, dtype=np.int64).tolist()), tail)
         if key not in self.cache:
-            pi, tv = self.lattice[0], self.lattice[1]
-            n_max = float(np.max(ms)) + 1.0
-            ok = lattice_cost(pi, n_max, tail) <= LATTICE_BUDGET
-            self.cache[key] = LatticeSums(pi, tv, np.asarray(ms, dtype=np.int64) + 1, tail) if ok else None
+            pi, rel0 = self.lattice[0], self.lattice[1]
+            ns = np.asarray(ms, dtype=np.int64) + 1
+            ok = lattice_cost(pi, ns, tail / (1.0 + self.em1)) <= LATTICE_BUDGET
+            # the dropped mass is charged at up to e^eps0 - e^eps: dropped below tail / e^eps0
+            self.cache[key] = LatticeSums(pi, rel0, ns, tail / (1.0 + self.em1)) if ok else None
         return self.cache[key]
 
     def block_value(self, ms, block_w, ee: float, tail: float, *, upper: bool) -> float:
-        best, ref = FlagPair.block_value(self, ms, block_w, ee, tail, upper=upper), self
         sums = self._sums(ms, tail)
-        if sums is not None:
-            # both are upper bounds of the m = d pair; the lattice's charges scale with e^eps0
-            # (they can exceed the flags' value at a large eps0): the smaller is kept, with its reference
-            _, _, h, lat_ref = self.lattice
-            lat = float(np.dot(block_w, sums.divergence(self.gamma, h, 1.0 + self.em1, ee, upper=upper)))
-            if lat < best:
-                best, ref = lat, lat_ref
+        if sums is None:
+            best, ref = FlagPair.block_value(self, ms, block_w, ee, tail, upper=upper), self
+        else:
+            _, _, h, ref = self.lattice
+            best = float(np.dot(block_w, sums.divergence(self.gamma, h, 1.0 + self.em1, ee, upper=upper)))
         for other in self.others:
             if not icx_below(other, ref, ee):
                 best = max(best, _spread_value(other, ms, block_w, ee, tail, upper))
@@ -359,8 +358,8 @@ def mhm_pairs(d: int, g: int, eps0: float) -> list[GroupedPair]:
     alpha = d / g
     base = flag_pair(gamma, alpha, alpha, (1.0, e), (1.0, e))
     others = tuple(mhm_pair(d, g, eps0, m) for m in range(1, d))
-    pi, tv, h = mhm_lattice_law(d, g, eps0)
-    lattice = (pi, tv, h, lattice_level_pair(pi, h, gamma, math.expm1(eps0)))
+    pi, rel0, h = mhm_lattice_law(d, g, eps0)
+    lattice = (pi, rel0, h, lattice_level_pair(pi, h, gamma, math.expm1(eps0)))
     return [MHMPair(base.w, base.p, base.q, base.gamma, base.alpha, base.beta, base.u, base.v, None, others,
                     math.expm1(eps0), lattice)]
 
