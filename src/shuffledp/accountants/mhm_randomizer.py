@@ -29,17 +29,22 @@ groups (up to ``(d + 1)^2``).
 What the accountant evaluates (:func:`mhm_pairs`):
 
 * ``m = d``: ``x``'s and ``x'``'s hashes are independent, so ``u`` (``x``'s ratio) and ``v`` are
-  independent under the blanket. Spreading each report's ``u = c_l`` to ``e^eps0`` with probability
-  ``(c_l - 1) / (e^eps0 - 1)`` and to 1 otherwise (independently for ``u`` and ``v``, given the
-  hashes) keeps ``E[u' - e^eps v' | hashes] = u - e^eps v`` for every eps: the spread dominates the
-  pair in convex order at every ``M`` and every eps, and it is the independent-flag pair of
-  :mod:`~shuffledp.accountants.flags` with ``alpha = beta = d / g``, ``u, v in {1, e^eps0}``,
-  evaluated exactly.
+  independent under the blanket, each of the same ``d + 1``-level law. :func:`mhm_lattice_law`
+  spreads each miss level ``c_l`` onto the lattice ``1 + h j`` (``h = (e^eps0 - 1) / K``) between
+  its two neighbouring points, keeping its mean (convex order: an upper bound at every ``M`` and
+  every eps, adding at most ``h^2 / 4`` of variance per report), and
+  :class:`~shuffledp.accountants.lattice_sums.LatticeSums` evaluates the spread pair exactly (the
+  law of the lattice sums by convolution, every truncation and rounding charged). Where that
+  would cost more than ``LATTICE_BUDGET`` the older, looser spread answers: each ``c_l`` to
+  ``e^eps0`` with probability ``(c_l - 1) / (e^eps0 - 1)`` and to 1 otherwise (``E[u' - e^eps v'
+  | hashes] = u - e^eps v`` for every eps), the independent-flag pair of
+  :mod:`~shuffledp.accountants.flags` with ``alpha = beta = d / g``, ``u, v in {1, e^eps0}``.
 * ``m < d``: the exact grouped pair of :func:`mhm_pair`. At each eps the accountant checks that
-  its atoms (``z = u - e^eps v`` with the blanket's weights) are below the ``m = d`` flag pair's
-  in increasing convex order (:func:`icx_below`, with a rounding margin); then every sum of
-  i.i.d. copies is too and the flag value covers the pair. Where the check fails the pair is
-  evaluated through :func:`~shuffledp.accountants.decomposition.spread_to_three` (sound, looser).
+  its atoms (``z = u - e^eps v`` with the blanket's weights) are below those of the ``m = d``
+  spread evaluated (the lattice pair, or the flag pair) in increasing convex order
+  (:func:`icx_below`, with a rounding margin); then every sum of i.i.d. copies is too and the
+  ``m = d`` value covers the pair. Where the check fails the pair is evaluated through
+  :func:`~shuffledp.accountants.decomposition.spread_to_three` (sound, looser).
 
 Lower bound (:func:`mhm_real_pair_configs`): the victim's ``d`` attributes all differ between
 ``x`` and ``x'``; four output groups (``y`` among ``x``'s hashes only, ``x'``'s only, both,
