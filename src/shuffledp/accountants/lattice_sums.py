@@ -25,8 +25,9 @@ Errors, charged to the upper bound (the caller's ``M`` window and blocks aside):
   ``(terms + 1) u`` (``u`` the unit roundoff, doubled here) to the sum of its inputs' bounds; the
   computed law is then within ``rel`` of the exact truncated one entry by entry, and the sum over
   ``S, S'`` is charged the factor ``(1 - rel)^-2``; suffix sums and the threshold get
-  ``ROUNDING_RTOL`` and ``W u`` of the summed magnitudes, and points within ``1e-9`` lattice steps
-  below the threshold are included, their negative contribution charged back.
+  ``ROUNDING_RTOL`` and ``W u`` of the summed magnitudes of their terms, and points within ``1e-9``
+  lattice steps (plus the threshold's own rounding) below it are included, their negative
+  contribution charged back.
 """
 
 from __future__ import annotations
@@ -79,12 +80,13 @@ class _Law:
         tail = int(np.searchsorted(np.cumsum(p[::-1]), drop, side="right"))
         end = max(p.size - tail, head + 1)
         gone = math.fsum(p[:head].tolist()) + math.fsum(p[end:].tolist())
-        return _Law(self.lo + head, p[head:end], self.rel, self.miss + gone * (1.0 + self.rel) * (1.0 + 4 * UNIT))
+        gone = gone * (1.0 + 4 * UNIT) / (1.0 - self.rel)  # the exact dropped mass is at most this
+        return _Law(self.lo + head, p[head:end], self.rel, self.miss + gone)
 
     def times(self, other: _Law, drop: float) -> _Law:
         """The law of the sum of two independent variables (direct convolution), pruned."""
         p = np.convolve(self.p, other.p)
-        rel = self.rel + other.rel + (min(self.p.size, other.p.size) + 1) * UNIT
+        rel = self.rel + other.rel + self.rel * other.rel + (min(self.p.size, other.p.size) + 1) * UNIT
         return _Law(self.lo + other.lo, p, rel, self.miss + other.miss).pruned(drop)
 
 
@@ -121,7 +123,8 @@ class LatticeSums:
         s0 = float(np.dot(p, s) / max(p.sum(), 1e-300))  # centre: the suffix sums of p (s - s0) stay small
         T0 = np.append(np.cumsum(p[::-1])[::-1], 0.0)
         T1c = np.append(np.cumsum((p * (s - s0))[::-1])[::-1], 0.0)
-        return law.lo, p, T0, T1c, s0, law.miss, law.rel
+        A1 = np.append(np.cumsum((p * np.abs(s - s0))[::-1])[::-1], 0.0)  # magnitudes of T1c's terms
+        return law.lo, p, T0, T1c, A1, s0, law.miss, law.rel
 
     def divergence(self, gamma: float, h: float, hi_ratio: float, ee: float, *, upper: bool) -> np.ndarray:
         """``D_M`` (module docstring) for every wanted ``N = M + 1``; ``hi_ratio``: the largest
@@ -148,22 +151,24 @@ def _step(cur: _Law, one: _Law, sup: np.ndarray, drop: float) -> _Law:
     new = np.zeros(cur.p.size + one.p.size - 1)
     for j in sup.tolist():
         new[j:j + cur.p.size] += one.p[j] * cur.p
-    rel = cur.rel + one.rel + (sup.size + 1) * UNIT
+    rel = cur.rel + one.rel + cur.rel * one.rel + (sup.size + 1) * UNIT
     return _Law(cur.lo, new, rel, cur.miss).pruned(drop)
 
 
 def _one(N: int, snap: tuple, gamma: float, h: float, hi_ratio: float, ee: float, upper: bool) -> float:
-    lo, p, T0, T1c, s0, miss, rel = snap
+    lo, p, T0, T1c, A1, s0, miss, rel = snap
     shift = N * (ee - 1.0) / h
     # S' whose threshold lies above every S contribute nothing (one point of margin kept)
     top = int(min(max(math.floor((lo + p.size - 1 + 1.0 - shift) / ee) - lo + 2, 0), p.size))
     sv = lo + np.arange(top, dtype=np.float64)  # S' values, law p
-    c = ee * sv + shift  # S > c: U > e^eps V
-    idx = np.clip(np.ceil(c - SLACK - lo), 0, p.size).astype(np.int64)
+    c = ee * sv + shift  # S > c: U > e^eps V (c within 4 UNIT |c| of its exact value)
+    slack = SLACK + 8.0 * UNIT * np.abs(c)
+    idx = np.clip(np.ceil(c - slack - lo), 0, p.size).astype(np.int64)
     t0, t1 = T0[idx], T1c[idx]
     val = h * (t1 - (c - s0) * t0)
-    mag = h * (np.abs(t1) + np.abs(c - s0) * t0)
-    allow = (ROUNDING_RTOL + p.size * UNIT) * mag + h * (SLACK + 4 * UNIT * np.abs(c)) * t0
+    mag = h * (A1[idx] + np.abs(c - s0) * t0)
+    # included points below the exact threshold (at most 2 slack below) and c's rounding in val
+    allow = (ROUNDING_RTOL + p.size * UNIT) * mag + 3.0 * h * slack * t0
     p = p[:top]
     if upper:
         body = float(np.dot(p, np.maximum(val, 0.0) + allow)) / (1.0 - rel) ** 2 * (1.0 + p.size * UNIT)
