@@ -108,13 +108,14 @@ class LatticeSums:
         drop = float(tail) / (4.0 * ops)  # per end and convolution: at most tail / 2 in all
         one = _Law(0, pi, float(rel0), 0.0)
         cur = _power(one, first, drop)
-        self.snap = [self._snapshot(cur)]
+        snaps = [self._snapshot(cur)]
         sup = np.flatnonzero(pi)
         wanted = set(self.ns.tolist())
         for step in range(first + 1, last + 1):
             cur = _step(cur, one, sup, drop)
             if step in wanted:
-                self.snap.append(self._snapshot(cur))
+                snaps.append(self._snapshot(cur))
+        self.chunks = _chunks(snaps, self.ns)
 
     @staticmethod
     def _snapshot(law: _Law) -> tuple:
@@ -130,8 +131,33 @@ class LatticeSums:
         """``D_M`` (module docstring) for every wanted ``N = M + 1``; ``hi_ratio``: the largest
         ratio ``1 + h K``. ``upper``: with every charge (an upper bound); else a lower bound of
         the computed value without charges (shows the truncation)."""
-        return np.array([_one(N, snap, gamma, h, hi_ratio, ee, upper)
-                         for N, snap in zip(self.ns.tolist(), self.snap, strict=True)])
+        return np.concatenate([_chunk_divergence(ch, gamma, h, hi_ratio, ee, upper) for ch in self.chunks])
+
+
+CHUNK = 1 << 18  # laws evaluated together (one vectorised pass) up to this many entries
+
+
+def _chunks(snaps: list, ns: np.ndarray) -> list[dict]:
+    """The snapshots grouped into chunks of consecutive counts, each flattened: ``p`` and the
+    suffix sums concatenated (each block's suffix sums one entry longer), per-block scalars."""
+    out, start = [], 0
+    while start < len(snaps):
+        end, size = start, 0
+        while end < len(snaps) and (end == start or size + snaps[end][1].size <= CHUNK):
+            size += snaps[end][1].size
+            end += 1
+        part = snaps[start:end]
+        sizes = np.array([sn[1].size for sn in part], dtype=np.int64)
+        ch = {name: np.array([sn[i] for sn in part], dtype=np.float64)
+              for i, name in ((0, "lo"), (5, "s0"), (6, "miss"), (7, "rel"))}
+        ch.update(N=ns[start:end].astype(np.float64), size=sizes.astype(np.float64),
+                  poff=np.concatenate([[0], np.cumsum(sizes)[:-1]]),
+                  toff=np.concatenate([[0], np.cumsum(sizes + 1)[:-1]]))
+        for i, name in ((1, "p"), (2, "T0"), (3, "T1c"), (4, "A1")):
+            ch[name] = np.concatenate([sn[i] for sn in part])
+        out.append(ch)
+        start = end
+    return out
 
 
 def _power(one: _Law, n: int, drop: float) -> _Law:
@@ -155,24 +181,29 @@ def _step(cur: _Law, one: _Law, sup: np.ndarray, drop: float) -> _Law:
     return _Law(cur.lo, new, rel, cur.miss).pruned(drop)
 
 
-def _one(N: int, snap: tuple, gamma: float, h: float, hi_ratio: float, ee: float, upper: bool) -> float:
-    lo, p, T0, T1c, A1, s0, miss, rel = snap
-    shift = N * (ee - 1.0) / h
-    # S' whose threshold lies above every S contribute nothing (one point of margin kept)
-    top = int(min(max(math.floor((lo + p.size - 1 + 1.0 - shift) / ee) - lo + 2, 0), p.size))
-    sv = lo + np.arange(top, dtype=np.float64)  # S' values, law p
-    c = ee * sv + shift  # S > c: U > e^eps V (c within 4 UNIT |c| of its exact value)
+def _chunk_divergence(ch: dict, gamma: float, h: float, hi_ratio: float, ee: float, upper: bool) -> np.ndarray:
+    """``D_M`` for the counts of one chunk (:func:`_chunks`): for every ``S'`` (law ``p``) the ``S``
+    above its threshold from the suffix sums, then summed per block. The ``S'`` whose threshold
+    lies above every ``S`` of its block contribute nothing and are skipped (one point of margin)."""
+    shift_b = ch["N"] * ((ee - 1.0) / h)
+    top = np.clip(np.floor((ch["lo"] + ch["size"] - shift_b) / ee) - ch["lo"] + 2.0, 0.0, ch["size"])
+    counts = top.astype(np.int64)
+    b = np.repeat(np.arange(counts.size), counts)
+    local = np.arange(b.size) - np.concatenate([[0], np.cumsum(counts)[:-1]])[b]
+    lo, size, s0 = ch["lo"][b], ch["size"][b], ch["s0"][b]
+    c = ee * (lo + local) + shift_b[b]  # S > c: U > e^eps V (c within 4 UNIT |c| of exact)
     slack = SLACK + 8.0 * UNIT * np.abs(c)
-    idx = np.clip(np.ceil(c - slack - lo), 0, p.size).astype(np.int64)
-    t0, t1 = T0[idx], T1c[idx]
-    val = h * (t1 - (c - s0) * t0)
-    mag = h * (A1[idx] + np.abs(c - s0) * t0)
+    idx = np.clip(np.ceil(c - slack - lo), 0.0, size).astype(np.int64) + ch["toff"][b]
+    t0 = ch["T0"][idx]
+    val = h * (ch["T1c"][idx] - (c - s0) * t0)
+    mag = h * (ch["A1"][idx] + np.abs(c - s0) * t0)
     # included points below the exact threshold (at most 2 slack below) and c's rounding in val
-    allow = (ROUNDING_RTOL + p.size * UNIT) * mag + 3.0 * h * slack * t0
-    p = p[:top]
+    allow = (ROUNDING_RTOL + size * UNIT) * mag + 3.0 * h * slack * t0
+    p, rel, Nb = ch["p"][ch["poff"][b] + local], ch["rel"], ch["N"]
+    contrib = p * (np.maximum(val, 0.0) + allow) if upper else p * np.maximum(val - allow, 0.0)
+    body = np.bincount(b, weights=contrib, minlength=counts.size)
     if upper:
-        body = float(np.dot(p, np.maximum(val, 0.0) + allow)) / (1.0 - rel) ** 2 * (1.0 + p.size * UNIT)
-        worst = max(hi_ratio - ee, 0.0) * N  # the integrand's largest value
-        return gamma / N * (body + worst * 2.0 * miss)
-    body = float(np.dot(p, np.maximum(val - allow, 0.0))) * (1.0 - rel) ** 2 * (1.0 - p.size * UNIT)
-    return gamma / N * max(body, 0.0)
+        body = body / (1.0 - rel) ** 2 * (1.0 + ch["size"] * UNIT)
+        worst = max(hi_ratio - ee, 0.0) * Nb  # the integrand's largest value
+        return gamma / Nb * (body + worst * 2.0 * ch["miss"])
+    return gamma / Nb * np.maximum(body * (1.0 - rel) ** 2 * (1.0 - ch["size"] * UNIT), 0.0)
