@@ -151,12 +151,13 @@ def mhm_group_law(d: int, m: int, g: int) -> dict[tuple[int, int, int, int], flo
     for _ in range(m):
         law = _step(law, g, True, False)
         law = _step(law, g, False, True)
-    out: dict[tuple[int, int, int, int], float] = {}
-    for (a, b, c, ya, yb), pr in np.ndenumerate(law):
-        if pr > 0:
-            key = (ya, a + c + ya, yb, b + c + yb)
-            out[key] = out.get(key, 0.0) + float(pr)
-    return out
+    a, b, c, ya, yb = np.nonzero(law > 0)  # C order, as np.ndenumerate visits them
+    la, lb = a + c + ya, b + c + yb
+    code = ((ya * D + la) * 2 + yb) * D + lb
+    keys, inv = np.unique(code, return_inverse=True)
+    sums = np.bincount(inv, weights=law[a, b, c, ya, yb], minlength=keys.size)
+    parts = np.stack([keys // (2 * D * D), keys // (2 * D) % D, keys // D % 2, keys % D], axis=1)
+    return {tuple(int(x) for x in row): float(v) for row, v in zip(parts.tolist(), sums.tolist(), strict=True)}
 
 
 def _offset(hit: int, ell: int, d: int, g: int, em1: float) -> float:
@@ -249,6 +250,7 @@ def icx_below(lo, hi, ee: float) -> bool:
 
 
 LATTICE_K_MAX = 256  # lattice steps between the ratios 1 and e^eps0 at most (a finer one costs more)
+LATTICE_POINTS = 64  # blanket counts evaluated on the lattice at most (the others take a neighbour's value)
 
 
 def mhm_lattice_law(d: int, g: int, eps0: float) -> tuple[np.ndarray, float, float]:
@@ -309,26 +311,34 @@ class MHMPair(FlagPair):
     lattice: tuple | None = field(default=None, compare=False)  # (pi, rel0, h, LevelPair)
     cache: dict = field(default_factory=dict, compare=False, repr=False)
 
-    def _sums(self, ms, tail: float) -> LatticeSums | None:
-        """The lattice laws for the blanket counts ``ms``, or None when over the budget."""
+    def _sums(self, ms, tail: float) -> tuple[LatticeSums | None, np.ndarray]:
+        """The lattice laws at up to ``LATTICE_POINTS`` of the blanket counts ``ms`` (None when
+        over the budget) and, per count, the position of the point that stands for it."""
         if self.lattice is None:
-            return None
+            return None, np.zeros(0, dtype=np.int64)
         key = (tuple(np.asarray(ms, dtype=np.int64).tolist()), tail)
         if key not in self.cache:
+            ms = np.asarray(ms, dtype=np.int64)
+            sub = np.unique(np.append(np.arange(0, ms.size, -(-ms.size // LATTICE_POINTS)), ms.size - 1))
             pi, rel0 = self.lattice[0], self.lattice[1]
-            ns = np.asarray(ms, dtype=np.int64) + 1
+            ns = ms[sub] + 1
             ok = lattice_cost(pi, ns, tail / (1.0 + self.em1)) <= LATTICE_BUDGET
             # the dropped mass is charged at up to e^eps0 - e^eps: dropped below tail / e^eps0
-            self.cache[key] = LatticeSums(pi, rel0, ns, tail / (1.0 + self.em1)) if ok else None
+            self.cache[key] = (LatticeSums(pi, rel0, ns, tail / (1.0 + self.em1)) if ok else None, sub)
         return self.cache[key]
 
     def block_value(self, ms, block_w, ee: float, tail: float, *, upper: bool) -> float:
-        sums = self._sums(ms, tail)
+        sums, sub = self._sums(ms, tail)
         if sums is None:
             best, ref = FlagPair.block_value(self, ms, block_w, ee, tail, upper=upper), self
         else:
             _, _, h, ref = self.lattice
-            best = float(np.dot(block_w, sums.divergence(self.gamma, h, 1.0 + self.em1, ee, upper=upper)))
+            # D_M is non-increasing in M (data processing): each count takes the value at the
+            # nearest evaluated count below it (upper bound) or above it (lower side)
+            pos = np.arange(len(block_w))
+            pick = np.searchsorted(sub, pos, side="right") - 1 if upper else np.searchsorted(sub, pos, side="left")
+            vals = sums.divergence(self.gamma, h, 1.0 + self.em1, ee, upper=upper)[pick]
+            best = float(np.dot(block_w, vals))
         for other in self.others:
             if not icx_below(other, ref, ee):
                 best = max(best, _spread_value(other, ms, block_w, ee, tail, upper))
