@@ -149,5 +149,32 @@ def test_bad_input_is_one_clear_error():
         L.LatticeSums(np.array([0.5, 0.5]), 0.0, [3, 2], 1e-10)
 
 
+@pytest.mark.parametrize("d,eps0", [(3, 1.0), (5, 0.5), (8, 2.0)])
+def test_shared_attribute_pairs_are_below_the_lattice_pair_in_icx_order(d, eps0):
+    """The m < d pairs are covered by the lattice pair's value (one-sided: not the reverse)."""
+    g = mhm_domain(eps0, d)
+    pair = M.mhm_pairs(d, g, eps0)[0]
+    ref = pair.lattice[3]
+    for other in pair.others:
+        for eps in (0.01, 0.1, 0.5 * eps0):
+            ee = math.exp(eps)
+            assert M.icx_below(other, ref, ee)
+            assert not M.icx_below(ref, other, ee)
+
+
+def test_fewer_evaluated_counts_stay_above_the_exact_pair():
+    """With blocks (n = 200: more than LATTICE_POINTS counts) the value is still above the
+    exact all-differ pair's, and not far above."""
+    d, eps0, n = 2, 1.0, 200
+    g = mhm_domain(eps0, d)
+    pairs = M.mhm_pairs(d, g, eps0)
+    dp = dec.DecomposedPair(None, n, pairs=pairs)
+    assert dp.m_upper.size > M.LATTICE_POINTS
+    for eps in (0.05, 0.15):
+        up = dp.delta(eps)
+        exact = OM.all_differ_delta(d, g, eps0, n, eps)
+        assert exact * (1 - 1e-12) <= up <= exact * 1.02, (eps, up, exact)
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([str(Path(__file__))]))

@@ -115,7 +115,7 @@ class LatticeSums:
             cur = _step(cur, one, sup, drop)
             if step in wanted:
                 snaps.append(self._snapshot(cur))
-        self.chunks = _chunks(snaps, self.ns)
+        self.chunks = _chunks(snaps, self.ns, float(tail))
 
     @staticmethod
     def _snapshot(law: _Law) -> tuple:
@@ -137,9 +137,11 @@ class LatticeSums:
 CHUNK = 1 << 18  # laws evaluated together (one vectorised pass) up to this many entries
 
 
-def _chunks(snaps: list, ns: np.ndarray) -> list[dict]:
+def _chunks(snaps: list, ns: np.ndarray, tail: float) -> list[dict]:
     """The snapshots grouped into chunks of consecutive counts, each flattened: ``p`` and the
-    suffix sums concatenated (each block's suffix sums one entry longer), per-block scalars."""
+    suffix sums concatenated (each block's suffix sums one entry longer), per-block scalars, and
+    the ``S'`` entries evaluated: those of mass at least ``tail / (4 W)`` (the others, at most
+    ``tail / 4`` per block, are charged at the integrand's largest value: ``skipped``)."""
     out, start = [], 0
     while start < len(snaps):
         end, size = start, 0
@@ -155,6 +157,13 @@ def _chunks(snaps: list, ns: np.ndarray) -> list[dict]:
                   toff=np.concatenate([[0], np.cumsum(sizes + 1)[:-1]]))
         for i, name in ((1, "p"), (2, "T0"), (3, "T1c"), (4, "A1")):
             ch[name] = np.concatenate([sn[i] for sn in part])
+        big = ch["p"] >= np.repeat(tail / (4.0 * sizes), sizes)
+        blk = np.repeat(np.arange(len(part)), sizes)
+        small = np.bincount(blk, weights=np.where(big, 0.0, ch["p"]), minlength=len(part))
+        ch["skipped"] = small * (1.0 + sizes * UNIT) / (1.0 - ch["rel"])  # exact mass at most this
+        ch["kpos"] = np.flatnonzero(big)
+        ch["kblk"] = blk[ch["kpos"]]
+        ch["klocal"] = ch["kpos"] - ch["poff"][ch["kblk"]]
         out.append(ch)
         start = end
     return out
@@ -187,9 +196,8 @@ def _chunk_divergence(ch: dict, gamma: float, h: float, hi_ratio: float, ee: flo
     lies above every ``S`` of its block contribute nothing and are skipped (one point of margin)."""
     shift_b = ch["N"] * ((ee - 1.0) / h)
     top = np.clip(np.floor((ch["lo"] + ch["size"] - shift_b) / ee) - ch["lo"] + 2.0, 0.0, ch["size"])
-    counts = top.astype(np.int64)
-    b = np.repeat(np.arange(counts.size), counts)
-    local = np.arange(b.size) - np.concatenate([[0], np.cumsum(counts)[:-1]])[b]
+    keep = ch["klocal"] < top[ch["kblk"]]
+    b, local, pos = ch["kblk"][keep], ch["klocal"][keep], ch["kpos"][keep]
     lo, size, s0 = ch["lo"][b], ch["size"][b], ch["s0"][b]
     c = ee * (lo + local) + shift_b[b]  # S > c: U > e^eps V (c within 4 UNIT |c| of exact)
     slack = SLACK + 8.0 * UNIT * np.abs(c)
@@ -199,11 +207,11 @@ def _chunk_divergence(ch: dict, gamma: float, h: float, hi_ratio: float, ee: flo
     mag = h * (ch["A1"][idx] + np.abs(c - s0) * t0)
     # included points below the exact threshold (at most 2 slack below) and c's rounding in val
     allow = (ROUNDING_RTOL + size * UNIT) * mag + 3.0 * h * slack * t0
-    p, rel, Nb = ch["p"][ch["poff"][b] + local], ch["rel"], ch["N"]
+    p, rel, Nb = ch["p"][pos], ch["rel"], ch["N"]
     contrib = p * (np.maximum(val, 0.0) + allow) if upper else p * np.maximum(val - allow, 0.0)
-    body = np.bincount(b, weights=contrib, minlength=counts.size)
+    body = np.bincount(b, weights=contrib, minlength=Nb.size)
     if upper:
         body = body / (1.0 - rel) ** 2 * (1.0 + ch["size"] * UNIT)
         worst = max(hi_ratio - ee, 0.0) * Nb  # the integrand's largest value
-        return gamma / Nb * (body + worst * 2.0 * ch["miss"])
+        return gamma / Nb * (body + worst * (2.0 * ch["miss"] + ch["skipped"]))
     return gamma / Nb * np.maximum(body * (1.0 - rel) ** 2 * (1.0 - ch["size"] * UNIT), 0.0)

@@ -250,7 +250,8 @@ def icx_below(lo, hi, ee: float) -> bool:
 
 
 LATTICE_K_MAX = 256  # lattice steps between the ratios 1 and e^eps0 at most (a finer one costs more)
-LATTICE_POINTS = 64  # blanket counts evaluated on the lattice at most (the others take a neighbour's value)
+LATTICE_MIN_GAIN = 2e-3  # the lattice is used where the flags' variance exceeds its own by more
+LATTICE_POINTS = 128  # blanket counts evaluated on the lattice at most (the others take a neighbour's value)
 
 
 def mhm_lattice_law(d: int, g: int, eps0: float) -> tuple[np.ndarray, float, float]:
@@ -373,10 +374,21 @@ def mhm_pairs(d: int, g: int, eps0: float) -> list[GroupedPair]:
     alpha = d / g
     base = flag_pair(gamma, alpha, alpha, (1.0, e), (1.0, e))
     others = tuple(mhm_pair(d, g, eps0, m) for m in range(1, d))
-    pi, rel0, h = mhm_lattice_law(d, g, eps0)
-    lattice = (pi, rel0, h, lattice_level_pair(pi, h, gamma, math.expm1(eps0)))
+    lattice = _lattice(d, g, eps0, gamma)
     return [MHMPair(base.w, base.p, base.q, base.gamma, base.alpha, base.beta, base.u, base.v, None, others,
                     math.expm1(eps0), lattice)]
+
+
+def _lattice(d: int, g: int, eps0: float, gamma: float) -> tuple | None:
+    """``MHMPair.lattice``, or None where the flags' spread adds less than ``LATTICE_MIN_GAIN`` of
+    variance over the lattice's (large eps0: the collisions are rare, the flags within 0.1%)."""
+    pi, rel0, h = mhm_lattice_law(d, g, eps0)
+    j = np.arange(pi.size, dtype=np.float64)
+    var_lattice = float(np.dot(pi, (j - np.dot(pi, j)) ** 2)) * h * h
+    var_flags = math.expm1(eps0) ** 2 * (d / g) * (1.0 - d / g)
+    if var_flags <= (1.0 + LATTICE_MIN_GAIN) * var_lattice:
+        return None
+    return pi, rel0, h, lattice_level_pair(pi, h, gamma, math.expm1(eps0))
 
 
 def mhm_local_eps(d: int, g: int, eps0: float) -> float:
