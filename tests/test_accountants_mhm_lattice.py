@@ -162,19 +162,23 @@ def test_shared_attribute_pairs_are_below_the_lattice_pair_in_icx_order(d, eps0)
             assert not M.icx_below(ref, other, ee)
 
 
-def test_fewer_evaluated_counts_stay_above_the_exact_pair():
-    """With blocks (n = 200: more than LATTICE_POINTS counts) the value is still above the
-    exact all-differ pair's, and not far above."""
-    d, eps0, n = 2, 1.0, 200
+def test_fewer_evaluated_counts_stay_above_every_count_evaluated(monkeypatch):
+    """n = 5000: not every count is evaluated; the others take the value of the count below them,
+    which is larger (D_M non-increasing in M), and not much larger."""
+    d, eps0, n = 2, 1.0, 5000
     g = mhm_domain(eps0, d)
     pairs = M.mhm_pairs(d, g, eps0)
     dp = dec.DecomposedPair(None, n, pairs=pairs)
-    assert dp.m_upper.size > M.LATTICE_POINTS
-    for eps in (0.05, 0.15):
-        up = dp.delta(eps)
-        exact = OM.all_differ_delta(d, g, eps0, n, eps)
-        assert exact * (1 - 1e-12) <= up <= exact * 1.02, (eps, up, exact)
-
+    sub = M._evaluated_counts(dp.m_upper.astype(np.int64), pairs[0].gamma)
+    assert sub.size < 0.9 * dp.m_upper.size
+    coarse = [dp.delta(eps) for eps in (0.02, 0.06)]
+    monkeypatch.setattr(M, "LATTICE_PER_SD", 1e9)
+    full_pairs = M.mhm_pairs(d, g, eps0)
+    full_dp = dec.DecomposedPair(None, n, pairs=full_pairs)
+    assert M._evaluated_counts(full_dp.m_upper.astype(np.int64), pairs[0].gamma).size == full_dp.m_upper.size
+    for eps, c in zip((0.02, 0.06), coarse, strict=True):
+        full = full_dp.delta(eps)
+        assert full <= c <= 1.05 * full, (eps, c, full)
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([str(Path(__file__))]))

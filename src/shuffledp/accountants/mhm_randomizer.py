@@ -251,7 +251,8 @@ def icx_below(lo, hi, ee: float) -> bool:
 
 LATTICE_K_MAX = 256  # lattice steps between the ratios 1 and e^eps0 at most (a finer one costs more)
 LATTICE_MIN_GAIN = 2e-3  # the lattice is used where the flags' variance exceeds its own by more
-LATTICE_POINTS = 128  # blanket counts evaluated on the lattice at most (the others take a neighbour's value)
+LATTICE_PER_SD = 8  # blanket counts evaluated on the lattice per standard deviation of the count, at least
+# (the others take the value of the evaluated count below them)
 
 
 def mhm_lattice_law(d: int, g: int, eps0: float) -> tuple[np.ndarray, float, float]:
@@ -313,14 +314,14 @@ class MHMPair(FlagPair):
     cache: dict = field(default_factory=dict, compare=False, repr=False)
 
     def _sums(self, ms, tail: float) -> tuple[LatticeSums | None, np.ndarray]:
-        """The lattice laws at up to ``LATTICE_POINTS`` of the blanket counts ``ms`` (None when
-        over the budget) and, per count, the position of the point that stands for it."""
+        """The lattice laws at the blanket counts ``ms`` picked by :func:`_evaluated_counts` (None
+        when over the budget) and those counts' positions in ``ms``."""
         if self.lattice is None:
             return None, np.zeros(0, dtype=np.int64)
         key = (tuple(np.asarray(ms, dtype=np.int64).tolist()), tail)
         if key not in self.cache:
             ms = np.asarray(ms, dtype=np.int64)
-            sub = np.unique(np.append(np.arange(0, ms.size, -(-ms.size // LATTICE_POINTS)), ms.size - 1))
+            sub = _evaluated_counts(ms, self.gamma)
             pi, rel0 = self.lattice[0], self.lattice[1]
             ns = ms[sub] + 1
             ok = lattice_cost(pi, ns, tail / (1.0 + self.em1)) <= LATTICE_BUDGET
@@ -344,6 +345,18 @@ class MHMPair(FlagPair):
             if not icx_below(other, ref, ee):
                 best = max(best, _spread_value(other, ms, block_w, ee, tail, upper))
         return best
+
+
+def _evaluated_counts(ms: np.ndarray, gamma: float) -> np.ndarray:
+    """Positions in ``ms`` (increasing blanket counts) evaluated on the lattice: the first count in
+    each bucket of ``stride`` counts, and the last, with ``stride`` the power of two at most the
+    counts' standard deviation over ``LATTICE_PER_SD`` (the buckets do not depend on the window:
+    queries with other tails evaluate the same counts)."""
+    sd = math.sqrt(max(float(ms[ms.size // 2]), 1.0) * max(1.0 - gamma, 0.0))
+    stride = 2 ** max(int(math.floor(math.log2(max(sd / LATTICE_PER_SD, 1.0)))), 0)
+    bucket = ms // stride
+    first = np.flatnonzero(np.concatenate([[True], bucket[1:] != bucket[:-1]]))
+    return np.unique(np.append(first, ms.size - 1))
 
 
 def _spread_value(pair: GroupedPair, ms, block_w, ee: float, tail: float, upper: bool) -> float:
