@@ -42,7 +42,7 @@ __all__ = ["LatticeSums", "lattice_cost", "LATTICE_BUDGET", "UNIT"]
 
 UNIT = 2.0 ** -52  # relative spacing of doubles (twice the unit roundoff: generous)
 SLACK = 1e-9  # lattice steps below the threshold that are included (their sign is not trusted)
-LATTICE_BUDGET = 2e9  # estimated element operations of the convolutions (measured: about 0.6 s)
+LATTICE_BUDGET = 4e9  # estimated element operations of the convolutions (measured: at most about 0.5 s CPU)
 
 
 def _z(tail: float) -> float:
@@ -64,6 +64,17 @@ def lattice_cost(pi: np.ndarray, ns, tail: float) -> float:
     return squarings + np.count_nonzero(pi) * width * (ns[-1] - ns[0] + 1.0)
 
 
+def _edge(p: np.ndarray, drop: float) -> int:
+    """The number of leading entries of ``p`` whose cumulative mass is at most ``drop`` (scanning
+    a growing prefix: the edges move little from one convolution to the next)."""
+    n = min(p.size, 512)
+    while True:
+        k = int(np.searchsorted(np.cumsum(p[:n]), drop, side="right"))
+        if k < n or n == p.size:
+            return k
+        n = min(p.size, 4 * n)
+
+
 class _Law:
     """A computed sub-law on ``lo + 0..p.size-1``: ``p`` within ``rel`` (relative, entry by entry)
     of the exact truncated law, whose missing mass is at most ``miss``."""
@@ -76,8 +87,8 @@ class _Law:
     def pruned(self, drop: float) -> _Law:
         """Drop leading and trailing entries whose cumulative mass is at most ``drop`` per end."""
         p = self.p
-        head = min(int(np.searchsorted(np.cumsum(p), drop, side="right")), p.size - 1)
-        tail = int(np.searchsorted(np.cumsum(p[::-1]), drop, side="right"))
+        head = min(_edge(p, drop), p.size - 1)
+        tail = _edge(p[::-1], drop)
         end = max(p.size - tail, head + 1)
         gone = math.fsum(p[:head].tolist()) + math.fsum(p[end:].tolist())
         gone = gone * (1.0 + 4 * UNIT) / (1.0 - self.rel)  # the exact dropped mass is at most this
@@ -135,13 +146,33 @@ class LatticeSums:
 
 
 CHUNK = 1 << 18  # laws evaluated together (one vectorised pass) up to this many entries
+CHORD_PER_SD = 32  # S' evaluated at chord ends at least this many per standard deviation of S
+
+
+def _chord(p: np.ndarray, s: np.ndarray, s0: float) -> tuple[np.ndarray, np.ndarray, int]:
+    """Chord ends for the ``S'`` sum of one law: ``(ends, weights, width)``. The integrand
+    ``f(S') = E[(U - e^eps V)_+ | S']`` is convex in ``S'`` (a convex function of an affine one),
+    so on ``[a, b]`` it lies below its chord: each ``S'`` is split between the ends of its bucket
+    (``width`` a power of two, about ``sd / CHORD_PER_SD``) in proportion to its distance to them,
+    and ``E f(S') <= sum_ends weight f(end)``."""
+    sd = math.sqrt(max(float(np.dot(p, (s - s0) ** 2) / max(p.sum(), 1e-300)), 0.0))
+    width = 2 ** max(int(math.floor(math.log2(max(sd / CHORD_PER_SD, 1.0)))), 0)
+    ends = np.unique(np.append(np.arange(0, p.size, width), p.size - 1))
+    i = np.arange(p.size)
+    k = np.searchsorted(ends, i, side="right") - 1
+    k1 = np.minimum(k + 1, ends.size - 1)
+    span = (ends[k1] - ends[k]).astype(np.float64)
+    lam = np.where(span > 0, (ends[k1] - i) / np.where(span > 0, span, 1.0), 1.0)  # share to the left end
+    wts = np.bincount(k, weights=p * lam, minlength=ends.size) + np.bincount(k1, weights=p * (1.0 - lam),
+                                                                             minlength=ends.size)
+    return ends, wts, width
 
 
 def _chunks(snaps: list, ns: np.ndarray, tail: float) -> list[dict]:
-    """The snapshots grouped into chunks of consecutive counts, each flattened: ``p`` and the
-    suffix sums concatenated (each block's suffix sums one entry longer), per-block scalars, and
-    the ``S'`` entries evaluated: those of mass at least ``tail / (4 W)`` (the others, at most
-    ``tail / 4`` per block, are charged at the integrand's largest value: ``skipped``)."""
+    """The snapshots grouped into chunks of consecutive counts, each flattened: the suffix sums
+    concatenated (each block's one entry longer), per-block scalars, and the ``S'`` points
+    evaluated: the chord ends (:func:`_chord`) of weight at least ``tail / (4 W)`` (the others, at
+    most ``tail / 4`` per block, are charged at the integrand's largest value: ``skipped``)."""
     out, start = [], 0
     while start < len(snaps):
         end, size = start, 0
@@ -157,13 +188,15 @@ def _chunks(snaps: list, ns: np.ndarray, tail: float) -> list[dict]:
                   toff=np.concatenate([[0], np.cumsum(sizes + 1)[:-1]]))
         for i, name in ((1, "p"), (2, "T0"), (3, "T1c"), (4, "A1")):
             ch[name] = np.concatenate([sn[i] for sn in part])
-        big = ch["p"] >= np.repeat(tail / (4.0 * sizes), sizes)
-        blk = np.repeat(np.arange(len(part)), sizes)
-        small = np.bincount(blk, weights=np.where(big, 0.0, ch["p"]), minlength=len(part))
+        chords = [_chord(sn[1], sn[0] + np.arange(sn[1].size, dtype=np.float64), sn[5]) for sn in part]
+        ch["rel"] = ch["rel"] + np.array([c[2] + 4.0 for c in chords]) * UNIT  # the chord weights' rounding
+        ends = np.concatenate([c[0] for c in chords])
+        wts = np.concatenate([c[1] for c in chords])
+        blk = np.repeat(np.arange(len(part)), [c[0].size for c in chords])
+        big = wts >= tail / (4.0 * sizes[blk])
+        small = np.bincount(blk, weights=np.where(big, 0.0, wts), minlength=len(part))
         ch["skipped"] = small * (1.0 + sizes * UNIT) / (1.0 - ch["rel"])  # exact mass at most this
-        ch["kpos"] = np.flatnonzero(big)
-        ch["kblk"] = blk[ch["kpos"]]
-        ch["klocal"] = ch["kpos"] - ch["poff"][ch["kblk"]]
+        ch["klocal"], ch["kblk"], ch["kw"] = ends[big], blk[big], wts[big]
         out.append(ch)
         start = end
     return out
@@ -196,8 +229,13 @@ def _chunk_divergence(ch: dict, gamma: float, h: float, hi_ratio: float, ee: flo
     lies above every ``S`` of its block contribute nothing and are skipped (one point of margin)."""
     shift_b = ch["N"] * ((ee - 1.0) / h)
     top = np.clip(np.floor((ch["lo"] + ch["size"] - shift_b) / ee) - ch["lo"] + 2.0, 0.0, ch["size"])
-    keep = ch["klocal"] < top[ch["kblk"]]
-    b, local, pos = ch["kblk"][keep], ch["klocal"][keep], ch["kpos"][keep]
+    if upper:  # the chord ends (an upper bound on the sum over S')
+        keep = ch["klocal"] < top[ch["kblk"]]
+        b, local, p = ch["kblk"][keep], ch["klocal"][keep], ch["kw"][keep]
+    else:  # every S' (no chord)
+        b = np.repeat(np.arange(ch["N"].size), ch["size"].astype(np.int64))
+        local = np.arange(b.size) - ch["poff"][b]
+        p = ch["p"]
     lo, size, s0 = ch["lo"][b], ch["size"][b], ch["s0"][b]
     c = ee * (lo + local) + shift_b[b]  # S > c: U > e^eps V (c within 4 UNIT |c| of exact)
     slack = SLACK + 8.0 * UNIT * np.abs(c)
@@ -207,7 +245,7 @@ def _chunk_divergence(ch: dict, gamma: float, h: float, hi_ratio: float, ee: flo
     mag = h * (ch["A1"][idx] + np.abs(c - s0) * t0)
     # included points below the exact threshold (at most 2 slack below) and c's rounding in val
     allow = (ROUNDING_RTOL + size * UNIT) * mag + 3.0 * h * slack * t0
-    p, rel, Nb = ch["p"][pos], ch["rel"], ch["N"]
+    rel, Nb = ch["rel"], ch["N"]
     contrib = p * (np.maximum(val, 0.0) + allow) if upper else p * np.maximum(val - allow, 0.0)
     body = np.bincount(b, weights=contrib, minlength=Nb.size)
     if upper:
