@@ -183,7 +183,7 @@ def test_fewer_evaluated_counts_stay_above_every_count_evaluated(monkeypatch):
 def test_chord_ends_stay_above_the_exact_sum(monkeypatch):
     """S' taken at chord ends (wide buckets forced): still above the enumerated value, and the
     lower side (every S') below it."""
-    monkeypatch.setattr(L, "CHORD_PER_SD", 0.3)
+    monkeypatch.setattr(L, "CHORD_PER_SD", 2.0)
     rng = np.random.default_rng(2512)
     pi = rng.uniform(0.0, 1.0, size=7) ** 2
     pi /= pi.sum()
@@ -197,7 +197,7 @@ def test_chord_ends_stay_above_the_exact_sum(monkeypatch):
             vals, p = OM._sum_law(1.0 + h * np.arange(7.0), pi, N)
             exact = gamma / N * OM.plus_expectation(vals, p, vals, p, ee)
             assert low[i] <= exact * (1 + 1e-12) <= up[i] * (1 + 2e-12)
-            assert up[i] <= exact * 1.3  # buckets of about 3 sd here: loose, but not vacuous
+            assert up[i] <= exact * 1.1  # buckets of about sd / 2 here: looser than the default
 
 
 if __name__ == "__main__":  # pragma: no cover
