@@ -11,7 +11,10 @@ under ``x`` and ``x'`` are independent). Given ``N = M + 1`` reports the decompo
 convolutions of non-negative arrays (:class:`LatticeSums`): ``pi`` raised to the first wanted
 count by repeated squaring, then one report at a time through the wanted counts. The
 expectation is a sum over ``S'`` of closed forms in suffix sums of ``S``'s law: the ``S`` above
-the threshold ``c = e^eps S' + N (e^eps - 1) / h`` contribute ``h (sum p s - c sum p)``.
+the threshold ``c = e^eps S' + N (e^eps - 1) / h`` contribute ``h (sum p s - c sum p)``. That
+integrand is convex in ``S'``, so for the upper bound the sum over ``S'`` runs over chord ends
+only (buckets of about ``sd / 32``; :func:`_chord`): each ``S'`` lies below the chord of its
+bucket.
 
 Errors, charged to the upper bound (the caller's ``M`` window and blocks aside):
 
