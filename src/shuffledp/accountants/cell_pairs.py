@@ -35,7 +35,7 @@ from shuffledp.accountants.blocked_pairs import BlockedPair, LinearPair, blocked
 from shuffledp.accountants.validation import check_eps
 
 __all__ = ["CellLaw", "subset_exp_cells", "cell_linear_pair", "subset_exp_candidates", "cell_pair",
-           "subset_exp_lower_eps", "subset_exp_lower_delta", "PROBES",
+           "subset_exp_lower_eps", "subset_exp_lower_delta", "PROBES", "olh_at_x_cells",
            "cell_lower_delta", "cell_lower_eps", "M_BLOCKS", "B_BLOCKS"]
 
 M_BLOCKS = 96     # blocks of m (unit blocks when its window is this short)
@@ -197,3 +197,15 @@ def subset_exp_lower_eps(d: int, s: int, k: int, eps0: float, n: int, delta: flo
 def subset_exp_lower_delta(d: int, s: int, k: int, eps0: float, n: int, eps: float) -> float:
     """Lower bound on shuffled subset-exp's delta at ``eps`` (:func:`cell_lower_delta`)."""
     return cell_lower_delta(subset_exp_candidates(d, s, k, eps0, n), eps)
+
+
+def olh_at_x_cells(g: int, eps0: float) -> CellLaw:
+    """OLH over all functions ``[k] -> [g]``, the others at ``x``: cells ``(a, b)`` = the report's
+    ``y`` equals ``h(x)``, equals ``h(x')`` (order of :data:`_AT_X_GROUPING`). For that family the
+    likelihood of ``(h, y)`` under ``x`` or ``x'`` depends on these two flags only, so the cell
+    counts are sufficient for the pair: its value is the pair's exact divergence (up to blocks)."""
+    e = math.exp(eps0)
+    hi, lo = e / (e + g - 1.0), (g - 1.0) / (e + g - 1.0)   # y = h(x) or not
+    px = (hi / g, hi * (g - 1.0) / g, lo / g, lo * (g - 1.0) / g)
+    px2 = (hi / g, lo / g, hi * (g - 1.0) / g, lo * (g - 1.0) / g)
+    return CellLaw(px, px, px2)
