@@ -53,7 +53,7 @@ def test_every_candidate_below_the_pairs_exact_enumeration(eps0, n):
     """Each candidate's value (unit blocks at this n) is at most the exact divergence of the full
     shuffled histogram of its real pair (oracle: histograms of n reports enumerated)."""
     mat = O.subset_exp_matrix(D, S, K, eps0, inputs=INPUTS)
-    pairs = cp.subset_exp_candidates(D, S, K, eps0, n)
+    pairs = cp.subset_exp_candidates(D, S, K, eps0, n, at_x=True)
     assert len(pairs) == 4
     others = [[2] * (n - 1)] * 3 + [[0] * (n - 1)]   # three groupings at x'', then the others at x
     for pair, oth in zip(pairs, others, strict=True):

@@ -36,11 +36,15 @@ from shuffledp.accountants.validation import check_eps
 
 __all__ = ["CellLaw", "subset_exp_cells", "cell_linear_pair", "subset_exp_candidates", "cell_pair",
            "subset_exp_lower_eps", "subset_exp_lower_delta", "PROBES", "olh_at_x_cells",
-           "cell_lower_delta", "cell_lower_eps", "M_BLOCKS", "B_BLOCKS"]
+           "cell_lower_delta", "cell_lower_eps", "M_BLOCKS", "B_BLOCKS", "PROBE_BLOCKS"]
 
-M_BLOCKS = 96     # blocks of m (unit blocks when its window is this short)
-B_BLOCKS = 64     # blocks of X_B per block of m
-HUGE_N = 10**8    # above: 12 x 8 blocks (each binomial tail there costs up to 2 ms)
+# blocks of m (unit blocks when its window is this short) and of X_B per block of m. Measured
+# (subset-exp d = 100, s = 4, delta = 1e-6): 96 x 64 gains at most 0.6% in eps over 64 x 32 at
+# 2.5 times the cost; 12 x 8 loses up to 11%, enough to rank the candidates (PROBE_BLOCKS)
+M_BLOCKS, B_BLOCKS = 64, 32
+PROBE_BLOCKS = (12, 8)
+HUGE_N = 10**8    # above: HUGE_BLOCKS (each binomial tail there costs up to 2 ms)
+HUGE_BLOCKS = (12, 8)
 
 
 @dataclass(frozen=True)
@@ -112,19 +116,20 @@ _THIRD_GROUPINGS = (
     ((3,), (5,), (2, 4), (0, 1, 6, 7)),
 )
 # measured (d = 100, s = 4 and d = 20, s = 2; eps0 0.5-50; n 1e3-1e8): the first wins at eps0 = 0.5,
-# the other two at eps0 >= 2, the others at x (forward) at eps0 = 8, n = 1e3; the grouping
-# (3,), (5,), (7,) and the others at x in the reverse direction never won
+# the other two at eps0 >= 2 (within 1% of each other); the grouping (3,), (5,), (7,) never won,
+# nor did the others at x (either direction) where group-one-count was not already as high
 _AT_X_GROUPING = ((1,), (2,), (0,), (3,))   # others at x, cells (a, b): exact
 
 
-def subset_exp_candidates(d: int, s: int, k: int, eps0: float, n: int) -> list[LinearPair]:
+def subset_exp_candidates(d: int, s: int, k: int, eps0: float, n: int, *, at_x: bool = False) -> list[LinearPair]:
     """The pairs tried for subset-exp: the others at a third set (when ``d + s >= 3 s``) under
-    each grouping of :data:`_THIRD_GROUPINGS`, and the others at ``x`` (direction ``D(P_x || P_x')``)."""
+    each grouping of :data:`_THIRD_GROUPINGS`; ``at_x``: also the others at ``x`` (direction
+    ``D(P_x || P_x')``), which never won where it mattered (not tried by default)."""
     out = []
     if d >= 2 * s:
         law = subset_exp_cells(d, s, k, eps0, third=True)
         out += [cell_linear_pair(law, g, n) for g in _THIRD_GROUPINGS]
-    if d >= s:
+    if at_x and d >= s:
         law = subset_exp_cells(d, s, k, eps0, third=False)
         out.append(cell_linear_pair(law, _AT_X_GROUPING, n))
     return [p for p in out if p is not None]
@@ -144,12 +149,13 @@ class _Finite:
         return val if math.isfinite(val) else 0.0
 
 
-def cell_pair(pair: LinearPair, tail: float) -> _Finite:
-    """``pair`` blocked (fewer blocks above ``HUGE_N`` users)."""
-    big = pair.n > HUGE_N
+def cell_pair(pair: LinearPair, tail: float, *, blocks: tuple[int, int] | None = None) -> _Finite:
+    """``pair`` blocked: ``blocks`` = (blocks of m, of X_B per block of m); by default
+    ``(M_BLOCKS, B_BLOCKS)``, and ``HUGE_BLOCKS`` above ``HUGE_N`` users."""
+    mb, bb = blocks or (HUGE_BLOCKS if pair.n > HUGE_N else (M_BLOCKS, B_BLOCKS))
     with warnings.catch_warnings():  # scipy's quantiles at rates near 0 or 1 (the window falls back)
         warnings.simplefilter("ignore", RuntimeWarning)
-        return _Finite(BlockedPair(pair, tail, m_blocks=12 if big else M_BLOCKS, b_blocks=8 if big else B_BLOCKS))
+        return _Finite(BlockedPair(pair, tail, m_blocks=mb, b_blocks=bb))
 
 
 def cell_lower_delta(pairs, eps: float, tail: float = 1e-15) -> float:
@@ -159,8 +165,9 @@ def cell_lower_delta(pairs, eps: float, tail: float = 1e-15) -> float:
 
 def cell_lower_eps(pairs, delta: float, top: float, *, rtol: float = 1e-4, guess: float | None = None) -> float:
     """Lower bound on the shuffled eps at ``delta`` (a verified point, rounded down; 0 if none):
-    each pair is probed at ``guess`` (halved up to ``PROBES`` times until one exceeds ``delta``),
-    the one with the largest divergence there is searched (:func:`blocked_pairs.blocked_lower_eps`)."""
+    each pair, coarsely blocked (``PROBE_BLOCKS``), is probed at ``guess`` (halved up to
+    ``PROBES`` times while every probe is 0); the one with the largest divergence there is built
+    with the full blocks and searched (:func:`blocked_pairs.blocked_lower_eps`)."""
     from shuffledp.accountants.blocked_pairs import DEFAULT_TAIL, scarf_upper
     from shuffledp.accountants.decomposition import _asymptotic_guess
     from shuffledp.accountants.validation import check_delta
@@ -170,19 +177,19 @@ def cell_lower_eps(pairs, delta: float, top: float, *, rtol: float = 1e-4, guess
     if not pairs:
         return 0.0
     tail = min(DEFAULT_TAIL, max(1e-300, 1e-3 * delta))
-    built = [cell_pair(p, tail) for p in pairs]
     if guess is None or not 0 < guess < top:
         guess = min(_asymptotic_guess(2, top, pairs[0].n, delta), top / 2)
-    chosen, e = built[0], guess
-    for _ in range(PROBES):
-        vals = [b.delta(math.exp(e)) for b in built]
-        best = max(range(len(built)), key=vals.__getitem__)
-        chosen = built[best]
-        if vals[best] > delta:
-            break
-        e *= 0.5
-    return blocked_lower_eps(lambda _tail: chosen, delta, top, rtol=rtol, guess=e, atoms=chosen.atoms,
-                             n=chosen.n)
+    chosen, e = pairs[0], guess
+    if len(pairs) > 1:
+        coarse = [cell_pair(p, tail, blocks=PROBE_BLOCKS) for p in pairs]
+        for _ in range(PROBES):
+            vals = [b.delta(math.exp(e)) for b in coarse]
+            chosen = pairs[max(range(len(pairs)), key=vals.__getitem__)]
+            if max(vals) > 0.0:
+                break
+            e *= 0.5
+    built = cell_pair(chosen, tail)
+    return blocked_lower_eps(lambda _tail: built, delta, top, rtol=rtol, guess=guess, atoms=built.atoms, n=built.n)
 
 
 PROBES = 4
