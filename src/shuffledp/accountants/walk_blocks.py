@@ -38,7 +38,7 @@ itself in the upper tail (no ``m pi Pr[Bin(m-1) >= t-1]`` against ``h Pr[K >= t]
 
 Errors, all charged against the bound (upper) or subtracted (lower):
 
-* ``z_g`` is rounded: the walk uses ``z_g + 4u (P_g + e^eps Q_g) / w_g`` (``u`` the unit
+* ``z_g`` is rounded: the walk uses ``z_g + 8u (P_g + e^eps Q_g) / w_g`` (``u`` the unit
   roundoff), at least the exact ``z_g``; ``E[(S)_+]`` is non-decreasing in every ``z_g``.
 * scipy's binomial pmf / sf / cdf: relative error :func:`~shuffledp.accountants.lower_bounds.binom_rtol`
   (measured against mpmath up to ``N = 1e15``) on every term's magnitude, twice.
@@ -91,7 +91,7 @@ def walk_of(w, p, q, ee: float) -> Walk | None:
     zs, ws = [], []
     for wg, pg, qg in zip(w, p, q, strict=True):
         if wg > 0:
-            zs.append((pg - ee * qg) / wg + 4.0 * UNIT * (pg + ee * qg) / wg)
+            zs.append((pg - ee * qg) / wg + 8.0 * UNIT * (pg + ee * qg) / wg)
             ws.append(float(wg))
         elif pg > 0 or qg > 0:
             raise ValueError("a group outside the blanket's support has positive probability")
@@ -115,7 +115,8 @@ def _edge_values(j, N, wk: Walk):
     m = N - j
     beta = wk.z_a - wk.z_b
     alpha = wk.z_star * j + wk.z_b * m
-    a_err = 4.0 * UNIT * (abs(wk.z_star) * j + abs(wk.z_b) * m)
+    # rounding of alpha and of beta = z_a - z_b (an error of u |beta| K <= u |beta| m in S)
+    a_err = 4.0 * UNIT * (abs(wk.z_star) * j + abs(wk.z_b) * m + abs(beta) * m)
     if not (beta > 0 and 0.0 < wk.pi < 1.0):
         top = alpha + (beta * m if wk.pi >= 1.0 else 0.0)  # K = m (pi = 1) or K = 0
         err = a_err + 4.0 * UNIT * abs(beta) * m
@@ -133,9 +134,15 @@ def _edge_values(j, N, wk: Walk):
     gap = m * pi - h
     second = gap * tail
     val = np.where(t > m, 0.0, first + second)
-    # Pr[K >= t - 1] = Pr[K >= t] + Pr[K = t - 1] (pmf ratio; 1 where the threshold is uncertain by >= 1)
+    # Pr[K > h - dh] <= Pr[K >= t - 1] = Pr[K >= t] + Pr[K = t - 1] (pmf ratio) when dh < 1, and
+    # Pr[K >= t - 1 - ceil(dh)] (one more tail) where the threshold is uncertain by 1 or more
     below = pmf * ts * (1.0 - pi) / np.maximum((ms - ts + 1.0) * pi, 1e-300) * (1.0 + 1e-9)
-    near = np.where(dh < 1.0, np.minimum(tail + below, 1.0), 1.0)
+    near = np.minimum(tail + below, 1.0)
+    wide = inner & (dh >= 1.0)
+    if np.any(wide):
+        x, mw = ts[wide] - 2.0 - np.ceil(dh[wide]), ms[wide]
+        far = stats.binom.sf(np.maximum(x, 0.0), mw, pi) * (1.0 + 2.0 * binom_rtol(mw, pi))
+        near[wide] = np.where(x < 0, 1.0, np.minimum(far, 1.0))
     near = np.where(t > m + 0.5, np.where(h - dh < m, 1.0, 0.0), near)
     rt = binom_rtol(m, pi)
     err = beta * (2.0 * rt * (first + np.abs(second)) + dh * near + 4.0 * UNIT * (m * pi + np.abs(h)) * tail)
