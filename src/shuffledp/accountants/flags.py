@@ -14,8 +14,9 @@ Under the multinomial ``A ~ Bin(N, alpha)`` and ``B ~ Bin(N, beta)`` are indepen
     D_M = gamma / N * E[(N (u0 - e^eps v0) + (u1 - u0) A - e^eps (v1 - v0) B)_+],
 
 a sum over ``B`` of closed-form binomial tails in ``A``
-(``E[(c A - K)_+] = c N alpha Pr[Bin(N-1, alpha) >= t-1] - K Pr[Bin(N, alpha) >= t]`` with
-``t`` the first integer above ``K / c``).
+(``E[(c A - K)_+] = c t (1 - alpha) Pr[A = t] + (c N alpha - K) Pr[A >= t]`` with ``t`` the
+first integer above ``K / c``, from ``E[(A - N alpha) 1{A >= t}] = t (1 - alpha) Pr[A = t]``:
+two terms of the value's size, no cancellation of terms of size ``N``).
 
 Which randomizers have independent flags:
 
@@ -104,15 +105,13 @@ def flag_pair(gamma: float, alpha: float, beta: float, u: tuple[float, float], v
 
 
 def _tail_terms(N, t, alpha):
-    """``(Pr[Bin(N, alpha) >= t], N alpha Pr[Bin(N-1, alpha) >= t-1])``."""
+    """``(Pr[Bin(N, alpha) = t], Pr[Bin(N, alpha) >= t])`` for integer ``t`` in ``[0, N + 1]``."""
     with np.errstate(invalid="ignore", divide="ignore"):
         mid = (t >= 1.0) & (t <= N)
         sf = np.where(t <= 0.0, 1.0, np.where(t > N, 0.0, special.betainc(
             np.where(mid, t, 1.0), np.where(mid, N - t + 1.0, 1.0), alpha)))
-        mid1 = (t >= 2.0) & (t <= N)
-        sf1 = np.where(t <= 1.0, 1.0, np.where(t > N, 0.0, special.betainc(
-            np.where(mid1, t - 1.0, 1.0), np.where(mid1, N - t + 1.0, 1.0), alpha)))
-    return sf, N * alpha * sf1
+    pmf = np.where(t <= N, stats.binom.pmf(np.minimum(t, N), N, alpha), 0.0)
+    return pmf, sf
 
 
 def flag_divergence(ms, gamma: float, alpha: float, beta: float, u, v, ee: float, tail: float, *,
@@ -148,16 +147,24 @@ def _phi(N, B, alpha: float, u, v, ee: float, upper: bool) -> np.ndarray:
     """``phi(B) = E[(cu A - K(B))_+]``, ``A ~ Bin(N, alpha)``, ``K(B) = e^eps cv B - N (u0 - e^eps v0)``
     (``B`` may be real), rounded up (``upper``) or down by the binomial tails' tolerance
     (:func:`lower_bounds.binom_rtol`, twice: two tails) of the magnitudes and by ``1e-15`` of the
-    magnitudes entering ``K`` (its rounding, and a threshold ``t`` misplaced by it, move the
-    value by at most that: ``phi`` is 1-Lipschitz in ``K``)."""
+    magnitudes entering ``K`` times ``phi``'s slope in ``K`` just below it (the rounding of ``K``,
+    and a threshold ``t`` misplaced by it, move the value by at most that)."""
     cu, cv = float(u[1] - u[0]), float(v[1] - v[0])
     shift = N * (u[0] - ee * v[0])
     K = ee * cv * B - shift
     t = np.clip(np.floor(K / cu) + 1.0, 0.0, N + 1.0)
-    sf, first = _tail_terms(N, t, alpha)
-    val = cu * first - K * sf
-    mag = np.abs(cu * first) + np.abs(K * sf)
-    err = (ROUNDING_RTOL + 2.0 * binom_rtol(N, alpha)) * mag + 1e-15 * (np.abs(ee * cv * B) + np.abs(shift))
+    pmf, sf = _tail_terms(N, t, alpha)
+    # E[(A - tau)_+] = t (1 - alpha) Pr[A = t] + (N alpha - tau) Pr[A >= t] (tau = K / cu, t the
+    # first integer above it): two terms of the value's size (no cancellation of N-sized ones)
+    lead = cu * t * (1.0 - alpha) * pmf
+    rest = (cu * N * alpha - K) * sf
+    val = lead + rest
+    mag = lead + np.abs(rest)
+    # K, tau and the difference in ``rest`` are rounded by at most ``dk``: phi moves by at most
+    # dk times its slope in K just below, Pr[cu A > K - dk] <= Pr[A >= first integer above (K - 2 dk) / cu]
+    dk = 1e-15 * (np.abs(ee * cv * B) + np.abs(shift) + cu * N * alpha)
+    _, slope = _tail_terms(N, np.clip(np.floor((K - 2.0 * dk) / cu) + 1.0, 0.0, N + 1.0), alpha)
+    err = (ROUNDING_RTOL + 2.0 * binom_rtol(N, alpha)) * (mag + dk * slope) + dk * slope
     if upper:
         return np.maximum(val, 0.0) + err
     return np.maximum(val - err, 0.0)
