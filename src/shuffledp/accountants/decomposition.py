@@ -492,6 +492,17 @@ def _count_blocks(ms: np.ndarray, wts: np.ndarray, max_blocks: int) -> tuple[np.
 
 
 M_ENUM_MAX = 200_000  # blanket-count windows up to this width are enumerated; wider ones in blocks
+# a pair evaluated through count tables beside a cheaper exact one (MHM's spreads, OUE's alt) is
+# charged at min(M, THREE_M_CAP) draws: D_M is non-increasing in M, so an upper bound, and its
+# table's width stops growing with n
+THREE_M_CAP = 200_000
+ALT_CELLS_MAX = 20_000  # an ``alt`` pair's count table per M block above this width: skipped
+
+
+def three_group_cells(m_top: float, s: float, tail: float) -> float:
+    """Cells per ``M`` block of a three-group pair's count table (groups 1 and 2 of blanket mass
+    ``s``) at up to ``m_top`` draws: the width of its ``t`` window."""
+    return 2.0 * float(_bernstein_half_width(m_top, min(s, 1.0), tail)) + 3.0
 
 
 def _auto_blocks(m_top: float, tail: float, pairs) -> int:
@@ -624,14 +635,27 @@ class DecomposedPair:
         alt = getattr(g, "alt", None)
         if alt is None or not upper:
             return value
-        # another blanket: its own M law and window charge; returned so that _finish gives its bound
+        alt_value = self._alt_value(alt, ee)
+        return value if alt_value is None else min(value, alt_value)
+
+    def _alt_value(self, alt: GroupedPair, ee: float) -> float | None:
+        """A pair's ``alt`` decomposition (another blanket: its own ``M`` law and window charge,
+        expressed against this pair's ``M``-window charge so that :meth:`_finish` gives its bound);
+        ``None`` when it is skipped: a pair evaluated through count tables whose table would be
+        wider than ``ALT_CELLS_MAX`` per ``M`` block (its cost grows with sqrt(n); it is only
+        min'd with the main value, so skipping it is sound). A pair that evaluates itself
+        (``block_value``, e.g. a blocked three-group pair) is always evaluated."""
         key = id(alt)
         if key not in self._alt:
+            s_alt = alt.w[0] + alt.w[1] if len(alt.w) <= 3 else 0.5  # a spread's: as in _auto_blocks
+            cells = three_group_cells(self.n * min(alt.gamma, 1.0), s_alt, self.tail)
+            cheap = hasattr(alt, "block_value") or cells <= ALT_CELLS_MAX
             self._alt[key] = DecomposedPair(None, self.n, tail=self.tail, pairs=[alt],
-                                            all_spreads=self.all_spreads)
+                                            all_spreads=self.all_spreads) if cheap else None
         other = self._alt[key]
-        alt_value = other.pair_value(alt, ee, True)
-        return min(value, alt_value + (other.m_outside - self.m_outside) / (1.0 + ROUNDING_RTOL))
+        if other is None:
+            return None
+        return other.pair_value(alt, ee, True) + (other.m_outside - self.m_outside) / (1.0 + ROUNDING_RTOL)
 
     def _finish(self, value: float) -> float:
         """The upper bound from the largest pair value: rounding allowance and the ``M``-window mass."""

@@ -38,9 +38,8 @@ of those magnitudes).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import special, stats

@@ -56,7 +56,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from shuffledp.accountants.decomposition import GroupedPair, _check_eps0, _check_int
+from shuffledp.accountants.decomposition import THREE_M_CAP, GroupedPair, _check_eps0, _check_int, three_group_cells
 from shuffledp.accountants.flags import FlagPair, flag_pair
 
 __all__ = ["MHM_D_MAX", "mhm_levels", "mhm_local_eps", "mhm_group_law", "mhm_pair", "mhm_pairs",
@@ -250,6 +250,10 @@ class MHMPair(FlagPair):
     others: tuple[LevelPair, ...] = ()
     em1: float = 0.0  # e^eps0 - 1 (the flag pair's ratio offsets, for icx_below)
 
+    def cells_per_m(self, m_top: float, tail: float) -> float:
+        """Cost per ``M`` block: the flag pair's, or a spread's table at up to ``THREE_M_CAP`` draws."""
+        return max(FlagPair.cells_per_m(self, m_top, tail), three_group_cells(min(m_top, THREE_M_CAP), 0.5, tail))
+
     def block_value(self, ms, block_w, ee: float, tail: float, *, upper: bool) -> float:
         best = FlagPair.block_value(self, ms, block_w, ee, tail, upper=upper)
         for other in self.others:
@@ -274,6 +278,8 @@ def _spread_value(pair: GroupedPair, ms, block_w, ee: float, tail: float, upper:
     # the weights being tiny at large eps0, and each costs a full evaluation)
     _, scale, h = spreads[0]
     s = h.w[0] + h.w[1]
+    if upper:  # D_M is non-increasing in M: charging min(M, cap) draws is an upper bound
+        ms = np.minimum(ms, THREE_M_CAP)
     val = _divergence_given_count(_CountTable(ms, s, tail), h, h.w[0] / s, ee, upper=upper)
     return scale * float(np.dot(block_w, val))
 
