@@ -54,7 +54,7 @@ B_EXACT_MAX = 2048  # B windows narrower than this are summed term by term, wide
 B_EVEN = 256        # chord points spread evenly over a wide B window ...
 B_KINK = 256        # ... and over phi's kink, KINK_SPAN of its scales either side (:func:`_chord_points`)
 KINK_SPAN = 12.0
-ROW_CELLS = 4096    # cost of one chord-summed M block in the decomposition's cell budget (python per row)
+ROW_CELLS = 8192    # cost of one chord-summed M block in the decomposition's cell budget (python per row)
 
 
 @dataclass(frozen=True)
@@ -161,8 +161,12 @@ def _phi(N, B, alpha: float, u, v, ee: float, upper: bool) -> np.ndarray:
     mag = lead + np.abs(rest)
     # K, tau and the difference in ``rest`` are rounded by at most ``dk``: phi moves by at most
     # dk times its slope in K just below, Pr[cu A > K - dk] <= Pr[A >= first integer above (K - 2 dk) / cu]
+    # (t' = t: Pr[A >= t]; t' = t - 1: plus Pr[A = t - 1], from Pr[A = t] by the pmf's ratio; else 1)
     dk = 1e-15 * (np.abs(ee * cv * B) + np.abs(shift) + cu * N * alpha)
-    _, slope = _tail_terms(N, np.clip(np.floor((K - 2.0 * dk) / cu) + 1.0, 0.0, N + 1.0), alpha)
+    lag = t - np.clip(np.floor((K - 2.0 * dk) / cu) + 1.0, 0.0, N + 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        below = np.where(t >= 1.0, pmf * t * (1.0 - alpha) / ((N - t + 1.0) * alpha), 0.0)
+    slope = np.where(lag <= 0.0, sf, np.where(lag == 1.0, sf + below * (1.0 + 1e-12), 1.0))
     err = (ROUNDING_RTOL + 2.0 * binom_rtol(N, alpha)) * (mag + dk * slope) + dk * slope
     if upper:
         return np.maximum(val, 0.0) + err
