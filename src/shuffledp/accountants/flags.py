@@ -164,9 +164,9 @@ def _phi(N, B, alpha: float, u, v, ee: float, upper: bool) -> np.ndarray:
     # (t' = t: Pr[A >= t]; t' = t - 1: plus Pr[A = t - 1], from Pr[A = t] by the pmf's ratio; else 1)
     dk = 1e-15 * (np.abs(ee * cv * B) + np.abs(shift) + cu * N * alpha)
     lag = t - np.clip(np.floor((K - 2.0 * dk) / cu) + 1.0, 0.0, N + 1.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        below = np.where(t >= 1.0, pmf * t * (1.0 - alpha) / ((N - t + 1.0) * alpha), 0.0)
-    slope = np.where(lag <= 0.0, sf, np.where(lag == 1.0, sf + below * (1.0 + 1e-12), 1.0))
+    inside = (t >= 1.0) & (t <= N)
+    below = np.where(inside, pmf * t * (1.0 - alpha) / (np.where(inside, N - t + 1.0, 1.0) * alpha), 0.0)
+    slope = np.where(lag <= 0.0, sf, np.where((lag == 1.0) & (inside | (t < 1.0)), sf + below * (1.0 + 1e-12), 1.0))
     err = (ROUNDING_RTOL + 2.0 * binom_rtol(N, alpha)) * (mag + dk * slope) + dk * slope
     if upper:
         return np.maximum(val, 0.0) + err
