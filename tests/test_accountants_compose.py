@@ -120,3 +120,29 @@ def test_profile_points_are_guarantees_of_the_forward_accountant(mech, kw, n):
     assert len(decades) >= 5   # spread over the profile, not piled up
     for e, d in inner[::2]:
         assert best.best_eps(mech, 2.0, n, d, parallel=False, **kw)["eps"] <= e * (1 + 3e-5) + 1e-12
+
+
+def test_one_round_reuses_a_given_forward_answer(monkeypatch):
+    """With the forward answer given (the CLI's), one round does not run best_eps again."""
+    one = best.best_eps("krr", 1.0, 2_000, 1e-6, k=2, parallel=False)
+
+    def refuse(*args, **kw):
+        raise AssertionError("best_eps run twice")
+
+    monkeypatch.setattr(best, "best_eps", refuse)
+    res = compose.composed_eps("krr", 1.0, 2_000, 1e-6, 1, k=2, forward=one)
+    assert res["eps"] == one["eps"] and res["rounds"] == 1
+
+
+@pytest.mark.parametrize("eps0,n", [(1.0, 30), (3.0, 60)])
+def test_total_variation_point_above_the_exact_worst_case(eps0, n):
+    """The profile's point at eps = 0 (bounded from the delta at TV_EPS) is at least binary RR's
+    exact worst-case total variation (every configuration of the others enumerated), and at
+    least the round's own bound at exactly 0 less TV_EPS."""
+    from shuffledp.accountants import lower_bounds as lbm
+
+    pts = dict(compose.round_profile("krr", eps0, n, 1e-6, 10, k=2))
+    exact = lbm.binary_rr_exact_delta(eps0, n, 0.0)
+    assert pts[0.0] >= exact
+    at_zero = best.round_delta("krr", eps0, n, 1e-16, k=2)(0.0)
+    assert at_zero - compose.TV_EPS <= pts[0.0] <= at_zero + 2 * compose.TV_EPS

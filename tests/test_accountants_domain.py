@@ -178,3 +178,14 @@ def test_huge_n_skips_the_sqrt_n_bounds():
     assert "decomposition" in best.upper_bounds("oue", 1.0, n - 1, 1e-6, d=10)
     n = best.HEAVY_N_MAX["subset-exp"] + 1
     assert "decomposition" not in best.upper_bounds("subset-exp", 1.0, n, 1e-6, d=10, s=2)
+
+
+def test_a_certified_eps_of_zero_is_exact():
+    """At 1e12 users k-RR at eps0 = 0.5 is (0, 1e-6)-DP (its total variation is below delta): eps = 0
+    is certified and no lower bound can be higher, so the answer is exact (ratio 1, gap 0), not
+    an infinite gap."""
+    res = best.best_eps("krr", 0.5, 10**12, 1e-6, k=10, parallel=False)
+    assert res["eps"] == 0.0 and res["eps_lower"] == 0.0
+    assert res["ratio"] == 1.0 and res["gap"] == 0.0
+    res = best.best_eps("krr", 0.5, 10**9, 1e-6, k=10, parallel=False)
+    assert res["eps"] > 0 and res["ratio"] == pytest.approx(res["eps"] / res["eps_lower"])

@@ -463,11 +463,19 @@ def best_eps(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None
         "eps_lower": eps_lower,
         "upper_by": upper_by,
         "lower_by": lower_by,
-        "gap": (eps / eps_lower - 1.0) if eps_lower > 0 else math.inf,
-        "ratio": (eps / eps_lower) if eps_lower > 0 else math.inf,
+        "gap": _ratio(eps, eps_lower) - 1.0,
+        "ratio": _ratio(eps, eps_lower),
         "seconds": time.perf_counter() - start,
         "bounds": table,
     }
+
+
+def _ratio(eps: float, eps_lower: float) -> float:
+    """``eps / eps_lower``; 1 when the certified eps is 0 (no mechanism does better: the answer is
+    exact), infinite when only the lower bound is 0."""
+    if eps_lower > 0:
+        return eps / eps_lower
+    return 1.0 if eps == 0 else math.inf
 
 
 def eps_local_for(delta_of: Callable[[float], float], eps_s: float, delta_s: float, *,

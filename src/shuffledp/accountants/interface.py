@@ -161,6 +161,11 @@ def _eps_lower(name, mechanism, eps0, n, delta, p, rtol, guess) -> float:
         guess = dec._asymptotic_guess(2, eps0, n, delta) if guess == AUTO else guess
         build, atoms = _third_input(mechanism, eps0, n, p)
         return bp.blocked_lower_eps(build, delta, eps0, rtol=rtol, guess=guess, atoms=atoms, n=n)
+    if name == "cells-blocked":
+        from shuffledp.accountants import cell_pairs as cp
+
+        return cp.subset_exp_lower_eps(p["d"], p["s"], p["k"], eps0, n, delta, rtol=rtol,
+                                       guess=None if guess == AUTO else guess)
     configs = _configs(mechanism, eps0, p)
     if configs is None:
         if name == "pair-group-counts":
@@ -260,6 +265,10 @@ def _delta_lower(name, mechanism, eps0, n, x, p) -> float:
         from shuffledp.accountants import blocked_pairs as bp
 
         return bp.blocked_delta(_third_input(mechanism, eps0, n, p)[0](bp.DEFAULT_TAIL), x)
+    if name == "cells-blocked":
+        from shuffledp.accountants import cell_pairs as cp
+
+        return cp.subset_exp_lower_delta(p["d"], p["s"], p["k"], eps0, n, x)
     configs = _configs(mechanism, eps0, p)
     if configs is None:
         if name == "pair-group-counts":

@@ -29,17 +29,22 @@ groups (up to ``(d + 1)^2``).
 What the accountant evaluates (:func:`mhm_pairs`):
 
 * ``m = d``: ``x``'s and ``x'``'s hashes are independent, so ``u`` (``x``'s ratio) and ``v`` are
-  independent under the blanket. Spreading each report's ``u = c_l`` to ``e^eps0`` with probability
-  ``(c_l - 1) / (e^eps0 - 1)`` and to 1 otherwise (independently for ``u`` and ``v``, given the
-  hashes) keeps ``E[u' - e^eps v' | hashes] = u - e^eps v`` for every eps: the spread dominates the
-  pair in convex order at every ``M`` and every eps, and it is the independent-flag pair of
-  :mod:`~shuffledp.accountants.flags` with ``alpha = beta = d / g``, ``u, v in {1, e^eps0}``,
-  evaluated exactly.
+  independent under the blanket, each of the same ``d + 1``-level law. :func:`mhm_lattice_law`
+  spreads each miss level ``c_l`` onto the lattice ``1 + h j`` (``h = (e^eps0 - 1) / K``) between
+  its two neighbouring points, keeping its mean (convex order: an upper bound at every ``M`` and
+  every eps, adding at most ``h^2 / 4`` of variance per report), and
+  :class:`~shuffledp.accountants.lattice_sums.LatticeSums` evaluates the spread pair exactly (the
+  law of the lattice sums by convolution, every truncation and rounding charged). Where that
+  would cost more than ``LATTICE_BUDGET`` the older, looser spread answers: each ``c_l`` to
+  ``e^eps0`` with probability ``(c_l - 1) / (e^eps0 - 1)`` and to 1 otherwise (``E[u' - e^eps v'
+  | hashes] = u - e^eps v`` for every eps), the independent-flag pair of
+  :mod:`~shuffledp.accountants.flags` with ``alpha = beta = d / g``, ``u, v in {1, e^eps0}``.
 * ``m < d``: the exact grouped pair of :func:`mhm_pair`. At each eps the accountant checks that
-  its atoms (``z = u - e^eps v`` with the blanket's weights) are below the ``m = d`` flag pair's
-  in increasing convex order (:func:`icx_below`, with a rounding margin); then every sum of
-  i.i.d. copies is too and the flag value covers the pair. Where the check fails the pair is
-  evaluated through :func:`~shuffledp.accountants.decomposition.spread_to_three` (sound, looser).
+  its atoms (``z = u - e^eps v`` with the blanket's weights) are below those of the ``m = d``
+  spread evaluated (the lattice pair, or the flag pair) in increasing convex order
+  (:func:`icx_below`, with a rounding margin); then every sum of i.i.d. copies is too and the
+  ``m = d`` value covers the pair. Where the check fails the pair is evaluated through
+  :func:`~shuffledp.accountants.decomposition.spread_to_three` (sound, looser).
 
 Lower bound (:func:`mhm_real_pair_configs`): the victim's ``d`` attributes all differ between
 ``x`` and ``x'``; four output groups (``y`` among ``x``'s hashes only, ``x'``'s only, both,
@@ -52,15 +57,17 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from shuffledp.accountants.decomposition import THREE_M_CAP, GroupedPair, _check_eps0, _check_int, three_group_cells
 from shuffledp.accountants.flags import FlagPair, flag_pair
+from shuffledp.accountants.lattice_sums import LATTICE_BUDGET, UNIT, LatticeSums, lattice_cost
 
 __all__ = ["MHM_D_MAX", "mhm_levels", "mhm_local_eps", "mhm_group_law", "mhm_pair", "mhm_pairs",
-           "MHMPair", "LevelPair", "icx_below", "mhm_matrix", "mhm_blanket_cell", "mhm_real_pair_configs"]
+           "MHMPair", "LevelPair", "icx_below",
+           "mhm_lattice_law", "lattice_level_pair", "mhm_matrix", "mhm_blanket_cell", "mhm_real_pair_configs"]
 
 MHM_D_MAX = 16  # the group-law programme: O(d^3) states per step, about d^2 steps over all m (0.2 s at 16)
 MATRIX_MAX_CELLS = 4_000_000
@@ -144,12 +151,13 @@ def mhm_group_law(d: int, m: int, g: int) -> dict[tuple[int, int, int, int], flo
     for _ in range(m):
         law = _step(law, g, True, False)
         law = _step(law, g, False, True)
-    out: dict[tuple[int, int, int, int], float] = {}
-    for (a, b, c, ya, yb), pr in np.ndenumerate(law):
-        if pr > 0:
-            key = (ya, a + c + ya, yb, b + c + yb)
-            out[key] = out.get(key, 0.0) + float(pr)
-    return out
+    a, b, c, ya, yb = np.nonzero(law > 0)  # C order, as np.ndenumerate visits them
+    la, lb = a + c + ya, b + c + yb
+    code = ((ya * D + la) * 2 + yb) * D + lb
+    keys, inv = np.unique(code, return_inverse=True)
+    sums = np.bincount(inv, weights=law[a, b, c, ya, yb], minlength=keys.size)
+    parts = np.stack([keys // (2 * D * D), keys // (2 * D) % D, keys // D % 2, keys % D], axis=1)
+    return {tuple(int(x) for x in row): float(v) for row, v in zip(parts.tolist(), sums.tolist(), strict=True)}
 
 
 def _offset(hit: int, ell: int, d: int, g: int, em1: float) -> float:
@@ -241,25 +249,118 @@ def icx_below(lo, hi, ee: float) -> bool:
     return bool(np.all(diff < -ICX_MARGIN * mag))
 
 
+LATTICE_K_MAX = 256  # lattice steps between the ratios 1 and e^eps0 at most (a finer one costs more)
+LATTICE_MIN_GAIN = 2e-3  # the lattice is used where the flags' variance exceeds its own by more
+LATTICE_PER_SD = 8  # blanket counts evaluated on the lattice per standard deviation of the count, at least
+# (the others take the value of the evaluated count below them)
+
+
+def mhm_lattice_law(d: int, g: int, eps0: float) -> tuple[np.ndarray, float, float]:
+    """``(pi, rel0, h)``: one report's ratio to the blanket under ``x`` (the ``m = d`` pair's ``u``;
+    ``v`` has the same law) spread onto the lattice ``1 + h j``, ``j = 0..K``, ``h = (e^eps0 - 1) / K``:
+    the hit ``e^eps0`` is ``j = K``, and each miss level ``c_l`` (offset ``x_l = (c_l - 1) / h =
+    (d - l) K / (g - l)``, a fraction of integers) is split between ``floor(x_l)`` and
+    ``floor(x_l) + 1`` keeping its mean (a mean-preserving spread: an upper bound in convex order).
+    ``K = g - 1`` (then ``c_1`` is the point ``d - 1`` and the other levels sit just above
+    integers: little added variance) when ``g - 1 <= LATTICE_K_MAX``, else ``LATTICE_K_MAX``.
+    ``rel0``: a bound on each entry's relative rounding error (every entry is a sum of products of
+    non-negative numbers: the group law's programme, ``2 d`` steps of a few such operations, then
+    the marginal sums and the splits, whose fractions are one rounded division of integers)."""
+    d, g, eps0 = _check(d, g, eps0)
+    K = g - 1 if g - 1 <= LATTICE_K_MAX else LATTICE_K_MAX
+    pi = np.zeros(K + 1)
+    for (ha, la, _, _), pr in sorted(mhm_group_law(d, d, g).items()):
+        if ha:
+            pi[K] += pr
+            continue
+        num, den = (d - la) * K, g - la
+        j, rem = divmod(num, den)
+        pi[j] += pr * ((den - rem) / den)
+        if rem:
+            pi[j + 1] += pr * (rem / den)
+    rel0 = UNIT * (16 * d + 10 * (d + 1) ** 2 + 16)
+    return pi, rel0, math.expm1(eps0) / K
+
+
+def lattice_level_pair(pi: np.ndarray, h: float, gamma: float, em1: float) -> LevelPair:
+    """The spread ``m = d`` pair as a :class:`LevelPair` (``u``, ``v`` independent, each of law ``pi``
+    on ``1 + h j``), groups ``(K, 0)`` and ``(0, K)`` first: the reference of :func:`icx_below`."""
+    K = pi.size - 1
+    sup = np.flatnonzero(pi).tolist()
+    keys = [(K, 0), (0, K)] + [(a, b) for a in sup for b in sup if (a, b) not in ((K, 0), (0, K))]
+    w = tuple(float(pi[a] * pi[b]) for a, b in keys)
+    du = tuple(h * a if a < K else em1 for a, _ in keys)  # the top exactly e^eps0 - 1 (icx_below's ends)
+    dv = tuple(h * b if b < K else em1 for _, b in keys)
+    p = tuple(gamma * (1.0 + x) * wi for x, wi in zip(du, w, strict=True))
+    q = tuple(gamma * (1.0 + x) * wi for x, wi in zip(dv, w, strict=True))
+    return LevelPair(w, p, q, gamma, du, dv)
+
+
 @dataclass(frozen=True)
 class MHMPair(FlagPair):
-    """The ``m = d`` flag pair (it dominates that victim pair at every eps) carrying the exact
-    ``m < d`` pairs in ``others``: at each eps each is covered by the flag value when
-    :func:`icx_below` holds, else evaluated through the three-atom spreads and the larger kept."""
+    """The ``m = d`` pair (it dominates that victim pair at every eps) carrying the exact ``m < d``
+    pairs in ``others``: at each eps each is covered when :func:`icx_below` holds against the
+    evaluated ``m = d`` spread, else evaluated through the three-atom spreads and the larger kept.
+
+    The ``m = d`` pair is evaluated on the lattice (``lattice``: :func:`mhm_lattice_law`, by
+    :class:`~shuffledp.accountants.lattice_sums.LatticeSums`) when its convolutions fit
+    ``LATTICE_BUDGET`` (a spread of less variance than the flags': at most their value up to the
+    charges, which are below the caller's ``tail``), else as the two-level flag pair (this class's
+    own flags)."""
 
     others: tuple[LevelPair, ...] = ()
     em1: float = 0.0  # e^eps0 - 1 (the flag pair's ratio offsets, for icx_below)
+    lattice: tuple | None = field(default=None, compare=False)  # (pi, rel0, h, LevelPair)
+    cache: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def _sums(self, ms, tail: float) -> tuple[LatticeSums | None, np.ndarray]:
+        """The lattice laws at the blanket counts ``ms`` picked by :func:`_evaluated_counts` (None
+        when over the budget) and those counts' positions in ``ms``."""
+        if self.lattice is None:
+            return None, np.zeros(0, dtype=np.int64)
+        key = (tuple(np.asarray(ms, dtype=np.int64).tolist()), tail)
+        if key not in self.cache:
+            ms = np.asarray(ms, dtype=np.int64)
+            sub = _evaluated_counts(ms, self.gamma)
+            pi, rel0 = self.lattice[0], self.lattice[1]
+            ns = ms[sub] + 1
+            ok = lattice_cost(pi, ns, tail / (1.0 + self.em1)) <= LATTICE_BUDGET
+            # the dropped mass is charged at up to e^eps0 - e^eps: dropped below tail / e^eps0
+            self.cache[key] = (LatticeSums(pi, rel0, ns, tail / (1.0 + self.em1)) if ok else None, sub)
+        return self.cache[key]
 
     def cells_per_m(self, m_top: float, tail: float) -> float:
         """Cost per ``M`` block: the flag pair's, or a spread's table at up to ``THREE_M_CAP`` draws."""
         return max(FlagPair.cells_per_m(self, m_top, tail), three_group_cells(min(m_top, THREE_M_CAP), 0.5, tail))
 
     def block_value(self, ms, block_w, ee: float, tail: float, *, upper: bool) -> float:
-        best = FlagPair.block_value(self, ms, block_w, ee, tail, upper=upper)
+        sums, sub = self._sums(ms, tail)
+        if sums is None:
+            best, ref = FlagPair.block_value(self, ms, block_w, ee, tail, upper=upper), self
+        else:
+            _, _, h, ref = self.lattice
+            # D_M is non-increasing in M (data processing): each count takes the value at the
+            # nearest evaluated count below it (upper bound) or above it (lower side)
+            pos = np.arange(len(block_w))
+            pick = np.searchsorted(sub, pos, side="right") - 1 if upper else np.searchsorted(sub, pos, side="left")
+            vals = sums.divergence(self.gamma, h, 1.0 + self.em1, ee, upper=upper)[pick]
+            best = float(np.dot(block_w, vals))
         for other in self.others:
-            if not icx_below(other, self, ee):
+            if not icx_below(other, ref, ee):
                 best = max(best, _spread_value(other, ms, block_w, ee, tail, upper))
         return best
+
+
+def _evaluated_counts(ms: np.ndarray, gamma: float) -> np.ndarray:
+    """Positions in ``ms`` (increasing blanket counts) evaluated on the lattice: the first count in
+    each bucket of ``stride`` counts, and the last, with ``stride`` the power of two at most the
+    counts' standard deviation over ``LATTICE_PER_SD`` (the buckets do not depend on the window:
+    queries with other tails evaluate the same counts)."""
+    sd = math.sqrt(max(float(ms[ms.size // 2]), 1.0) * max(1.0 - gamma, 0.0))
+    stride = 2 ** max(int(math.floor(math.log2(max(sd / LATTICE_PER_SD, 1.0)))), 0)
+    bucket = ms // stride
+    first = np.flatnonzero(np.concatenate([[True], bucket[1:] != bucket[:-1]]))
+    return np.unique(np.append(first, ms.size - 1))
 
 
 def _spread_value(pair: GroupedPair, ms, block_w, ee: float, tail: float, upper: bool) -> float:
@@ -292,8 +393,21 @@ def mhm_pairs(d: int, g: int, eps0: float) -> list[GroupedPair]:
     alpha = d / g
     base = flag_pair(gamma, alpha, alpha, (1.0, e), (1.0, e))
     others = tuple(mhm_pair(d, g, eps0, m) for m in range(1, d))
+    lattice = _lattice(d, g, eps0, gamma)
     return [MHMPair(base.w, base.p, base.q, base.gamma, base.alpha, base.beta, base.u, base.v, None, others,
-                    math.expm1(eps0))]
+                    math.expm1(eps0), lattice)]
+
+
+def _lattice(d: int, g: int, eps0: float, gamma: float) -> tuple | None:
+    """``MHMPair.lattice``, or None where the flags' spread adds less than ``LATTICE_MIN_GAIN`` of
+    variance over the lattice's (large eps0: the collisions are rare, the flags within 0.1%)."""
+    pi, rel0, h = mhm_lattice_law(d, g, eps0)
+    j = np.arange(pi.size, dtype=np.float64)
+    var_lattice = float(np.dot(pi, (j - np.dot(pi, j)) ** 2)) * h * h
+    var_flags = math.expm1(eps0) ** 2 * (d / g) * (1.0 - d / g)
+    if var_flags <= (1.0 + LATTICE_MIN_GAIN) * var_lattice:
+        return None
+    return pi, rel0, h, lattice_level_pair(pi, h, gamma, math.expm1(eps0))
 
 
 def mhm_local_eps(d: int, g: int, eps0: float) -> float:

@@ -185,6 +185,9 @@ REGISTRY: dict[str, Accountant] = {a.name: a for a in (
     _entry("third-input-blocked", "lower", ("krr", "general", "oue", "olh"), "fixed", "this project (blocked_pairs)",
            "the others at a third input (k-RR: a third value; the general class: 3-RR), every count seen, "
            "evaluated in blocks at any n (Jensen: rounded down)", k_range=(3, None), options=("guess",)),
+    _entry("cells-blocked", "lower", ("subset-exp",), "fixed", "this project (cell_pairs)",
+           "the others at a third set or at x, the counts of reports meeting x, x' (and the third set) "
+           "seen, evaluated in blocks at any n (Jensen: rounded down)", options=("guess",)),
 )}
 
 NAMES: tuple[str, ...] = tuple(REGISTRY)

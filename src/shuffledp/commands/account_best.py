@@ -178,7 +178,7 @@ def run_best(args) -> int:
 
             try:
                 comp = compose.composed_eps(args.mechanism, eps0, n, delta, rounds, k=k, d=d, s=s, g=g,
-                                            rtol=rtol)
+                                            rtol=rtol, forward=None if bounds else res)
             except ValueError as exc:
                 raise _usage(exc) from None
             out.update(rounds=comp["rounds"], eps_composed=comp["eps"],

@@ -1,0 +1,258 @@
+"""Exact decomposed divergence of a pair whose two ratios are independent and live on a lattice.
+
+Setting (the ``m = d`` victim pair of MHM's hash randomizer, :mod:`mhm_randomizer`): under the
+blanket one report's ratio to it is ``u = 1 + h j`` under ``x`` and ``v = 1 + h j'`` under ``x'``,
+``j, j'`` integers in ``0..K`` drawn *independently* from the same pmf ``pi`` (a report's hashes
+under ``x`` and ``x'`` are independent). Given ``N = M + 1`` reports the decomposed divergence is
+
+    D_M = gamma / N * E[(U - e^eps V)_+],   U = N + h S,  V = N + h S',
+
+``S, S'`` independent sums of ``N`` i.i.d. draws of ``pi``. Their law is computed by exact
+convolutions of non-negative arrays (:class:`LatticeSums`): ``pi`` raised to the first wanted
+count by repeated squaring, then one report at a time through the wanted counts. The
+expectation is a sum over ``S'`` of closed forms in suffix sums of ``S``'s law: the ``S`` above
+the threshold ``c = e^eps S' + N (e^eps - 1) / h`` contribute ``h (sum p s - c sum p)``. That
+integrand is convex in ``S'``, so for the upper bound the sum over ``S'`` runs over chord ends
+only (buckets of about ``sd / 32``; :func:`_chord`): each ``S'`` lies below the chord of its
+bucket.
+
+Errors, charged to the upper bound (the caller's ``M`` window and blocks aside):
+
+* truncation: after every convolution the entries at both ends whose cumulative mass is below a
+  share of the caller's ``tail`` are dropped (at most ``tail / 2`` in all); the dropped mass is
+  summed (each convolution of laws of total mass 1 conserves mass, so the missing mass is the
+  dropped mass) and charged at the integrand's largest value ``N (e^eps0 - e^eps)``, for ``S`` and
+  for ``S'``;
+* floating point, as relative errors (every entry is a sum of products of non-negative numbers):
+  ``pi``'s entries within ``rel0`` of the exact spread's (the caller's bound), a convolution adds
+  ``(terms + 1) u`` (``u`` the unit roundoff, doubled here) to the sum of its inputs' bounds; the
+  computed law is then within ``rel`` of the exact truncated one entry by entry, and the sum over
+  ``S, S'`` is charged the factor ``(1 - rel)^-2``; suffix sums and the threshold get
+  ``ROUNDING_RTOL`` and ``W u`` of the summed magnitudes of their terms, and points within ``1e-9``
+  lattice steps (plus the threshold's own rounding) below it are included, their negative
+  contribution charged back.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from shuffledp.accountants.decomposition import ROUNDING_RTOL
+
+__all__ = ["LatticeSums", "lattice_cost", "LATTICE_BUDGET", "UNIT"]
+
+UNIT = 2.0 ** -52  # relative spacing of doubles (twice the unit roundoff: generous)
+SLACK = 1e-9  # lattice steps below the threshold that are included (their sign is not trusted)
+LATTICE_BUDGET = 7e9  # estimated element operations of the convolutions (measured: about 0.1 s CPU per 1e9)
+
+
+def _z(tail: float) -> float:
+    return math.sqrt(2.0 * math.log(2.0 / tail))
+
+
+def _sd(pi: np.ndarray) -> float:
+    j = np.arange(pi.size, dtype=np.float64)
+    mean = float(np.dot(pi, j))
+    return math.sqrt(max(float(np.dot(pi, (j - mean) ** 2)), 0.0))
+
+
+def lattice_cost(pi: np.ndarray, ns, tail: float) -> float:
+    """Estimated element operations for the wanted counts ``ns``: the squarings (window about
+    ``2 z sd sqrt(N)`` each, squared) and one step of ``nnz`` products per count after the first."""
+    ns = np.asarray(ns, dtype=np.float64)
+    width = 2.0 * _z(tail) * _sd(pi) * math.sqrt(ns[-1]) + pi.size
+    squarings = 2.0 * width ** 2 * (1.0 + 1.0 / 3.0)  # the last two levels dominate
+    return squarings + np.count_nonzero(pi) * width * (ns[-1] - ns[0] + 1.0)
+
+
+def _edge(p: np.ndarray, drop: float) -> int:
+    """The number of leading entries of ``p`` whose cumulative mass is at most ``drop`` (scanning
+    a growing prefix: the edges move little from one convolution to the next)."""
+    n = min(p.size, 512)
+    while True:
+        k = int(np.searchsorted(np.cumsum(p[:n]), drop, side="right"))
+        if k < n or n == p.size:
+            return k
+        n = min(p.size, 4 * n)
+
+
+class _Law:
+    """A computed sub-law on ``lo + 0..p.size-1``: ``p`` within ``rel`` (relative, entry by entry)
+    of the exact truncated law, whose missing mass is at most ``miss``."""
+
+    __slots__ = ("lo", "p", "rel", "miss")
+
+    def __init__(self, lo: int, p: np.ndarray, rel: float, miss: float):
+        self.lo, self.p, self.rel, self.miss = lo, p, rel, miss
+
+    def pruned(self, drop: float) -> _Law:
+        """Drop leading and trailing entries whose cumulative mass is at most ``drop`` per end."""
+        p = self.p
+        head = min(_edge(p, drop), p.size - 1)
+        tail = _edge(p[::-1], drop)
+        end = max(p.size - tail, head + 1)
+        gone = math.fsum(p[:head].tolist()) + math.fsum(p[end:].tolist())
+        gone = gone * (1.0 + 4 * UNIT) / (1.0 - self.rel)  # the exact dropped mass is at most this
+        return _Law(self.lo + head, p[head:end], self.rel, self.miss + gone)
+
+    def times(self, other: _Law, drop: float) -> _Law:
+        """The law of the sum of two independent variables (direct convolution), pruned."""
+        p = np.convolve(self.p, other.p)
+        rel = self.rel + other.rel + self.rel * other.rel + (min(self.p.size, other.p.size) + 1) * UNIT
+        return _Law(self.lo + other.lo, p, rel, self.miss + other.miss).pruned(drop)
+
+
+class LatticeSums:
+    """The law of ``S_N`` (module docstring) for an increasing set of ``N``, with suffix sums.
+
+    ``pi``: the one-report pmf on ``0..K`` as computed; ``rel0``: a bound on the relative error of
+    each of its entries against the exact pmf it stands for. ``ns``: the report counts wanted."""
+
+    def __init__(self, pi: np.ndarray, rel0: float, ns, tail: float):
+        pi = np.asarray(pi, dtype=np.float64)
+        if pi.ndim != 1 or pi.size < 2 or np.any(pi < 0):
+            raise ValueError("pi must be a non-negative pmf on 0..K")
+        self.ns = np.asarray(ns, dtype=np.int64)
+        if self.ns.size == 0 or self.ns[0] < 1 or np.any(np.diff(self.ns) <= 0):
+            raise ValueError("ns must be increasing report counts >= 1")
+        first, last = int(self.ns[0]), int(self.ns[-1])
+        ops = 2 * first.bit_length() + (last - first) + 2
+        drop = float(tail) / (4.0 * ops)  # per end and convolution: at most tail / 2 in all
+        one = _Law(0, pi, float(rel0), 0.0)
+        cur = _power(one, first, drop)
+        snaps = [self._snapshot(cur)]
+        sup = np.flatnonzero(pi)
+        wanted = set(self.ns.tolist())
+        for step in range(first + 1, last + 1):
+            cur = _step(cur, one, sup, drop)
+            if step in wanted:
+                snaps.append(self._snapshot(cur))
+        self.chunks = _chunks(snaps, self.ns, float(tail))
+
+    @staticmethod
+    def _snapshot(law: _Law) -> tuple:
+        p = law.p
+        s = law.lo + np.arange(p.size, dtype=np.float64)
+        s0 = float(np.dot(p, s) / max(p.sum(), 1e-300))  # centre: the suffix sums of p (s - s0) stay small
+        T0 = np.append(np.cumsum(p[::-1])[::-1], 0.0)
+        T1c = np.append(np.cumsum((p * (s - s0))[::-1])[::-1], 0.0)
+        A1 = np.append(np.cumsum((p * np.abs(s - s0))[::-1])[::-1], 0.0)  # magnitudes of T1c's terms
+        return law.lo, p, T0, T1c, A1, s0, law.miss, law.rel
+
+    def divergence(self, gamma: float, h: float, hi_ratio: float, ee: float, *, upper: bool) -> np.ndarray:
+        """``D_M`` (module docstring) for every wanted ``N = M + 1``; ``hi_ratio``: the largest
+        ratio ``1 + h K``. ``upper``: with every charge (an upper bound); else a lower bound of
+        the computed value without charges (shows the truncation)."""
+        return np.concatenate([_chunk_divergence(ch, gamma, h, hi_ratio, ee, upper) for ch in self.chunks])
+
+
+CHUNK = 1 << 18  # laws evaluated together (one vectorised pass) up to this many entries
+CHORD_PER_SD = 32  # S' evaluated at chord ends at least this many per standard deviation of S
+
+
+def _chord(p: np.ndarray, s: np.ndarray, s0: float) -> tuple[np.ndarray, np.ndarray, int]:
+    """Chord ends for the ``S'`` sum of one law: ``(ends, weights, width)``. The integrand
+    ``f(S') = E[(U - e^eps V)_+ | S']`` is convex in ``S'`` (a convex function of an affine one),
+    so on ``[a, b]`` it lies below its chord: each ``S'`` is split between the ends of its bucket
+    (``width`` a power of two, about ``sd / CHORD_PER_SD``) in proportion to its distance to them,
+    and ``E f(S') <= sum_ends weight f(end)``."""
+    sd = math.sqrt(max(float(np.dot(p, (s - s0) ** 2) / max(p.sum(), 1e-300)), 0.0))
+    width = 2 ** max(int(math.floor(math.log2(max(sd / CHORD_PER_SD, 1.0)))), 0)
+    ends = np.unique(np.append(np.arange(0, p.size, width), p.size - 1))
+    i = np.arange(p.size)
+    k = np.searchsorted(ends, i, side="right") - 1
+    k1 = np.minimum(k + 1, ends.size - 1)
+    span = (ends[k1] - ends[k]).astype(np.float64)
+    lam = np.where(span > 0, (ends[k1] - i) / np.where(span > 0, span, 1.0), 1.0)  # share to the left end
+    wts = np.bincount(k, weights=p * lam, minlength=ends.size) + np.bincount(k1, weights=p * (1.0 - lam),
+                                                                             minlength=ends.size)
+    return ends, wts, width
+
+
+def _chunks(snaps: list, ns: np.ndarray, tail: float) -> list[dict]:
+    """The snapshots grouped into chunks of consecutive counts, each flattened: the suffix sums
+    concatenated (each block's one entry longer), per-block scalars, and the ``S'`` points
+    evaluated: the chord ends (:func:`_chord`) of weight at least ``tail / (4 W)`` (the others, at
+    most ``tail / 4`` per block, are charged at the integrand's largest value: ``skipped``)."""
+    out, start = [], 0
+    while start < len(snaps):
+        end, size = start, 0
+        while end < len(snaps) and (end == start or size + snaps[end][1].size <= CHUNK):
+            size += snaps[end][1].size
+            end += 1
+        part = snaps[start:end]
+        sizes = np.array([sn[1].size for sn in part], dtype=np.int64)
+        ch = {name: np.array([sn[i] for sn in part], dtype=np.float64)
+              for i, name in ((0, "lo"), (5, "s0"), (6, "miss"), (7, "rel"))}
+        ch.update(N=ns[start:end].astype(np.float64), size=sizes.astype(np.float64),
+                  poff=np.concatenate([[0], np.cumsum(sizes)[:-1]]),
+                  toff=np.concatenate([[0], np.cumsum(sizes + 1)[:-1]]))
+        for i, name in ((1, "p"), (2, "T0"), (3, "T1c"), (4, "A1")):
+            ch[name] = np.concatenate([sn[i] for sn in part])
+        chords = [_chord(sn[1], sn[0] + np.arange(sn[1].size, dtype=np.float64), sn[5]) for sn in part]
+        ch["rel"] = ch["rel"] + np.array([c[2] + 4.0 for c in chords]) * UNIT  # the chord weights' rounding
+        ends = np.concatenate([c[0] for c in chords])
+        wts = np.concatenate([c[1] for c in chords])
+        blk = np.repeat(np.arange(len(part)), [c[0].size for c in chords])
+        big = wts >= tail / (4.0 * sizes[blk])
+        small = np.bincount(blk, weights=np.where(big, 0.0, wts), minlength=len(part))
+        ch["skipped"] = small * (1.0 + sizes * UNIT) / (1.0 - ch["rel"])  # exact mass at most this
+        ch["klocal"], ch["kblk"], ch["kw"] = ends[big], blk[big], wts[big]
+        out.append(ch)
+        start = end
+    return out
+
+
+def _power(one: _Law, n: int, drop: float) -> _Law:
+    """``one`` convolved with itself to ``n`` copies (repeated squaring, pruned throughout)."""
+    result, base = None, one
+    while True:
+        if n & 1:
+            result = base if result is None else result.times(base, drop)
+        n >>= 1
+        if not n:
+            return result
+        base = base.times(base, drop)
+
+
+def _step(cur: _Law, one: _Law, sup: np.ndarray, drop: float) -> _Law:
+    """One more report: ``cur`` convolved with the sparse one-report law (``sup``: its support)."""
+    new = np.zeros(cur.p.size + one.p.size - 1)
+    for j in sup.tolist():
+        new[j:j + cur.p.size] += one.p[j] * cur.p
+    rel = cur.rel + one.rel + cur.rel * one.rel + (sup.size + 1) * UNIT
+    return _Law(cur.lo, new, rel, cur.miss).pruned(drop)
+
+
+def _chunk_divergence(ch: dict, gamma: float, h: float, hi_ratio: float, ee: float, upper: bool) -> np.ndarray:
+    """``D_M`` for the counts of one chunk (:func:`_chunks`): for every ``S'`` (law ``p``) the ``S``
+    above its threshold from the suffix sums, then summed per block. The ``S'`` whose threshold
+    lies above every ``S`` of its block contribute nothing and are skipped (one point of margin)."""
+    shift_b = ch["N"] * ((ee - 1.0) / h)
+    top = np.clip(np.floor((ch["lo"] + ch["size"] - shift_b) / ee) - ch["lo"] + 2.0, 0.0, ch["size"])
+    if upper:  # the chord ends (an upper bound on the sum over S')
+        keep = ch["klocal"] < top[ch["kblk"]]
+        b, local, p = ch["kblk"][keep], ch["klocal"][keep], ch["kw"][keep]
+    else:  # every S' (no chord)
+        b = np.repeat(np.arange(ch["N"].size), ch["size"].astype(np.int64))
+        local = np.arange(b.size) - ch["poff"][b]
+        p = ch["p"]
+    lo, size, s0 = ch["lo"][b], ch["size"][b], ch["s0"][b]
+    c = ee * (lo + local) + shift_b[b]  # S > c: U > e^eps V (c within 4 UNIT |c| of exact)
+    slack = SLACK + 8.0 * UNIT * np.abs(c)
+    idx = np.clip(np.ceil(c - slack - lo), 0.0, size).astype(np.int64) + ch["toff"][b]
+    t0 = ch["T0"][idx]
+    val = h * (ch["T1c"][idx] - (c - s0) * t0)
+    mag = h * (ch["A1"][idx] + np.abs(c - s0) * t0)
+    # included points below the exact threshold (at most 2 slack below) and c's rounding in val
+    allow = (ROUNDING_RTOL + size * UNIT) * mag + 3.0 * h * slack * t0
+    rel, Nb = ch["rel"], ch["N"]
+    contrib = p * (np.maximum(val, 0.0) + allow) if upper else p * np.maximum(val - allow, 0.0)
+    body = np.bincount(b, weights=contrib, minlength=Nb.size)
+    if upper:
+        body = body / (1.0 - rel) ** 2 * (1.0 + ch["size"] * UNIT)
+        worst = max(hi_ratio - ee, 0.0) * Nb  # the integrand's largest value
+        return gamma / Nb * (body + worst * (2.0 * ch["miss"] + ch["skipped"]))
+    return gamma / Nb * np.maximum(body * (1.0 - rel) ** 2 * (1.0 - ch["size"] * UNIT), 0.0)
