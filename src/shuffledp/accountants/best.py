@@ -583,8 +583,9 @@ def _answer(kind: str, value, res: dict, target: float, bad, bad_res: dict | Non
 def round_delta(mechanism: str, eps0: float, n: int, tail: float, *, k=None, d=None, s=None,
                 g=None) -> Callable[[float], float]:
     """``eps -> `` an upper bound on one shuffle's delta at ``eps``: the smallest of the blanket
-    decomposition (where :func:`best_eps` evaluates it: :func:`evaluated_at`) and the variation ratio (k-RR: its sound parameters; otherwise the
-    general ones, which hold for every eps0-LDP randomizer), each with its truncated mass
+    decomposition (where :func:`best_eps` evaluates it: :func:`evaluated_at`) and the variation
+    ratio (k-RR: its sound parameters; otherwise the general ones, which hold for every eps0-LDP
+    randomizer), each with its truncated mass
     ``tail`` charged. One evaluation each, no eps search: what the profile and the inverse
     queries' searches need. A bound whose numerics fail at the edge of their range
     (:data:`_DEGENERATE`) is left out; if none answers, the trivial 1."""
