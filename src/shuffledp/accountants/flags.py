@@ -31,9 +31,11 @@ Which randomizers have independent flags:
 
 Errors charged to the upper bound (as in :mod:`decomposition`): the ``M`` window and blocks (the
 caller's), ``B`` outside a window holding all but ``tail`` of ``Bin(N, beta)`` (the integrand is at
-most the ``P``-likelihood, so at most that mass), and ``ROUNDING_RTOL`` of the summed magnitudes of
-every tail sum (a threshold misjudged by floating point moves a term of size at most ``1e-15``
-of those magnitudes).
+most the ``P``-likelihood, so at most that mass), ``ROUNDING_RTOL`` plus twice
+:func:`lower_bounds.binom_rtol` (scipy's binomial loses digits as ``N`` grows) of the magnitudes
+of every tail term, and the rounding of ``K`` times ``phi``'s slope (:func:`_phi`). Wide ``B``
+windows are summed in chord blocks (:func:`_chord_sum`): ``phi`` is convex in ``B``, so the chord
+is an upper bound with no charge beyond the blocks' masses and means, both rounded against us.
 """
 
 from __future__ import annotations
