@@ -170,11 +170,14 @@ def test_edge_of_numerics_answers_trivially_with_a_note():
 
 
 def test_huge_n_skips_the_sqrt_n_bounds():
-    """Above HEAVY_N_MAX only bounds of fixed cost run (no decomposition, no pair-group-counts)."""
+    """Above HEAVY_N_MAX only bounds of fixed cost run (no pair-group-counts), and those whose cost
+    is flat for the randomizer (the flag pairs' decomposition: FLAT_AT_ANY_N)."""
     n = best.HEAVY_N_MAX["oue"] + 1
-    assert "decomposition" not in best.upper_bounds("oue", 1.0, n, 1e-6, d=10)
+    assert "decomposition" in best.upper_bounds("oue", 1.0, n, 1e-6, d=10)
     assert set(best.lower_bounds("oue", 1.0, n, 1e-6, d=10)) == {"group-one-count", "third-input-blocked"}
     assert "decomposition" in best.upper_bounds("oue", 1.0, n - 1, 1e-6, d=10)
+    n = best.HEAVY_N_MAX["subset-exp"] + 1
+    assert "decomposition" not in best.upper_bounds("subset-exp", 1.0, n, 1e-6, d=10, s=2)
 
 
 def test_a_certified_eps_of_zero_is_exact():

@@ -87,6 +87,10 @@ HEAVY_N_MAX = {"krr": 3 * 10**6, "general": 3 * 10**6,
 # mhm: above this eps0 the collision pairs' convex-order check fails near eps0 and their spreads are
 # evaluated (measured: d = 8 at eps0 = 40-50 about 2-2.5 s, d = 12 about 6 s; up to 25 every check held)
 MHM_BIG_D, MHM_BIG_D_EPS0_MAX = 6, 25.0
+# bounds of cost ``grows`` whose cost no longer grows with n for these randomizers, evaluated at
+# every n: the decomposition of flag pairs (B summed in chord blocks, M in cdf-difference blocks,
+# MHM's spreads charged at a capped M, OUE's alt skipped above a cell budget; docs/accountants_internals.md)
+FLAT_AT_ANY_N = {"decomposition": ("oue", "olh", "mhm")}
 VR_WINDOW_MAX = 20_000  # above HEAVY_N_MAX: the variation ratio's clone counts in blocks beyond this window
 _DEGENERATE = ("degenerate group split", "carry no mass of the other draws", "need 0 < r < s < 1")
 
@@ -192,13 +196,19 @@ def delta_upper(mechanism: str, eps0: float, n: int, eps: float, **params) -> fl
     return min(vals)
 
 
+def evaluated_at(mechanism: str, name: str, n: int) -> bool:
+    """Whether ``best`` evaluates the bound ``name`` of cost ``grows`` at ``n`` users: up to
+    ``HEAVY_N_MAX[mechanism]``, and at every n where its cost is flat (:data:`FLAT_AT_ANY_N`)."""
+    return n <= HEAVY_N_MAX[mechanism] or mechanism in FLAT_AT_ANY_N.get(name, ())
+
+
 def _registered(mechanism: str, kind: str, k: int | None, n: int):
     """The registry's bounds of ``kind`` that ``best`` evaluates for the randomizer at ``n`` users:
-    those of cost ``fixed`` and, up to ``HEAVY_N_MAX[mechanism]``, of cost ``grows``."""
+    those of cost ``fixed`` and those of cost ``grows`` where :func:`evaluated_at` says so."""
     from shuffledp.accountants import registry
 
-    costs = ("fixed", "grows") if n <= HEAVY_N_MAX[mechanism] else ("fixed",)
-    return registry.for_randomizer(mechanism, k=k, kind=kind, costs=costs)
+    found = registry.for_randomizer(mechanism, k=k, kind=kind, costs=("fixed", "grows"))
+    return [acc for acc in found if acc.cost == "fixed" or evaluated_at(mechanism, acc.name, n)]
 
 
 def _bound_fns(kind: str, mechanism: str, eps0: float, n: int, delta: float, params: dict, rtol: float,
@@ -418,7 +428,8 @@ def best_eps(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None
     {name: {"eps", "seconds", "kind"[, "note"]}}}``; ``ratio = eps / eps_lower`` (the gap between
     what is guaranteed and what is provably not, ``inf`` when no lower bound is positive) and
     ``gap = ratio - 1``. Above ``HEAVY_N_MAX[mechanism]`` users the bounds whose cost grows with
-    ``n`` are not evaluated (see :data:`HEAVY_N_MAX`); a ``note`` marks a bound that answered
+    ``n`` are not evaluated (see :data:`HEAVY_N_MAX`; except where :data:`FLAT_AT_ANY_N` lists
+    them); a ``note`` marks a bound that answered
     trivially at the edge of its numerics' range. ``bounds`` restricts the
     upper bounds evaluated (lower bounds always run).
 
@@ -572,9 +583,9 @@ def _answer(kind: str, value, res: dict, target: float, bad, bad_res: dict | Non
 def round_delta(mechanism: str, eps0: float, n: int, tail: float, *, k=None, d=None, s=None,
                 g=None) -> Callable[[float], float]:
     """``eps -> `` an upper bound on one shuffle's delta at ``eps``: the smallest of the blanket
-    decomposition (where :func:`best_eps` evaluates it: grouped randomizers and k-RR up to
-    ``HEAVY_N_MAX`` users) and the variation ratio (k-RR: its sound parameters; otherwise the
-    general ones, which hold for every eps0-LDP randomizer), each with its truncated mass
+    decomposition (where :func:`best_eps` evaluates it: :func:`evaluated_at`) and the variation
+    ratio (k-RR: its sound parameters; otherwise the general ones, which hold for every eps0-LDP
+    randomizer), each with its truncated mass
     ``tail`` charged. One evaluation each, no eps search: what the profile and the inverse
     queries' searches need. A bound whose numerics fail at the edge of their range
     (:data:`_DEGENERATE`) is left out; if none answers, the trivial 1."""
@@ -585,7 +596,8 @@ def round_delta(mechanism: str, eps0: float, n: int, tail: float, *, k=None, d=N
     fns: list[Callable[[float], float]] = []
     vparams = vr.vr_params("krr", eps0, k=params["k"]) if mechanism == "krr" else vr.vr_params("general", eps0)
     fns.append(_built_or_none(lambda: vr._vr_solvers(vparams, n, tail, None if heavy else VR_WINDOW_MAX)[0]))
-    if heavy and mechanism != "general":
+    if mechanism != "general" and params.get("s", 0) <= SUBSET_PAIRS_MAX and evaluated_at(mechanism,
+                                                                                           "decomposition", n):
         def decomposition():
             pairs = grouped_pairs_for(mechanism, eps0, params)
             pair, top = dec.DecomposedPair(None, n, tail=tail, pairs=pairs), dec._eps_hi(pairs)

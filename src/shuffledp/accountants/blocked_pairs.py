@@ -57,7 +57,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
-from shuffledp.accountants.decomposition import secant_eps
+from shuffledp.accountants.decomposition import _bernstein_half_width, secant_eps
 from shuffledp.accountants.lower_bounds import _krr_probs, binom_rtol
 from shuffledp.accountants.validation import check_delta, check_eps
 
@@ -192,7 +192,13 @@ def _window(N: float, p: float, tail: float) -> tuple[float, float]:
     if p >= 1.0:
         return float(N), float(N)
     lo = max(0.0, float(stats.binom.ppf(tail, N, p)) - 1.0)
-    hi = min(float(N), float(stats.binom.isf(tail, N, p)) + 1.0)
+    if N * p * (1.0 - p) < 1.0:
+        # Boost's isf fails to bracket its root here: the same quantile by scanning the few counts
+        # below Bernstein's closed-form bound (the smallest k with Pr[X > k] <= tail)
+        ks = np.arange(0.0, min(float(N), math.ceil(N * p + float(_bernstein_half_width(N, p, 2.0 * tail)))) + 1.0)
+        hi = min(float(N), float(ks[np.argmax(stats.binom.sf(ks, N, p) <= tail)]) + 1.0)
+    else:
+        hi = min(float(N), float(stats.binom.isf(tail, N, p)) + 1.0)
     if not (math.isfinite(lo) and math.isfinite(hi)) or hi < lo:
         return 0.0, float(N)
     return lo, hi

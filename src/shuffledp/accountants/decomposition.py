@@ -72,6 +72,7 @@ import numpy as np
 from scipy import special, stats
 
 from shuffledp.accountants.hockey_stick import bisect_eps
+from shuffledp.accountants.lower_bounds import binom_rtol
 from shuffledp.accountants.walk_blocks import walk_divergence
 
 __all__ = [
@@ -412,19 +413,28 @@ def _off_by_one_charge(tn, an, upn, b1, b0, pi, c1, c2, c3):
             + ROUNDING_RTOL * (np.abs(f_out) + np.abs(f_in)))
 
 
+def _bernstein_half_width(N, s: float, tail: float):
+    """``t`` with ``Pr[|Bin(N, s) - N s| >= t] <= tail`` by Bernstein's inequality (each side at
+    most ``exp(-t^2 / (2 (var + t/3)))``, set to ``tail / 2``): a closed form, no quantile search
+    (scipy's ``binom.ppf`` fails to bracket its root at tiny ``s`` and huge ``N``)."""
+    L = math.log(2.0 / tail)
+    var = np.asarray(N, dtype=np.float64) * s * (1.0 - s)
+    return L / 3.0 + np.sqrt(L * L / 9.0 + 2.0 * L * var)
+
+
 def _t_window(N, s: float, tail: float):
-    """Window ``[lo, hi]`` of ``Bin(N, s)`` (arrays of N) holding all but ``tail`` of the mass,
-    and the mass outside (computed exactly)."""
+    """Window ``[lo, hi]`` of ``Bin(N, s)`` (arrays of N) holding all but about ``tail`` of the
+    mass (:func:`_bernstein_half_width`), and the mass outside, computed (binomial cdf / sf) and
+    rounded up by the tolerance of :func:`lower_bounds.binom_rtol`: only the window's tightness
+    depends on the inequality, the charge is the computed mass."""
     N = np.asarray(N, dtype=np.float64)
     if s >= 1.0:
         return N.copy(), N.copy(), np.zeros_like(N)
-    lo = np.maximum(stats.binom.ppf(tail / 2, N, s) - 1.0, 0.0)
-    # scipy's isf saturates at N for tiny tails; use the mirror image's ppf instead
-    hi = np.minimum(N - stats.binom.ppf(tail / 2, N, 1.0 - s) + 1.0, N)
-    lo = np.nan_to_num(lo, nan=0.0)
-    hi = np.nan_to_num(hi, nan=0.0)
-    out = np.where(lo > 0, stats.binom.cdf(lo - 1.0, N, s), 0.0) + stats.binom.sf(hi, N, s)
-    return lo, hi, out
+    half = _bernstein_half_width(N, s, tail)
+    lo = np.clip(np.floor(N * s - half), 0.0, N)
+    hi = np.clip(np.ceil(N * s + half), lo, N)
+    out = np.where(lo > 0, stats.binom.cdf(lo - 1.0, N, s), 0.0) + np.where(hi < N, stats.binom.sf(hi, N, s), 0.0)
+    return lo, hi, out * (1.0 + 2.0 * binom_rtol(N, s)) + 1e-300 * (out > 0)
 
 
 class _CountTable:
@@ -485,6 +495,73 @@ def _count_blocks(ms: np.ndarray, wts: np.ndarray, max_blocks: int) -> tuple[np.
     return wts, ms, ms
 
 
+M_ENUM_MAX = 200_000  # blanket-count windows up to this width are enumerated; wider ones in blocks
+# a pair evaluated through count tables beside a cheaper exact one (MHM's spreads, OUE's alt) is
+# charged at min(M, THREE_M_CAP) draws: D_M is non-increasing in M, so an upper bound, and its
+# table's width stops growing with n
+THREE_M_CAP = 200_000
+ALT_CELLS_MAX = 20_000  # an ``alt`` pair's count table per M block above this width: skipped
+
+
+def three_group_cells(m_top: float, s: float, tail: float) -> float:
+    """Cells per ``M`` block of a three-group pair's count table (groups 1 and 2 of blanket mass
+    ``s``) at up to ``m_top`` draws: the width of its ``t`` window."""
+    return 2.0 * float(_bernstein_half_width(m_top, min(s, 1.0), tail)) + 3.0
+
+
+def _auto_blocks(m_top: float, tail: float, pairs) -> int:
+    """As many ``M`` blocks as the cell budget allows (fewer blocks: looser, never unsound). A
+    many-group pair's spread changes its group-1+2 mass with eps: budget for the widest; a pair
+    that evaluates itself (``block_value``) states its own cells per ``M`` (``cells_per_m``)."""
+    s_max = max((g.w[0] + g.w[1]) if len(g.w) <= 3 else 0.5 for g in pairs)
+    z = math.sqrt(2.0 * math.log(2.0 / tail))
+    width = 2.0 * z * math.sqrt(max(m_top * s_max * (1.0 - min(s_max, 1.0)), 0.0)) + 3.0
+    own = [g.cells_per_m(m_top, tail) for g in pairs if hasattr(g, "cells_per_m")]
+    if own and len(own) == len(pairs):
+        width = max(own)
+    return max(MIN_BLOCKS, int(BLOCK_BUDGET // width))
+
+
+def _m_law(N: int, gam: float, tail: float, max_blocks: int | None, pairs):
+    """``(block_w, m_upper, m_lower, m_outside)`` of :class:`DecomposedPair` for ``M ~ Bin(N, gam)``.
+
+    A window holding all but about ``tail`` (:func:`_t_window`; the mass outside computed and
+    charged). Up to ``M_ENUM_MAX`` counts wide it is enumerated (pmfs) and grouped by
+    :func:`_count_blocks`; wider, it is cut into ``max_blocks`` even blocks whose masses are
+    binomial cdf / sf differences on the small side (never an enumeration: any ``N``). Every mass
+    is rounded up by its error bound (:func:`lower_bounds.binom_rtol`)."""
+    if gam >= 1.0:
+        ones = np.array([float(N)])
+        return np.array([1.0 + ROUNDING_RTOL]), ones, ones, 0.0
+    lo, hi, outside = (float(x[0]) for x in _t_window(np.array([float(N)]), gam, tail))
+    rtol = max(ROUNDING_RTOL, float(binom_rtol(N, gam)))
+    if max_blocks is None:
+        max_blocks = _auto_blocks(hi, tail, pairs)
+    if hi - lo + 1.0 <= M_ENUM_MAX:
+        ms = np.arange(lo, hi + 1.0)
+        wts = stats.binom.pmf(ms, N, gam)
+        block_w, m_upper, m_lower = _count_blocks(ms, wts, max_blocks)
+        return block_w * (1.0 + rtol), m_upper, m_lower, outside
+    edges = np.unique(np.round(np.linspace(lo, hi + 1.0, max_blocks + 1)))
+    return _block_masses(edges, float(N), gam) * (1.0 + ROUNDING_RTOL), edges[:-1], edges[1:] - 1.0, outside
+
+
+def _block_masses(edges, N: float, p: float) -> np.ndarray:
+    """Upper bounds on the masses of the blocks ``[edges[i], edges[i+1] - 1]`` of ``Bin(N, p)``:
+    each a difference of two cdfs (below the mean) or two sfs (above), or one minus both for the
+    block holding the mean, plus :func:`lower_bounds.binom_rtol` of the terms differenced."""
+    first, last = edges[:-1], edges[1:] - 1.0
+    mean = N * p
+    below = stats.binom.cdf(first - 1.0, N, p)   # Pr[X < first]
+    upto = stats.binom.cdf(last, N, p)           # Pr[X <= last]
+    above = stats.binom.sf(last, N, p)           # Pr[X > last]
+    beyond = stats.binom.sf(first - 1.0, N, p)   # Pr[X >= first]
+    low, high = last < mean, first > mean
+    mass = np.where(low, upto - below, np.where(high, beyond - above, 1.0 - below - above))
+    terms = np.where(low, upto + below, np.where(high, beyond + above, 1.0 + below + above))
+    return np.maximum(mass, 0.0) + binom_rtol(N, p) * terms + 1e-300
+
+
 class DecomposedPair:
     """The blanket-decomposed pair of one randomizer at ``n`` users; ``delta(eps)`` is an upper
     bound on its hockey-stick divergence (worst ordered pair of inputs, both directions)."""
@@ -508,28 +585,8 @@ class DecomposedPair:
         self.pairs = list(pairs)
         self.gamma = self.pairs[0].gamma
         self.directed = self.pairs  # ordered pairs: both directions are listed
-        N = self.n - 1
-        gam = min(self.gamma, 1.0)
-        if gam >= 1.0:
-            ms = np.array([float(N)])
-            wts = np.array([1.0])
-            self.m_outside = 0.0
-        else:
-            lo = max(stats.binom.ppf(self.tail / 2, N, gam) - 1.0, 0.0)
-            hi = min(N - stats.binom.ppf(self.tail / 2, N, 1.0 - gam) + 1.0, float(N))
-            ms = np.arange(lo, hi + 1.0)
-            wts = stats.binom.pmf(ms, N, gam)
-            self.m_outside = float((stats.binom.cdf(lo - 1.0, N, gam) if lo > 0 else 0.0)
-                                   + stats.binom.sf(hi, N, gam))
-        if max_blocks is None:
-            # as many blocks as the cell budget allows (fewer blocks: looser, never unsound)
-            # a many-group pair's spread changes its group-1+2 mass with eps: budget for the widest
-            s_max = max((g.w[0] + g.w[1]) if len(g.w) <= 3 else 0.5 for g in self.pairs)
-            z = math.sqrt(2.0 * math.log(2.0 / self.tail))
-            width = 2.0 * z * math.sqrt(max(ms[-1] * s_max * (1.0 - min(s_max, 1.0)), 0.0)) + 3.0
-            max_blocks = max(MIN_BLOCKS, int(BLOCK_BUDGET // width))
-        self.block_w, self.m_upper, self.m_lower = _count_blocks(ms, wts, max_blocks)
-        self.block_w = self.block_w * (1.0 + ROUNDING_RTOL)
+        self.block_w, self.m_upper, self.m_lower, self.m_outside = _m_law(
+            self.n - 1, min(self.gamma, 1.0), self.tail, max_blocks, self.pairs)
         self._tables: dict = {}
         self._alt: dict = {}
 
@@ -600,14 +657,27 @@ class DecomposedPair:
         alt = getattr(g, "alt", None)
         if alt is None or not upper:
             return value
-        # another blanket: its own M law and window charge; returned so that _finish gives its bound
+        alt_value = self._alt_value(alt, ee)
+        return value if alt_value is None else min(value, alt_value)
+
+    def _alt_value(self, alt: GroupedPair, ee: float) -> float | None:
+        """A pair's ``alt`` decomposition (another blanket: its own ``M`` law and window charge,
+        expressed against this pair's ``M``-window charge so that :meth:`_finish` gives its bound);
+        ``None`` when it is skipped: a pair evaluated through count tables whose table would be
+        wider than ``ALT_CELLS_MAX`` per ``M`` block (its cost grows with sqrt(n); it is only
+        min'd with the main value, so skipping it is sound). A pair that evaluates itself
+        (``block_value``, e.g. a blocked three-group pair) is always evaluated."""
         key = id(alt)
         if key not in self._alt:
+            s_alt = alt.w[0] + alt.w[1] if len(alt.w) <= 3 else 0.5  # a spread's: as in _auto_blocks
+            cells = three_group_cells(self.n * min(alt.gamma, 1.0), s_alt, self.tail)
+            cheap = hasattr(alt, "block_value") or cells <= ALT_CELLS_MAX
             self._alt[key] = DecomposedPair(None, self.n, tail=self.tail, pairs=[alt],
-                                            all_spreads=self.all_spreads)
+                                            all_spreads=self.all_spreads) if cheap else None
         other = self._alt[key]
-        alt_value = other.pair_value(alt, ee, True)
-        return min(value, alt_value + (other.m_outside - self.m_outside) / (1.0 + ROUNDING_RTOL))
+        if other is None:
+            return None
+        return other.pair_value(alt, ee, True) + (other.m_outside - self.m_outside) / (1.0 + ROUNDING_RTOL)
 
     def _finish(self, value: float) -> float:
         """The upper bound from the largest pair value: rounding allowance and the ``M``-window mass."""

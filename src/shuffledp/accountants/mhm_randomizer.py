@@ -61,7 +61,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from shuffledp.accountants.decomposition import GroupedPair, _check_eps0, _check_int
+from shuffledp.accountants.decomposition import THREE_M_CAP, GroupedPair, _check_eps0, _check_int, three_group_cells
 from shuffledp.accountants.flags import FlagPair, flag_pair
 from shuffledp.accountants.lattice_sums import LATTICE_BUDGET, UNIT, LatticeSums, lattice_cost
 
@@ -329,6 +329,10 @@ class MHMPair(FlagPair):
             self.cache[key] = (LatticeSums(pi, rel0, ns, tail / (1.0 + self.em1)) if ok else None, sub)
         return self.cache[key]
 
+    def cells_per_m(self, m_top: float, tail: float) -> float:
+        """Cost per ``M`` block: the flag pair's, or a spread's table at up to ``THREE_M_CAP`` draws."""
+        return max(FlagPair.cells_per_m(self, m_top, tail), three_group_cells(min(m_top, THREE_M_CAP), 0.5, tail))
+
     def block_value(self, ms, block_w, ee: float, tail: float, *, upper: bool) -> float:
         sums, sub = self._sums(ms, tail)
         if sums is None:
@@ -375,6 +379,8 @@ def _spread_value(pair: GroupedPair, ms, block_w, ee: float, tail: float, upper:
     # the weights being tiny at large eps0, and each costs a full evaluation)
     _, scale, h = spreads[0]
     s = h.w[0] + h.w[1]
+    if upper:  # D_M is non-increasing in M: charging min(M, cap) draws is an upper bound
+        ms = np.minimum(ms, THREE_M_CAP)
     val = _divergence_given_count(_CountTable(ms, s, tail), h, h.w[0] / s, ee, upper=upper)
     return scale * float(np.dot(block_w, val))
 
