@@ -170,14 +170,16 @@ def test_edge_of_numerics_answers_trivially_with_a_note():
 
 
 def test_huge_n_skips_the_sqrt_n_bounds():
-    """Above HEAVY_N_MAX only bounds of fixed cost run (no pair-group-counts), and those whose cost
-    is flat for the randomizer (the flag pairs' decomposition: FLAT_AT_ANY_N)."""
+    """Above HEAVY_N_MAX only bounds of fixed cost run: no pair-group-counts, but the decomposition
+    (its counts in blocks: a cost independent of n) for every randomizer that has one."""
+    for mech, kw in (("oue", {"d": 10}), ("subset-exp", {"d": 10, "s": 2}), ("krr", {"k": 10}),
+                     ("olh", {}), ("mhm", {"d": 3})):
+        n = best.HEAVY_N_MAX[mech] + 1
+        assert "decomposition" in best.upper_bounds(mech, 1.0, n, 1e-6, **kw)
+        assert "decomposition" in best.upper_bounds(mech, 1.0, 10**15, 1e-6, **kw)
     n = best.HEAVY_N_MAX["oue"] + 1
-    assert "decomposition" in best.upper_bounds("oue", 1.0, n, 1e-6, d=10)
     assert set(best.lower_bounds("oue", 1.0, n, 1e-6, d=10)) == {"group-one-count", "third-input-blocked"}
-    assert "decomposition" in best.upper_bounds("oue", 1.0, n - 1, 1e-6, d=10)
-    n = best.HEAVY_N_MAX["subset-exp"] + 1
-    assert "decomposition" not in best.upper_bounds("subset-exp", 1.0, n, 1e-6, d=10, s=2)
+    assert "pair-group-counts" in best.lower_bounds("oue", 1.0, n - 1, 1e-6, d=10)
 
 
 def test_a_certified_eps_of_zero_is_exact():
@@ -189,3 +191,20 @@ def test_a_certified_eps_of_zero_is_exact():
     assert res["ratio"] == 1.0 and res["gap"] == 0.0
     res = best.best_eps("krr", 0.5, 10**9, 1e-6, k=10, parallel=False)
     assert res["eps"] > 0 and res["ratio"] == pytest.approx(res["eps"] / res["eps_lower"])
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_once_eps_zero_is_certified_the_rest_is_skipped(parallel):
+    """subset-exp at 1e15 users, eps0 = 0.5: the decomposition certifies eps = 0; the other upper
+    bounds are then left out (none can do better), each entry saying so; without the skip every
+    one of them also answers 0 (same answer either way)."""
+    res = best.best_eps("subset-exp", 0.5, 10**15, 1e-6, d=100, s=4, parallel=parallel)
+    assert res["eps"] == 0.0 and res["upper_by"] == "decomposition" and res["ratio"] == 1.0
+    uppers = {nm: b for nm, b in res["bounds"].items() if b["kind"] == "upper"}
+    skipped = {nm for nm, b in uppers.items() if b["eps"] is None}
+    assert all("certifies eps = 0" in uppers[nm]["note"] for nm in skipped)
+    if not parallel:
+        assert skipped == set(uppers) - {"decomposition"}
+    full = best.best_eps("subset-exp", 0.5, 10**15, 1e-6, d=100, s=4, parallel=False,
+                         bounds=["variation-ratio", "fmt23"])
+    assert full["eps"] == 0.0

@@ -76,10 +76,12 @@ SUBSET_PAIRS_MAX = 8  # subset-exp: the decomposition maximises over s pairs (on
 BEST_EPS0_MAX = 50.0  # account best: its upper bounds' numerics are checked up to here (below the
 # accountants' common EPS0_MAX of shuffledp.accountants.validation)
 BEST_DELTA_MIN = 1e-300  # account best: smaller deltas are refused (subnormal doubles lose their digits)
-# Largest n at which the bounds whose cost grows with n (about sqrt(n): the decomposition's count
-# windows, the exact pair-group-count lower bound) are evaluated; above it only the bounds with a
-# cost independent of n answer (variation ratio, clones, blanket: all evaluated at the real n; the
-# O(1) count-statistic lower bounds). Chosen so that one query stays under 2 s on one core.
+# Largest n at which the bounds whose cost grows with n (about sqrt(n): the exact real-pair lower
+# bounds pair-group-counts, pair-third-value, pair-third-input) are evaluated; above it only the
+# bounds with a cost independent of n answer (the decomposition -- M and the counts in blocks,
+# docs/accountants_internals.md "Large n" --, variation ratio, clones, blanket: all evaluated at the
+# real n; the blocked and O(1) count-statistic lower bounds). Chosen so that one query stays under
+# 2 s on one core.
 HEAVY_N_MAX = {"krr": 3 * 10**6, "general": 3 * 10**6,
                "subset-exp": 10**5, "oue": 10**5, "olh": 5 * 10**4, "mhm": 5 * 10**4}
 # errors of a bound's numerics at the edge of its range: that bound alone then answers trivially
@@ -87,10 +89,6 @@ HEAVY_N_MAX = {"krr": 3 * 10**6, "general": 3 * 10**6,
 # mhm: above this eps0 the collision pairs' convex-order check fails near eps0 and their spreads are
 # evaluated (measured: d = 8 at eps0 = 40-50 about 2-2.5 s, d = 12 about 6 s; up to 25 every check held)
 MHM_BIG_D, MHM_BIG_D_EPS0_MAX = 6, 25.0
-# bounds of cost ``grows`` whose cost no longer grows with n for these randomizers, evaluated at
-# every n: the decomposition of flag pairs (B summed in chord blocks, M in cdf-difference blocks,
-# MHM's spreads charged at a capped M, OUE's alt skipped above a cell budget; docs/accountants_internals.md)
-FLAT_AT_ANY_N = {"decomposition": ("oue", "olh", "mhm")}
 VR_WINDOW_MAX = 20_000  # above HEAVY_N_MAX: the variation ratio's clone counts in blocks beyond this window
 _DEGENERATE = ("degenerate group split", "carry no mass of the other draws", "need 0 < r < s < 1")
 
@@ -197,9 +195,11 @@ def delta_upper(mechanism: str, eps0: float, n: int, eps: float, **params) -> fl
 
 
 def evaluated_at(mechanism: str, name: str, n: int) -> bool:
-    """Whether ``best`` evaluates the bound ``name`` of cost ``grows`` at ``n`` users: up to
-    ``HEAVY_N_MAX[mechanism]``, and at every n where its cost is flat (:data:`FLAT_AT_ANY_N`)."""
-    return n <= HEAVY_N_MAX[mechanism] or mechanism in FLAT_AT_ANY_N.get(name, ())
+    """Whether ``best`` evaluates the registered bound ``name`` at ``n`` users: at every n when its
+    cost is ``fixed``, up to ``HEAVY_N_MAX[mechanism]`` when it ``grows``."""
+    from shuffledp.accountants import registry
+
+    return registry.get(name).cost == "fixed" or n <= HEAVY_N_MAX[mechanism]
 
 
 def _registered(mechanism: str, kind: str, k: int | None, n: int):
@@ -411,12 +411,29 @@ def _evaluate_bounds(mechanism: str, eps0: float, n: int, delta: float, k, rtol:
         done = {}
         if "decomposition" in names:
             done["decomposition"] = _timed(ups["decomposition"])
-        done.update(background.results() if background is not None else
-                    {nm: _timed(ups[nm]) for nm in names if nm != "decomposition"})
+        # once a bound certifies eps = 0 no other can do better: the rest are not evaluated
+        if background is not None:
+            if _certified_zero(done):
+                background.stop()
+            done.update(background.results())
+        else:
+            for nm in names:
+                if nm not in done and not _certified_zero(done):
+                    done[nm] = _timed(ups[nm])
     finally:
         if background is not None:
             background.stop()
     return table, lower_by, eps_lower, done
+
+
+def _certified_zero(done: dict[str, tuple[float, float]]) -> bool:
+    return any(value == 0.0 for value, _ in done.values())
+
+
+def _skipped(done: dict[str, tuple[float, float]]) -> dict:
+    """The entry of an upper bound left out because another already certified eps = 0."""
+    by = next(nm for nm, (value, _) in done.items() if value == 0.0)
+    return {"eps": None, "seconds": 0.0, "kind": "upper", "note": f"not evaluated: {by} certifies eps = 0"}
 
 
 def best_eps(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None = None,
@@ -428,10 +445,11 @@ def best_eps(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None
     {name: {"eps", "seconds", "kind"[, "note"]}}}``; ``ratio = eps / eps_lower`` (the gap between
     what is guaranteed and what is provably not, ``inf`` when no lower bound is positive) and
     ``gap = ratio - 1``. Above ``HEAVY_N_MAX[mechanism]`` users the bounds whose cost grows with
-    ``n`` are not evaluated (see :data:`HEAVY_N_MAX`; except where :data:`FLAT_AT_ANY_N` lists
-    them); a ``note`` marks a bound that answered
+    ``n`` are not evaluated (see :data:`HEAVY_N_MAX`); a ``note`` marks a bound that answered
     trivially at the edge of its numerics' range. ``bounds`` restricts the
-    upper bounds evaluated (lower bounds always run).
+    upper bounds evaluated (lower bounds always run). Once an upper bound certifies eps = 0 the
+    remaining ones are not evaluated (none can do better): their entries have ``eps`` None and a
+    ``note``.
 
     ``parallel`` (default: when a CPU is idle, :func:`_spare_cpu`): the upper bounds that do not
     start from the lower bound (all but the decomposition) run on a second thread while this one
@@ -451,9 +469,12 @@ def best_eps(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None
         parallel = _spare_cpu()
     table, lower_by, eps_lower, done = _evaluate_bounds(mechanism, eps0, n, delta, k, rtol, extra, names, parallel)
     for name in names:  # the order of ``bounds`` (default: upper_bounds'), as before
+        if name not in done:
+            table[name] = _skipped(done)
+            continue
         value, sec = done[name]
         table[name] = _entry(value if isinstance(value, _Trivial) else min(value, eps0), sec, "upper")
-    upper_by = min(names, key=lambda nm: table[nm]["eps"])
+    upper_by = min((nm for nm in names if nm in done), key=lambda nm: table[nm]["eps"])
     eps = table[upper_by]["eps"]
     if eps_lower > eps * (1 + 1e-9):
         raise RuntimeError(f"lower bound {lower_by} = {eps_lower!r} exceeds upper bound "

@@ -9,13 +9,16 @@ from functools import lru_cache
 import numpy as np
 from scipy import stats
 
+from shuffledp.accountants.lower_bounds import binom_rtol
+
 N_BLOCKS = 512           # blocks of clone counts in the blocked evaluation (huge n)
 
 
 @lru_cache(maxsize=16)
 def blocks(N: int, pc: float, tail: float, n_blocks: int = N_BLOCKS):
     """Blocks of consecutive clone counts of ``Bin(N, pc)`` covering all but ``tail`` of the mass:
-    (first count, last count, mass, rounding scale of each mass, mass outside the blocks)."""
+    (first count, last count, mass, rounding scale of each mass: ``1e-14 x scale`` bounds its error,
+    mass outside the blocks)."""
     Nf = float(N)
     lo = max(0, int(stats.binom.ppf(tail, Nf, pc)) - 1)
     hi = min(N, int(stats.binom.isf(tail, Nf, pc)) + 1)
@@ -32,10 +35,14 @@ def blocks(N: int, pc: float, tail: float, n_blocks: int = N_BLOCKS):
     sf_lo = stats.binom.sf(first - 1, Nf, pc)
     sf_hi = stats.binom.sf(last, Nf, pc)
     mass = np.where(below, cdf_hi - cdf_lo, sf_lo - sf_hi)
-    scale = np.where(below, cdf_hi, sf_lo)       # each difference is exact to ~1e-15 of this
+    # callers charge 1e-14 x scale for each mass: scipy's cdf / sf carry a relative error of up to
+    # binom_rtol (about 2e-13 per standard deviation, measured against mpmath: 2.4e-7 at n = 1e15),
+    # so scale is the two terms differenced, inflated to cover that error as well
+    rtol = float(binom_rtol(Nf, pc))
+    scale = np.where(below, cdf_hi + cdf_lo, sf_lo + sf_hi) * (1.0 + rtol / 1e-14)
     mass = np.maximum(mass, 0.0)
-    outside = (float(stats.binom.cdf(lo - 1, Nf, pc)) if lo > 0 else 0.0) + (
-        float(stats.binom.sf(hi, Nf, pc)) if hi < N else 0.0)
+    outside = ((float(stats.binom.cdf(lo - 1, Nf, pc)) if lo > 0 else 0.0) + (
+        float(stats.binom.sf(hi, Nf, pc)) if hi < N else 0.0)) * (1.0 + rtol)
     for arr in (first, last, mass, scale):
         arr.setflags(write=False)
     return first, last, mass, scale, outside

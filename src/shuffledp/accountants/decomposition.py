@@ -496,6 +496,7 @@ def _count_blocks(ms: np.ndarray, wts: np.ndarray, max_blocks: int) -> tuple[np.
 
 
 M_ENUM_MAX = 200_000  # blanket-count windows up to this width are enumerated; wider ones in blocks
+M_BLOCKS_WIDE = 256  # wider windows: at most this many blocks (see _m_law)
 # a pair evaluated through count tables beside a cheaper exact one (MHM's spreads, OUE's alt) is
 # charged at min(M, THREE_M_CAP) draws: D_M is non-increasing in M, so an upper bound, and its
 # table's width stops growing with n
@@ -542,7 +543,10 @@ def _m_law(N: int, gam: float, tail: float, max_blocks: int | None, pairs):
         wts = stats.binom.pmf(ms, N, gam)
         block_w, m_upper, m_lower = _count_blocks(ms, wts, max_blocks)
         return block_w * (1.0 + rtol), m_upper, m_lower, outside
-    edges = np.unique(np.round(np.linspace(lo, hi + 1.0, max_blocks + 1)))
+    # a window this wide holds over (M_ENUM_MAX / 24)^2 draws on average: M_BLOCKS_WIDE blocks each
+    # span under 1e-4 of M relative, so charging each at its smallest M costs nothing visible, while
+    # every block's mass costs four binomial cdfs (about 20 us each at N = 1e15)
+    edges = np.unique(np.round(np.linspace(lo, hi + 1.0, min(max_blocks, M_BLOCKS_WIDE) + 1)))
     return _block_masses(edges, float(N), gam) * (1.0 + ROUNDING_RTOL), edges[:-1], edges[1:] - 1.0, outside
 
 
@@ -782,6 +786,9 @@ def decomposition_eps(matrix, n: int, delta: float, *, rtol: float = 1e-5, guess
     # several pairs (e.g. subset-exp's overlaps): search with the pair that is worst at the start,
     # then verify every other pair at the answer and search again with any that exceeds delta;
     # the returned eps is a verified point of the maximum over all pairs
+    if guess is None and max(pair._finish(pair.pair_value(g, 1.0)) for g in every) <= delta:
+        return 0.0  # no lower bound to start from (typically: every real pair's total variation is
+        # below delta): eps = 0 verified for every pair at once (the search would test it first too)
     start = guess if guess is not None and 0 < guess < top else top / 2
     ee = math.exp(min(start, EPS_CAP))
     values = [pair.pair_value(g, ee) for g in every]

@@ -28,7 +28,8 @@ randomizer in ``randomizers``; ``lower`` -- a lower bound (an impossibility) for
 (its scope is in ``summary``). Upper bounds return verified points rounded up, lower bounds
 rounded down.
 
-``cost``: ``fixed`` (independent of n), ``grows`` (about sqrt(n): ``best`` evaluates it only up to
+``cost``: ``fixed`` (independent of n; the decomposition evaluates its counts in blocks above a
+width), ``grows`` (about sqrt(n): ``best`` evaluates it only up to
 its ``HEAVY_N_MAX``), ``per-user`` (an array per user: the table evaluates it up to its
 ``personalized_max_n``, ``best`` never), ``enumeration`` (every configuration: the table up to
 ``exact_max_n``), ``aggregate`` (the largest of the lower bounds ``best`` evaluates: a table column).
@@ -138,7 +139,7 @@ _ALL = RANDOMIZERS
 _REF = "the personalized bound with every user at eps0 (per-user arrays)"
 REGISTRY: dict[str, Accountant] = {a.name: a for a in (
     # ---- upper bounds (the order is the cross-paper table's column order)
-    _entry("decomposition", "upper", ("krr",) + GROUPED, "grows",
+    _entry("decomposition", "upper", ("krr",) + GROUPED, "fixed",
            "this project (accountants.decomposition; docs/accountants.md)",
            "the optimal blanket decomposition of the victim's grouped pair, evaluated grid-free",
            options=("guess",), monotone_n=True),
