@@ -259,3 +259,16 @@ def test_second_thread_only_with_an_idle_cpu(monkeypatch):
     monkeypatch.setattr(best, "_cpus", lambda: 1)
     monkeypatch.setattr(best.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     assert not best._spare_cpu()
+
+
+def test_binary_rr_gap_is_on_the_upper_side():
+    """docs/accountants.md: for binary RR the lower bound (the others' worst split) matches exact
+    enumeration over every configuration, and the blanket decomposition stays above it: the gap
+    `best` reports there is the upper bound's."""
+    from shuffledp.accountants import registry
+
+    exact = registry.get("exact").eps_for_delta("krr", 2.0, 1000, 1e-6, k=2)
+    low = registry.get("worst-pair").eps_for_delta("krr", 2.0, 1000, 1e-6, k=2)
+    up = registry.get("decomposition").eps_for_delta("krr", 2.0, 1000, 1e-6, k=2)
+    assert low <= exact * (1 + 1e-5) and low >= exact * (1 - 1e-3)
+    assert up > 1.1 * exact
