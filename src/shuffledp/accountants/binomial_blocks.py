@@ -46,3 +46,19 @@ def blocks(N: int, pc: float, tail: float, n_blocks: int = N_BLOCKS):
     for arr in (first, last, mass, scale):
         arr.setflags(write=False)
     return first, last, mass, scale, outside
+
+
+def smaller_tails(x, N, p: float):
+    """``(Pr[X <= x], Pr[X > x])`` for ``X ~ Bin(N, p)`` at each ``x`` (``N`` a number or one per
+    element), only the smaller side evaluated (NaN on the other: never used in a difference, where
+    the larger side would cancel)."""
+    x, N = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(N, dtype=np.float64))
+    lo, up = np.full(x.shape, np.nan), np.full(x.shape, np.nan)
+    lo[x < 0], up[x < 0] = 0.0, 1.0
+    lo[x >= N], up[x >= N] = 1.0, 0.0
+    mid = (x >= 0) & (x < N)
+    low = mid & (x < N * p)
+    high = mid & ~low
+    lo[low] = stats.binom.cdf(x[low], N[low], p)
+    up[high] = stats.binom.sf(x[high], N[high], p)
+    return lo, up

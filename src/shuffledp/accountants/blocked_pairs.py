@@ -57,6 +57,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
+from shuffledp.accountants.binomial_blocks import smaller_tails as _tails
 from shuffledp.accountants.decomposition import _bernstein_half_width, secant_eps
 from shuffledp.accountants.lower_bounds import _krr_probs, binom_rtol
 from shuffledp.accountants.validation import check_delta, check_eps
@@ -107,19 +108,6 @@ def scarf_upper(atoms, n: int, ee: float) -> float:
     return (var / (2.0 * (root - mu)) if mu < 0 else 0.5 * (root + mu)) / n * (1.0 + 1e-9)
 
 
-def _tails(x, N: float, p: float):
-    """``(Pr[X <= x], Pr[X > x])`` for ``X ~ Bin(N, p)`` at each ``x``, only the smaller side
-    evaluated (the other is NaN there: never used in a difference)."""
-    x = np.asarray(x, dtype=np.float64)
-    lo, up = np.full(x.shape, np.nan), np.full(x.shape, np.nan)
-    lo[x < 0], up[x < 0] = 0.0, 1.0
-    lo[x >= N], up[x >= N] = 1.0, 0.0
-    mid = (x >= 0) & (x < N)
-    low = mid & (x < N * p)
-    high = mid & ~low
-    lo[low] = stats.binom.cdf(x[low], N, p)
-    up[high] = stats.binom.sf(x[high], N, p)
-    return lo, up
 
 
 def _masses(edges, N: float, p: float):

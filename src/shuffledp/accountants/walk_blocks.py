@@ -57,6 +57,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from shuffledp.accountants.binomial_blocks import smaller_tails as _tails
 from shuffledp.accountants.lower_bounds import binom_rtol
 
 __all__ = ["Walk", "walk_of", "walk_divergence", "TARGET"]
@@ -149,19 +150,6 @@ def _edge_values(j, N, wk: Walk):
     return np.maximum(beta * val, 0.0), err + 4.0 * UNIT * beta * np.abs(val)
 
 
-def _tails(x, N, p: float):
-    """``(Pr[J <= x], Pr[J > x])`` for ``J ~ Bin(N, p)`` (``N`` per element), only the smaller
-    side evaluated (NaN on the other: never used in a difference)."""
-    x, N = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(N, dtype=np.float64))
-    lo, up = np.full(x.shape, np.nan), np.full(x.shape, np.nan)
-    lo[x < 0], up[x < 0] = 0.0, 1.0
-    lo[x >= N], up[x >= N] = 1.0, 0.0
-    mid = (x >= 0) & (x < N)
-    low = mid & (x < N * p)
-    high = mid & ~low
-    lo[low] = stats.binom.cdf(x[low], N[low], p)
-    up[high] = stats.binom.sf(x[high], N[high], p)
-    return lo, up
 
 
 def _geo_mean(t, L):
