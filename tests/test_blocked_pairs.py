@@ -203,3 +203,48 @@ def test_same_input_same_bits():
     one = bp.blocked_lower_eps(lambda t: bp.third_input_pair(10**9, r, s, t), 1e-8, 3.0)
     two = bp.blocked_lower_eps(lambda t: bp.third_input_pair(10**9, r, s, t), 1e-8, 3.0)
     assert one == two > 0
+
+
+def test_small_variance_window_end_is_the_exact_tail_quantile():
+    """`_window`'s upper end where N p (1 - p) < 1 (found by bisection, a few scalar sfs) is the
+    smallest k + 1 with Pr[X > k] <= tail, as a scan over every count gives it."""
+    import math
+
+    import numpy as np
+    from scipy import stats
+
+    from shuffledp.accountants import blocked_pairs as bp
+    from shuffledp.accountants.decomposition import _bernstein_half_width
+
+    rng = np.random.default_rng(11)
+    checked = 0
+    for _ in range(200):
+        N = float(int(10 ** rng.uniform(0, 7)))
+        p = 10 ** rng.uniform(-9, 0) * min(1.0, 1.0 / N)
+        tail = 10 ** rng.uniform(-300, -3)
+        if N * p * (1 - p) >= 1:
+            continue
+        ks = np.arange(0.0, min(N, math.ceil(N * p + float(_bernstein_half_width(N, p, 2 * tail)))) + 1.0)
+        sf = stats.binom.sf(ks, N, p)
+        assert sf[-1] <= tail
+        assert bp._window(N, p, tail)[1] == min(N, float(ks[np.argmax(sf <= tail)]) + 1.0)
+        checked += 1
+    assert checked > 100
+
+
+@pytest.mark.parametrize("mech,eps0,n,delta,kw", [
+    ("oue", 7.422, 318, 2.66e-258, {"d": 393394}),
+    ("krr", 0.133, 152, 2.9e-225, {"k": 824641}),
+    ("oue", 22.755, 1169, 2.64e-281, {"d": 560}),
+])
+def test_extreme_tails_print_no_quantile_warning(mech, eps0, n, delta, kw):
+    """Boost's quantile search fails at tails like 1e-280 ("Unable to bracket root"): the windows
+    of the lower bounds no longer ask it there, and nothing is printed."""
+    import warnings
+
+    from shuffledp.accountants import best
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        res = best.best_eps(mech, eps0, n, delta, parallel=False, **kw)
+    assert 0.0 <= res["eps_lower"] <= res["eps"] <= eps0

@@ -4,6 +4,8 @@ worst count, so the blocked value stays an upper bound)."""
 
 from __future__ import annotations
 
+import math
+import warnings
 from functools import lru_cache
 
 import numpy as np
@@ -62,3 +64,18 @@ def smaller_tails(x, N, p: float):
     lo[low] = stats.binom.cdf(x[low], N[low], p)
     up[high] = stats.binom.sf(x[high], N[high], p)
     return lo, up
+
+
+def lower_quantile(q: float, N: float, p: float) -> float:
+    """``binom.ppf(q, N, p)`` for a window's end where only cost and tightness depend on it (what
+    lies outside is charged or dropped by the caller): 0 without a search when ``Pr[X = 0] >= q``,
+    and 0 (a wider window) where Boost's root search fails at extreme ``q`` -- instead of the
+    RuntimeWarning it prints there."""
+    if N <= 0 or p <= 0.0:
+        return 0.0
+    if p < 1.0 and N * math.log1p(-p) >= math.log(q):
+        return 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        value = float(stats.binom.ppf(q, N, p))
+    return value if math.isfinite(value) else 0.0

@@ -57,6 +57,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
+from shuffledp.accountants.binomial_blocks import lower_quantile
 from shuffledp.accountants.binomial_blocks import smaller_tails as _tails
 from shuffledp.accountants.decomposition import _bernstein_half_width, secant_eps
 from shuffledp.accountants.lower_bounds import _krr_probs, binom_rtol
@@ -179,12 +180,19 @@ def _window(N: float, p: float, tail: float) -> tuple[float, float]:
         return 0.0, 0.0
     if p >= 1.0:
         return float(N), float(N)
-    lo = max(0.0, float(stats.binom.ppf(tail, N, p)) - 1.0)
+    lo = max(0.0, lower_quantile(tail, N, p) - 1.0)
     if N * p * (1.0 - p) < 1.0:
         # Boost's isf fails to bracket its root here: the same quantile by scanning the few counts
         # below Bernstein's closed-form bound (the smallest k with Pr[X > k] <= tail)
-        ks = np.arange(0.0, min(float(N), math.ceil(N * p + float(_bernstein_half_width(N, p, 2.0 * tail)))) + 1.0)
-        hi = min(float(N), float(ks[np.argmax(stats.binom.sf(ks, N, p) <= tail)]) + 1.0)
+        # (bisection on the counts: Pr[X > k] falls with k; a few scalar sfs, not one per count)
+        k_lo, k_hi = 0.0, min(float(N), math.ceil(N * p + float(_bernstein_half_width(N, p, 2.0 * tail))))
+        while k_hi - k_lo > 0.5:
+            mid = math.floor((k_lo + k_hi) / 2.0)
+            if float(stats.binom.sf(mid, N, p)) <= tail:
+                k_hi = mid
+            else:
+                k_lo = mid + 1.0
+        hi = min(float(N), k_hi + 1.0)
     else:
         hi = min(float(N), float(stats.binom.isf(tail, N, p)) + 1.0)
     if not (math.isfinite(lo) and math.isfinite(hi)) or hi < lo:

@@ -40,6 +40,7 @@ import math
 import numpy as np
 from scipy import stats
 
+from shuffledp.accountants.binomial_blocks import lower_quantile
 from shuffledp.accountants.decomposition import _check_delta, _check_eps, _check_int, secant_eps
 
 __all__ = ["third_flag_rates", "third_flag_delta", "third_flag_lower_eps", "third_flag_cells", "CELL_BUDGET",
@@ -75,8 +76,8 @@ def _window(N: int, p: float, tail: float) -> tuple[int, np.ndarray]:
     """(start, pmf) of ``Bin(N, p)`` on a window holding all but about ``tail`` of its mass."""
     if N == 0:
         return 0, np.ones(1)
-    lo = int(max(stats.binom.ppf(tail / 2, N, p) - 1, 0))
-    hi = int(min(N - stats.binom.ppf(tail / 2, N, 1.0 - p) + 1, N))
+    lo = int(max(lower_quantile(tail / 2, N, p) - 1, 0))
+    hi = int(min(N - lower_quantile(tail / 2, N, 1.0 - p) + 1, N))
     ks = np.arange(lo, hi + 1, dtype=np.float64)
     return lo, stats.binom.pmf(ks, N, p)
 
