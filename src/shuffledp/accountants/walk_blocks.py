@@ -199,27 +199,33 @@ def _at_edges(row, e, Nrow, wk: Walk) -> dict:
     return {"row": row, "e": e, "F": F, "F_err": F_err, "lo": lo, "up": up}
 
 
-_TAILS: dict = {}  # (p, N) -> {edge: tails at edge - 1}: eps-independent, reused across the eps search
+_TAILS: dict = {}  # (p, N) -> (sorted edges, tails below, tails above): eps-independent, reused
+# across the eps search
 
 
 def _cached_tails(e, N, p: float):
     """:func:`_tails` at ``e - 1`` of ``Bin(N, p)`` (per element), remembered across calls (the
-    edges are midpoints of the same initial grid at every eps)."""
+    edges are midpoints of the same initial grid at every eps); looked up per count of draws with
+    sorted arrays (no per-element Python)."""
     if len(_TAILS) > 256:
         _TAILS.clear()
     lo, up = np.empty(e.size), np.empty(e.size)
-    miss = []
-    for i, (n, x) in enumerate(zip(N.tolist(), e.tolist(), strict=True)):
-        hit = _TAILS.setdefault((p, n), {}).get(x)
-        if hit is None:
-            miss.append(i)
-        else:
-            lo[i], up[i] = hit
-    if miss:
-        idx = np.asarray(miss)
-        lo[idx], up[idx] = _tails(e[idx] - 1.0, N[idx], p)
-        for i in miss:
-            _TAILS[(p, float(N[i]))][float(e[i])] = (lo[i], up[i])
+    for n in np.unique(N):
+        sel = np.flatnonzero(N == n)
+        x = e[sel]
+        known, k_lo, k_up = _TAILS.get((p, float(n)), (np.empty(0), np.empty(0), np.empty(0)))
+        pos = np.minimum(np.searchsorted(known, x), max(known.size - 1, 0))
+        hit = (known.size > 0) & (known[pos] == x) if known.size else np.zeros(x.size, dtype=bool)
+        lo[sel[hit]], up[sel[hit]] = k_lo[pos[hit]], k_up[pos[hit]]
+        if not np.all(hit):
+            new_x = np.unique(x[~hit])
+            n_lo, n_up = _tails(new_x - 1.0, np.full(new_x.size, float(n)), p)
+            at = np.searchsorted(new_x, x[~hit])
+            lo[sel[~hit]], up[sel[~hit]] = n_lo[at], n_up[at]
+            merged = np.concatenate([known, new_x])
+            order = np.argsort(merged, kind="stable")
+            _TAILS[(p, float(n))] = (merged[order], np.concatenate([k_lo, n_lo])[order],
+                                     np.concatenate([k_up, n_up])[order])
     return lo, up
 
 
