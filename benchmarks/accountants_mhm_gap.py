@@ -17,33 +17,16 @@ Prints a Markdown table.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-import _oracle_decomposition as O  # noqa: E402
-import _oracle_mhm as OM  # noqa: E402
+from _mhm_optimum import optimum_delta  # noqa: E402
 
 from shuffledp.accountants import decomposition as dec  # noqa: E402
 from shuffledp.accountants import mhm_randomizer as M  # noqa: E402
 from shuffledp.accountants.blanket import mhm_domain  # noqa: E402
-
-
-def optimum_delta(d: int, g: int, eps0: float, n: int, eps: float, full: bool) -> float:
-    """Largest exact decomposed divergence over the victim pairs (each is its own mirror image);
-    only the m = d pair unless ``full``."""
-    best = OM.all_differ_delta(d, g, eps0, n, eps)
-    for m in range(1, d if full else 1):
-        pr = M.mhm_pair(d, g, eps0, m)
-        keep = [i for i, w in enumerate(pr.w) if w > 0]
-        w = np.array([pr.w[i] for i in keep])
-        z = (np.array([pr.p[i] for i in keep]) - math.exp(eps) * np.array([pr.q[i] for i in keep])) / w
-        best = max(best, O.atoms_expectation(w, z, pr.gamma, n))
-    return best
 
 
 def optimum_eps(d: int, g: int, eps0: float, n: int, delta: float, full: bool) -> float:

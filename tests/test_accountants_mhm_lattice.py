@@ -12,10 +12,10 @@ import math
 import sys
 from pathlib import Path
 
-import _oracle_decomposition as O
 import _oracle_mhm as OM
 import numpy as np
 import pytest
+from _mhm_optimum import optimum_delta
 
 from shuffledp.accountants import decomposition as dec
 from shuffledp.accountants import lattice_sums as L
@@ -27,18 +27,6 @@ def _flags_only(d, g, eps0):
     pair = M.mhm_pairs(d, g, eps0)[0]
     object.__setattr__(pair, "lattice", None)
     return [pair]
-
-
-def _optimum_delta(d, g, eps0, n, eps):
-    """Largest exact decomposed divergence over every victim pair m = 1..d."""
-    best = OM.all_differ_delta(d, g, eps0, n, eps)
-    for m in range(1, d):
-        pr = M.mhm_pair(d, g, eps0, m)
-        keep = [i for i, w in enumerate(pr.w) if w > 0]
-        w = np.array([pr.w[i] for i in keep])
-        z = (np.array([pr.p[i] for i in keep]) - math.exp(eps) * np.array([pr.q[i] for i in keep])) / w
-        best = max(best, O.atoms_expectation(w, z, pr.gamma, n))
-    return best
 
 
 @pytest.mark.parametrize("d,eps0", [(2, 0.5), (5, 1.0), (8, 2.0), (16, 0.5)])
@@ -64,7 +52,7 @@ def test_upper_is_above_the_exact_optimum_of_every_pair(d, eps0, n):
     pairs = M.mhm_pairs(d, g, eps0)
     for eps in (0.02, 0.2, 0.6):
         up = dec.decomposition_delta(None, n, eps, pairs=pairs)
-        opt = _optimum_delta(d, g, eps0, n, eps)
+        opt = optimum_delta(d, g, eps0, n, eps)
         assert opt * (1 - 1e-12) <= up <= opt * 1.05 + 1e-15, (eps, up, opt)
 
 
@@ -90,7 +78,7 @@ def test_eps_within_half_a_percent_of_the_optimum_at_the_benchmark_points(d, eps
     full = d <= 2
 
     def opt(eps):
-        return _optimum_delta(d, g, eps0, n, eps) if full else OM.all_differ_delta(d, g, eps0, n, eps)
+        return optimum_delta(d, g, eps0, n, eps) if full else OM.all_differ_delta(d, g, eps0, n, eps)
 
     assert opt(acc) <= delta  # sound: the optimum's eps is at most the accountant's
     assert opt(acc / 1.005) > delta  # tight: the optimum's eps is above acc / 1.005

@@ -208,7 +208,7 @@ def _registered(mechanism: str, kind: str, k: int | None, n: int):
     from shuffledp.accountants import registry
 
     found = registry.for_randomizer(mechanism, k=k, kind=kind, costs=("fixed", "grows"))
-    return [acc for acc in found if acc.cost == "fixed" or evaluated_at(mechanism, acc.name, n)]
+    return [acc for acc in found if evaluated_at(mechanism, acc.name, n)]
 
 
 def _bound_fns(kind: str, mechanism: str, eps0: float, n: int, delta: float, params: dict, rtol: float,

@@ -786,9 +786,6 @@ def decomposition_eps(matrix, n: int, delta: float, *, rtol: float = 1e-5, guess
     # several pairs (e.g. subset-exp's overlaps): search with the pair that is worst at the start,
     # then verify every other pair at the answer and search again with any that exceeds delta;
     # the returned eps is a verified point of the maximum over all pairs
-    if guess is None and max(pair._finish(pair.pair_value(g, 1.0)) for g in every) <= delta:
-        return 0.0  # no lower bound to start from (typically: every real pair's total variation is
-        # below delta): eps = 0 verified for every pair at once (the search would test it first too)
     start = guess if guess is not None and 0 < guess < top else top / 2
     ee = math.exp(min(start, EPS_CAP))
     values = [pair.pair_value(g, ee) for g in every]
