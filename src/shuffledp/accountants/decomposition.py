@@ -422,17 +422,46 @@ def _bernstein_half_width(N, s: float, tail: float):
     return L / 3.0 + np.sqrt(L * L / 9.0 + 2.0 * L * var)
 
 
+def _chernoff_ends(N, s: float, tail: float):
+    """``(lo, hi)`` with ``Pr[Bin(N, s) < lo] <= tail / 2`` and ``Pr[Bin(N, s) > hi] <= tail / 2``
+    (up to the bisection's resolution) by the Chernoff bound ``Pr[X >= N a] <= exp(-N KL(a || s))``
+    (and its mirror below the mean), solved for ``a`` by bisection. Much narrower than Bernstein's
+    where the mean is small against ``log(2/tail)`` (Poisson-like counts at tiny deltas). Only the
+    window's width depends on it: callers compute and charge the mass outside."""
+    N = np.asarray(N, dtype=np.float64)
+    L = math.log(2.0 / tail)
+    ls, l1s = math.log(s), math.log1p(-s)
+
+    def excess(a):  # N KL(a || s) - L, for a in (0, 1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            kl = (np.where(a > 0, a * (np.log(np.maximum(a, 1e-300)) - ls), 0.0)
+                  + np.where(a < 1, (1.0 - a) * (np.log1p(-np.minimum(a, 1.0)) - l1s), -l1s))
+        return N * kl - L
+
+    ends = []
+    for far in (0.0, 1.0):  # lower end: a in (0, s); upper end: a in (s, 1)
+        near_a, far_a = np.full(N.shape, s), np.full(N.shape, far)
+        for _ in range(60):
+            mid = 0.5 * (near_a + far_a)
+            inside = excess(mid) < 0.0
+            near_a, far_a = np.where(inside, mid, near_a), np.where(inside, far_a, mid)
+        ends.append(far_a * N)
+    return np.floor(ends[0]), np.ceil(ends[1])
+
+
 def _t_window(N, s: float, tail: float):
     """Window ``[lo, hi]`` of ``Bin(N, s)`` (arrays of N) holding all but about ``tail`` of the
-    mass (:func:`_bernstein_half_width`), and the mass outside, computed (binomial cdf / sf) and
-    rounded up by the tolerance of :func:`lower_bounds.binom_rtol`: only the window's tightness
-    depends on the inequality, the charge is the computed mass."""
+    mass (the narrower of :func:`_bernstein_half_width` and :func:`_chernoff_ends` on each side),
+    and the mass outside, computed (binomial cdf / sf) and rounded up by the tolerance of
+    :func:`lower_bounds.binom_rtol`: only the window's tightness depends on the inequalities, the
+    charge is the computed mass."""
     N = np.asarray(N, dtype=np.float64)
     if s >= 1.0:
         return N.copy(), N.copy(), np.zeros_like(N)
     half = _bernstein_half_width(N, s, tail)
-    lo = np.clip(np.floor(N * s - half), 0.0, N)
-    hi = np.clip(np.ceil(N * s + half), lo, N)
+    c_lo, c_hi = _chernoff_ends(N, s, tail)
+    lo = np.clip(np.maximum(np.floor(N * s - half), c_lo), 0.0, N)
+    hi = np.clip(np.minimum(np.ceil(N * s + half), c_hi), lo, N)
     out = np.where(lo > 0, stats.binom.cdf(lo - 1.0, N, s), 0.0) + np.where(hi < N, stats.binom.sf(hi, N, s), 0.0)
     return lo, hi, out * (1.0 + 2.0 * binom_rtol(N, s)) + 1e-300 * (out > 0)
 
@@ -718,6 +747,41 @@ def _eps_hi(pairs: list[GroupedPair]) -> float:
     return top
 
 
+def _search_gap(value: float, root_t: float) -> float:
+    """The search's coordinate of a divergence ``value`` against the target: ``sqrt(log(1/delta))
+    - sqrt(log(1/value))``, ``<= 0`` exactly when ``value <= delta``. Divergences decay like
+    ``exp(-c eps^2)`` in the tail, so this is nearly linear in eps where ``log value`` is not."""
+    return root_t - math.sqrt(max(-math.log(max(value, 1e-300)), 0.0))
+
+
+def _secant_step(pts: list, lo: float, hi: float, ends: dict, shrink: list) -> float:
+    """Next point of :func:`secant_eps` (``pts``: ``(x, gap, value)`` of every evaluation): the
+    secant through the last two points whose values occur once (equal values mark a plateau, e.g.
+    where the charged truncated mass is all that is left, and say nothing of the slope), a small
+    step from the first point. Once the bracket's two ends are both evaluated, a secant leaving
+    the bracket gives way to regula falsi on the ends (Illinois: the caller halves the value of
+    the end kept twice in a row), and the midpoint is taken when the bracket has not halved over
+    the last three steps or its upper end lies on a plateau."""
+    values = [v for _, _, v in pts]
+    good = [(x, g) for x, g, v in pts if values.count(v) == 1]
+    r = None
+    if len(good) >= 2 and good[-1][1] != good[-2][1]:
+        (x0, g0), (x1, g1) = good[-2], good[-1]
+        r = x1 - g1 * (x1 - x0) / (g1 - g0)
+    if "lo" not in ends or "hi" not in ends:
+        if r is None:
+            x, gx, v = pts[-1]
+            r = x * (1.002 if gx > 0 else 0.998) if values.count(v) == 1 else 0.5 * (lo + hi)
+        return r
+    if len(shrink) >= 4 and shrink[-1] > 0.5 * shrink[-4]:
+        return 0.5 * (lo + hi)
+    if r is not None and lo < r < hi:
+        return r
+    g_lo, g_hi = ends["lo"], ends["hi"]
+    plateau = values.count(ends["hi_value"]) > 1
+    return lo - g_lo * (hi - lo) / (g_hi - g_lo) if g_hi < 0 < g_lo and not plateau else 0.5 * (lo + hi)
+
+
 def secant_eps(fn, delta: float, lo: float, hi: float, guess: float, rtol: float, *,
                side: str = "upper", max_eval: int = 40) -> float:
     """Root of a non-increasing ``fn`` at ``delta`` given ``fn(lo) > delta >= fn(hi)``.
@@ -725,39 +789,42 @@ def secant_eps(fn, delta: float, lo: float, hi: float, guess: float, rtol: float
     ``side="upper"``: the smallest eps found with ``fn(eps) <= delta`` (a verified point; for an
     upper bound ``fn`` this eps is certified). ``side="lower"``: the largest eps found with
     ``fn(eps) > delta`` (a verified point; for a lower bound ``fn`` the mechanism is not
-    (eps, delta)-DP there). Secant steps on ``log fn`` from ``guess``, each proposal nudged by
-    ``rtol/4`` towards the wanted side; the search stops once a proposal lands on the wanted
-    side within ``rtol`` of the previous point, or the bracket is narrower than ``rtol``;
-    bisection takes over after six evaluations or when a proposal leaves the bracket.
+    (eps, delta)-DP there). Secant steps on :func:`_search_gap` from ``guess``, each proposal
+    nudged by ``rtol/4`` towards the wanted side; the search stops once a proposal lands on the
+    wanted side within ``rtol`` of the previous point, or the bracket is narrower than ``rtol``.
+    Once both ends of the bracket are evaluated, :func:`_secant_step` safeguards the steps
+    (regula falsi, Illinois, bisection when the bracket stops halving): only the number of
+    evaluations depends on it, every returned end is an evaluated point.
     """
     if side not in ("upper", "lower"):
         raise ValueError(f"side must be 'upper' or 'lower', got {side!r}")
-    log_t = math.log(delta)
+    root_t = math.sqrt(-math.log(delta))
     pts: list[tuple[float, float]] = []
+    ends: dict[str, float] = {}
+    shrink: list[float] = []
+    last_end = ""
     nudge = 1.0 + rtol / 4.0 if side == "upper" else 1.0 - rtol / 4.0
     x = min(max(guess, lo), hi)
-    evals = 0
-    while evals < max_eval and hi - lo > rtol * hi:
+    while len(pts) < max_eval and hi - lo > rtol * hi:
         v = fn(x)
-        gx = math.log(max(v, 1e-300)) - log_t
-        pts.append((x, gx))
-        evals += 1
-        if gx <= 0:
+        gx = _search_gap(v, root_t)
+        pts.append((x, gx, v))
+        end = "hi" if gx <= 0 else "lo"
+        if end == "hi":
             hi = min(hi, x)
         else:
             lo = max(lo, x)
-        if len(pts) >= 2 and pts[-1][1] != pts[-2][1]:
-            (x0, g0), (x1, g1) = pts[-2], pts[-1]
-            r = x1 - g1 * (x1 - x0) / (g1 - g0)
-        else:
-            r = x * (1.002 if gx > 0 else 0.998)
+        if end == last_end and ("lo" if end == "hi" else "hi") in ends:
+            ends["lo" if end == "hi" else "hi"] *= 0.5  # Illinois: the stale end's value halved
+        ends[end], ends[end + "_value"], last_end = gx, v, end
+        if "lo" in ends and "hi" in ends:
+            shrink.append(hi - lo)
+        r = _secant_step(pts, lo, hi, ends, shrink)
         on_side = gx <= 0 if side == "upper" else gx > 0
         if on_side and abs(r - x) <= rtol * x / 2:
             break
         cand = r * nudge
-        if not (lo < cand < hi) or evals >= 6:
-            cand = 0.5 * (lo + hi)
-        x = cand
+        x = cand if lo < cand < hi else 0.5 * (lo + hi)
     return hi if side == "upper" else lo
 
 
