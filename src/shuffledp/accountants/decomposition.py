@@ -449,17 +449,17 @@ def _chernoff_ends(N, s: float, tail: float):
     return np.floor(ends[0]), np.ceil(ends[1])
 
 
-def _t_window(N, s: float, tail: float):
+def _t_window(N, s: float, tail: float, *, chernoff: bool = True):
     """Window ``[lo, hi]`` of ``Bin(N, s)`` (arrays of N) holding all but about ``tail`` of the
-    mass (the narrower of :func:`_bernstein_half_width` and :func:`_chernoff_ends` on each side),
-    and the mass outside, computed (binomial cdf / sf) and rounded up by the tolerance of
-    :func:`lower_bounds.binom_rtol`: only the window's tightness depends on the inequalities, the
-    charge is the computed mass."""
+    mass (the narrower of :func:`_bernstein_half_width` and, with ``chernoff``,
+    :func:`_chernoff_ends` on each side), and the mass outside, computed (binomial cdf / sf) and
+    rounded up by the tolerance of :func:`lower_bounds.binom_rtol`: only the window's tightness
+    depends on the inequalities, the charge is the computed mass."""
     N = np.asarray(N, dtype=np.float64)
     if s >= 1.0:
         return N.copy(), N.copy(), np.zeros_like(N)
     half = _bernstein_half_width(N, s, tail)
-    c_lo, c_hi = _chernoff_ends(N, s, tail)
+    c_lo, c_hi = _chernoff_ends(N, s, tail) if chernoff else (-np.inf, np.inf)
     lo = np.clip(np.maximum(np.floor(N * s - half), c_lo), 0.0, N)
     hi = np.clip(np.minimum(np.ceil(N * s + half), c_hi), lo, N)
     out = np.where(lo > 0, stats.binom.cdf(lo - 1.0, N, s), 0.0) + np.where(hi < N, stats.binom.sf(hi, N, s), 0.0)
@@ -563,7 +563,9 @@ def _m_law(N: int, gam: float, tail: float, max_blocks: int | None, pairs):
     if gam >= 1.0:
         ones = np.array([float(N)])
         return np.array([1.0 + ROUNDING_RTOL]), ones, ones, 0.0
-    lo, hi, outside = (float(x[0]) for x in _t_window(np.array([float(N)]), gam, tail))
+    # Bernstein's window alone: the M law's blocks (and their charged masses) as before; the
+    # Chernoff ends narrow the t windows, where small means at tiny tails made them 5x too wide
+    lo, hi, outside = (float(x[0]) for x in _t_window(np.array([float(N)]), gam, tail, chernoff=False))
     rtol = max(ROUNDING_RTOL, float(binom_rtol(N, gam)))
     if max_blocks is None:
         max_blocks = _auto_blocks(hi, tail, pairs)

@@ -66,6 +66,7 @@ TARGET = 1e-3        # refinement stops once the blocked upper and lower values 
 MAX_ROUNDS = 40      # refinement rounds at most
 STALL_ROUNDS = 4     # a count whose gap has not halved in this many rounds is not refined further
 MAX_EDGES = 6000     # per count: no block is split beyond this many edges
+SPLIT_MAX = 8        # a block is split into at most this many in one refinement round
 FLOOR = 1e-290      # a count whose divergence bound is below this is not refined (deltas >= 1e-300)
 UNIT = 2.0 ** -53    # unit roundoff of float64
 # initial edges of J, in standard deviations from its mean (the rest of 0..N in wide blocks)
@@ -253,8 +254,11 @@ def _initial(Nrow, wk: Walk) -> dict:
 
 
 def _block_bounds(st: dict, Nrow, p: float):
-    """Per block between consecutive edges of one count: (row, left edge index, upper, lower)
-    on ``sum_{j in block} Pr[J = j] F(j)`` (module docstring), every error charged.
+    """Per block between consecutive edges of one count: (row, left edge index, upper, lower,
+    blocking gap) on ``sum_{j in block} Pr[J = j] F(j)`` (module docstring), every error charged
+    in ``upper`` and ``lower``. The blocking gap is the part of ``upper - lower`` that splitting
+    the block can remove: the same chord and lines from ``F`` without its rounding charge (which
+    stays whatever the blocks; it only steers the refinement).
 
     A block's mass is a difference of two tails shared with its neighbours, so the tails' errors
     are charged once per edge (summation by parts: ``sum_i (T_{i+1} - T_i) c_i`` moves by at most
@@ -280,7 +284,9 @@ def _block_bounds(st: dict, Nrow, p: float):
     lo_abel = np.where(has_prev, tail_err * np.abs(line[prev] - line), 0.0)
     upper = W * chord + W_err * chord + up_abel
     lower = W * line - W_err * line - lo_abel
-    return br, k, upper, lower
+    F = st["F"]
+    bare = F[k] + lam * (F[k + 1] - F[k]) - _lower_lines(st, k, br, is_last, F, F, mu, mu_err)
+    return br, k, upper, lower, W * np.maximum(bare, 0.0)
 
 
 def _lower_lines(st: dict, k, br, is_last, Fu, Fl, mu, mu_err):
@@ -297,6 +303,38 @@ def _lower_lines(st: dict, k, br, is_last, Fu, Fl, mu, mu_err):
     l_next = np.where(~is_last, Fl[k + 1] - s_next * (right - mu + np.where(s_next >= 0, mu_err, -mu_err)), 0.0)
     single = (right - first == 1.0) & ~is_last
     return np.maximum(np.maximum(np.maximum(l_prev, l_next), np.where(single, Fl[k], 0.0)), 0.0)
+
+
+def _largest(row, value, excess):
+    """Per row, the blocks with the largest ``value`` whose sum first reaches the row's ``excess``
+    (none where it is not positive): the blocks a refinement round splits."""
+    order = np.lexsort((-value, row))
+    v = value[order]
+    r = row[order]
+    cum = np.cumsum(v)
+    start = np.searchsorted(r, r)  # first position of each row in the sorted order
+    before = cum - v - np.where(start > 0, cum[np.maximum(start - 1, 0)], 0.0)
+    out = np.empty(row.size, dtype=bool)
+    out[order] = (before < excess[r]) & (v > 0)
+    return out
+
+
+def _split_points(first, right, row, excess):
+    """New edges inside the blocks ``[first, right)`` being split: ``q - 1`` evenly spaced points,
+    ``q`` from 2 to :data:`SPLIT_MAX` growing as the square root of the block's blocking gap over
+    its share of the target (``excess``): the chord's excess over a convex function shrinks as
+    the block's width squared, so a block far from its share is cut finer at once."""
+    q = np.clip(np.ceil(np.sqrt(np.maximum(excess, 0.0))), 2.0, SPLIT_MAX)
+    frac = np.arange(1.0, SPLIT_MAX) / 1.0
+    pts = first[:, None] + np.floor((right - first)[:, None] * frac[None, :] / q[:, None])
+    keep = (frac[None, :] < q[:, None]) & (pts > first[:, None]) & (pts < right[:, None])
+    rows = np.broadcast_to(row[:, None], pts.shape)[keep]
+    pts = pts[keep]
+    order = np.lexsort((pts, rows))
+    rows, pts = rows[order], pts[order]
+    uniq = np.ones(pts.size, dtype=bool)
+    uniq[1:] = (pts[1:] != pts[:-1]) | (rows[1:] != rows[:-1])
+    return rows[uniq], pts[uniq]
 
 
 def walk_divergence(ms, pair, ee: float, *, target: float = TARGET) -> tuple[np.ndarray, np.ndarray]:
@@ -317,20 +355,22 @@ def walk_divergence(ms, pair, ee: float, *, target: float = TARGET) -> tuple[np.
     active = np.ones(Nrow.size, dtype=bool)
     gaps = [np.full(Nrow.size, np.inf)] * STALL_ROUNDS
     for _ in range(MAX_ROUNDS):
-        br, k, upper, lower = _block_bounds(st, Nrow, wk.w_star)
+        br, k, upper, lower, bare = _block_bounds(st, Nrow, wk.w_star)
         tot_u = np.bincount(br, upper, minlength=Nrow.size)
         tot_l = np.bincount(br, lower, minlength=Nrow.size)
         n_blk = np.bincount(br, minlength=Nrow.size)
-        gap = tot_u - tot_l
-        # a count stops once its gap meets the target, its value is negligible, or the gap has not
-        # halved in STALL_ROUNDS rounds (the charged rounding errors, not the blocks, dominate it)
+        gap = np.bincount(br, bare, minlength=Nrow.size)
+        # a count stops once its blocking gap meets the target (the rounding charges in
+        # upper - lower stay whatever the blocks), its value is negligible, or the blocking gap
+        # has not halved in STALL_ROUNDS rounds
         active &= (gap > target * tot_u) & (tot_u > FLOOR * Nrow) & (n_blk + 1 < MAX_EDGES) & (gap < 0.5 * gaps[0])
         gaps = gaps[1:] + [gap]
         wide = st["e"][k + 1] - st["e"][k] >= 2.0
-        split = active[br] & wide & (upper - lower > 0.5 * target * tot_u[br] / np.maximum(n_blk[br], 1))
+        split = active[br] & wide & _largest(br, bare, gap - 0.5 * target * tot_u)
         if not np.any(split):
             break
-        mid = np.floor(0.5 * (st["e"][k[split]] + st["e"][k[split] + 1]))
-        st = _merge(st, _at_edges(br[split], mid, Nrow, wk))
+        rows, new = _split_points(st["e"][k[split]], st["e"][k[split] + 1], br[split],
+                                  bare[split] * n_blk[br[split]] / np.maximum(target * tot_u[br[split]], 1e-300))
+        st = _merge(st, _at_edges(rows, new, Nrow, wk))
     sum_err = 1.0 + 1e-12
     return tot_u / Nrow * sum_err, np.maximum(tot_l, 0.0) / Nrow / sum_err
