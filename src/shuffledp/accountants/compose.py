@@ -146,16 +146,21 @@ def composed_eps(mechanism: str, eps0: float, n: int, delta: float, rounds: int,
         return {"eps": one["eps"], "rounds": 1, "profile": [(one["eps"], delta)],
                 "seconds": time.perf_counter() - start}
     eps0, n, delta, _ = best._check(mechanism, eps0, n, delta, k)  # the domain, before any work
-    points = [(float(eps0), 0.0), *round_profile(mechanism, eps0, n, delta, rounds, **kw)]
+    # the forward answer is a guarantee at delta: (its eps, delta) is a profile point for free
+    known = [(float(forward["eps"]), delta)] if forward and 0.0 < forward["eps"] < eps0 else []
+    points = [(float(eps0), 0.0), *round_profile(mechanism, eps0, n, delta, rounds, known=known, **kw)]
     eps_t = min(composed_profile(points, rounds, delta), rounds * float(eps0))
     return {"eps": eps_t, "rounds": rounds, "profile": points, "seconds": time.perf_counter() - start}
 
 
-def round_profile(mechanism: str, eps0: float, n: int, delta: float, rounds: int, **params) -> list:
+def round_profile(mechanism: str, eps0: float, n: int, delta: float, rounds: int, *, known=(),
+                  **params) -> list:
     """One round's privacy profile as ``(eps, delta_i)`` points, each ``delta_i`` an upper bound at
     ``eps`` (:func:`best.round_delta`: one evaluation per point, no eps search per point), so every point
-    is a valid guarantee wherever it lands. The eps at ``delta`` is located first (a coarse secant
-    search, every evaluation kept as a point); then one point near each delta of
+    is a valid guarantee wherever it lands. ``known``: points the caller has already certified (the
+    forward answer ``(eps, delta)`` of :func:`best.best_eps`), kept as they are. The eps at ``delta``
+    is located first, unless a known point lies at ``delta`` (a coarse secant search, every
+    evaluation kept as a point); then one point near each delta of
     :func:`profile_deltas`, placed by interpolating eps linearly in ``sqrt(log(1/delta))`` between
     the two nearest points already known. A ``delta_i`` below :data:`PROFILE_DELTA_MIN` is raised
     to it (a larger delta is still a guarantee); points with ``delta_i >= 1`` say nothing and are
@@ -171,14 +176,14 @@ def round_profile(mechanism: str, eps0: float, n: int, delta: float, rounds: int
 
     tail = max(1e-300, 1e-6 * PROFILE_DELTA_MIN)
     fn = best.round_delta(mechanism, eps0, n, tail, **params)
-    seen: dict[float, float] = {}
+    seen: dict[float, float] = {float(e): float(v) for e, v in known}
 
     def at(e: float) -> float:
         if e not in seen:
             seen[e] = fn(e) if e > 0.0 else min(_up(fn(TV_EPS) + math.expm1(TV_EPS)), 1.0)
         return seen[e]
 
-    if at(0.0) > delta:   # else the total variation already meets delta (huge n)
+    if at(0.0) > delta and not any(v == delta for v in seen.values()):  # else: TV meets delta, or known
         guess = min(vr._eps_guess(vr.vr_params("general", eps0), n, delta), 0.5 * eps0)
         dec.secant_eps(at, delta, 0.0, float(eps0), guess, 1e-2)
     targets = sorted(profile_deltas(delta, rounds), key=lambda x: abs(math.log(x / delta)))
