@@ -146,8 +146,11 @@ def composed_eps(mechanism: str, eps0: float, n: int, delta: float, rounds: int,
         return {"eps": one["eps"], "rounds": 1, "profile": [(one["eps"], delta)],
                 "seconds": time.perf_counter() - start}
     eps0, n, delta, _ = best._check(mechanism, eps0, n, delta, k)  # the domain, before any work
-    # the forward answer is a guarantee at delta: (its eps, delta) is a profile point for free
-    known = [(float(forward["eps"]), delta)] if forward and 0.0 < forward["eps"] < eps0 else []
+    # the forward answer is a guarantee at delta: (its eps, delta) is a profile point for free; kept
+    # when a bound of the round's own (best.round_delta) gave it, so that the profile's placements,
+    # interpolated between known points, follow the function they then evaluate
+    own = forward is not None and forward.get("upper_by") in ("decomposition", "variation-ratio")
+    known = [(float(forward["eps"]), delta)] if own and 0.0 < forward["eps"] < eps0 else []
     points = [(float(eps0), 0.0), *round_profile(mechanism, eps0, n, delta, rounds, known=known, **kw)]
     eps_t = min(composed_profile(points, rounds, delta), rounds * float(eps0))
     return {"eps": eps_t, "rounds": rounds, "profile": points, "seconds": time.perf_counter() - start}
