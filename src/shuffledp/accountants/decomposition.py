@@ -373,21 +373,30 @@ def _per_t(t, Bt1, Bt, pi, P, Q, ee, *, upper: bool) -> np.ndarray:
     return np.sum(np.maximum(s, 0.0) + allowance + corr, axis=-1)
 
 
+def _on(mask, fn, *args):
+    """``fn(*args)`` on the cells of ``mask`` only (elementwise ``fn``), 0 elsewhere: the values
+    where it is evaluated are those of the full evaluation, the rest is never read."""
+    out = np.zeros(mask.shape)
+    if np.any(mask):
+        out[mask] = fn(*(a[mask] for a in args))
+    return out
+
+
 def _region_masses(t, a0, pi, neg, up):
     """``(T1, T2, T3)`` of :func:`_per_t`: the masses of the region (``a >= a0`` where ``up``,
-    ``a <= a0`` elsewhere) under ``Bin(t-1)`` shifted by one (T1), ``Bin(t-1)`` (T2) and ``Bin(t)`` (T3)."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        # up: T2 = Pr[Bin(t-1) >= a0] = I_pi(a0, t - a0) ; down: T1 = Pr[Bin(t-1) <= a0-1]
-        mid = (a0 >= 1.0) & (a0 <= t - 1.0)
-        inc_up = np.where(mid, special.betainc(np.where(mid, a0, 1.0), np.where(mid, t - a0, 1.0), pi), 0.0)
-        inc_dn = np.where(mid, special.betainc(np.where(mid, t - a0, 1.0), np.where(mid, a0, 1.0), 1.0 - pi),
-                          0.0) if np.any(neg) else 0.0
+    ``a <= a0`` elsewhere) under ``Bin(t-1)`` shifted by one (T1), ``Bin(t-1)`` (T2) and ``Bin(t)`` (T3).
+    Each term is evaluated only on the cells whose direction reads it."""
+    pis, cpis = np.full(t.shape, pi), np.full(t.shape, 1.0 - pi)
+    # up: T2 = Pr[Bin(t-1) >= a0] = I_pi(a0, t - a0) ; down: T1 = Pr[Bin(t-1) <= a0-1]
+    mid = (a0 >= 1.0) & (a0 <= t - 1.0)
+    inc_up = _on(mid & up, special.betainc, a0, t - a0, pis)
+    inc_dn = _on(mid & neg, special.betainc, t - a0, a0, cpis)
     big = a0 > t - 1.0
     small = a0 < 1.0
     t_up = np.where(small, 1.0, np.where(big, 0.0, inc_up))
     t_dn = np.where(small, 0.0, np.where(big, 1.0, inc_dn))
-    pm_lo = _pmf(a0 - 1.0, t - 1.0, pi)  # Pr[Bin(t-1) = a0 - 1]
-    pm_at = _pmf(a0, t - 1.0, pi) if np.any(neg) else 0.0
+    pm_lo = _on(up, _pmf, a0 - 1.0, t - 1.0, pis)  # Pr[Bin(t-1) = a0 - 1]
+    pm_at = _on(neg, _pmf, a0, t - 1.0, pis)
     T2 = np.where(up, t_up, t_dn + pm_at)
     T1 = np.where(up, t_up + pm_lo, t_dn)
     nonempty = t >= 1
@@ -479,10 +488,11 @@ class _CountTable:
         width = int(np.max(hi - lo)) + 2  # t = t' or t' + 1
         t = lo[:, None] + np.arange(width, dtype=np.float64)[None, :]
         valid = t <= (N[:, None] + 1.0)
-        t = np.where(valid, t, 0.0)
-        self.t = t
-        self.Bt = np.where(valid, _pmf(t, N[:, None], s), 0.0)
-        self.Bt1 = np.where(valid, _pmf(t - 1.0, N[:, None], s), 0.0)
+        # one pmf per count: B(t - 1) is B(t) one column to the left (t = lo - 1 .. lo + width - 1)
+        pmf = _pmf(lo[:, None] + np.arange(-1.0, width)[None, :], N[:, None], s)
+        self.t = np.where(valid, t, 0.0)
+        self.Bt = np.where(valid, pmf[:, 1:], 0.0)
+        self.Bt1 = np.where(valid, pmf[:, :-1], 0.0)
         self.outside = outside
 
 
