@@ -634,6 +634,7 @@ class DecomposedPair:
             self.n - 1, min(self.gamma, 1.0), self.tail, max_blocks, self.pairs)
         self._tables: dict = {}
         self._alt: dict = {}
+        self._memo: dict = {}
 
     def _table(self, upper: bool, s: float) -> _CountTable:
         key = (upper, round(s, 15))
@@ -692,7 +693,19 @@ class DecomposedPair:
         """One directed pair's block-weighted divergence at ``e^eps = ee`` (before the ``M``-window
         charge): exact sums for <= 3 groups, the spreads for more; a pair that evaluates itself
         exactly (``block_value``, e.g. :class:`shuffledp.accountants.flags.FlagPair`) does so,
-        and its ``alt`` decomposition, if any, is evaluated too and the smaller kept."""
+        and its ``alt`` decomposition, if any, is evaluated too and the smaller kept. The values
+        of this instance's own pairs are remembered (an eps search of several pairs asks the
+        worst pair again at its starting point)."""
+        own = any(g is h for h in self.pairs)
+        key = (id(g), ee, upper)
+        if own and key in self._memo:
+            return self._memo[key]
+        value = self._evaluate(g, ee, upper)
+        if own:
+            self._memo[key] = value
+        return value
+
+    def _evaluate(self, g: GroupedPair, ee: float, upper: bool) -> float:
         exact = getattr(g, "block_value", None)
         if exact is None:
             return self._pair_value(g, ee, upper) if len(g.w) <= 3 else self._spread_value(g, ee, upper)
