@@ -8,7 +8,9 @@ d and s up to 2e4, MHM's d up to 16, eps0 in [0.01, 50], n in [2, 1e15], delta i
 runs each query as ``taskset -c 1 shuffledp account best ...`` with a 60 s timeout, and reports:
 exit statuses (2 is a one-line domain error, allowed), anything printed on stderr by an answered
 query, answers whose lower bound exceeds the upper one, wall times (median, the slowest, how many
-over the 2 s budget) and the largest finite upper/lower ratios. Every query goes to ``--out``
+over the 2 s budget), CPU times (user + system of each process: less sensitive to the others'
+load on a shared machine; how many over 1.6 s, the budget with a margin for noise) and the largest
+finite upper/lower ratios. Every query goes to ``--out``
 (JSON lines). The points are the same for the same seed.
 """
 
@@ -17,10 +19,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import random
 import shutil
 import statistics
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -51,13 +55,21 @@ def draw(rng: random.Random) -> list[str]:
 
 
 def run(args: list[str]) -> dict:
+    """One query: wall seconds, CPU seconds of the process (user + system, from ``wait4``: on a
+    shared machine the wall time grows with the others' load, the CPU time much less), its peak
+    resident memory; killed after 60 s."""
     start = time.perf_counter()
-    try:
-        p = subprocess.run([*PIN, "shuffledp", "account", "best", *args], capture_output=True, text=True, timeout=60)
-        rc, out, err = p.returncode, p.stdout.strip(), p.stderr.strip()
-    except subprocess.TimeoutExpired:
-        rc, out, err = "timeout", "", ""
-    return {"args": args, "rc": rc, "sec": time.perf_counter() - start, "out": out[-600:], "err": err[-600:]}
+    proc = subprocess.Popen([*PIN, "shuffledp", "account", "best", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    timer = threading.Timer(60.0, proc.kill)
+    timer.start()
+    out, err = proc.stdout.read(), proc.stderr.read()   # stderr is one line at most
+    _, status, usage = os.wait4(proc.pid, 0)
+    killed = not timer.is_alive()
+    timer.cancel()
+    rc = "timeout" if killed else os.waitstatus_to_exitcode(status)
+    return {"args": args, "rc": rc, "sec": time.perf_counter() - start, "cpu": usage.ru_utime + usage.ru_stime,
+            "rss_mb": usage.ru_maxrss / 1024.0, "out": out.strip()[-600:], "err": err.strip()[-600:]}
 
 
 def summary(rows: list[dict]) -> None:
@@ -66,12 +78,14 @@ def summary(rows: list[dict]) -> None:
           f"{sum(r['rc'] == 2 for r in rows)} one-line domain errors, "
           f"{sum(r['rc'] not in (0, 2) for r in rows)} other exits (timeouts included)")
     secs = sorted(r["sec"] for r in answered)
+    cpus = sorted(r["cpu"] for r in answered)
     if secs:
         print(f"wall: median {statistics.median(secs):.2f} s, slowest {secs[-1]:.2f} s, "
-              f"{sum(s > 2.0 for s in secs)} over 2 s")
+              f"{sum(s > 2.0 for s in secs)} over 2 s; CPU: median {statistics.median(cpus):.2f} s, "
+              f"slowest {cpus[-1]:.2f} s, {sum(c > 1.6 for c in cpus)} over 1.6 s; load average {os.getloadavg()}")
     for r in rows:
-        if r["rc"] not in (0, 2) or (r["rc"] == 0 and r["err"]) or r["sec"] > 2.0:
-            print(f"  rc={r['rc']} {r['sec']:.2f} s  {' '.join(r['args'])}  {r['err'][-160:]}")
+        if r["rc"] not in (0, 2) or (r["rc"] == 0 and r["err"]) or r["sec"] > 2.0 or r["cpu"] > 1.6:
+            print(f"  rc={r['rc']} {r['sec']:.2f} s (CPU {r['cpu']:.2f} s)  {' '.join(r['args'])}  {r['err'][-160:]}")
     ratios = []
     for r in answered:
         ans = json.loads(r["out"].splitlines()[-1])
