@@ -319,12 +319,16 @@ def _largest(row, value, excess):
     return out
 
 
-def _split_points(first, right, row, excess):
+def _split_points(first, right, row, excess, room):
     """New edges inside the blocks ``[first, right)`` being split: ``q - 1`` evenly spaced points,
     ``q`` from 2 to :data:`SPLIT_MAX` growing as the square root of the block's blocking gap over
     its share of the target (``excess``): the chord's excess over a convex function shrinks as
-    the block's width squared, so a block far from its share is cut finer at once."""
+    the block's width squared, so a block far from its share is cut finer at once. A count whose
+    new edges would exceed its ``room`` (per count: :data:`MAX_EDGES` less its blocks) is only
+    halved, as one split per block always did."""
     q = np.clip(np.ceil(np.sqrt(np.maximum(excess, 0.0))), 2.0, SPLIT_MAX)
+    over = np.bincount(row, q - 1.0, minlength=room.size) > room
+    q = np.where(over[row], 2.0, q)
     frac = np.arange(1.0, SPLIT_MAX) / 1.0
     pts = first[:, None] + np.floor((right - first)[:, None] * frac[None, :] / q[:, None])
     keep = (frac[None, :] < q[:, None]) & (pts > first[:, None]) & (pts < right[:, None])
@@ -370,7 +374,8 @@ def walk_divergence(ms, pair, ee: float, *, target: float = TARGET) -> tuple[np.
         if not np.any(split):
             break
         rows, new = _split_points(st["e"][k[split]], st["e"][k[split] + 1], br[split],
-                                  bare[split] * n_blk[br[split]] / np.maximum(target * tot_u[br[split]], 1e-300))
+                                  bare[split] * n_blk[br[split]] / np.maximum(target * tot_u[br[split]], 1e-300),
+                                  MAX_EDGES - n_blk)
         st = _merge(st, _at_edges(rows, new, Nrow, wk))
     sum_err = 1.0 + 1e-12
     return tot_u / Nrow * sum_err, np.maximum(tot_l, 0.0) / Nrow / sum_err
