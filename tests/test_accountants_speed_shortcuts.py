@@ -153,3 +153,25 @@ def test_profile_seeded_by_the_forward_answer(mech, kw, n, eps0, rounds):
         pair = pld.from_two_probability_mass_functions(logs[0], logs[1], pessimistic_estimate=False,
                                                        value_discretization_interval=1e-4, symmetric=False)
         assert pair.self_compose(rounds).get_epsilon_for_delta(delta) <= seeded["eps"]
+
+
+@pytest.mark.parametrize("mech,kw,eps0,n,tail,epss", [
+    ("subset-exp", {"d": 20, "s": 2}, 2.0, 10_000, 1e-16, (1e-9, 0.05, 0.1)),
+    ("krr", {"k": 10}, 2.0, 10**6, 1e-16, (0.005, 0.01)),
+    ("olh", {"g": 2}, 2.0, 10_000, 1e-16, (0.05, 0.1)),
+    ("krr", {"k": 1198}, 0.23, 1_576_759_641_774, 1e-250, (2.7e-7, 3e-7)),
+])
+def test_profile_block_cap_only_loosens(mech, kw, eps0, n, tail, epss):
+    """The profile's decomposition with at most PROFILE_BLOCKS blanket-count blocks (each charged at
+    its smallest count) still bounds the decomposed divergence from above: it is never below the
+    lower side of the cell budget's blocking (each block at its largest count), and within 5% of
+    that blocking's upper bound where delta is not tiny."""
+    pairs = best.grouped_pairs_for(mech, eps0, best.mechanism_params(mech, eps0, **kw))
+    capped = dec.DecomposedPair(None, n, tail=tail, pairs=pairs, block_cap=compose.PROFILE_BLOCKS)
+    full = dec.DecomposedPair(None, n, tail=tail, pairs=pairs)
+    assert capped.m_upper.size <= compose.PROFILE_BLOCKS
+    for eps in epss:
+        a = capped.delta(eps)
+        assert a >= full.delta_lower(eps)
+        if a > 1e-12:
+            assert a <= 1.05 * full.delta(eps)

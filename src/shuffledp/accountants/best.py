@@ -602,7 +602,7 @@ def _answer(kind: str, value, res: dict, target: float, bad, bad_res: dict | Non
 
 
 def round_delta(mechanism: str, eps0: float, n: int, tail: float, *, k=None, d=None, s=None,
-                g=None) -> Callable[[float], float]:
+                g=None, block_cap: int | None = None) -> Callable[[float], float]:
     """``eps -> `` an upper bound on one shuffle's delta at ``eps``: the smallest of the blanket
     decomposition (where :func:`best_eps` evaluates it: :func:`evaluated_at`) and the variation
     ratio (k-RR: its sound parameters; otherwise the general ones, which hold for every eps0-LDP
@@ -621,7 +621,8 @@ def round_delta(mechanism: str, eps0: float, n: int, tail: float, *, k=None, d=N
                                                                                            "decomposition", n):
         def decomposition():
             pairs = grouped_pairs_for(mechanism, eps0, params)
-            pair, top = dec.DecomposedPair(None, n, tail=tail, pairs=pairs), dec._eps_hi(pairs)
+            pair = dec.DecomposedPair(None, n, tail=tail, pairs=pairs, block_cap=block_cap)
+            top = dec._eps_hi(pairs)
             return lambda e: 0.0 if e >= top else pair.delta(e)
         fns.append(_built_or_none(decomposition))
     built = [fn for fn in fns if fn is not None]

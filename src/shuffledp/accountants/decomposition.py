@@ -562,7 +562,7 @@ def _auto_blocks(m_top: float, tail: float, pairs) -> int:
     return max(MIN_BLOCKS, int(BLOCK_BUDGET // width))
 
 
-def _m_law(N: int, gam: float, tail: float, max_blocks: int | None, pairs):
+def _m_law(N: int, gam: float, tail: float, max_blocks: int | None, pairs, block_cap: int | None = None):
     """``(block_w, m_upper, m_lower, m_outside)`` of :class:`DecomposedPair` for ``M ~ Bin(N, gam)``.
 
     A window holding all but about ``tail`` (:func:`_t_window`; the mass outside computed and
@@ -579,6 +579,7 @@ def _m_law(N: int, gam: float, tail: float, max_blocks: int | None, pairs):
     rtol = max(ROUNDING_RTOL, float(binom_rtol(N, gam)))
     if max_blocks is None:
         max_blocks = _auto_blocks(hi, tail, pairs)
+        max_blocks = max_blocks if block_cap is None else min(max_blocks, block_cap)
     if hi - lo + 1.0 <= M_ENUM_MAX:
         ms = np.arange(lo, hi + 1.0)
         wts = stats.binom.pmf(ms, N, gam)
@@ -613,9 +614,11 @@ class DecomposedPair:
 
     def __init__(self, matrix, n: int, *, tail: float = DEFAULT_TAIL,
                  max_blocks: int | None = DEFAULT_BLOCKS, pairs: list[GroupedPair] | None = None,
-                 all_spreads: bool = False):
+                 all_spreads: bool = False, block_cap: int | None = None):
         """``matrix``: the randomizer's output matrix (every ordered pair of rows is reduced);
-        or ``matrix=None`` and ``pairs`` given directly (e.g. :func:`krr_pairs`)."""
+        or ``matrix=None`` and ``pairs`` given directly (e.g. :func:`krr_pairs`). ``block_cap``:
+        at most this many ``M`` blocks where their number is chosen by the cell budget (fewer
+        blocks: a looser bound at a lower cost, never an unsound one)."""
         self.n = _check_int(n, "n", 2)
         self.all_spreads = bool(all_spreads)  # many-group pairs: min over every spread (slower)
         self.tail = float(tail)
@@ -631,7 +634,7 @@ class DecomposedPair:
         self.gamma = self.pairs[0].gamma
         self.directed = self.pairs  # ordered pairs: both directions are listed
         self.block_w, self.m_upper, self.m_lower, self.m_outside = _m_law(
-            self.n - 1, min(self.gamma, 1.0), self.tail, max_blocks, self.pairs)
+            self.n - 1, min(self.gamma, 1.0), self.tail, max_blocks, self.pairs, block_cap)
         self._tables: dict = {}
         self._alt: dict = {}
         self._memo: dict = {}
