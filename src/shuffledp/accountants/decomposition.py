@@ -650,14 +650,17 @@ class DecomposedPair:
     def pair_value(self, g: GroupedPair, ee: float, upper: bool = True) -> float:
         """One directed pair's block-weighted divergence at ``e^eps = ee`` (before the ``M``-window
         charge): exact sums for <= 3 groups, the spreads for more; a pair that evaluates itself
-        exactly (``block_value``, e.g. :class:`shuffledp.accountants.flags.FlagPair`) does so,
-        and its ``alt`` decomposition, if any, is evaluated too and the smaller kept."""
+        exactly (``block_value``, e.g. :class:`shuffledp.accountants.flags.FlagPair`) does so
+        unless it returns None, and its ``alt`` decomposition, if any, is evaluated too and the
+        smaller kept."""
         exact = getattr(g, "block_value", None)
         if exact is None:
             return self._pair_value(g, ee, upper) if len(g.w) <= 3 else self._spread_value(g, ee, upper)
         ms = self.m_upper if upper else self.m_lower
         wts = self.block_w if upper else self.block_w / (1.0 + ROUNDING_RTOL)
         value = exact(ms, wts, ee, self.tail, upper=upper)
+        if value is None:  # the pair declines these counts (its cost): the many-group path
+            return self._pair_value(g, ee, upper) if len(g.w) <= 3 else self._spread_value(g, ee, upper)
         alt = getattr(g, "alt", None)
         if alt is None or not upper:
             return value
