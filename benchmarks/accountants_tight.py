@@ -4,12 +4,13 @@ bound against the published lower-bound class, per randomizer.
     python benchmarks/accountants_tight.py [--ns 1e3,1e4,1e5] [--eps0s 0.5,1,2,4,8] [--mechs olh2,olh,oue]
         [--out results.jsonl] [--oracle-cells 3e8] [--third-cells 2e8]
 
-``--mechs`` also takes ``subexp`` (d = 17, s = 4; upper side only).
+``--mechs`` also takes ``subexp`` (d = 17, s = 4; upper side only) and ``subexp:D:S``.
 
 Per point (delta = 1e-6):
 * ``before``: the decomposition as it was (the four groups through the three-atom spread,
   ``decomposition.spread_to_three``; OUE's optimal blanket); ``after``: ``best``'s decomposition
-  now (independent flags evaluated exactly, :mod:`shuffledp.accountants.flags`).
+  now (independent flags evaluated exactly, :mod:`shuffledp.accountants.flags`; subset-exp's
+  dependent ones by :mod:`shuffledp.accountants.dependent_flags`).
 * ``opt_lo``: the lower end of the optimal decomposition's eps from tests/_oracle_flags.py (an
   independent tabulation of the joint law of the two flag counts, M in blocks evaluated at both
   ends; for OUE the optimal blanket, whose flags are dependent). Ratios are to ``opt_lo``, so they
@@ -52,14 +53,16 @@ def _setup(mech: str, eps0: float):
         vg = [full.q[i] / (full.gamma * full.w[i]) for i in range(4)]
         flags = (full.w, (ug[1], ug[0]), (vg[0], vg[1]), full.gamma)
         mech_name = "oue"
-    elif mech == "subexp":
-        # PrivSet's subset exponential mechanism, d = 17, s = 4, its best subset size; the oracle
-        # takes the disjoint victim pair (overlap 0) only, so opt_lo is a lower end of the optimum
+    elif mech.startswith("subexp"):
+        # PrivSet's subset exponential mechanism, d = 17, s = 4 ("subexp:D:S" for others), its
+        # best subset size; the oracle takes the disjoint victim pair (overlap 0) only, so opt_lo
+        # is a lower end of the optimum
         from shuffledp.accountants import best
 
-        kw = best.mechanism_params("subset-exp", eps0, d=17, s=4)
+        d, s = (int(x) for x in mech.split(":")[1:]) if ":" in mech else (17, 4)
+        kw = best.mechanism_params("subset-exp", eps0, d=d, s=s)
         pairs = rz.subset_exp_pairs(kw["d"], kw["s"], kw["k"], eps0)
-        plain = pairs
+        plain = [dec.GroupedPair(g.w, g.p, g.q, g.gamma) for g in pairs]  # before: every pair spread
         g0 = pairs[0]
         ug = [g0.p[i] / (g0.gamma * g0.w[i]) for i in range(2)]
         vg = [g0.q[i] / (g0.gamma * g0.w[i]) for i in range(2)]
