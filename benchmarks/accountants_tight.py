@@ -2,9 +2,10 @@
 bound against the published lower-bound class, per randomizer.
 
     python benchmarks/accountants_tight.py [--ns 1e3,1e4,1e5] [--eps0s 0.5,1,2,4,8] [--mechs olh2,olh,oue]
-        [--out results.jsonl] [--oracle-cells 3e8] [--third-cells 2e8]
+        [--out results.jsonl] [--oracle-cells 3e8] [--third-cells 2e8] [--oracle-rel 1e-3]
+        [--oracle-blocks 40]
 
-``--mechs`` also takes ``subexp`` (d = 17, s = 4; upper side only) and ``subexp:D:S``.
+``--mechs`` also takes ``subexp`` (d = 17, s = 4; upper side only), ``subexp:D:S`` and ``oue:D``.
 
 Per point (delta = 1e-6):
 * ``before``: the decomposition as it was (the four groups through the three-atom spread,
@@ -44,8 +45,8 @@ def _setup(mech: str, eps0: float):
     from shuffledp.accountants import randomizers as rz
 
     e = math.exp(eps0)
-    if mech == "oue":
-        d = 17
+    if mech.startswith("oue"):
+        d = int(mech.split(":")[1]) if ":" in mech else 17
         full = rz.oue_optimal_pairs(d, eps0)[0]
         kw = {"d": d}
         plain = full
@@ -91,7 +92,8 @@ def _oracle_cells(n: int, flags) -> float:
     return per_m * 80 * 10
 
 
-def point(mech: str, n: int, eps0: float, oracle_cells: float, third_cells: float) -> dict:
+def point(mech: str, n: int, eps0: float, oracle_cells: float, third_cells: float, oracle_rel: float = 1e-3,
+          oracle_blocks: int = 40) -> dict:
     import _oracle_flags as OF
 
     from shuffledp.accountants import best
@@ -115,7 +117,8 @@ def point(mech: str, n: int, eps0: float, oracle_cells: float, third_cells: floa
     if row["after"] < eps0 and _oracle_cells(n, flags) <= oracle_cells:
         t = time.perf_counter()
         w, u, v, gamma = flags
-        lo, _ = OF.eps_bracket(w, u, v, gamma, n, DELTA, row["after"], rel=1e-3, blocks=40, ends="lower")
+        lo, _ = OF.eps_bracket(w, u, v, gamma, n, DELTA, row["after"], rel=oracle_rel, blocks=oracle_blocks,
+                               ends="lower")
         row["opt_lo"] = lo
         row["s_oracle"] = time.perf_counter() - t
     row["published"] = None
@@ -158,12 +161,16 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=None, help="append every point as a JSON line to this file")
     ap.add_argument("--oracle-cells", type=float, default=3e8)
     ap.add_argument("--third-cells", type=float, default=2e8)
+    ap.add_argument("--oracle-rel", type=float, default=1e-3, help="the oracle's bracket width (relative)")
+    ap.add_argument("--oracle-blocks", type=int, default=40, help="the oracle's blocks of M (its lower end "
+                    "charges each block its largest M: more blocks, a higher lower end)")
     args = ap.parse_args(argv)
     rows = []
     for n in (int(float(x)) for x in args.ns.split(",")):
         for mech in args.mechs.split(","):
             for eps0 in (float(x) for x in args.eps0s.split(",")):
-                row = point(mech, n, eps0, args.oracle_cells, args.third_cells)
+                row = point(mech, n, eps0, args.oracle_cells, args.third_cells, args.oracle_rel,
+                            args.oracle_blocks)
                 rows.append(row)
                 line = json.dumps(row)
                 print(line, flush=True)
