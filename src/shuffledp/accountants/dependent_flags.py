@@ -287,7 +287,9 @@ def _blocks(N: float, pts: np.ndarray, G: np.ndarray, rho: float) -> tuple[np.nd
     span = np.append(np.diff(pts), 1.0)
     nxt = np.append(G[1:], G[-1])
     slope = (nxt - G) / span
-    off_hi = np.clip(mean + mean_err - pts, 0.0, span - 1.0)   # G is non-decreasing: slope >= 0
+    # the chord at the end of the mean's bracket that raises it (G is non-decreasing, but the
+    # charges in the evaluated values can tilt a chord down)
+    off_hi = np.clip(np.where(slope >= 0.0, mean + mean_err, mean - mean_err) - pts, 0.0, span - 1.0)
     upper = (mass + m_err) * np.maximum(G + slope * off_hi, 0.0)
     # lower: the previous chord extended from its right end pts[i], the next one back from
     # pts[i+1]; both lie below the convex G on the block (taken at the mean's lower end)
