@@ -58,7 +58,7 @@ from shuffledp.accountants.lower_bounds import binom_rtol
 
 __all__ = ["DependentFlagPair", "dependent_flag_pair", "dependent_flag_divergence"]
 
-TARGET = 1e-2        # the chords over L stop once upper - lower <= TARGET * upper (per count)
+TARGET = 1e-2        # the chords over L stop once their gap, weighted over the counts, is <= TARGET of the total
 L_EXACT = 48         # windows of L up to this many counts are summed at every count ...
 L_EXACT_SMALL_N = 256  # ... and up to this many at most SMALL_N reports (cheap there; and then delta
 SMALL_N = 400        # for eps and eps for delta agree: the chords' stopping point does not enter)
