@@ -47,9 +47,9 @@ from scipy import stats
 
 from shuffledp.accountants.blocked_pairs import _block_stats
 from shuffledp.accountants.decomposition import (
-    BLOCK_BUDGET,
     ROUNDING_RTOL,
     GroupedPair,
+    _bernstein_half_width,
     _t_window,
     spread_to_three,
 )
@@ -58,7 +58,7 @@ from shuffledp.accountants.lower_bounds import binom_rtol
 
 __all__ = ["DependentFlagPair", "dependent_flag_pair", "dependent_flag_divergence"]
 
-TARGET = 1e-2        # the chords over L stop once their gap, weighted over the counts, is <= TARGET of the total
+TARGET = 3e-2        # the chords over L stop once their gap, weighted over the counts, is <= TARGET of the total
 L_EXACT = 48         # windows of L up to this many counts are summed at every count ...
 L_EXACT_SMALL_N = 256  # ... and up to this many at most SMALL_N reports (cheap there; and then delta
 SMALL_N = 400        # for eps and eps for delta agree: the chords' stopping point does not enter)
@@ -68,11 +68,15 @@ BULK_SD = 4.0
 MAX_POINTS = 129     # at most this many per count (the bound stays valid when it stops early)
 STATS_CACHE = 8192   # block statistics of L kept
 SPREAD_EXACT = 2e-3  # the spread answers where it adds at most this share of the variance
+CELLS_MAX = 3e6      # estimated cells per evaluation at most (else the spread answers)
+L_POINTS = 80        # chord points of L per blanket count, about (for that estimate)
 N_MAX = 10_000       # reports at most (above, the tables and sums cost too much: the spread answers)
 CHUNK_CELLS = 1 << 16  # cells of G's sums evaluated at once
 TABLE_CACHE = 4096   # per-count tables kept (a few kB each)
 ROW_SPACING = 8.0    # blanket counts merged on a grid of stride sqrt(median count) / ROW_SPACING
-HAND_OVER = 4096     # blanket counts the decomposition hands over unmerged (this pair merges its own)
+M_START = 9          # blanket counts evaluated first (above SMALL_N reports) ...
+M_ROWS_MAX = 48      # ... and at most, the cells refined until their gap is TARGET_M of the total
+TARGET_M = 3e-3
 MEMO_MAX = 8         # block values remembered
 _MEMO: dict = {}     # (pair, eps, counts, side) -> block value
 
@@ -87,36 +91,87 @@ class DependentFlagPair(GroupedPair):
     u: tuple[float, float] = (1.0, 1.0)
     v: tuple[float, float] = (1.0, 1.0)
 
-    def cells_per_m(self, m_top: float, tail: float) -> float:
-        """The decomposition's cells per blanket-count block: small, so that (as the only pair) it
-        hands every count over; :func:`_grid_blocks` merges them its own way."""
-        return BLOCK_BUDGET / HAND_OVER
-
     def block_value(self, ms, block_w, ee: float, tail: float, *, upper: bool) -> float | None:
         """Block-weighted divergence (both directions, the larger) for blanket counts ``ms``; None
-        (the caller then spreads the pair to three atoms) above :data:`N_MAX` reports, or where the
+        (the caller then spreads the pair to three atoms) above :data:`N_MAX` reports, where the
         least-variance three-atom spread adds at most :data:`SPREAD_EXACT` of the contribution's
-        variance (there the spread is as tight, and cheaper). The counts are merged on a grid
-        (:func:`_grid_blocks`). The last few values are remembered (a search may ask twice)."""
+        variance (there the spread is as tight, and cheaper), or where an evaluation would take
+        more than :data:`CELLS_MAX` cells (:func:`_cells`: tiny delta widens every window). Above
+        :data:`SMALL_N` reports the upper bound evaluates few counts (:func:`_adaptive_counts`);
+        else (and for the lower side) the counts are merged on a grid (:func:`_grid_blocks`). The
+        last few values are remembered (a search may ask twice)."""
         ms = np.asarray(ms, dtype=np.float64)
         if float(np.max(ms)) + 1.0 > N_MAX or _spread_is_tight(self, ee):
             return None
         key = (self.w, self.u, self.v, self.gamma, ee, tail, upper, ms.tobytes(), np.asarray(block_w).tobytes())
         if key in _MEMO:
             return _MEMO[key]
-        wts, ms, stride = _grid_blocks(ms, np.asarray(block_w, dtype=np.float64), upper)
         w10, w01, w11, w00 = self.w
-        fwd = dependent_flag_divergence(ms, self.gamma, (w10, w01, w11, w00), self.u, self.v, ee, tail,
-                                        upper=upper, weights=wts, lattice=stride)
-        best = float(np.dot(wts, fwd))
+        sides = [((w10, w01, w11, w00), self.u, self.v)]
         if not (w10 == w01 and self.u == self.v):
-            rev = dependent_flag_divergence(ms, self.gamma, (w01, w10, w11, w00), self.v, self.u, ee, tail,
-                                            upper=upper, weights=wts, lattice=stride)
-            best = max(best, float(np.dot(wts, rev)))
+            sides.append(((w01, w10, w11, w00), self.v, self.u))
+        wts = np.asarray(block_w, dtype=np.float64)
+        per_row = _cells(self.w, float(np.max(ms)) + 1.0, tail)
+        if upper and float(ms[0]) + 1.0 > SMALL_N and ms.size > M_START:
+            if per_row * M_ROWS_MAX > CELLS_MAX:
+                return None
+            best = max(_adaptive_counts(ms, wts, self.gamma, w, u, v, ee, tail) for w, u, v in sides)
+        else:
+            wts, ms, stride = _grid_blocks(ms, wts, upper)
+            if per_row * ms.size > CELLS_MAX:
+                return None
+            best = max(float(np.dot(wts, dependent_flag_divergence(ms, self.gamma, w, u, v, ee, tail, upper=upper,
+                                                                   weights=wts, lattice=stride)))
+                       for w, u, v in sides)
         if len(_MEMO) >= MEMO_MAX:
             _MEMO.pop(next(iter(_MEMO)))
         _MEMO[key] = best
         return best
+
+
+def _adaptive_counts(ms: np.ndarray, wts: np.ndarray, gamma: float, w, u, v, ee: float, tail: float) -> float:
+    """Upper bound on ``sum_i wts[i] D_{ms[i]}`` (``ms`` ascending: the first counts of the
+    decomposition's blocks) evaluating ``D`` at few counts: consecutive blocks are merged into
+    cells, each charged at its first count (``D_M`` is non-increasing in ``M``), and a cell is
+    split while its charge exceeds its mass times ``D`` at the next cell's first count by more
+    than its share of :data:`TARGET_M` of the total (at most :data:`M_ROWS_MAX` counts)."""
+    csum = np.concatenate([[0.0], np.cumsum(wts)])
+    idx = np.unique(np.round(np.linspace(0, ms.size - 1, M_START)).astype(np.int64))
+    vals: dict[int, float] = {}
+
+    def evaluate(new: np.ndarray, cell_w: np.ndarray) -> None:
+        got = dependent_flag_divergence(ms[new], gamma, w, u, v, ee, tail, upper=True, weights=cell_w)
+        vals.update(zip(new.tolist(), got.tolist(), strict=True))
+
+    ends = np.append(idx[1:], ms.size)
+    evaluate(idx, csum[ends] - csum[idx])
+    while True:
+        ends = np.append(idx[1:], ms.size)
+        W = csum[ends] - csum[idx]
+        D = np.array([vals[i] for i in idx.tolist()])
+        up = W * D
+        gap = up - W * np.append(D[1:], D[-1])  # the last cell is the last count alone: no gap
+        total = float(np.sum(up))
+        if float(np.sum(gap)) <= TARGET_M * total or idx.size >= M_ROWS_MAX:
+            return total
+        pick = np.flatnonzero((ends - idx >= 2) & (gap > 0.5 * TARGET_M * total / idx.size))
+        if pick.size == 0:
+            return total
+        pick = pick[np.argsort(-gap[pick], kind="stable")][: M_ROWS_MAX - idx.size]
+        new = (idx[pick] + ends[pick]) // 2
+        idx = np.unique(np.concatenate([idx, new]))
+        ends = np.append(idx[1:], ms.size)
+        pos = np.searchsorted(idx, new)
+        evaluate(new, csum[ends[pos]] - csum[new])
+
+
+def _cells(w, n_top: float, tail: float) -> float:
+    """Estimated cells of one blanket count: the counts of ``L`` evaluated (its window, or about
+    :data:`L_POINTS` chord points where wider) times the width of ``Y``'s window."""
+    rho, _, b1 = _mixture(w)
+    width = 2.0 * float(_bernstein_half_width(n_top, b1, tail)) + 3.0
+    points = min(float(L_POINTS), 2.0 * float(_bernstein_half_width(n_top, rho, tail)) + 3.0)
+    return points * width
 
 
 def _grid_blocks(ms: np.ndarray, wts: np.ndarray, upper: bool) -> tuple[np.ndarray, np.ndarray, int]:
@@ -261,10 +316,9 @@ def _g_chunk(N, ls, ft: dict, rows: np.ndarray, a1: float, b1: float, u, v, ee: 
     if upper:
         wB = wB * (1.0 + binom_rtol(Nc, b1))
     shift = (N * (u[0] - ee * v[0]) + (u[1] - u[0]) * ls)[:, None]
-    phi = _phi(Nc, ft["loB"][rows][:, None] + j, a1, u, v, ee, upper, shift, _lookup(ft, rows, upper))
-    # the shift's own rounding (its two terms may cancel): phi is 1-Lipschitz in it
-    slack = (1e-15 * (N * (abs(u[0]) + ee * abs(v[0])) + (u[1] - u[0]) * ls))[:, None]
-    phi = phi + slack if upper else np.maximum(phi - slack, 0.0)
+    # the shift's rounding is charged at the scale of its terms (they may cancel)
+    mag = (N * (abs(u[0]) + ee * abs(v[0])) + (u[1] - u[0]) * ls)[:, None]
+    phi = _phi(Nc, ft["loB"][rows][:, None] + j, a1, u, v, ee, upper, shift, _lookup(ft, rows, upper), mag)
     out = np.sum(wB * phi, axis=1)
     if upper:
         out = out * (1.0 + ROUNDING_RTOL) + N * u[1] * ft["outB"][rows]
