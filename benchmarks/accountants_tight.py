@@ -2,14 +2,16 @@
 bound against the published lower-bound class, per randomizer.
 
     python benchmarks/accountants_tight.py [--ns 1e3,1e4,1e5] [--eps0s 0.5,1,2,4,8] [--mechs olh2,olh,oue]
-        [--out results.jsonl] [--oracle-cells 3e8] [--third-cells 2e8]
+        [--out results.jsonl] [--oracle-cells 3e8] [--third-cells 2e8] [--oracle-rel 1e-3]
+        [--oracle-blocks 40]
 
-``--mechs`` also takes ``subexp`` (d = 17, s = 4; upper side only).
+``--mechs`` also takes ``subexp`` (d = 17, s = 4; upper side only), ``subexp:D:S`` and ``oue:D``.
 
 Per point (delta = 1e-6):
 * ``before``: the decomposition as it was (the four groups through the three-atom spread,
   ``decomposition.spread_to_three``; OUE's optimal blanket); ``after``: ``best``'s decomposition
-  now (independent flags evaluated exactly, :mod:`shuffledp.accountants.flags`).
+  now (independent flags evaluated exactly, :mod:`shuffledp.accountants.flags`; subset-exp's
+  dependent ones by :mod:`shuffledp.accountants.dependent_flags`).
 * ``opt_lo``: the lower end of the optimal decomposition's eps from tests/_oracle_flags.py (an
   independent tabulation of the joint law of the two flag counts, M in blocks evaluated at both
   ends; for OUE the optimal blanket, whose flags are dependent). Ratios are to ``opt_lo``, so they
@@ -43,8 +45,8 @@ def _setup(mech: str, eps0: float):
     from shuffledp.accountants import randomizers as rz
 
     e = math.exp(eps0)
-    if mech == "oue":
-        d = 17
+    if mech.startswith("oue"):
+        d = int(mech.split(":")[1]) if ":" in mech else 17
         full = rz.oue_optimal_pairs(d, eps0)[0]
         kw = {"d": d}
         plain = full
@@ -52,14 +54,16 @@ def _setup(mech: str, eps0: float):
         vg = [full.q[i] / (full.gamma * full.w[i]) for i in range(4)]
         flags = (full.w, (ug[1], ug[0]), (vg[0], vg[1]), full.gamma)
         mech_name = "oue"
-    elif mech == "subexp":
-        # PrivSet's subset exponential mechanism, d = 17, s = 4, its best subset size; the oracle
-        # takes the disjoint victim pair (overlap 0) only, so opt_lo is a lower end of the optimum
+    elif mech.startswith("subexp"):
+        # PrivSet's subset exponential mechanism, d = 17, s = 4 ("subexp:D:S" for others), its
+        # best subset size; the oracle takes the disjoint victim pair (overlap 0) only, so opt_lo
+        # is a lower end of the optimum
         from shuffledp.accountants import best
 
-        kw = best.mechanism_params("subset-exp", eps0, d=17, s=4)
+        d, s = (int(x) for x in mech.split(":")[1:]) if ":" in mech else (17, 4)
+        kw = best.mechanism_params("subset-exp", eps0, d=d, s=s)
         pairs = rz.subset_exp_pairs(kw["d"], kw["s"], kw["k"], eps0)
-        plain = pairs
+        plain = [dec.GroupedPair(g.w, g.p, g.q, g.gamma) for g in pairs]  # before: every pair spread
         g0 = pairs[0]
         ug = [g0.p[i] / (g0.gamma * g0.w[i]) for i in range(2)]
         vg = [g0.q[i] / (g0.gamma * g0.w[i]) for i in range(2)]
@@ -88,7 +92,8 @@ def _oracle_cells(n: int, flags) -> float:
     return per_m * 80 * 10
 
 
-def point(mech: str, n: int, eps0: float, oracle_cells: float, third_cells: float) -> dict:
+def point(mech: str, n: int, eps0: float, oracle_cells: float, third_cells: float, oracle_rel: float = 1e-3,
+          oracle_blocks: int = 40) -> dict:
     import _oracle_flags as OF
 
     from shuffledp.accountants import best
@@ -112,7 +117,8 @@ def point(mech: str, n: int, eps0: float, oracle_cells: float, third_cells: floa
     if row["after"] < eps0 and _oracle_cells(n, flags) <= oracle_cells:
         t = time.perf_counter()
         w, u, v, gamma = flags
-        lo, _ = OF.eps_bracket(w, u, v, gamma, n, DELTA, row["after"], rel=1e-3, blocks=40, ends="lower")
+        lo, _ = OF.eps_bracket(w, u, v, gamma, n, DELTA, row["after"], rel=oracle_rel, blocks=oracle_blocks,
+                               ends="lower")
         row["opt_lo"] = lo
         row["s_oracle"] = time.perf_counter() - t
     row["published"] = None
@@ -155,12 +161,16 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=None, help="append every point as a JSON line to this file")
     ap.add_argument("--oracle-cells", type=float, default=3e8)
     ap.add_argument("--third-cells", type=float, default=2e8)
+    ap.add_argument("--oracle-rel", type=float, default=1e-3, help="the oracle's bracket width (relative)")
+    ap.add_argument("--oracle-blocks", type=int, default=40, help="the oracle's blocks of M (its lower end "
+                    "charges each block its largest M: more blocks, a higher lower end)")
     args = ap.parse_args(argv)
     rows = []
     for n in (int(float(x)) for x in args.ns.split(",")):
         for mech in args.mechs.split(","):
             for eps0 in (float(x) for x in args.eps0s.split(",")):
-                row = point(mech, n, eps0, args.oracle_cells, args.third_cells)
+                row = point(mech, n, eps0, args.oracle_cells, args.third_cells, args.oracle_rel,
+                            args.oracle_blocks)
                 rows.append(row)
                 line = json.dumps(row)
                 print(line, flush=True)

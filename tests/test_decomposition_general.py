@@ -35,6 +35,7 @@ from hypothesis import strategies as st
 
 from shuffledp.accountants import decomposition as dec
 from shuffledp.accountants import randomizers as rz
+from shuffledp.accountants.dependent_flags import DependentFlagPair
 
 # ----------------------------------------------------------------------------- the oracle itself
 
@@ -293,7 +294,12 @@ def test_randomizers_sound_and_pairs_match(name, args, n, eps0):
     rel = []
     for eps, (real, arg) in zip(eps_list, exact, strict=True):
         up = by_pairs.delta(eps)
-        assert up == pytest.approx(by_matrix.delta(eps), rel=1e-9)
+        if any(isinstance(g, DependentFlagPair) for g in pairs):
+            # subset-exp's closed-form pairs evaluate the dependent flags without the spread the
+            # matrix route takes: no looser, and still above the exact decomposed value (below)
+            assert up <= by_matrix.delta(eps) * (1 + 1e-9)
+        else:
+            assert up == pytest.approx(by_matrix.delta(eps), rel=1e-9)
         decomposed, _ = O.decomposed_worst(mat, n, eps)
         assert real <= decomposed * (1 + ORACLE_RTOL)
         assert real <= up, (eps, arg)

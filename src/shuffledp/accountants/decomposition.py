@@ -695,10 +695,10 @@ class DecomposedPair:
     def pair_value(self, g: GroupedPair, ee: float, upper: bool = True) -> float:
         """One directed pair's block-weighted divergence at ``e^eps = ee`` (before the ``M``-window
         charge): exact sums for <= 3 groups, the spreads for more; a pair that evaluates itself
-        exactly (``block_value``, e.g. :class:`shuffledp.accountants.flags.FlagPair`) does so,
-        and its ``alt`` decomposition, if any, is evaluated too and the smaller kept. The values
-        of this instance's own pairs are remembered (an eps search of several pairs asks the
-        worst pair again at its starting point)."""
+        exactly (``block_value``, e.g. :class:`shuffledp.accountants.flags.FlagPair`) does so
+        unless it returns None, and its ``alt`` decomposition, if any, is evaluated too and the
+        smaller kept. The values of this instance's own pairs are remembered (an eps search of
+        several pairs asks the worst pair again at its starting point)."""
         own = any(g is h for h in self.pairs)
         key = (id(g), ee, upper)
         if own and key in self._memo:
@@ -715,6 +715,8 @@ class DecomposedPair:
         ms = self.m_upper if upper else self.m_lower
         wts = self.block_w if upper else self.block_w / (1.0 + ROUNDING_RTOL)
         value = exact(ms, wts, ee, self.tail, upper=upper)
+        if value is None:  # the pair declines these counts (its cost): the many-group path
+            return self._pair_value(g, ee, upper) if len(g.w) <= 3 else self._spread_value(g, ee, upper)
         alt = getattr(g, "alt", None)
         if alt is None or not upper:
             return value

@@ -144,17 +144,22 @@ def flag_divergence(ms, gamma: float, alpha: float, beta: float, u, v, ee: float
     return res
 
 
-def _phi(N, B, alpha: float, u, v, ee: float, upper: bool) -> np.ndarray:
-    """``phi(B) = E[(cu A - K(B))_+]``, ``A ~ Bin(N, alpha)``, ``K(B) = e^eps cv B - N (u0 - e^eps v0)``
+def _phi(N, B, alpha: float, u, v, ee: float, upper: bool, shift=None, tails=None, shift_mag=None) -> np.ndarray:
+    """``phi(B) = E[(cu A - K(B))_+]``, ``A ~ Bin(N, alpha)``, ``K(B) = e^eps cv B - shift`` with
+    ``shift = N (u0 - e^eps v0)`` unless given (:mod:`dependent_flags` adds its fixed reports to it)
     (``B`` may be real), rounded up (``upper``) or down by the binomial tails' tolerance
     (:func:`lower_bounds.binom_rtol`, twice: two tails) of the magnitudes and by ``1e-15`` of the
     magnitudes entering ``K`` times ``phi``'s slope in ``K`` just below it (the rounding of ``K``,
-    and a threshold ``t`` misplaced by it, move the value by at most that)."""
+    and a threshold ``t`` misplaced by it, move the value by at most that). ``tails(t)``, if given,
+    replaces :func:`_tail_terms` (``Pr[A = t]`` and ``Pr[A >= t]``, or bounds on them on the side
+    that moves the value the way asked); ``shift_mag``, if given, the magnitude of the terms the
+    given ``shift`` was summed from (its rounding is charged at that scale)."""
     cu, cv = float(u[1] - u[0]), float(v[1] - v[0])
-    shift = N * (u[0] - ee * v[0])
+    if shift is None:
+        shift = N * (u[0] - ee * v[0])
     K = ee * cv * B - shift
     t = np.clip(np.floor(K / cu) + 1.0, 0.0, N + 1.0)
-    pmf, sf = _tail_terms(N, t, alpha)
+    pmf, sf = _tail_terms(N, t, alpha) if tails is None else tails(t)
     # E[(A - tau)_+] = t (1 - alpha) Pr[A = t] + (N alpha - tau) Pr[A >= t] (tau = K / cu, t the
     # first integer above it): two terms of the value's size (no cancellation of N-sized ones)
     lead = cu * t * (1.0 - alpha) * pmf
@@ -164,7 +169,7 @@ def _phi(N, B, alpha: float, u, v, ee: float, upper: bool) -> np.ndarray:
     # K, tau and the difference in ``rest`` are rounded by at most ``dk``: phi moves by at most
     # dk times its slope in K just below, Pr[cu A > K - dk] <= Pr[A >= first integer above (K - 2 dk) / cu]
     # (t' = t: Pr[A >= t]; t' = t - 1: plus Pr[A = t - 1], from Pr[A = t] by the pmf's ratio; else 1)
-    dk = 1e-15 * (np.abs(ee * cv * B) + np.abs(shift) + cu * N * alpha)
+    dk = 1e-15 * (np.abs(ee * cv * B) + (np.abs(shift) if shift_mag is None else shift_mag) + cu * N * alpha)
     lag = t - np.clip(np.floor((K - 2.0 * dk) / cu) + 1.0, 0.0, N + 1.0)
     inside = (t >= 1.0) & (t <= N)
     below = np.where(inside, pmf * t * (1.0 - alpha) / (np.where(inside, N - t + 1.0, 1.0) * alpha), 0.0)

@@ -33,6 +33,7 @@ import math
 import numpy as np
 
 from shuffledp.accountants.decomposition import GroupedPair, _check_eps0, _check_int
+from shuffledp.accountants.dependent_flags import DependentFlagPair
 from shuffledp.accountants.flags import flag_pair
 
 __all__ = [
@@ -121,7 +122,12 @@ def subset_exp_pairs(d: int, s: int, k: int, eps0: float) -> list[GroupedPair]:
         w = [counts[i] / total for i in keep]
         p = [u[i] * w[j] / omega for j, i in enumerate(keep)]
         q = [v[i] * w[j] / omega for j, i in enumerate(keep)]
-        out.append(_groups(w, p, q, 1.0 / omega))
+        if len(keep) == 4 and n10 * n01 > n11 * n00:
+            # the two flags (meets x's set, meets x''s) are negatively dependent (exact integers):
+            # the four groups are evaluated without a spread where that is affordable
+            out.append(DependentFlagPair(tuple(w), tuple(p), tuple(q), 1.0 / omega, (1.0, e), (1.0, e)))
+        else:
+            out.append(_groups(w, p, q, 1.0 / omega))
     return out
 
 
