@@ -58,24 +58,21 @@ from shuffledp.accountants.lower_bounds import binom_rtol
 
 __all__ = ["DependentFlagPair", "dependent_flag_pair", "dependent_flag_divergence"]
 
-TARGET = 3e-2        # the chords over L stop once their gap, weighted over the counts, is <= TARGET of the total
+TARGET = 1e-2        # the chords over L stop once their gap, weighted over the counts, is <= TARGET of the total
 L_EXACT = 48         # windows of L up to this many counts are summed at every count ...
 L_EXACT_SMALL_N = 256  # ... and up to this many at most SMALL_N reports (cheap there; and then delta
 SMALL_N = 400        # for eps and eps for delta agree: the chords' stopping point does not enter)
-START_POINTS = 9     # evaluated counts of L to start with, evenly over its window ...
-BULK_POINTS = 13     # ... and over its bulk, BULK_SD standard deviations either side of its mean
-BULK_SD = 4.0
 MAX_POINTS = 129     # at most this many per count (the bound stays valid when it stops early)
 STATS_CACHE = 8192   # block statistics of L kept
 SPREAD_EXACT = 2e-3  # the spread answers where it adds at most this share of the variance
-CELLS_MAX = 3e6      # estimated cells per evaluation at most (else the spread answers)
+CELLS_MAX = 4e6      # estimated cells per evaluation at most (else the spread answers)
 L_POINTS = 80        # chord points of L per blanket count, about (for that estimate)
 N_MAX = 10_000       # reports at most (above, the tables and sums cost too much: the spread answers)
 CHUNK_CELLS = 1 << 16  # cells of G's sums evaluated at once
-TABLE_CACHE = 4096   # per-count tables kept (a few kB each)
+TABLE_CACHE = 8192   # per-count tables kept (a few kB each)
 ROW_SPACING = 8.0    # blanket counts merged on a grid of stride sqrt(median count) / ROW_SPACING
 M_START = 9          # blanket counts evaluated first (above SMALL_N reports) ...
-M_ROWS_MAX = 48      # ... and at most, the cells refined until their gap is TARGET_M of the total
+M_ROWS_MAX = 32      # ... and at most, the cells refined until their gap is TARGET_M of the total
 TARGET_M = 3e-3
 
 
@@ -111,11 +108,11 @@ class DependentFlagPair(GroupedPair):
                 return None
             best = max(_adaptive_counts(ms, wts, self.gamma, w, u, v, ee, tail) for w, u, v in sides)
         else:
-            wts, ms, stride = _grid_blocks(ms, wts, upper)
-            if per_row * ms.size > CELLS_MAX:
-                return None
+            wts, ms = _grid_blocks(ms, wts, upper)
+            if per_row * ms.size > CELLS_MAX and float(np.max(ms)) + 1.0 > SMALL_N:
+                return None  # (at most SMALL_N reports it always runs: there eps and delta agree)
             best = max(float(np.dot(wts, dependent_flag_divergence(ms, self.gamma, w, u, v, ee, tail, upper=upper,
-                                                                   weights=wts, lattice=stride)))
+                                                                   weights=wts)))
                        for w, u, v in sides)
         return best
 
@@ -165,25 +162,23 @@ def _cells(w, n_top: float, tail: float) -> float:
     return points * width
 
 
-def _grid_blocks(ms: np.ndarray, wts: np.ndarray, upper: bool) -> tuple[np.ndarray, np.ndarray, int]:
+def _grid_blocks(ms: np.ndarray, wts: np.ndarray, upper: bool) -> tuple[np.ndarray, np.ndarray]:
     """The counts ``ms`` (ascending, weights ``wts``) merged into the cells of a grid whose
-    stride is the power of two at most ``sqrt(median) / ROW_SPACING`` (returned too; 1: no
-    merging), each cell charged at its grid start, at most its smallest count (``upper``), or at
-    its largest count (``ms`` then holds the blocks' largest counts): ``D_M`` is
-    non-increasing in ``M``. The grid depends on the counts' median only, not on the window's
+    stride is the power of two at most ``sqrt(median) / ROW_SPACING`` (1: no merging), each cell
+    charged at its grid start, at most its smallest count (``upper``), or at its largest count
+    (``ms`` then holds the blocks' largest counts): ``D_M`` is non-increasing in ``M``. The grid depends on the counts' median only, not on the window's
     tail: two windows of the same law merge their common counts alike (delta for eps and eps for
     delta agree)."""
     med = float(ms[min(int(np.searchsorted(np.cumsum(wts), 0.5 * float(np.sum(wts)))), ms.size - 1)])
     ratio = math.sqrt(max(med, 1.0)) / ROW_SPACING
     stride = 2 ** int(math.floor(math.log2(ratio))) if ratio >= 2.0 else 1
     if stride == 1:
-        return wts, ms, 1
+        return wts, ms
     _, start = np.unique(np.floor(ms / stride), return_index=True)
     end = np.append(start[1:], ms.size) - 1
-    # upper: each cell at its grid start (at most its smallest count), so that the counts of
-    # every cell share the lattice of :func:`_start`
+    # upper: each cell at its grid start (at most its smallest count)
     first = np.floor(ms[start] / stride) * stride
-    return np.add.reduceat(wts, start), (first if upper else ms[end]), stride
+    return np.add.reduceat(wts, start), (first if upper else ms[end])
 
 
 def _spread_is_tight(pair: GroupedPair, ee: float) -> bool:
@@ -222,23 +217,37 @@ def _mixture(w) -> tuple[float, float, float]:
     return min(max(rho, 0.0), 1.0), w11 / (w11 + w01), w01 / (w01 + w00)
 
 
-@lru_cache(maxsize=TABLE_CACHE)
-def _tables(NA: int, a1: float, b1: float, tail: float) -> tuple:
-    """Per number ``NA`` of product-law reports: ``Y ~ Bin(NA, b1)``'s window ``[loB, hiB]``, its
-    pmf there and its mass outside; ``X ~ Bin(NA, a1)``'s window ``[loA, hiA]``, ``Pr[X = t]`` and
-    ``Pr[X >= t]`` for ``t`` in ``[loA, hiA + 1]``, and ``Pr[X < loA]`` (rounded up). None of it
-    depends on eps: the tables serve every eps the search tries."""
-    Na = np.array([float(NA)])
-    loB, hiB, outB = (float(x[0]) for x in _t_window(Na, b1, tail))
-    pmfB = stats.binom.pmf(np.arange(loB, hiB + 1.0), NA, b1)
-    loA, hiA, _ = (float(x[0]) for x in _t_window(Na, a1, tail))
-    pmfA, sfA = _tail_terms(float(NA), np.arange(loA, hiA + 2.0), a1)
-    below = float(stats.binom.cdf(loA - 1.0, NA, a1)) * (1.0 + 2.0 * float(binom_rtol(NA, a1))) if loA > 0 else 0.0
-    return loB, pmfB, outB, loA, hiA, pmfA, sfA, below
+_TABLES: dict = {}   # (NA, a1, b1, tail) -> the tables of _tables_for (cleared when TABLE_CACHE is passed)
+
+
+def _tables_for(keys: np.ndarray, a1: float, b1: float, tail: float) -> list:
+    """Per number ``NA`` of product-law reports in ``keys``: ``Y ~ Bin(NA, b1)``'s window
+    ``[loB, hiB]``, its pmf there and its mass outside; ``X ~ Bin(NA, a1)``'s window ``[loA, hiA]``,
+    ``Pr[X = t]`` and ``Pr[X >= t]`` for ``t`` in ``[loA, hiA + 1]``, and ``Pr[X < loA]`` (rounded
+    up). None of it depends on eps: the tables serve every eps a search tries. The counts not yet
+    tabulated are built together (one scipy call per kind of value for all of them)."""
+    new = np.array([k for k in keys.tolist() if (k, a1, b1, tail) not in _TABLES], dtype=np.float64)
+    if new.size:
+        if len(_TABLES) + new.size > TABLE_CACHE:
+            _TABLES.clear()
+        loB, hiB, outB = _t_window(new, b1, tail)
+        loA, hiA, _ = _t_window(new, a1, tail)
+        nB, nA = (hiB - loB + 1.0).astype(np.int64), (hiA - loA + 2.0).astype(np.int64)
+        rowB, rowA = np.repeat(np.arange(new.size), nB), np.repeat(np.arange(new.size), nA)
+        jB = np.arange(rowB.size) - np.repeat(np.cumsum(nB) - nB, nB)
+        jA = np.arange(rowA.size) - np.repeat(np.cumsum(nA) - nA, nA)
+        pmfB = np.split(stats.binom.pmf(loB[rowB] + jB, new[rowB], b1), np.cumsum(nB)[:-1])
+        pmfA, sfA = _tail_terms(new[rowA], loA[rowA] + jA, a1)
+        pmfA, sfA = np.split(pmfA, np.cumsum(nA)[:-1]), np.split(sfA, np.cumsum(nA)[:-1])
+        below = np.where(loA > 0, stats.binom.cdf(loA - 1.0, new, a1), 0.0) * (1.0 + 2.0 * binom_rtol(new, a1))
+        for i, k in enumerate(new.tolist()):
+            _TABLES[(k, a1, b1, tail)] = (float(loB[i]), pmfB[i], float(outB[i]), float(loA[i]), float(hiA[i]),
+                                          pmfA[i], sfA[i], float(below[i]))
+    return [_TABLES[(k, a1, b1, tail)] for k in keys.tolist()]
 
 
 def _flat(tabs: list) -> dict:
-    """The tables of :func:`_tables` for several counts, concatenated, with per-count offsets."""
+    """The tables of :func:`_tables_for` for several counts, concatenated, with per-count offsets."""
     def cat(i):
         arrs = [tb[i] for tb in tabs]
         sizes = np.array([a.size for a in arrs])
@@ -283,11 +292,11 @@ def _g(N: np.ndarray, ls: np.ndarray, a1: float, b1: float, u, v, ee: float, tai
     """``G(l)`` for the counts ``ls`` of fixed ``(1, 0)`` reports among ``N`` (arrays of the same
     shape; module docstring): :mod:`flags`' sum over ``Y`` of closed-form tails in ``X``, with
     ``N - l`` trials and the threshold shifted by ``(u1 - u0) l``, from the cached tables of
-    :func:`_tables`; plus (upper) ``N u1`` times the mass of ``Y`` outside its window. Evaluated in
+    :func:`_tables_for`; plus (upper) ``N u1`` times the mass of ``Y`` outside its window. Evaluated in
     chunks of about :data:`CHUNK_CELLS` cells (memory)."""
     NA = N - ls
     keys, rows = np.unique(NA, return_inverse=True)
-    ft = _flat([_tables(int(k), a1, b1, tail) for k in keys])
+    ft = _flat(_tables_for(keys, a1, b1, tail))
     step = max(1, CHUNK_CELLS // int(ft["widthB"].max()))
     out = np.empty_like(NA)
     for a in range(0, NA.size, step):
@@ -350,18 +359,15 @@ def _blocks(N: float, pts: np.ndarray, G: np.ndarray, rho: float) -> tuple[np.nd
     return upper, lower
 
 
-def _start(lo: float, hi: float, N: float, rho: float, lattice: int) -> np.ndarray:
-    """First evaluated counts of ``L``: with ``lattice > 1`` its window's ends and every count
-    with ``N - l`` a multiple of ``lattice`` (counts ``N`` on a grid of that power-of-two stride
-    then share their tables of ``N - l``, and the chords' midpoints keep sharing them); else even
-    over the window and denser over its bulk."""
-    if lattice > 1:
-        first = lo + (N - lo) % lattice
-        return np.unique(np.concatenate([[lo, hi], np.arange(first, hi + 1.0, lattice)]))
+def _start(lo: float, hi: float, N: float, rho: float) -> np.ndarray:
+    """First evaluated counts of ``L``: its window's ends and every count with ``N - l`` a multiple
+    of the power of two at most half ``L``'s standard deviation (about ``4 z`` points for a window
+    of ``z`` deviations either side). Counts ``N - l`` on a common lattice share their tables
+    (:func:`_tables_for`) across blanket counts, and the chords' midpoints keep sharing them."""
     sd = math.sqrt(N * rho * (1.0 - rho))
-    mid = N * rho + sd * np.linspace(-BULK_SD, BULK_SD, BULK_POINTS)
-    pts = np.concatenate([np.linspace(lo, hi, START_POINTS), np.clip(mid, lo, hi)])
-    return np.unique(np.round(pts))
+    lattice = 2.0 ** math.floor(math.log2(sd / 2.0)) if sd >= 4.0 else 1.0
+    first = lo + (N - lo) % lattice
+    return np.unique(np.concatenate([[lo, hi], np.arange(first, hi + 1.0, lattice)]))
 
 
 def _splits(pts: np.ndarray, gap: np.ndarray, cut: float) -> np.ndarray:
@@ -374,7 +380,7 @@ def _splits(pts: np.ndarray, gap: np.ndarray, cut: float) -> np.ndarray:
 
 
 def _rows(Ns: np.ndarray, wts: np.ndarray, rho: float, a1: float, b1: float, u, v, ee: float, tail: float,
-          upper: bool, lattice: int = 1):
+          upper: bool):
     """Per count ``N``: the sum over ``L``'s window of ``Pr[L = l] G(l)`` bounded from the side
     asked, and ``L``'s mass outside the window. A window of at most :data:`L_EXACT` counts (or
     :data:`L_EXACT_SMALL_N` at most :data:`SMALL_N` reports) is summed at every count (exact);
@@ -384,7 +390,7 @@ def _rows(Ns: np.ndarray, wts: np.ndarray, rho: float, a1: float, b1: float, u, 
     total. Nothing depends on earlier calls: the same arguments give the same value."""
     lo, hi, out_l = _t_window(Ns, rho, tail)
     exact = (hi - lo < L_EXACT) | ((hi - lo < L_EXACT_SMALL_N) & (Ns <= SMALL_N))
-    pts = [np.arange(lo[i], hi[i] + 1.0) if exact[i] else _start(lo[i], hi[i], Ns[i], rho, lattice)
+    pts = [np.arange(lo[i], hi[i] + 1.0) if exact[i] else _start(lo[i], hi[i], Ns[i], rho)
            for i in range(Ns.size)]
     sizes = [p.size for p in pts]
     G = np.split(_g(np.repeat(Ns, sizes), np.concatenate(pts), a1, b1, u, v, ee, tail, upper),
@@ -412,17 +418,16 @@ def _rows(Ns: np.ndarray, wts: np.ndarray, rho: float, a1: float, b1: float, u, 
 
 
 def dependent_flag_divergence(ms, gamma: float, w, u, v, ee: float, tail: float, *, upper: bool,
-                              weights=None, lattice: int = 1) -> np.ndarray:
+                              weights=None) -> np.ndarray:
     """``D_M`` (module docstring) for every blanket count ``M`` in ``ms``, one direction (``P`` with
     ``u`` and flag ``a``, ``Q`` with ``v`` and flag ``b``; ``w = (w10, w01, w11, w00)``). ``upper``:
     an upper bound with every allowance; else a lower bound of the decomposed value (to show the
     blocking error; not a bound on the mechanism). ``weights``: the counts' block masses, which
-    steer where the chords are refined, ``lattice`` where they start (:func:`_start`); neither
-    decides whether the result is a bound."""
+    steer where the chords are refined (not whether the result is a bound)."""
     rho, a1, b1 = _mixture(w)
     Ns = np.atleast_1d(np.asarray(ms, dtype=np.float64)) + 1.0
     wts = np.ones_like(Ns) if weights is None else np.asarray(weights, dtype=np.float64)
-    total, out_l = _rows(Ns, wts, rho, a1, b1, u, v, ee, tail, upper, lattice)
+    total, out_l = _rows(Ns, wts, rho, a1, b1, u, v, ee, tail, upper)
     res = gamma / Ns * total
     if upper:
         res = res * (1.0 + ROUNDING_RTOL) + gamma * u[1] * out_l
