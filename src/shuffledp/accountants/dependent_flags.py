@@ -166,9 +166,9 @@ def _grid_blocks(ms: np.ndarray, wts: np.ndarray, upper: bool) -> tuple[np.ndarr
     """The counts ``ms`` (ascending, weights ``wts``) merged into the cells of a grid whose
     stride is the power of two at most ``sqrt(median) / ROW_SPACING`` (1: no merging), each cell
     charged at its grid start, at most its smallest count (``upper``), or at its largest count
-    (``ms`` then holds the blocks' largest counts): ``D_M`` is non-increasing in ``M``. The grid depends on the counts' median only, not on the window's
-    tail: two windows of the same law merge their common counts alike (delta for eps and eps for
-    delta agree)."""
+    (``ms`` then holds the blocks' largest counts): ``D_M`` is non-increasing in ``M``. The grid
+    depends on the counts' median only, not on the window's tail: two windows of the same law
+    merge their common counts alike (delta for eps and eps for delta agree)."""
     med = float(ms[min(int(np.searchsorted(np.cumsum(wts), 0.5 * float(np.sum(wts)))), ms.size - 1)])
     ratio = math.sqrt(max(med, 1.0)) / ROW_SPACING
     stride = 2 ** int(math.floor(math.log2(ratio))) if ratio >= 2.0 else 1
