@@ -187,3 +187,31 @@ def test_positive_dependence_keeps_the_spread():
             assert g.w[0] * g.w[1] <= g.w[2] * g.w[3]
     with pytest.raises(ValueError, match="not negatively dependent"):
         df.dependent_flag_pair(0.5, (0.1, 0.1, 0.4, 0.4), (1.0, 2.0), (1.0, 2.0))
+
+
+def test_adaptive_counts_bracket_every_count():
+    """Above SMALL_N reports the upper bound evaluates few blanket counts (cells charged at their
+    first count): it lies above the lower side of every count evaluated, and within 2% of the
+    upper side of every count evaluated (the cells' target is 0.3%)."""
+    g = _subset_pair(50, 1, 1.0)
+    n, ee = 2000, math.exp(0.075)
+    pair = dec.DecomposedPair(None, n, pairs=[g], tail=1e-14)
+    ms, wts = pair.m_upper, pair.block_w
+    assert ms[0] + 1 > df.SMALL_N and ms.size > df.M_START
+    ours = df._adaptive_counts(ms, wts, g.gamma, g.w, g.u, g.v, ee, 1e-14)
+    every_up = df.dependent_flag_divergence(ms, g.gamma, g.w, g.u, g.v, ee, 1e-14, upper=True, weights=wts)
+    every_lo = df.dependent_flag_divergence(pair.m_lower, g.gamma, g.w, g.u, g.v, ee, 1e-14, upper=False,
+                                            weights=wts)
+    assert float(np.dot(wts, every_lo)) <= ours <= float(np.dot(wts, every_up)) * 1.02
+    # and the value the decomposition gets is this one
+    assert g.block_value(ms, wts, ee, 1e-14, upper=True) == pytest.approx(ours, rel=1e-12)
+
+
+def test_costly_evaluations_decline():
+    """At tiny delta every window widens: where an evaluation would pass CELLS_MAX cells the pair
+    declines (the decomposition then spreads it), above SMALL_N reports only."""
+    g = _subset_pair(50, 1, 1.0)
+    big = dec.DecomposedPair(None, 9000, pairs=[g], tail=1e-300)
+    assert g.block_value(big.m_upper, big.block_w, math.exp(0.3), 1e-300, upper=True) is None
+    small = dec.DecomposedPair(None, 200, pairs=[g], tail=1e-300)
+    assert g.block_value(small.m_upper, small.block_w, math.exp(0.5), 1e-300, upper=True) is not None
