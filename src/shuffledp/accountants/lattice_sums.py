@@ -46,6 +46,7 @@ __all__ = ["LatticeSums", "lattice_cost", "LATTICE_BUDGET", "UNIT"]
 UNIT = 2.0 ** -52  # relative spacing of doubles (twice the unit roundoff: generous)
 SLACK = 1e-9  # lattice steps below the threshold that are included (their sign is not trusted)
 LATTICE_BUDGET = 7e9  # estimated element operations of the convolutions (measured: about 0.1 s CPU per 1e9)
+PER_SD = 64  # a law is coarsened once its standard deviation exceeds 2 PER_SD of its steps
 
 
 def _z(tail: float) -> float:
@@ -54,17 +55,20 @@ def _z(tail: float) -> float:
 
 def _sd(pi: np.ndarray) -> float:
     j = np.arange(pi.size, dtype=np.float64)
-    mean = float(np.dot(pi, j))
-    return math.sqrt(max(float(np.dot(pi, (j - mean) ** 2)), 0.0))
+    tot = max(float(pi.sum()), 1e-300)
+    mean = float(np.dot(pi, j)) / tot
+    return math.sqrt(max(float(np.dot(pi, (j - mean) ** 2)) / tot, 0.0))
 
 
 def lattice_cost(pi: np.ndarray, ns, tail: float) -> float:
-    """Estimated element operations for the wanted counts ``ns``: the squarings (window about
-    ``2 z sd sqrt(N)`` each, squared) and one step of ``nnz`` products per count after the first."""
+    """Estimated element operations for the wanted counts ``ns``: about two convolutions per
+    binary digit of the first count and per count after it, each at most the coarsened width
+    (``4 z PER_SD`` points, :meth:`_Law.settled`) squared."""
     ns = np.asarray(ns, dtype=np.float64)
-    width = 2.0 * _z(tail) * _sd(pi) * math.sqrt(ns[-1]) + pi.size
-    squarings = 2.0 * width ** 2 * (1.0 + 1.0 / 3.0)  # the last two levels dominate
-    return squarings + np.count_nonzero(pi) * width * (ns[-1] - ns[0] + 1.0)
+    full = 2.0 * _z(tail) * _sd(pi) * math.sqrt(ns[-1]) + pi.size
+    width = min(full, 4.0 * _z(tail) * PER_SD + pi.size)
+    convs = 2.0 * (math.log2(max(ns[0], 2.0)) + ns.size) + 2.0 * math.log2(max(ns[-1] - ns[0], 2.0))
+    return convs * width ** 2
 
 
 def _edge(p: np.ndarray, drop: float) -> int:
@@ -78,14 +82,32 @@ def _edge(p: np.ndarray, drop: float) -> int:
         n = min(p.size, 4 * n)
 
 
+def coarsen(lo: int, p: np.ndarray) -> tuple[int, np.ndarray]:
+    """A law on the points ``lo + i`` (in units of its step) moved to the even points, as
+    ``(lo', q)`` on ``2 (lo' + i)``: each odd point's mass split in halves between its two even
+    neighbours. A mean-preserving spread (each odd point ``k`` replaced by ``k - 1``, ``k + 1`` with
+    probability 1/2 each: convex order, an upper bound for any convex integrand); the variance
+    grows by exactly the odd points' mass (in squared old steps), at most a quarter of the new
+    step squared. Every entry is a sum of at most three non-negative terms, two of them halved
+    (exact in binary): two roundings."""
+    lo2 = lo // 2
+    top2 = -((-(lo + p.size - 1)) // 2)  # ceil
+    a = np.zeros(2 * (top2 - lo2) + 3)  # points 2 lo2 - 1 .. 2 top2 + 1
+    a[lo - 2 * lo2 + 1:lo - 2 * lo2 + 1 + p.size] = p
+    even, odd = a[1::2], 0.5 * a[0::2]
+    return lo2, even + odd[:-1] + odd[1:]
+
+
 class _Law:
-    """A computed sub-law on ``lo + 0..p.size-1``: ``p`` within ``rel`` (relative, entry by entry)
-    of the exact truncated law, whose missing mass is at most ``miss``."""
+    """A computed sub-law on ``step * (lo + 0..p.size-1)`` (``step`` a power of two, ``lo`` an
+    integer: an absolute grid, so sums of laws of one step stay on it): ``p`` within ``rel``
+    (relative, entry by entry) of the exact truncated law, whose missing mass is at most ``miss``;
+    ``cap``: the standard deviation, in steps, above which it is coarsened (inf: never)."""
 
-    __slots__ = ("lo", "p", "rel", "miss")
+    __slots__ = ("lo", "p", "rel", "miss", "step", "cap")
 
-    def __init__(self, lo: int, p: np.ndarray, rel: float, miss: float):
-        self.lo, self.p, self.rel, self.miss = lo, p, rel, miss
+    def __init__(self, lo: int, p: np.ndarray, rel: float, miss: float, step: int = 1, cap: float = math.inf):
+        self.lo, self.p, self.rel, self.miss, self.step, self.cap = lo, p, rel, miss, step, cap
 
     def pruned(self, drop: float) -> _Law:
         """Drop leading and trailing entries whose cumulative mass is at most ``drop`` per end."""
@@ -95,41 +117,68 @@ class _Law:
         end = max(p.size - tail, head + 1)
         gone = math.fsum(p[:head].tolist()) + math.fsum(p[end:].tolist())
         gone = gone * (1.0 + 4 * UNIT) / (1.0 - self.rel)  # the exact dropped mass is at most this
-        return _Law(self.lo + head, p[head:end], self.rel, self.miss + gone)
+        return _Law(self.lo + head, p[head:end], self.rel, self.miss + gone, self.step, self.cap)
+
+    def at_step(self, step: int) -> _Law:
+        """The law coarsened (:func:`coarsen`) until its step is ``step`` (at least its own)."""
+        lo, p, s, rel = self.lo, self.p, self.step, self.rel
+        while s < step:
+            lo, p = coarsen(lo, p)
+            s, rel = 2 * s, rel + 2.0 * UNIT
+        return _Law(lo, p, rel, self.miss, s, self.cap)
+
+    def settled(self) -> _Law:
+        """Coarsened while its standard deviation exceeds ``cap`` steps (``2 PER_SD``): every law
+        then has at most about ``2 z PER_SD`` points per side, whatever the count of reports."""
+        law = self
+        while _sd(law.p) > law.cap:
+            law = law.at_step(2 * law.step)
+        return law
 
     def times(self, other: _Law, drop: float) -> _Law:
-        """The law of the sum of two independent variables (direct convolution), pruned."""
-        p = np.convolve(self.p, other.p)
-        rel = self.rel + other.rel + self.rel * other.rel + (min(self.p.size, other.p.size) + 1) * UNIT
-        return _Law(self.lo + other.lo, p, rel, self.miss + other.miss).pruned(drop)
+        """The law of the sum of two independent variables (direct convolution; the finer law
+        first coarsened to the other's step), pruned and settled."""
+        step = max(self.step, other.step)
+        a, b = self.at_step(step), other.at_step(step)
+        if b.p.size > a.p.size:
+            a, b = b, a
+        sup = np.flatnonzero(b.p)
+        # every entry is a sum of at most min(nonzeros) products
+        terms = min(sup.size, int(np.count_nonzero(a.p)))
+        if sup.size * 4 < b.p.size:  # a sparse law (one report's): its support only
+            p = np.zeros(a.p.size + b.p.size - 1)
+            for j in sup.tolist():
+                p[j:j + a.p.size] += b.p[j] * a.p
+        else:
+            p = np.convolve(a.p, b.p)
+        rel = a.rel + b.rel + a.rel * b.rel + (terms + 1) * UNIT
+        return _Law(a.lo + b.lo, p, rel, a.miss + b.miss, step, self.cap).pruned(drop).settled()
 
 
 class LatticeSums:
     """The law of ``S_N`` (module docstring) for an increasing set of ``N``, with suffix sums.
 
     ``pi``: the one-report pmf on ``0..K`` as computed; ``rel0``: a bound on the relative error of
-    each of its entries against the exact pmf it stands for. ``ns``: the report counts wanted."""
+    each of its entries against the exact pmf it stands for. ``ns``: the report counts wanted.
+    ``coarse``: coarsen the laws as they grow (:meth:`_Law.settled`; False: exact laws, the cost
+    growing with the count)."""
 
-    def __init__(self, pi: np.ndarray, rel0: float, ns, tail: float):
+    def __init__(self, pi: np.ndarray, rel0: float, ns, tail: float, *, coarse: bool = True):
         pi = np.asarray(pi, dtype=np.float64)
         if pi.ndim != 1 or pi.size < 2 or np.any(pi < 0):
             raise ValueError("pi must be a non-negative pmf on 0..K")
         self.ns = np.asarray(ns, dtype=np.int64)
         if self.ns.size == 0 or self.ns[0] < 1 or np.any(np.diff(self.ns) <= 0):
             raise ValueError("ns must be increasing report counts >= 1")
-        first, last = int(self.ns[0]), int(self.ns[-1])
-        ops = 2 * first.bit_length() + (last - first) + 2
+        gaps = np.diff(self.ns)
+        ops = 2 * int(self.ns[0]).bit_length() + 2 * sum(int(x).bit_length() for x in set(gaps.tolist()))
+        ops += 2 * self.ns.size + 2
         drop = float(tail) / (4.0 * ops)  # per end and convolution: at most tail / 2 in all
-        one = _Law(0, pi, float(rel0), 0.0)
-        cur = _power(one, first, drop)
-        snaps = [self._snapshot(cur)]
-        sup = np.flatnonzero(pi)
-        wanted = set(self.ns.tolist())
-        for step in range(first + 1, last + 1):
-            cur = _step(cur, one, sup, drop)
-            if step in wanted:
-                snaps.append(self._snapshot(cur))
-        self.chunks = _chunks(snaps, self.ns, float(tail))
+        cap = 2.0 * PER_SD if coarse else math.inf
+        laws = _laws(_Law(0, pi, float(rel0), 0.0, 1, cap), self.ns, drop)
+        self.steps = [law.step for law in laws]
+        self.rel_max = max(law.rel for law in laws)  # grows like N (rel0 + a few hundred UNIT)
+        self.chunks = _chunks([self._snapshot(law) for law in laws], self.ns, float(tail))
 
     @staticmethod
     def _snapshot(law: _Law) -> tuple:
@@ -139,13 +188,35 @@ class LatticeSums:
         T0 = np.append(np.cumsum(p[::-1])[::-1], 0.0)
         T1c = np.append(np.cumsum((p * (s - s0))[::-1])[::-1], 0.0)
         A1 = np.append(np.cumsum((p * np.abs(s - s0))[::-1])[::-1], 0.0)  # magnitudes of T1c's terms
-        return law.lo, p, T0, T1c, A1, s0, law.miss, law.rel
+        return law.lo, p, T0, T1c, A1, s0, law.miss, law.rel, law.step
 
     def divergence(self, gamma: float, h: float, hi_ratio: float, ee: float, *, upper: bool) -> np.ndarray:
         """``D_M`` (module docstring) for every wanted ``N = M + 1``; ``hi_ratio``: the largest
         ratio ``1 + h K``. ``upper``: with every charge (an upper bound); else a lower bound of
         the computed value without charges (shows the truncation)."""
         return np.concatenate([_chunk_divergence(ch, gamma, h, hi_ratio, ee, upper) for ch in self.chunks])
+
+
+def _laws(one: _Law, ns: np.ndarray, drop: float) -> list[_Law]:
+    """The laws at the counts ``ns``. The first by repeated squaring; each next one from a base
+    law and the increments since it (powers of ``one``, cached by gap). While no increment needs
+    coarsening to the base's step the base itself steps on (exact up to its own settling);
+    after, the increments accumulate in ``acc`` at their own (finer) step and each count's law is
+    ``base + acc``: each count's law is then coarsened once more at most, never once per count."""
+    powers: dict[int, _Law] = {}
+    base = _power(one, int(ns[0]), drop)
+    out, acc = [base], None
+    for gap in np.diff(ns).tolist():
+        if gap not in powers:
+            powers[gap] = _power(one, gap, drop)
+        inc = powers[gap]
+        if acc is None and inc.step >= base.step:
+            base = base.times(inc, drop)
+            out.append(base)
+        else:
+            acc = inc if acc is None else acc.times(inc, drop)
+            out.append(base.times(acc, drop))
+    return out
 
 
 CHUNK = 1 << 18  # laws evaluated together (one vectorised pass) up to this many entries
@@ -185,7 +256,7 @@ def _chunks(snaps: list, ns: np.ndarray, tail: float) -> list[dict]:
         part = snaps[start:end]
         sizes = np.array([sn[1].size for sn in part], dtype=np.int64)
         ch = {name: np.array([sn[i] for sn in part], dtype=np.float64)
-              for i, name in ((0, "lo"), (5, "s0"), (6, "miss"), (7, "rel"))}
+              for i, name in ((0, "lo"), (5, "s0"), (6, "miss"), (7, "rel"), (8, "step"))}
         ch.update(N=ns[start:end].astype(np.float64), size=sizes.astype(np.float64),
                   poff=np.concatenate([[0], np.cumsum(sizes)[:-1]]),
                   toff=np.concatenate([[0], np.cumsum(sizes + 1)[:-1]]))
@@ -206,8 +277,8 @@ def _chunks(snaps: list, ns: np.ndarray, tail: float) -> list[dict]:
 
 
 def _power(one: _Law, n: int, drop: float) -> _Law:
-    """``one`` convolved with itself to ``n`` copies (repeated squaring, pruned throughout)."""
-    result, base = None, one
+    """``one`` convolved with itself to ``n`` copies (repeated squaring, pruned and settled)."""
+    result, base = None, one.settled()
     while True:
         if n & 1:
             result = base if result is None else result.times(base, drop)
@@ -217,20 +288,14 @@ def _power(one: _Law, n: int, drop: float) -> _Law:
         base = base.times(base, drop)
 
 
-def _step(cur: _Law, one: _Law, sup: np.ndarray, drop: float) -> _Law:
-    """One more report: ``cur`` convolved with the sparse one-report law (``sup``: its support)."""
-    new = np.zeros(cur.p.size + one.p.size - 1)
-    for j in sup.tolist():
-        new[j:j + cur.p.size] += one.p[j] * cur.p
-    rel = cur.rel + one.rel + cur.rel * one.rel + (sup.size + 1) * UNIT
-    return _Law(cur.lo, new, rel, cur.miss).pruned(drop)
-
-
 def _chunk_divergence(ch: dict, gamma: float, h: float, hi_ratio: float, ee: float, upper: bool) -> np.ndarray:
     """``D_M`` for the counts of one chunk (:func:`_chunks`): for every ``S'`` (law ``p``) the ``S``
     above its threshold from the suffix sums, then summed per block. The ``S'`` whose threshold
-    lies above every ``S`` of its block contribute nothing and are skipped (one point of margin)."""
-    shift_b = ch["N"] * ((ee - 1.0) / h)
+    lies above every ``S`` of its block contribute nothing and are skipped (one point of margin).
+    A block's law is on ``step`` times its points: everything below is in units of its step, with
+    the ratio step ``h step`` (exact: ``step`` a power of two)."""
+    hs = h * ch["step"]
+    shift_b = ch["N"] * ((ee - 1.0) / hs)
     top = np.clip(np.floor((ch["lo"] + ch["size"] - shift_b) / ee) - ch["lo"] + 2.0, 0.0, ch["size"])
     if upper:  # the chord ends (an upper bound on the sum over S')
         keep = ch["klocal"] < top[ch["kblk"]]
@@ -244,15 +309,18 @@ def _chunk_divergence(ch: dict, gamma: float, h: float, hi_ratio: float, ee: flo
     slack = SLACK + 8.0 * UNIT * np.abs(c)
     idx = np.clip(np.ceil(c - slack - lo), 0.0, size).astype(np.int64) + ch["toff"][b]
     t0 = ch["T0"][idx]
-    val = h * (ch["T1c"][idx] - (c - s0) * t0)
-    mag = h * (ch["A1"][idx] + np.abs(c - s0) * t0)
+    hb = hs[b]
+    val = hb * (ch["T1c"][idx] - (c - s0) * t0)
+    mag = hb * (ch["A1"][idx] + np.abs(c - s0) * t0)
     # included points below the exact threshold (at most 2 slack below) and c's rounding in val
-    allow = (ROUNDING_RTOL + size * UNIT) * mag + 3.0 * h * slack * t0
+    allow = (ROUNDING_RTOL + size * UNIT) * mag + 3.0 * hb * slack * t0
     rel, Nb = ch["rel"], ch["N"]
     contrib = p * (np.maximum(val, 0.0) + allow) if upper else p * np.maximum(val - allow, 0.0)
     body = np.bincount(b, weights=contrib, minlength=Nb.size)
     if upper:
         body = body / (1.0 - rel) ** 2 * (1.0 + ch["size"] * UNIT)
-        worst = max(hi_ratio - ee, 0.0) * Nb  # the integrand's largest value
+        # the integrand's largest value: S' >= 0 and S <= N K + step (a coarsened law's top point
+        # is the first multiple of its step at or above N K)
+        worst = np.maximum((hi_ratio - ee) * Nb + hs, 0.0)
         return gamma / Nb * (body + worst * (2.0 * ch["miss"] + ch["skipped"]))
     return gamma / Nb * np.maximum(body * (1.0 - rel) ** 2 * (1.0 - ch["size"] * UNIT), 0.0)

@@ -251,6 +251,8 @@ def icx_below(lo, hi, ee: float) -> bool:
 
 LATTICE_K_MAX = 256  # lattice steps between the ratios 1 and e^eps0 at most (a finer one costs more)
 LATTICE_MIN_GAIN = 2e-3  # the lattice is used where the flags' variance exceeds its own by more
+LATTICE_REL_MAX = 0.05  # the lattice's rounding bound (it grows like the count) at most this, else the flags
+LATTICE_REL_FLAGS = 1e-3  # above this bound the flag pair is evaluated too and the smaller value kept
 LATTICE_PER_SD = 8  # blanket counts evaluated on the lattice per standard deviation of the count, at least
 # (the others take the value of the evaluated count below them)
 
@@ -324,9 +326,13 @@ class MHMPair(FlagPair):
             sub = _evaluated_counts(ms, self.gamma)
             pi, rel0 = self.lattice[0], self.lattice[1]
             ns = ms[sub] + 1
-            ok = lattice_cost(pi, ns, tail / (1.0 + self.em1)) <= LATTICE_BUDGET
-            # the dropped mass is charged at up to e^eps0 - e^eps: dropped below tail / e^eps0
-            self.cache[key] = (LatticeSums(pi, rel0, ns, tail / (1.0 + self.em1)) if ok else None, sub)
+            sums = None
+            if lattice_cost(pi, ns, tail / (1.0 + self.em1)) <= LATTICE_BUDGET:
+                # the dropped mass is charged at up to e^eps0 - e^eps: dropped below tail / e^eps0
+                sums = LatticeSums(pi, rel0, ns, tail / (1.0 + self.em1))
+                if sums.rel_max > LATTICE_REL_MAX:  # the rounding charge would swamp the gain
+                    sums = None
+            self.cache[key] = (sums, sub)
         return self.cache[key]
 
     def cells_per_m(self, m_top: float, tail: float) -> float:
@@ -345,6 +351,8 @@ class MHMPair(FlagPair):
             pick = np.searchsorted(sub, pos, side="right") - 1 if upper else np.searchsorted(sub, pos, side="left")
             vals = sums.divergence(self.gamma, h, 1.0 + self.em1, ee, upper=upper)[pick]
             best = float(np.dot(block_w, vals))
+            if upper and sums.rel_max > LATTICE_REL_FLAGS:  # both are upper bounds: the smaller
+                best = min(best, FlagPair.block_value(self, ms, block_w, ee, tail, upper=True))
         for other in self.others:
             if not icx_below(other, ref, ee):
                 best = max(best, _spread_value(other, ms, block_w, ee, tail, upper))
