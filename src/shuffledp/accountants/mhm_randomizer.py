@@ -58,6 +58,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 
@@ -257,6 +258,28 @@ LATTICE_PER_SD = 8  # blanket counts evaluated on the lattice per standard devia
 # (the others take the value of the evaluated count below them)
 
 
+def _distinct_counts(d: int, g: int) -> tuple[list[int], list[int]]:
+    """Exact integer counts, out of ``g^d`` equally likely hash vectors, of ``x``'s ``d`` hashed values
+    against a fixed blanket output ``y``: ``miss[l]`` with ``l`` distinct values none of them ``y``,
+    ``hit[l]`` with ``l`` distinct values one of them ``y`` (a programme over the values one at a
+    time: ``y`` in one way, a value already drawn in ``l`` ways, a new one in the rest)."""
+    miss, hit = [1] + [0] * d, [0] * (d + 1)
+    for _ in range(d):
+        new_miss, new_hit = [0] * (d + 1), [0] * (d + 1)
+        for ell in range(d):
+            if miss[ell]:
+                new_hit[ell + 1] += miss[ell]  # the value is y
+                new_miss[ell] += miss[ell] * ell
+                new_miss[ell + 1] += miss[ell] * (g - 1 - ell)
+            if hit[ell]:
+                new_hit[ell] += hit[ell] * ell  # y or another drawn value
+                new_hit[ell + 1] += hit[ell] * (g - ell)
+        if hit[d]:
+            new_hit[d] += hit[d] * d
+        miss, hit = new_miss, new_hit
+    return miss, hit
+
+
 def mhm_lattice_law(d: int, g: int, eps0: float) -> tuple[np.ndarray, float, float]:
     """``(pi, rel0, h)``: one report's ratio to the blanket under ``x`` (the ``m = d`` pair's ``u``;
     ``v`` has the same law) spread onto the lattice ``1 + h j``, ``j = 0..K``, ``h = (e^eps0 - 1) / K``:
@@ -265,23 +288,26 @@ def mhm_lattice_law(d: int, g: int, eps0: float) -> tuple[np.ndarray, float, flo
     ``floor(x_l) + 1`` keeping its mean (a mean-preserving spread: an upper bound in convex order).
     ``K = g - 1`` (then ``c_1`` is the point ``d - 1`` and the other levels sit just above
     integers: little added variance) when ``g - 1 <= LATTICE_K_MAX``, else ``LATTICE_K_MAX``.
-    ``rel0``: a bound on each entry's relative rounding error (every entry is a sum of products of
-    non-negative numbers: the group law's programme, ``2 d`` steps of a few such operations, then
-    the marginal sums and the splits, whose fractions are one rounded division of integers)."""
+    Every entry is an exact rational (:func:`_distinct_counts`, the splits' fractions) rounded once
+    to the nearest double: ``rel0`` is the unit roundoff (the sums' rounding bound grows like the
+    count times ``rel0``, so this matters at large ``n``)."""
     d, g, eps0 = _check(d, g, eps0)
     K = g - 1 if g - 1 <= LATTICE_K_MAX else LATTICE_K_MAX
-    pi = np.zeros(K + 1)
-    for (ha, la, _, _), pr in sorted(mhm_group_law(d, d, g).items()):
-        if ha:
-            pi[K] += pr
+    miss, hit = _distinct_counts(d, g)
+    den_all = g ** d
+    exact = [Fraction(0)] * (K + 1)
+    exact[K] = Fraction(sum(hit), den_all)
+    for la in range(1, d + 1):
+        if not miss[la]:
             continue
+        pr = Fraction(miss[la], den_all)
         num, den = (d - la) * K, g - la
         j, rem = divmod(num, den)
-        pi[j] += pr * ((den - rem) / den)
+        exact[j] += pr * Fraction(den - rem, den)
         if rem:
-            pi[j + 1] += pr * (rem / den)
-    rel0 = UNIT * (16 * d + 10 * (d + 1) ** 2 + 16)
-    return pi, rel0, math.expm1(eps0) / K
+            exact[j + 1] += pr * Fraction(rem, den)
+    pi = np.array([float(x) for x in exact])  # each correctly rounded
+    return pi, 0.5 * UNIT, math.expm1(eps0) / K
 
 
 def lattice_level_pair(pi: np.ndarray, h: float, gamma: float, em1: float) -> LevelPair:
