@@ -5,7 +5,9 @@ benchmarks/accountants_mhm_gap.py: the all-differ pair from the independent orac
 
 from __future__ import annotations
 
+import decimal
 import math
+from fractions import Fraction
 
 import _oracle_decomposition as O
 import _oracle_mhm as OM
@@ -25,3 +27,192 @@ def optimum_delta(d: int, g: int, eps0: float, n: int, eps: float, full: bool = 
         z = (np.array([pr.p[i] for i in keep]) - math.exp(eps) * np.array([pr.q[i] for i in keep])) / w
         best = max(best, O.atoms_expectation(w, z, pr.gamma, n))
     return best
+
+
+# --------------------------------------------------------------------------- contraction (any n)
+# A lower estimate of the m = d pair's decomposed divergence at any n, for the gap benchmark where
+# the optimum cannot be enumerated. Each law is a list of atoms grouped by an integer label (atoms
+# near label * w), each group carrying its mass and first moment: replacing a group's atoms by
+# their mean is a contraction (convex order, Jensen), so every expectation of a convex function
+# >= 0 computed from it is below the true one. Convolutions group the product atoms by the sum of
+# labels (any grouping is a conditioning: still a contraction), so masses and moments convolve;
+# groups are merged in pairs as the law widens (again a contraction), and the ends are dropped
+# (a sub-law: lower for an integrand >= 0). Arithmetic in long double, its rounding charged down.
+LD = np.longdouble
+ULD = float(np.finfo(np.longdouble).eps)
+PER_SD_LOW = 32
+
+
+class _Contracted:
+    """``(lo, m, f, w, rel, perr)``: groups labelled ``lo + k``, masses ``m`` (within ``rel``
+    relative of the exact sub-law's), moments ``f`` (sum of mass times position), label width ``w``
+    (positions are centred ratio offsets); ``perr``: a bound on each group mean's error."""
+
+    def __init__(self, lo, m, f, w, rel, perr):
+        self.lo, self.m, self.f, self.w, self.rel, self.perr = lo, m, f, w, rel, perr
+
+    def means(self):
+        return self.f / np.where(self.m > 0, self.m, 1)
+
+    def span(self) -> float:
+        mu = self.means()
+        return float(np.max(np.abs(mu[self.m > 0]))) if np.any(self.m > 0) else 0.0
+
+    def merged(self) -> _Contracted:
+        """Groups ``2j, 2j + 1`` merged (label width doubled)."""
+        lo2, pad = self.lo // 2, self.lo % 2
+        m = np.concatenate([np.zeros(pad, dtype=LD), self.m, np.zeros((pad + self.m.size) % 2, dtype=LD)])
+        f = np.concatenate([np.zeros(pad, dtype=LD), self.f, np.zeros((pad + self.f.size) % 2, dtype=LD)])
+        m2, f2 = m[0::2] + m[1::2], f[0::2] + f[1::2]
+        perr = self.perr + 4 * ULD * self.span() + 2.0 * self.rel * 2.0 * self.span()
+        return _Contracted(lo2, m2, f2, 2 * self.w, self.rel + ULD, perr)
+
+    def settled(self) -> _Contracted:
+        law = self
+        while True:
+            mass = float(law.m.sum())
+            mu = float(law.f.sum()) / mass
+            var = float((law.m * (law.means() - mu) ** 2).sum()) / mass
+            if math.sqrt(max(var, 0.0)) <= 2 * PER_SD_LOW * law.w:
+                return law
+            law = law.merged()
+
+    def pruned(self, drop: float) -> _Contracted:
+        c = np.cumsum(self.m.astype(np.float64))
+        head = int(np.searchsorted(c, drop, side="right"))
+        c2 = np.cumsum(self.m[::-1].astype(np.float64))
+        tail = int(np.searchsorted(c2, drop, side="right"))
+        end = max(self.m.size - tail, head + 1)
+        head = min(head, end - 1)
+        return _Contracted(self.lo + head, self.m[head:end], self.f[head:end], self.w, self.rel, self.perr)
+
+    def times(self, other: _Contracted, drop: float) -> _Contracted:
+        a, b = self, other
+        while a.w < b.w:
+            a = a.merged()
+        while b.w < a.w:
+            b = b.merged()
+        m = np.convolve(a.m, b.m)
+        f = np.convolve(a.f, b.m) + np.convolve(a.m, b.f)
+        terms = min(a.m.size, b.m.size) + 2
+        rel = a.rel + b.rel + a.rel * b.rel + terms * ULD
+        span = a.span() + b.span()
+        perr = a.perr + b.perr + (2 * terms * ULD + 4.0 * rel) * span
+        return _Contracted(a.lo + b.lo, m, f, a.w, rel, perr).pruned(drop).settled()
+
+
+def _ld(x: Fraction):
+    """A rational as a long double (through 30 significant digits: within 1e-29 relative)."""
+    with decimal.localcontext() as ctx:
+        ctx.prec = 30
+        return LD(str(decimal.Decimal(x.numerator) / decimal.Decimal(x.denominator)))
+
+
+def _one_report(d: int, g: int, eps0: float) -> tuple[_Contracted, float]:
+    """The true one-report law (centred ratio offsets, no spread: every level its own atom unless
+    two share a label) and the mean ratio ``1 / gamma``. Probabilities exact rationals (the
+    oracle's Stirling numbers) rounded to long double; offsets from ``e^eps0 - 1`` in double
+    (the exact levels of that double: a position error of a few ulps, charged in ``perr``)."""
+    em1 = math.expm1(eps0)
+    mean_off = d * em1 / g  # E[ratio] - 1 = 1 / gamma - 1
+    probs = [Fraction(0)] * (d + 1)
+    for ell in range(1, d + 1):
+        pr = Fraction(math.comb(g, ell) * OM.stirling2(d, ell) * math.factorial(ell), g ** d)
+        probs[0] += pr * Fraction(ell, g)
+        probs[ell] = pr * Fraction(g - ell, g)
+    offs = np.array([em1] + [(d - ell) * em1 / (g - ell) for ell in range(1, d + 1)]) - mean_off
+    keep = [i for i, pr in enumerate(probs) if pr > 0]
+    offs = offs[keep]
+    pl = np.array([_ld(probs[i]) for i in keep], dtype=LD)
+    sd = math.sqrt(float(np.dot(pl.astype(np.float64), offs ** 2)))
+    w = sd / PER_SD_LOW
+    lab = np.floor(offs / w).astype(np.int64)
+    lo = int(lab.min())
+    m = np.zeros(int(lab.max()) - lo + 1, dtype=LD)
+    f = np.zeros_like(m)
+    np.add.at(m, lab - lo, pl)
+    np.add.at(f, lab - lo, pl * offs.astype(LD))
+    return _Contracted(lo, m, f, w, 16 * ULD, 8.0 * 2.0 ** -52 * (em1 + 1.0)), 1.0 + mean_off
+
+
+def _power_c(one: _Contracted, n: int, drop: float) -> _Contracted:
+    result, base = None, one.settled()
+    while True:
+        if n & 1:
+            result = base if result is None else result.times(base, drop)
+        n >>= 1
+        if not n:
+            return result
+        base = base.times(base, drop)
+
+
+def _contracted_laws(one: _Contracted, ns: list[int], drop: float) -> list[_Contracted]:
+    """The contracted laws at the increasing counts ``ns``: the first by squaring, the others as
+    the first plus the accumulated increments (each a power of ``one``)."""
+    base = _power_c(one, ns[0], drop)
+    out, acc, cache = [base], None, {}
+    for gap in np.diff(ns).tolist():
+        if gap not in cache:
+            cache[gap] = _power_c(one, gap, drop)
+        acc = cache[gap] if acc is None else acc.times(cache[gap], drop)
+        out.append(base.times(acc, drop))
+    return out
+
+
+def _plus_lower(law: _Contracted, ee: float, a: float) -> float:
+    """A lower bound on ``E[(a + Y - ee Y')_+]`` for ``Y, Y'`` independent with the true law whose
+    contraction is ``law``: the contraction's value with the group means shifted against us by
+    their error bounds and every rounding charged."""
+    keep = law.m > 0
+    mu, m = law.means()[keep], law.m[keep]
+    order = np.argsort(mu)
+    mu, m = mu[order], m[order]
+    sm = np.append(np.cumsum(m[::-1])[::-1], LD(0))
+    smu = np.append(np.cumsum((m * mu)[::-1])[::-1], LD(0))
+    sabs = np.append(np.cumsum((m * np.abs(mu))[::-1])[::-1], LD(0))
+    a, e = LD(a), LD(ee)
+    shift = LD(law.perr * (1.0 + ee)) + LD(8 * ULD) * (abs(a) + e * np.abs(mu) + np.abs(mu).max())
+    t = e * mu - a + shift  # per Y' atom: count Y above t
+    idx = np.searchsorted(mu, t, side="right")
+    val = smu[idx] - t * sm[idx]
+    err = LD(mu.size * 4 * ULD) * (sabs[idx] + np.abs(t) * sm[idx])
+    tot = float(np.sum(m * np.maximum(val - err, LD(0))))
+    return max(tot * (1.0 - law.rel) ** 2 * (1.0 - 1e-15), 0.0)
+
+
+class ContractedPair:
+    """Lower estimate of the m = d pair's decomposed divergence at ``n`` users (any ``n``): the
+    blanket count's window cut into ``blocks`` blocks, each charged its mass (binomial cdfs, rounded
+    down) times the divergence at its last count (``D_M`` is non-increasing in ``M``), each
+    divergence from the contracted laws (:class:`_Contracted`). The mass outside the window and
+    the dropped ends are left out (a lower estimate)."""
+
+    def __init__(self, d: int, g: int, eps0: float, n: int, *, blocks: int = 200, tail: float = 1e-13):
+        from scipy import stats
+
+        one, self.rbar = _one_report(d, g, eps0)
+        self.gamma = g / (d * math.exp(eps0) + g - d)
+        lo = int(stats.binom.ppf(tail, n - 1, self.gamma))
+        hi = int(stats.binom.isf(tail, n - 1, self.gamma))
+        edges = np.unique(np.round(np.linspace(lo, hi + 1, min(blocks, hi - lo + 1) + 1)).astype(np.int64))
+        first, last = edges[:-1], edges[1:] - 1
+        cdf = stats.binom.cdf
+        self.w = np.maximum(cdf(last, n - 1, self.gamma) - cdf(first - 1, n - 1, self.gamma), 0.0) * (1 - 1e-9)
+        self.ns = (last + 1).tolist()
+        self.laws = _contracted_laws(one, self.ns, tail / (8.0 * (len(self.ns) + 64)))
+
+    def delta(self, eps: float) -> float:
+        ee = math.exp(eps)
+        vals = [self.gamma / N * _plus_lower(law, ee, (1.0 - ee) * N * self.rbar)
+                for N, law in zip(self.ns, self.laws, strict=True)]
+        return float(np.dot(self.w, vals))
+
+    def eps(self, delta: float, top: float, rtol: float = 1e-7) -> float:
+        """The smallest eps whose lower estimate is at most ``delta`` (bisection in ``[0, top]``)."""
+        if self.delta(0.0) <= delta:
+            return 0.0
+        lo, hi = 0.0, top
+        while hi - lo > rtol * hi:
+            mid = 0.5 * (lo + hi)
+            lo, hi = (lo, mid) if self.delta(mid) <= delta else (mid, hi)
+        return lo

@@ -179,3 +179,27 @@ def test_exact_lattice_law_matches_the_group_law_programme():
         for ell in range(d + 1):
             assert miss[ell] / g ** d == pytest.approx(ref.get((0, ell), 0.0), rel=1e-12, abs=1e-300)
             assert hit[ell] / g ** d == pytest.approx(ref.get((1, ell), 0.0), rel=1e-12, abs=1e-300)
+
+
+@pytest.mark.parametrize("d,eps0,n", [(2, 0.5, 12), (3, 1.0, 25), (5, 2.0, 20)])
+def test_contraction_lower_estimate_is_below_the_exact_value(d, eps0, n):
+    """The gap benchmark's reference at large n (``_mhm_optimum.ContractedPair``): below the
+    oracle's exact m = d value (every count vector), and close to it."""
+    from _mhm_optimum import ContractedPair
+
+    g = mhm_domain(eps0, d)
+    low = ContractedPair(d, g, eps0, n)
+    for eps in (0.05, 0.3):
+        exact = OM.all_differ_delta(d, g, eps0, n, eps)
+        assert 0.97 * exact <= low.delta(eps) <= exact, (eps, low.delta(eps), exact)
+
+
+def test_contraction_is_below_the_coarsened_upper_bound_at_large_n():
+    d, eps0, n = 5, 0.5, 10 ** 7
+    g = mhm_domain(eps0, d)
+    from _mhm_optimum import ContractedPair
+
+    low = ContractedPair(d, g, eps0, n)
+    for eps in (2e-4, 3e-4):
+        up = dec.decomposition_delta(None, n, eps, pairs=M.mhm_pairs(d, g, eps0))
+        assert low.delta(eps) <= up <= 1.1 * low.delta(eps) + 1e-12, (eps, low.delta(eps), up)
