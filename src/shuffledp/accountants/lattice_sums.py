@@ -1,4 +1,4 @@
-"""Exact decomposed divergence of a pair whose two ratios are independent and live on a lattice.
+"""Decomposed divergence of a pair whose two ratios are independent and live on a lattice.
 
 Setting (the ``m = d`` victim pair of MHM's hash randomizer, :mod:`mhm_randomizer`): under the
 blanket one report's ratio to it is ``u = 1 + h j`` under ``x`` and ``v = 1 + h j'`` under ``x'``,
@@ -7,29 +7,41 @@ under ``x`` and ``x'`` are independent). Given ``N = M + 1`` reports the decompo
 
     D_M = gamma / N * E[(U - e^eps V)_+],   U = N + h S,  V = N + h S',
 
-``S, S'`` independent sums of ``N`` i.i.d. draws of ``pi``. Their law is computed by exact
-convolutions of non-negative arrays (:class:`LatticeSums`): ``pi`` raised to the first wanted
-count by repeated squaring, then one report at a time through the wanted counts. The
-expectation is a sum over ``S'`` of closed forms in suffix sums of ``S``'s law: the ``S`` above
-the threshold ``c = e^eps S' + N (e^eps - 1) / h`` contribute ``h (sum p s - c sum p)``. That
-integrand is convex in ``S'``, so for the upper bound the sum over ``S'`` runs over chord ends
-only (buckets of about ``sd / 32``; :func:`_chord`): each ``S'`` lies below the chord of its
-bucket.
+``S, S'`` independent sums of ``N`` i.i.d. draws of ``pi``. Their law is computed by convolutions
+of non-negative arrays (:class:`LatticeSums`): ``pi`` raised to the first wanted count by
+repeated squaring, the later counts from cached powers of ``pi`` (:func:`_laws`). As a law grows
+it is *coarsened* (:func:`coarsen`, :meth:`_Law.settled`): once its standard deviation exceeds
+``2 PER_SD`` steps it moves to the lattice of twice the step, each odd point's mass halved between
+its even neighbours. That is a mean-preserving spread; the integrand is convex in ``S`` and in
+``S'`` (independent), and convex order survives independent sums, so the value computed from the
+coarsened laws is an upper bound on the uncoarsened one. It keeps the mean exactly and adds the
+odd points' mass times the old step squared to the variance (at most the new step squared over
+4); each law then has at most about ``4 z PER_SD`` points whatever ``N``. Every law lives on an
+absolute grid ``step * k`` (``step`` a power of two, so the halves and ``h step`` are exact), and
+everything below is in units of its step with the ratio step ``h step``.
+
+The expectation is a sum over ``S'`` of closed forms in suffix sums of ``S``'s law: the ``S``
+above the threshold ``c = e^eps S' + N (e^eps - 1) / (h step)`` contribute
+``h step (sum p s - c sum p)``. That integrand is convex in ``S'``, so for the upper bound the sum
+over ``S'`` runs over chord ends only (buckets of about ``sd / 32``; :func:`_chord`): each ``S'``
+lies below the chord of its bucket.
 
 Errors, charged to the upper bound (the caller's ``M`` window and blocks aside):
 
 * truncation: after every convolution the entries at both ends whose cumulative mass is below a
-  share of the caller's ``tail`` are dropped (at most ``tail / 2`` in all); the dropped mass is
-  summed (each convolution of laws of total mass 1 conserves mass, so the missing mass is the
-  dropped mass) and charged at the integrand's largest value ``N (e^eps0 - e^eps)``, for ``S`` and
-  for ``S'``;
+  share of the caller's ``tail`` are dropped; the dropped mass is summed (convolutions and
+  coarsenings of laws of total mass 1 conserve mass, so the missing mass is the dropped mass) and
+  charged at the integrand's largest value ``N (e^eps0 - e^eps) + h step`` (``S' >= 0`` and a
+  coarsened ``S`` at most one step above ``N K``), for ``S`` and for ``S'``;
 * floating point, as relative errors (every entry is a sum of products of non-negative numbers):
   ``pi``'s entries within ``rel0`` of the exact spread's (the caller's bound), a convolution adds
-  ``(terms + 1) u`` (``u`` the unit roundoff, doubled here) to the sum of its inputs' bounds; the
-  computed law is then within ``rel`` of the exact truncated one entry by entry, and the sum over
-  ``S, S'`` is charged the factor ``(1 - rel)^-2``; suffix sums and the threshold get
-  ``ROUNDING_RTOL`` and ``W u`` of the summed magnitudes of their terms, and points within ``1e-9``
-  lattice steps (plus the threshold's own rounding) below it are included, their negative
+  ``(terms + 1) u`` (``u`` the unit roundoff, doubled here; ``terms`` the fewer non-zero entries
+  of the two) to the sum of its inputs' bounds, a coarsening ``2 u``; the computed law is then
+  within ``rel`` of the exact truncated one entry by entry, and the sum over ``S, S'`` is charged
+  the factor ``(1 - rel)^-2``. Each squaring doubles the bound, so ``rel`` grows like ``N``
+  (``rel_max``: the caller declines the lattice where it is large). Suffix sums and the threshold
+  get ``ROUNDING_RTOL`` and ``W u`` of the summed magnitudes of their terms, and points within
+  ``1e-9`` steps (plus the threshold's own rounding) below it are included, their negative
   contribution charged back.
 """
 

@@ -33,9 +33,10 @@ What the accountant evaluates (:func:`mhm_pairs`):
   spreads each miss level ``c_l`` onto the lattice ``1 + h j`` (``h = (e^eps0 - 1) / K``) between
   its two neighbouring points, keeping its mean (convex order: an upper bound at every ``M`` and
   every eps, adding at most ``h^2 / 4`` of variance per report), and
-  :class:`~shuffledp.accountants.lattice_sums.LatticeSums` evaluates the spread pair exactly (the
-  law of the lattice sums by convolution, every truncation and rounding charged). Where that
-  would cost more than ``LATTICE_BUDGET`` the older, looser spread answers: each ``c_l`` to
+  :class:`~shuffledp.accountants.lattice_sums.LatticeSums` evaluates the spread pair (the law of
+  the lattice sums by convolution, coarsened by further mean-preserving spreads as it grows, every
+  truncation and rounding charged). Where its rounding bound (growing like the count) exceeds
+  ``LATTICE_REL_MAX``, or the cost ``LATTICE_BUDGET``, the older, looser spread answers: each ``c_l`` to
   ``e^eps0`` with probability ``(c_l - 1) / (e^eps0 - 1)`` and to 1 otherwise (``E[u' - e^eps v'
   | hashes] = u - e^eps v`` for every eps), the independent-flag pair of
   :mod:`~shuffledp.accountants.flags` with ``alpha = beta = d / g``, ``u, v in {1, e^eps0}``.
@@ -332,9 +333,9 @@ class MHMPair(FlagPair):
 
     The ``m = d`` pair is evaluated on the lattice (``lattice``: :func:`mhm_lattice_law`, by
     :class:`~shuffledp.accountants.lattice_sums.LatticeSums`) when its convolutions fit
-    ``LATTICE_BUDGET`` (a spread of less variance than the flags': at most their value up to the
-    charges, which are below the caller's ``tail``), else as the two-level flag pair (this class's
-    own flags)."""
+    ``LATTICE_BUDGET`` and its rounding bound ``LATTICE_REL_MAX`` (a spread of less variance than
+    the flags'; above ``LATTICE_REL_FLAGS`` the flags are evaluated too and the smaller value
+    kept), else as the two-level flag pair (this class's own flags)."""
 
     others: tuple[LevelPair, ...] = ()
     em1: float = 0.0  # e^eps0 - 1 (the flag pair's ratio offsets, for icx_below)
