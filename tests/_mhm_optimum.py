@@ -109,30 +109,31 @@ def _ld(x: Fraction):
 
 
 def _one_report(d: int, g: int, eps0: float) -> tuple[_Contracted, float]:
-    """The true one-report law (centred ratio offsets, no spread: every level its own atom unless
-    two share a label) and the mean ratio ``1 / gamma``. Probabilities exact rationals (the
-    oracle's Stirling numbers) rounded to long double; offsets from ``e^eps0 - 1`` in double
-    (the exact levels of that double: a position error of a few ulps, charged in ``perr``)."""
+    """The true one-report law, positions in units of ``e^eps0 - 1`` (the ratio offsets centred
+    on their mean ``d / g``: exact rationals), no spread (every level its own atom unless two share
+    a label), and ``1 / (e^eps0 - 1) + d / g`` (the mean ratio in those units). Probabilities
+    exact rationals (the oracle's Stirling numbers); all rounded once to long double."""
     em1 = math.expm1(eps0)
-    mean_off = d * em1 / g  # E[ratio] - 1 = 1 / gamma - 1
     probs = [Fraction(0)] * (d + 1)
     for ell in range(1, d + 1):
         pr = Fraction(math.comb(g, ell) * OM.stirling2(d, ell) * math.factorial(ell), g ** d)
         probs[0] += pr * Fraction(ell, g)
         probs[ell] = pr * Fraction(g - ell, g)
-    offs = np.array([em1] + [(d - ell) * em1 / (g - ell) for ell in range(1, d + 1)]) - mean_off
+    exact = [Fraction(1)] + [Fraction(d - ell, g - ell) for ell in range(1, d + 1)]
     keep = [i for i, pr in enumerate(probs) if pr > 0]
-    offs = offs[keep]
+    offs = np.array([_ld(exact[i] - Fraction(d, g)) for i in keep], dtype=LD)
     pl = np.array([_ld(probs[i]) for i in keep], dtype=LD)
-    sd = math.sqrt(float(np.dot(pl.astype(np.float64), offs ** 2)))
-    w = sd / PER_SD_LOW
-    lab = np.floor(offs / w).astype(np.int64)
+    sd = math.sqrt(float(np.dot(pl, offs ** 2)))
+    # labels of at least 1 / 512: a rare far hit (large g) would otherwise make the first laws
+    # long and sparse (the misses, all near 0 then, share a label: a coarser contraction)
+    w = max(sd / PER_SD_LOW, 1.0 / 512.0)
+    lab = np.floor(offs.astype(np.float64) / w).astype(np.int64)
     lo = int(lab.min())
     m = np.zeros(int(lab.max()) - lo + 1, dtype=LD)
     f = np.zeros_like(m)
     np.add.at(m, lab - lo, pl)
-    np.add.at(f, lab - lo, pl * offs.astype(LD))
-    return _Contracted(lo, m, f, w, 16 * ULD, 8.0 * 2.0 ** -52 * (em1 + 1.0)), 1.0 + mean_off
+    np.add.at(f, lab - lo, pl * offs)
+    return _Contracted(lo, m, f, w, 16 * ULD, 4 * ULD), 1.0 / em1 + d / g
 
 
 def _power_c(one: _Contracted, n: int, drop: float) -> _Contracted:
@@ -171,7 +172,8 @@ def _plus_lower(law: _Contracted, ee: float, a: float) -> float:
     smu = np.append(np.cumsum((m * mu)[::-1])[::-1], LD(0))
     sabs = np.append(np.cumsum((m * np.abs(mu))[::-1])[::-1], LD(0))
     a, e = LD(a), LD(ee)
-    shift = LD(law.perr * (1.0 + ee)) + LD(8 * ULD) * (abs(a) + e * np.abs(mu) + np.abs(mu).max())
+    # a from the double e^eps0 - 1 (a few ulps of it) and every rounding of the threshold
+    shift = LD(law.perr * (1.0 + ee)) + LD(8 * 2.0 ** -52) * abs(a) + LD(8 * ULD) * (e * np.abs(mu) + np.abs(mu).max())
     t = e * mu - a + shift  # per Y' atom: count Y above t
     idx = np.searchsorted(mu, t, side="right")
     val = smu[idx] - t * sm[idx]
@@ -191,6 +193,7 @@ class ContractedPair:
         from scipy import stats
 
         one, self.rbar = _one_report(d, g, eps0)
+        self.em1 = math.expm1(eps0)
         self.gamma = g / (d * math.exp(eps0) + g - d)
         lo = int(stats.binom.ppf(tail, n - 1, self.gamma))
         hi = int(stats.binom.isf(tail, n - 1, self.gamma))
@@ -203,7 +206,8 @@ class ContractedPair:
 
     def delta(self, eps: float) -> float:
         ee = math.exp(eps)
-        vals = [self.gamma / N * _plus_lower(law, ee, (1.0 - ee) * N * self.rbar)
+        # U - e^eps V = (e^eps0 - 1) (a + Y - e^eps Y') in the units of _one_report
+        vals = [self.gamma / N * self.em1 * _plus_lower(law, ee, (1.0 - ee) * N * self.rbar)
                 for N, law in zip(self.ns, self.laws, strict=True)]
         return float(np.dot(self.w, vals))
 
