@@ -94,7 +94,7 @@ class _Contracted:
             b = b.merged()
         m = np.convolve(a.m, b.m)
         f = np.convolve(a.f, b.m) + np.convolve(a.m, b.f)
-        terms = min(a.m.size, b.m.size) + 2
+        terms = min(int(np.count_nonzero(a.m)), int(np.count_nonzero(b.m))) + 2  # per entry, at most
         rel = a.rel + b.rel + a.rel * b.rel + terms * ULD
         span = a.span() + b.span()
         perr = a.perr + b.perr + (2 * terms * ULD + 4.0 * rel) * span
