@@ -204,3 +204,14 @@ def test_contraction_is_below_the_coarsened_upper_bound_at_large_n():
     for eps in (2e-4, 3e-4):
         up = dec.decomposition_delta(None, n, eps, pairs=M.mhm_pairs(d, g, eps0))
         assert low.delta(eps) <= up <= 1.1 * low.delta(eps) + 1e-12, (eps, low.delta(eps), up)
+
+
+def test_rounding_limit_stops_the_work_early():
+    d, eps0 = 5, 0.5
+    g = mhm_domain(eps0, d)
+    pi, rel0, _ = M.mhm_lattice_law(d, g, eps0)
+    with pytest.raises(L.RoundingTooLarge):
+        L.LatticeSums(pi, rel0, [10 ** 13, 10 ** 13 + 10 ** 7], 1e-30, rel_limit=0.05)
+    with pytest.raises(L.RoundingTooLarge):
+        L.LatticeSums(pi, rel0, [10 ** 15], 1e-30)  # the hard limit (0.5): never a division near 0
+    assert L.LatticeSums(pi, rel0, [10 ** 9], 1e-30, rel_limit=0.05).rel_max < 1e-3

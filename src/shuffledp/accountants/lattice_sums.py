@@ -53,7 +53,7 @@ import numpy as np
 
 from shuffledp.accountants.decomposition import ROUNDING_RTOL
 
-__all__ = ["LatticeSums", "lattice_cost", "LATTICE_BUDGET", "UNIT"]
+__all__ = ["LatticeSums", "RoundingTooLarge", "coarsen", "lattice_cost", "LATTICE_BUDGET", "UNIT"]
 
 UNIT = 2.0 ** -52  # relative spacing of doubles (twice the unit roundoff: generous)
 SLACK = 1e-9  # lattice steps below the threshold that are included (their sign is not trusted)
@@ -168,6 +168,8 @@ class _Law:
         else:
             p = np.convolve(a.p, b.p)
         rel = a.rel + b.rel + a.rel * b.rel + (terms + 1) * UNIT
+        if rel > 0.5:  # the charges divide by 1 - rel: never near 1
+            raise RoundingTooLarge(f"relative rounding bound {rel:.3g} above 0.5")
         return _Law(a.lo + b.lo, p, rel, a.miss + b.miss, step, self.cap).pruned(drop).settled()
 
 
@@ -177,9 +179,11 @@ class LatticeSums:
     ``pi``: the one-report pmf on ``0..K`` as computed; ``rel0``: a bound on the relative error of
     each of its entries against the exact pmf it stands for. ``ns``: the report counts wanted.
     ``coarse``: coarsen the laws as they grow (:meth:`_Law.settled`; False: exact laws, the cost
-    growing with the count)."""
+    growing with the count). ``rel_limit``: :class:`RoundingTooLarge` is raised as soon as a law's
+    rounding bound exceeds it (the bound only grows: the work stops early)."""
 
-    def __init__(self, pi: np.ndarray, rel0: float, ns, tail: float, *, coarse: bool = True):
+    def __init__(self, pi: np.ndarray, rel0: float, ns, tail: float, *, coarse: bool = True,
+                 rel_limit: float = 0.5):
         pi = np.asarray(pi, dtype=np.float64)
         if pi.ndim != 1 or pi.size < 2 or np.any(pi < 0):
             raise ValueError("pi must be a non-negative pmf on 0..K")
@@ -191,7 +195,7 @@ class LatticeSums:
         ops += 2 * self.ns.size + 2
         drop = float(tail) / (4.0 * ops)  # per end and convolution: at most tail / 2 in all
         cap = 2.0 * PER_SD if coarse else math.inf
-        laws = _laws(_Law(0, pi, float(rel0), 0.0, 1, cap), self.ns, drop)
+        laws = _laws(_Law(0, pi, float(rel0), 0.0, 1, cap), self.ns, drop, min(float(rel_limit), 0.5))
         self.steps = [law.step for law in laws]
         self.rel_max = max(law.rel for law in laws)  # grows like N (rel0 + a few hundred UNIT)
         self.chunks = _chunks([self._snapshot(law) for law in laws], self.ns, float(tail))
@@ -213,18 +217,22 @@ class LatticeSums:
         return np.concatenate([_chunk_divergence(ch, gamma, h, hi_ratio, ee, upper) for ch in self.chunks])
 
 
-def _laws(one: _Law, ns: np.ndarray, drop: float) -> list[_Law]:
+class RoundingTooLarge(ArithmeticError):
+    """A law's relative rounding bound exceeded the caller's limit (it grows like the count)."""
+
+
+def _laws(one: _Law, ns: np.ndarray, drop: float, limit: float) -> list[_Law]:
     """The laws at the counts ``ns``. The first by repeated squaring; each next one from a base
     law and the increments since it (powers of ``one``, cached by gap). While no increment needs
     coarsening to the base's step the base itself steps on (exact up to its own settling);
     after, the increments accumulate in ``acc`` at their own (finer) step and each count's law is
     ``base + acc``: each count's law is then coarsened once more at most, never once per count."""
     powers: dict[int, _Law] = {}
-    base = _power(one, int(ns[0]), drop)
+    base = _power(one, int(ns[0]), drop, limit)
     out, acc = [base], None
     for gap in np.diff(ns).tolist():
         if gap not in powers:
-            powers[gap] = _power(one, gap, drop)
+            powers[gap] = _power(one, gap, drop, limit)
         inc = powers[gap]
         if acc is None and inc.step >= base.step:
             base = base.times(inc, drop)
@@ -232,6 +240,8 @@ def _laws(one: _Law, ns: np.ndarray, drop: float) -> list[_Law]:
         else:
             acc = inc if acc is None else acc.times(inc, drop)
             out.append(base.times(acc, drop))
+    if max(law.rel for law in out) > limit:
+        raise RoundingTooLarge(f"relative rounding bound above {limit:g}")
     return out
 
 
@@ -292,10 +302,13 @@ def _chunks(snaps: list, ns: np.ndarray, tail: float) -> list[dict]:
     return out
 
 
-def _power(one: _Law, n: int, drop: float) -> _Law:
-    """``one`` convolved with itself to ``n`` copies (repeated squaring, pruned and settled)."""
+def _power(one: _Law, n: int, drop: float, limit: float = 0.5) -> _Law:
+    """``one`` convolved with itself to ``n`` copies (repeated squaring, pruned and settled);
+    :class:`RoundingTooLarge` once a law's rounding bound exceeds ``limit``."""
     result, base = None, one.settled()
     while True:
+        if base.rel > limit or (result is not None and result.rel > limit):
+            raise RoundingTooLarge(f"relative rounding bound above {limit:g} at {n} more copies")
         if n & 1:
             result = base if result is None else result.times(base, drop)
         n >>= 1

@@ -65,7 +65,7 @@ import numpy as np
 
 from shuffledp.accountants.decomposition import THREE_M_CAP, GroupedPair, _check_eps0, _check_int, three_group_cells
 from shuffledp.accountants.flags import FlagPair, flag_pair
-from shuffledp.accountants.lattice_sums import LATTICE_BUDGET, UNIT, LatticeSums, lattice_cost
+from shuffledp.accountants.lattice_sums import LATTICE_BUDGET, UNIT, LatticeSums, RoundingTooLarge, lattice_cost
 
 __all__ = ["MHM_D_MAX", "mhm_levels", "mhm_local_eps", "mhm_group_law", "mhm_pair", "mhm_pairs",
            "MHMPair", "LevelPair", "icx_below",
@@ -358,8 +358,11 @@ class MHMPair(FlagPair):
             sums = None
             if lattice_cost(pi, ns, tail / (1.0 + self.em1)) <= LATTICE_BUDGET:
                 # the dropped mass is charged at up to e^eps0 - e^eps: dropped below tail / e^eps0
-                sums = LatticeSums(pi, rel0, ns, tail / (1.0 + self.em1))
-                if sums.rel_max > LATTICE_REL_MAX:  # the rounding charge would swamp the gain
+                try:  # declined where the rounding charge would swamp the gain
+                    sums = LatticeSums(pi, rel0, ns, tail / (1.0 + self.em1), rel_limit=LATTICE_REL_MAX)
+                except RoundingTooLarge:
+                    sums = None
+                if sums is not None and sums.rel_max > LATTICE_REL_MAX:
                     sums = None
             self.cache[key] = (sums, sub)
         return self.cache[key]
