@@ -59,7 +59,9 @@ def reference(d: int, g: int, eps0: float, n: int, delta: float, args) -> tuple[
     if n <= args.exact_max:
         full = d <= args.full_d
         return optimum_eps(d, g, eps0, n, delta, full), "exact all" if full else "exact m=d"
-    return ContractedPair(d, g, eps0, n).eps(delta, eps0), "contraction"
+    # the ends dropped well below the events that matter (a hit has blanket mass about d / g)
+    tail = min(1e-13, 1e-6 * delta / math.exp(eps0))
+    return ContractedPair(d, g, eps0, n, tail=tail).eps(delta, eps0), "contraction"
 
 
 def _ratio(a: float, b: float) -> str:

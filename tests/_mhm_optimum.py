@@ -44,28 +44,29 @@ PER_SD_LOW = 32
 
 
 class _Contracted:
-    """``(lo, m, f, w, rel, perr)``: groups labelled ``lo + k``, masses ``m`` (within ``rel``
-    relative of the exact sub-law's), moments ``f`` (sum of mass times position), label width ``w``
-    (positions are centred ratio offsets); ``perr``: a bound on each group mean's error."""
+    """``(lo, m, f, ab, w, rel, pr)``: groups labelled ``lo + k``, masses ``m``, moments ``f`` (sum
+    of mass times position), ``ab`` (sum of mass times the sum of the summed offsets' absolute
+    values), label width ``w``. The atoms (mass ``m``, position ``f / m``) are within
+    ``pr ab / m`` in position of a measure whose masses are within ``rel`` (relative) of those of a
+    contraction of the true sub-law: each operation on the computed inputs is compared with the
+    same operation done exactly on them, its rounding added, so position errors add along the
+    operations (relative to the offsets' absolute sums: a sum of tiny offsets stays accurate
+    however far a rare one lies) and mass errors multiply."""
 
-    def __init__(self, lo, m, f, w, rel, perr):
-        self.lo, self.m, self.f, self.w, self.rel, self.perr = lo, m, f, w, rel, perr
+    def __init__(self, lo, m, f, ab, w, rel, pr):
+        self.lo, self.m, self.f, self.ab, self.w, self.rel, self.pr = lo, m, f, ab, w, rel, pr
 
     def means(self):
         return self.f / np.where(self.m > 0, self.m, 1)
 
-    def span(self) -> float:
-        mu = self.means()
-        return float(np.max(np.abs(mu[self.m > 0]))) if np.any(self.m > 0) else 0.0
-
     def merged(self) -> _Contracted:
         """Groups ``2j, 2j + 1`` merged (label width doubled)."""
-        lo2, pad = self.lo // 2, self.lo % 2
-        m = np.concatenate([np.zeros(pad, dtype=LD), self.m, np.zeros((pad + self.m.size) % 2, dtype=LD)])
-        f = np.concatenate([np.zeros(pad, dtype=LD), self.f, np.zeros((pad + self.f.size) % 2, dtype=LD)])
-        m2, f2 = m[0::2] + m[1::2], f[0::2] + f[1::2]
-        perr = self.perr + 4 * ULD * self.span() + 2.0 * self.rel * 2.0 * self.span()
-        return _Contracted(lo2, m2, f2, 2 * self.w, self.rel + ULD, perr)
+        pad = self.lo % 2
+        arrs = []
+        for x in (self.m, self.f, self.ab):
+            x = np.concatenate([np.zeros(pad, dtype=LD), x, np.zeros((pad + x.size) % 2, dtype=LD)])
+            arrs.append(x[0::2] + x[1::2])
+        return _Contracted(self.lo // 2, *arrs, 2 * self.w, self.rel + ULD, self.pr * (1 + 4 * ULD) + 4 * ULD)
 
     def settled(self) -> _Contracted:
         law = self
@@ -84,7 +85,8 @@ class _Contracted:
         tail = int(np.searchsorted(c2, drop, side="right"))
         end = max(self.m.size - tail, head + 1)
         head = min(head, end - 1)
-        return _Contracted(self.lo + head, self.m[head:end], self.f[head:end], self.w, self.rel, self.perr)
+        cut = slice(head, end)
+        return _Contracted(self.lo + head, self.m[cut], self.f[cut], self.ab[cut], self.w, self.rel, self.pr)
 
     def times(self, other: _Contracted, drop: float) -> _Contracted:
         a, b = self, other
@@ -94,11 +96,13 @@ class _Contracted:
             b = b.merged()
         m = np.convolve(a.m, b.m)
         f = np.convolve(a.f, b.m) + np.convolve(a.m, b.f)
+        ab = np.convolve(a.ab, b.m) + np.convolve(a.m, b.ab)
         terms = min(int(np.count_nonzero(a.m)), int(np.count_nonzero(b.m))) + 2  # per entry, at most
         rel = a.rel + b.rel + a.rel * b.rel + terms * ULD
-        span = a.span() + b.span()
-        perr = a.perr + b.perr + (2 * terms * ULD + 4.0 * rel) * span
-        return _Contracted(a.lo + b.lo, m, f, a.w, rel, perr).pruned(drop).settled()
+        # each group mean against the exact mean of the inputs as computed: their errors (at most
+        # max(pr) ab / m) plus this convolution's rounding of the moments and the masses
+        pr = max(a.pr, b.pr) * (1 + 4 * terms * ULD) + 4 * terms * ULD
+        return _Contracted(a.lo + b.lo, m, f, ab, a.w, rel, pr).pruned(drop).settled()
 
 
 def _ld(x: Fraction):
@@ -133,7 +137,9 @@ def _one_report(d: int, g: int, eps0: float) -> tuple[_Contracted, float]:
     f = np.zeros_like(m)
     np.add.at(m, lab - lo, pl)
     np.add.at(f, lab - lo, pl * offs)
-    return _Contracted(lo, m, f, w, 16 * ULD, 4 * ULD), 1.0 / em1 + d / g
+    ab = np.zeros_like(m)
+    np.add.at(ab, lab - lo, pl * np.abs(offs))
+    return _Contracted(lo, m, f, ab, w, 16 * ULD, 4 * (d + 2) * ULD), 1.0 / em1 + d / g
 
 
 def _power_c(one: _Contracted, n: int, drop: float) -> _Contracted:
@@ -162,23 +168,26 @@ def _contracted_laws(one: _Contracted, ns: list[int], drop: float) -> list[_Cont
 
 def _plus_lower(law: _Contracted, ee: float, a: float) -> float:
     """A lower bound on ``E[(a + Y - ee Y')_+]`` for ``Y, Y'`` independent with the true law whose
-    contraction is ``law``: the contraction's value with the group means shifted against us by
-    their error bounds and every rounding charged."""
+    contraction is ``law``: the contraction's value with each group mean moved against us by its
+    error bound (``Y`` down, ``Y'`` up: the integrand is monotone in each) and every rounding of
+    the threshold and the suffix sums charged."""
     keep = law.m > 0
-    mu, m = law.means()[keep], law.m[keep]
-    order = np.argsort(mu)
-    mu, m = mu[order], m[order]
-    sm = np.append(np.cumsum(m[::-1])[::-1], LD(0))
-    smu = np.append(np.cumsum((m * mu)[::-1])[::-1], LD(0))
-    sabs = np.append(np.cumsum((m * np.abs(mu))[::-1])[::-1], LD(0))
+    m = law.m[keep]
+    mu, err = law.means()[keep], law.pr * law.ab[keep] / m
+    lo_mu, hi_mu = mu - err, mu + err
+    order = np.argsort(lo_mu)
+    ys, ym = lo_mu[order], m[order]
+    sm = np.append(np.cumsum(ym[::-1])[::-1], LD(0))
+    smu = np.append(np.cumsum((ym * ys)[::-1])[::-1], LD(0))
+    sabs = np.append(np.cumsum((ym * np.abs(ys))[::-1])[::-1], LD(0))
     a, e = LD(a), LD(ee)
-    # a from the double e^eps0 - 1 (a few ulps of it) and every rounding of the threshold
-    shift = LD(law.perr * (1.0 + ee)) + LD(8 * 2.0 ** -52) * abs(a) + LD(8 * ULD) * (e * np.abs(mu) + np.abs(mu).max())
-    t = e * mu - a + shift  # per Y' atom: count Y above t
-    idx = np.searchsorted(mu, t, side="right")
+    # a from the double e^eps0 - 1 (a few ulps of it) and the threshold's own rounding
+    t = e * hi_mu - a
+    t = t + LD(8 * 2.0 ** -52) * abs(a) + LD(8 * ULD) * np.abs(t) + LD(8 * ULD) * e * np.abs(hi_mu)
+    idx = np.searchsorted(ys, t, side="right")  # per Y' atom: the Y above t
     val = smu[idx] - t * sm[idx]
-    err = LD(mu.size * 4 * ULD) * (sabs[idx] + np.abs(t) * sm[idx])
-    tot = float(np.sum(m * np.maximum(val - err, LD(0))))
+    rnd = LD(ys.size * 4 * ULD) * (sabs[idx] + np.abs(t) * sm[idx])
+    tot = float(np.sum(m * np.maximum(val - rnd, LD(0))))
     return max(tot * (1.0 - law.rel) ** 2 * (1.0 - 1e-15), 0.0)
 
 

@@ -59,6 +59,13 @@ UNIT = 2.0 ** -52  # relative spacing of doubles (twice the unit roundoff: gener
 SLACK = 1e-9  # lattice steps below the threshold that are included (their sign is not trusted)
 LATTICE_BUDGET = 1.5e10  # estimated element operations (lattice_cost; measured: about 0.07 s CPU per 1e9)
 PER_SD = 64  # a law is coarsened once its standard deviation exceeds 2 PER_SD of its steps
+UNIT_LONG = float(np.finfo(np.longdouble).eps)  # the same for long double (x87: 2^-63; double elsewhere)
+PER_SD_LONG = 32  # long double convolutions cost about 30 times more: narrower laws
+TINY = 1e-290  # long double entries below this are dropped (charged) before the conversion to double
+
+
+def _unit(p: np.ndarray) -> float:
+    return UNIT if p.dtype == np.float64 else UNIT_LONG
 
 
 def _z(tail: float) -> float:
@@ -108,7 +115,7 @@ def coarsen(lo: int, p: np.ndarray) -> tuple[int, np.ndarray]:
     (exact in binary): two roundings."""
     lo2 = lo // 2
     top2 = -((-(lo + p.size - 1)) // 2)  # ceil
-    a = np.zeros(2 * (top2 - lo2) + 3)  # points 2 lo2 - 1 .. 2 top2 + 1
+    a = np.zeros(2 * (top2 - lo2) + 3, dtype=p.dtype)  # points 2 lo2 - 1 .. 2 top2 + 1
     a[lo - 2 * lo2 + 1:lo - 2 * lo2 + 1 + p.size] = p
     even, odd = a[1::2], 0.5 * a[0::2]
     return lo2, even + odd[:-1] + odd[1:]
@@ -140,7 +147,7 @@ class _Law:
         lo, p, s, rel = self.lo, self.p, self.step, self.rel
         while s < step:
             lo, p = coarsen(lo, p)
-            s, rel = 2 * s, rel + 2.0 * UNIT
+            s, rel = 2 * s, rel + 2.0 * _unit(p)
         return _Law(lo, p, rel, self.miss, s, self.cap)
 
     def settled(self) -> _Law:
@@ -162,12 +169,12 @@ class _Law:
         # every entry is a sum of at most min(nonzeros) products
         terms = min(sup.size, int(np.count_nonzero(a.p)))
         if sup.size * 4 < b.p.size:  # a sparse law (one report's): its support only
-            p = np.zeros(a.p.size + b.p.size - 1)
+            p = np.zeros(a.p.size + b.p.size - 1, dtype=a.p.dtype)
             for j in sup.tolist():
                 p[j:j + a.p.size] += b.p[j] * a.p
         else:
             p = np.convolve(a.p, b.p)
-        rel = a.rel + b.rel + a.rel * b.rel + (terms + 1) * UNIT
+        rel = a.rel + b.rel + a.rel * b.rel + (terms + 1) * _unit(p)
         if rel > 0.5:  # the charges divide by 1 - rel: never near 1
             raise RoundingTooLarge(f"relative rounding bound {rel:.3g} above 0.5")
         return _Law(a.lo + b.lo, p, rel, a.miss + b.miss, step, self.cap).pruned(drop).settled()
@@ -184,7 +191,8 @@ class LatticeSums:
 
     def __init__(self, pi: np.ndarray, rel0: float, ns, tail: float, *, coarse: bool = True,
                  rel_limit: float = 0.5):
-        pi = np.asarray(pi, dtype=np.float64)
+        long = np.asarray(pi).dtype == np.longdouble  # convolutions in long double (rel0 to match)
+        pi = np.asarray(pi, dtype=np.longdouble if long else np.float64)
         if pi.ndim != 1 or pi.size < 2 or np.any(pi < 0):
             raise ValueError("pi must be a non-negative pmf on 0..K")
         self.ns = np.asarray(ns, dtype=np.int64)
@@ -194,8 +202,9 @@ class LatticeSums:
         ops = 2 * int(self.ns[0]).bit_length() + 2 * sum(int(x).bit_length() for x in set(gaps.tolist()))
         ops += 2 * self.ns.size + 2
         drop = float(tail) / (4.0 * ops)  # per end and convolution: at most tail / 2 in all
-        cap = 2.0 * PER_SD if coarse else math.inf
+        cap = 2.0 * (PER_SD_LONG if long else PER_SD) if coarse else math.inf
         laws = _laws(_Law(0, pi, float(rel0), 0.0, 1, cap), self.ns, drop, min(float(rel_limit), 0.5))
+        laws = [_as_double(law) for law in laws]
         self.steps = [law.step for law in laws]
         self.rel_max = max(law.rel for law in laws)  # grows like N (rel0 + a few hundred UNIT)
         self.chunks = _chunks([self._snapshot(law) for law in laws], self.ns, float(tail))
@@ -215,6 +224,17 @@ class LatticeSums:
         ratio ``1 + h K``. ``upper``: with every charge (an upper bound); else a lower bound of
         the computed value without charges (shows the truncation)."""
         return np.concatenate([_chunk_divergence(ch, gamma, h, hi_ratio, ee, upper) for ch in self.chunks])
+
+
+def _as_double(law: _Law) -> _Law:
+    """A long double law in double: entries below ``TINY`` dropped and charged as missing mass
+    (a double would hold them with less than full relative precision), one more rounding."""
+    if law.p.dtype == np.float64:
+        return law
+    small = law.p < TINY
+    gone = float(law.p[small].sum()) * (1.0 + 4 * UNIT) / (1.0 - law.rel)
+    p = np.where(small, 0.0, law.p).astype(np.float64)
+    return _Law(law.lo, p, law.rel + UNIT, law.miss + gone, law.step, law.cap)
 
 
 class RoundingTooLarge(ArithmeticError):

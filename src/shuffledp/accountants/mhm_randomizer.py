@@ -56,6 +56,7 @@ of the victim's and invariant under relabelling ``[g]``).
 
 from __future__ import annotations
 
+import decimal
 import itertools
 import math
 from dataclasses import dataclass, field
@@ -65,7 +66,14 @@ import numpy as np
 
 from shuffledp.accountants.decomposition import THREE_M_CAP, GroupedPair, _check_eps0, _check_int, three_group_cells
 from shuffledp.accountants.flags import FlagPair, flag_pair
-from shuffledp.accountants.lattice_sums import LATTICE_BUDGET, UNIT, LatticeSums, RoundingTooLarge, lattice_cost
+from shuffledp.accountants.lattice_sums import (
+    LATTICE_BUDGET,
+    UNIT,
+    UNIT_LONG,
+    LatticeSums,
+    RoundingTooLarge,
+    lattice_cost,
+)
 
 __all__ = ["MHM_D_MAX", "mhm_levels", "mhm_local_eps", "mhm_group_law", "mhm_pair", "mhm_pairs",
            "MHMPair", "LevelPair", "icx_below",
@@ -224,6 +232,32 @@ def _plus_sums(w, du, dv, kdu, kdv, ee: float) -> tuple[np.ndarray, np.ndarray]:
     return (w[None, :] * np.maximum(diff, 0.0)).sum(axis=1), (w[None, :] * np.maximum(-diff, 0.0)).sum(axis=1)
 
 
+def _plus_sums_sorted(w, du, dv, kdu, kdv, ee: float):
+    """:func:`_plus_sums` in ``O((n + k) log n)`` from sorted suffix sums, with ``err``: a bound on
+    either sum's error per breakpoint (each ``y = du - e^eps dv`` within ``2 UNIT`` of its terms,
+    the sums 1-Lipschitz in every ``y``, and the cumulative sums' rounding)."""
+    y, ky = du - ee * dv, kdu - ee * kdv
+    order = np.argsort(y)
+    ys, ws = y[order], w[order]
+    s0 = np.append(np.cumsum(ws[::-1])[::-1], 0.0)
+    s1 = np.append(np.cumsum((ws * ys)[::-1])[::-1], 0.0)
+    p0, p1 = np.concatenate([[0.0], np.cumsum(ws)]), np.concatenate([[0.0], np.cumsum(ws * ys)])
+    idx = np.searchsorted(ys, ky, side="right")
+    total = float(ws.sum())
+    err = 2.0 * UNIT * (float(np.dot(w, np.abs(du) + ee * np.abs(dv))) + (np.abs(kdu) + ee * np.abs(kdv)) * total)
+    err = err + 4.0 * (ys.size + 2) * UNIT * (float(np.dot(ws, np.abs(ys))) + np.abs(ky) * total)
+    return s1[idx] - ky * s0[idx], ky * p0[idx] - p1[idx], err
+
+
+def _icx_verdict(sums_l, sums_h, margin) -> bool:
+    (up_l, dn_l), (up_h, dn_h) = sums_l, sums_h
+    # the two forms differ by the means (equal): take the one with the smaller magnitudes
+    use_up = up_l + up_h <= dn_l + dn_h
+    diff = np.where(use_up, up_l - up_h, dn_l - dn_h)
+    mag = np.where(use_up, up_l + up_h, dn_l + dn_h)
+    return bool(np.all(diff < -(ICX_MARGIN * mag + margin)))
+
+
 def icx_below(lo, hi, ee: float) -> bool:
     """True when the atoms ``z = (p - e^eps q) / w`` of ``lo`` (weights ``w``) are below those of
     ``hi`` in increasing convex order, checked with a margin.
@@ -242,19 +276,21 @@ def icx_below(lo, hi, ee: float) -> bool:
     kdv = np.concatenate([vl[il], vh[ih]])
     if kdu.size == 0:
         return True
-    up_l, dn_l = _plus_sums(wl, ul, vl, kdu, kdv, ee)
-    up_h, dn_h = _plus_sums(wh, uh, vh, kdu, kdv, ee)
-    # the two forms differ by the means (equal): take the one with the smaller magnitudes
-    use_up = up_l + up_h <= dn_l + dn_h
-    diff = np.where(use_up, up_l - up_h, dn_l - dn_h)
-    mag = np.where(use_up, up_l + up_h, dn_l + dn_h)
-    return bool(np.all(diff < -ICX_MARGIN * mag))
+    # first from sorted sums with their error bounds (fast: a lattice pair has many groups); where
+    # that cannot decide, every difference formed from the offsets (no cancellation)
+    *fl, err_l = _plus_sums_sorted(wl, ul, vl, kdu, kdv, ee)
+    *fh, err_h = _plus_sums_sorted(wh, uh, vh, kdu, kdv, ee)
+    if _icx_verdict(fl, fh, err_l + err_h):
+        return True
+    return _icx_verdict(_plus_sums(wl, ul, vl, kdu, kdv, ee), _plus_sums(wh, uh, vh, kdu, kdv, ee), 0.0)
 
 
 LATTICE_K_MAX = 256  # lattice steps between the ratios 1 and e^eps0 at most (finer: measured no gain, slower at d = 16)
 LATTICE_MIN_GAIN = 2e-3  # the lattice is used where the flags' variance exceeds its own by more
 LATTICE_REL_MAX = 0.05  # the lattice's rounding bound (it grows like the count) at most this, else the flags
 LATTICE_REL_FLAGS = 1e-3  # above this bound the flag pair is evaluated too and the smaller value kept
+LATTICE_LONG_FROM = 2e9  # counts above this: the laws in long double (in double their rounding bound,
+# about 1.5e-14 per report, would pass 1e-4 by about 6e9)
 LATTICE_PER_SD = 8  # blanket counts evaluated on the lattice per standard deviation of the count, at least
 # (the others take the value of the evaluated count below them)
 
@@ -281,7 +317,14 @@ def _distinct_counts(d: int, g: int) -> tuple[list[int], list[int]]:
     return miss, hit
 
 
-def mhm_lattice_law(d: int, g: int, eps0: float) -> tuple[np.ndarray, float, float]:
+def _to_long(x: Fraction) -> np.longdouble:
+    """A rational as the nearest long double (through 30 significant decimal digits)."""
+    with decimal.localcontext() as ctx:
+        ctx.prec = 30
+        return np.longdouble(str(decimal.Decimal(x.numerator) / decimal.Decimal(x.denominator)))
+
+
+def mhm_lattice_law(d: int, g: int, eps0: float, *, long: bool = False) -> tuple[np.ndarray, float, float]:
     """``(pi, rel0, h)``: one report's ratio to the blanket under ``x`` (the ``m = d`` pair's ``u``;
     ``v`` has the same law) spread onto the lattice ``1 + h j``, ``j = 0..K``, ``h = (e^eps0 - 1) / K``:
     the hit ``e^eps0`` is ``j = K``, and each miss level ``c_l`` (offset ``x_l = (c_l - 1) / h =
@@ -293,7 +336,8 @@ def mhm_lattice_law(d: int, g: int, eps0: float) -> tuple[np.ndarray, float, flo
     with ``K``) when ``g - 1 <= LATTICE_K_MAX``, else ``LATTICE_K_MAX``.
     Every entry is an exact rational (:func:`_distinct_counts`, the splits' fractions) rounded once
     to the nearest double: ``rel0`` is the unit roundoff (the sums' rounding bound grows like the
-    count times ``rel0``, so this matters at large ``n``)."""
+    count times ``rel0``, so this matters at large ``n``). ``long``: in long double instead (for
+    :class:`~shuffledp.accountants.lattice_sums.LatticeSums` in long double, large counts)."""
     d, g, eps0 = _check(d, g, eps0)
     K = (g - 1) * max(LATTICE_K_MAX // (g - 1), 1) if g - 1 <= LATTICE_K_MAX else LATTICE_K_MAX
     miss, hit = _distinct_counts(d, g)
@@ -309,6 +353,8 @@ def mhm_lattice_law(d: int, g: int, eps0: float) -> tuple[np.ndarray, float, flo
         exact[j] += pr * Fraction(den - rem, den)
         if rem:
             exact[j + 1] += pr * Fraction(rem, den)
+    if long:  # 30 digits, then one rounding: within a unit roundoff and 1e-30
+        return np.array([_to_long(x) for x in exact], dtype=np.longdouble), UNIT_LONG, math.expm1(eps0) / K
     pi = np.array([float(x) for x in exact])  # each correctly rounded
     return pi, 0.5 * UNIT, math.expm1(eps0) / K
 
@@ -341,7 +387,7 @@ class MHMPair(FlagPair):
 
     others: tuple[LevelPair, ...] = ()
     em1: float = 0.0  # e^eps0 - 1 (the flag pair's ratio offsets, for icx_below)
-    lattice: tuple | None = field(default=None, compare=False)  # (pi, rel0, h, LevelPair)
+    lattice: tuple | None = field(default=None, compare=False)  # (pi, rel0, h, LevelPair, (pi, rel0) long)
     cache: dict = field(default_factory=dict, compare=False, repr=False)
 
     def _sums(self, ms, tail: float) -> tuple[LatticeSums | None, np.ndarray]:
@@ -355,6 +401,8 @@ class MHMPair(FlagPair):
             sub = _evaluated_counts(ms, self.gamma)
             pi, rel0 = self.lattice[0], self.lattice[1]
             ns = ms[sub] + 1
+            if ns[-1] > LATTICE_LONG_FROM and self.lattice[4] is not None:
+                pi, rel0 = self.lattice[4]  # in long double: the rounding bound grows like the count
             sums = None
             if lattice_cost(pi, ns, tail / (1.0 + self.em1)) <= LATTICE_BUDGET:
                 # the dropped mass is charged at up to e^eps0 - e^eps: dropped below tail / e^eps0
@@ -376,7 +424,7 @@ class MHMPair(FlagPair):
         if sums is None:
             best, ref = FlagPair.block_value(self, ms, block_w, ee, tail, upper=upper), self
         else:
-            _, _, h, ref = self.lattice
+            _, _, h, ref, _ = self.lattice
             # D_M is non-increasing in M (data processing): each count takes the value at the
             # nearest evaluated count below it (upper bound) or above it (lower side)
             pos = np.arange(len(block_w))
@@ -447,7 +495,8 @@ def _lattice(d: int, g: int, eps0: float, gamma: float) -> tuple | None:
     var_flags = math.expm1(eps0) ** 2 * (d / g) * (1.0 - d / g)
     if var_flags <= (1.0 + LATTICE_MIN_GAIN) * var_lattice:
         return None
-    return pi, rel0, h, lattice_level_pair(pi, h, gamma, math.expm1(eps0))
+    longer = mhm_lattice_law(d, g, eps0, long=True)[:2] if UNIT_LONG < UNIT / 4 else None
+    return pi, rel0, h, lattice_level_pair(pi, h, gamma, math.expm1(eps0)), longer
 
 
 def mhm_local_eps(d: int, g: int, eps0: float) -> float:
