@@ -215,3 +215,61 @@ def test_rounding_limit_stops_the_work_early():
     with pytest.raises(L.RoundingTooLarge):
         L.LatticeSums(pi, rel0, [10 ** 15], 1e-30)  # the hard limit (0.5): never a division near 0
     assert L.LatticeSums(pi, rel0, [10 ** 9], 1e-30, rel_limit=0.05).rel_max < 1e-3
+
+
+def test_long_double_laws_agree_with_double_and_carry_a_smaller_rounding_bound():
+    d, eps0 = 5, 1.0
+    g = mhm_domain(eps0, d)
+    pi, rel0, h = M.mhm_lattice_law(d, g, eps0)
+    pil, rel0l, _ = M.mhm_lattice_law(d, g, eps0, long=True)
+    assert pil.dtype == np.longdouble and rel0l < rel0 / 100
+    assert np.allclose(pil.astype(np.float64), pi, rtol=1e-15, atol=0.0)
+    ns = [10 ** 7, 10 ** 7 + 5000]
+    a, b = L.LatticeSums(pi, rel0, ns, 1e-30), L.LatticeSums(pil, rel0l, ns, 1e-30)
+    assert b.rel_max < a.rel_max / 100
+    gamma = g * M.mhm_blanket_cell(d, g, eps0)
+    for eps in (3e-4, 1e-3):
+        x = a.divergence(gamma, h, math.exp(eps0), math.exp(eps), upper=True)
+        y = b.divergence(gamma, h, math.exp(eps0), math.exp(eps), upper=True)
+        assert np.allclose(x, y, rtol=1e-6), (eps, x, y)  # long double laws are narrower: coarser steps
+
+
+def test_lattice_answers_at_n_1e12_in_long_double_below_the_flags():
+    d, eps0, n = 5, 4.0, 10 ** 12
+    g = mhm_domain(eps0, d)
+    pairs = M.mhm_pairs(d, g, eps0)
+    flags = M.mhm_pairs(d, g, eps0)
+    object.__setattr__(flags[0], "lattice", None)
+    eps = 5.07e-6
+    assert dec.decomposition_delta(None, n, eps, pairs=pairs) < dec.decomposition_delta(None, n, eps, pairs=flags)
+    sums = [v[0] for v in pairs[0].cache.values()]
+    assert sums and all(s is not None and s.rel_max < 1e-4 for s in sums)
+
+
+def _icx_both(lo, hi, ee):
+    wl, ul, vl, il = M._levels(lo)
+    wh, uh, vh, ih = M._levels(hi)
+    kdu, kdv = np.concatenate([ul[il], uh[ih]]), np.concatenate([vl[il], vh[ih]])
+    *fl, el = M._plus_sums_sorted(wl, ul, vl, kdu, kdv, ee)
+    *fh, eh = M._plus_sums_sorted(wh, uh, vh, kdu, kdv, ee)
+    fast = M._icx_verdict(fl, fh, el + eh)
+    exact = M._icx_verdict(M._plus_sums(wl, ul, vl, kdu, kdv, ee), M._plus_sums(wh, uh, vh, kdu, kdv, ee), 0.0)
+    return fast, exact
+
+
+@pytest.mark.parametrize("d,eps0", [(3, 1.0), (5, 0.5), (8, 2.0), (5, 30.0), (2, 50.0)])
+def test_fast_icx_check_never_accepts_what_the_exact_one_rejects(d, eps0):
+    """Both directions of every m < d pair against the reference (the lattice pair, or the flag
+    pair): the reverse direction is false, so the fast check must reject it too."""
+    g = mhm_domain(eps0, d)
+    pair = M.mhm_pairs(d, g, eps0)[0]
+    ref = pair.lattice[3] if pair.lattice else pair
+    accepted = 0
+    for other in pair.others:
+        for eps in np.linspace(0.001, eps0, 9):
+            for lo, hi in ((other, ref), (ref, other)):
+                fast, exact = _icx_both(lo, hi, math.exp(eps))
+                assert exact or not fast, (eps, lo is ref)
+                accepted += fast
+    if d <= 8 and eps0 <= 2:
+        assert accepted > 0  # the fast path decides there
