@@ -231,7 +231,8 @@ def test_long_double_laws_agree_with_double_and_carry_a_smaller_rounding_bound()
     for eps in (3e-4, 1e-3):
         x = a.divergence(gamma, h, math.exp(eps0), math.exp(eps), upper=True)
         y = b.divergence(gamma, h, math.exp(eps0), math.exp(eps), upper=True)
-        assert np.allclose(x, y, rtol=1e-6), (eps, x, y)  # long double laws are narrower: coarser steps
+        # long double laws are kept narrower (PER_SD_LONG): coarser steps, a little more spread
+        assert np.all(x * (1 - 1e-6) <= y) and np.all(y <= x * 1.03), (eps, x, y)  # delta; eps: far less
 
 
 def test_lattice_answers_at_n_1e12_in_long_double_below_the_flags():
