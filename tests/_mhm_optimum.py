@@ -53,8 +53,9 @@ class _Contracted:
     operations (relative to the offsets' absolute sums: a sum of tiny offsets stays accurate
     however far a rare one lies) and mass errors multiply."""
 
-    def __init__(self, lo, m, f, ab, w, rel, pr):
+    def __init__(self, lo, m, f, ab, w, rel, pr, count=1):
         self.lo, self.m, self.f, self.ab, self.w, self.rel, self.pr = lo, m, f, ab, w, rel, pr
+        self.count = count  # reports summed (pruned in proportion: a law enters the last N / count times)
 
     def means(self):
         return self.f / np.where(self.m > 0, self.m, 1)
@@ -66,7 +67,8 @@ class _Contracted:
         for x in (self.m, self.f, self.ab):
             x = np.concatenate([np.zeros(pad, dtype=LD), x, np.zeros((pad + x.size) % 2, dtype=LD)])
             arrs.append(x[0::2] + x[1::2])
-        return _Contracted(self.lo // 2, *arrs, 2 * self.w, self.rel + ULD, self.pr * (1 + 4 * ULD) + 4 * ULD)
+        return _Contracted(self.lo // 2, *arrs, 2 * self.w, self.rel + ULD, self.pr * (1 + 4 * ULD) + 4 * ULD,
+                           self.count)
 
     def settled(self) -> _Contracted:
         law = self
@@ -86,7 +88,8 @@ class _Contracted:
         end = max(self.m.size - tail, head + 1)
         head = min(head, end - 1)
         cut = slice(head, end)
-        return _Contracted(self.lo + head, self.m[cut], self.f[cut], self.ab[cut], self.w, self.rel, self.pr)
+        return _Contracted(self.lo + head, self.m[cut], self.f[cut], self.ab[cut], self.w, self.rel, self.pr,
+                           self.count)
 
     def times(self, other: _Contracted, drop: float) -> _Contracted:
         a, b = self, other
@@ -102,7 +105,8 @@ class _Contracted:
         # each group mean against the exact mean of the inputs as computed: their errors (at most
         # max(pr) ab / m) plus this convolution's rounding of the moments and the masses
         pr = max(a.pr, b.pr) * (1 + 4 * terms * ULD) + 4 * terms * ULD
-        return _Contracted(a.lo + b.lo, m, f, ab, a.w, rel, pr).pruned(drop).settled()
+        count = a.count + b.count
+        return _Contracted(a.lo + b.lo, m, f, ab, a.w, rel, pr, count).pruned(drop * count).settled()
 
 
 def _ld(x: Fraction):
@@ -211,7 +215,7 @@ class ContractedPair:
         cdf = stats.binom.cdf
         self.w = np.maximum(cdf(last, n - 1, self.gamma) - cdf(first - 1, n - 1, self.gamma), 0.0) * (1 - 1e-9)
         self.ns = (last + 1).tolist()
-        self.laws = _contracted_laws(one, self.ns, tail / (8.0 * (len(self.ns) + 64)))
+        self.laws = _contracted_laws(one, self.ns, tail / (8.0 * (len(self.ns) + 64) * self.ns[-1]))
 
     def delta(self, eps: float) -> float:
         ee = math.exp(eps)

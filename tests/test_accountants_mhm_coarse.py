@@ -274,3 +274,16 @@ def test_fast_icx_check_never_accepts_what_the_exact_one_rejects(d, eps0):
                 accepted += fast
     if d <= 8 and eps0 <= 2:
         assert accepted > 0  # the fast path decides there
+
+
+@pytest.mark.parametrize("N", [10 ** 6, 3 * 10 ** 11])
+def test_dropped_mass_stays_below_half_the_tail_at_any_count(N):
+    """Squaring doubles a law's missing mass: pruning in proportion to the reports summed keeps the
+    total below tail / 2 (it was about N times the per-operation share before)."""
+    d, eps0 = 5, 2.0
+    g = mhm_domain(eps0, d)
+    pi, rel0, _ = M.mhm_lattice_law(d, g, eps0, long=N > M.LATTICE_LONG_FROM)
+    tail = 1e-15
+    sums = L.LatticeSums(pi, rel0, [N, N + 1000], tail)
+    miss = np.concatenate([ch["miss"] for ch in sums.chunks])
+    assert np.all(miss <= tail / 2) and np.all(miss > 0)

@@ -125,12 +125,16 @@ class _Law:
     """A computed sub-law on ``step * (lo + 0..p.size-1)`` (``step`` a power of two, ``lo`` an
     integer: an absolute grid, so sums of laws of one step stay on it): ``p`` within ``rel``
     (relative, entry by entry) of the exact truncated law, whose missing mass is at most ``miss``;
-    ``cap``: the standard deviation, in steps, above which it is coarsened (inf: never)."""
+    ``cap``: the standard deviation, in steps, above which it is coarsened (inf: never); ``count``:
+    the reports it sums (a law of ``k`` reports enters a law of ``N`` about ``N / k`` times, so its
+    missing mass does too: each is pruned in proportion to ``k``)."""
 
-    __slots__ = ("lo", "p", "rel", "miss", "step", "cap")
+    __slots__ = ("lo", "p", "rel", "miss", "step", "cap", "count")
 
-    def __init__(self, lo: int, p: np.ndarray, rel: float, miss: float, step: int = 1, cap: float = math.inf):
+    def __init__(self, lo: int, p: np.ndarray, rel: float, miss: float, step: int = 1, cap: float = math.inf,
+                 count: int = 1):
         self.lo, self.p, self.rel, self.miss, self.step, self.cap = lo, p, rel, miss, step, cap
+        self.count = count
 
     def pruned(self, drop: float) -> _Law:
         """Drop leading and trailing entries whose cumulative mass is at most ``drop`` per end."""
@@ -140,7 +144,7 @@ class _Law:
         end = max(p.size - tail, head + 1)
         gone = math.fsum(p[:head].tolist()) + math.fsum(p[end:].tolist())
         gone = gone * (1.0 + 4 * UNIT) / (1.0 - self.rel)  # the exact dropped mass is at most this
-        return _Law(self.lo + head, p[head:end], self.rel, self.miss + gone, self.step, self.cap)
+        return _Law(self.lo + head, p[head:end], self.rel, self.miss + gone, self.step, self.cap, self.count)
 
     def at_step(self, step: int) -> _Law:
         """The law coarsened (:func:`coarsen`) until its step is ``step`` (at least its own)."""
@@ -148,7 +152,7 @@ class _Law:
         while s < step:
             lo, p = coarsen(lo, p)
             s, rel = 2 * s, rel + 2.0 * _unit(p)
-        return _Law(lo, p, rel, self.miss, s, self.cap)
+        return _Law(lo, p, rel, self.miss, s, self.cap, self.count)
 
     def settled(self) -> _Law:
         """Coarsened while its standard deviation exceeds ``cap`` steps (``2 PER_SD``): every law
@@ -160,7 +164,7 @@ class _Law:
 
     def times(self, other: _Law, drop: float) -> _Law:
         """The law of the sum of two independent variables (direct convolution; the finer law
-        first coarsened to the other's step), pruned and settled."""
+        first coarsened to the other's step), pruned (``drop`` per report summed) and settled."""
         step = max(self.step, other.step)
         a, b = self.at_step(step), other.at_step(step)
         if b.p.size > a.p.size:
@@ -177,7 +181,9 @@ class _Law:
         rel = a.rel + b.rel + a.rel * b.rel + (terms + 1) * _unit(p)
         if rel > 0.5:  # the charges divide by 1 - rel: never near 1
             raise RoundingTooLarge(f"relative rounding bound {rel:.3g} above 0.5")
-        return _Law(a.lo + b.lo, p, rel, a.miss + b.miss, step, self.cap).pruned(drop).settled()
+        count = a.count + b.count
+        law = _Law(a.lo + b.lo, p, rel, a.miss + b.miss, step, self.cap, count)
+        return law.pruned(drop * count).settled()
 
 
 class LatticeSums:
@@ -201,7 +207,9 @@ class LatticeSums:
         gaps = np.diff(self.ns)
         ops = 2 * int(self.ns[0]).bit_length() + 2 * sum(int(x).bit_length() for x in set(gaps.tolist()))
         ops += 2 * self.ns.size + 2
-        drop = float(tail) / (4.0 * ops)  # per end and convolution: at most tail / 2 in all
+        # per end, convolution and report summed: a law of k reports enters the largest about
+        # ns[-1] / k times, so at most tail / 2 is missing from any law in all
+        drop = float(tail) / (4.0 * ops * float(self.ns[-1]))
         cap = 2.0 * (PER_SD_LONG if long else PER_SD) if coarse else math.inf
         laws = _laws(_Law(0, pi, float(rel0), 0.0, 1, cap), self.ns, drop, min(float(rel_limit), 0.5))
         laws = [_as_double(law) for law in laws]
@@ -234,7 +242,7 @@ def _as_double(law: _Law) -> _Law:
     small = law.p < TINY
     gone = float(law.p[small].sum()) * (1.0 + 4 * UNIT) / (1.0 - law.rel)
     p = np.where(small, 0.0, law.p).astype(np.float64)
-    return _Law(law.lo, p, law.rel + UNIT, law.miss + gone, law.step, law.cap)
+    return _Law(law.lo, p, law.rel + UNIT, law.miss + gone, law.step, law.cap, law.count)
 
 
 class RoundingTooLarge(ArithmeticError):
