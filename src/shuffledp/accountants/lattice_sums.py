@@ -29,7 +29,9 @@ lies below the chord of its bucket.
 Errors, charged to the upper bound (the caller's ``M`` window and blocks aside):
 
 * truncation: after every convolution the entries at both ends whose cumulative mass is below a
-  share of the caller's ``tail`` are dropped; the dropped mass is summed (convolutions and
+  share of the caller's ``tail`` are dropped, the share proportional to the reports the law sums
+  (squaring doubles a law's missing mass: a law of ``k`` reports enters one of ``N`` about ``N / k``
+  times), so at most ``tail / 2`` is missing in all; the dropped mass is summed (convolutions and
   coarsenings of laws of total mass 1 conserve mass, so the missing mass is the dropped mass) and
   charged at the integrand's largest value ``N (e^eps0 - e^eps) + h step`` (``S' >= 0`` and a
   coarsened ``S`` at most one step above ``N K``), for ``S`` and for ``S'``;
