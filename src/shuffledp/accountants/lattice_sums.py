@@ -81,19 +81,25 @@ def _sd(pi: np.ndarray) -> float:
     return math.sqrt(max(float(np.dot(pi, (j - mean) ** 2)) / tot, 0.0))
 
 
+LONG_COST = 30.0  # a long double product costs about this many double ones (numpy's convolve, x86)
+
+
 def lattice_cost(pi: np.ndarray, ns, tail: float) -> float:
-    """Estimated element operations for the wanted counts ``ns``: two convolutions per binary digit
-    of the first count and of the largest gap, each at most the settled width (``4 z PER_SD``
-    points, :meth:`_Law.settled`) squared, and per count one convolution of that width with the
-    increments' (their spread over the counts' span, in the first law's steps)."""
+    """Estimated element operations (in double products) for the wanted counts ``ns``: two
+    convolutions per binary digit of the first count and of the largest gap, each at most the
+    settled width (``4 z PER_SD`` points, :meth:`_Law.settled`) squared, and per count one
+    convolution of that width with the increments' (their spread over the counts' span, in the
+    first law's steps); ``LONG_COST`` times that for a long double ``pi``."""
     ns = np.asarray(ns, dtype=np.float64)
+    long = np.asarray(pi).dtype == np.longdouble
+    per_sd = PER_SD_LONG if long else PER_SD
     z, sd = _z(tail), _sd(pi)
-    width = min(2.0 * z * sd * math.sqrt(ns[-1]) + pi.size, 4.0 * z * PER_SD + pi.size)
-    step = max(1.0, sd * math.sqrt(ns[0]) / (2.0 * PER_SD))  # the first law's step is at least this
+    width = min(2.0 * z * sd * math.sqrt(ns[-1]) + pi.size, 4.0 * z * per_sd + pi.size)
+    step = max(1.0, sd * math.sqrt(ns[0]) / (2.0 * per_sd))  # the first law's step is at least this
     inc = min(width, 2.0 * z * sd * math.sqrt(ns[-1] - ns[0] + 1.0) / step + pi.size / step + 1.0)
     span = ns[-1] - ns[0] if ns.size > 1 else 1.0
     squarings = 2.0 * (math.log2(max(ns[0], 2.0)) + math.log2(max(span, 2.0)))
-    return squarings * width ** 2 + ns.size * width * inc
+    return (LONG_COST if long else 1.0) * (squarings * width ** 2 + ns.size * width * inc)
 
 
 def _edge(p: np.ndarray, drop: float) -> int:
