@@ -208,8 +208,11 @@ class ContractedPair:
         one, self.rbar = _one_report(d, g, eps0)
         self.em1 = math.expm1(eps0)
         self.gamma = g / (d * math.exp(eps0) + g - d)
-        lo = int(stats.binom.ppf(tail, n - 1, self.gamma))
-        hi = int(stats.binom.isf(tail, n - 1, self.gamma))
+        # the blanket count's window: the mass outside is left out (a lower estimate), so it need
+        # not be as small as the laws' tail; a narrower window keeps the blocks narrow
+        window = max(tail, 1e-13)
+        lo = int(stats.binom.ppf(window, n - 1, self.gamma))
+        hi = int(stats.binom.isf(window, n - 1, self.gamma))
         edges = np.unique(np.round(np.linspace(lo, hi + 1, min(blocks, hi - lo + 1) + 1)).astype(np.int64))
         first, last = edges[:-1], edges[1:] - 1
         cdf = stats.binom.cdf
