@@ -33,9 +33,10 @@ What the accountant evaluates (:func:`mhm_pairs`):
   spreads each miss level ``c_l`` onto the lattice ``1 + h j`` (``h = (e^eps0 - 1) / K``) between
   its two neighbouring points, keeping its mean (convex order: an upper bound at every ``M`` and
   every eps, adding at most ``h^2 / 4`` of variance per report), and
-  :class:`~shuffledp.accountants.lattice_sums.LatticeSums` evaluates the spread pair exactly (the
-  law of the lattice sums by convolution, every truncation and rounding charged). Where that
-  would cost more than ``LATTICE_BUDGET`` the older, looser spread answers: each ``c_l`` to
+  :class:`~shuffledp.accountants.lattice_sums.LatticeSums` evaluates the spread pair (the law of
+  the lattice sums by convolution, coarsened by further mean-preserving spreads as it grows, every
+  truncation and rounding charged). Where its rounding bound (growing like the count) exceeds
+  ``LATTICE_REL_MAX``, or the cost ``LATTICE_BUDGET``, the older, looser spread answers: each ``c_l`` to
   ``e^eps0`` with probability ``(c_l - 1) / (e^eps0 - 1)`` and to 1 otherwise (``E[u' - e^eps v'
   | hashes] = u - e^eps v`` for every eps), the independent-flag pair of
   :mod:`~shuffledp.accountants.flags` with ``alpha = beta = d / g``, ``u, v in {1, e^eps0}``.
@@ -55,15 +56,24 @@ of the victim's and invariant under relabelling ``[g]``).
 
 from __future__ import annotations
 
+import decimal
 import itertools
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 
 from shuffledp.accountants.decomposition import THREE_M_CAP, GroupedPair, _check_eps0, _check_int, three_group_cells
 from shuffledp.accountants.flags import FlagPair, flag_pair
-from shuffledp.accountants.lattice_sums import LATTICE_BUDGET, UNIT, LatticeSums, lattice_cost
+from shuffledp.accountants.lattice_sums import (
+    LATTICE_BUDGET,
+    UNIT,
+    UNIT_LONG,
+    LatticeSums,
+    RoundingTooLarge,
+    lattice_cost,
+)
 
 __all__ = ["MHM_D_MAX", "mhm_levels", "mhm_local_eps", "mhm_group_law", "mhm_pair", "mhm_pairs",
            "MHMPair", "LevelPair", "icx_below",
@@ -222,6 +232,32 @@ def _plus_sums(w, du, dv, kdu, kdv, ee: float) -> tuple[np.ndarray, np.ndarray]:
     return (w[None, :] * np.maximum(diff, 0.0)).sum(axis=1), (w[None, :] * np.maximum(-diff, 0.0)).sum(axis=1)
 
 
+def _plus_sums_sorted(w, du, dv, kdu, kdv, ee: float):
+    """:func:`_plus_sums` in ``O((n + k) log n)`` from sorted suffix sums, with ``err``: a bound on
+    either sum's error per breakpoint (each ``y = du - e^eps dv`` within ``2 UNIT`` of its terms,
+    the sums 1-Lipschitz in every ``y``, and the cumulative sums' rounding)."""
+    y, ky = du - ee * dv, kdu - ee * kdv
+    order = np.argsort(y)
+    ys, ws = y[order], w[order]
+    s0 = np.append(np.cumsum(ws[::-1])[::-1], 0.0)
+    s1 = np.append(np.cumsum((ws * ys)[::-1])[::-1], 0.0)
+    p0, p1 = np.concatenate([[0.0], np.cumsum(ws)]), np.concatenate([[0.0], np.cumsum(ws * ys)])
+    idx = np.searchsorted(ys, ky, side="right")
+    total = float(ws.sum())
+    err = 2.0 * UNIT * (float(np.dot(w, np.abs(du) + ee * np.abs(dv))) + (np.abs(kdu) + ee * np.abs(kdv)) * total)
+    err = err + 4.0 * (ys.size + 2) * UNIT * (float(np.dot(ws, np.abs(ys))) + np.abs(ky) * total)
+    return s1[idx] - ky * s0[idx], ky * p0[idx] - p1[idx], err
+
+
+def _icx_verdict(sums_l, sums_h, margin) -> bool:
+    (up_l, dn_l), (up_h, dn_h) = sums_l, sums_h
+    # the two forms differ by the means (equal): take the one with the smaller magnitudes
+    use_up = up_l + up_h <= dn_l + dn_h
+    diff = np.where(use_up, up_l - up_h, dn_l - dn_h)
+    mag = np.where(use_up, up_l + up_h, dn_l + dn_h)
+    return bool(np.all(diff < -(ICX_MARGIN * mag + margin)))
+
+
 def icx_below(lo, hi, ee: float) -> bool:
     """True when the atoms ``z = (p - e^eps q) / w`` of ``lo`` (weights ``w``) are below those of
     ``hi`` in increasing convex order, checked with a margin.
@@ -240,46 +276,87 @@ def icx_below(lo, hi, ee: float) -> bool:
     kdv = np.concatenate([vl[il], vh[ih]])
     if kdu.size == 0:
         return True
-    up_l, dn_l = _plus_sums(wl, ul, vl, kdu, kdv, ee)
-    up_h, dn_h = _plus_sums(wh, uh, vh, kdu, kdv, ee)
-    # the two forms differ by the means (equal): take the one with the smaller magnitudes
-    use_up = up_l + up_h <= dn_l + dn_h
-    diff = np.where(use_up, up_l - up_h, dn_l - dn_h)
-    mag = np.where(use_up, up_l + up_h, dn_l + dn_h)
-    return bool(np.all(diff < -ICX_MARGIN * mag))
+    # first from sorted sums with their error bounds (fast: a lattice pair has many groups); where
+    # that cannot decide, every difference formed from the offsets (no cancellation)
+    *fl, err_l = _plus_sums_sorted(wl, ul, vl, kdu, kdv, ee)
+    *fh, err_h = _plus_sums_sorted(wh, uh, vh, kdu, kdv, ee)
+    if _icx_verdict(fl, fh, err_l + err_h):
+        return True
+    return _icx_verdict(_plus_sums(wl, ul, vl, kdu, kdv, ee), _plus_sums(wh, uh, vh, kdu, kdv, ee), 0.0)
 
 
-LATTICE_K_MAX = 256  # lattice steps between the ratios 1 and e^eps0 at most (a finer one costs more)
+LATTICE_K_MAX = 256  # lattice steps between the ratios 1 and e^eps0 at most (finer: measured no gain, slower at d = 16)
 LATTICE_MIN_GAIN = 2e-3  # the lattice is used where the flags' variance exceeds its own by more
+LATTICE_REL_MAX = 0.05  # the lattice's rounding bound (it grows like the count) at most this, else the flags
+LATTICE_REL_FLAGS = 1e-3  # above this bound the flag pair is evaluated too and the smaller value kept
+LATTICE_LONG_FROM = 2e9  # counts above this: the laws in long double (in double their rounding bound,
+# about 1.5e-14 per report, would pass 1e-4 by about 6e9)
 LATTICE_PER_SD = 8  # blanket counts evaluated on the lattice per standard deviation of the count, at least
 # (the others take the value of the evaluated count below them)
 
 
-def mhm_lattice_law(d: int, g: int, eps0: float) -> tuple[np.ndarray, float, float]:
+def _distinct_counts(d: int, g: int) -> tuple[list[int], list[int]]:
+    """Exact integer counts, out of ``g^d`` equally likely hash vectors, of ``x``'s ``d`` hashed values
+    against a fixed blanket output ``y``: ``miss[l]`` with ``l`` distinct values none of them ``y``,
+    ``hit[l]`` with ``l`` distinct values one of them ``y`` (a programme over the values one at a
+    time: ``y`` in one way, a value already drawn in ``l`` ways, a new one in the rest)."""
+    miss, hit = [1] + [0] * d, [0] * (d + 1)
+    for _ in range(d):
+        new_miss, new_hit = [0] * (d + 1), [0] * (d + 1)
+        for ell in range(d):
+            if miss[ell]:
+                new_hit[ell + 1] += miss[ell]  # the value is y
+                new_miss[ell] += miss[ell] * ell
+                new_miss[ell + 1] += miss[ell] * (g - 1 - ell)
+            if hit[ell]:
+                new_hit[ell] += hit[ell] * ell  # y or another drawn value
+                new_hit[ell + 1] += hit[ell] * (g - ell)
+        if hit[d]:
+            new_hit[d] += hit[d] * d
+        miss, hit = new_miss, new_hit
+    return miss, hit
+
+
+def _to_long(x: Fraction) -> np.longdouble:
+    """A rational as the nearest long double (through 30 significant decimal digits)."""
+    with decimal.localcontext() as ctx:
+        ctx.prec = 30
+        return np.longdouble(str(decimal.Decimal(x.numerator) / decimal.Decimal(x.denominator)))
+
+
+def mhm_lattice_law(d: int, g: int, eps0: float, *, long: bool = False) -> tuple[np.ndarray, float, float]:
     """``(pi, rel0, h)``: one report's ratio to the blanket under ``x`` (the ``m = d`` pair's ``u``;
     ``v`` has the same law) spread onto the lattice ``1 + h j``, ``j = 0..K``, ``h = (e^eps0 - 1) / K``:
     the hit ``e^eps0`` is ``j = K``, and each miss level ``c_l`` (offset ``x_l = (c_l - 1) / h =
     (d - l) K / (g - l)``, a fraction of integers) is split between ``floor(x_l)`` and
     ``floor(x_l) + 1`` keeping its mean (a mean-preserving spread: an upper bound in convex order).
-    ``K = g - 1`` (then ``c_1`` is the point ``d - 1`` and the other levels sit just above
-    integers: little added variance) when ``g - 1 <= LATTICE_K_MAX``, else ``LATTICE_K_MAX``.
-    ``rel0``: a bound on each entry's relative rounding error (every entry is a sum of products of
-    non-negative numbers: the group law's programme, ``2 d`` steps of a few such operations, then
-    the marginal sums and the splits, whose fractions are one rounded division of integers)."""
+    ``K`` the largest multiple ``t (g - 1)`` up to ``LATTICE_K_MAX`` (then ``c_1`` is the point
+    ``t (d - 1)``, the other levels sit just above multiples of ``t`` and the spread adds at most
+    ``h^2 / 4`` of variance with a step ``t`` times finer: the coarsened sums' cost does not grow
+    with ``K``) when ``g - 1 <= LATTICE_K_MAX``, else ``LATTICE_K_MAX``.
+    Every entry is an exact rational (:func:`_distinct_counts`, the splits' fractions) rounded once
+    to the nearest double: ``rel0`` is the unit roundoff (the sums' rounding bound grows like the
+    count times ``rel0``, so this matters at large ``n``). ``long``: in long double instead (for
+    :class:`~shuffledp.accountants.lattice_sums.LatticeSums` in long double, large counts)."""
     d, g, eps0 = _check(d, g, eps0)
-    K = g - 1 if g - 1 <= LATTICE_K_MAX else LATTICE_K_MAX
-    pi = np.zeros(K + 1)
-    for (ha, la, _, _), pr in sorted(mhm_group_law(d, d, g).items()):
-        if ha:
-            pi[K] += pr
+    K = (g - 1) * max(LATTICE_K_MAX // (g - 1), 1) if g - 1 <= LATTICE_K_MAX else LATTICE_K_MAX
+    miss, hit = _distinct_counts(d, g)
+    den_all = g ** d
+    exact = [Fraction(0)] * (K + 1)
+    exact[K] = Fraction(sum(hit), den_all)
+    for la in range(1, d + 1):
+        if not miss[la]:
             continue
+        pr = Fraction(miss[la], den_all)
         num, den = (d - la) * K, g - la
         j, rem = divmod(num, den)
-        pi[j] += pr * ((den - rem) / den)
+        exact[j] += pr * Fraction(den - rem, den)
         if rem:
-            pi[j + 1] += pr * (rem / den)
-    rel0 = UNIT * (16 * d + 10 * (d + 1) ** 2 + 16)
-    return pi, rel0, math.expm1(eps0) / K
+            exact[j + 1] += pr * Fraction(rem, den)
+    if long:  # 30 digits, then one rounding: within a unit roundoff and 1e-30
+        return np.array([_to_long(x) for x in exact], dtype=np.longdouble), UNIT_LONG, math.expm1(eps0) / K
+    pi = np.array([float(x) for x in exact])  # each correctly rounded
+    return pi, 0.5 * UNIT, math.expm1(eps0) / K
 
 
 def lattice_level_pair(pi: np.ndarray, h: float, gamma: float, em1: float) -> LevelPair:
@@ -304,13 +381,13 @@ class MHMPair(FlagPair):
 
     The ``m = d`` pair is evaluated on the lattice (``lattice``: :func:`mhm_lattice_law`, by
     :class:`~shuffledp.accountants.lattice_sums.LatticeSums`) when its convolutions fit
-    ``LATTICE_BUDGET`` (a spread of less variance than the flags': at most their value up to the
-    charges, which are below the caller's ``tail``), else as the two-level flag pair (this class's
-    own flags)."""
+    ``LATTICE_BUDGET`` and its rounding bound ``LATTICE_REL_MAX`` (a spread of less variance than
+    the flags'; above ``LATTICE_REL_FLAGS`` the flags are evaluated too and the smaller value
+    kept), else as the two-level flag pair (this class's own flags)."""
 
     others: tuple[LevelPair, ...] = ()
     em1: float = 0.0  # e^eps0 - 1 (the flag pair's ratio offsets, for icx_below)
-    lattice: tuple | None = field(default=None, compare=False)  # (pi, rel0, h, LevelPair)
+    lattice: tuple | None = field(default=None, compare=False)  # (pi, rel0, h, LevelPair, (pi, rel0) long)
     cache: dict = field(default_factory=dict, compare=False, repr=False)
 
     def _sums(self, ms, tail: float) -> tuple[LatticeSums | None, np.ndarray]:
@@ -324,9 +401,18 @@ class MHMPair(FlagPair):
             sub = _evaluated_counts(ms, self.gamma)
             pi, rel0 = self.lattice[0], self.lattice[1]
             ns = ms[sub] + 1
-            ok = lattice_cost(pi, ns, tail / (1.0 + self.em1)) <= LATTICE_BUDGET
-            # the dropped mass is charged at up to e^eps0 - e^eps: dropped below tail / e^eps0
-            self.cache[key] = (LatticeSums(pi, rel0, ns, tail / (1.0 + self.em1)) if ok else None, sub)
+            if ns[-1] > LATTICE_LONG_FROM and self.lattice[4] is not None:
+                pi, rel0 = self.lattice[4]  # in long double: the rounding bound grows like the count
+            sums = None
+            if lattice_cost(pi, ns, tail / (1.0 + self.em1)) <= LATTICE_BUDGET:
+                # the dropped mass is charged at up to e^eps0 - e^eps: dropped below tail / e^eps0
+                try:  # declined where the rounding charge would swamp the gain
+                    sums = LatticeSums(pi, rel0, ns, tail / (1.0 + self.em1), rel_limit=LATTICE_REL_MAX)
+                except RoundingTooLarge:
+                    sums = None
+                if sums is not None and sums.rel_max > LATTICE_REL_MAX:
+                    sums = None
+            self.cache[key] = (sums, sub)
         return self.cache[key]
 
     def cells_per_m(self, m_top: float, tail: float) -> float:
@@ -338,13 +424,15 @@ class MHMPair(FlagPair):
         if sums is None:
             best, ref = FlagPair.block_value(self, ms, block_w, ee, tail, upper=upper), self
         else:
-            _, _, h, ref = self.lattice
+            _, _, h, ref, _ = self.lattice
             # D_M is non-increasing in M (data processing): each count takes the value at the
             # nearest evaluated count below it (upper bound) or above it (lower side)
             pos = np.arange(len(block_w))
             pick = np.searchsorted(sub, pos, side="right") - 1 if upper else np.searchsorted(sub, pos, side="left")
             vals = sums.divergence(self.gamma, h, 1.0 + self.em1, ee, upper=upper)[pick]
             best = float(np.dot(block_w, vals))
+            if upper and sums.rel_max > LATTICE_REL_FLAGS:  # both are upper bounds: the smaller
+                best = min(best, FlagPair.block_value(self, ms, block_w, ee, tail, upper=True))
         for other in self.others:
             if not icx_below(other, ref, ee):
                 best = max(best, _spread_value(other, ms, block_w, ee, tail, upper))
@@ -407,7 +495,8 @@ def _lattice(d: int, g: int, eps0: float, gamma: float) -> tuple | None:
     var_flags = math.expm1(eps0) ** 2 * (d / g) * (1.0 - d / g)
     if var_flags <= (1.0 + LATTICE_MIN_GAIN) * var_lattice:
         return None
-    return pi, rel0, h, lattice_level_pair(pi, h, gamma, math.expm1(eps0))
+    longer = mhm_lattice_law(d, g, eps0, long=True)[:2] if UNIT_LONG < UNIT / 4 else None
+    return pi, rel0, h, lattice_level_pair(pi, h, gamma, math.expm1(eps0)), longer
 
 
 def mhm_local_eps(d: int, g: int, eps0: float) -> float:
