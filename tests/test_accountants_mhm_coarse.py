@@ -140,12 +140,18 @@ def test_accountant_with_forced_coarsening_stays_above_the_all_differ_pair(monke
     assert any(v[0] is not None and max(v[0].steps) > 1 for v in pairs[0].cache.values())
 
 
+def _with_and_without_lattice(d: int, eps0: float, g: int | None = None):
+    """MHM's pairs as the accountant builds them, and the same with the lattice switched off (the
+    flags' two-level spread answers)."""
+    g = mhm_domain(eps0, d) if g is None else g
+    pairs, flags = M.mhm_pairs(d, g, eps0), M.mhm_pairs(d, g, eps0)
+    object.__setattr__(flags[0], "lattice", None)
+    return pairs, flags
+
+
 def test_large_n_uses_the_lattice_below_the_flags():
     d, eps0, n = 16, 0.5, 10 ** 9
-    g = mhm_domain(eps0, d)
-    pairs = M.mhm_pairs(d, g, eps0)
-    flags = M.mhm_pairs(d, g, eps0)
-    object.__setattr__(flags[0], "lattice", None)
+    pairs, flags = _with_and_without_lattice(d, eps0)
     for eps in (3e-6, 6e-6):
         lat = dec.decomposition_delta(None, n, eps, pairs=pairs)
         assert lat < 0.9 * dec.decomposition_delta(None, n, eps, pairs=flags)
@@ -162,9 +168,7 @@ def test_rounding_bound_grows_with_the_count_and_gates_the_lattice(monkeypatch):
     r2 = L.LatticeSums(pi, rel0, [10 ** 8], 1e-30).rel_max
     assert 50 * r1 < r2 < 200 * r1  # about linear in the count
     monkeypatch.setattr(M, "LATTICE_REL_MAX", 0.0)
-    pairs = M.mhm_pairs(d, g, eps0)
-    flags = M.mhm_pairs(d, g, eps0)
-    object.__setattr__(flags[0], "lattice", None)
+    pairs, flags = _with_and_without_lattice(d, eps0, g)
     assert dec.decomposition_delta(None, 10 ** 5, 0.01, pairs=pairs) == \
         dec.decomposition_delta(None, 10 ** 5, 0.01, pairs=flags)
     assert all(v[0] is None for v in pairs[0].cache.values())
@@ -237,10 +241,7 @@ def test_long_double_laws_agree_with_double_and_carry_a_smaller_rounding_bound()
 
 def test_lattice_answers_at_n_1e12_in_long_double_below_the_flags():
     d, eps0, n = 5, 4.0, 10 ** 12
-    g = mhm_domain(eps0, d)
-    pairs = M.mhm_pairs(d, g, eps0)
-    flags = M.mhm_pairs(d, g, eps0)
-    object.__setattr__(flags[0], "lattice", None)
+    pairs, flags = _with_and_without_lattice(d, eps0)
     eps = 5.07e-6
     assert dec.decomposition_delta(None, n, eps, pairs=pairs) < dec.decomposition_delta(None, n, eps, pairs=flags)
     sums = [v[0] for v in pairs[0].cache.values()]
