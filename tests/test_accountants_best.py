@@ -272,3 +272,13 @@ def test_binary_rr_gap_is_on_the_upper_side():
     up = registry.get("decomposition").eps_for_delta("krr", 2.0, 1000, 1e-6, k=2)
     assert low <= exact * (1 + 1e-5) and low >= exact * (1 - 1e-3)
     assert up > 1.1 * exact
+
+
+@pytest.mark.parametrize("eps0,n,delta", [(0.051, 43, 3.05e-198), (0.052, 25, 4.43e-147)])
+def test_upper_never_a_few_ulps_below_an_exact_lower(eps0, n, delta):
+    """Found by benchmarks/accountants_random_domain.py: the variation-ratio bound's top is eps0
+    computed from the randomizer's probabilities, a few ulps below eps0, where the lower bound is
+    exactly eps0 (the answer is eps0 itself). best reports eps0 there, not a hair below it."""
+    res = best.best_eps("general", eps0, n, delta, parallel=False)
+    assert res["eps"] >= res["eps_lower"]
+    assert res["eps"] == eps0
