@@ -175,3 +175,17 @@ def test_profile_block_cap_only_loosens(mech, kw, eps0, n, tail, epss):
         assert a >= full.delta_lower(eps)
         if a > 1e-12:
             assert a <= 1.05 * full.delta(eps)
+
+
+def test_window_mass_above_delta_answers_eps0_at_once():
+    """Where the blanket count's mass outside its window already exceeds delta (delta near
+    1e-300: the window's tail cannot go below it), no eps under the randomizer's eps0 can be
+    certified: decomposition_eps answers eps0 without a search, and the bound itself agrees (its
+    delta just below eps0 is above the target)."""
+    pairs = dec.krr_pairs(10, 2.0)
+    n, delta = 10 ** 15, 1e-300
+    pair = dec.DecomposedPair(None, n, tail=1e-300, pairs=pairs)
+    assert pair.m_outside > delta
+    top = dec._eps_hi(pairs)
+    assert dec.decomposition_eps(None, n, delta, pairs=pairs) == top
+    assert pair.delta(top * (1 - 1e-9)) > delta

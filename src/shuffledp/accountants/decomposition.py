@@ -867,6 +867,11 @@ def decomposition_eps(matrix, n: int, delta: float, *, rtol: float = 1e-5, guess
     tail = kw.pop("tail", max(1e-300, 1e-3 * rtol * delta))
     pair = DecomposedPair(matrix, n, tail=tail, pairs=pairs, **kw)
     top = _eps_hi(pair.pairs)
+    if pair.m_outside > delta:
+        # every delta(eps) adds the blanket count's mass outside its window: nothing below the
+        # randomizer's own eps0 can be certified (delta near 1e-300, where the window's tail
+        # cannot be set below delta); the search would end there too, after many evaluations
+        return top
 
     def fn(e: float) -> float:
         return 0.0 if e >= top else pair.delta(e)
