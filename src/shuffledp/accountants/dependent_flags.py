@@ -384,10 +384,10 @@ def _rows(Ns: np.ndarray, wts: np.ndarray, rho: float, a1: float, b1: float, u, 
     """Per count ``N``: the sum over ``L``'s window of ``Pr[L = l] G(l)`` bounded from the side
     asked, and ``L``'s mass outside the window. A window of at most :data:`L_EXACT` counts (or
     :data:`L_EXACT_SMALL_N` at most :data:`SMALL_N` reports) is summed at every count (exact);
-    wider ones start from :func:`_start` and the chords of every
-    count are refined together (one evaluation of ``G`` per round) until the gap, weighted by
-    ``wts`` (the counts' block masses) over the counts, is at most ``TARGET`` of the weighted
-    total. Nothing depends on earlier calls: the same arguments give the same value."""
+    wider ones start from :func:`_start` and the chords of every count are refined together (one
+    evaluation of ``G`` per round) until the gap, weighted by ``wts`` (the counts' block masses)
+    over the counts, is at most ``TARGET`` of the weighted total. Nothing depends on earlier
+    calls: the same arguments give the same value."""
     lo, hi, out_l = _t_window(Ns, rho, tail)
     exact = (hi - lo < L_EXACT) | ((hi - lo < L_EXACT_SMALL_N) & (Ns <= SMALL_N))
     pts = [np.arange(lo[i], hi[i] + 1.0) if exact[i] else _start(lo[i], hi[i], Ns[i], rho)
@@ -396,7 +396,6 @@ def _rows(Ns: np.ndarray, wts: np.ndarray, rho: float, a1: float, b1: float, u, 
     G = np.split(_g(np.repeat(Ns, sizes), np.concatenate(pts), a1, b1, u, v, ee, tail, upper),
                  np.cumsum(sizes)[:-1])
     w = np.asarray(wts, dtype=np.float64) / Ns
-    total = np.zeros_like(Ns)
     while True:
         bounds = [_blocks(Ns[i], pts[i], G[i], rho) for i in range(Ns.size)]
         total = np.array([float(np.sum(b[0] if upper else b[1])) for b in bounds])
