@@ -181,3 +181,120 @@ def test_cli_mhm_answers_and_names_a_missing_d(capsys):
     assert main(["account", "best", "--mechanism", "mhm", "--eps0", "1", "--n", "100", "--delta", "1e-6"]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("shuffledp: error: --d:"), lines
+
+
+def _set_partitions(n: int):
+    """Every partition of ``n`` labelled items into blocks, as restricted growth strings."""
+    def grow(prefix, top):
+        if len(prefix) == n:
+            yield prefix
+            return
+        for b in range(top + 2):
+            yield from grow(prefix + [b], max(top, b))
+    yield from grow([], -1)
+
+
+def _exact_offsets_law(d: int, m: int, g: int) -> dict:
+    """The exact law (Fractions) of ``(r_u, r_v)``, the two rows' ratio offsets to the blanket over
+    ``e^eps0 - 1`` (1 at a hit, ``(d - l) / (g - l)`` at a miss with ``l`` distinct values), from
+    the equality pattern of the ``d - m`` shared, ``2 m`` own hashed values and ``y`` (each pattern
+    with ``k`` blocks has probability ``g (g - 1) ... (g - k + 1) / g^items``): independent of
+    :func:`mhm_group_law`'s programme."""
+    from fractions import Fraction
+
+    shared, items = d - m, d + m + 1
+    law: dict = {}
+    for rg in _set_partitions(items):
+        pr = Fraction(math.perm(g, max(rg) + 1), g ** items)
+        xs, xps, y = rg[:shared] + rg[shared:shared + m], rg[:shared] + rg[shared + m:-1], rg[-1]
+        key = tuple(Fraction(1) if y in s else Fraction(d - len(set(s)), g - len(set(s))) for s in (xs, xps))
+        law[key] = law.get(key, 0) + pr
+    return law
+
+
+def _exact_icx_holds(lo: dict, hi: dict, ee) -> bool:
+    """``E(Y_lo - t)_+ <= E(Y_hi - t)_+`` at every atom ``t`` of either law, ``Y = r_u - ee r_v``, in
+    exact arithmetic (both laws have mass 1 and the same mean: checked)."""
+    def plus(law, t):
+        return sum(w * max(ru - ee * rv - t, 0) for (ru, rv), w in law.items())
+    assert sum(lo.values()) == 1 and sum(hi.values()) == 1
+    def mean(law):
+        return sum(w * (ru - ee * rv) for (ru, rv), w in law.items())
+    assert mean(lo) == mean(hi)
+    atoms = {ru - ee * rv for (ru, rv) in list(lo) + list(hi)}
+    return all(plus(lo, t) <= plus(hi, t) for t in atoms)
+
+
+@pytest.mark.parametrize("d,eps0", [(2, 50.0), (3, 50.0), (3, 30.0)])
+def test_icx_check_decides_at_large_eps_and_agrees_with_exact_arithmetic(d, eps0):
+    """At eps near eps0 = 30-50 the breakpoint sums carry a common term of about e^eps (the heavy
+    atom at 0) against differences of order 1, which the up/down forms cannot resolve in double:
+    the shared-attribute pairs then fell back to spreads and held eps at its n = 1e6 value up to
+    n = 1e9. Every verdict must agree with the exact law (Fractions, set partitions) against the
+    flag pair (the m = d spread: alpha = d / g exactly; the stored alpha is its rounding, whose
+    effect on the divergence is far inside the accountant's rounding allowance), and the pairs must
+    be accepted there."""
+    from fractions import Fraction
+
+    g = mhm_domain(eps0, d)
+    flag = M.mhm_pairs(d, g, eps0)[0]
+    assert flag.lattice is None  # the flag pair is the reference here
+    a = Fraction(d, g)
+    assert abs(Fraction(flag.alpha) / a - 1) < 1e-15
+    flag_law = {(Fraction(1), Fraction(0)): a * (1 - a), (Fraction(0), Fraction(1)): a * (1 - a),
+                (Fraction(1), Fraction(1)): a * a, (Fraction(0), Fraction(0)): (1 - a) ** 2}
+    for m, other in zip(range(d - 1, 0, -1), flag.others, strict=True):
+        law = _exact_offsets_law(d, m, g)
+        assert sum(w * ru for (ru, _), w in law.items()) == a  # the spread keeps the mean
+        for eps in (0.5 * eps0, eps0 - 12.0, eps0 - 6.0, eps0 - 0.1):
+            ee = math.exp(eps)
+            assert M.icx_below(other, flag, ee), (m, eps)
+            assert _exact_icx_holds(law, flag_law, Fraction(ee)), (m, eps)
+            assert not M.icx_below(flag, other, ee)
+            assert not _exact_icx_holds(flag_law, law, Fraction(ee))
+
+
+def _spread_one_atom(pair, frac: float):
+    """``pair`` with ``frac`` of its heaviest miss-offset atom ``(c, 0)`` moved half to ``(0, 0)``
+    and half to ``(2 c, 0)``: a mean-preserving spread, so strictly above ``pair`` in convex order."""
+    du, dv, w = list(pair.du), list(pair.dv), list(pair.w)
+    i = max((j for j in range(len(w)) if dv[j] == 0.0 and 0.0 < du[j] < pair.du[0]), key=lambda j: w[j])
+    moved = frac * w[i]
+    w[i] -= moved
+    du += [0.0, 2.0 * du[i]]
+    dv += [0.0, 0.0]
+    w += [0.5 * moved, 0.5 * moved]
+    p = tuple(pair.gamma * (1.0 + x) * wi for x, wi in zip(du, w, strict=True))
+    q = tuple(pair.gamma * (1.0 + x) * wi for x, wi in zip(dv, w, strict=True))
+    return M.LevelPair(tuple(w), p, q, pair.gamma, tuple(du), tuple(dv))
+
+
+@pytest.mark.parametrize("eps0", [1.0, 30.0, 50.0])
+def test_icx_check_rejects_a_slightly_more_spread_pair(eps0):
+    """A mutation: the pair spread by a little (1e-10 of one atom's mass) is not below it, and the
+    pair is not strictly below itself; both must be rejected at every eps, large ones included."""
+    d = 3
+    g = mhm_domain(eps0, d)
+    other = M.mhm_pairs(d, g, eps0)[0].others[0]
+    wider = _spread_one_atom(other, 1e-10)
+    for eps in np.linspace(0.01, eps0 - 0.01, 7):
+        ee = math.exp(eps)
+        assert not M.icx_below(wider, other, ee), eps
+        assert not M.icx_below(other, other, ee), eps
+
+
+@pytest.mark.parametrize("d,eps0", [(2, 50.0), (4, 50.0), (8, 25.0)])
+def test_shared_attribute_pairs_do_not_hold_eps_up_at_large_eps0(d, eps0):
+    """With the anchored check the m < d pairs are covered by the m = d pair at every eps the search
+    visits: the accountant equals the m = d pair's value alone and keeps falling with n (before,
+    at eps0 = 50 it stayed at 37.79 from n = 1e6 to 1e9)."""
+    g = mhm_domain(eps0, d)
+    vals = []
+    for n in (10 ** 6, 10 ** 9):
+        pairs = M.mhm_pairs(d, g, eps0)
+        alone = M.mhm_pairs(d, g, eps0)
+        object.__setattr__(alone[0], "others", ())
+        acc = dec.decomposition_eps(None, n, 1e-6, pairs=pairs)
+        assert acc == dec.decomposition_eps(None, n, 1e-6, pairs=alone)
+        vals.append(acc)
+    assert vals[1] < vals[0] - 5.0
