@@ -17,6 +17,7 @@ import pytest
 from shuffledp.accountants import best
 from shuffledp.accountants import decomposition as dec
 from shuffledp.accountants import dependent_flags as df
+from shuffledp.accountants import hoeffding_flags as hf
 from shuffledp.accountants import randomizers as rz
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -164,13 +165,20 @@ def test_subset_exp_within_optimum(d, s, eps0, n):
     assert spread > ours * 1.004
 
 
-def test_gates_fall_back_to_the_spread():
+def test_gates_fall_back_to_the_spread(monkeypatch):
     g = _subset_pair(200, 2, 0.5)
     ms = np.array([df.N_MAX], dtype=np.float64)   # N = N_MAX + 1 reports
+    # above N_MAX the exact sums decline: Hoeffding's bound answers where it is cheap and adds less
+    # variance than the spread, else the spread (None)
+    hoeff = g.block_value(ms, np.ones(1), 1.01, 1e-14, upper=True)
+    assert hoeff == max(hf.hoeffding_divergence(ms, g.gamma, w, u, v, 1.01, 1e-14)[0]
+                        for w, u, v in (((g.w), g.u, g.v), ((g.w[1], g.w[0], g.w[2], g.w[3]), g.v, g.u)))
+    monkeypatch.setattr(df, "H_CELLS_MAX", 0.0)
     assert g.block_value(ms, np.ones(1), 1.01, 1e-14, upper=True) is None
     # eps0 = 4: the subset meets both sets with probability 3e-4, the spread adds nothing
     g4 = _subset_pair(200, 2, 4.0)
-    assert df._spread_is_tight(g4, math.exp(2.2))
+    added, var = df._spread_added(g4, math.exp(2.2))
+    assert added <= df.SPREAD_EXACT * var
     assert g4.block_value(np.arange(50.0), np.full(50, 0.02), math.exp(2.2), 1e-14, upper=True) is None
     # and the end-to-end answer is then the spread's
     plain = dec.GroupedPair(g4.w, g4.p, g4.q, g4.gamma)
@@ -198,7 +206,7 @@ def test_adaptive_counts_bracket_every_count():
     pair = dec.DecomposedPair(None, n, pairs=[g], tail=1e-14)
     ms, wts = pair.m_upper, pair.block_w
     assert ms[0] + 1 > df.SMALL_N and ms.size > df.M_START
-    ours = df._adaptive_counts(ms, wts, g.gamma, g.w, g.u, g.v, ee, 1e-14)
+    ours = df._adaptive_counts(ms, wts, g._divergence(g.w, g.u, g.v, ee, 1e-14))
     every_up = df.dependent_flag_divergence(ms, g.gamma, g.w, g.u, g.v, ee, 1e-14, upper=True, weights=wts)
     every_lo = df.dependent_flag_divergence(pair.m_lower, g.gamma, g.w, g.u, g.v, ee, 1e-14, upper=False,
                                             weights=wts)
@@ -207,9 +215,10 @@ def test_adaptive_counts_bracket_every_count():
     assert g.block_value(ms, wts, ee, 1e-14, upper=True) == pytest.approx(ours, rel=1e-12)
 
 
-def test_costly_evaluations_decline():
-    """At tiny delta every window widens: where an evaluation would pass CELLS_MAX cells the pair
-    declines (the decomposition then spreads it), above SMALL_N reports only."""
+def test_costly_evaluations_decline(monkeypatch):
+    """At tiny delta every window widens: where an evaluation would pass CELLS_MAX cells the exact
+    sums decline (Hoeffding's bound or the spread answers), above SMALL_N reports only."""
+    monkeypatch.setattr(df, "H_CELLS_MAX", 0.0)
     g = _subset_pair(50, 1, 1.0)
     big = dec.DecomposedPair(None, 9000, pairs=[g], tail=1e-300)
     assert g.block_value(big.m_upper, big.block_w, math.exp(0.3), 1e-300, upper=True) is None

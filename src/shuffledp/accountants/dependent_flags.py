@@ -54,6 +54,7 @@ from shuffledp.accountants.decomposition import (
     spread_to_three,
 )
 from shuffledp.accountants.flags import _phi, _tail_terms
+from shuffledp.accountants.hoeffding_flags import added_variance, hoeffding_cells, hoeffding_divergence
 from shuffledp.accountants.lower_bounds import binom_rtol
 
 __all__ = ["DependentFlagPair", "dependent_flag_pair", "dependent_flag_divergence"]
@@ -67,7 +68,8 @@ STATS_CACHE = 8192   # block statistics of L kept
 SPREAD_EXACT = 2e-3  # the spread answers where it adds at most this share of the variance
 CELLS_MAX = 2.5e6     # estimated cells per evaluation at most (else the spread answers)
 L_POINTS = 80        # chord points of L per blanket count, about (for that estimate)
-N_MAX = 5_000        # reports at most (above, the tables and sums cost too much: the spread answers)
+N_MAX = 5_000        # reports at most (above, the tables and sums cost too much: Hoeffding's bound or the spread)
+H_CELLS_MAX = 1.5e6  # Hoeffding's bound: estimated cells per evaluation at most (else the spread answers)
 CHUNK_CELLS = 1 << 16  # cells of G's sums evaluated at once
 TABLE_CACHE = 8192   # per-count tables kept (a few kB each)
 ROW_SPACING = 8.0    # blanket counts merged on a grid of stride sqrt(median count) / ROW_SPACING
@@ -88,38 +90,73 @@ class DependentFlagPair(GroupedPair):
 
     def block_value(self, ms, block_w, ee: float, tail: float, *, upper: bool) -> float | None:
         """Block-weighted divergence (both directions, the larger) for blanket counts ``ms``; None
-        (the caller then spreads the pair to three atoms) above :data:`N_MAX` reports, where the
-        least-variance three-atom spread adds at most :data:`SPREAD_EXACT` of the contribution's
-        variance (there the spread is as tight, and cheaper), or where an evaluation would take
-        more than :data:`CELLS_MAX` cells (:func:`_cells`: tiny delta widens every window). Above
-        :data:`SMALL_N` reports the upper bound evaluates few counts (:func:`_adaptive_counts`);
-        else (and for the lower side) the counts are merged on a grid (:func:`_grid_blocks`)."""
+        (the caller then spreads the pair to three atoms) where the least-variance three-atom
+        spread adds at most :data:`SPREAD_EXACT` of the contribution's variance (there the spread
+        is as tight, and cheaper). The exact sums answer up to :data:`N_MAX` reports where an
+        evaluation takes at most :data:`CELLS_MAX` cells (:func:`_cells`: tiny delta widens every
+        window); above :data:`SMALL_N` reports their upper bound evaluates few counts
+        (:func:`_adaptive_counts`), else (and for the lower side) the counts are merged on a grid
+        (:func:`_grid_blocks`). Elsewhere the upper bound is Hoeffding's
+        (:mod:`~shuffledp.accountants.hoeffding_flags`) where it adds less variance than the
+        spread and fits :data:`H_CELLS_MAX` cells, else None."""
         ms = np.asarray(ms, dtype=np.float64)
-        if float(np.max(ms)) + 1.0 > N_MAX or _spread_is_tight(self, ee):
+        spread = _spread_added(self, ee)
+        if spread is None or spread[0] <= SPREAD_EXACT * spread[1]:
             return None
         w10, w01, w11, w00 = self.w
         sides = [((w10, w01, w11, w00), self.u, self.v)]
         if not (w10 == w01 and self.u == self.v):
             sides.append(((w01, w10, w11, w00), self.v, self.u))
         wts = np.asarray(block_w, dtype=np.float64)
+        value = self._exact(ms, wts, sides, ee, tail, upper) if float(np.max(ms)) + 1.0 <= N_MAX else None
+        if value is None and upper:
+            value = _hoeffding_value(self, ms, wts, sides, ee, tail, spread[0])
+        return value
+
+    def _exact(self, ms, wts, sides, ee: float, tail: float, upper: bool) -> float | None:
+        """The exact sums of :meth:`block_value`, or None over :data:`CELLS_MAX` cells."""
         per_row = _cells(self.w, float(np.max(ms)) + 1.0, tail)
         if upper and float(ms[0]) + 1.0 > SMALL_N and ms.size > M_START:
             if per_row * M_ROWS_MAX > CELLS_MAX:
                 return None
-            best = max(_adaptive_counts(ms, wts, self.gamma, w, u, v, ee, tail) for w, u, v in sides)
-        else:
-            wts, ms = _grid_blocks(ms, wts, upper)
-            if per_row * ms.size > CELLS_MAX and float(np.max(ms)) + 1.0 > SMALL_N:
-                return None  # (at most SMALL_N reports it always runs: there eps and delta agree)
-            best = max(float(np.dot(wts, dependent_flag_divergence(ms, self.gamma, w, u, v, ee, tail, upper=upper,
-                                                                   weights=wts)))
-                       for w, u, v in sides)
-        return best
+            return max(_adaptive_counts(ms, wts, self._divergence(w, u, v, ee, tail)) for w, u, v in sides)
+        wts, ms = _grid_blocks(ms, wts, upper)
+        if per_row * ms.size > CELLS_MAX and float(np.max(ms)) + 1.0 > SMALL_N:
+            return None  # (at most SMALL_N reports it always runs: there eps and delta agree)
+        return max(float(np.dot(wts, dependent_flag_divergence(ms, self.gamma, w, u, v, ee, tail, upper=upper,
+                                                               weights=wts)))
+                   for w, u, v in sides)
+
+    def _divergence(self, w, u, v, ee: float, tail: float):
+        """``(counts, cell masses) -> D`` by the exact sums, upper side (for :func:`_adaptive_counts`)."""
+        def div(ms, cell_w):
+            return dependent_flag_divergence(ms, self.gamma, w, u, v, ee, tail, upper=True, weights=cell_w)
+        return div
 
 
-def _adaptive_counts(ms: np.ndarray, wts: np.ndarray, gamma: float, w, u, v, ee: float, tail: float) -> float:
+def _hoeffding_value(pair: DependentFlagPair, ms, wts, sides, ee: float, tail: float,
+                     spread_added: float) -> float | None:
+    """Hoeffding's upper bound (:mod:`~shuffledp.accountants.hoeffding_flags`), both directions,
+    where it adds less variance per report than the least-variance spread (``spread_added``) and
+    its evaluation fits :data:`H_CELLS_MAX` cells; else None. Above :data:`M_START` blocks the
+    counts are evaluated adaptively (:func:`_adaptive_counts`)."""
+    if max(added_variance(w, u, pair.gamma) for w, u, _ in sides) >= spread_added:
+        return None
+    rows = min(ms.size, M_ROWS_MAX)
+    if rows * max(hoeffding_cells(w, float(np.max(ms)) + 1.0, tail) for w, _, _ in sides) > H_CELLS_MAX:
+        return None
+
+    def side(w, u, v) -> float:
+        def div(counts, cell_w):
+            return hoeffding_divergence(counts, pair.gamma, w, u, v, ee, tail)
+        return _adaptive_counts(ms, wts, div) if ms.size > M_START else float(np.dot(wts, div(ms, wts)))
+    return max(side(w, u, v) for w, u, v in sides)
+
+
+def _adaptive_counts(ms: np.ndarray, wts: np.ndarray, div) -> float:
     """Upper bound on ``sum_i wts[i] D_{ms[i]}`` (``ms`` ascending: the first counts of the
-    decomposition's blocks) evaluating ``D`` at few counts: consecutive blocks are merged into
+    decomposition's blocks; ``div(counts, cell masses)``: upper bounds on ``D`` at those counts,
+    the masses steering refinement only) evaluating ``D`` at few counts: consecutive blocks are merged into
     cells, each charged at its first count (``D_M`` is non-increasing in ``M``), and a cell is
     split while its charge exceeds its mass times ``D`` at the next cell's first count by more
     than its share of :data:`TARGET_M` of the total (at most :data:`M_ROWS_MAX` counts)."""
@@ -128,7 +165,7 @@ def _adaptive_counts(ms: np.ndarray, wts: np.ndarray, gamma: float, w, u, v, ee:
     vals: dict[int, float] = {}
 
     def evaluate(new: np.ndarray, cell_w: np.ndarray) -> None:
-        got = dependent_flag_divergence(ms[new], gamma, w, u, v, ee, tail, upper=True, weights=cell_w)
+        got = div(ms[new], cell_w)
         vals.update(zip(new.tolist(), got.tolist(), strict=True))
 
     ends = np.append(idx[1:], ms.size)
@@ -181,16 +218,16 @@ def _grid_blocks(ms: np.ndarray, wts: np.ndarray, upper: bool) -> tuple[np.ndarr
     return np.add.reduceat(wts, start), (first if upper else ms[end])
 
 
-def _spread_is_tight(pair: GroupedPair, ee: float) -> bool:
-    """True when the least-variance spread of ``pair`` at ``e^eps = ee`` adds at most
-    :data:`SPREAD_EXACT` of the contribution's variance (or the pair contributes nothing)."""
+def _spread_added(pair: GroupedPair, ee: float) -> tuple[float, float] | None:
+    """``(added, var)``: the variance the least-variance spread of ``pair`` at ``e^eps = ee`` adds
+    to a report's contribution, and that contribution's variance; None when the pair contributes
+    nothing (every spread is empty)."""
     spreads = spread_to_three(pair, ee)
     if not spreads:
-        return True
+        return None
     w = np.asarray(pair.w, dtype=np.float64)
     z = (np.asarray(pair.p, dtype=np.float64) - ee * np.asarray(pair.q, dtype=np.float64)) / w
-    var = float(np.dot(w, (z - np.dot(w, z)) ** 2))
-    return spreads[0][0] <= SPREAD_EXACT * var
+    return spreads[0][0], float(np.dot(w, (z - np.dot(w, z)) ** 2))
 
 
 def dependent_flag_pair(gamma: float, w, u, v) -> DependentFlagPair:
