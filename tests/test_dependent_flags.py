@@ -224,3 +224,81 @@ def test_costly_evaluations_decline(monkeypatch):
     assert g.block_value(big.m_upper, big.block_w, math.exp(0.3), 1e-300, upper=True) is None
     small = dec.DecomposedPair(None, 200, pairs=[g], tail=1e-300)
     assert g.block_value(small.m_upper, small.block_w, math.exp(0.5), 1e-300, upper=True) is not None
+
+
+# --------------------------------------------------------------------------- Hoeffding's bound
+def _both_sides(pair):
+    w10, w01, w11, w00 = pair.w
+    return [(pair.w, pair.u, pair.v), ((w01, w10, w11, w00), pair.v, pair.u)]
+
+
+def _side_pair(pair, w, u, v):
+    """``pair`` seen from one side (for the exact law, which reads ``pair.w``, ``u``, ``v``)."""
+    return df.dependent_flag_pair(pair.gamma, w, u, v)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_hoeffding_bound_is_above_the_exact_joint_law(seed):
+    """Random negatively dependent masses, every side, N from 2 to 150, eps from 0.01 to 2: the
+    bound is at least the exact D_M from the 2-D joint law of the flag counts."""
+    rng = np.random.default_rng(seed)
+    for _ in range(8):
+        pair = _random_pair(rng, float(rng.choice([1.5, 3.0, 8.0, 30.0])))
+        for w, u, v in _both_sides(pair):
+            side = _side_pair(pair, w, u, v)
+            for N in (2, 5, 40, 150):
+                for eps in (0.01, 0.1, 0.5, 2.0):
+                    ee = math.exp(eps)
+                    exact = _exact_conv(side, N, ee)
+                    ours = hf.hoeffding_divergence([N - 1], side.gamma, w, u, v, ee, 1e-30)[0]
+                    assert ours >= exact * (1.0 - 1e-12), (N, eps, ours, exact)
+
+
+def test_ignoring_the_dependence_would_be_caught():
+    """A mutation: the flags taken as independent with their marginal rates (the dependence
+    dropped: negative dependence between A and B widens u - e^eps v) falls below the exact law
+    somewhere, so the comparison above can fail."""
+    from shuffledp.accountants import flags
+
+    pair = _subset_pair(50, 1, 1.0)
+    w10, w01, w11, w00 = pair.w
+    below = 0
+    for N in (40, 150):
+        for eps in (0.05, 0.2, 0.5):
+            ee = math.exp(eps)
+            wrong = flags.flag_divergence([N - 1], pair.gamma, w10 + w11, w01 + w11, pair.u, pair.v, ee, 1e-30,
+                                          upper=True)[0]
+            below += wrong < _exact_conv(pair, N, ee)
+    assert below > 0
+
+
+@pytest.mark.parametrize("d,s,eps0", [(50, 1, 1.0), (200, 2, 2.0)])
+def test_hoeffding_bound_near_the_exact_sums(d, s, eps0):
+    """At 3000 reports, against the exact sums (both sides): never below their lower side, within
+    1% of their upper side where delta is 1e-6 or more (Hoeffding adds (a0 - a1)^2 of variance
+    per report there, about 4e-4 of it)."""
+    g = _subset_pair(d, s, eps0)
+    ms = np.array([2999.0])
+    for eps in (0.03, 0.06, 0.1):
+        ee = math.exp(eps)
+        for w, u, v in _both_sides(g):
+            ours = hf.hoeffding_divergence(ms, g.gamma, w, u, v, ee, 1e-14)[0]
+            lo = df.dependent_flag_divergence(ms, g.gamma, w, u, v, ee, 1e-14, upper=False)[0]
+            up = df.dependent_flag_divergence(ms, g.gamma, w, u, v, ee, 1e-14, upper=True)[0]
+            assert ours >= lo
+            if up >= 1e-6:
+                assert ours <= up * 1.01, (eps, ours, up)
+
+
+def test_hoeffding_answers_where_the_exact_sums_decline(monkeypatch):
+    """d = 50, s = 1, eps0 = 1, n = 1e4, delta = 1e-50 (the exact sums pass CELLS_MAX): within 0.05%
+    of the exact sums forced to run, and the spread (Hoeffding switched off) is 0.9% above."""
+    g = _subset_pair(50, 1, 1.0)
+    ours = dec.decomposition_eps(None, 10_000, 1e-50, pairs=[g])
+    monkeypatch.setattr(df, "H_CELLS_MAX", 0.0)
+    spread = dec.decomposition_eps(None, 10_000, 1e-50, pairs=[g])
+    monkeypatch.setattr(df, "N_MAX", 10 ** 9)
+    monkeypatch.setattr(df, "CELLS_MAX", 1e12)
+    exact = dec.decomposition_eps(None, 10_000, 1e-50, pairs=[g])
+    assert ours <= exact * 1.0005
+    assert spread >= ours * 1.009
