@@ -179,13 +179,14 @@ def test_profile_block_cap_only_loosens(mech, kw, eps0, n, tail, epss):
 
 def test_window_mass_above_delta_answers_eps0_at_once():
     """Where the blanket count's mass outside its window already exceeds delta (delta near
-    1e-300: the window's tail cannot go below it), no eps under the randomizer's eps0 can be
-    certified: decomposition_eps answers eps0 without a search, and the bound itself agrees (its
-    delta just below eps0 is above the target)."""
+    1e-303 with a window's tail of 1e-300), no eps under the randomizer's eps0 can be certified:
+    decomposition_eps answers eps0 without a search, and the bound itself agrees (its delta just
+    below eps0 is above the target). Its own tail goes down to TAIL_MIN (1e-304): there it searches."""
     pairs = dec.krr_pairs(10, 2.0)
-    n, delta = 10 ** 15, 1e-300
+    n, delta = 10 ** 15, 1e-303
     pair = dec.DecomposedPair(None, n, tail=1e-300, pairs=pairs)
     assert pair.m_outside > delta
     top = dec._eps_hi(pairs)
-    assert dec.decomposition_eps(None, n, delta, pairs=pairs) == top
+    assert dec.decomposition_eps(None, n, delta, pairs=pairs, tail=1e-300) == top
     assert pair.delta(top * (1 - 1e-9)) > delta
+    assert dec.decomposition_eps(None, n, 1e-300, pairs=pairs) < 0.01 * top

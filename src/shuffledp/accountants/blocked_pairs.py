@@ -60,7 +60,7 @@ from scipy import special, stats
 from shuffledp.accountants.binomial_blocks import lower_quantile
 from shuffledp.accountants.binomial_blocks import smaller_tails as _tails
 from shuffledp.accountants.decomposition import _bernstein_half_width, secant_eps
-from shuffledp.accountants.lower_bounds import _krr_probs, binom_rtol
+from shuffledp.accountants.lower_bounds import SUBNORMAL_GUARD, TAIL_MIN, _krr_probs, binom_rtol
 from shuffledp.accountants.validation import check_delta, check_eps
 
 __all__ = ["scarf_upper", "LinearPair", "BlockedPair", "FullThirdFlag", "third_input_pair", "krr_third_pair",
@@ -122,7 +122,7 @@ def _masses(edges, N: float, p: float):
     with np.errstate(invalid="ignore"):
         mass = np.where(both_low, l1 - l0, np.where(both_up, u0 - u1, 1.0 - l0 - u1))
         scale = np.where(both_low, l1 + l0, np.where(both_up, u0 + u1, 1.0 + l0 + u1))
-    return np.maximum(mass, 0.0), binom_rtol(N, p) * scale + 1e-300
+    return np.maximum(mass, 0.0), binom_rtol(N, p) * scale + SUBNORMAL_GUARD
 
 
 def _geo_offset(t, L):
@@ -159,7 +159,7 @@ def _block_stats(edges, N: float, p: float):
     unit = L == 0
     mean_err = np.where(unit, 0.0, np.minimum(mean_err, L))
     pmf = stats.binom.pmf(first, N, p)
-    return np.where(unit, pmf, mass), np.where(unit, binom_rtol(N, p) * pmf + 1e-300, m_err), mean, mean_err
+    return np.where(unit, pmf, mass), np.where(unit, binom_rtol(N, p) * pmf + SUBNORMAL_GUARD, m_err), mean, mean_err
 
 
 def _edges(lo, hi, N, p, nblocks: int):
@@ -422,7 +422,7 @@ def blocked_lower_eps(build, delta: float, top: float, *, rtol: float = 1e-4,
     delta = check_delta(delta)
     if atoms and scarf_upper(atoms, n, 1.0) <= delta:
         return 0.0
-    built = build(min(DEFAULT_TAIL, max(1e-300, 1e-3 * delta)))
+    built = build(min(DEFAULT_TAIL, max(TAIL_MIN, 1e-3 * delta)))
 
     calls = [0]
 

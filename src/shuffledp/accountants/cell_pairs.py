@@ -32,6 +32,7 @@ import warnings
 from dataclasses import dataclass
 
 from shuffledp.accountants.blocked_pairs import BlockedPair, LinearPair, blocked_lower_eps
+from shuffledp.accountants.lower_bounds import TAIL_MIN
 from shuffledp.accountants.validation import check_eps
 
 __all__ = ["CellLaw", "subset_exp_cells", "cell_linear_pair", "subset_exp_candidates", "cell_pair",
@@ -176,7 +177,7 @@ def cell_lower_eps(pairs, delta: float, top: float, *, rtol: float = 1e-4, guess
     pairs = [p for p in pairs if scarf_upper(p.atoms, p.n, 1.0) > delta]
     if not pairs:
         return 0.0
-    tail = min(DEFAULT_TAIL, max(1e-300, 1e-3 * delta))
+    tail = min(DEFAULT_TAIL, max(TAIL_MIN, 1e-3 * delta))
     if guess is None or not 0 < guess < top:
         guess = min(_asymptotic_guess(2, top, pairs[0].n, delta), top / 2)
     chosen, e = pairs[0], guess

@@ -72,7 +72,7 @@ import numpy as np
 from scipy import special, stats
 
 from shuffledp.accountants.hockey_stick import bisect_eps
-from shuffledp.accountants.lower_bounds import binom_rtol
+from shuffledp.accountants.lower_bounds import SUBNORMAL_GUARD, TAIL_MIN, binom_rtol
 from shuffledp.accountants.walk_blocks import walk_divergence
 
 __all__ = [
@@ -472,7 +472,7 @@ def _t_window(N, s: float, tail: float, *, chernoff: bool = True):
     lo = np.clip(np.maximum(np.floor(N * s - half), c_lo), 0.0, N)
     hi = np.clip(np.minimum(np.ceil(N * s + half), c_hi), lo, N)
     out = np.where(lo > 0, stats.binom.cdf(lo - 1.0, N, s), 0.0) + np.where(hi < N, stats.binom.sf(hi, N, s), 0.0)
-    return lo, hi, out * (1.0 + 2.0 * binom_rtol(N, s)) + 1e-300 * (out > 0)
+    return lo, hi, out * (1.0 + 2.0 * binom_rtol(N, s)) + SUBNORMAL_GUARD * ((lo > 0) | (hi < N))
 
 
 class _CountTable:
@@ -605,7 +605,7 @@ def _block_masses(edges, N: float, p: float) -> np.ndarray:
     low, high = last < mean, first > mean
     mass = np.where(low, upto - below, np.where(high, beyond - above, 1.0 - below - above))
     terms = np.where(low, upto + below, np.where(high, beyond + above, 1.0 + below + above))
-    return np.maximum(mass, 0.0) + binom_rtol(N, p) * terms + 1e-300
+    return np.maximum(mass, 0.0) + binom_rtol(N, p) * terms + SUBNORMAL_GUARD
 
 
 class DecomposedPair:
@@ -864,7 +864,7 @@ def decomposition_eps(matrix, n: int, delta: float, *, rtol: float = 1e-5, guess
     delta meets ``delta``. Shuffling eps0-LDP reports is eps0-DP, so the answer is at most the
     randomizer's own eps0. ``guess`` (e.g. the lower bound's eps) speeds up the search."""
     delta = _check_delta(delta)
-    tail = kw.pop("tail", max(1e-300, 1e-3 * rtol * delta))
+    tail = kw.pop("tail", max(TAIL_MIN, 1e-3 * rtol * delta))
     pair = DecomposedPair(matrix, n, tail=tail, pairs=pairs, **kw)
     top = _eps_hi(pair.pairs)
     if pair.m_outside > delta:
@@ -1001,7 +1001,7 @@ def pair_lower_eps(vic_p, vic_q, configs: dict, n: int, delta: float, top: float
     it exceeds ``delta`` at the eps found so far (any configuration gives a valid lower bound)."""
     n = _check_int(n, "n", 2)
     delta = _check_delta(delta)
-    tail = max(1e-300, 1e-3 * rtol * delta)
+    tail = max(TAIL_MIN, 1e-3 * rtol * delta)
     best, which = 0.0, next(iter(configs))
     start = guess if guess is not None and 0 < guess < top else top / 2
     for name, oth in configs.items():

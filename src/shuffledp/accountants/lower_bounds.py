@@ -54,6 +54,11 @@ ALLOWANCE = 1e-9          # relative floating-point allowance subtracted from ev
 RTOL_BASE, RTOL_PER_SD = 1e-11, 2e-13
 
 
+SUBNORMAL_GUARD = 1e-306  # absolute error charged on a binomial mass or tail beside its relative one: below
+# the normal range (2.2e-308) doubles lose relative digits, never this much absolutely
+TAIL_MIN = 1e-304  # smallest mass left outside a window: a few such charges stay near 1e-3 of delta = 1e-300
+
+
 def binom_rtol(N, p: float):
     """Relative error charged on a binomial pmf / cdf / sf value of Bin(N, p) (arrays broadcast)."""
     return RTOL_BASE + RTOL_PER_SD * np.sqrt(np.maximum(np.asarray(N, dtype=np.float64), 0.0) * p * (1.0 - p))

@@ -435,10 +435,11 @@ class MHMPair(FlagPair):
             if ns[-1] > LATTICE_LONG_FROM and self.lattice[4] is not None:
                 pi, rel0 = self.lattice[4]  # in long double: the rounding bound grows like the count
             sums = None
-            if lattice_cost(pi, ns, tail / (1.0 + self.em1)) <= LATTICE_BUDGET:
+            low = max(tail / (1.0 + self.em1), 1e-320)  # (not 0: tail near TAIL_MIN, e^eps0 near e^50)
+            if lattice_cost(pi, ns, low) <= LATTICE_BUDGET:
                 # the dropped mass is charged at up to e^eps0 - e^eps: dropped below tail / e^eps0
                 try:  # declined where the rounding charge would swamp the gain
-                    sums = LatticeSums(pi, rel0, ns, tail / (1.0 + self.em1), rel_limit=LATTICE_REL_MAX)
+                    sums = LatticeSums(pi, rel0, ns, low, rel_limit=LATTICE_REL_MAX)
                 except RoundingTooLarge:
                     sums = None
                 if sums is not None and sums.rel_max > LATTICE_REL_MAX:

@@ -42,6 +42,7 @@ from scipy import stats
 
 from shuffledp.accountants.binomial_blocks import lower_quantile
 from shuffledp.accountants.decomposition import _check_delta, _check_eps, _check_int, secant_eps
+from shuffledp.accountants.lower_bounds import TAIL_MIN
 
 __all__ = ["third_flag_rates", "third_flag_delta", "third_flag_lower_eps", "third_flag_cells", "CELL_BUDGET",
            "ALLOWANCE", "AFFORDABLE_CELLS"]
@@ -166,7 +167,7 @@ def third_flag_lower_eps(n: int, r: float, s: float, delta: float, top: float, *
     delta = _check_delta(delta)
     # windows holding all but 1e-3 delta: what they leave out can only lower the bound (by far
     # less than its eps precision), and the cells grow with the window's width cubed
-    kw.setdefault("tail", max(1e-300, 1e-3 * delta))
+    kw.setdefault("tail", max(TAIL_MIN, 1e-3 * delta))
     pair = ThirdFlagPair(n, r, s, **kw)
 
     def fn(e: float) -> float:

@@ -58,7 +58,7 @@ import numpy as np
 from scipy import stats
 
 from shuffledp.accountants.binomial_blocks import smaller_tails as _tails
-from shuffledp.accountants.lower_bounds import binom_rtol
+from shuffledp.accountants.lower_bounds import SUBNORMAL_GUARD, binom_rtol
 
 __all__ = ["Walk", "walk_of", "walk_divergence", "TARGET"]
 
@@ -179,7 +179,7 @@ def _block_stats(first, last, N, p: float, t0, t1):
     with np.errstate(invalid="ignore"):
         mass = np.where(both_low, l1 - l0, np.where(both_up, u0 - u1, 1.0 - l0 - u1))
         scale = np.where(both_low, l1 + l0, np.where(both_up, u0 + u1, 1.0 + l0 + u1))
-    m_err = 4.0 * UNIT * scale + 1e-300
+    m_err = 4.0 * UNIT * scale + SUBNORMAL_GUARD
     L = last - first
     lr = math.log(p) - math.log1p(-p)
     with np.errstate(divide="ignore", invalid="ignore"):
