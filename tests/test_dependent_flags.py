@@ -302,3 +302,15 @@ def test_hoeffding_answers_where_the_exact_sums_decline(monkeypatch):
     exact = dec.decomposition_eps(None, 10_000, 1e-50, pairs=[g])
     assert ours <= exact * 1.0005
     assert spread >= ours * 1.009
+
+
+def test_table_cache_overflow_keeps_every_key(monkeypatch):
+    """When the table cache overflows mid-query it is cleared: every count the call needs must
+    then be built again (a KeyError here once ended a long search at n = 3e4, delta = 1e-200)."""
+    monkeypatch.setattr(df, "TABLE_CACHE", 4)
+    df._TABLES.clear()
+    first = df._tables_for(np.array([100.0, 101.0, 102.0]), 0.2, 0.3, 1e-14)
+    both = df._tables_for(np.array([100.0, 103.0, 104.0]), 0.2, 0.3, 1e-14)  # 3 + 2 > 4: cleared
+    assert len(both) == 3 and both[0][0] == first[0][0]
+    assert np.array_equal(both[0][1], first[0][1])
+    df._TABLES.clear()

@@ -264,9 +264,10 @@ def _tables_for(keys: np.ndarray, a1: float, b1: float, tail: float) -> list:
     up). None of it depends on eps: the tables serve every eps a search tries. The counts not yet
     tabulated are built together (one scipy call per kind of value for all of them)."""
     new = np.array([k for k in keys.tolist() if (k, a1, b1, tail) not in _TABLES], dtype=np.float64)
+    if new.size and len(_TABLES) + new.size > TABLE_CACHE:
+        _TABLES.clear()  # and every key of this call is built again (none may be missing below)
+        new = np.unique(np.asarray(keys, dtype=np.float64))
     if new.size:
-        if len(_TABLES) + new.size > TABLE_CACHE:
-            _TABLES.clear()
         loB, hiB, outB = _t_window(new, b1, tail)
         loA, hiA, _ = _t_window(new, a1, tail)
         nB, nA = (hiB - loB + 1.0).astype(np.int64), (hiA - loA + 2.0).astype(np.int64)
