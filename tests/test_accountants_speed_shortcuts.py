@@ -190,3 +190,40 @@ def test_window_mass_above_delta_answers_eps0_at_once():
     assert dec.decomposition_eps(None, n, delta, pairs=pairs, tail=1e-300) == top
     assert pair.delta(top * (1 - 1e-9)) > delta
     assert dec.decomposition_eps(None, n, 1e-300, pairs=pairs) < 0.01 * top
+
+
+def _exact_lower_eps(n: int, delta: float, pairs, hi: float) -> float:
+    """eps where the every-count lower side (each blanket count its own block, no allowances)
+    crosses delta: the decomposed value's eps from below, to 1e-6, searched in [hi / 1.01, hi]
+    (its value at hi / 1.01 must exceed delta)."""
+    E = dec.DecomposedPair(None, n, tail=max(1e-304, 1e-8 * delta), pairs=pairs, max_blocks=10 ** 6)
+    lo = hi / 1.01
+    assert max(E.pair_value(g, math.exp(lo), False) for g in E.directed) > delta
+    assert max(E.pair_value(g, math.exp(hi), False) for g in E.directed) <= delta  # hi is not below it
+    while hi - lo > 1e-6 * hi:
+        mid = 0.5 * (lo + hi)
+        v = max(E.pair_value(g, math.exp(mid), False) for g in E.directed)
+        lo, hi = (mid, hi) if v > delta else (lo, mid)
+    return lo
+
+
+@pytest.mark.parametrize("n,delta", [(1000, 1e-290), (3000, 1e-200), (3000, 1e-60)])
+def test_refined_counts_at_tiny_delta(n, delta, monkeypatch):
+    """Below FINE_TAIL the blanket counts are refined where the divergence lies: never below the
+    every-count lower side (a refinement charging a cell below its first count would be), within
+    0.3% of it in eps, where the blocks alone were 0.1-1.2% above it."""
+    pairs = dec.krr_pairs(10, 2.0)
+    ours = dec.decomposition_eps(None, n, delta, pairs=pairs)
+    exact = _exact_lower_eps(n, delta, pairs, ours)
+    assert ours <= exact * 1.003
+    tail = max(1e-304, 1e-8 * delta)
+    P = dec.DecomposedPair(None, n, tail=tail, pairs=pairs)
+    E = dec.DecomposedPair(None, n, tail=tail, pairs=pairs, max_blocks=10 ** 6)
+    for eps in (0.98 * ours, ours, 1.02 * ours):
+        ee = math.exp(eps)
+        assert P.pair_value(pairs[0], ee, True) >= E.pair_value(pairs[0], ee, False)
+    monkeypatch.setattr(dec, "FINE_TAIL", 0.0)
+    coarse = dec.decomposition_eps(None, n, delta, pairs=pairs)
+    assert coarse >= ours
+    if delta < 1e-100:
+        assert coarse >= exact * 1.006
