@@ -227,3 +227,17 @@ def test_refined_counts_at_tiny_delta(n, delta, monkeypatch):
     assert coarse >= ours
     if delta < 1e-100:
         assert coarse >= exact * 1.006
+
+
+def test_refined_counts_for_flag_pairs(monkeypatch):
+    """The flag pairs (OUE, local hashing) refine their blanket counts too, per direction: OUE
+    d = 8, eps0 = 2, n = 1000, delta = 1e-200 within 0.3% of the every-count lower side (the
+    blocks alone: 1.1% above it); never below it."""
+    params = best.mechanism_params("oue", 2.0, d=8)
+    pairs = best.grouped_pairs_for("oue", 2.0, params)
+    assert callable(pairs[0].row_values)
+    ours = dec.decomposition_eps(None, 1000, 1e-200, pairs=pairs)
+    exact = _exact_lower_eps(1000, 1e-200, pairs, ours)
+    assert ours <= exact * 1.003
+    monkeypatch.setattr(dec, "FINE_TAIL", 0.0)
+    assert dec.decomposition_eps(None, 1000, 1e-200, pairs=pairs) >= exact * 1.008

@@ -716,13 +716,19 @@ class DecomposedPair:
 
     def _evaluate(self, g: GroupedPair, ee: float, upper: bool) -> float:
         exact = getattr(g, "block_value", None)
+        fine = upper and self.tail < FINE_TAIL and 2 <= self.m_upper.size <= FINE_BLOCKS_MAX
         if exact is None:
-            if upper and self.tail < FINE_TAIL and 2 <= self.m_upper.size <= FINE_BLOCKS_MAX:
-                return self._refined_value(g, ee)
+            if fine:
+                walks = self._walks(self.m_upper, g.w[0] + g.w[1] if len(g.w) <= 3 else 0.5)
+                return self._refined_value(lambda ms: self._row_values(g, ms, ee), walks)
             return self._pair_value(g, ee, upper) if len(g.w) <= 3 else self._spread_value(g, ee, upper)
         ms = self.m_upper if upper else self.m_lower
         wts = self.block_w if upper else self.block_w / (1.0 + ROUNDING_RTOL)
-        value = exact(ms, wts, ee, self.tail, upper=upper)
+        rows = getattr(g, "row_values", None)
+        if fine and rows is not None:  # per direction: (counts -> D at each) of a pair evaluated row by row
+            value = max(self._refined_value(fn, False) for fn in rows(ee, self.tail))
+        else:
+            value = exact(ms, wts, ee, self.tail, upper=upper)
         if value is None:  # the pair declines these counts (its cost): the many-group path
             return self._pair_value(g, ee, upper) if len(g.w) <= 3 else self._spread_value(g, ee, upper)
         alt = getattr(g, "alt", None)
@@ -747,7 +753,7 @@ class DecomposedPair:
             return walk_divergence(ms, g, ee)[0]
         return _divergence_given_count(_CountTable(ms, s, self.tail), g, g.w[0] / s, ee, upper=True)
 
-    def _refined_value(self, g: GroupedPair, ee: float) -> float:
+    def _refined_value(self, row_fn, walks: bool) -> float:
         """The upper block-weighted divergence with the blanket counts refined where it lies: at
         deep windows (tiny delta) ``D_M`` falls by orders of magnitude across a block, so charging
         each block at its first count (:func:`_count_blocks`) cost up to 1.2% in eps at delta =
@@ -757,13 +763,13 @@ class DecomposedPair:
         walk evaluates, on the walk), so its first total is the unrefined bound, and splits the
         cells whose charge exceeds their mass times the next count's value most, until those
         excesses are at most ``FINE_TARGET`` of the total or ``FINE_ROWS`` more counts are
-        evaluated (``FINE_WALK_ROWS`` on the walk). Every total is an upper bound: the least."""
+        evaluated (``FINE_WALK_ROWS`` on the walk). Every total is an upper bound: the least.
+        ``row_fn(counts)``: upper bounds on ``D_M`` at those counts (one direction of one pair)."""
         hi = float(self.m_lower[-1])
         N, gam = float(self.n - 1), min(self.gamma, 1.0)
-        walks = self._walks(self.m_upper, g.w[0] + g.w[1] if len(g.w) <= 3 else 0.5)
         rows = _count_blocks(self.m_upper, self.block_w, WALK_ROWS)[1] if walks else self.m_upper
         most = rows.size + (FINE_WALK_ROWS if walks else FINE_ROWS)
-        vals = dict(zip(rows.tolist(), self._row_values(g, rows, ee).tolist(), strict=True))
+        vals = dict(zip(rows.tolist(), np.asarray(row_fn(rows)).tolist(), strict=True))
         best = math.inf
         while True:
             edges = np.append(rows, hi + 1.0)
@@ -777,7 +783,7 @@ class DecomposedPair:
                 return best
             pick = wide[np.argsort(-gap[wide], kind="stable")][: min(FINE_STEP, most - rows.size)]
             new = np.floor(0.5 * (edges[pick] + edges[pick + 1]))
-            vals.update(zip(new.tolist(), self._row_values(g, new, ee).tolist(), strict=True))
+            vals.update(zip(new.tolist(), np.asarray(row_fn(new)).tolist(), strict=True))
             rows = np.unique(np.concatenate([rows, new]))
 
     def _alt_value(self, alt: GroupedPair, ee: float) -> float | None:

@@ -90,6 +90,17 @@ class FlagPair(GroupedPair):
         return best
 
 
+    def row_values(self, ee: float, tail: float) -> list:
+        """Per direction, ``counts -> D_M`` at each count (upper bounds): what the decomposition
+        refines its blanket counts with at deep windows (``DecomposedPair._refined_value``)."""
+        def side(alpha, beta, u, v):
+            return lambda ms: flag_divergence(ms, self.gamma, alpha, beta, u, v, ee, tail, upper=True)
+        out = [side(self.alpha, self.beta, self.u, self.v)]
+        if not (self.alpha == self.beta and self.u == self.v):
+            out.append(side(self.beta, self.alpha, self.v, self.u))
+        return out
+
+
 def flag_pair(gamma: float, alpha: float, beta: float, u: tuple[float, float], v: tuple[float, float],
               alt: GroupedPair | None = None) -> FlagPair:
     """The :class:`FlagPair` with its four groups' ``w, p, q`` filled in (``p_g = gamma u_g w_g``)."""

@@ -420,6 +420,7 @@ class MHMPair(FlagPair):
     em1: float = 0.0  # e^eps0 - 1 (the flag pair's ratio offsets, for icx_below)
     lattice: tuple | None = field(default=None, compare=False)  # (pi, rel0, h, LevelPair, (pi, rel0) long)
     cache: dict = field(default_factory=dict, compare=False, repr=False)
+    row_values = None  # evaluated by its own block_value only (the lattice, the m < d checks)
 
     def _sums(self, ms, tail: float) -> tuple[LatticeSums | None, np.ndarray]:
         """The lattice laws at the blanket counts ``ms`` picked by :func:`_evaluated_counts` (None
