@@ -282,3 +282,38 @@ def test_upper_never_a_few_ulps_below_an_exact_lower(eps0, n, delta):
     res = best.best_eps("general", eps0, n, delta, parallel=False)
     assert res["eps"] >= res["eps_lower"]
     assert res["eps"] == eps0
+
+
+def test_decomposition_stops_at_a_ceiling_it_cannot_beat():
+    """OUE d = 100, eps0 = 0.5, n = 1e15, delta = 1e-100: the decomposition's rounding allowances
+    put a floor near 1e-16 under its delta, so it cannot certify the closed forms' eps (about 1e-6);
+    given that ceiling it answers eps0 at once, and its delta there is indeed above the target.
+    best's answer is unchanged (the variation ratio's) and the entry says why."""
+    from shuffledp.accountants import decomposition as dec
+
+    params = best.mechanism_params("oue", 0.5, d=100)
+    pairs = best.grouped_pairs_for("oue", 0.5, params)
+    n, delta = 10 ** 15, 1e-100
+    res = best.best_eps("oue", 0.5, n, delta, d=100, parallel=False)
+    entry = res["bounds"]["decomposition"]
+    assert entry["eps"] == 0.5 and entry["note"].startswith("stopped")
+    ceiling = min(res["bounds"][nm]["eps"] for nm in best.CEILING_BOUNDS)
+    pair = dec.DecomposedPair(None, n, tail=max(dec.TAIL_MIN, 1e-8 * delta), pairs=pairs)
+    assert pair.delta(ceiling) > delta
+    assert res["eps"] == res["bounds"]["variation-ratio"]["eps"] < ceiling
+
+
+@pytest.mark.parametrize("mech,kw,n,delta", [("krr", {"k": 10}, 10 ** 4, 1e-6), ("oue", {"d": 8}, 10 ** 5, 1e-12)])
+def test_decomposition_below_a_ceiling_it_beats(mech, kw, n, delta):
+    """Given a ceiling it can certify (another bound's eps), the search runs below it: a verified
+    point, within the search's precision of the answer without it."""
+    from shuffledp.accountants import decomposition as dec
+
+    params = best.mechanism_params(mech, 2.0, **kw)
+    pairs = best.grouped_pairs_for(mech, 2.0, params)
+    free = dec.decomposition_eps(None, n, delta, pairs=pairs)
+    for ceiling in (free * 1.3, free * 1.0001):
+        got = dec.decomposition_eps(None, n, delta, pairs=pairs, ceiling=ceiling)
+        assert got <= ceiling and got == pytest.approx(free, rel=3e-5)
+        pair = dec.DecomposedPair(None, n, tail=max(dec.TAIL_MIN, 1e-8 * delta), pairs=pairs)
+        assert pair.delta(got) <= delta

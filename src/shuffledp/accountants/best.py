@@ -225,15 +225,17 @@ def _bound_fns(kind: str, mechanism: str, eps0: float, n: int, delta: float, par
 
 def upper_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None = None,
                  d: int | None = None, s: int | None = None, g: int | None = None,
-                 rtol: float = 1e-5, guess: float | None = None) -> dict[str, Callable[[], float]]:
+                 rtol: float = 1e-5, guess: float | None = None,
+                 ceiling: float | None = None) -> dict[str, Callable[[], float]]:
     """Name -> zero-argument function returning a sound upper bound on the shuffled eps: every
     registered upper bound for the randomizer (:mod:`~shuffledp.accountants.registry`; above
     ``HEAVY_N_MAX`` only those whose cost does not grow with n, the variation ratio's clone counts
-    then in blocks). ``guess``: the decomposition's starting point."""
+    then in blocks). ``guess``: the decomposition's starting point; ``ceiling``: an eps another
+    bound already certified, which the decomposition tries first (:func:`decomposition_eps`)."""
     eps0, n, delta, k = _check(mechanism, eps0, n, delta, k)
     mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g)  # flags checked before any bound runs
     params = {name: v for name, v in (("k", k), ("d", d), ("s", s), ("g", g)) if v is not None}
-    options = {"guess": guess, "coarse": n > HEAVY_N_MAX[mechanism]}
+    options = {"guess": guess, "coarse": n > HEAVY_N_MAX[mechanism], "ceiling": ceiling}
     return _bound_fns("upper", mechanism, eps0, n, delta, params, rtol, options)
 
 
@@ -340,6 +342,10 @@ def _spare_cpu() -> bool:
     return cpus > 1 and load < cpus - 0.5
 
 
+CEILING_BOUNDS = ("blanket-bennett", "blanket-hoeffding", "fmt21-closed-form")  # closed forms: evaluated
+# before the decomposition, whose search then starts below the least of them (or stops: it cannot beat it)
+
+
 class _Background:
     """Evaluates named bounds one after the other on a daemon thread (the heavy parts, Boost's
     ufuncs and numpy's loops, release the GIL); :meth:`results` waits and returns
@@ -396,9 +402,13 @@ def _evaluate_bounds(mechanism: str, eps0: float, n: int, delta: float, k, rtol:
     """Run the lower bounds and the upper bounds ``names`` (see :func:`best_eps`). Returns
     ``(table, lower_by, eps_lower, done)``: ``table`` holds the lower bounds' entries, ``done``
     maps each upper bound to its ``(value, seconds)``."""
-    # only the decomposition's search starts from the lower bound; the others can start now
+    # only the decomposition's search starts from the lower bound; the others can start now, the
+    # closed forms (instant) first: the decomposition tries their eps first (its ceiling)
     early = upper_bounds(mechanism, eps0, n, delta, k=k, rtol=rtol, **extra)
-    background = _Background({nm: early[nm] for nm in names if nm != "decomposition"}) if parallel else None
+    quick = [nm for nm in CEILING_BOUNDS if nm in names and "decomposition" in names]
+    done = {nm: _timed(early[nm]) for nm in quick}
+    rest = {nm: early[nm] for nm in names if nm != "decomposition" and nm not in done}
+    background = _Background(rest) if parallel else None
     try:
         table: dict[str, dict] = {}
         lows = lower_bounds(mechanism, eps0, n, delta, k=k, rtol=rtol, **extra)
@@ -407,10 +417,11 @@ def _evaluate_bounds(mechanism: str, eps0: float, n: int, delta: float, k, rtol:
             table[name] = _entry(value, sec, "lower")
         lower_by = max(lows, key=lambda nm: table[nm]["eps"])
         eps_lower = table[lower_by]["eps"]
-        ups = upper_bounds(mechanism, eps0, n, delta, k=k, rtol=rtol, guess=eps_lower or None, **extra)
-        done = {}
-        if "decomposition" in names:
-            done["decomposition"] = _timed(ups["decomposition"])
+        ceiling = min((v for v, _ in done.values() if v < eps0 * (1.0 - 1e-12)), default=None)
+        ups = upper_bounds(mechanism, eps0, n, delta, k=k, rtol=rtol, guess=eps_lower or None, ceiling=ceiling,
+                           **extra)
+        if "decomposition" in names and not _certified_zero(done):
+            done["decomposition"] = _below_ceiling(_timed(ups["decomposition"]), ceiling, eps0)
         # once a bound certifies eps = 0 no other can do better: the rest are not evaluated
         if background is not None:
             if _certified_zero(done):
@@ -424,6 +435,17 @@ def _evaluate_bounds(mechanism: str, eps0: float, n: int, delta: float, k, rtol:
         if background is not None:
             background.stop()
     return table, lower_by, eps_lower, done
+
+
+def _below_ceiling(result: tuple[float, float], ceiling: float | None, eps0: float) -> tuple[float, float]:
+    """The decomposition's ``(value, seconds)``, its answer eps0 marked where it stopped at the
+    ceiling (its delta there above the target: it cannot do better than that bound)."""
+    value, sec = result
+    if ceiling is None or isinstance(value, _Trivial) or value < eps0 * (1.0 - 1e-12):
+        return value, sec
+    out = _Trivial(eps0)
+    out.note = f"stopped: its delta at eps = {ceiling:.6g} (the least closed form) is above delta"
+    return out, sec
 
 
 def _certified_zero(done: dict[str, tuple[float, float]]) -> bool:

@@ -922,10 +922,14 @@ def secant_eps(fn, delta: float, lo: float, hi: float, guess: float, rtol: float
 
 
 def decomposition_eps(matrix, n: int, delta: float, *, rtol: float = 1e-5, guess: float | None = None,
-                      pairs: list[GroupedPair] | None = None, **kw) -> float:
+                      pairs: list[GroupedPair] | None = None, ceiling: float | None = None, **kw) -> float:
     """Smallest eps (relative precision about ``rtol``, rounded up, a verified point) whose upper
     delta meets ``delta``. Shuffling eps0-LDP reports is eps0-DP, so the answer is at most the
-    randomizer's own eps0. ``guess`` (e.g. the lower bound's eps) speeds up the search."""
+    randomizer's own eps0. ``guess`` (e.g. the lower bound's eps) speeds up the search.
+    ``ceiling`` (e.g. another sound bound's eps): evaluated first; where this bound's delta there
+    is above ``delta`` it cannot do better, and the randomizer's eps0 is returned at once (e.g. at
+    n = 1e15 and tiny delta, where its rounding allowances put a floor under its delta); else the
+    search runs below it."""
     delta = _check_delta(delta)
     tail = kw.pop("tail", max(TAIL_MIN, 1e-3 * rtol * delta))
     pair = DecomposedPair(matrix, n, tail=tail, pairs=pairs, **kw)
@@ -939,11 +943,17 @@ def decomposition_eps(matrix, n: int, delta: float, *, rtol: float = 1e-5, guess
     def fn(e: float) -> float:
         return 0.0 if e >= top else pair.delta(e)
 
+    hi = top
+    if ceiling is not None and 0.0 < ceiling < top:
+        if fn(ceiling) > delta:
+            return top
+        hi = ceiling  # a verified point of every pair
+
     def search() -> float:
-        if guess is None or not (0 < guess < top):
-            return bisect_eps(fn, delta, top, rtol)[1]
+        if guess is None or not (0 < guess < hi):
+            return bisect_eps(fn, delta, hi, rtol)[1]
         # no need to test eps = 0 first: the returned end is always a verified point
-        return secant_eps(fn, delta, 0.0, top, guess, rtol)
+        return secant_eps(fn, delta, 0.0, hi, guess, rtol)
 
     every = list(pair.directed)
     if len(every) == 1:
@@ -951,7 +961,7 @@ def decomposition_eps(matrix, n: int, delta: float, *, rtol: float = 1e-5, guess
     # several pairs (e.g. subset-exp's overlaps): search with the pair that is worst at the start,
     # then verify every other pair at the answer and search again with any that exceeds delta;
     # the returned eps is a verified point of the maximum over all pairs
-    start = guess if guess is not None and 0 < guess < top else top / 2
+    start = guess if guess is not None and 0 < guess < hi else hi / 2
     ee = math.exp(min(start, EPS_CAP))
     values = [pair.pair_value(g, ee) for g in every]
     active = [every[int(np.argmax(values))]]
@@ -959,7 +969,7 @@ def decomposition_eps(matrix, n: int, delta: float, *, rtol: float = 1e-5, guess
         pair.directed = active
         eps = search()
         pair.directed = every
-        if eps >= top:
+        if eps >= hi:
             return eps
         ee = math.exp(min(eps, EPS_CAP))
         over = []

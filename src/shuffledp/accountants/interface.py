@@ -111,7 +111,7 @@ def _third_flag(mechanism: str, eps0: float, n: int, delta: float, p: dict):
 
 
 # ----------------------------------------------------------------------------- eps for delta
-def _eps_upper(name, mechanism, eps0, n, delta, p, rtol, guess, coarse) -> float:
+def _eps_upper(name, mechanism, eps0, n, delta, p, rtol, guess, coarse, ceiling=None) -> float:
     from shuffledp.accountants import best, blanket, clones, personalized
     from shuffledp.accountants import decomposition as dec
     from shuffledp.accountants import variation_ratio as vr
@@ -119,7 +119,8 @@ def _eps_upper(name, mechanism, eps0, n, delta, p, rtol, guess, coarse) -> float
     if name == "decomposition":
         if guess == AUTO:
             guess = dec.krr_pair_lower_eps(p["k"], eps0, n, delta, rtol=rtol)[0] if mechanism == "krr" else None
-        return dec.decomposition_eps(None, n, delta, pairs=_pairs(mechanism, eps0, p), rtol=rtol, guess=guess)
+        return dec.decomposition_eps(None, n, delta, pairs=_pairs(mechanism, eps0, p), rtol=rtol, guess=guess,
+                                     ceiling=ceiling)
     if name == "variation-ratio":
         return vr.vr_eps(_vr_params(mechanism, eps0, p), n, delta, rtol=rtol,
                          window_max=best.VR_WINDOW_MAX if coarse else None)
@@ -182,15 +183,17 @@ def _eps_lower(name, mechanism, eps0, n, delta, p, rtol, guess) -> float:
 
 
 def eps(name: str, mechanism: str, eps0: float, n: int, delta: float, params: dict, *, rtol: float = 1e-5,
-        guess=AUTO, coarse: bool = False) -> float:
+        guess=AUTO, coarse: bool = False, ceiling: float | None = None) -> float:
     """The bound ``name`` on the shuffled eps at ``delta`` (see the registry for the interface).
     ``guess``: a starting point of the decomposition's and the pair searches (the default: their
-    own); ``coarse``: the variation ratio's clone counts in blocks (a fixed cost at huge n)."""
+    own); ``coarse``: the variation ratio's clone counts in blocks (a fixed cost at huge n);
+    ``ceiling``: another bound's eps the decomposition tries first (it answers eps0 where it cannot
+    certify that eps, else searches below it)."""
     acc = REGISTRY[name]
     p = _filled(mechanism, eps0, params)
     if acc.kind == "lower":
         return float(_eps_lower(name, mechanism, eps0, n, delta, p, rtol, guess))
-    return min(float(_eps_upper(name, mechanism, eps0, n, delta, p, rtol, guess, coarse)), eps0)
+    return min(float(_eps_upper(name, mechanism, eps0, n, delta, p, rtol, guess, coarse, ceiling)), eps0)
 
 
 # ----------------------------------------------------------------------------- delta for eps

@@ -142,7 +142,7 @@ REGISTRY: dict[str, Accountant] = {a.name: a for a in (
     _entry("decomposition", "upper", ("krr",) + GROUPED, "fixed",
            "this project (accountants.decomposition; docs/accountants.md)",
            "the optimal blanket decomposition of the victim's grouped pair, evaluated grid-free",
-           options=("guess",), monotone_n=True),
+           options=("guess", "ceiling"), monotone_n=True),
     _entry("variation-ratio", "upper", _ALL, "fixed", "Wang et al., VLDB 2024 (variation-ratio reduction)",
            "the variation-ratio reduction with its sound parameters (k-RR: exact; others: general)",
            options=("coarse",), monotone_n=True),
