@@ -317,3 +317,22 @@ def test_decomposition_below_a_ceiling_it_beats(mech, kw, n, delta):
         assert got <= ceiling and got == pytest.approx(free, rel=3e-5)
         pair = dec.DecomposedPair(None, n, tail=max(dec.TAIL_MIN, 1e-8 * delta), pairs=pairs)
         assert pair.delta(got) <= delta
+
+
+def test_ceiling_costs_nothing_where_eps_zero_is_certified(monkeypatch):
+    """Without a positive guess the decomposition tests eps = 0 before the ceiling: where that is
+    certified (n = 1e12) one evaluation answers, as without a ceiling (at n = 1e15 each costs
+    about 0.7 s)."""
+    from shuffledp.accountants import decomposition as dec
+
+    pairs = dec.krr_pairs(10, 0.5)
+    calls = []
+    real = dec.DecomposedPair.delta
+
+    def counted(self, eps):
+        calls.append(eps)
+        return real(self, eps)
+
+    monkeypatch.setattr(dec.DecomposedPair, "delta", counted)
+    assert dec.decomposition_eps(None, 10 ** 12, 1e-6, pairs=pairs, ceiling=1e-9) == 0.0
+    assert calls == [0.0]

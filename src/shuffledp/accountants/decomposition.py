@@ -945,6 +945,8 @@ def decomposition_eps(matrix, n: int, delta: float, *, rtol: float = 1e-5, guess
 
     hi = top
     if ceiling is not None and 0.0 < ceiling < top:
+        if not (guess is not None and guess > 0) and fn(0.0) <= delta:
+            return 0.0  # (the search would test eps = 0 first too; the ceiling would cost one more)
         if fn(ceiling) > delta:
             return top
         hi = ceiling  # a verified point of every pair
