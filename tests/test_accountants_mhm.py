@@ -298,3 +298,19 @@ def test_shared_attribute_pairs_do_not_hold_eps_up_at_large_eps0(d, eps0):
         assert acc == dec.decomposition_eps(None, n, 1e-6, pairs=alone)
         vals.append(acc)
     assert vals[1] < vals[0] - 5.0
+
+
+def test_flag_route_refines_its_counts_at_tiny_delta(monkeypatch):
+    """Where the flags answer (no lattice: eps0 = 8) and every m < d pair is covered, MHM's pair is
+    refined like a flag pair at deep windows: d = 5, n = 1000, delta = 1e-250 within 0.5% of the
+    m = d flag spread alone (refined), where its own blocks had been 3.9% above it."""
+    from shuffledp.accountants import flags
+
+    d, eps0, n, delta = 5, 8.0, 1000, 1e-250
+    g = mhm_domain(eps0, d)
+    p = M.mhm_pairs(d, g, eps0)[0]
+    alone = dec.decomposition_eps(None, n, delta, pairs=[flags.flag_pair(p.gamma, p.alpha, p.beta, p.u, p.v)])
+    ours = dec.decomposition_eps(None, n, delta, pairs=M.mhm_pairs(d, g, eps0))
+    assert alone <= ours <= alone * 1.005
+    monkeypatch.setattr(dec, "FINE_TAIL", 0.0)
+    assert dec.decomposition_eps(None, n, delta, pairs=M.mhm_pairs(d, g, eps0)) >= ours * 1.03

@@ -725,8 +725,9 @@ class DecomposedPair:
         ms = self.m_upper if upper else self.m_lower
         wts = self.block_w if upper else self.block_w / (1.0 + ROUNDING_RTOL)
         rows = getattr(g, "row_values", None)
-        if fine and rows is not None:  # per direction: (counts -> D at each) of a pair evaluated row by row
-            value = max(self._refined_value(fn, False) for fn in rows(ee, self.tail))
+        fns = rows(ee, self.tail, ms) if fine and rows is not None else None
+        if fns is not None:  # per direction: (counts -> D at each) of a pair evaluated row by row
+            value = max(self._refined_value(fn, False) for fn in fns)
         else:
             value = exact(ms, wts, ee, self.tail, upper=upper)
         if value is None:  # the pair declines these counts (its cost): the many-group path

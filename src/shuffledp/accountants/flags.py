@@ -90,9 +90,10 @@ class FlagPair(GroupedPair):
         return best
 
 
-    def row_values(self, ee: float, tail: float) -> list:
+    def row_values(self, ee: float, tail: float, ms=None) -> list | None:
         """Per direction, ``counts -> D_M`` at each count (upper bounds): what the decomposition
-        refines its blanket counts with at deep windows (``DecomposedPair._refined_value``)."""
+        refines its blanket counts with at deep windows (``DecomposedPair._refined_value``); None
+        where the pair's own ``block_value`` must answer at the blanket counts ``ms``."""
         def side(alpha, beta, u, v):
             return lambda ms: flag_divergence(ms, self.gamma, alpha, beta, u, v, ee, tail, upper=True)
         out = [side(self.alpha, self.beta, self.u, self.v)]

@@ -420,7 +420,6 @@ class MHMPair(FlagPair):
     em1: float = 0.0  # e^eps0 - 1 (the flag pair's ratio offsets, for icx_below)
     lattice: tuple | None = field(default=None, compare=False)  # (pi, rel0, h, LevelPair, (pi, rel0) long)
     cache: dict = field(default_factory=dict, compare=False, repr=False)
-    row_values = None  # evaluated by its own block_value only (the lattice, the m < d checks)
 
     def _sums(self, ms, tail: float) -> tuple[LatticeSums | None, np.ndarray]:
         """The lattice laws at the blanket counts ``ms`` picked by :func:`_evaluated_counts` (None
@@ -447,6 +446,16 @@ class MHMPair(FlagPair):
                     sums = None
             self.cache[key] = (sums, sub)
         return self.cache[key]
+
+    def row_values(self, ee: float, tail: float, ms=None) -> list | None:
+        """The flag pair's rows (refined by the decomposition at deep windows) where the flags answer
+        at these counts (no lattice) and every ``m < d`` pair is covered at this eps
+        (:func:`icx_below`); else None: :meth:`block_value` answers."""
+        if ms is None or self._sums(ms, tail)[0] is not None:
+            return None
+        if not all(icx_below(other, self, ee) for other in self.others):
+            return None
+        return FlagPair.row_values(self, ee, tail, ms)
 
     def cells_per_m(self, m_top: float, tail: float) -> float:
         """Cost per ``M`` block: the flag pair's, or a spread's table at up to ``THREE_M_CAP`` draws."""
