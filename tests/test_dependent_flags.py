@@ -314,3 +314,23 @@ def test_table_cache_overflow_keeps_every_key(monkeypatch):
     assert len(both) == 3 and both[0][0] == first[0][0]
     assert np.array_equal(both[0][1], first[0][1])
     df._TABLES.clear()
+
+
+def test_jensen_lower_side_below_the_exact_joint_law():
+    """Where Hoeffding's bound answers, the lower side is Jensen's: below the exact D_M (random
+    masses, both sides, N 2-150) and below Hoeffding's upper bound, so delta_lower <= delta."""
+    rng = np.random.default_rng(4)
+    for _ in range(8):
+        pair = _random_pair(rng, float(rng.choice([1.5, 3.0, 8.0])))
+        for w, u, v in _both_sides(pair):
+            side = _side_pair(pair, w, u, v)
+            for N in (2, 40, 150):
+                for eps in (0.01, 0.1, 0.5):
+                    ee = math.exp(eps)
+                    low = hf.jensen_lower([N - 1], side.gamma, w, u, v, ee, 1e-30)[0]
+                    assert low <= _exact_conv(side, N, ee) * (1.0 + 1e-12)
+                    assert low <= hf.hoeffding_divergence([N - 1], side.gamma, w, u, v, ee, 1e-30)[0]
+    g = _subset_pair(50, 1, 1.0)
+    pair = dec.DecomposedPair(None, 10 ** 4, pairs=[g])
+    for eps in (0.02, 0.05):
+        assert 0.0 < pair.delta_lower(eps) <= pair.delta(eps)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from shuffledp.accountants import best
+from shuffledp.accountants import best, dependent_flags
 from shuffledp.accountants import decomposition as dec
 from shuffledp.accountants import walk_blocks as wb
 
@@ -107,6 +107,7 @@ def test_spreads_and_alt_through_the_dispatch(monkeypatch, mechanism, kw):
     every t, on the same blanket-draw counts: the walk's bound at least the per-t lower side, within
     2x the target of the per-t value."""
     monkeypatch.setattr(dec, "WALK_ROWS", 10**6)
+    monkeypatch.setattr(dependent_flags, "H_CELLS_MAX", 0.0)  # subset-exp's dependent flags: spreads too
     for eps0 in (0.5, 2.0, 8.0):
         pairs = _pairs_for(mechanism, eps0, **kw)
         for eps in (0.01, 0.05, 0.2):

@@ -54,7 +54,7 @@ from shuffledp.accountants.decomposition import (
     spread_to_three,
 )
 from shuffledp.accountants.flags import _phi, _tail_terms
-from shuffledp.accountants.hoeffding_flags import added_variance, hoeffding_cells, hoeffding_divergence
+from shuffledp.accountants.hoeffding_flags import added_variance, hoeffding_cells, hoeffding_divergence, jensen_lower
 from shuffledp.accountants.lower_bounds import binom_rtol
 
 __all__ = ["DependentFlagPair", "dependent_flag_pair", "dependent_flag_divergence"]
@@ -98,7 +98,8 @@ class DependentFlagPair(GroupedPair):
         (:func:`_adaptive_counts`), else (and for the lower side) the counts are merged on a grid
         (:func:`_grid_blocks`). Elsewhere the upper bound is Hoeffding's
         (:mod:`~shuffledp.accountants.hoeffding_flags`) where it adds less variance than the
-        spread and fits :data:`H_CELLS_MAX` cells, else None."""
+        spread and fits :data:`H_CELLS_MAX` cells, and the lower side Jensen's (below the
+        decomposed value, so never above the upper side), else None."""
         ms = np.asarray(ms, dtype=np.float64)
         spread = _spread_added(self, ee)
         if spread is None or spread[0] <= SPREAD_EXACT * spread[1]:
@@ -109,8 +110,11 @@ class DependentFlagPair(GroupedPair):
             sides.append(((w01, w10, w11, w00), self.v, self.u))
         wts = np.asarray(block_w, dtype=np.float64)
         value = self._exact(ms, wts, sides, ee, tail, upper) if float(np.max(ms)) + 1.0 <= N_MAX else None
-        if value is None and upper:
-            value = _hoeffding_value(self, ms, wts, sides, ee, tail, spread[0])
+        if value is None and _hoeffding_answers(self, ms, sides, tail, spread[0]):
+            if upper:
+                return _hoeffding_value(self, ms, wts, sides, ee, tail)
+            # the lower side to match (the spread's lower side may pass Hoeffding's upper one)
+            return max(float(np.dot(wts, jensen_lower(ms, self.gamma, w, u, v, ee, tail))) for w, u, v in sides)
         return value
 
     def _exact(self, ms, wts, sides, ee: float, tail: float, upper: bool) -> float | None:
@@ -134,17 +138,18 @@ class DependentFlagPair(GroupedPair):
         return div
 
 
-def _hoeffding_value(pair: DependentFlagPair, ms, wts, sides, ee: float, tail: float,
-                     spread_added: float) -> float | None:
-    """Hoeffding's upper bound (:mod:`~shuffledp.accountants.hoeffding_flags`), both directions,
-    where it adds less variance per report than the least-variance spread (``spread_added``) and
-    its evaluation fits :data:`H_CELLS_MAX` cells; else None. Above :data:`M_START` blocks the
-    counts are evaluated adaptively (:func:`_adaptive_counts`)."""
+def _hoeffding_answers(pair: DependentFlagPair, ms, sides, tail: float, spread_added: float) -> bool:
+    """Hoeffding's bound answers where it adds less variance per report than the least-variance
+    spread (``spread_added``) and its evaluation fits :data:`H_CELLS_MAX` cells."""
     if max(added_variance(w, u, pair.gamma) for w, u, _ in sides) >= spread_added:
-        return None
+        return False
     rows = min(ms.size, M_ROWS_MAX)
-    if rows * max(hoeffding_cells(w, float(np.max(ms)) + 1.0, tail) for w, _, _ in sides) > H_CELLS_MAX:
-        return None
+    return rows * max(hoeffding_cells(w, float(np.max(ms)) + 1.0, tail) for w, _, _ in sides) <= H_CELLS_MAX
+
+
+def _hoeffding_value(pair: DependentFlagPair, ms, wts, sides, ee: float, tail: float) -> float:
+    """Hoeffding's upper bound (:mod:`~shuffledp.accountants.hoeffding_flags`), both directions;
+    above :data:`M_START` blocks the counts are evaluated adaptively (:func:`_adaptive_counts`)."""
 
     def side(w, u, v) -> float:
         def div(counts, cell_w):

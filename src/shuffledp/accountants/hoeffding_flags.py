@@ -36,7 +36,7 @@ from shuffledp.accountants.decomposition import ROUNDING_RTOL, _bernstein_half_w
 from shuffledp.accountants.flags import _phi
 from shuffledp.accountants.lower_bounds import binom_rtol
 
-__all__ = ["hoeffding_divergence", "added_variance", "hoeffding_cells"]
+__all__ = ["hoeffding_divergence", "jensen_lower", "added_variance", "hoeffding_cells"]
 
 CHUNK_CELLS = 1 << 16  # cells evaluated at once (memory)
 UNIT = 2.0 ** -52
@@ -86,3 +86,32 @@ def hoeffding_divergence(ms, gamma: float, w, u, v, ee: float, tail: float) -> n
         alpha = np.minimum(a0 + (a1 - a0) * (B / N) + slack, 1.0)
         res[sl] = np.sum(pB * _phi(N, B, alpha, u, v, ee, True), axis=1)
     return gamma / Ns * res * (1.0 + ROUNDING_RTOL) + gamma * u[1] * out
+
+
+def jensen_lower(ms, gamma: float, w, u, v, ee: float, tail: float) -> np.ndarray:
+    """A lower bound on ``D_M`` (one direction) to pair with :func:`hoeffding_divergence`: given
+    ``B = b``, Jensen's inequality (``x -> x_+`` convex) puts ``E[((u1 - u0) A - K(b))_+]`` above
+    ``((u1 - u0) E[A | b] - K(b))_+`` with ``E[A | b] = b a1 + (N - b) a0``; ``B`` outside its window
+    is dropped and the rounding allowances subtracted (each term is non-negative). Loose, but below
+    the decomposed value, so the lower side never passes the upper one."""
+    wb, a1, a0 = _rates(w)
+    cu, cv = float(u[1] - u[0]), float(v[1] - v[0])
+    Ns = np.atleast_1d(np.asarray(ms, dtype=np.float64)) + 1.0
+    lo, hi, _ = _t_window(Ns, wb, tail)
+    width = int(np.max(hi - lo)) + 1
+    j = np.arange(width, dtype=np.float64)[None, :]
+    res = np.empty_like(Ns)
+    step = max(1, CHUNK_CELLS // width)
+    for a in range(0, Ns.size, step):
+        sl = slice(a, a + step)
+        N = Ns[sl][:, None]
+        B = lo[sl][:, None] + j
+        valid = B <= hi[sl][:, None]
+        B = np.where(valid, B, lo[sl][:, None])
+        pB = np.where(valid, stats.binom.pmf(B, N, wb), 0.0) * (1.0 - binom_rtol(N, wb))
+        mean = cu * (B * a1 + (N - B) * a0)
+        shift = N * (u[0] - ee * v[0])
+        val = mean + shift - ee * cv * B
+        mag = np.abs(mean) + np.abs(shift) + ee * abs(cv) * B
+        res[sl] = np.sum(pB * np.maximum(val - 1e-12 * mag, 0.0), axis=1)
+    return gamma / Ns * res * (1.0 - ROUNDING_RTOL)
