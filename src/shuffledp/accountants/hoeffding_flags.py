@@ -34,12 +34,12 @@ from scipy import stats
 
 from shuffledp.accountants.decomposition import ROUNDING_RTOL, _bernstein_half_width, _t_window
 from shuffledp.accountants.flags import _phi
+from shuffledp.accountants.lattice_sums import UNIT
 from shuffledp.accountants.lower_bounds import binom_rtol
 
 __all__ = ["hoeffding_divergence", "jensen_lower", "added_variance", "hoeffding_cells"]
 
 CHUNK_CELLS = 1 << 16  # cells evaluated at once (memory)
-UNIT = 2.0 ** -52
 
 
 def _rates(w) -> tuple[float, float, float]:
@@ -61,6 +61,25 @@ def hoeffding_cells(w, n_top: float, tail: float) -> float:
     return 2.0 * float(_bernstein_half_width(n_top, _rates(w)[0], tail)) + 3.0
 
 
+def _b_chunks(Ns: np.ndarray, wb: float, window, *, up: bool):
+    """``(slice, N, B, Pr[B])`` over chunks of the counts ``Ns`` (about :data:`CHUNK_CELLS` cells
+    each): ``B ~ Bin(N, wb)`` on its ``window`` (``(lo, hi, ...)`` of :func:`_t_window`; entries past
+    a row's window carry mass 0), the pmf rounded up (``up``) or down by
+    :func:`lower_bounds.binom_rtol`."""
+    lo, hi = window[0], window[1]
+    width = int(np.max(hi - lo)) + 1
+    j = np.arange(width, dtype=np.float64)[None, :]
+    step = max(1, CHUNK_CELLS // width)
+    for a in range(0, Ns.size, step):
+        sl = slice(a, a + step)
+        N = Ns[sl][:, None]
+        B = lo[sl][:, None] + j
+        valid = B <= hi[sl][:, None]
+        B = np.where(valid, B, lo[sl][:, None])
+        pB = np.where(valid, stats.binom.pmf(B, N, wb), 0.0) * (1.0 + (1.0 if up else -1.0) * binom_rtol(N, wb))
+        yield sl, N, B, pB
+
+
 def hoeffding_divergence(ms, gamma: float, w, u, v, ee: float, tail: float) -> np.ndarray:
     """Upper bound on ``D_M`` (module docstring) for every blanket count ``M`` in ``ms``, one
     direction (``P`` with ``u`` and flag ``a``, ``Q`` with ``v`` and flag ``b``; ``w = (w10, w01,
@@ -69,23 +88,14 @@ def hoeffding_divergence(ms, gamma: float, w, u, v, ee: float, tail: float) -> n
         raise ValueError(f"the first flag must raise the ratio (u1 > u0), got {u!r}")
     wb, a1, a0 = _rates(w)
     Ns = np.atleast_1d(np.asarray(ms, dtype=np.float64)) + 1.0
-    lo, hi, out = _t_window(Ns, wb, tail)
-    width = int(np.max(hi - lo)) + 1
-    j = np.arange(width, dtype=np.float64)[None, :]
     # p_b rounded up: a1, a0 and the interpolation are each within a few units of their size
     slack = 8.0 * UNIT * (a0 + abs(a1 - a0))
+    window = _t_window(Ns, wb, tail)
     res = np.empty_like(Ns)
-    step = max(1, CHUNK_CELLS // width)
-    for a in range(0, Ns.size, step):
-        sl = slice(a, a + step)
-        N = Ns[sl][:, None]
-        B = lo[sl][:, None] + j
-        valid = B <= hi[sl][:, None]
-        B = np.where(valid, B, lo[sl][:, None])
-        pB = np.where(valid, stats.binom.pmf(B, N, wb), 0.0) * (1.0 + binom_rtol(N, wb))
+    for sl, N, B, pB in _b_chunks(Ns, wb, window, up=True):
         alpha = np.minimum(a0 + (a1 - a0) * (B / N) + slack, 1.0)
         res[sl] = np.sum(pB * _phi(N, B, alpha, u, v, ee, True), axis=1)
-    return gamma / Ns * res * (1.0 + ROUNDING_RTOL) + gamma * u[1] * out
+    return gamma / Ns * res * (1.0 + ROUNDING_RTOL) + gamma * u[1] * window[2]
 
 
 def jensen_lower(ms, gamma: float, w, u, v, ee: float, tail: float) -> np.ndarray:
@@ -97,18 +107,8 @@ def jensen_lower(ms, gamma: float, w, u, v, ee: float, tail: float) -> np.ndarra
     wb, a1, a0 = _rates(w)
     cu, cv = float(u[1] - u[0]), float(v[1] - v[0])
     Ns = np.atleast_1d(np.asarray(ms, dtype=np.float64)) + 1.0
-    lo, hi, _ = _t_window(Ns, wb, tail)
-    width = int(np.max(hi - lo)) + 1
-    j = np.arange(width, dtype=np.float64)[None, :]
     res = np.empty_like(Ns)
-    step = max(1, CHUNK_CELLS // width)
-    for a in range(0, Ns.size, step):
-        sl = slice(a, a + step)
-        N = Ns[sl][:, None]
-        B = lo[sl][:, None] + j
-        valid = B <= hi[sl][:, None]
-        B = np.where(valid, B, lo[sl][:, None])
-        pB = np.where(valid, stats.binom.pmf(B, N, wb), 0.0) * (1.0 - binom_rtol(N, wb))
+    for sl, N, B, pB in _b_chunks(Ns, wb, _t_window(Ns, wb, tail), up=False):
         mean = cu * (B * a1 + (N - B) * a0)
         shift = N * (u[0] - ee * v[0])
         val = mean + shift - ee * cv * B
