@@ -79,9 +79,9 @@ def test_old_spellings_are_refused_with_the_new_name():
 
 
 def test_schema_enum_is_the_registry():
-    import yaml
+    from shuffledp.config import load_schema
 
-    schema = yaml.safe_load((ROOT / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    schema = load_schema()  # the section lives in src/shuffledp/stages/accountants_compare/schema.yaml
     enum = schema["properties"]["accountants_compare"]["properties"]["bounds"]["items"]["enum"]
     assert sorted(enum) == sorted(registry.NAMES) and len(enum) == len(set(enum))
 

@@ -209,12 +209,13 @@ def test_compare_steps_bad_spec(capsys, tmp_path):
     run_out = {"run": "x.parquet", "timings": "y.parquet"}
     assert _step(tmp_path, "run", {"mechanism": 1}, {}, run_out) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("shuffledp: error: --spec ") and "missing key(s)" in err[0]
+    assert len(err) == 1 and err[0].startswith("shuffledp: error: --spec ") and "mechanism: must be one of" in err[0]
     spec = {"mechanism": "krr", "k": 1, "label": "krr1", "eps0": 1.0, "n_grid": [200], "deltas": [1e-6],
             "bounds": ["lower"], "personalized_max_n": 2, "exact_max_n": 2, "rtol": 1e-4}
     assert _step(tmp_path, "run", spec, {}, run_out) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0] == "shuffledp: error: --spec: k must be an integer >= 2 for krr, got 1"
+    assert len(err) == 1 and err[0].startswith("shuffledp: error: --spec ") and err[0].endswith(
+        ": k: must be >= 2, got integer 1")
     bad = tmp_path / "bad.parquet"
     bad.write_text("not parquet")
     out = {k: str(tmp_path / k) for k in ("table", "md", "timings_md", "pdf", "png")}

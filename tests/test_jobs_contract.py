@@ -150,7 +150,7 @@ def test_every_discovered_stage_keeps_its_own_contract(name):
             assert list(job.wildcards) == list(step.wildcards) or set(job.wildcards) == set(step.wildcards)
             for w, value in job.wildcards.items():
                 assert re.fullmatch(step.wildcards[w], value), (sname, job.step, w, value)
-            check_spec(step, job.spec)
+            check_spec(step, job.spec, stage=stage)  # the step's typed spec accepts it
             assert set(job.inputs) <= set(step.inputs), (sname, job.step)
             for refs in job.inputs.values():
                 for ref in refs:
@@ -177,8 +177,8 @@ def test_step_command_refuses_bad_specs_and_io_with_one_line(tmp_path):
                               capture_output=True, text=True)
 
     cases = [
-        (("personalized", "points", {k: v for k, v in spec_ok.items() if k != "bound"}, io_ok), "missing key(s) bound"),
-        (("personalized", "points", {**spec_ok, "extra": 1}, io_ok), "unknown key(s) extra"),
+        (("personalized", "points", {k: v for k, v in spec_ok.items() if k != "bound"}, io_ok), "bound: missing key"),
+        (("personalized", "points", {**spec_ok, "extra": 1}, io_ok), "extra: unknown key"),
         (("personalized", "points", json.dumps({**spec_ok, "delta_central": float("nan")}), io_ok),
          "delta_central must be a finite number"),
         (("personalized", "points", "{not json", io_ok), "not valid JSON"),

@@ -177,7 +177,7 @@ def test_cli_account_and_usage_errors(capsys, tmp_path):
     pd.DataFrame({"a": [0, 1]}).to_parquet(data)
     classes = ('[{"name":"c","eps":0.1,"delta_n":0.1},{"name":"m","eps":0.5,"delta_n":1},'
                '{"name":"l","eps":1,"delta_n":10}]')
-    spec = ('{"dataset":"br","method":"ogm","ratios":["2:4"],"reps":[0],"records":10,"seed":1,"bound":"bennett",'
+    spec = ('{"dataset":"br","method":"ogm","ratios":["2:4"],"reps":[0],"records":100,"seed":1,"bound":"bennett",'
             '"family_bits":32,"classes":' + classes + '}')
     (tmp_path / "spec.json").write_text(spec)
     (tmp_path / "io.json").write_text(json.dumps({"input": {"data": [str(data)]},

@@ -392,13 +392,18 @@ def test_step_bad_spec_is_one_line_error(tmp_path):
         return proc.stderr
 
     run_spec = {"framework": "hdg", "component": "mhm", "dataset": "loan", "eps": [1.0], "seed": 1, "reps": 1,
-                "records": None}
+                "records": None, "domain": 8, "queries": 5, "query_dim": 2, "volume": 0.5, "granularity": "hdg",
+                "rounds": 0, "bound": "hoeffding", "family_bits": 32}
     assert "not valid JSON" in run("run", None, {"table": []}, text="{nope")
     loan = {"dataset": "loan", "seed": 1, "domain": 12, "source": "standin", "path": None, "records": None,
             "mirror": None, "raw_dir": str(tmp_path)}
     assert "power of two" in run("loan", loan, {"source": []})
     assert "no such file" in run("run", run_spec, {"table": ["/nonexistent.parquet"]})
-    assert "eps must be a positive" in run("run", dict(run_spec, eps=[-1.0]), {"table": [__file__]})
+    assert "eps[0]: must be > 0" in run("run", dict(run_spec, eps=[-1.0]), {"table": [__file__]})
+    # a key of the other framework (or component) is refused, naming it
+    assert "view_size: not a key of a hdg run" in run("run", dict(run_spec, view_size=2), {"table": [__file__]})
+    assert "queries: missing key" in run("run", {k: v for k, v in run_spec.items() if k != "queries"},
+                                         {"table": [__file__]})
     assert not (tmp_path / "y").exists()
 
 

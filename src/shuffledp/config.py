@@ -5,7 +5,8 @@ before any job is scheduled, and ``shuffledp config validate FILE...`` runs it o
 problem is a :class:`ConfigError` whose message starts with ``config key <path>:`` (or names the
 file and line for YAML syntax errors), so a user sees which key to fix and never a traceback:
 
-- the schema (``workflow/schemas/config.schema.yaml``) forbids unknown keys at every level; an
+- the schema (``workflow/schemas/config.schema.yaml``: the top-level keys; each stage's section in
+  its package, ``shuffledp/stages/<stage>/schema.yaml``) forbids unknown keys at every level; an
   unknown key is reported with the closest valid key (``difflib``);
 - optional keys get their ``default:`` from the schema, filled into the config mapping in place
   (:func:`fill_defaults`, as ``snakemake.utils.validate(..., set_default=True)``), so the code reads
@@ -58,7 +59,7 @@ def validate_config(config: Mapping, schema_path: str | os.PathLike | None = Non
     stages = discover().values()
     check_size(config)
     check_finite(config)
-    schema = with_stage_schemas(load_schema(schema_path), stages)
+    schema = load_schema(schema_path)
     fill_defaults(config, schema)  # first: the defaults are then checked like any value
     coerce_integers(config, schema)
     check_schema(config, schema)
@@ -229,9 +230,7 @@ def merge(base: dict, overlay: Mapping, schema: Mapping | None = None) -> dict:
 
 
 def _full_schema() -> dict:
-    from shuffledp.stages import discover
-
-    return with_stage_schemas(load_schema(), discover().values())
+    return load_schema()
 
 
 def load_configs(paths: Iterable[str | os.PathLike], overrides: Mapping | None = None) -> dict:
@@ -318,19 +317,29 @@ def check_finite(config: Mapping) -> None:
 
 
 def load_schema(schema_path: str | os.PathLike | None = None) -> dict:
+    """The workflow's config schema: the top-level keys of ``schema_path`` (default
+    ``workflow/schemas/config.schema.yaml``) with the section(s) every discovered stage declares in
+    its package (``shuffledp/stages/<stage>/schema.yaml``, :attr:`shuffledp.stages.Stage.config_schema`)."""
+    from shuffledp.stages import discover
+
     path = Path(schema_path) if schema_path else SCHEMA_PATH
     stat = path.stat()
-    return _load_schema(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+    return with_stage_schemas(_load_schema(str(path.resolve()), stat.st_mtime_ns, stat.st_size), discover().values())
 
 
 def with_stage_schemas(schema: Mapping, stages) -> dict:
-    """``schema`` with the section schema of each stage that declares its own (a stage outside the
-    package, e.g. a test's) added under its section; a section the schema has already is kept."""
-    extra = {s.section: dict(s.schema) for s in stages
-             if s.schema is not None and s.section and s.section not in schema.get("properties", {})}
-    if not extra:
-        return dict(schema)
-    return {**schema, "properties": {**schema.get("properties", {}), **extra}}
+    """``schema`` with the config sections every stage declares (:attr:`Stage.config_schema`: a
+    stage package's ``schema.yaml``, or the ``schema`` of a stage outside the package) added under
+    their keys. A key declared twice with different schemas (two owners of one config key) is an
+    error naming it."""
+    props = dict(schema.get("properties", {}))
+    for stage in stages:
+        for key, sub in (stage.config_schema or {}).items():
+            if key in props and props[key] != sub:
+                raise ValueError(f"config key {key}: its schema is declared twice (stage {stage.name} and another "
+                                 "stage or workflow/schemas/config.schema.yaml)")
+            props[key] = sub
+    return {**schema, "properties": props}
 
 
 @functools.lru_cache(maxsize=4)
@@ -381,9 +390,7 @@ def fill_defaults(config, schema: Mapping | None = None) -> None:
     import copy
 
     if schema is None:
-        from shuffledp.stages import discover
-
-        schema = with_stage_schemas(load_schema(), discover().values())
+        schema = load_schema()
 
     def walk(node, sch):
         if not isinstance(sch, Mapping):

@@ -84,8 +84,12 @@ class Output:
 class Step:
     """One rule: ``run(spec, inputs, outputs)`` computes one job.
 
-    ``spec_keys``: the keys every job's spec holds; ``optional_keys``: keys some jobs' specs hold;
-    a spec with a key outside both, or lacking one of ``spec_keys``, is refused before ``run``.
+    ``spec``: the name of the step's typed spec, a :class:`shuffledp.stages.specs.Spec` in the
+    stage package's ``specs`` module (imported only when a job runs): ``shuffledp step`` validates
+    every job's spec against it before ``run`` (:func:`spec_model`). A step without one (a stage
+    not yet typed) declares ``spec_keys`` (the keys every job's spec holds) and ``optional_keys``
+    (keys some jobs' specs hold): a spec with a key outside both, or lacking one of ``spec_keys``,
+    is refused before ``run``.
     ``inputs``: the input names its jobs fill. ``wildcards``: name -> regular expression, in the
     order they appear in log and benchmark file names. ``mem_mb``/``runtime`` (minutes): the
     resources of one job (the largest benchmark of the paper scale with ~4x headroom). ``local``: the
@@ -100,6 +104,7 @@ class Step:
     name: str
     run: Callable[[Mapping, Mapping[str, list[str]], Mapping[str, str]], object]
     outputs: tuple[Output, ...]
+    spec: str | None = None  # the class name of its typed spec in the stage's specs module
     spec_keys: frozenset[str] = frozenset()
     optional_keys: frozenset[str] = frozenset()
     inputs: tuple[str, ...] = ()
@@ -125,8 +130,11 @@ class Stage:
     ``check(config)``: semantic checks beyond the schema, raising ``ConfigError`` naming the key.
     ``jobs(config)``: every job of the stage. ``title``: the report category. ``claims``: its
     claims tables, each ``"<step>.<output>"`` (a Parquet output with the claims columns).
-    ``schema``: the JSON schema of ``section`` for a stage outside this package (a test's); the
-    stages of this package have theirs in ``workflow/schemas/config.schema.yaml``.
+    ``schema``: the JSON schema of ``section``, for a stage that declares it in code (a test's).
+    ``config_schema``: the config keys the stage owns, each with its JSON schema (set by discovery:
+    the stage package's ``schema.yaml``, else ``{section: schema}``); the workflow's config schema
+    is ``workflow/schemas/config.schema.yaml`` (the top-level keys) with every stage's
+    ``config_schema`` (:func:`shuffledp.config.load_schema`).
     """
 
     name: str
@@ -138,6 +146,7 @@ class Stage:
     claims: tuple[str, ...] = ()
     schema: Mapping | None = None
     folder: Path | None = None  # the stage package's folder (set by discover)
+    config_schema: Mapping | None = None  # config key -> JSON schema (set by discover)
 
     def enabled(self, config: Mapping) -> bool:
         return self.section is None or self.section in config
@@ -176,12 +185,34 @@ def _load_package(folder: Path) -> object:
     return module
 
 
+SCHEMA_FILE = "schema.yaml"
+
+
+def _config_schema(stage: Stage, folder: Path) -> dict | None:
+    """The config keys a stage owns with their JSON schemas: its package's ``schema.yaml`` (a mapping
+    of top-level config keys, e.g. ``segmented:``, to their schemas), else its ``schema`` under its
+    ``section``."""
+    path = folder / SCHEMA_FILE
+    if path.is_file():
+        import yaml
+
+        found = yaml.safe_load(path.read_text(encoding="utf-8"))
+        if not isinstance(found, dict) or not all(isinstance(v, dict) for v in found.values()):
+            raise ValueError(f"{path}: must map config keys to their JSON schemas")
+        if stage.section is not None and stage.section not in found:
+            raise ValueError(f"{path}: declares {sorted(found)}, not the stage's section {stage.section!r}")
+        return found
+    if stage.schema is not None and stage.section:
+        return {stage.section: dict(stage.schema)}
+    return None
+
+
 def _with_folder(stage: Stage, folder: Path) -> Stage:
     if not isinstance(stage, Stage):
         raise TypeError(f"{folder}: STAGE must be a shuffledp.stages.Stage")
     if stage.name != folder.name:
         raise ValueError(f"{folder}: STAGE.name {stage.name!r} differs from its package name")
-    return Stage(**{**stage.__dict__, "folder": folder})
+    return Stage(**{**stage.__dict__, "folder": folder, "config_schema": _config_schema(stage, folder)})
 
 
 @functools.cache
@@ -379,17 +410,36 @@ def _non_finite(obj, path: str = "") -> str:
     return ""
 
 
-def check_spec(step: Step, spec: Mapping, where: str = "--spec") -> None:
-    """Refuse a spec that lacks a key the step reads, holds one it does not, or a non-finite number."""
+def spec_model(stage: Stage, step: Step):
+    """The typed spec of ``step`` (a :class:`shuffledp.stages.specs.Spec` subclass), or None for a
+    step that declares none: the class ``step.spec`` of the stage package's ``specs`` module."""
+    if step.spec is None:
+        return None
+    package = (f"{__name__}.{stage.name}" if stage.folder is None
+               or stage.folder.resolve().parent == Path(__file__).resolve().parent else f"shuffledp_stage_{stage.name}")
+    module = importlib.import_module(f"{package}.specs")
+    return getattr(module, step.spec)
+
+
+def check_spec(step: Step, spec: Mapping, where: str = "--spec", stage: Stage | None = None) -> None:
+    """Refuse a spec that is not the step's: with a typed spec (``stage`` given and ``step.spec``
+    set), any value its model refuses, with one line naming the key; else a spec that lacks a key
+    the step reads or holds one it does not. A non-finite number is refused either way."""
+    bad = _non_finite(spec)
+    if bad:
+        raise UsageError(f"{where}: {bad} must be a finite number")
+    model = spec_model(stage, step) if stage is not None else None
+    if model is not None:
+        from shuffledp.stages.specs import validate_spec
+
+        validate_spec(model, spec, where)
+        return
     missing = sorted(step.spec_keys - set(spec))
     if missing:
         raise UsageError(f"{where}: missing key(s) {', '.join(missing)}")
     unknown = sorted(set(spec) - step.spec_keys - step.optional_keys)
     if unknown:
         raise UsageError(f"{where}: unknown key(s) {', '.join(unknown)} for step {step.name}")
-    bad = _non_finite(spec)
-    if bad:
-        raise UsageError(f"{where}: {bad} must be a finite number")
 
 
 def _check_io(step: Step, spec: Mapping, io: Mapping, where: str) -> tuple[dict, dict]:
@@ -467,7 +517,7 @@ def run_step(stage_name: str, step_name: str, spec_path: str, io_path: str) -> o
         raise UsageError(f"stage {stage_name} has no step {step_name!r} "
                          f"(one of {', '.join(s.name for s in stage.steps)})") from None
     spec = _read_json(spec_path, "--spec")
-    check_spec(step, spec, f"--spec {spec_path}")
+    check_spec(step, spec, f"--spec {spec_path}", stage)
     io = _read_json(io_path, "--io")
     inputs, outputs = _check_io(step, spec, io, f"--io {io_path}")
     record = _own_record(stage, step, spec, io, f"--io {io_path}")

@@ -70,13 +70,13 @@ STAGE = Stage(
     schema={"type": "object", "additionalProperties": False, "required": ["ks"],
             "properties": {"ks": {"type": "array", "minItems": 1, "items": {"type": "integer", "minimum": 1}}}},
     steps=(
-        Step("draw", _draw, outputs=(Output("table", "toy/draws/{k}.parquet"),),
-             spec_keys=frozenset({"k", "seed"}), wildcards={"k": "[0-9]+"}, runtime=2),
-        Step("report", _report, inputs=("draws",),
+        Step("draw", _draw, spec="Draw", outputs=(Output("table", "toy/draws/{k}.parquet"),),
+             wildcards={"k": "[0-9]+"}, runtime=2),
+        Step("report", _report, spec="Report", inputs=("draws",),
              outputs=(Output("png", "figures/toy_fig.png", final=True, report=Report("captions/fig.rst", "Fig. 1")),
                       Output("claims", "tables/toy_claims.parquet", final=True),
                       Output("claims_md", "tables/toy_claims.md", final=True,
                              report=Report("captions/claims.rst", "claims"))),
-             spec_keys=frozenset({"scale"}), runtime=2),
+             runtime=2),
     ),
 )

@@ -17,7 +17,6 @@ from pathlib import Path
 
 from shuffledp.errors import ConfigError
 from shuffledp.stages import Output, Report, Stage, Step
-from shuffledp.stages.checks import is_int, is_name, is_nonneg_int, is_positive_int, require
 from shuffledp.stages.jobs import Job, Ref
 
 RAW = "data/raw"
@@ -170,16 +169,9 @@ def _download_adult(spec, inputs, outputs) -> None:
 
 
 def _attributes(spec: Mapping) -> dict:
-    """The extract's attributes (name -> domain size, in the config's order; the spec holds pairs)."""
-    from shuffledp.errors import UsageError
-
-    attrs = spec.get("attributes")
-    if isinstance(attrs, list) and all(isinstance(a, list) and len(a) == 2 for a in attrs):
-        attrs = {str(k): v for k, v in attrs}
-    if not isinstance(attrs, dict) or not attrs or not all(
-            isinstance(v, int) and not isinstance(v, bool) and v >= 2 for v in attrs.values()):
-        raise UsageError("--spec: \"attributes\" must map attribute names to domain sizes >= 2")
-    return attrs
+    """The extract's attributes (name -> domain size, in the config's order; the spec holds pairs,
+    typed by ``specs.DownloadIpums``)."""
+    return {str(k): v for k, v in spec["attributes"]}
 
 
 def _download_ipums(spec, inputs, outputs) -> None:
@@ -188,18 +180,10 @@ def _download_ipums(spec, inputs, outputs) -> None:
     ipums.find_or_download(spec.get("sample", ""), list(_attributes(spec)), outputs["raw"], log=_log)
 
 
-def _source_and_seed(spec: Mapping) -> None:
-    require(spec, "source", lambda s: s in ("auto", "real", "standin"), "must be auto, real or standin")
-    require(spec, "seed", is_nonneg_int, "must be an integer >= 0")
-
-
 def _preprocess_msnbc(spec, inputs, outputs) -> None:
     from pathlib import Path
 
     from shuffledp.datasets import prepare
-
-    _source_and_seed(spec)
-    require(spec, "standin_users", lambda u: is_int(u) and u >= 2, "must be an integer >= 2")
 
     folder = Path(outputs["sets"]).parent
     written = prepare.prepare_msnbc(spec["source"], spec["raw"], str(folder), _mirror(spec), spec["seed"],
@@ -219,18 +203,11 @@ def _check_written(written, outputs: Mapping[str, str]) -> None:
 def _preprocess_adult(spec, inputs, outputs) -> None:
     from shuffledp.datasets import prepare
 
-    _source_and_seed(spec)
-
     prepare.prepare_adult(spec["source"], spec["raw_dir"], outputs["table"], _mirror(spec), spec["seed"], log=_log)
 
 
 def _preprocess_ipums(spec, inputs, outputs) -> None:
     from shuffledp.datasets import prepare
-
-    require(spec, "extract", lambda e: isinstance(e, dict) and {"source", "records"} <= set(e),
-            "must be an object with the keys source, records and attributes")
-    require(spec["extract"], "records", is_positive_int, "must be a positive integer")
-    require(spec, "seed", is_nonneg_int, "must be an integer >= 0")
 
     extract = {**spec["extract"], "attributes": _attributes(spec["extract"])}
     prepare.prepare_ipums(spec["key"], extract, spec["raw_dir"], outputs["table"], spec["seed"], log=_log)
@@ -238,14 +215,6 @@ def _preprocess_ipums(spec, inputs, outputs) -> None:
 
 def _synthetic(spec, inputs, outputs) -> None:
     from shuffledp.datasets import prepare
-
-    require(spec, "name", is_name, "must be letters, digits and underscores")
-    require(spec, "domain", lambda d: is_int(d) and d >= 2, "must be an integer >= 2")
-    require(spec, "set_size", lambda s: is_positive_int(s) and s <= spec["domain"], "must lie in [1, domain]")
-    require(spec, "users", is_positive_int, "must be a positive integer")
-    require(spec, "distribution", lambda d: d in ("uniform", "zipf"), "must be uniform or zipf")
-    require(spec, "zipf_exponent", lambda z: z > 0, "must be > 0")
-    require(spec, "seed", is_nonneg_int, "must be an integer >= 0")
 
     prepare.prepare_synthetic(spec["name"], int(spec["domain"]), int(spec["set_size"]), int(spec["users"]),
                               spec["distribution"], spec["seed"], outputs["table"], spec["zipf_exponent"], log=_log)
@@ -275,46 +244,39 @@ def _msnbc_figure(spec, inputs, outputs) -> None:
                           os.path.splitext(outputs["pdf"])[0])
 
 
-_MIRROR = frozenset({"mirror"})
-
 STAGE = Stage(
     name="data",
     title="Datasets",
     check=check_config,
     jobs=jobs,
     steps=(
-        Step("download_msnbc", _download_msnbc, local=True, spec_keys=_MIRROR,
+        Step("download_msnbc", _download_msnbc, spec="Download", local=True,
              outputs=(Output("raw", "raw/msnbc/msnbc990928.seq.gz", root="data"),)),
-        Step("preprocess_msnbc", _preprocess_msnbc, local=True, inputs=("raw", "source"),
-             spec_keys=frozenset({"source", "raw", "mirror", "seed", "standin_users"}),
+        Step("preprocess_msnbc", _preprocess_msnbc, spec="PreprocessMsnbc", local=True, inputs=("raw", "source"),
              outputs=(Output("sequences", "processed/msnbc_sequences.parquet", root="data"),
                       Output("sets", "processed/msnbc_sets.parquet", root="data"),
                       Output("categories", "processed/msnbc_categories.parquet", root="data")),
              mem_mb=3000, runtime=10),
-        Step("download_adult", _download_adult, local=True, spec_keys=_MIRROR,
+        Step("download_adult", _download_adult, spec="Download", local=True,
              outputs=(Output("data", "raw/adult/adult.data", root="data"),
                       Output("test", "raw/adult/adult.test", root="data"))),
-        Step("preprocess_adult", _preprocess_adult, local=True, inputs=("raw", "source"),
-             spec_keys=frozenset({"source", "raw_dir", "mirror", "seed"}),
+        Step("preprocess_adult", _preprocess_adult, spec="PreprocessAdult", local=True, inputs=("raw", "source"),
              outputs=(Output("table", "processed/adult.parquet", root="data"),), runtime=10),
-        Step("synthetic", _synthetic, wildcards={"name": "[A-Za-z0-9_]+"},
-             spec_keys=frozenset({"name", "domain", "set_size", "users", "distribution", "zipf_exponent", "seed"}),
+        Step("synthetic", _synthetic, spec="Synthetic", wildcards={"name": "[A-Za-z0-9_]+"},
              outputs=(Output("table", "processed/synthetic_{name}.parquet", root="data"),),
              mem_mb=2000, runtime=10),
-        Step("download_ipums", _download_ipums, local=True, wildcards={"key": "[A-Za-z0-9_]+"},
-             spec_keys=frozenset({"sample", "source", "records"}),
-             optional_keys=frozenset({"ddi", "data", "attributes"}),
+        Step("download_ipums", _download_ipums, spec="DownloadIpums", local=True, wildcards={"key": "[A-Za-z0-9_]+"},
              outputs=(Output("raw", "raw/ipums_{key}", root="data", directory=True),)),
-        Step("preprocess_ipums", _preprocess_ipums, inputs=("raw",), wildcards={"key": "[A-Za-z0-9_]+"},
-             spec_keys=frozenset({"key", "extract", "raw_dir", "seed"}),
+        Step("preprocess_ipums", _preprocess_ipums, spec="PreprocessIpums", inputs=("raw",),
+             wildcards={"key": "[A-Za-z0-9_]+"},
              outputs=(Output("table", "processed/ipums_{key}.parquet", root="data"),),
              mem_mb=2000, runtime=20),
-        Step("datasets_table", _datasets_table, inputs=("tables",),
+        Step("datasets_table", _datasets_table, spec="Nothing", inputs=("tables",),
              outputs=(Output("parquet", "tables/datasets.parquet", final=True),
                       Output("md", "tables/datasets.md", final=True,
                              report=Report("captions/datasets_table.rst", "datasets"))),
              runtime=5),
-        Step("msnbc_category_shares", _msnbc_figure, inputs=("sequences", "sets", "categories"),
+        Step("msnbc_category_shares", _msnbc_figure, spec="Nothing", inputs=("sequences", "sets", "categories"),
              outputs=(Output("pdf", "figures/msnbc_category_shares.pdf", final=True),
                       Output("png", "figures/msnbc_category_shares.png", final=True,
                              report=Report("captions/msnbc_category_shares.rst", "MSNBC"))),

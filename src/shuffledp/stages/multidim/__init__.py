@@ -125,22 +125,10 @@ def jobs(config: Mapping) -> list[Job]:
 # ------------------------------------------------------------------ steps
 
 
-def _is_reps(v) -> bool:
-    return (isinstance(v, list) and len(set(v)) == len(v)
-            and all(isinstance(r, int) and not isinstance(r, bool) and r >= 0 for r in v))
-
-
 def _load(spec, path):
     from shuffledp.experiments.multidim import load_dataset
 
-    if not 1 <= int(spec.get("family_bits", 32)) <= 62:
-        raise UsageError("--spec: family_bits must lie in 1..62")
-    if not _is_reps(spec["reps"]):
-        raise UsageError("--spec: reps must be a list of distinct non-negative integers")
-    r = spec["records"]
-    if r is not None and (not isinstance(r, int) or isinstance(r, bool) or r < 1):
-        raise UsageError("--spec: records must be a positive integer")
-    data, domains, _, _ = load_dataset(path, r, spec["seed"], spec["dataset"])
+    data, domains, _, _ = load_dataset(path, spec["records"], spec["seed"], spec["dataset"])
     return data, domains
 
 
@@ -151,8 +139,6 @@ def _prepare(spec, inputs, outputs) -> None:
     from shuffledp.io import read_provenance, write_table
 
     a = spec["attributes"]
-    if not (isinstance(a, list) and a and all(isinstance(x, str) for x in a)):
-        raise UsageError("--spec: attributes must be a non-empty list of column names")
     src = inputs["table"][0]
     try:
         table, prov = prepare_adult(pq.read_table(src).to_pandas(), read_provenance(src), a)
@@ -168,9 +154,6 @@ def _uniform(spec, inputs, outputs) -> None:
     from shuffledp.io import write_table
 
     eps = spec["eps"]
-    if not (isinstance(eps, list) and eps and all(isinstance(e, (int, float)) and not isinstance(e, bool)
-                                                  and e > 0 for e in eps)):
-        raise UsageError(f"--spec: eps must be a non-empty list of positive numbers (got {eps!r})")
     data, domains = _load(spec, inputs["data"][0])
     if spec["topk"] > sum(domains):  # Table 3 then ranks every (attribute, value) pair: said, never silent
         print(f"warning: config key multidim.topk {spec['topk']} exceeds the {sum(domains)} (attribute, value) "
@@ -183,23 +166,12 @@ def _uniform(spec, inputs, outputs) -> None:
 
 
 def _personal(spec, inputs, outputs) -> None:
+    import pandas as pd
+
     from shuffledp.experiments.multidim import run_personal
     from shuffledp.io import write_table
 
-    c = spec["classes"]
-    if not (isinstance(c, list) and len(c) == 3
-            and all(isinstance(x, dict) and {"name", "eps", "delta_n"} <= set(x) for x in c)):
-        raise UsageError("--spec: classes must be a list of three {name, eps, delta_n} objects")
-    import pandas as pd
-
-    ratios = spec["ratios"]
-    if not (isinstance(ratios, list) and ratios):
-        raise UsageError(f"--spec: ratios must be a non-empty list (got {ratios!r})")
-    try:
-        for i, r in enumerate(ratios):
-            parse_ratio(r, f"ratios.{i}")
-    except ConfigError as exc:
-        raise UsageError(f"--spec: {exc}") from None
+    c, ratios = spec["classes"], spec["ratios"]
     data, domains = _load(spec, inputs["data"][0])
     df = pd.concat([run_personal(data, domains, spec["method"], r, spec["reps"], seed=spec["seed"],
                                  dataset=spec["dataset"], classes=c, bound=spec["bound"],
@@ -223,7 +195,6 @@ def _figure(k: int, sub: str) -> tuple[Output, Output]:
                    report=Report(f"captions/fig{k}.rst", sub)))
 
 
-_JOB_KEYS = frozenset({"dataset", "reps", "records", "seed"})
 _BATCH = r"\d+"
 
 STAGE = Stage(
@@ -234,28 +205,24 @@ STAGE = Stage(
     jobs=jobs,
     claims=("report.claims",),
     steps=(
-        Step("prepare", _prepare,
+        Step("prepare", _prepare, spec="Prepare",
              inputs=("table",),
              outputs=(Output("table", "multidim/data/{dataset}.parquet"),),
-             spec_keys=frozenset({"dataset", "attributes"}),
              wildcards={"dataset": ADULT},
              mem_mb=1000, runtime=5),
-        Step("uniform", _uniform,
+        Step("uniform", _uniform, spec="Uniform",
              inputs=("data",),
              outputs=(Output("table", "multidim/uniform/{dataset}_{mechanism}_b{batch}.parquet"),
                       # wall-clock timings: not reproducible
                       Output("timings", "multidim/timings/{dataset}_{mechanism}_b{batch}.parquet")),
-             spec_keys=_JOB_KEYS | {"mechanism", "eps", "topk"},
-             optional_keys=frozenset({"bound", "family_bits", "np_fraction", "flame_variant"}),
              wildcards={"dataset": "[a-z]+", "mechanism": "mhm_paper|mhm|flame|tcm", "batch": _BATCH},
              mem_mb=1000, runtime=10),
-        Step("personal", _personal,
+        Step("personal", _personal, spec="Personal",
              inputs=("data",),
              outputs=(Output("table", "multidim/personal/{dataset}_{method}_b{batch}.parquet"),),
-             spec_keys=_JOB_KEYS | {"method", "ratios", "bound", "family_bits", "classes"},
              wildcards={"dataset": "[a-z]+", "method": "ogm|nogm", "batch": _BATCH},
              mem_mb=1000, runtime=10),
-        Step("report", _report,
+        Step("report", _report, spec="Report",
              inputs=("uniform", "timings", "personal", "data"),
              outputs=(*_figure(3, "Fig. 3"),
                       Output("fig3_table", "tables/multidim_fig3.parquet", final=True),
@@ -273,7 +240,6 @@ STAGE = Stage(
                       Output("uniform", "tables/multidim_uniform.parquet", final=True),
                       Output("personal", "tables/multidim_personal.parquet", final=True),
                       Output("timings", "tables/multidim_timings.parquet", final=True)),
-             spec_keys=frozenset({"datasets", "topk", "scale"}),
              mem_mb=1000, runtime=10),
     ),
 )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from shuffledp.errors import ConfigError, UsageError
+from shuffledp.errors import ConfigError
 from shuffledp.stages import Output, Report, Stage, Step
 from shuffledp.stages.jobs import Job, JobTable
 
@@ -102,16 +102,10 @@ def _points(spec, inputs, outputs) -> None:
     from shuffledp.io import write_table
 
     settings = spec["settings"]
-    if not isinstance(settings, list) or not settings or not all(isinstance(x, str) for x in settings):
-        raise UsageError(f"--spec: settings must be a non-empty list of setting names (got {settings!r})")
     rest = {k: v for k, v in spec.items() if k != "settings"}
     df = pd.concat([E.run_points(dict(rest, setting=s)) for s in settings], ignore_index=True)
     write_table(df, outputs["table"])
     print(df.to_string())
-
-
-ROW_KEYS = frozenset({"name", "bound", "setting", "n", "seed", "delta_local", "eps_grid"})
-ROW_OPTIONAL = frozenset({"method", "calibration", "clone_factor", "mechanism"})
 
 
 def _table2(spec, inputs, outputs) -> None:
@@ -121,14 +115,6 @@ def _table2(spec, inputs, outputs) -> None:
     from shuffledp.io import write_table
 
     rows = spec["rows"]
-    if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) for r in rows):
-        raise UsageError(f"--spec: rows must be a non-empty list of Table-2 rows (got {rows!r})")
-    for i, r in enumerate(rows):
-        missing, unknown = sorted(ROW_KEYS - set(r)), sorted(set(r) - ROW_KEYS - ROW_OPTIONAL)
-        if missing or unknown:
-            raise UsageError(f"--spec: rows[{i}]: " + "; ".join(
-                x for x in (missing and f"missing key(s) {', '.join(missing)}",
-                            unknown and f"unknown key(s) {', '.join(unknown)}") if x))
     # the rows in the config's order, each computed alone (its own draw of local epsilons)
     df = pd.concat([E.run_table2_row(r) for r in rows], ignore_index=True)
     write_table(df, outputs["table"])
@@ -149,18 +135,14 @@ STAGE = Stage(
     jobs=jobs,
     claims=("report.claims",),
     steps=(
-        Step("points", _points,
+        Step("points", _points, spec="Points",
              outputs=(Output("table", "personalized/points/{pbound}_{pmech}.parquet"),),
-             spec_keys=frozenset({"bound", "settings", "mechanism", "n_grid", "seeds", "delta_central",
-                                  "delta_local"}),
-             optional_keys=frozenset({"calibration", "variant"}),
              wildcards={"pbound": "[a-z0-9-]+", "pmech": "laplace|gaussian"},
              runtime=10),
-        Step("table2", _table2,
+        Step("table2", _table2, spec="Table2",
              outputs=(Output("table", "personalized/table2_rows.parquet"),),
-             spec_keys=frozenset({"rows"}),
              runtime=5),
-        Step("report", _report,
+        Step("report", _report, spec="Report",
              inputs=("points", "rows"),
              outputs=(
                  Output("fig_table", "tables/personalized_fig4.parquet"),
@@ -174,7 +156,6 @@ STAGE = Stage(
                  Output("claims_md", "tables/personalized_claims.md", final=True,
                         report=Report("captions/claims.rst", "claims")),
              ),
-             spec_keys=frozenset({"delta_central", "delta_local", "t2_setting", "t2_n", "scale"}),
              runtime=5),
     ),
 )

@@ -118,23 +118,10 @@ def jobs(config: Mapping) -> list[Job]:
     return out
 
 
-def _positive_list(value) -> bool:
-    try:
-        return isinstance(value, list) and len(value) > 0 and all(0 < float(v) < float("inf") for v in value)
-    except (TypeError, ValueError):
-        return False
-
-
 def _job(spec, inputs, outputs) -> None:
     from shuffledp.experiments import peruser as E
     from shuffledp.io import write_table
-    from shuffledp.stages.checks import is_reps, require
 
-    if spec["method"] not in METHODS:
-        raise UsageError(f"--spec: method {spec['method']!r} not one of {', '.join(METHODS)}")
-    require(spec, "eps", _positive_list, "must be a non-empty list of positive numbers")
-    require(spec, "reps", is_reps, "must be a list of distinct non-negative integers")
-    require(spec, "dataset", lambda v: isinstance(v, dict) and "source" in v, "must be a dataset object with a source")
     msnbc = inputs["msnbc"]
     if spec["dataset"].get("source") == "msnbc" and len(msnbc) != 1:
         raise UsageError("input msnbc: one msnbc_sequences.parquet is required for an msnbc dataset")
@@ -174,31 +161,27 @@ STAGE = Stage(
     claims=("report.claims",),
     steps=(
         # the rule name peruser_job is the SLURM profile's group key (profiles/slurm/config.yaml)
-        Step("job", _job,
+        Step("job", _job, spec="Job",
              inputs=("msnbc",),
              outputs=(Output("runs", "peruser/jobs/{dataset}/{method}_{clustering}_b{batch}.runs.parquet"),
                       Output("users", "peruser/jobs/{dataset}/{method}_{clustering}_b{batch}.users.parquet")),
-             spec_keys=frozenset({"dataset", "method", "clustering", "eps", "splits", "c", "delta", "kmeans_k",
-                                  "reps", "seed", "user_sample"}),
-             optional_keys=frozenset({"dbscan"}),
              wildcards={"dataset": "[A-Za-z0-9_]+?", "method": "[A-Za-z0-9]+", "clustering": "[a-z]+",
                         "batch": "[0-9]+"},
              # every eps inside (4 at paper scale): runtime doubled from 30, an estimate from
              # the per-eps job times in docs/peruser.md, not yet a benchmark of the new layout
              mem_mb=1500, runtime=60,
              threads=1),  # one BLAS/OpenMP thread per job (as OMP_NUM_THREADS=1 before): jobs run side by side
-        Step("collect", _collect,
+        Step("collect", _collect, spec="Collect",
              inputs=("tables",),
              outputs=(Output("table", "tables/peruser_{kind}.parquet"),),
              wildcards={"kind": "runs|users"},
              mem_mb=1000, runtime=5),
-        Step("report", _report,
+        Step("report", _report, spec="Report",
              inputs=("runs", "users"),
              outputs=(*_figures(),
                       Output("claims_md", "tables/peruser_claims.md", final=True,
                              report=Report("captions/claims.rst", "claims")),
                       Output("claims", "tables/peruser_claims.parquet", final=True)),
-             spec_keys=frozenset({"figure", "eps", "eps1_fractions", "scale"}),
              mem_mb=1500, runtime=10),
     ),
 )

@@ -112,8 +112,7 @@ STAGE = Stage(
     title="Report pages",
     jobs=jobs,
     steps=(
-        Step("pages", _pages, inputs=("md", "parquet"), wildcards={"pstage": "[A-Za-z0-9_]+"},
-             spec_keys=frozenset({"pages"}),
+        Step("pages", _pages, spec="Pages", inputs=("md", "parquet"), wildcards={"pstage": "[A-Za-z0-9_]+"},
              outputs=(Output("html", "report/{table}.html", final=True, over="table", values=page_titles),),
              mem_mb=1000, runtime=5),
     ),

@@ -139,12 +139,6 @@ def check_config(config: Mapping) -> None:
                 raise ConfigError(f"config key segmented.figures.{fig}.settings: unknown setting {st}")
 
 
-# the keys of one panel of a ``run`` job (``data``/``table``: the index of its input in the job's lists)
-RUN_POINT_KEYS = frozenset({"dataset", "n", "setting", "data", "table"})
-RUN_POINT_OPTIONAL = frozenset({"levels", "shares", "level_histogram", "sampler", "accountant", "epsilon_p", "delta",
-                                "wsepmm_power", "subexp_local_eps"})
-
-
 def jobs(config: Mapping) -> list[Job]:
     """Every job of the stage, each with only the keys it uses (``delta = delta_factor / n`` and
     the ``m`` grid are derived here, once) and the files it reads."""
@@ -301,8 +295,6 @@ def _prepare(spec, inputs, outputs) -> None:
 
     from shuffledp.experiments import segmented as ex
 
-    if spec["s"] < 1 or spec["d"] < 2:
-        raise UsageError("--spec: need s >= 1 and d >= 2")
     meta = ex.prepare(inputs["table"][0], outputs["data"], dataset=spec["dataset"], d=spec["d"], s=spec["s"],
                       seed=spec["seed"], oversize=spec["oversize"])
     print(json.dumps({k: meta[k] for k in ("dataset", "d", "s", "users", "users_padded", "users_selected")}))
@@ -349,39 +341,17 @@ def _params(spec, inputs, outputs) -> None:
     print(df.to_string(index=False))
 
 
-def _check_run_point(i: int, point) -> None:
-    """One panel of a run spec: its keys (as :func:`shuffledp.stages.check_spec` checks a spec's)."""
-    where = f"--spec: points.{i}"
-    if not isinstance(point, dict):
-        raise UsageError(f"{where} must be an object")
-    missing = sorted(RUN_POINT_KEYS - set(point))
-    if missing:
-        raise UsageError(f"{where}: missing key(s) {', '.join(missing)}")
-    unknown = sorted(set(point) - RUN_POINT_KEYS - RUN_POINT_OPTIONAL)
-    if unknown:
-        raise UsageError(f"{where}: unknown key(s) {', '.join(unknown)}")
-
-
 def _run(spec, inputs, outputs) -> None:
     import pandas as pd
 
     from shuffledp.experiments import segmented as ex
     from shuffledp.io import write_table
-    from shuffledp.stages.checks import is_nonneg_int, is_positive_int, is_reps, require
 
-    if spec["protocol"] not in ex.PROTOCOLS:
-        raise UsageError(f"--spec: protocol must be one of {', '.join(ex.PROTOCOLS)}")
-    require(spec, "reps", is_reps, "must be a list of distinct non-negative integers")
-    points = spec["points"]
-    if not isinstance(points, list) or not points:
-        raise UsageError("--spec: points must be a non-empty list of panels")
+    points = spec["points"]  # typed (specs.Run); an index into the inputs is checked against them here
     for i, p in enumerate(points):
-        _check_run_point(i, p)
-        if not is_positive_int(p["n"]):
-            raise UsageError(f"--spec: points.{i}.n must be a positive integer (got {p['n']!r})")
         for name in ("data", "table"):
-            if not (is_nonneg_int(p[name]) and p[name] < len(inputs[name])):
-                raise UsageError(f"--spec: points.{i}.{name} must index the job's {name} inputs "
+            if p[name] >= len(inputs[name]):
+                raise UsageError(f"--spec: points[{i}].{name} must index the job's {name} inputs "
                                  f"(0 to {len(inputs[name]) - 1}; got {p[name]!r})")
     frames = []
     for p in points:
@@ -396,10 +366,8 @@ def _run(spec, inputs, outputs) -> None:
 
 def _aggregate(spec, inputs, outputs) -> None:
     from shuffledp.experiments import segmented as ex
-    from shuffledp.stages.checks import require
 
-    require(spec, "accountant", lambda v: v in ("sound", "paper"), "must be sound or paper")
-    keys = spec.get("tables", [])
+    keys = spec["tables"]
     if len(keys) != len(inputs["accountant"]):
         raise UsageError(f"--spec: tables names {len(keys)} accountant tables, the inputs hold "
                          f"{len(inputs['accountant'])}")
@@ -442,8 +410,6 @@ def _check_paper_rows(summ, spec: Mapping, path: str) -> None:
     rows in the summary: a missing one is refused, naming it and the panel (never a figure without it)."""
     from shuffledp.experiments import segmented as ex
 
-    if not isinstance(spec["paper_baselines"], bool):
-        raise UsageError(f"--spec: paper_baselines must be true or false (got {spec['paper_baselines']!r})")
     for fig, fspec in spec["figures"].items():
         for ds in fspec["datasets"]:
             for st in fspec["settings"]:
@@ -490,59 +456,49 @@ STAGE = Stage(
     jobs=jobs,
     claims=("claims.parquet",),
     steps=(
-        Step("prepare", _prepare,
+        Step("prepare", _prepare, spec="Prepare",
              inputs=("table",),
              outputs=(Output("data", "segmented/data/{segds}.parquet"),),
-             spec_keys=frozenset({"dataset", "d", "s", "seed", "oversize"}),
              wildcards={"segds": DS},
              runtime=5),
-        Step("accountant", _accountant,
+        Step("accountant", _accountant, spec="Accountant",
              outputs=(Output("tables", "accountant/segmented/{segds}_n{segn}_{setting}.parquet",
                              over="setting", values=_settings),),
-             spec_keys=frozenset({"n", "d", "s", "levels", "delta", "m_grid", "accountants", "settings"}),
              wildcards={"segds": DS, "segn": N},
              runtime=10,
              priority=5),  # the head of the segmented chain (run, aggregate, figures, claims)
-        Step("params", _params,
+        Step("params", _params, spec="Params",
              outputs=(Output("table", "segmented/params/{segds}_n{segn}.parquet"),),
-             spec_keys=frozenset({"dataset", "n", "d", "s", "levels", "settings", "delta", "uniform_eps",
-                                  "accountant"}),
              wildcards={"segds": DS, "segn": N},
              runtime=5),
-        Step("params_paper", _params_paper,
+        Step("params_paper", _params_paper, spec="ParamsPaper",
              outputs=(Output("table", "segmented/params_paper/{segds}_n{segn}.parquet"),),
-             spec_keys=frozenset({"dataset", "n", "d", "s", "levels", "settings", "delta", "uniform_eps"}),
              wildcards={"segds": DS, "segn": N},
              runtime=5),
-        Step("run", _run,
+        Step("run", _run, spec="Run",
              inputs=("data", "table"),
              outputs=(Output("table", "segmented/runs/{segproto}/b{segb}.parquet"),),
-             spec_keys=frozenset({"protocol", "points", "reps", "seed"}),
              wildcards={"segproto": "[a-z_]+", "segb": N},
              mem_mb=1500, runtime=15),
-        Step("aggregate", _aggregate,
+        Step("aggregate", _aggregate, spec="Aggregate",
              inputs=("runs", "accountant"),
              outputs=(Output("summary", "segmented/summary.parquet"),),
-             spec_keys=frozenset({"accountant", "scale", "tables"}),
              runtime=5),
-        Step("figures", _figures,
+        Step("figures", _figures, spec="Figures",
              inputs=("summary", "data"),
              outputs=(
                  Output("pdf", "figures/segmented_{segfig}.pdf", final=True, over="segfig", values=_figure_names),
                  Output("png", "figures/segmented_{segfig}.png", final=True, over="segfig", values=_figure_names,
                         report=Report("captions/figure.rst", "{segfig}")),
              ),
-             spec_keys=frozenset({"figures", "n", "data_datasets"}),
-             optional_keys=frozenset({"dataset_labels", "paper_baselines"}),
              runtime=5),
-        Step("claims", _claims,
+        Step("claims", _claims, spec="Claims",
              inputs=("summary", "data"),
              outputs=(
                  Output("md", "tables/segmented_claims.md", final=True,
                         report=Report("captions/claims.rst", "claims")),
                  Output("parquet", "tables/segmented_claims.parquet", final=True),
              ),
-             spec_keys=frozenset({"n", "m_grid", "figures", "m_factor", "scale"}),
              runtime=5),
     ),
 )
