@@ -20,7 +20,8 @@ if os.path.lexists("config/config.yaml"):
     try:
         _load_yaml("config/config.yaml")
     except _ConfigError as _exc:
-        sys.exit(f"shuffledp: invalid configuration:\n{_exc}")
+        sys.stderr.write(f"shuffledp: invalid configuration:\n{_exc}\n")
+        sys.exit(2)
 
 
 configfile: "config/config.yaml"

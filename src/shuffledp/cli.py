@@ -16,7 +16,7 @@ import sys
 
 from shuffledp import __version__
 from shuffledp import commands as _commands_pkg
-from shuffledp.errors import InputError
+from shuffledp.errors import InputError, UsageError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -72,8 +72,16 @@ _INPUT_ERRORS: tuple[type[BaseException], ...] = (InputError, OSError)
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    debug = bool(args.traceback or os.environ.get("SHUFFLEDP_DEBUG"))
+    debug = bool(args.traceback)
     try:
+        from shuffledp.environment import check_environment, debug_enabled
+
+        debug = debug_enabled() or debug  # SHUFFLEDP_DEBUG=0 is off; a value it cannot read is one line
+        check_environment()
+        if sys.stdout is None:  # started with stdout closed (`>&-`): nothing it prints could arrive
+            raise UsageError("standard output is closed; run it with stdout open (e.g. > /dev/null to discard it)")
+        # figures are always drawn with Agg: a MPLBACKEND set for other programs never reaches matplotlib
+        os.environ["MPLBACKEND"] = "Agg"
         result = args.func(args)
     except KeyboardInterrupt:
         print("shuffledp: interrupted", file=sys.stderr)

@@ -63,6 +63,7 @@ def validate_config(config: Mapping, schema_path: str | os.PathLike | None = Non
     fill_defaults(config, schema)  # first: the defaults are then checked like any value
     coerce_integers(config, schema)
     check_schema(config, schema)
+    check_results_dir(config)
     for stage in stages:  # each stage's own rules, in discovery order
         if stage.check is None:
             continue
@@ -75,6 +76,28 @@ def validate_config(config: Mapping, schema_path: str | os.PathLike | None = Non
             key = stage.section if stage.section in config else "(top level)"
             raise ConfigError(f"config key {key}: invalid value ({type(exc).__name__}: {exc})") from exc
     check_job_count(config, stages)
+
+
+def check_results_dir(config: Mapping) -> None:
+    """``results_dir`` (relative to the working folder) is a folder or can become one: no part of it
+    is an existing file, and no part is a symbolic link leading out of the working folder."""
+    results = config.get("results_dir")
+    if not isinstance(results, str):
+        return
+    here = Path.cwd().resolve()
+    part = Path()
+    for name in Path(results).parts:
+        part = part / name
+        if part.is_symlink() and not _inside(part.resolve(), here):
+            raise ConfigError(f"config key results_dir: {part} is a symbolic link to {part.resolve()}, outside the "
+                              f"working folder {here}; the workflow writes only inside it")
+        if part.exists() and not part.is_dir():
+            raise ConfigError(f"config key results_dir: {part} is a file, not a folder; name another folder "
+                              "(or move the file away)")
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
 
 
 BATCH_KEYS = (("repetitions", "batch_size"), ("reps", "reps_per_job"))
@@ -136,6 +159,28 @@ def check_job_count(config: Mapping, stages, limit: int | None = None) -> None:
         worst = max(counts, key=counts.get)
         raise ConfigError(f"config key {worst}: the configuration makes {total} jobs ({counts[worst]} of them from "
                           f"{worst}), more than the limit of {limit}; use fewer values or larger batches")
+    check_job_specs(config, stages)
+
+
+def check_job_specs(config: Mapping, stages) -> None:
+    """Every job's spec passes its step's typed spec (:mod:`shuffledp.stages.specs`) before any job
+    runs: a value derived from the config that a step would refuse (``delta = delta_factor / n``
+    below the smallest normal number, two eps values written alike in file names, ...) is refused
+    here, naming the section, the job and the spec key."""
+    from shuffledp.errors import UsageError
+    from shuffledp.stages import check_spec
+
+    for stage in stages:
+        if not stage.enabled(config):
+            continue
+        key = stage.section or "datasets"
+        for job in stage.jobs(config):
+            try:
+                check_spec(stage.step(job.step), job.spec, "spec", stage)
+            except UsageError as exc:
+                wc = ", ".join(f"{k}={v}" for k, v in job.wildcards.items())
+                raise ConfigError(f"config key {key}: job {stage.name}/{job.step}" + (f" [{wc}]" if wc else "")
+                                  + f" would be refused: {exc}") from None
 
 
 # ---------------------------------------------------------------------------------------- YAML
@@ -296,10 +341,16 @@ def key_path(parts: Iterable) -> str:
 
 
 def check_finite(config: Mapping) -> None:
-    """NaN and infinities are refused wherever they appear (a JSON schema cannot say so)."""
+    """NaN, infinities and subnormal numbers (below 2.2e-308, where a double loses precision and a
+    logarithm or reciprocal fails) are refused wherever they appear (a JSON schema cannot say so)."""
+    import sys
+
     def walk(node, path):
         if isinstance(node, float) and not math.isfinite(node):
             raise ConfigError(f"config key {key_path(path)}: {node!r} is not a finite number")
+        if isinstance(node, float) and node != 0.0 and abs(node) < sys.float_info.min:
+            raise ConfigError(f"config key {key_path(path)}: {node!r} is subnormal (below {sys.float_info.min:.4g}): "
+                              "too small to compute with")
         if isinstance(node, Mapping):
             for k, v in node.items():
                 if not isinstance(k, str):

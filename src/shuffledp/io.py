@@ -13,7 +13,9 @@ the one reader of it.
 Every table a workflow job writes also carries its *job record* under the key ``shuffledp_job``
 (:func:`read_job_record`): the stage, step and wildcards of the job that wrote it, the fingerprint
 of that job's spec (the SHA-256 of its canonical JSON, as its spec file is named) and the data
-sources it derives from (dataset, real or stand-in, checksum where known), gathered from its inputs.
+sources it derives from (dataset, real or stand-in, checksum where known), gathered from its inputs,
+and the name of the job's output the table is (``output``: a job's run table and its timings table
+carry different records, so one put in place of the other is refused).
 ``shuffledp step`` sets the record (:func:`job_record_context`) and checks every input table's
 record against what the job expects before it runs. The record holds no time and no absolute
 path: the same config gives byte-identical files.
@@ -37,11 +39,13 @@ import pyarrow.parquet as pq
 META_KEY = b"shuffledp"
 JOB_KEY = b"shuffledp_job"
 _JOB_RECORD: dict | None = None  # the record of the job this process runs (job_record_context)
+_OUTPUT_NAMES: dict[str, str] = {}  # absolute path -> the name of the job's output it is (job_record_context)
 SOURCE_KEYS = ("dataset", "source", "standin", "sha256_uncompressed", "sha256", "md5")
 
 __all__ = [
     "META_KEY",
     "atomic_write",
+    "check_links_inside",
     "file_mode",
     "markdown_table",
     "job_record_context",
@@ -92,6 +96,28 @@ def _alive(pid: int) -> bool:
     except PermissionError:  # another user's live process
         return True
     return True
+
+
+def check_links_inside(root: str | os.PathLike, base: str | os.PathLike | None = None) -> None:
+    """No symbolic link under ``root`` (a file's or a folder's, dangling ones too) resolves outside
+    ``base`` (default: the working folder): Snakemake's own writes (benchmarks, logs) follow links,
+    so a link planted there would make the workflow write outside its folder. Raises a
+    :class:`~shuffledp.errors.DataError` naming the first such link, before any job runs."""
+    from shuffledp.errors import DataError
+
+    base = Path(base or os.getcwd()).resolve()
+    root = Path(root)
+    if not root.exists() and not root.is_symlink():
+        return
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        for name in sorted(dirs + files):
+            path = Path(folder) / name
+            if not path.is_symlink():
+                continue
+            target = path.resolve()
+            if target != base and base not in target.parents:
+                raise DataError(f"{path}: a symbolic link to {target}, outside the working folder {base}: the "
+                                f"workflow writes only inside it; remove the link (rm {path}) and rerun")
 
 
 def atomic_write(path: str | os.PathLike, writer: Callable[[str], object]) -> None:
@@ -156,6 +182,9 @@ def write_table(table: pa.Table | pd.DataFrame, path: str | os.PathLike, provena
         meta[META_KEY] = json.dumps(dict(provenance), sort_keys=True, default=_default).encode()
     if _JOB_RECORD is not None:
         record = dict(_JOB_RECORD)
+        name = _OUTPUT_NAMES.get(os.path.abspath(path))
+        if name is not None:
+            record["output"] = name
         own = source_of(provenance or {})
         if own is not None:
             record["sources"] = merge_sources(record.get("sources", []), [own])
@@ -199,20 +228,27 @@ def merge_sources(*lists) -> list[dict]:
 
 
 class job_record_context:  # noqa: N801 - used as a context manager, like open()
-    """``with job_record_context(record):`` every table written inside carries ``record`` (the
-    writing job's stage, step, wildcards, spec fingerprint and sources) under :data:`JOB_KEY`."""
+    """``with job_record_context(record, outputs):`` every table written inside carries ``record``
+    (the writing job's stage, step, wildcards, spec fingerprint and sources) under :data:`JOB_KEY`,
+    and, when its path is one of ``outputs`` (output name -> path, or -> ``{value: path}`` for an
+    output list), that output's name as ``output``."""
 
-    def __init__(self, record: Mapping):
+    def __init__(self, record: Mapping, outputs: Mapping | None = None):
         self.record = dict(record)
+        self.names: dict[str, str] = {}
+        for name, paths in (outputs or {}).items():
+            for p in paths.values() if isinstance(paths, Mapping) else [paths]:
+                self.names[os.path.abspath(p)] = name
 
     def __enter__(self):
-        global _JOB_RECORD
+        global _JOB_RECORD, _OUTPUT_NAMES
         self._old, _JOB_RECORD = _JOB_RECORD, self.record
+        self._old_names, _OUTPUT_NAMES = _OUTPUT_NAMES, self.names
         return self.record
 
     def __exit__(self, *exc):
-        global _JOB_RECORD
-        _JOB_RECORD = self._old
+        global _JOB_RECORD, _OUTPUT_NAMES
+        _JOB_RECORD, _OUTPUT_NAMES = self._old, self._old_names
         return False
 
 

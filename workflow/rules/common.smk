@@ -9,6 +9,7 @@ except ImportError:  # not installed (`pip install -e .` is needed to run jobs):
     sys.path.insert(0, os.path.join(workflow.basedir, "src"))
 
 from shuffledp.config import ConfigError, load_configs, validate_config  # noqa: E402
+from shuffledp.errors import InputError  # noqa: E402
 from shuffledp.stages import content_file, data_summary, job_io, output_list, output_path  # noqa: E402
 
 
@@ -26,6 +27,15 @@ def _config_files():
 # the README (a collection the user names, e.g. segmented.datasets, is replaced whole, not merged
 # into the default's), then --config values. Then the one validation (schema with unknown keys
 # refused, finite numbers, whole-number floats as integers, limits, every cross-key rule).
+# The environment first (SHUFFLEDP_STAGE_PATH's folders, SHUFFLEDP_DEBUG, the download deadline, the
+# mirror: shuffledp.environment), then the config; each problem one line, exit 2, before any job.
+try:
+    from shuffledp.environment import check_environment
+
+    check_environment()
+except InputError as exc:
+    sys.stderr.write(f"shuffledp: {exc}\n")
+    sys.exit(2)
 try:
     _merged = load_configs(_config_files(), dict(workflow.config_settings.config or {}))
     config.clear()
@@ -33,7 +43,10 @@ try:
     validate_config(config, os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml"))
 except ConfigError as exc:
     sys.stderr.write(f"shuffledp: invalid configuration:\n{exc}\n")
-    sys.exit(1)
+    sys.exit(2)
+except InputError as exc:  # a stage package of SHUFFLEDP_STAGE_PATH that does not import, ...
+    sys.stderr.write(f"shuffledp: {exc}\n")
+    sys.exit(2)
 
 # Stand-ins never stick: a processed table built from a stand-in while the real files are now on this
 # machine (data/raw, or the folder SHUFFLEDP_DATA_MIRROR names) is stale; its source marker is renewed so
@@ -46,11 +59,21 @@ try:
     STALE_STANDINS = refresh_sources(config)
 except DataError as exc:
     sys.stderr.write(f"shuffledp: {exc}\n")
-    sys.exit(1)
+    sys.exit(2)
 
 FINAL_TARGETS = []
 
 RESULTS = config["results_dir"]
+
+# Nothing written outside the working folder: Snakemake's benchmark and log writes follow symbolic
+# links, so a link under results/ that leads out of the folder is refused before any job runs.
+from shuffledp.io import check_links_inside  # noqa: E402
+
+try:
+    check_links_inside(RESULTS)
+except DataError as exc:
+    sys.stderr.write(f"shuffledp: {exc}\n")
+    sys.exit(2)
 LOGS = f"{RESULTS}/logs"
 BENCH = f"{RESULTS}/benchmarks"
 JOBFILES = f"{RESULTS}/.jobs"  # each job's spec and io files, named by their content

@@ -142,6 +142,11 @@ DATASET_TABLES = _dataset_tables()
 
 
 def datasets_summary():
-    from shuffledp.datasets.availability import summary_text
+    """The datasets of this run, printed by onsuccess and onerror: never fails the run (an unreadable
+    table is one line of the summary; anything else, one line saying the summary is unavailable)."""
+    try:
+        from shuffledp.datasets.availability import summary_text
 
-    return summary_text(DATASET_TABLES, STALE_STANDINS)
+        return summary_text(DATASET_TABLES, STALE_STANDINS)
+    except Exception as exc:  # the run's own outcome stands, whatever the summary meets
+        return f"shuffledp: the datasets summary is unavailable ({type(exc).__name__}: {exc})"

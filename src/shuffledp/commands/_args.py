@@ -112,6 +112,19 @@ def _first_line(exc: BaseException) -> str:
     return text[0] if text else type(exc).__name__
 
 
+def output_file(text: str) -> str:
+    """A path a command may write a file to: not a folder, and no folder on its way is a file (its
+    missing folders are created when it is written). Checked before any work, so the error names
+    the flag and the path, never a temporary file beside it."""
+    path = Path(text)
+    if not text or path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text or '(empty)'}: is a folder; give a file name")
+    for parent in path.parents:
+        if parent.exists() and not parent.is_dir():
+            raise argparse.ArgumentTypeError(f"{text}: {parent} is a file, not a folder")
+    return text
+
+
 def existing_dir(text: str) -> str:
     if not Path(text).is_dir():
         raise argparse.ArgumentTypeError(f"no such folder: {text}")

@@ -11,6 +11,7 @@ import math
 import re
 import sys
 
+from shuffledp.commands import _args as A
 from shuffledp.commands._grid import int_like, one_line_errors, parse_list, progress, run_grid
 from shuffledp.errors import UsageError
 
@@ -344,5 +345,6 @@ def _register_table(sub) -> None:
                    "tables in one process")
     p.add_argument("--m-grid", required=True, help="comma list, or log:MIN:MAX:NUM")
     p.add_argument("--accountants", default="sound,paper", help="comma list of sound, paper")
-    p.add_argument("--out", required=True, action="append", help="output Parquet file (one per --shares)")
+    p.add_argument("--out", required=True, action="append", type=A.output_file,
+                   help="output Parquet file (one per --shares)")
     p.set_defaults(func=one_line_errors(_cmd_table_segmented))

@@ -78,20 +78,34 @@ def refresh_marker(data: RealData, marker: str | os.PathLike, raw_dir: str, mirr
 
 def summary(tables: Mapping[str, str]) -> list[str]:
     """One line per processed table (name -> path): real or stand-in, its raw file's checksum when
-    real, and the sha256 of the processed file (for comparing two runs)."""
-    from shuffledp.io import read_provenance
-
+    real, and the sha256 of the processed file (for comparing two runs). A table that cannot be read
+    (damaged, truncated, a folder, no permission) is one line saying so and how to rebuild it: the
+    summary ends every run, and never fails one."""
     lines = []
     width = max((len(n) for n in tables), default=0)
     for name, path in tables.items():
-        if not Path(path).is_file():
+        if not Path(path).is_file() and not Path(path).exists():
             lines.append(f"{name:<{width}}  not built     {path}")
             continue
-        prov = read_provenance(path)
-        kind = "STAND-IN" if prov.get("standin") else str(prov.get("source", "?"))
-        raw = _raw_checksum(prov)
-        lines.append(f"{name:<{width}}  {kind:<12}  {path}  sha256 {_sha256(path)[:16]}  raw: {raw}")
+        try:
+            lines.append(_summary_line(name, path, width))
+        except Exception as exc:  # noqa: BLE001 - the end of a run reports every file, whatever it holds
+            why = " ".join(str(exc).split())[:200] or type(exc).__name__
+            lines.append(f"{name:<{width}}  UNREADABLE    {path}: {why}; delete it and rerun (rm {path})")
     return lines
+
+
+def _summary_line(name: str, path: str, width: int) -> str:
+    from shuffledp.io import read_provenance
+
+    if not Path(path).is_file():
+        raise ValueError("not a regular file")
+    prov = read_provenance(path)
+    if not isinstance(prov, Mapping):
+        raise ValueError("its provenance is not a mapping")
+    kind = "STAND-IN" if prov.get("standin") else str(prov.get("source", "?"))
+    raw = _raw_checksum(prov)
+    return f"{name:<{width}}  {kind:<12}  {path}  sha256 {_sha256(path)[:16]}  raw: {raw}"
 
 
 def _raw_checksum(prov: Mapping) -> str:

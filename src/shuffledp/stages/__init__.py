@@ -224,11 +224,34 @@ def _discover(extra: str) -> dict[str, Stage]:
             module = importlib.import_module(f"{__name__}.{info.name}")
             found[info.name] = _with_folder(module.STAGE, here / info.name)
     for root in (Path(p) for p in extra.split(os.pathsep) if p):
+        if not root.is_dir():
+            raise UsageError(f"environment variable {STAGE_PATH_ENV}: {root}: "
+                             + ("not a folder" if root.exists() else "no such folder"))
         for folder in sorted(p for p in root.iterdir() if (p / "__init__.py").is_file()):
             if folder.name in found:
-                raise ValueError(f"{folder}: a stage named {folder.name!r} exists already")
-            found[folder.name] = _with_folder(_load_package(folder).STAGE, folder.resolve())
+                raise UsageError(f"environment variable {STAGE_PATH_ENV}: {folder}: a stage named {folder.name!r} "
+                                 "exists already")
+            found[folder.name] = _with_folder(_load_external(folder).STAGE, folder.resolve())
     return found
+
+
+def _load_external(folder: Path):
+    """A stage package of ``SHUFFLEDP_STAGE_PATH``: a package that does not import, or has no
+    ``STAGE``, is one line naming its file (the user's code, not a bug of shuffledp)."""
+    try:
+        module = _load_package(folder)
+    except SyntaxError as exc:
+        sys.modules.pop(f"shuffledp_stage_{folder.name}", None)
+        raise UsageError(f"environment variable {STAGE_PATH_ENV}: {exc.filename or folder}:{exc.lineno}: "
+                         f"syntax error: {exc.msg}") from None
+    except Exception as exc:  # its own code failed while importing: name the package and what failed
+        sys.modules.pop(f"shuffledp_stage_{folder.name}", None)
+        raise UsageError(f"environment variable {STAGE_PATH_ENV}: stage package {folder} does not import "
+                         f"({type(exc).__name__}: {' '.join(str(exc).split())[:200]})") from None
+    if not isinstance(getattr(module, "STAGE", None), Stage):
+        raise UsageError(f"environment variable {STAGE_PATH_ENV}: {folder}/__init__.py: defines no STAGE "
+                         "(a shuffledp.stages.Stage)")
+    return module
 
 
 def discover() -> dict[str, Stage]:
@@ -350,7 +373,7 @@ def _expected(ref: Ref | str, stage: Stage, tables: Mapping) -> dict | None:
     if table is None:
         return None
     producer = table.job(ref.step, ref.wildcards)
-    return job_record(owner, ref.step, producer.wildcards, producer.spec)
+    return {**job_record(owner, ref.step, producer.wildcards, producer.spec), "output": ref.output}
 
 
 def job_io(stage: Stage, step: Step, job: Job, roots: Mapping[str, str], stages: Mapping[str, Stage],
@@ -485,11 +508,17 @@ def _check_input(name: str, path: str) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
+        from shuffledp.errors import DataError
+
         try:
             pq.read_metadata(path)
         except (pa.ArrowException, OSError) as exc:
-            raise UsageError(f"input {name}: {path}: not a readable Parquet file ({exc})") from None
+            raise DataError(f"input {name}: {path}: not a readable Parquet file ({exc}); "
+                            f"{DELETE_HINT.format(path=path)}") from None
 
+
+# Snakemake rebuilds a missing file, never a damaged one it considers complete
+DELETE_HINT = "delete it and rerun (rm {path}; Snakemake rebuilds a missing file, not a damaged one)"
 
 THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
 
@@ -526,7 +555,7 @@ def run_step(stage_name: str, step_name: str, spec_path: str, io_path: str) -> o
         limit_threads(step.threads)
     from shuffledp.io import job_record_context
 
-    with job_record_context(record):
+    with job_record_context(record, outputs):
         return step.run(spec, inputs, outputs)
 
 
@@ -550,7 +579,8 @@ def _describe_record(record: Mapping | None) -> str:
     if not record:
         return "no job record (written by another version, or not by the workflow)"
     wc = ", ".join(f"{k}={v}" for k, v in sorted(dict(record.get("wildcards") or {}).items()))
-    return (f"the output of {record.get('stage')}/{record.get('step')}" + (f" [{wc}]" if wc else "")
+    output = f"the {record['output']} output" if record.get("output") else "the output"
+    return (f"{output} of {record.get('stage')}/{record.get('step')}" + (f" [{wc}]" if wc else "")
             + f" spec {str(record.get('spec'))[:12]}")
 
 
@@ -574,8 +604,13 @@ def check_input_records(inputs: Mapping[str, list], expect, where: str) -> list[
             try:
                 have = read_job_record(path)
                 own = source_of(read_provenance(path))
-            except (ValueError, FileNotFoundError) as exc:
+            except FileNotFoundError as exc:
                 raise UsageError(f"input {name}: {exc}") from None
+            except ValueError as exc:
+                raise DataError(f"input {name}: {exc}; {DELETE_HINT.format(path=path)}") from None
+            # a table written before records named their output (no "output") is matched without it
+            if want is not None and have is not None and "output" not in have:
+                want = {k: v for k, v in want.items() if k != "output"}
             if want is not None and (have is None or {k: have.get(k) for k in want} != want):
                 rule = f"{want['stage']}_{want['step']}"
                 raise DataError(f"input {name}: {path} holds {_describe_record(have)}, but this job expects "

@@ -90,3 +90,17 @@ def batch_ranges(repetitions: int, batch_size: int) -> list[list[int]]:
 def num(x: float) -> str:
     """Wildcard spelling of a number (``1``, ``0.25``)."""
     return f"{float(x):g}"
+
+
+def check_spellings(values, key: str) -> None:
+    """Two values of ``key`` that :func:`num` writes alike (``1.0`` and ``1.0000001``: ``1``) would be
+    one job, or one row twice: refused naming the key and both values."""
+    from shuffledp.errors import ConfigError
+
+    seen: dict[str, object] = {}
+    for v in values:
+        text = num(v)
+        if text in seen:
+            raise ConfigError(f"config key {key}: {seen[text]!r} and {v!r} are both written {text!r} in file names "
+                              "and tables (6 significant digits); give values that differ there")
+        seen[text] = v

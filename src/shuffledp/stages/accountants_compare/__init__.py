@@ -14,7 +14,7 @@ from shuffledp.accountants import registry
 from shuffledp.accountants.validation import AccountantDomainError
 from shuffledp.errors import ConfigError, UsageError
 from shuffledp.stages import Output, Report, Stage, Step
-from shuffledp.stages.jobs import Job, JobTable, Ref, num
+from shuffledp.stages.jobs import Job, JobTable, Ref, check_spellings, num
 
 TITLE = "Shuffle accountants (all papers)"
 
@@ -38,6 +38,7 @@ def check_config(config: Mapping) -> None:
         if m != "general" and not (m.startswith("krr") and m[3:].isdigit() and int(m[3:]) >= 2):
             raise ConfigError(f"config key accountants_compare.mechanisms: {m!r} is neither "
                               "'general' nor 'krr<k>' with k >= 2")
+    check_spellings(sec["eps0"], "accountants_compare.eps0")
     for b in sec["bounds"]:
         try:
             registry.get(b)

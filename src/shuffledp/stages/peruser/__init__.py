@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from shuffledp.errors import ConfigError, UsageError
 from shuffledp.experiments.peruser_names import CLUSTERED, METHODS
 from shuffledp.stages import Output, Report, Stage, Step
-from shuffledp.stages.jobs import Job, JobTable, Ref, batch_ranges, num
+from shuffledp.stages.jobs import Job, JobTable, Ref, batch_ranges, check_spellings, num
 
 # the method names of shuffledp.experiments.peruser (not imported here: it loads numpy)
 TITLE = "Per-user histograms (our experiments; the paper has none)"
@@ -55,6 +55,8 @@ def check_config(config: Mapping) -> None:
         return
     _check_peruser_sources(config)
     _check_peruser_clusters(config)
+    check_spellings(sec["eps"], "peruser.eps")
+    check_spellings(sec["eps1_fractions"], "peruser.eps1_fractions")
     for f in sec["eps1_fractions"]:
         if not 0 < f < 1:
             raise ConfigError(f"config key peruser.eps1_fractions: {f} must lie in (0, 1)")

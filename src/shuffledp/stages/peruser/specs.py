@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field, StrictStr, model_validator
 
 from shuffledp.experiments.peruser_names import METHODS
-from shuffledp.stages.specs import Name, Reps, Seed, Spec, from_schema, section_schema
+from shuffledp.stages.specs import Name, Reps, Seed, Spec, _unique, from_schema, section_schema
 
 S = section_schema(__file__)
 EPS_ITEM = S["peruser"]["properties"]["eps"]["items"]
@@ -39,8 +39,10 @@ def _split_text(text: str) -> str:
     return text
 
 
-EPS = Annotated[list[Annotated[StrictStr, AfterValidator(_eps_text)]], Field(min_length=1, max_length=20)]
-SPLITS = Annotated[list[Annotated[StrictStr, AfterValidator(_split_text)]], Field(min_length=1)]
+EPS = Annotated[list[Annotated[StrictStr, AfterValidator(_eps_text)]], Field(min_length=1, max_length=20),
+                AfterValidator(_unique)]
+SPLITS = Annotated[list[Annotated[StrictStr, AfterValidator(_split_text)]], Field(min_length=1),
+                   AfterValidator(_unique)]
 
 
 class Job(Spec):
@@ -81,3 +83,14 @@ class Report(Spec):
     eps: from_schema(S, "peruser.eps")
     eps1_fractions: from_schema(S, "peruser.eps1_fractions")
     scale: Name
+
+    @model_validator(mode="after")
+    def _figure_shows_a_run(self):
+        fig = self.figure
+        if fig.eps is not None and fig.eps not in self.eps:
+            raise ValueError(f"figure.eps: {fig.eps} is not one of eps {self.eps}")
+        if fig.split is not None and fig.split not in self.eps1_fractions:
+            raise ValueError(f"figure.split: {fig.split} is not one of eps1_fractions {self.eps1_fractions}")
+        if fig.c is not None and not 0 < fig.c <= 1:
+            raise ValueError(f"figure.c: {fig.c} must lie in (0, 1]")
+        return self

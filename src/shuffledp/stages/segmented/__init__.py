@@ -113,7 +113,13 @@ def check_config(config: Mapping) -> None:
     g = cfg["m_grid"]
     if not 0 < g["min"] < g["max"]:
         raise ConfigError(f"config key segmented.m_grid: need 0 < min < max, got {g['min']}, {g['max']}")
+    import sys
+
     for n in cfg["n"]:
+        if cfg["delta_factor"] / n < sys.float_info.min:
+            raise ConfigError(f"config key segmented.delta_factor: delta = delta_factor / n = "
+                              f"{cfg['delta_factor'] / n!r} at n = {n} is below the smallest normal number "
+                              f"{sys.float_info.min:.4g}")
         for name, shares in cfg["settings"].items():
             if np.any(level_counts(n, shares) < 1):
                 raise ConfigError(f"config key segmented.settings.{name}: a level has no user at n = {n}")

@@ -1,0 +1,66 @@
+"""The environment variables shuffledp reads, each checked before any work: one line naming the
+variable when its value is not one it understands (never read differently from what it says, never
+ignored because this run happens not to need it).
+
+==============================  =============================================================
+``SHUFFLEDP_DEBUG``             ``1``/``true``/``yes``/``on``: tracebacks; ``0``/``false``/
+                                ``no``/``off`` or empty: none
+``SHUFFLEDP_DOWNLOAD_DEADLINE_S`` a positive number of seconds (checked even when a folder
+                                mirror means nothing is downloaded)
+``SHUFFLEDP_STAGE_PATH``        folders (``os.pathsep``-separated) that exist
+``SHUFFLEDP_DATA_MIRROR``       a folder or a URL prefix, no control characters
+``MPLBACKEND``                  ignored by shuffledp: its figures are always drawn with Agg
+==============================  =============================================================
+
+:func:`check_environment` is called by the CLI (every command) and by the workflow before any job.
+Imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+import os
+
+from shuffledp.errors import UsageError
+
+DEBUG_ENV = "SHUFFLEDP_DEBUG"
+TRUE = ("1", "true", "yes", "on")
+FALSE = ("", "0", "false", "no", "off")
+
+
+def debug_enabled() -> bool:
+    """``SHUFFLEDP_DEBUG`` read as a switch (``0`` is off); another value is a :class:`UsageError`."""
+    raw = os.environ.get(DEBUG_ENV, "")
+    value = raw.strip().lower()
+    if value in TRUE:
+        return True
+    if value in FALSE:
+        return False
+    raise UsageError(f"environment variable {DEBUG_ENV}={raw!r}: must be 1 (tracebacks) or 0 (none)")
+
+
+def check_stage_path() -> None:
+    from shuffledp.stages import STAGE_PATH_ENV
+
+    raw = os.environ.get(STAGE_PATH_ENV, "")
+    for folder in (p for p in raw.split(os.pathsep) if p):
+        if not os.path.isdir(folder):
+            what = "not a folder" if os.path.exists(folder) else "no such folder"
+            raise UsageError(f"environment variable {STAGE_PATH_ENV}: {folder}: {what}")
+
+
+def check_mirror() -> None:
+    from shuffledp.datasets.download import MIRROR_ENV
+
+    raw = os.environ.get(MIRROR_ENV, "")
+    if any(ord(c) < 0x20 for c in raw):
+        raise UsageError(f"environment variable {MIRROR_ENV}={raw!r}: holds a control character")
+
+
+def check_environment() -> None:
+    """Every variable of the table above that is set holds a value shuffledp understands."""
+    debug_enabled()
+    from shuffledp.datasets.download import download_deadline
+
+    download_deadline()  # a DataError naming the variable
+    check_stage_path()
+    check_mirror()

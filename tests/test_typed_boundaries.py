@@ -1,0 +1,250 @@
+"""Issue 37, classes 2-5: what a job reads is what it expects; the end of a run never fails a run;
+every request answered in one line; nothing written outside the working folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from shuffledp.errors import DataError
+from shuffledp.io import job_record_context, read_job_record, write_table
+from shuffledp.stages import check_input_records, job_record
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+# ------------------------------------------------------------------------- class 2: the record names its output
+
+
+def _run_and_timings(folder: Path) -> tuple[Path, Path, dict]:
+    """The two tables one job writes (multidim uniform: its run table and its timings table)."""
+    record = job_record("multidim", "uniform", {"dataset": "br", "mechanism": "mhm", "batch": "0"}, {"x": 1})
+    run, timings = folder / "run.parquet", folder / "timings.parquet"
+    with job_record_context({**record, "sources": []}, {"table": str(run), "timings": str(timings)}):
+        write_table(pd.DataFrame({"error": [0.5]}), run)
+        write_table(pd.DataFrame({"seconds": [1.5]}), timings)
+    return run, timings, record
+
+
+def test_each_table_of_a_job_names_its_output(tmp_path):
+    run, timings, _ = _run_and_timings(tmp_path)
+    assert read_job_record(run)["output"] == "table" and read_job_record(timings)["output"] == "timings"
+
+
+def test_a_timings_table_in_place_of_a_run_table_is_refused_in_one_line(tmp_path):
+    run, timings, record = _run_and_timings(tmp_path)
+    expect = {"uniform": [{**record, "output": "table"}], "timings": [{**record, "output": "timings"}]}
+    # the tables where they belong: accepted
+    check_input_records({"uniform": [str(run)], "timings": [str(timings)]}, expect, "--io x")
+    # the timings table copied over the run table (same job, same spec): refused, naming both outputs
+    run.write_bytes(timings.read_bytes())
+    with pytest.raises(DataError) as err:
+        check_input_records({"uniform": [str(run)], "timings": [str(timings)]}, expect, "--io x")
+    msg = str(err.value)
+    assert "\n" not in msg and str(run) in msg and "the timings output" in msg and "the table output" in msg, msg
+
+
+def test_a_table_of_an_older_version_without_output_is_still_matched(tmp_path):
+    """A record written before records named their output: matched on the rest (no forced rebuild)."""
+    record = job_record("multidim", "uniform", {"dataset": "br"}, {"x": 1})
+    old = tmp_path / "old.parquet"
+    with job_record_context({**record, "sources": []}):
+        write_table(pd.DataFrame({"error": [0.5]}), old)
+    assert "output" not in read_job_record(old)
+    check_input_records({"uniform": [str(old)]}, {"uniform": [{**record, "output": "table"}]}, "--io x")
+
+
+@pytest.mark.parametrize("content", [b"", b"PAR1 not really", b"garbage" * 100])
+def test_an_unreadable_input_table_says_to_delete_it(tmp_path, capsys, content):
+    from shuffledp.cli import main
+
+    bad = tmp_path / "ipums_br.parquet"
+    bad.write_bytes(content)
+    io = {"input": {"tables": [str(bad)]}, "output": {"parquet": str(tmp_path / "o.parquet"),
+                                                       "md": str(tmp_path / "o.md")}}
+    (tmp_path / "io.json").write_text(json.dumps(io))
+    (tmp_path / "spec.json").write_text("{}")
+    code = main(["step", "data", "datasets_table", "--spec", str(tmp_path / "spec.json"),
+                 "--io", str(tmp_path / "io.json")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert str(bad) in err[0] and f"delete it and rerun (rm {bad}" in err[0], err
+    assert not (tmp_path / "o.parquet").exists()
+
+
+# ------------------------------------------------------------------------- class 3: the end of a run
+
+
+def test_the_datasets_summary_reports_every_damaged_table_in_one_line(tmp_path):
+    from shuffledp.datasets.availability import summary_text
+
+    good = tmp_path / "good.parquet"
+    write_table(pd.DataFrame({"a": [1]}), good, {"dataset": "g", "source": "synthetic"})
+    empty, garbage, folder, bad_meta = (tmp_path / f"{n}.parquet" for n in ("empty", "garbage", "folder", "meta"))
+    empty.write_bytes(b"")
+    garbage.write_bytes(b"PAR1" + b"x" * 50 + b"PAR1")
+    folder.mkdir()
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"a": [1]}).replace_schema_metadata({b"shuffledp": b"{not json"}), bad_meta)
+    tables = {"good": str(good), "empty": str(empty), "garbage": str(garbage), "folder": str(folder),
+              "meta": str(bad_meta), "missing": str(tmp_path / "missing.parquet")}
+    text = summary_text(tables)
+    lines = text.splitlines()[1:]
+    assert len(lines) == len(tables), text
+    for name in ("empty", "garbage", "folder", "meta"):
+        (line,) = [x for x in lines if x.strip().startswith(name)]
+        assert "UNREADABLE" in line and "delete it and rerun" in line, line
+    assert any(x.strip().startswith("good") and "synthetic" in x for x in lines)
+    assert any(x.strip().startswith("missing") and "not built" in x for x in lines)
+
+
+# ------------------------------------------------------------------------- class 4: one line, exit 2
+
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+MHM = ["account", "mhm", "--eps", "0.5", "--delta", "1e-4", "--n", "1e4", "--d", "10"]
+
+
+def _cli(args, env=None, shell_suffix="", cwd=None):
+    environ = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+    environ.pop("SHUFFLEDP_DEBUG", None)
+    environ.update(env or {})
+    if shell_suffix:
+        cmd = " ".join([sys.executable, "-m", "shuffledp", *args]) + " " + shell_suffix
+        return subprocess.run(cmd, shell=True, capture_output=True, text=True, env=environ, cwd=cwd, timeout=300)
+    return subprocess.run([sys.executable, "-m", "shuffledp", *args], capture_output=True, text=True, env=environ,
+                          cwd=cwd, timeout=300)
+
+
+def _one_line(proc, *needles):
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1, (proc.returncode, proc.stderr)
+    assert "Traceback" not in proc.stderr and all(n in lines[0] for n in needles), lines
+
+
+@pytest.mark.parametrize(("env", "needles"), [
+    ({"SHUFFLEDP_DEBUG": "maybe"}, ["SHUFFLEDP_DEBUG", "maybe"]),
+    ({"SHUFFLEDP_DOWNLOAD_DEADLINE_S": "soon"}, ["SHUFFLEDP_DOWNLOAD_DEADLINE_S", "soon"]),
+    ({"SHUFFLEDP_DOWNLOAD_DEADLINE_S": "-3"}, ["SHUFFLEDP_DOWNLOAD_DEADLINE_S"]),
+    # with a folder mirror nothing is downloaded: the bad deadline is still refused, not ignored
+    ({"SHUFFLEDP_DOWNLOAD_DEADLINE_S": "nan", "SHUFFLEDP_DATA_MIRROR": "/work"}, ["SHUFFLEDP_DOWNLOAD_DEADLINE_S"]),
+    ({"SHUFFLEDP_STAGE_PATH": "/no/such/folder"}, ["SHUFFLEDP_STAGE_PATH", "/no/such/folder", "no such folder"]),
+    ({"SHUFFLEDP_DATA_MIRROR": "/tmp/a\x01b"}, ["SHUFFLEDP_DATA_MIRROR"]),
+])
+def test_a_bad_environment_variable_is_one_line(env, needles):
+    _one_line(_cli(MHM, env), *needles)
+
+
+def test_shuffledp_debug_0_is_off():
+    proc = _cli(["step", "nosuchstage", "x", "--spec", __file__, "--io", __file__], {"SHUFFLEDP_DEBUG": "0"})
+    _one_line(proc, "unknown stage")
+    proc = _cli(["step", "nosuchstage", "x", "--spec", __file__, "--io", __file__], {"SHUFFLEDP_DEBUG": "1"})
+    assert "Traceback" in proc.stderr  # 1 is on
+
+
+def test_a_stage_package_with_a_syntax_error_is_one_line(tmp_path):
+    pkg = tmp_path / "broken"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("STAGE = (\n")
+    _one_line(_cli(["step", "broken", "x", "--spec", __file__, "--io", __file__],
+                   {"SHUFFLEDP_STAGE_PATH": str(tmp_path)}), "SHUFFLEDP_STAGE_PATH", "__init__.py", "syntax error")
+    (pkg / "__init__.py").write_text("import no_such_module_here\n")
+    _one_line(_cli(["step", "broken", "x", "--spec", __file__, "--io", __file__],
+                   {"SHUFFLEDP_STAGE_PATH": str(tmp_path)}), "SHUFFLEDP_STAGE_PATH", "does not import")
+
+
+def test_a_closed_stdout_is_one_line():
+    _one_line(_cli(MHM, shell_suffix=">&-"), "standard output is closed")
+
+
+def test_mplbackend_does_not_reach_the_figures(tmp_path):
+    """MPLBACKEND=bogus (set for another program): a figure job still draws (with Agg)."""
+    draw = tmp_path / "d.parquet"
+    with job_record_context(job_record("toy", "draw", {"k": "2"}, {"k": 2, "seed": 1})):
+        write_table(pd.DataFrame({"k": [2, 2], "x": [0.2, 0.4]}), draw)
+    out = {"png": str(tmp_path / "f.png"), "claims": str(tmp_path / "c.parquet"), "claims_md": str(tmp_path / "c.md")}
+    (tmp_path / "io.json").write_text(json.dumps({"input": {"draws": [str(draw)]}, "output": out}))
+    (tmp_path / "spec.json").write_text(json.dumps({"scale": "t"}))
+    proc = _cli(["step", "toy", "report", "--spec", str(tmp_path / "spec.json"), "--io", str(tmp_path / "io.json")],
+                {"MPLBACKEND": "bogus", "SHUFFLEDP_STAGE_PATH": str(REPO / "tests" / "stages")})
+    assert proc.returncode == 0, proc.stderr
+    assert Path(out["png"]).stat().st_size > 0
+
+
+def test_out_naming_a_folder_is_one_line(tmp_path):
+    args = ["account-table", "segmented", "--n", "1000", "--d", "10", "--s", "2", "--levels", "1,2", "--shares",
+            "0.5,0.5", "--delta", "1e-6", "--m-grid", "1,2", "--out"]
+    _one_line(_cli([*args, str(tmp_path)]), "--out", str(tmp_path), "is a folder")
+    (tmp_path / "f").write_text("x")
+    _one_line(_cli([*args, str(tmp_path / "f" / "t.parquet")]), "--out", "is a file, not a folder")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f"]  # no temporary file left
+
+
+def test_results_dir_naming_a_file_is_refused(tmp_path, monkeypatch):
+    from shuffledp.config import ConfigError, load_configs, validate_config
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "out").write_text("a file")
+    for results in ("out", "out/sub"):
+        cfg = load_configs([REPO / "config" / "config.yaml"])
+        cfg["results_dir"] = results
+        with pytest.raises(ConfigError, match="config key results_dir: out is a file"):
+            validate_config(cfg)
+
+
+@pytest.mark.parametrize(("section", "key", "value", "needle"), [
+    ("accountants_compare", "eps0", [1.0, 1.0000001], "config key accountants_compare.eps0: 1.0 and 1.0000001"),
+    ("peruser", "eps", [1.0, 1.0000001], "config key peruser.eps: 1.0 and 1.0000001"),
+    ("peruser", "eps1_fractions", [0.5, 0.50000001], "config key peruser.eps1_fractions"),
+    ("accountants_compare", "deltas", [5e-324], "config key accountants_compare.deltas[0]: 5e-324 is subnormal"),
+    ("segmented", "delta_factor", 1e-320, "config key segmented.delta_factor: 1e-320 is subnormal"),
+])
+def test_config_values_a_job_cannot_use_are_refused_naming_the_key(section, key, value, needle):
+    from shuffledp.config import ConfigError, load_configs, validate_config
+
+    cfg = load_configs([REPO / "config" / "config.yaml"])
+    cfg[section][key] = value
+    with pytest.raises(ConfigError) as err:
+        validate_config(cfg)
+    assert needle in str(err.value) and "\n" not in str(err.value), str(err.value)
+
+
+def test_a_derived_subnormal_delta_is_refused_naming_the_key():
+    from shuffledp.config import ConfigError, load_configs, validate_config
+
+    cfg = load_configs([REPO / "config" / "config.yaml"])
+    cfg["segmented"]["delta_factor"], cfg["segmented"]["n"] = 1e-305, [100000]
+    with pytest.raises(ConfigError, match="config key segmented.delta_factor: delta = delta_factor / n"):
+        validate_config(cfg)
+
+
+# ------------------------------------------------------------------------- class 5: nothing written outside
+
+
+def test_links_under_results_leading_outside_are_refused(tmp_path, monkeypatch):
+    from shuffledp.io import check_links_inside
+
+    work, outside = tmp_path / "work", tmp_path / "outside"
+    (work / "results" / "benchmarks" / "segmented").mkdir(parents=True)
+    outside.mkdir()
+    monkeypatch.chdir(work)
+    check_links_inside("results")  # nothing planted: fine
+    (work / "results" / "inside.tsv").symlink_to(work / "results" / "benchmarks")  # inside: fine
+    check_links_inside("results")
+    cases = [("results/benchmarks/segmented/run_x.tsv", outside / "x.tsv"),  # dangling, outside
+             ("results/benchmarks/segmented/prepare.tsv", Path("/etc/hostname")),  # an existing file outside
+             ("results/logs", outside)]  # a folder outside
+    for link, target in cases:
+        (work / link).symlink_to(target)
+        with pytest.raises(DataError) as err:
+            check_links_inside("results")
+        assert link in str(err.value) and "outside the working folder" in str(err.value)
+        (work / link).unlink()
+    assert list(outside.iterdir()) == []
