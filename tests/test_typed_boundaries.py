@@ -248,3 +248,35 @@ def test_links_under_results_leading_outside_are_refused(tmp_path, monkeypatch):
         assert link in str(err.value) and "outside the working folder" in str(err.value)
         (work / link).unlink()
     assert list(outside.iterdir()) == []
+
+
+@pytest.mark.parametrize(("section", "key", "value", "needle"), [
+    ("segmented", "figures", {}, "config key segmented.figures: the mapping is empty"),
+    ("personalized", "bounds_pure", [], "config key personalized.bounds_pure: the list is empty"),
+    ("personalized", "bounds_approx", [], "config key personalized.bounds_approx: the list is empty"),
+])
+def test_an_empty_map_or_list_is_refused_naming_it(section, key, value, needle):
+    from shuffledp.config import ConfigError, load_configs, validate_config
+
+    cfg = load_configs([REPO / "config" / "config.yaml"])
+    cfg[section][key] = value
+    with pytest.raises(ConfigError) as err:
+        validate_config(cfg)
+    assert needle in str(err.value), str(err.value)
+
+
+@pytest.mark.slow
+def test_a_target_the_config_does_not_define_is_one_line(tmp_path):
+    """`snakemake <file>` for a file that matches a rule's pattern but no job of the config: one line, exit 2."""
+    env = dict(os.environ, PYTHONPATH=str(REPO / "src"), PATH=str(Path(sys.executable).parent) + os.pathsep
+               + os.environ.get("PATH", ""))
+    for target in ("results/accountants_compare/runs/general_e9.parquet",
+                   "results/peruser/jobs/msnbc/alg1_kmeans_b7.runs.parquet"):
+        proc = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--snakefile",
+                               str(REPO / "Snakefile"), "--directory", str(tmp_path), "--configfile",
+                               str(REPO / "config" / "config.yaml"), "--", target],
+                              capture_output=True, text=True, env=env, timeout=600)
+        assert proc.returncode == 2, proc.stderr[-2000:]
+        ours = [x for x in proc.stderr.splitlines() if x.startswith("shuffledp:")]
+        assert len(ours) == 1 and "Traceback" not in proc.stderr and "InputFunctionException" not in proc.stderr
+        assert "is not one this config produces" in ours[0], ours

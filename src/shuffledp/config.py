@@ -554,6 +554,9 @@ def _describe(err) -> list[str]:
         return [f"config key {where}: {len(err.instance)} entries, at most {err.validator_value} allowed{why}"]
     if kind == "maxLength":
         return [f"config key {where}: {err.instance!r} is longer than {err.validator_value} characters"]
+    if kind == "minProperties" and not err.instance:
+        return [f"config key {where}: the mapping is empty; give at least {err.validator_value} entr"
+                + ("y" if err.validator_value == 1 else "ies") + why]
     if kind == "minItems" and not err.instance:
         return [f"config key {where}: the list is empty; give at least {err.validator_value} entr"
                 + ("y" if err.validator_value == 1 else "ies")]

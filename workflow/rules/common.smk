@@ -118,14 +118,27 @@ def benchmarks(stage, step):
     return _job_file(BENCH, stage, step, ".tsv")
 
 
+def job_of(stage, step, table, wildcards):
+    """The job of ``step`` with ``wildcards``: a target this config does not define (a file name that
+    matches the step's pattern, e.g. results/accountants_compare/runs/general_e9.parquet with no eps0
+    = 9 in the config) ends the run with one line naming it, exit 2, before any job runs."""
+    try:
+        return table.job(step.name, wildcards)
+    except KeyError:
+        wc = ", ".join(f"{k}={v}" for k, v in dict(wildcards.items()).items() if k in step.wildcards)
+        sys.stderr.write(f"shuffledp: no {stage.name}/{step.name} job of this configuration has {wc or 'no wildcards'}: "
+                         "the requested file is not one this config produces (`snakemake -n` lists what it builds)\n")
+        sys.exit(2)
+
+
 def job_inputs(stage, step, table, stages):
     """An input function: a job's named inputs (lists of paths)."""
-    return lambda wildcards: job_io(stage, step, table.job(step.name, wildcards), ROOTS, stages)["input"]
+    return lambda wildcards: job_io(stage, step, job_of(stage, step, table, wildcards), ROOTS, stages)["input"]
 
 
 def job_spec_file(stage, step, table):
     """A params function: the path of the job's spec file (written once, named by its content)."""
-    return lambda wildcards: content_file(JOBFILES, "spec", table.job(step.name, wildcards).spec)
+    return lambda wildcards: content_file(JOBFILES, "spec", job_of(stage, step, table, wildcards).spec)
 
 
 _JOB_TABLES = {}
@@ -151,5 +164,5 @@ def job_data(step):
 def job_io_file(stage, step, table, stages):
     """A params function: the path of the job's io file (named inputs and outputs, the job's own
     record and the record each input table must carry)."""
-    return lambda wildcards: content_file(JOBFILES, "io", job_io(stage, step, table.job(step.name, wildcards),
+    return lambda wildcards: content_file(JOBFILES, "io", job_io(stage, step, job_of(stage, step, table, wildcards),
                                                                  ROOTS, stages, job_tables(stages)))
