@@ -71,8 +71,8 @@ def test_a_table_copied_over_another_is_refused_naming_file_content_and_rebuild(
     assert code == 2 and len(err) == 1, err
     line = err[0]
     assert line.startswith("shuffledp: error: ") and "data/processed/ipums_br.parquet" in line
-    assert "holds the output of data/preprocess_ipums [key=mx]" in line
-    assert "expects the output of data/preprocess_ipums [key=br]" in line
+    assert "holds the table output of data/preprocess_ipums [key=mx]" in line
+    assert "expects the table output of data/preprocess_ipums [key=br]" in line
     assert "snakemake --forcerun data_preprocess_ipums" in line
     assert {p: p.read_bytes() for p in (tmp_path / "data/processed").iterdir()} == before  # nothing lost
     written = [p for p in (tmp_path / "results").rglob("*") if p.is_file() and ".jobs" not in p.parts]

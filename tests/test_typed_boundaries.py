@@ -280,3 +280,84 @@ def test_a_target_the_config_does_not_define_is_one_line(tmp_path):
         ours = [x for x in proc.stderr.splitlines() if x.startswith("shuffledp:")]
         assert len(ours) == 1 and "Traceback" not in proc.stderr and "InputFunctionException" not in proc.stderr
         assert "is not one this config produces" in ours[0], ours
+
+
+# ------------------------------------------------------------------------- class 7: the same config, the same bytes
+
+
+def _lists_and_maps(schema):
+    from shuffledp.config import is_collection
+
+    def walk(node, path):
+        if isinstance(node, dict):
+            kind = node.get("type")
+            kinds = kind if isinstance(kind, list) else [kind]
+            if ("array" in kinds and node.get("maxItems", 2) > 1) or is_collection(node):
+                yield path, node
+            for k, v in node.items():
+                yield from walk(v, f"{path}.{k}")
+
+    yield from walk(schema, "")
+
+
+def test_every_list_and_user_named_map_says_whether_its_order_matters():
+    """x-order: canonical (sorted before any job), or significant with the reason."""
+    from shuffledp.config import load_schema, order_of
+
+    for path, node in _lists_and_maps(load_schema()):
+        assert order_of(node) in ("canonical", "significant"), f"{path}: declare x-order"
+        if order_of(node) == "significant":
+            assert len(str(node["x-order"]).split(":", 1)[1].strip()) > 10, f"{path}: say why its order matters"
+
+
+def _reordered(cfg, schema):
+    """``cfg`` with every canonical list reversed and every canonical mapping's keys reversed."""
+    from shuffledp.config import order_of
+
+    def walk(node, sch):
+        if not isinstance(sch, dict):
+            return node
+        if isinstance(node, dict):
+            props = sch.get("properties", {})
+            extra = sch.get("additionalProperties") if isinstance(sch.get("additionalProperties"), dict) else None
+            pattern = next(iter(sch.get("patternProperties", {}).values()), None)
+            out = {k: walk(v, props.get(k) or extra or pattern) for k, v in node.items()}
+            return dict(reversed(out.items())) if order_of(sch) == "canonical" else out
+        if isinstance(node, list):
+            items = [walk(v, sch.get("items")) for v in node]
+            return items[::-1] if order_of(sch) == "canonical" else items
+        return node
+
+    return walk(cfg, schema)
+
+
+@pytest.mark.parametrize("files", [["config.yaml"], ["config.yaml", "paper.yaml"]], ids=["default", "paper"])
+def test_an_order_free_list_or_map_written_in_another_order_gives_the_same_jobs(files):
+    import copy
+
+    from shuffledp.config import load_configs, load_schema, validate_config
+    from shuffledp.stages import discover
+
+    cfg = load_configs([REPO / "config" / f for f in files])
+    other = _reordered(copy.deepcopy(cfg), load_schema())
+    assert json.dumps(other) != json.dumps(cfg)  # the test reorders something
+    validate_config(cfg)
+    validate_config(other)
+    assert json.dumps(other) == json.dumps(cfg)
+    for stage in discover().values():
+        assert [(j.step, j.wildcards, j.spec, j.inputs) for j in stage.jobs(cfg)] == \
+            [(j.step, j.wildcards, j.spec, j.inputs) for j in stage.jobs(other)], stage.name
+
+
+def test_the_shipped_configs_are_already_canonical():
+    """Canonicalising changes nothing in config.yaml and paper.yaml: their tables keep their bytes."""
+    from shuffledp.config import canonicalize, coerce_integers, fill_defaults, load_configs, load_schema
+
+    schema = load_schema()
+    for files in (["config.yaml"], ["config.yaml", "paper.yaml"]):
+        cfg = load_configs([REPO / "config" / f for f in files])
+        fill_defaults(cfg, schema)
+        coerce_integers(cfg, schema)
+        before = json.dumps(cfg)
+        canonicalize(cfg, schema)
+        assert json.dumps(cfg) == before

@@ -63,6 +63,7 @@ def validate_config(config: Mapping, schema_path: str | os.PathLike | None = Non
     fill_defaults(config, schema)  # first: the defaults are then checked like any value
     coerce_integers(config, schema)
     check_schema(config, schema)
+    canonicalize(config, schema)
     check_results_dir(config)
     for stage in stages:  # each stage's own rules, in discovery order
         if stage.check is None:
@@ -76,6 +77,51 @@ def validate_config(config: Mapping, schema_path: str | os.PathLike | None = Non
             key = stage.section if stage.section in config else "(top level)"
             raise ConfigError(f"config key {key}: invalid value ({type(exc).__name__}: {exc})") from exc
     check_job_count(config, stages)
+
+
+def order_of(sch: Mapping) -> str | None:
+    """A list's or user-named mapping's ``x-order`` in the schema: ``canonical`` (its order carries no
+    meaning: sorted before any job, so two orders are the same config and give the same bytes) or
+    ``significant: <why>`` (its order is part of the experiment, e.g. a table's column order)."""
+    mark = sch.get("x-order") if isinstance(sch, Mapping) else None
+    return None if mark is None else str(mark).split(":", 1)[0].strip()
+
+
+def _sort_key(sch: Mapping):
+    items = sch.get("items") if isinstance(sch.get("items"), Mapping) else {}
+    enum = items.get("enum")
+    if enum:  # the schema's order of the names (e.g. mhm before flame)
+        return lambda v: (enum.index(v) if v in enum else len(enum), str(v))
+    return lambda v: (isinstance(v, str), v)
+
+
+def canonicalize(config, schema: Mapping) -> None:
+    """Each list and user-named mapping whose schema says ``x-order: canonical`` put in its canonical
+    order, in place: a list sorted (by the schema's enum order for names, else by value), a mapping
+    by key. Runs on a config the schema accepted, before any job is built."""
+    def walk(node, sch):
+        if not isinstance(sch, Mapping):
+            return
+        if isinstance(node, MutableMapping):
+            props = sch.get("properties", {})
+            for key, value in node.items():
+                sub = props.get(key)
+                if sub is None:
+                    sub = next((s for p, s in sch.get("patternProperties", {}).items() if re.search(p, str(key))),
+                               sch.get("additionalProperties"))
+                walk(value, sub)
+            if order_of(sch) == "canonical" and list(node) != sorted(node):
+                items = sorted(node.items())
+                node.clear()
+                node.update(items)
+        elif isinstance(node, list):
+            if isinstance(sch.get("items"), Mapping):
+                for item in node:
+                    walk(item, sch["items"])
+            if order_of(sch) == "canonical":
+                node[:] = sorted(node, key=_sort_key(sch))
+
+    walk(config, schema)
 
 
 def check_results_dir(config: Mapping) -> None:
