@@ -156,9 +156,9 @@ def test_workflow_refuses_a_copied_intermediate_and_forcerun_rebuilds_it(tmp_pat
     run = _snakemake(tmp_path, toy, "toy_report")
     out = run.stdout + run.stderr
     assert run.returncode != 0
-    assert ("shuffledp: error: input draws: results/toy/draws/2.parquet holds the output of toy/draw [k=5]"
+    assert ("shuffledp: error: input draws: results/toy/draws/2.parquet holds the table output of toy/draw [k=5]"
             in out), out[-3000:]
-    assert "expects the output of toy/draw [k=2]" in out and "snakemake --forcerun toy_draw" in out
+    assert "expects the table output of toy/draw [k=2]" in out and "snakemake --forcerun toy_draw" in out
     assert (draws / "5.parquet").read_bytes() == good5 and (draws / "2.parquet").read_bytes() == good5
     fixed = _snakemake(tmp_path, toy, "toy_report", "--forcerun", "toy_draw")
     assert fixed.returncode == 0, fixed.stderr[-3000:]

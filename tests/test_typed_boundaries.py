@@ -361,3 +361,58 @@ def test_the_shipped_configs_are_already_canonical():
         before = json.dumps(cfg)
         canonicalize(cfg, schema)
         assert json.dumps(cfg) == before
+
+
+# ------------------------------------------------------------------------- class 8: shuffledp verify
+
+
+def test_verify_checks_each_output_against_its_jobs_record_and_the_config(tmp_path, monkeypatch, capsys):
+    import yaml
+
+    from shuffledp.cli import main
+    from shuffledp.config import load_configs, validate_config
+    from shuffledp.stages import content_file, discover, job_io
+    from shuffledp.stages.jobs import JobTable
+    from shuffledp.stages.verify import verify
+
+    monkeypatch.setenv("SHUFFLEDP_STAGE_PATH", str(REPO / "tests" / "stages"))
+    monkeypatch.chdir(tmp_path)
+    cfg_file = tmp_path / "config.yaml"
+    raw = load_configs([REPO / "config" / "config.yaml"])
+    raw["toy"] = {"ks": [2, 3]}
+    cfg_file.write_text(yaml.safe_dump(raw))
+    config = load_configs([cfg_file])
+    validate_config(config)
+    stages = discover()
+    tables = {n: JobTable(s.jobs(config)) for n, s in stages.items() if s.enabled(config)}
+    toy = stages["toy"]
+    for k in ("2", "3"):  # the two draw jobs, as the workflow runs them (io file under results/.jobs)
+        job = tables["toy"].job("draw", {"k": k})
+        io = job_io(toy, toy.step("draw"), job, {"results": "results", "data": "data"}, stages, tables)
+        assert main(["step", "toy", "draw", "--spec", content_file("results/.jobs", "spec", job.spec),
+                     "--io", content_file("results/.jobs", "io", io)]) == 0
+    assert sorted(p.name for p in (tmp_path / "results" / ".outputs" / "toy").iterdir()) == ["draw_2.json",
+                                                                                            "draw_3.json"]
+    got = verify(config)
+    assert got["ok"] == ["results/toy/draws/2.parquet", "results/toy/draws/3.parquet"]
+    assert not got["changed"] and not got["unrecorded"] and not got["stale"]
+    assert "results/figures/toy_fig.png" in got["missing"]
+    # a final table edited by hand, a file no job wrote, an output of a stage no longer configured
+    with open("results/toy/draws/2.parquet", "ab") as fh:
+        fh.write(b"\0")
+    Path("results/tables").mkdir(parents=True)
+    Path("results/tables/notes.parquet").write_bytes(b"x")
+    (tmp_path / "results" / ".outputs" / "toy" / "draw_3.json").unlink()
+    raw["toy"] = {"ks": [3]}
+    cfg_file.write_text(yaml.safe_dump(raw))
+    capsys.readouterr()
+    assert main(["verify", str(cfg_file)]) == 1
+    out = capsys.readouterr()
+    lines = out.out.strip().splitlines()
+    assert "results/toy/draws/2.parquet: NOT PRODUCED by this configuration (an old output)" in lines
+    assert "results/toy/draws/3.parquet: NO RECORD of the job that wrote it" in lines
+    assert "results/tables/notes.parquet: NOT PRODUCED by this configuration (an old output)" in lines
+    raw["toy"] = {"ks": [2, 3]}
+    cfg_file.write_text(yaml.safe_dump(raw))
+    assert main(["verify", str(cfg_file)]) == 1
+    assert "results/toy/draws/2.parquet: CHANGED since its job wrote it" in capsys.readouterr().out

@@ -24,6 +24,7 @@ path: the same config gives byte-identical files.
 from __future__ import annotations
 
 import glob
+import hashlib
 import json
 import math
 import os
@@ -118,6 +119,43 @@ def check_links_inside(root: str | os.PathLike, base: str | os.PathLike | None =
             if target != base and base not in target.parents:
                 raise DataError(f"{path}: a symbolic link to {target}, outside the working folder {base}: the "
                                 f"workflow writes only inside it; remove the link (rm {path}) and rerun")
+
+
+OUTPUT_RECORDS = ".outputs"  # <results>/.outputs: each workflow job's output hashes (shuffledp verify)
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _files(outputs: Mapping) -> list[str]:
+    out = []
+    for paths in outputs.values():
+        out += list(paths.values()) if isinstance(paths, Mapping) else [paths]
+    return out
+
+
+def record_name(record: Mapping) -> str:
+    """``<stage>/<step>[_<wildcard value>...].json``: a job's identity as a file name."""
+    values = [str(v) for _, v in sorted(dict(record.get("wildcards") or {}).items())]
+    return f"{record['stage']}/" + "_".join([str(record["step"]), *values]) + ".json"
+
+
+def write_output_record(io_path: str | os.PathLike, record: Mapping, outputs: Mapping) -> str | None:
+    """After a workflow job: its output record beside its io file's folder (``<results>/.jobs`` ->
+    ``<results>/.outputs``); None (nothing written) for an io file outside a ``.jobs`` folder."""
+    folder = Path(io_path).parent
+    if folder.name != ".jobs":
+        return None
+    hashes = {p: sha256_file(p) for p in sorted(_files(outputs)) if os.path.isfile(p)}
+    job = {k: record[k] for k in ("stage", "step", "wildcards", "spec") if k in record}
+    path = folder.parent / OUTPUT_RECORDS / record_name(job)
+    write_text(path, json.dumps({"job": job, "outputs": hashes}, sort_keys=True, indent=1) + "\n")
+    return str(path)
 
 
 def atomic_write(path: str | os.PathLike, writer: Callable[[str], object]) -> None:

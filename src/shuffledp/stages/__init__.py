@@ -556,7 +556,12 @@ def run_step(stage_name: str, step_name: str, spec_path: str, io_path: str) -> o
     from shuffledp.io import job_record_context
 
     with job_record_context(record, outputs):
-        return step.run(spec, inputs, outputs)
+        result = step.run(spec, inputs, outputs)
+    from shuffledp.io import write_output_record
+
+    # the content hash of every output as this job wrote it (shuffledp verify checks them later)
+    write_output_record(io_path, record, outputs)
+    return result
 
 
 def _own_record(stage: Stage, step: Step, spec: Mapping, io: Mapping, where: str) -> dict:
