@@ -81,7 +81,8 @@ def _unique(items):
 
 # number: an int or a float (strict mode accepts an int where a float is expected; never a bool or a string)
 Number = Annotated[float, AfterValidator(_normal)]
-Seed = Annotated[StrictInt, Field(ge=0)]
+# a seed: the config's (at most 2**32 - 1) plus an offset (personalized.seeds, at most 2**32 - 1)
+Seed = Annotated[StrictInt, Field(ge=0, le=2 * (2**32 - 1))]
 NonNegInt = Annotated[StrictInt, Field(ge=0)]
 Reps = Annotated[list[NonNegInt], Field(min_length=1), AfterValidator(_unique)]
 Name = Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=64)]

@@ -17,8 +17,9 @@ io file elsewhere) writes none.
 - ``stale``: no job of this configuration produces it (a stage or value removed from the config);
 - ``missing``: a job of this configuration produces it, and it is not there (not built yet).
 
-The outputs the configuration's jobs write under ``data/`` (processed tables) are checked against
-their records too.
+An output the configuration's jobs wrote under ``data/`` (a processed table) is checked against its
+record too (raw files there, put by the user or a mirror, have none and are not listed);
+``results/README.md`` (the folder's description in the repository) is not an output.
 
 Imports nothing heavy.
 """
@@ -91,6 +92,8 @@ def verify(config: Mapping) -> dict[str, list[str]]:
         if not rel.parts:
             dirs[:] = [d for d in dirs if d not in BOOKKEEPING]
         for name in files:
+            if not rel.parts and name == "README.md":  # the folder's description (part of the repository)
+                continue
             path = os.path.normpath(str(Path(folder) / name))
             present.add(path)
             if path not in expected:
@@ -106,7 +109,6 @@ def verify(config: Mapping) -> dict[str, list[str]]:
         if path.startswith(inside):
             if path not in present and not os.path.isdir(path):
                 verdicts["missing"].append(path)
-        elif os.path.isfile(path):  # an output under data/ (a processed table): checked against its record too
-            verdicts["unrecorded" if path not in recorded else
-                     "changed" if sha256_file(path) != recorded[path][0] else "ok"].append(path)
+        elif os.path.isfile(path) and path in recorded:  # an output under data/ a job wrote: checked too
+            verdicts["changed" if sha256_file(path) != recorded[path][0] else "ok"].append(path)
     return {k: sorted(v) for k, v in verdicts.items()}
