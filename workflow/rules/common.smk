@@ -136,26 +136,9 @@ def job_inputs(stage, step, table, stages):
     return lambda wildcards: job_io(stage, step, job_of(stage, step, table, wildcards), ROOTS, stages)["input"]
 
 
-# each job's spec and io file paths, computed once per job in this process (Snakemake evaluates a
-# job's params more than once while it builds the DAG: the files are named by their content, so a
-# job's are the same every time)
-_JOB_FILES = {}
-
-
-def _once(kind, stage, step, job, make):
-    key = (kind, stage.name, step.name, tuple(sorted(job.wildcards.items())))
-    if key not in _JOB_FILES:
-        _JOB_FILES[key] = make()
-    return _JOB_FILES[key]
-
-
 def job_spec_file(stage, step, table):
     """A params function: the path of the job's spec file (written once, named by its content)."""
-    def spec_file(wildcards):
-        job = job_of(stage, step, table, wildcards)
-        return _once("spec", stage, step, job, lambda: content_file(JOBFILES, "spec", job.spec))
-
-    return spec_file
+    return lambda wildcards: content_file(JOBFILES, "spec", job_of(stage, step, table, wildcards).spec)
 
 
 _JOB_TABLES = {}
@@ -181,9 +164,5 @@ def job_data(step):
 def job_io_file(stage, step, table, stages):
     """A params function: the path of the job's io file (named inputs and outputs, the job's own
     record and the record each input table must carry)."""
-    def io_file(wildcards):
-        job = job_of(stage, step, table, wildcards)
-        return _once("io", stage, step, job, lambda: content_file(
-            JOBFILES, "io", job_io(stage, step, job, ROOTS, stages, job_tables(stages))))
-
-    return io_file
+    return lambda wildcards: content_file(JOBFILES, "io", job_io(stage, step, job_of(stage, step, table, wildcards),
+                                                                 ROOTS, stages, job_tables(stages)))
