@@ -22,10 +22,12 @@ _SYNTH = {"name": "dup", "domain": 8, "set_size": 2, "users": 100, "distribution
 BAD = {
     "data": ("datasets", {"synthetic": [_SYNTH, _SYNTH]}, "datasets.synthetic"),
     "segmented": ("segmented", {"levels": [2.0, 1.0, 0.5]}, "segmented.levels"),
-    "personalized": ("personalized", {"n_grid": [10000, 1000]}, "personalized.n_grid"),
+    # (n_grid and eps lists written out of order are the same config now: x-order canonical)
+    "personalized": ("personalized", {"table2": {"rows": [{"name": "a", "bound": "fv"}, {"name": "a", "bound": "fv"}]}},
+                     "personalized.table2.rows"),
     "peruser": ("peruser", {"eps1_fractions": [1.5]}, "peruser.eps1_fractions"),
     "multidim": ("multidim", {"eps": [4.0, 1.0]}, "multidim.eps"),
-    "multidim_frameworks": ("multidim_frameworks", {"eps": [1.0, 0.2, 0.6]}, "multidim_frameworks.eps"),
+    "multidim_frameworks": ("multidim_frameworks", {"hdg": {"domain": 12}}, "multidim_frameworks.hdg.domain"),
     "accountants_compare": ("accountants_compare", {"n_grid": [1]}, "accountants_compare.n_grid"),
 }
 
