@@ -120,7 +120,7 @@ def test_optimal_m_and_best_baseline():
 def test_job_rows_reproducible_and_batch_independent(prepared, tmp_path):
     out, _ = prepared
     grid = list(np.geomspace(0.1, 10, 3))
-    acct = pd.DataFrame([dict(m=m, eps=e, level=k + 1, **{"lambda": 0.5}, mse_bound=1.0)
+    acct = pd.DataFrame([dict(m=m, eps=e, level=k + 1, **{"lambda": 0.5}, mse_bound=1.0, padding=4)
                          for m in grid for k, e in enumerate([0.5, 1, 2])])
     acct.to_parquet(tmp_path / "acct.parquet")
     table = str(tmp_path / "acct.parquet")
@@ -137,6 +137,29 @@ def test_job_rows_reproducible_and_batch_independent(prepared, tmp_path):
     assert (a["lambda_1"] == 0.5).all() and len(a) == 3 * 4
     again = ex.run_job(dict(base, reps=[0, 1, 2, 3]), str(out), table)
     pd.testing.assert_frame_equal(a, again)
+    # a table computed for another padding domain (rates over d items) is refused
+    acct.assign(padding=0).to_parquet(tmp_path / "acct0.parquet")
+    with pytest.raises(ValueError, match="padding"):
+        ex.run_job(dict(base, reps=[0]), str(out), str(tmp_path / "acct0.parquet"))
+
+
+def test_padding_declared_by_the_source_and_checked_against_the_data(prepared, tmp_path):
+    """MSNBC (1 to 17 items) pads: padding = s in every job of its chain; the synthetic tables (every
+    user exactly s items) do not: padding 0, so their accountant tables and runs are the paper's
+    protocol over d items. A dataset declared without padding whose users hold fewer than s items
+    is refused."""
+    cfg = _config()
+    jobs = STAGE.jobs(cfg)
+    for j in jobs:
+        if j.step in ("prepare", "accountant", "params", "params_paper"):
+            ds = j.wildcards["segds"]
+            s = cfg["segmented"]["datasets"][ds]["s"]
+            assert j.spec["padding"] == (s if ds == "msnbc" else 0), (j.step, ds)
+    _, meta = prepared
+    assert meta["padding"] == 4
+    with pytest.raises(ValueError, match="fewer than s = 4"):
+        ex.prepare(str(tmp_path / "msnbc_sets.parquet"), str(tmp_path / "x.parquet"), dataset="msnbc",
+                   d=17, s=4, seed=3, padding=0)
 
 
 def test_jobs_grid_and_specs():

@@ -139,6 +139,23 @@ def check_config(config: Mapping) -> None:
                 raise ConfigError(f"config key segmented.figures.{fig}.settings: unknown setting {st}")
 
 
+def padding_items(config: Mapping, dataset: str) -> int:
+    """The padding domain's size of a segmented dataset: 0 when its source guarantees every user at
+    least ``s`` items (a synthetic table with ``set_size >= s``: then every user holds exactly ``s``
+    after selection, the neighbouring relation is the paper's substitution of ``s``-sets and the
+    protocol runs over ``d`` items), else ``s`` (e.g. MSNBC, 1 to 17 items: padding items are sent
+    and every accountant is over ``d + s`` items). Decided by the declared source, never by the data
+    (``prepare`` checks the data against it)."""
+    ds = config["segmented"]["datasets"][dataset]
+    table, s = ds["table"], int(ds["s"])
+    if table.startswith("synthetic_"):
+        synth = {x["name"]: x for x in config["datasets"]["synthetic"]}
+        spec = synth.get(table[len("synthetic_"):])
+        if spec is not None and int(spec["set_size"]) >= s:
+            return 0
+    return s
+
+
 # the keys of one panel of a ``run`` job (``data``/``table``: the index of its input in the job's lists)
 RUN_POINT_KEYS = frozenset({"dataset", "n", "setting", "data", "table"})
 RUN_POINT_OPTIONAL = frozenset({"levels", "shares", "level_histogram", "sampler", "accountant", "epsilon_p", "delta",
@@ -159,36 +176,40 @@ def jobs(config: Mapping) -> list[Job]:
     pan = panels(cfg)
     pan_ds = sorted({d for d, _ in pan})
     ns = [int(n) for n in cfg["n"]]
-    out = _table_jobs(cfg, seed, levels, grid, pan, pan_ds, ns)
+    pads = {ds: padding_items(config, ds) for ds in pan_ds}
+    out = _table_jobs(cfg, seed, levels, grid, pan, pan_ds, ns, pads)
     out += _run_jobs(cfg, seed, levels, pan, pan_ds, ns)
     return out + _report_jobs(config, cfg, JobTable(out), grid, pan_ds, ns)
 
 
-def _table_jobs(cfg: Mapping, seed: int, levels: list, grid: list, pan: list, pan_ds: list, ns: list) -> list[Job]:
-    """Per dataset its ``prepare`` job, and per n its ``accountant`` and ``params`` jobs."""
+def _table_jobs(cfg: Mapping, seed: int, levels: list, grid: list, pan: list, pan_ds: list, ns: list,
+                pads: Mapping) -> list[Job]:
+    """Per dataset its ``prepare`` job, and per n its ``accountant`` and ``params`` jobs (each with
+    the dataset's padding domain size, :func:`padding_items`)."""
     out = []
     for ds in pan_ds:
         dcfg = cfg["datasets"][ds]
+        pad = int(pads[ds])
         out.append(Job("prepare", {"segds": ds}, {"dataset": ds, "d": int(dcfg["d"]), "s": int(dcfg["s"]),
-                                                   "seed": seed, "oversize": cfg["oversize"]},
+                                                   "seed": seed, "oversize": cfg["oversize"], "padding": pad},
                        inputs={"table": [f"data/processed/{dcfg['table']}.parquet"]}))
         for n in ns:
             wc = {"segds": ds, "segn": str(n)}
             delta = float(cfg["delta_factor"]) / n
             out.append(Job("accountant", wc, {
                 "n": n, "d": int(dcfg["d"]), "s": int(dcfg["s"]), "levels": levels, "delta": delta,
-                "m_grid": grid, "accountants": list(cfg["accountants"]),
+                "m_grid": grid, "accountants": list(cfg["accountants"]), "padding": pad,
                 "settings": {k: [float(x) for x in v] for k, v in cfg["settings"].items()}}))
             used = sorted({st for d, st in pan if d == ds})
             out.append(Job("params", wc, {
                 "dataset": ds, "n": n, "d": int(dcfg["d"]), "s": int(dcfg["s"]), "levels": levels,
                 "settings": {k: cfg["settings"][k] for k in used}, "delta": delta,
-                "uniform_eps": float(cfg["uniform_eps"]), "accountant": cfg["accountant"]}))
+                "uniform_eps": float(cfg["uniform_eps"]), "accountant": cfg["accountant"], "padding": pad}))
             if "paper" in cfg["baseline_accounting"]:
                 out.append(Job("params_paper", wc, {
                     "dataset": ds, "n": n, "d": int(dcfg["d"]), "s": int(dcfg["s"]), "levels": levels,
                     "settings": {k: cfg["settings"][k] for k in used}, "delta": delta,
-                    "uniform_eps": float(cfg["uniform_eps"])}))
+                    "uniform_eps": float(cfg["uniform_eps"]), "padding": pad}))
     return out
 
 
@@ -303,9 +324,12 @@ def _prepare(spec, inputs, outputs) -> None:
 
     if spec["s"] < 1 or spec["d"] < 2:
         raise UsageError("--spec: need s >= 1 and d >= 2")
+    if spec["padding"] not in (0, spec["s"]):
+        raise UsageError("--spec: padding must be 0 or s")
     meta = ex.prepare(inputs["table"][0], outputs["data"], dataset=spec["dataset"], d=spec["d"], s=spec["s"],
-                      seed=spec["seed"], oversize=spec["oversize"])
-    print(json.dumps({k: meta[k] for k in ("dataset", "d", "s", "users", "users_padded", "users_selected")}))
+                      seed=spec["seed"], oversize=spec["oversize"], padding=spec["padding"])
+    print(json.dumps({k: meta[k] for k in ("dataset", "d", "s", "padding", "users", "users_padded",
+                                           "users_selected")}))
 
 
 def _accountant(spec, inputs, outputs) -> None:
@@ -316,7 +340,8 @@ def _accountant(spec, inputs, outputs) -> None:
     # the shares and are cached across settings (shuffledp.accountants.segmented_optimizer)
     for setting, shares in spec["settings"].items():
         table = segmented_table(int(spec["n"]), int(spec["d"]), int(spec["s"]), spec["levels"], shares,
-                                float(spec["delta"]), spec["m_grid"], accountants=spec["accountants"])
+                                float(spec["delta"]), spec["m_grid"], accountants=spec["accountants"],
+                                padding=int(spec["padding"]))
         write_table(table, outputs["tables"][setting])
         print(outputs["tables"][setting])
 
@@ -328,7 +353,8 @@ def _params_paper(spec, inputs, outputs) -> None:
 
     n = int(spec["n"])
     df = sp.paper_baseline_params(n, int(spec["d"]), int(spec["s"]), spec["levels"], spec["settings"],
-                                  float(spec["delta"]), float(spec["uniform_eps"]), ex.level_counts)
+                                  float(spec["delta"]), float(spec["uniform_eps"]), ex.level_counts,
+                                  padding=int(spec["padding"]))
     df.insert(0, "dataset", spec["dataset"])
     df.insert(1, "n", n)
     write_table(df, outputs["table"])
@@ -342,7 +368,8 @@ def _params(spec, inputs, outputs) -> None:
 
     n = int(spec["n"])
     df = sp.baseline_params(n, int(spec["d"]), int(spec["s"]), spec["levels"], spec["settings"],
-                            float(spec["delta"]), float(spec["uniform_eps"]), ex.level_counts, spec["accountant"])
+                            float(spec["delta"]), float(spec["uniform_eps"]), ex.level_counts, spec["accountant"],
+                            padding=int(spec["padding"]))
     df.insert(0, "dataset", spec["dataset"])
     df.insert(1, "n", n)
     write_table(df, outputs["table"])
@@ -493,25 +520,25 @@ STAGE = Stage(
         Step("prepare", _prepare,
              inputs=("table",),
              outputs=(Output("data", "segmented/data/{segds}.parquet"),),
-             spec_keys=frozenset({"dataset", "d", "s", "seed", "oversize"}),
+             spec_keys=frozenset({"dataset", "d", "s", "seed", "oversize", "padding"}),
              wildcards={"segds": DS},
              runtime=5),
         Step("accountant", _accountant,
              outputs=(Output("tables", "accountant/segmented/{segds}_n{segn}_{setting}.parquet",
                              over="setting", values=_settings),),
-             spec_keys=frozenset({"n", "d", "s", "levels", "delta", "m_grid", "accountants", "settings"}),
+             spec_keys=frozenset({"n", "d", "s", "levels", "delta", "m_grid", "accountants", "settings", "padding"}),
              wildcards={"segds": DS, "segn": N},
              runtime=10,
              priority=5),  # the head of the segmented chain (run, aggregate, figures, claims)
         Step("params", _params,
              outputs=(Output("table", "segmented/params/{segds}_n{segn}.parquet"),),
              spec_keys=frozenset({"dataset", "n", "d", "s", "levels", "settings", "delta", "uniform_eps",
-                                  "accountant"}),
+                                  "accountant", "padding"}),
              wildcards={"segds": DS, "segn": N},
              runtime=5),
         Step("params_paper", _params_paper,
              outputs=(Output("table", "segmented/params_paper/{segds}_n{segn}.parquet"),),
-             spec_keys=frozenset({"dataset", "n", "d", "s", "levels", "settings", "delta", "uniform_eps"}),
+             spec_keys=frozenset({"dataset", "n", "d", "s", "levels", "settings", "delta", "uniform_eps", "padding"}),
              wildcards={"segds": DS, "segn": N},
              runtime=5),
         Step("run", _run,
