@@ -277,7 +277,8 @@ def segmented_table(n: int, d: int, s: int, levels, shares, delta: float, m_grid
         out = optimize_segmented(n, d + padding, s, levels, shares, delta, m=m, accountant=acc)
         for k, e in enumerate(levels):
             rows.append({
-                "accountant": acc, "n": n, "d": d, "s": s, "padding": padding, "delta": delta, "m": out["m"], "level": k + 1, "eps": e,
+                "accountant": acc, "n": n, "d": d, "s": s, "padding": padding, "delta": delta, "m": out["m"],
+                "level": k + 1, "eps": e,
                 "share": shares[k], "lambda": out["lambdas"][k], "eps_achieved": out["eps_achieved"][k],
                 "delta_achieved": out["delta_achieved"][k], "m_k": out["m_k"][k],
                 "mse_bound": out["mse_bound"], "feasible": out["level_feasible"][k],
