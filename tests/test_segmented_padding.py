@@ -181,3 +181,34 @@ def test_universe_and_one_item_steps():
     one = {(x, y) for x, y in itertools.combinations(u, 2) if O.differ_in_one_item(x, y, 2, True)}
     # {} vs {0, 1} ({2, 3} vs {0, 1}) substitutes two items; every other pair one
     assert ((-1, -1), (0, 1)) not in one and ((0, -1), (1, -1)) in one and len(one) == 5
+
+
+def test_accountant_table_and_cli_over_the_padded_domain(capsys, tmp_path):
+    """``padding = s``: every rate of the table is the accountant's over ``d + s`` items (the ``d``
+    column keeps the real domain); the CLI's ``--padding`` does the same; other sizes are refused."""
+    import json
+
+    from shuffledp.accountants.segmented_optimizer import optimize_segmented
+    from shuffledp.cli import main
+
+    n, d, s, levels, shares, delta, m = 500, 5, 2, [0.5, 1.0], [0.5, 0.5], 2e-5, 1.5
+    t = segmented_table(n, d, s, levels, shares, delta, [m], include_optimum=False, accountants=["sound"], padding=s)
+    want = optimize_segmented(n, d + s, s, levels, shares, delta, m=m)["lambdas"]
+    assert list(t["lambda"]) == want and set(t["d"]) == {d} and set(t["padding"]) == {s}
+    assert want != optimize_segmented(n, d, s, levels, shares, delta, m=m)["lambdas"]
+    with pytest.raises(ValueError, match="padding"):
+        segmented_table(n, d, s, levels, shares, delta, [m], padding=1)
+    args = ["account", "segmented", "--n", str(n), "--d", str(d), "--s", str(s), "--levels", "0.5,1",
+            "--shares", "0.5,0.5", "--delta", str(delta), "--m", str(m)]
+    assert main([*args, "--padding", str(s)]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out["lambdas"] == want and out["padding"] == s
+    assert main([*args, "--padding", "1"]) != 0
+    assert "--padding" in capsys.readouterr().err
+    path = tmp_path / "t.parquet"
+    assert main(["account-table", "segmented", "--n", str(n), "--d", str(d), "--s", str(s), "--levels", "0.5,1",
+                 "--shares", "0.5,0.5", "--delta", str(delta), "--m-grid", str(m), "--accountants", "sound",
+                 "--padding", str(s), "--out", str(path)]) == 0
+    import pandas as pd
+
+    assert list(pd.read_parquet(path).query("source == 'grid'")["lambda"]) == want
