@@ -212,3 +212,17 @@ def test_accountant_table_and_cli_over_the_padded_domain(capsys, tmp_path):
     import pandas as pd
 
     assert list(pd.read_parquet(path).query("source == 'grid'")["lambda"]) == want
+
+
+@pytest.mark.parametrize("n, d, m, lam, eps", [(4, 2, 1.0, 0.4, 0.7), (4, 3, 1.5, 0.6, 1.0), (5, 2, 0.5, 0.9, 0.5)])
+def test_full_output_with_silent_others_is_the_sound_accountant(n, d, m, lam, eps):
+    """Cross-check of the two oracles: when the other users send nothing (a level at rate 0) the
+    full output is Lemma 2's output, whose exact delta the `sound` accountant is (checked by
+    brute force in test_accountants_poisson.py): every single-item pair over the padded domain
+    (padding items included) gives that value."""
+    s = 1
+    want = poisson_delta(lam, n, m, d + s, eps, accountant="sound")
+    got = [ex for vl, _, _, _, one, ex in O.neighbour_deltas(n, m, d, s, [lam, 0.0], lambda vl, one: eps, True,
+                                                               others_levels=[1]) if vl == 0 and one]
+    assert len(got) > 0
+    assert got == pytest.approx([want] * len(got), rel=1e-8)

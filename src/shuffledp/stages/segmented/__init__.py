@@ -317,6 +317,14 @@ def _report_jobs(config: Mapping, cfg: Mapping, table: JobTable, grid: list, pan
 # ------------------------------------------------------------------------------------------- steps
 
 
+def _check_padding(spec) -> int:
+    """The spec's ``padding``: 0, or ``s`` (the padding domain's size)."""
+    pad = spec["padding"]
+    if isinstance(pad, bool) or not isinstance(pad, int) or pad not in (0, spec["s"]):
+        raise UsageError(f"--spec: padding must be 0 or s = {spec['s']} (got {pad!r})")
+    return pad
+
+
 def _prepare(spec, inputs, outputs) -> None:
     import json
 
@@ -324,8 +332,7 @@ def _prepare(spec, inputs, outputs) -> None:
 
     if spec["s"] < 1 or spec["d"] < 2:
         raise UsageError("--spec: need s >= 1 and d >= 2")
-    if spec["padding"] not in (0, spec["s"]):
-        raise UsageError("--spec: padding must be 0 or s")
+    _check_padding(spec)
     meta = ex.prepare(inputs["table"][0], outputs["data"], dataset=spec["dataset"], d=spec["d"], s=spec["s"],
                       seed=spec["seed"], oversize=spec["oversize"], padding=spec["padding"])
     print(json.dumps({k: meta[k] for k in ("dataset", "d", "s", "padding", "users", "users_padded",
@@ -341,7 +348,7 @@ def _accountant(spec, inputs, outputs) -> None:
     for setting, shares in spec["settings"].items():
         table = segmented_table(int(spec["n"]), int(spec["d"]), int(spec["s"]), spec["levels"], shares,
                                 float(spec["delta"]), spec["m_grid"], accountants=spec["accountants"],
-                                padding=int(spec["padding"]))
+                                padding=_check_padding(spec))
         write_table(table, outputs["tables"][setting])
         print(outputs["tables"][setting])
 
@@ -354,7 +361,7 @@ def _params_paper(spec, inputs, outputs) -> None:
     n = int(spec["n"])
     df = sp.paper_baseline_params(n, int(spec["d"]), int(spec["s"]), spec["levels"], spec["settings"],
                                   float(spec["delta"]), float(spec["uniform_eps"]), ex.level_counts,
-                                  padding=int(spec["padding"]))
+                                  padding=_check_padding(spec))
     df.insert(0, "dataset", spec["dataset"])
     df.insert(1, "n", n)
     write_table(df, outputs["table"])
@@ -369,7 +376,7 @@ def _params(spec, inputs, outputs) -> None:
     n = int(spec["n"])
     df = sp.baseline_params(n, int(spec["d"]), int(spec["s"]), spec["levels"], spec["settings"],
                             float(spec["delta"]), float(spec["uniform_eps"]), ex.level_counts, spec["accountant"],
-                            padding=int(spec["padding"]))
+                            padding=_check_padding(spec))
     df.insert(0, "dataset", spec["dataset"])
     df.insert(1, "n", n)
     write_table(df, outputs["table"])
