@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pytest
 
+from shuffledp.experiments import audit_mutants as M
 from shuffledp.experiments import audits as A
 
 ALPHA = 1e-3
@@ -91,104 +92,30 @@ def test_audit_calls_the_site(name, monkeypatch):
 # ------------------------------------------------------------------ the planted bugs
 
 
-def _krr_binary_flip(monkeypatch):
-    """k-RR keeping its value with e^eps / (e^eps + 1) (the binary formula) instead of
-    e^eps / (e^eps + k - 1): a run of the real k-RR at eps + log(k - 1)."""
+def test_every_audit_has_a_mutant():
+    assert set(M.MUTANTS) == set(A.AUDITS)
+
+
+@pytest.mark.parametrize("name", sorted(M.MUTANTS))
+def test_planted_bug_is_caught(name):
+    row, _ = A.run_audit(name, _trials(name), ALPHA, SEED, mutant=True)
+    assert row["verdict"] == "violation", row
+
+
+def test_planted_restores_the_code():
     from shuffledp.protocols import flame
 
     real = flame.krr
-
-    def bad(x, eps, k, rng):
-        return real(x, np.asarray(eps, dtype=float) + np.log(np.maximum(np.asarray(k) - 1, 1)), k, rng)
-
-    monkeypatch.setattr(flame, "krr", bad)
-
-
-def _collision_as_hit(monkeypatch, module):
-    """Eq. (1) with every hashed value (duplicates included) reported with probability p: a bucket
-    two values collide on gets 2p."""
-    from shuffledp.mechanisms import collision
-
-    def bad(hashed, p, g, rng):
-        hashed = np.asarray(hashed, dtype=np.int64)
-        n, m = hashed.shape
-        out = collision.collision_report(hashed, 0.0, g, rng)  # uniform outside the hashed values
-        hit = rng.random(n) < m * p
-        col = rng.integers(0, m, size=n)
-        out[hit] = hashed[np.flatnonzero(hit), col[hit]]
-        return out
-
-    monkeypatch.setattr(module, "collision_report", bad)
+    with pytest.raises(RuntimeError), M.planted("flame_local"):
+        assert flame.krr is not real
+        raise RuntimeError("inside")
+    assert flame.krr is real
 
 
-def _subexp_weight(monkeypatch):
-    from shuffledp.mechanisms import subset_exp as se
-
-    real = se.intersection_pmf
-
-    def bad(r):
-        return real(se.SubsetExpRates(**{**r.__dict__, "eps": 2 * r.eps}))
-
-    monkeypatch.setattr(se, "intersection_pmf", bad)
-
-
-def _blanket_short(monkeypatch):
-    from shuffledp.mechanisms import poisson_set as ps
-
-    real = ps.blanket_trials
-
-    def bad(m):
-        c, rate = real(m)
-        return max(c - 1, 0), rate
-
-    monkeypatch.setattr(ps, "blanket_trials", bad)
-
-
-def _count_leak(monkeypatch):
-    from shuffledp.protocols import segmented
-
-    real = segmented.run_segmented
-
-    def bad(sets, levels, lambdas, m, d, rng, **kw):
-        out = real(sets, levels, lambdas, m, d, rng, **kw)
-        out.n_messages += int((np.asarray(sets)[0] >= 0).sum())  # the victim's set size, leaked
-        return out
-
-    monkeypatch.setattr(segmented, "run_segmented", bad)
-
-
-def _laplace_small(monkeypatch):
-    from shuffledp.protocols import peruser
-
-    monkeypatch.setattr(peruser, "laplace_scale", lambda eps, c: c / (2 * eps))
-
-
-MUTANTS = {
-    "krr_shuffle": _krr_binary_flip,
-    "flame_local": _krr_binary_flip,
-    "calm_flame": _krr_binary_flip,
-    "hdg_flame": _krr_binary_flip,
-    "mhm_local": lambda mp: _collision_as_hit(mp, __import__("shuffledp.protocols.mhm", fromlist=["x"])),
-    "calm_mhm": lambda mp: _collision_as_hit(mp, __import__("shuffledp.protocols.mhm", fromlist=["x"])),
-    "hdg_mhm": lambda mp: _collision_as_hit(mp, __import__("shuffledp.protocols.mhm", fromlist=["x"])),
-    "tcm_local": lambda mp: _collision_as_hit(mp, __import__("shuffledp.protocols.tcm", fromlist=["x"])),
-    "subexp_shuffle": _subexp_weight,
-    "segmented_item": _blanket_short,
-    "mm_item": _blanket_short,
-    "segmented_count": _count_leak,
-    "peruser_alg1": _laplace_small,
-}
-
-
-def test_every_audit_has_a_mutant():
-    assert set(MUTANTS) == set(A.AUDITS)
-
-
-@pytest.mark.parametrize("name", sorted(MUTANTS))
-def test_planted_bug_is_caught(name, monkeypatch):
-    MUTANTS[name](monkeypatch)
-    row, _ = A.run_audit(name, _trials(name), ALPHA, SEED)
-    assert row["verdict"] == "violation", row
+def test_audit_row_reports_the_mutant():
+    row, _ = A.audit_row("flame_local", 20_000, ALPHA, SEED)
+    assert row["verdict"] == "consistent" and row["mutant_caught"]
+    assert row["mutant_eps_lb"] > row["eps_ub"] >= row["eps_lb"]
 
 
 @pytest.mark.parametrize("name", sorted(set(A.AUDITS) - {"segmented_count"}))

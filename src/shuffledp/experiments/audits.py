@@ -227,8 +227,8 @@ def audit_krr_local(p: Mapping, trials: int, rng, *, eps_l: float | None = None,
     samples = [krr(np.full(trials, v, dtype=np.int64), eps_l, k, rng) for v in pair]
     pp, qq = krr_p(eps_l, k)
     law = [np.where(np.arange(k) == v, pp, qq) for v in pair]
-    return _ldp_row(samples, eps_l, _pmf_eps(*law), "k-RR pair law", {"setting_extra": {"eps_l": eps_l, "k": k,
-                                                                                       **({"view": label} if label else {})}})
+    extra = {"eps_l": eps_l, "k": k, **({"view": label} if label else {})}
+    return _ldp_row(samples, eps_l, _pmf_eps(*law), "k-RR pair law", {"setting_extra": extra})
 
 
 def _collision_pair(hashed: np.ndarray) -> tuple[int, int, bool]:
@@ -464,21 +464,25 @@ def audit_alg1(p: Mapping, trials: int, rng) -> dict:
 
 # ------------------------------------------------------------------ the registry
 
+# the planted bugs (shuffledp.experiments.audit_mutants)
+KRR_BUG = "keep probability e^eps/(e^eps+1) (the binary formula) instead of e^eps/(e^eps+k-1)"
+COLLISION_BUG = "hash collision counted as a hit (2p on a colliding bucket)"
+
 AUDITS: dict[str, Audit] = {a.name: a for a in (
-    Audit("krr_shuffle", ("krr", "flame"), "krr", "shuffle", "victim's two value counts", "keep probability "
-          "e^(eps+0.5)/(e^(eps+0.5)+k-1) (wrong flip probability)", run=audit_krr_shuffle),
-    Audit("flame_local", ("flame",), "krr", "local", "the report", "wrong flip probability", run=audit_krr_local),
+    Audit("krr_shuffle", ("krr", "flame"), "krr", "shuffle", "victim's two value counts", KRR_BUG,
+          run=audit_krr_shuffle),
+    Audit("flame_local", ("flame",), "krr", "local", "the report", KRR_BUG, run=audit_krr_local),
     Audit("mhm_local", ("mhm", "mhm_paper", "ogm", "nogm"), "mhm_randomize", "local", "the report",
-          "hash collision counted as a hit (2p on a colliding bucket)", run=audit_mhm_local),
-    Audit("tcm_local", ("tcm",), "tcm_randomize", "local", "the report", "hash collision counted as a hit",
+          COLLISION_BUG, run=audit_mhm_local),
+    Audit("tcm_local", ("tcm",), "tcm_randomize", "local", "the report", COLLISION_BUG,
           run=audit_tcm_local),
-    Audit("calm_mhm", ("calm:mhm",), "mhm_randomize", "local", "the report", "hash collision counted as a hit",
+    Audit("calm_mhm", ("calm:mhm",), "mhm_randomize", "local", "the report", COLLISION_BUG,
           run=lambda p, t, r: audit_framework("calm", "mhm", p, t, r)),
-    Audit("calm_flame", ("calm:flame",), "krr", "local", "the report", "wrong flip probability",
+    Audit("calm_flame", ("calm:flame",), "krr", "local", "the report", KRR_BUG,
           run=lambda p, t, r: audit_framework("calm", "flame", p, t, r)),
-    Audit("hdg_mhm", ("hdg:mhm",), "mhm_randomize", "local", "the report", "hash collision counted as a hit",
+    Audit("hdg_mhm", ("hdg:mhm",), "mhm_randomize", "local", "the report", COLLISION_BUG,
           run=lambda p, t, r: audit_framework("hdg", "mhm", p, t, r)),
-    Audit("hdg_flame", ("hdg:flame",), "krr", "local", "the report", "wrong flip probability",
+    Audit("hdg_flame", ("hdg:flame",), "krr", "local", "the report", KRR_BUG,
           run=lambda p, t, r: audit_framework("hdg", "flame", p, t, r)),
     Audit("subexp_shuffle", ("subexp_shuffle", "subexp_local"), "subset_exp", "shuffle",
           "hit counts of the victim's two items", "intersection weight e^(2 eps) (wrong probability)",
@@ -491,7 +495,7 @@ AUDITS: dict[str, Audit] = {a.name: a for a in (
           run=lambda p, t, r: audit_segmented(p, t, r, what="count")),
     Audit("mm_item", ("mm_shuffle", "sepmm", "wsepmm"), "run_mm", "shuffle", "C_a - C_b",
           "blanket count one short (ceil(m) - 1 trials per user)", loop="loop", run=audit_mm),
-    Audit("peruser_alg1", ("alg1", "alg1T"), "algorithm1", "shuffle", "sum of released coordinate 0 - 1",
+    Audit("peruser_alg1", ("alg1", "alg1T"), "algorithm1", "shuffle", "R_0 - R_1 of the victim's release",
           "Laplace scale c/(2 eps) instead of 2c/eps", run=audit_alg1),
 )}
 
@@ -523,9 +527,19 @@ DEFAULT_SETTINGS: dict[str, dict] = {
 }
 
 
+CHUNK = 200_000  # vectorised audits draw their trials in chunks of this size (memory at paper scale)
+
+
 def run_audit(name: str, trials: int, alpha: float, seed: int, settings: Mapping | None = None,
-              records: np.ndarray | None = None) -> tuple[dict, float]:
-    """One audit: its table row and its wall seconds (kept out of the row: not reproducible)."""
+              records: np.ndarray | None = None, *, mutant: bool = False) -> tuple[dict, float]:
+    """One audit: its table row and its wall seconds (kept out of the row: not reproducible).
+    ``mutant=True``: the same audit (same seed) with its planted bug in the code
+    (:func:`shuffledp.experiments.audit_mutants.planted`)."""
+    if mutant and name not in NOT_RUN:
+        from shuffledp.experiments.audit_mutants import planted
+
+        with planted(name):
+            return run_audit(name, trials, alpha, seed, settings, records)
     if name in NOT_RUN:
         return ({"audit": name, "protocols": name, "function": "", "kind": "", "statistic": "", "n": 0,
                  "trials": 0, "delta": math.nan, "alpha": float(alpha), "eps_lb": math.nan, "eps_ub": math.nan,
@@ -535,11 +549,17 @@ def run_audit(name: str, trials: int, alpha: float, seed: int, settings: Mapping
     p = dict(DEFAULT_SETTINGS[name], **(settings or {}))
     rng = seeded_rng(seed, "audits", name)
     t0 = time.perf_counter()
-    if records is not None and name.startswith(("calm_", "hdg_")):
-        fw, comp = name.split("_")
-        res = audit_framework(fw, comp, p, trials, rng, records=records)
-    else:
-        res = a.run(p, trials, rng)
+    parts, res = [], None
+    for start in range(0, int(trials), CHUNK if a.loop == "vector" else int(trials)):
+        size = min(CHUNK, int(trials) - start) if a.loop == "vector" else int(trials)
+        if records is not None and name.startswith(("calm_", "hdg_")):
+            fw, comp = name.split("_")
+            r = audit_framework(fw, comp, p, size, rng, records=records)
+        else:
+            r = a.run(p, size, rng)
+        res = res or r
+        parts.append(r["samples"])
+    res["samples"] = [np.concatenate([s[i] for s in parts]) for i in (0, 1)]
     x0, x1 = res["samples"]
     dist = distinguish(np.asarray(x0), np.asarray(x1), res["delta"], alpha)
     seconds = time.perf_counter() - t0
@@ -561,3 +581,52 @@ def run_audit(name: str, trials: int, alpha: float, seed: int, settings: Mapping
 
 def names() -> list[str]:
     return [*AUDITS, *NOT_RUN]
+
+
+# ------------------------------------------------------------------ the report step
+
+COLUMNS = ["audit", "protocols", "function", "kind", "statistic", "n", "trials", "delta", "alpha", "eps_lb",
+           "eps_ub", "eps_exact", "tightness", "verdict", "upper_by", "mutant", "mutant_eps_lb", "mutant_caught",
+           "setting", "notes"]
+
+
+def audit_row(name: str, trials: int, alpha: float, seed: int, settings: Mapping | None = None,
+              records: np.ndarray | None = None) -> tuple[dict, float]:
+    """The stage's row: the audit of the code as it is, then under its planted bug (same seed):
+    ``mutant_eps_lb`` and ``mutant_caught`` (the audit flagged the mutant as a violation); an audit
+    that does not catch its bug says so in ``notes``. Seconds: both runs."""
+    row, sec = run_audit(name, trials, alpha, seed, settings, records)
+    if name in NOT_RUN:
+        return dict(row, mutant_eps_lb=math.nan, mutant_caught=False), sec
+    mrow, msec = run_audit(name, trials, alpha, seed, settings, records, mutant=True)
+    caught = mrow["verdict"] == "violation"
+    row = dict(row, mutant_eps_lb=mrow["eps_lb"], mutant_caught=caught)
+    if not caught:
+        row["notes"] = "; ".join(x for x in (row["notes"], "this audit does not catch its planted bug at these "
+                                             "trials") if x)
+    return row, sec + msec
+
+
+def report(row_files: list[str], timing_files: list[str], spec: Mapping, out: Mapping[str, str]):
+    """The ``report`` step: ``audits.{parquet,md}`` (rows in the registry's order), the timings
+    table (wall seconds: not reproducible, kept apart) and the figure."""
+    import pandas as pd
+
+    from shuffledp.io import markdown_table, write_table, write_text
+    from shuffledp.plotting import audits as F
+
+    df = pd.concat([pd.read_parquet(f) for f in row_files], ignore_index=True)
+    order = {nm: i for i, nm in enumerate(names())}
+    df = df.sort_values("audit", key=lambda s: s.map(order)).reset_index(drop=True)[COLUMNS]
+    tim = pd.concat([pd.read_parquet(f) for f in timing_files], ignore_index=True)
+    tim = tim.sort_values("audit", key=lambda s: s.map(order)).reset_index(drop=True)
+    write_table(df, out["table"])
+    write_table(tim, out["timings"])
+    shown = df.drop(columns=["setting", "function"])
+    caption = (f"Privacy audits (scale {spec['scale']}; confidence 1 - {spec['alpha']:g}): empirical lower "
+               "bound eps_lb against the accountant's upper bound eps_ub; the setting of each audit is in "
+               "the Parquet table. Violations: " + (", ".join(df.loc[df.verdict == "violation", "audit"]) or "none")
+               + ".")
+    write_text(out["md"], markdown_table(shown, caption, float_format="{:.4g}"))
+    F.figure(df, out["pdf"], out["png"])
+    return df

@@ -1,0 +1,106 @@
+"""Empirical privacy audits of the implementations the experiments run (issue 39; docs/audits.md).
+
+Jobs: one ``run`` per audit (its trials, its accountant's upper bound; the audits are independent
+and of very different costs), one ``report`` (the table ``audits.{parquet,md}``, its timings and the
+figure). The computations are in :mod:`shuffledp.experiments.audits`; the claims gate that keeps a
+violating protocol's claims from counting as evidence is :mod:`shuffledp.claims.audit_gate`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from shuffledp.errors import ConfigError
+from shuffledp.stages import Output, Report, Stage, Step
+from shuffledp.stages.jobs import Job, JobTable
+
+TITLE = "Privacy audits of the implementations (ours; no paper)"
+# the audit names of shuffledp.experiments.audits (kept here without importing numpy; a test checks
+# that the two lists agree)
+AUDIT_NAMES = ("krr_shuffle", "flame_local", "mhm_local", "tcm_local", "calm_mhm", "calm_flame", "hdg_mhm",
+               "hdg_flame", "subexp_shuffle", "segmented_item", "segmented_count", "mm_item", "peruser_alg1",
+               "oue", "olh")
+
+
+def check_config(config: Mapping) -> None:
+    c = config.get("audits")
+    if c is None:
+        return
+    unknown = [a for a in c["include"] if a not in AUDIT_NAMES]
+    if unknown:
+        raise ConfigError(f"config key audits.include: unknown audit(s) {', '.join(map(repr, unknown))} "
+                          f"(known: {', '.join(AUDIT_NAMES)})")
+    dups = sorted({a for i, a in enumerate(c["include"]) if a in c["include"][:i]})
+    if dups:
+        raise ConfigError(f"config key audits.include: duplicate audit(s) {', '.join(map(repr, dups))}")
+    bad = [a for a in c["settings"] if a not in AUDIT_NAMES]
+    if bad:
+        raise ConfigError(f"config key audits.settings: unknown audit(s) {', '.join(map(repr, bad))}")
+
+
+def jobs(config: Mapping) -> list[Job]:
+    c = config.get("audits")
+    if not c:
+        return []
+    out = []
+    for name in c["include"]:
+        loop = name in ("segmented_item", "segmented_count", "mm_item")
+        spec = {"audit": name, "trials": int(c["loop_trials"] if loop else c["trials"]),
+                "alpha": float(c["alpha"]), "seed": int(config["seed"]),
+                "settings": dict(c["settings"].get(name, {}))}
+        out.append(Job("run", {"audit": name}, spec))
+    table = JobTable(out)
+    out.append(Job("report", {}, {"scale": config["name"], "alpha": float(c["alpha"])},
+                   inputs={"rows": table.refs("run", "row"), "timings": table.refs("run", "timing")}))
+    return out
+
+
+def _run(spec, inputs, outputs) -> None:
+    import pandas as pd
+
+    from shuffledp.experiments import audits as A
+    from shuffledp.io import write_table
+
+    if spec["audit"] not in A.names():
+        raise ConfigError(f"--spec: audit {spec['audit']!r} unknown")
+    row, seconds = A.audit_row(spec["audit"], int(spec["trials"]), float(spec["alpha"]), int(spec["seed"]),
+                               spec["settings"])
+    write_table(pd.DataFrame([row]), outputs["row"])
+    write_table(pd.DataFrame([{"audit": spec["audit"], "trials": row["trials"], "seconds": seconds}]),
+                outputs["timing"])
+    print(pd.Series(row).to_string())
+    print(f"seconds: {seconds:.2f}")
+
+
+def _report(spec, inputs, outputs) -> None:
+    from shuffledp.experiments import audits as A
+
+    print(A.report(inputs["rows"], inputs["timings"], spec, outputs).to_string())
+
+
+STAGE = Stage(
+    name="audits",
+    title=TITLE,
+    section="audits",
+    check=check_config,
+    jobs=jobs,
+    steps=(
+        Step("run", _run,
+             outputs=(Output("row", "audits/{audit}.parquet"),
+                      Output("timing", "audits/{audit}_timing.parquet")),
+             spec_keys=frozenset({"audit", "trials", "alpha", "seed", "settings"}),
+             wildcards={"audit": "[a-z0-9_]+"},
+             mem_mb=3000, runtime=30),
+        Step("report", _report,
+             inputs=("rows", "timings"),
+             outputs=(
+                 Output("table", "tables/audits.parquet", final=True),
+                 Output("md", "tables/audits.md", final=True, report=Report("captions/table.rst", "audits")),
+                 Output("timings", "tables/audits_timings.parquet", final=True),
+                 Output("pdf", "figures/audits.pdf", final=True),
+                 Output("png", "figures/audits.png", final=True, report=Report("captions/figure.rst", "audits")),
+             ),
+             spec_keys=frozenset({"scale", "alpha"}),
+             runtime=5),
+    ),
+)
