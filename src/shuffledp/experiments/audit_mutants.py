@@ -1,4 +1,4 @@
-"""The planted bugs of the audits (issue 39, "power, shown"): for each audit, one mutation of the
+"""The planted bugs of the audits: for each audit, one mutation of the
 function the experiments call that leaks more than its accountant says. :func:`planted` swaps it in
 at the name the experiments (and the audit) call, for the duration of a ``with`` block, and puts
 the original back whatever happens. The audits stage runs every audit a second time under its

@@ -1,4 +1,4 @@
-"""Empirical privacy audits of the randomizers and protocols the experiments run (issue 39).
+"""Empirical privacy audits of the randomizers and protocols the experiments run.
 
 Every audit calls **the function object the experiments call**, looked up at run time through the
 name the experiment code uses (:data:`SITES`: module and attribute, e.g. ``shuffledp.protocols.flame``
@@ -499,7 +499,7 @@ AUDITS: dict[str, Audit] = {a.name: a for a in (
           "Laplace scale c/(2 eps) instead of 2c/eps", run=audit_alg1),
 )}
 
-#: randomizers the issue lists that no experiment runs (only their accountants are evaluated):
+#: randomizers of the shuffle literature that no experiment here runs (only their accountants are evaluated):
 #: reported as rows without an audit, never silently dropped
 NOT_RUN = {
     "oue": "no experiment runs an OUE randomizer (only its accountants, in accountants_compare)",

@@ -1,4 +1,4 @@
-"""Empirical privacy audits of the implementations the experiments run (issue 39; docs/audits.md).
+"""Empirical privacy audits of the implementations the experiments run (docs/audits.md).
 
 Jobs: one ``run`` per audit (its trials, its accountant's upper bound; the audits are independent
 and of very different costs), one ``report`` (the table ``audits.{parquet,md}``, its timings and the
