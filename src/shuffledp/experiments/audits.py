@@ -231,19 +231,39 @@ def audit_krr_local(p: Mapping, trials: int, rng, *, eps_l: float | None = None,
     return _ldp_row(samples, eps_l, _pmf_eps(*law), "k-RR pair law", {"setting_extra": extra})
 
 
-def _collision_pair(hashed: np.ndarray) -> tuple[int, int, bool]:
-    """Rows (x, x') of ``hashed`` (candidates x hashed values): x with a collision if any, x' with
-    none and disjoint from x's values; ``found`` says whether x collides."""
-    distinct = np.array([np.unique(r).size for r in hashed])
+def _collision_pair(hashed: np.ndarray, tries: int = 50) -> tuple[int, int, bool] | None:
+    """Rows (x, x') of ``hashed`` (candidate records x their hashed values): x with exactly one
+    collision if any (else a clean one), x' with none and disjoint from x's values, and whether x
+    collides; None when no disjoint pair exists among the first ``tries`` candidates of each kind."""
     m = hashed.shape[1]
+    s = np.sort(hashed, axis=1)
+    distinct = 1 + (s[:, 1:] != s[:, :-1]).sum(axis=1)
     clean = np.flatnonzero(distinct == m)
-    for want in (m - 1, m):  # first a row with exactly one collision, else a clean one
-        for i in np.flatnonzero(distinct == want):
-            hs = set(hashed[i].tolist())
-            for j in clean:
-                if j != i and not hs & set(hashed[j].tolist()):
-                    return int(i), int(j), want < m
-    raise ValueError("no disjoint victim pair among the candidate records")
+    for want in (m - 1, m):
+        for i in np.flatnonzero(distinct == want)[:tries]:
+            ok = ~np.isin(hashed[clean], hashed[i]).any(axis=1) & (clean != i)
+            if ok.any():
+                return int(i), int(clean[ok][0]), want < m
+    return None
+
+
+def _fixed_pair(pool: np.ndarray, g: int, seed: int, kind: str, hash_of, indices: int = 200):
+    """``(family, hashed, i, j, collides)``: the first public hash index (of ``indices``) under which
+    the candidate records ``pool`` hold a victim pair whose first record's hashed values collide
+    (else the first index with any disjoint pair). ``hash_of(family, pool)`` gives the hashed values."""
+    first = None
+    for idx in range(indices):
+        fam = FixedIndexFamily(g, seed=seed, size=1 << 32, kind=kind, index=idx)
+        hashed = hash_of(fam, pool)
+        found = _collision_pair(hashed)
+        if found is None:
+            continue
+        if found[2]:
+            return (fam, hashed, *found)
+        first = first or (fam, hashed, *found)
+    if first is None:
+        raise ValueError("no disjoint victim pair among the candidate records")
+    return first
 
 
 def _candidates(domains, records: np.ndarray | None, limit: int = 20_000) -> np.ndarray:
@@ -257,17 +277,18 @@ def _mhm_audit(codes_pool: np.ndarray, eps_l: float, g: int, seed: int, trials: 
     from shuffledp.mechanisms.collision import collision_pmf
     from shuffledp.protocols.mhm import mhm_pq
 
+    codes_pool = np.unique(np.asarray(codes_pool, dtype=np.int64), axis=0)
     d = codes_pool.shape[1]
-    fam = FixedIndexFamily(g, seed=seed, size=1 << 32, index=12345)
-    hashed = fam.hash(fam.index + np.arange(d, dtype=np.int64)[None, :], codes_pool)
-    i, j, coll = _collision_pair(hashed)
+    fam, hashed, i, j, coll = _fixed_pair(codes_pool, g, seed, "linear", lambda f, x: f.hash(
+        f.index + np.arange(d, dtype=np.int64)[None, :], x))
     p = mhm_pq(eps_l, d, g)[0]
     randomize = target("mhm_randomize")
     samples = [randomize(np.repeat(codes_pool[r][None, :], trials, axis=0), eps_l, g, fam, rng)[1] for r in (i, j)]
     exact = _pmf_eps(collision_pmf(hashed[i], p, g), collision_pmf(hashed[j], p, g))
     note = "pair law (collision_pmf)" + ("" if coll else "; no colliding record among the candidates")
     return _ldp_row(samples, eps_l, exact, note, {"collision_in_pair": coll,
-                                                  "setting_extra": dict(extra, eps_l=eps_l, g=g, d=d)})
+                                                  "setting_extra": dict(extra, eps_l=eps_l, g=g, d=d,
+                                                                        hash_index=fam.index)})
 
 
 def audit_mhm_local(p: Mapping, trials: int, rng) -> dict:
@@ -286,18 +307,18 @@ def audit_tcm_local(p: Mapping, trials: int, rng) -> dict:
 
     n, doms = int(p["n"]), [int(c) for c in p["domains"]]
     st = tcm_eps_local(float(p["eps_s"]), 1.0 / n, n, len(doms))
-    fam = FixedIndexFamily(st.g, seed=int(rng.integers(2**62)), size=1 << 32, kind="mix", index=777)
     offsets = encoding_offsets(doms)
     pool = _candidates(doms, None)
-    hashed = fam.hash(np.int64(fam.index), pool + offsets[None, :])
-    i, j, coll = _collision_pair(hashed)
+    fam, hashed, i, j, coll = _fixed_pair(pool, st.g, int(rng.integers(2**62)), "mix",
+                                          lambda f, x: f.hash(np.int64(f.index), x + offsets[None, :]))
     randomize = target("tcm_randomize")
     samples = [randomize(np.repeat(pool[r][None, :], trials, axis=0), offsets, st.eps_l, st.g, fam, rng)[1]
                for r in (i, j)]
     pc = collision_p(st.eps_l, len(doms), st.g)
     exact = _pmf_eps(collision_pmf(hashed[i], pc, st.g), collision_pmf(hashed[j], pc, st.g))
     return _ldp_row(samples, st.eps_l, exact, "pair law (collision_pmf)",
-                    {"collision_in_pair": coll, "setting_extra": {"eps_l": st.eps_l, "g": st.g}})
+                    {"collision_in_pair": coll,
+                     "setting_extra": {"eps_l": st.eps_l, "g": st.g, "hash_index": fam.index}})
 
 
 # -- CALM and HDG: the frameworks' encoders, then their components' randomizers
@@ -545,6 +566,8 @@ def run_audit(name: str, trials: int, alpha: float, seed: int, settings: Mapping
                  "trials": 0, "delta": math.nan, "alpha": float(alpha), "eps_lb": math.nan, "eps_ub": math.nan,
                  "eps_exact": math.nan, "tightness": math.nan, "verdict": "not run", "upper_by": "",
                  "mutant": "", "setting": "{}", "notes": NOT_RUN[name]}, 0.0)
+    import scipy.stats  # noqa: F401  (loaded before the clock starts: the seconds are the audit's)
+
     a = AUDITS[name]
     p = dict(DEFAULT_SETTINGS[name], **(settings or {}))
     rng = seeded_rng(seed, "audits", name)
