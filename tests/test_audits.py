@@ -133,3 +133,11 @@ def test_unmodified_code_is_consistent(name):
 def test_not_run_rows_say_why():
     row, _ = A.run_audit("oue", 10, ALPHA, SEED)
     assert row["verdict"] == "not run" and "OUE" in row["notes"]
+
+
+def test_count_audit_follows_padding():
+    """The message-count audit shows the padding channel exactly where padding is not sent: a
+    violation on code that drops padding items, consistency on code that sends them from a padding
+    domain (the same audit, unchanged, on both)."""
+    row, _ = A.run_audit("segmented_count", TRIALS["loop"], ALPHA, SEED)
+    assert row["verdict"] == ("consistent" if A._padding_sent() else "violation"), row

@@ -367,12 +367,22 @@ def audit_framework(framework: str, component: str, p: Mapping, trials: int, rng
 # -- multi-message protocols (one call per trial: the experiments' function takes one dataset)
 
 
+def _padding_sent() -> bool:
+    """Whether this code base sends padding items (a padding domain ``{d..d+s-1}``, the multi-message
+    protocols taking ``padding=``) or drops them; the audits call the protocols as the experiments
+    do in either case, and evaluate the accountants over the domain the protocol then uses."""
+    from shuffledp.mechanisms import poisson_set as ps
+
+    return hasattr(ps, "protocol_sets")
+
+
 def _segmented_counts(sets: np.ndarray, lam: float, m: float, d: int, trials: int, rng, what: str) -> np.ndarray:
     run = target("run_segmented")
+    kw = {"padding": True} if _padding_sent() else {}
     levels = np.zeros(sets.shape[0], dtype=np.int64)
     out = np.empty(trials, dtype=np.int64)
     for t in range(trials):
-        r = run(sets, levels, [lam], m, d, rng)
+        r = run(sets, levels, [lam], m, d, rng, **kw)
         out[t] = r.n_messages if what == "count" else int(r.counts[0]) - int(r.counts[1])
     return out
 
@@ -381,14 +391,17 @@ def audit_segmented(p: Mapping, trials: int, rng, *, what: str = "item") -> dict
     """Segmented protocol (run_segmented: Poisson randomizer plus blanket messages), one level at the
     accountant's rate ``lambda``. ``what="item"``: victim {0} or {1}, others {2}, statistic
     ``C_0 - C_1``. ``what="count"``: victim {0, 1} or {0, padding} (neighbours differing in real set
-    size), others two real items, statistic the number of data messages."""
+    size), others two real items, statistic the number of data messages. Where the code sends
+    padding, the protocol runs with ``padding=True`` and the accountant over ``d + s`` items, as the
+    experiments do."""
     from shuffledp.accountants.poisson import poisson_lambda
     from shuffledp.accountants.segmented_optimizer import achieved_eps
     from shuffledp.mechanisms.poisson_set import PAD
 
     n, m, d, eps, delta = int(p["n"]), float(p["m"]), int(p["d"]), float(p["eps"]), float(p["delta"])
     s = 1 if what == "item" else 2
-    lam = poisson_lambda(n, m, d, s, eps, delta)
+    d_acct = d + s if _padding_sent() else d
+    lam = poisson_lambda(n, m, d_acct, s, eps, delta)
     if what == "item":
         base = np.full((n, 1), 2, dtype=np.int64)
         pair = [base.copy(), base.copy()]
@@ -399,9 +412,9 @@ def audit_segmented(p: Mapping, trials: int, rng, *, what: str = "item") -> dict
         pair[0][0] = [0, 1]
         pair[1][0] = [0, PAD]
     samples = [_segmented_counts(x, lam, m, d, trials, rng, what) for x in pair]
-    return {"samples": samples, "delta": delta, "eps_ub": float(achieved_eps(lam, n, m, d, s, eps, delta)),
+    return {"samples": samples, "delta": delta, "eps_ub": float(achieved_eps(lam, n, m, d_acct, s, eps, delta)),
             "upper_by": "achieved_eps (sound, Theorem 3)", "eps_exact": math.nan, "n": n, "exact_note": "",
-            "setting_extra": {"lambda": lam, "s": s}}
+            "setting_extra": {"lambda": lam, "s": s, "padding_sent": _padding_sent()}}
 
 
 def audit_mm(p: Mapping, trials: int, rng) -> dict:
@@ -411,21 +424,23 @@ def audit_mm(p: Mapping, trials: int, rng) -> dict:
     from shuffledp.experiments.segmented_params import mm_blanket_rate
 
     n, d, eps, delta = int(p["n"]), int(p["d"]), float(p["eps"]), float(p["delta"])
-    m = mm_blanket_rate(n, d, 1, eps, delta)
+    pads = _padding_sent()
+    d_acct = d + 1 if pads else d  # s = 1; with padding sent, the bins include the padding domain
+    m = mm_blanket_rate(n, d_acct, 1, eps, delta)
     run = target("run_mm")
+    kw = {"padding": True} if pads else {}
     samples = []
     for v in (0, 1):
         sets = np.full((n, 1), 2, dtype=np.int64)
         sets[0, 0] = v
         out = np.empty(trials, dtype=np.int64)
         for t in range(trials):
-            est = run(sets, m, d, rng)
-            c = np.rint(np.asarray(est) * n + n * m / d).astype(np.int64)
-            out[t] = c[0] - c[1]
+            est = np.asarray(run(sets, m, d, rng, **kw))
+            out[t] = int(np.rint(n * (est[0] - est[1])))  # C_0 - C_1: the debiasing constant cancels
         samples.append(out)
-    return {"samples": samples, "delta": delta, "eps_ub": float(achieved_eps(1.0, n, m, d, 1, eps, delta)),
+    return {"samples": samples, "delta": delta, "eps_ub": float(achieved_eps(1.0, n, m, d_acct, 1, eps, delta)),
             "upper_by": "achieved_eps at lambda = 1 (sound)", "eps_exact": math.nan, "n": n, "exact_note": "",
-            "setting_extra": {"m": m}}
+            "setting_extra": {"m": m, "padding_sent": pads}}
 
 
 def audit_subexp(p: Mapping, trials: int, rng) -> dict:
@@ -541,9 +556,9 @@ DEFAULT_SETTINGS: dict[str, dict] = {
     # m < 1: one blanket trial per user (the planted "one short" leaves none)
     "segmented_item": {"n": 10, "m": 0.9, "d": 3, "eps": 1.0, "delta": 1e-2},
     # a setting where the accountant gives lambda = 1 (the count then tells the set size exactly
-    # unless padding is sent): n = 50, integer m
-    "segmented_count": {"n": 50, "m": 2.0, "d": 4, "eps": 2.0, "delta": 1e-2},
-    "mm_item": {"n": 50, "d": 4, "eps": 1.0, "delta": 1e-2},  # the accountant's m < 1
+    # unless padding is sent; with padding sent it is then the same for both neighbours): n = 200, integer m
+    "segmented_count": {"n": 200, "m": 2.0, "d": 4, "eps": 2.0, "delta": 1e-2},
+    "mm_item": {"n": 80, "d": 4, "eps": 1.0, "delta": 1e-2},  # the accountant's m < 1 (also over d + 1 bins)
     "peruser_alg1": {"d": 3, "eps": 2.0, "eps1_fraction": 0.5, "c": 0.5, "delta": 1e-2},
 }
 
