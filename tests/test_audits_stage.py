@@ -67,3 +67,18 @@ def test_gate_marks_a_violating_protocol():
     # a row resting on several protocols: any violation among them
     out2 = G.gate(claims.assign(protocol=["mhm,segmented", "mhm", "mhm"]), audits, "protocol")
     assert out2["evidence"].tolist() == [False, True, True]
+
+
+def test_framework_audit_takes_a_record_table():
+    """CALM / HDG audits from a coded record table (where a raw-record coder plugs in): the victim
+    pair comes from its rows, n is its size, and the collision mutant is still caught."""
+    import numpy as np
+
+    from shuffledp.experiments import audits as A
+
+    rec = np.random.default_rng(5).integers(0, 3, size=(400, 4))
+    row, _ = A.run_audit("calm_mhm", 100_000, 1e-3, 7, records=rec)
+    assert '"records": "plugged"' in row["setting"] and '"n": 400' in row["setting"]
+    assert row["verdict"] == "consistent"
+    bad, _ = A.run_audit("calm_mhm", 100_000, 1e-3, 7, records=rec, mutant=True)
+    assert bad["verdict"] == "violation"

@@ -356,12 +356,14 @@ def audit_framework(framework: str, component: str, p: Mapping, trials: int, rng
     if component == "mhm":
         st = comp.setting(n, vdoms, eps_s, delta)
         return _mhm_audit(codes_pool, st.eps_l, st.g, int(rng.integers(2**62)), trials, rng,
-                          {"framework": framework, "units": len(vdoms), "records": "plugged" if records is not None
-                           else "all records of the domains"})
+                          {"framework": framework, "units": len(vdoms), "n": n,
+                           "records": "plugged" if records is not None else "all records of the domains"})
     budgets = comp.local_budgets(n, vdoms, eps_s, delta)
     # FLAME reports one sampled unit at that unit's eps_l: the unit with the largest budget, two of its cells
     j = int(np.argmax(budgets))
-    return audit_krr_local(p, trials, rng, eps_l=float(budgets[j]), k=int(vdoms[j]), label=f"{framework} unit {j}")
+    res = audit_krr_local(p, trials, rng, eps_l=float(budgets[j]), k=int(vdoms[j]), label=f"{framework} unit {j}")
+    res["setting_extra"].update(n=n, records="plugged" if records is not None else "none needed")
+    return res
 
 
 # -- multi-message protocols (one call per trial: the experiments' function takes one dataset)
