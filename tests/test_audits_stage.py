@@ -18,6 +18,7 @@ def test_names_agree_with_the_science():
 
     assert tuple(A.names()) == AUDIT_NAMES
     assert set(A.DEFAULT_SETTINGS) == set(A.AUDITS)
+    assert set(A.LOOP_AUDITS) == {a.name for a in A.AUDITS.values() if a.loop == "loop"}
 
 
 def test_jobs_default_config():
@@ -43,6 +44,19 @@ def test_check_refuses_unknown_names():
     cfg["audits"]["settings"] = {"nope": {"n": 3}}
     with pytest.raises(ConfigError, match="audits.settings"):
         check_config(cfg)
+    cfg["audits"]["settings"] = {"krr_shuffle": {"nn": 3}}
+    with pytest.raises(ConfigError, match="audits.settings.krr_shuffle"):
+        check_config(cfg)
+
+
+def test_spec_holds_the_whole_setting():
+    from shuffledp.experiments.audit_names import DEFAULT_SETTINGS
+
+    cfg = load_validated(["config/config.yaml"])
+    cfg["audits"]["settings"] = {"krr_shuffle": {"n": 30}}
+    runs = {j.wildcards["audit"]: j.spec for j in discover()["audits"].jobs(cfg) if j.step == "run"}
+    assert runs["krr_shuffle"]["settings"] == {**DEFAULT_SETTINGS["krr_shuffle"], "n": 30}
+    assert runs["mhm_local"]["settings"] == DEFAULT_SETTINGS["mhm_local"]
 
 
 def test_settings_override_reaches_the_audit():

@@ -49,6 +49,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from shuffledp.experiments.audit_names import DEFAULT_SETTINGS, LOOP_AUDITS, NAMES  # noqa: F401  (re-exported)
 from shuffledp.mechanisms.hashing import HashFamily
 from shuffledp.seeding import rng as seeded_rng
 
@@ -543,27 +544,6 @@ NOT_RUN = {
     "oue": "no experiment runs an OUE randomizer (only its accountants, in accountants_compare)",
     "olh": "no experiment runs an OLH randomizer (only its accountants, in accountants_compare)",
 }
-
-#: per-audit settings at the default scale (the config's ``audits.settings`` overrides any key)
-DEFAULT_SETTINGS: dict[str, dict] = {
-    "krr_shuffle": {"k": 3, "eps0": 1.5, "n": 20, "delta": 1e-2},
-    "flame_local": {"eps_s": 1.0, "n": 30000, "domains": [4, 4]},
-    "mhm_local": {"eps_s": 1.0, "n": 300, "domains": [8, 8, 8]},
-    "tcm_local": {"eps_s": 1.0, "n": 10000, "domains": [8, 8, 8]},
-    "calm_mhm": {"eps_s": 1.0, "n": 300, "domains": [3, 3, 3, 3], "view_size": 2},
-    "calm_flame": {"eps_s": 1.0, "n": 30000, "domains": [3, 3, 3, 3], "view_size": 2},
-    "hdg_mhm": {"eps_s": 1.0, "n": 300, "d": 3, "domain": 8},
-    "hdg_flame": {"eps_s": 1.0, "n": 30000, "d": 3, "domain": 8},
-    "subexp_shuffle": {"n": 20, "d": 4, "eps": 1.0, "delta": 1e-2},
-    # m < 1: one blanket trial per user (the planted "one short" leaves none)
-    "segmented_item": {"n": 10, "m": 0.9, "d": 3, "eps": 1.0, "delta": 1e-2},
-    # a setting where the accountant gives lambda = 1 (the count then tells the set size exactly
-    # unless padding is sent; with padding sent it is then the same for both neighbours): n = 200, integer m
-    "segmented_count": {"n": 200, "m": 2.0, "d": 4, "eps": 2.0, "delta": 1e-2},
-    "mm_item": {"n": 80, "d": 4, "eps": 1.0, "delta": 1e-2},  # the accountant's m < 1 (also over d + 1 bins)
-    "peruser_alg1": {"d": 3, "eps": 2.0, "eps1_fraction": 0.5, "c": 0.5, "delta": 1e-2},
-}
-
 
 CHUNK = 200_000  # vectorised audits draw their trials in chunks of this size (memory at paper scale)
 

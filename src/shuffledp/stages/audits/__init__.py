@@ -11,15 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from shuffledp.errors import ConfigError
+from shuffledp.experiments.audit_names import DEFAULT_SETTINGS, LOOP_AUDITS, NAMES
 from shuffledp.stages import Output, Report, Stage, Step
 from shuffledp.stages.jobs import Job, JobTable
 
 TITLE = "Privacy audits of the implementations (ours; no paper)"
-# the audit names of shuffledp.experiments.audits (kept here without importing numpy; a test checks
-# that the two lists agree)
-AUDIT_NAMES = ("krr_shuffle", "flame_local", "mhm_local", "tcm_local", "calm_mhm", "calm_flame", "hdg_mhm",
-               "hdg_flame", "subexp_shuffle", "segmented_item", "segmented_count", "mm_item", "peruser_alg1",
-               "oue", "olh")
+AUDIT_NAMES = NAMES
 
 
 def check_config(config: Mapping) -> None:
@@ -33,9 +30,14 @@ def check_config(config: Mapping) -> None:
     dups = sorted({a for i, a in enumerate(c["include"]) if a in c["include"][:i]})
     if dups:
         raise ConfigError(f"config key audits.include: duplicate audit(s) {', '.join(map(repr, dups))}")
-    bad = [a for a in c["settings"] if a not in AUDIT_NAMES]
+    bad = [a for a in c["settings"] if a not in DEFAULT_SETTINGS]
     if bad:
         raise ConfigError(f"config key audits.settings: unknown audit(s) {', '.join(map(repr, bad))}")
+    for a, over in c["settings"].items():
+        unknown = sorted(set(over) - set(DEFAULT_SETTINGS[a]))
+        if unknown:
+            raise ConfigError(f"config key audits.settings.{a}: unknown key(s) {', '.join(unknown)} "
+                              f"(known: {', '.join(sorted(DEFAULT_SETTINGS[a]))})")
 
 
 def jobs(config: Mapping) -> list[Job]:
@@ -44,10 +46,11 @@ def jobs(config: Mapping) -> list[Job]:
         return []
     out = []
     for name in c["include"]:
-        loop = name in ("segmented_item", "segmented_count", "mm_item")
+        loop = name in LOOP_AUDITS
+        # the whole setting in the spec: a changed default or override reruns exactly that audit
+        setting = {**DEFAULT_SETTINGS.get(name, {}), **c["settings"].get(name, {})}
         spec = {"audit": name, "trials": int(c["loop_trials"] if loop else c["trials"]),
-                "alpha": float(c["alpha"]), "seed": int(config["seed"]),
-                "settings": dict(c["settings"].get(name, {}))}
+                "alpha": float(c["alpha"]), "seed": int(config["seed"]), "settings": setting}
         out.append(Job("run", {"audit": name}, spec))
     table = JobTable(out)
     out.append(Job("report", {}, {"scale": config["name"], "alpha": float(c["alpha"])},
