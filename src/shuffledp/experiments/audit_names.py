@@ -22,11 +22,11 @@ DEFAULT_SETTINGS: dict[str, dict] = {
     "hdg_flame": {"eps_s": 1.0, "n": 30000, "d": 3, "domain": 8},
     "subexp_shuffle": {"n": 20, "d": 4, "eps": 1.0, "delta": 1e-2},
     # m < 1: one blanket trial per user (the planted "one short" leaves none)
-    "segmented_item": {"n": 10, "m": 0.9, "d": 3, "eps": 1.0, "delta": 1e-2},
+    "segmented_item": {"n": 20, "m": 0.5, "d": 3, "eps": 2.0, "delta": 1e-2},
     # a setting where the accountant gives lambda = 1 (the count then tells the set size exactly
     # unless padding is sent; with padding sent it is then the same for both neighbours): n = 200, integer m
     "segmented_count": {"n": 200, "m": 2.0, "d": 4, "eps": 2.0, "delta": 1e-2},
-    "mm_item": {"n": 80, "d": 4, "eps": 1.0, "delta": 1e-2},  # the accountant's m < 1 (also over d + 1 bins)
+    "mm_item": {"n": 40, "d": 4, "eps": 2.0, "delta": 1e-2},  # the accountant's m < 1 (also over d + 1 bins)
     "peruser_alg1": {"d": 3, "eps": 2.0, "eps1_fraction": 0.5, "c": 0.5, "delta": 1e-2},
 }
 
