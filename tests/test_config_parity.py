@@ -27,6 +27,7 @@ BAD = {
     "multidim": ("multidim", {"eps": [4.0, 1.0]}, "multidim.eps"),
     "multidim_frameworks": ("multidim_frameworks", {"eps": [1.0, 0.2, 0.6]}, "multidim_frameworks.eps"),
     "accountants_compare": ("accountants_compare", {"n_grid": [1]}, "accountants_compare.n_grid"),
+    "audits": ("audits", {"include": ["krr_shuffle", "no_such_audit"]}, "audits.include"),
 }
 
 
