@@ -40,14 +40,13 @@ HDG_DATASETS = ("adult", "loan")
 def load_table(path: str | Path, records: int | None, seed: int, dataset: str, framework: str = "hdg"):
     """``(data int64 (n, d), domains, attribute names, provenance)``; a seeded sample of ``records`` rows
     (``framework``: whose ``records`` key a warning names)."""
-    from shuffledp.datasets.provenance import read_provenance
+    from shuffledp.datasets.provenance import public_domains, read_provenance
 
     table = pq.read_table(path)
     prov = read_provenance(path)
     attrs = list(table.column_names)
     data = np.stack([table.column(a).to_numpy().astype(np.int64) for a in attrs], axis=1)
-    doms_meta = prov.get("domains") or {}
-    domains = [int(doms_meta.get(a, int(data[:, j].max()) + 1)) for j, a in enumerate(attrs)]
+    domains = public_domains(prov, attrs, path)
     if data.min() < 0 or np.any(data.max(axis=0) >= np.array(domains)):
         raise ValueError(f"{path}: codes outside 0..|C|-1")
     if records is not None and records > data.shape[0]:  # all rows: said in the job's log, not silently
