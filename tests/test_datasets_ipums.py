@@ -13,7 +13,8 @@ DDI = """<?xml version="1.0" encoding="UTF-8"?>
     <var ID="SEX" name="SEX"><location StartPos="5" EndPos="5" width="1"/>
       <catgry><catValu>1</catValu><labl>Male</labl></catgry><catgry><catValu>2</catValu><labl>Female</labl></catgry>
     </var>
-    <var ID="AGE" name="AGE"><location StartPos="6" EndPos="8" width="3"/><valrng><range min="0" max="120"/></valrng></var>
+    <var ID="AGE" name="AGE"><location StartPos="6" EndPos="8" width="3"/>
+      <valrng><range min="0" max="120"/></valrng></var>
     <var ID="MARST" name="MARST"><location StartPos="9" EndPos="9" width="1"/>
       <catgry><catValu>1</catValu></catgry><catgry><catValu>2</catValu></catgry><catgry><catValu>3</catValu></catgry>
       <catgry><catValu>4</catValu></catgry><catgry><catValu>9</catValu></catgry>

@@ -119,10 +119,11 @@ def run_uniform(data, domains, mechanism: str, eps: float, reps: list[int], *, s
         elif mechanism == "flame":
             r = flame.run_flame(data, domains, eps, delta, rng, np_fraction=np_fraction, variant=flame_variant)
             row.update(eps_l=float(np.mean(r.eps_l)), g=0, amplified=True, valid_range=r.valid_range,
-                       bits_sent=r.bits, bits_received=0.0)
+                       bits_sent=r.bits, bits_received=0.0, flame_capped=bool(r.capped))
         else:
             raise ValueError(f"mechanism: unknown {mechanism!r}")
         row.setdefault("ldp_eps", row["eps_l"])  # every other randomizer is eps_l-LDP
+        row.setdefault("flame_capped", False)  # FLAME's eps_l capped to certify the whole-record claim
         row["bits_total"] = row["bits_sent"] + row["bits_received"]
         row["mse"] = frequency_mse(r.estimates, truth)
         row.update(topk_confusion(r.estimates, truth, k=min(topk, sum(domains))))

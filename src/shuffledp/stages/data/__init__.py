@@ -219,7 +219,6 @@ def _check_written(written, outputs: Mapping[str, str]) -> None:
 
 def _preprocess_adult(spec, inputs, outputs) -> None:
     from shuffledp.datasets import prepare
-
     from shuffledp.datasets.coding import adult_bins
 
     _source_and_seed(spec)
