@@ -235,3 +235,40 @@ def test_ipums_value_outside_the_codebook_is_an_error():
         _ipums_code(raw)
     with pytest.raises(ValueError, match="no codes"):
         ipums.recode(raw, {"XX": 2}, IPUMS_CODEBOOK)
+
+
+def test_processed_tables_are_the_public_coding_of_the_raw_records(mirror, tmp_path):
+    """The data stage's Adult table, its HDG/CALM ordinal table and the Loan table are exactly the public
+    coding of the raw records, and their provenance carries the public parameters and edges."""
+    import pyarrow.parquet as pq
+
+    from shuffledp.datasets import adult_ordinal
+    from shuffledp.datasets.prepare import prepare_adult
+    from shuffledp.datasets.provenance import read_provenance
+
+    quiet = lambda m: None  # noqa: E731
+    a_path, o_path, l_path = tmp_path / "adult.parquet", tmp_path / "adult_ordinal.parquet", tmp_path / "loan.parquet"
+    prepare_adult("real", str(tmp_path / "raw"), str(a_path), str(mirror), seed=0, log=quiet)
+    adult_ordinal.derive(str(a_path), str(o_path), c=16, log=quiet)
+    raw = _adult_raw(str(mirror))
+    pd.testing.assert_frame_equal(pq.read_table(o_path).to_pandas(), _adult_ordinal(raw), check_dtype=False)
+    prov = read_provenance(a_path)
+    assert prov["coding"]["ordinal"]["fnlwgt"]["lo"] == 10000 and len(prov["coding"]["ordinal"]["fnlwgt"]["edges"]) == 31
+    loan.prepare("real", str(tmp_path / "raw"), str(l_path), str(mirror), 0, c=16, log=quiet)
+    pd.testing.assert_frame_equal(pq.read_table(l_path).to_pandas(), _loan_code(_loan_raw(str(mirror))),
+                                  check_dtype=False)
+    lprov = read_provenance(l_path)
+    assert lprov["coding"]["ordinal"]["int_rate"]["size"] == 16 and lprov["missing_values"]["int_rate"] == 0
+    # a changed public parameter changes the table (the config key is what is used)
+    adult_ordinal.derive(str(a_path), str(o_path), c=8, log=quiet)
+    assert pq.read_table(o_path).to_pandas()["age"].max() <= 7
+
+
+def test_refuses_a_table_without_public_domain_sizes(tmp_path):
+    from shuffledp.datasets.provenance import write_table
+    from shuffledp.experiments.multidim_frameworks import load_table
+
+    path = tmp_path / "t.parquet"
+    write_table(pd.DataFrame({"a": np.array([0, 1, 2], dtype=np.int16)}), path, {"dataset": "x"})
+    with pytest.raises(ValueError, match="no domain size"):
+        load_table(path, None, 0, "x")
