@@ -253,7 +253,8 @@ def test_processed_tables_are_the_public_coding_of_the_raw_records(mirror, tmp_p
     raw = _adult_raw(str(mirror))
     pd.testing.assert_frame_equal(pq.read_table(o_path).to_pandas(), _adult_ordinal(raw), check_dtype=False)
     prov = read_provenance(a_path)
-    assert prov["coding"]["ordinal"]["fnlwgt"]["lo"] == 10000 and len(prov["coding"]["ordinal"]["fnlwgt"]["edges"]) == 31
+    fnlwgt = prov["coding"]["ordinal"]["fnlwgt"]
+    assert fnlwgt["lo"] == 10000 and len(fnlwgt["edges"]) == 31
     loan.prepare("real", str(tmp_path / "raw"), str(l_path), str(mirror), 0, c=16, log=quiet)
     pd.testing.assert_frame_equal(pq.read_table(l_path).to_pandas(), _loan_code(_loan_raw(str(mirror))),
                                   check_dtype=False)
