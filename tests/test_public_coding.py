@@ -100,6 +100,9 @@ def _loan_code(raw):
 
 def _special_rows(raw: pd.DataFrame, col: str) -> list[int]:
     """The extremes of ``col`` and a member of its largest tie block."""
+    if raw[col].dtype == object:  # a categorical attribute: a member of its largest and smallest class
+        counts = raw[col].value_counts()
+        return [int(np.flatnonzero(raw[col].to_numpy() == counts.index[j])[0]) for j in (0, -1)]
     x = raw[col].to_numpy(float)
     ties = pd.Series(x).value_counts().index[0]
     return [int(np.nanargmin(x)), int(np.nanargmax(x)), int(np.flatnonzero(x == ties)[0])]
@@ -126,6 +129,11 @@ def test_bins_edges_clipping_and_missing():
     assert d["size"] == 6 and d["edges"] == [2, 4, 6, 8]
 
 
+def test_code_loan_takes_nullable_integers():
+    raw = pd.DataFrame({"num_il_tl": pd.array([0, None, 30], dtype="Int32")})
+    assert coding.code_loan(raw, 16)["num_il_tl"].tolist() == [1, 0, 15]
+
+
 def test_code_record_is_the_table_coding(mirror):
     raw = _adult_raw(str(mirror))
     row = raw.iloc[123].to_dict()
@@ -142,7 +150,8 @@ def test_code_record_is_the_table_coding(mirror):
 
 ADULT_VALUES = {"fnlwgt": [1, 12285, 178144.5, 1490400, 10**7], "capital_gain": [0, 1, 99999, 10**6],
                 "capital_loss": [0, 4356, 10**5], "age": [0, 17, 90, 120], "hours_per_week": [0, 1, 99, 168],
-                "education_num": [1, 16]}
+                "education_num": [1, 16], "workclass": ["?", "Private", "Never-worked"],
+                "native_country": ["?", "Holand-Netherlands", "United-States"]}
 
 
 @PROPERTY
@@ -151,8 +160,9 @@ def test_adult_one_record_moves_only_itself(mirror, data):
     raw = _adult_raw(str(mirror))
     col = data.draw(st.sampled_from(sorted(ADULT_VALUES)))
     i = data.draw(st.one_of(st.integers(0, len(raw) - 1), st.sampled_from(_special_rows(raw, col))))
-    value = data.draw(st.one_of(st.sampled_from(ADULT_VALUES[col]),
-                                st.floats(0, 2e6, allow_nan=False).map(round)))
+    numbers = st.floats(0, 2e6, allow_nan=False).map(round)
+    value = data.draw(st.sampled_from(ADULT_VALUES[col]) if col in adult.CATEGORIES
+                      else st.one_of(st.sampled_from(ADULT_VALUES[col]), numbers))
     assert moved_others(_adult_code, raw, i, col, value) == 0
     assert moved_others(_adult_ordinal, raw, i, col, value) == 0
 

@@ -188,7 +188,8 @@ def code_loan(raw: pd.DataFrame, c: int, coding: Mapping | None = None) -> pd.Da
     """Loan's raw attributes (:func:`shuffledp.datasets.loan.read_any`) -> codes ``0..c-1`` (0: missing);
     row ``i`` depends on raw row ``i``, ``c`` and ``coding`` only. No record is dropped."""
     bins = loan_bins(c, coding)
-    return pd.DataFrame({a: bins[a].codes(raw[a].to_numpy(float)) for a in raw.columns})
+    return pd.DataFrame({a: bins[a].codes(pd.to_numeric(raw[a]).to_numpy(dtype=float, na_value=np.nan))
+                         for a in raw.columns})
 
 
 # ----------------------------------------------------------------------------------- one record
