@@ -63,6 +63,21 @@ def test_check_config_rejects_bad_shares_and_levels():
         STAGE.check(bad)
 
 
+def test_check_config_refuses_sampling_users_with_replacement():
+    """One record, one user slot (issue 43): a table that may hold fewer users than the largest n is refused."""
+    cfg = _config()
+    bad = copy.deepcopy(cfg)
+    bad["datasets"]["msnbc"]["standin_users"] = max(cfg["segmented"]["n"]) - 1
+    with pytest.raises(ConfigError, match="datasets.msnbc.standin_users.*per slot"):
+        STAGE.check(bad)
+    bad["datasets"]["msnbc"]["source"] = "real"  # the real table (989,818 users) only: no stand-in
+    STAGE.check(bad)
+    bad = copy.deepcopy(cfg)
+    bad["datasets"]["synthetic"][0]["users"] = max(cfg["segmented"]["n"]) - 1
+    with pytest.raises(ConfigError, match=r"datasets.synthetic\[synth_T128_s4\].users"):
+        STAGE.check(bad)
+
+
 @pytest.fixture
 def prepared(tmp_path):
     rng = np.random.default_rng(0)

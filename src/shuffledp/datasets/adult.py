@@ -3,15 +3,17 @@
 ``adult.data`` (32,561 records) and ``adult.test`` (16,281; first line a header remark, labels
 with a trailing dot) are combined. Categorical attributes are coded in the order of their values
 as listed in ``adult.names`` (missing ``?`` is its own category). Ordinal attributes keep their
-order: age and hours-per-week as integer ranges, education-num as is, fnlwgt in 32 equal-width
-bins of log(fnlwgt), capital-gain and capital-loss in 16 equal-width bins of log1p(value).
+order, cut at PUBLIC edges (:mod:`shuffledp.datasets.coding`, ``datasets.adult.coding``): age and
+hours-per-week as integer ranges, education-num as is, fnlwgt in 32 bins of log(fnlwgt) between fixed
+bounds, capital-gain and capital-loss in 16 bins of log1p(value) up to fixed caps (clipped). No edge
+depends on the data, so one person's record moves no other record's code.
 """
 
 from __future__ import annotations
 
 import io
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -79,43 +81,20 @@ def read_raw(data_path: str | os.PathLike, test_path: str | os.PathLike) -> pd.D
     return pd.concat(frames, ignore_index=True)
 
 
-def encode(raw: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
-    """Integer codes (int16) for every attribute and the domain size of each."""
-    out, domains = {}, {}
-    for col, values in CATEGORIES.items():
-        cats = values.split()
-        codes = raw[col].map({c: i for i, c in enumerate(cats)}).fillna(-1).to_numpy(np.int64)
-        if (codes < 0).any():
-            bad = sorted(set(raw[col][codes < 0]))[:5]
-            raise ValueError(f"adult: unknown {col} values {bad}")
-        out[col], domains[col] = codes.astype(np.int16), len(cats)
-    out["age"], domains["age"] = _int_range(raw["age"], 17, 90)
-    out["education_num"], domains["education_num"] = _int_range(raw["education_num"], 1, 16)
-    out["hours_per_week"], domains["hours_per_week"] = _int_range(raw["hours_per_week"], 1, 99)
-    out["fnlwgt"], domains["fnlwgt"] = _log_bins(np.log(raw["fnlwgt"].to_numpy(float)), 32)
-    out["capital_gain"], domains["capital_gain"] = _log_bins(np.log1p(raw["capital_gain"].to_numpy(float)), 16)
-    out["capital_loss"], domains["capital_loss"] = _log_bins(np.log1p(raw["capital_loss"].to_numpy(float)), 16)
-    order = [c for c in COLUMNS if c in out]
-    return pd.DataFrame({c: out[c] for c in order}), {c: domains[c] for c in order}
+def encode(raw: pd.DataFrame, coding: Mapping | None = None) -> tuple[pd.DataFrame, dict[str, int]]:
+    """Integer codes (int16) for every attribute and the domain size of each: the public coding of
+    :func:`shuffledp.datasets.coding.code_adult` (row ``i`` from raw row ``i`` and ``coding`` only)."""
+    from shuffledp.datasets.coding import code_adult
+
+    return code_adult(raw, coding)
 
 
-def _int_range(values: pd.Series, lo: int, hi: int) -> tuple[np.ndarray, int]:
-    v = values.to_numpy(np.int64)
-    if v.min() < lo or v.max() > hi:
-        raise ValueError(f"adult: {values.name} outside {lo}..{hi}")
-    return (v - lo).astype(np.int16), hi - lo + 1
-
-
-def _log_bins(x: np.ndarray, bins: int) -> tuple[np.ndarray, int]:
-    lo, hi = float(x.min()), float(x.max())
-    codes = np.floor((x - lo) / (hi - lo) * bins) if hi > lo else np.zeros_like(x)
-    return np.clip(codes, 0, bins - 1).astype(np.int16), bins
-
-
-def standin(rows: int, rng: np.random.Generator) -> tuple[pd.DataFrame, dict[str, int]]:
+def standin(rows: int, rng: np.random.Generator, coding: Mapping | None = None) -> tuple[pd.DataFrame, dict[str, int]]:
     """A generated table with Adult's schema and domain sizes (independent skewed attributes)."""
+    from shuffledp.datasets.coding import adult_bins
+
     domains = {c: len(v.split()) for c, v in CATEGORIES.items()}
-    domains.update(age=74, education_num=16, hours_per_week=99, fnlwgt=32, capital_gain=16, capital_loss=16)
+    domains.update({a: b.size for a, b in adult_bins(coding).items()})
     order = [c for c in COLUMNS if c in domains]
     data = {}
     for col in order:

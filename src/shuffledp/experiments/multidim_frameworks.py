@@ -40,14 +40,13 @@ HDG_DATASETS = ("adult", "loan")
 def load_table(path: str | Path, records: int | None, seed: int, dataset: str, framework: str = "hdg"):
     """``(data int64 (n, d), domains, attribute names, provenance)``; a seeded sample of ``records`` rows
     (``framework``: whose ``records`` key a warning names)."""
-    from shuffledp.datasets.provenance import read_provenance
+    from shuffledp.datasets.provenance import public_domains, read_provenance
 
     table = pq.read_table(path)
     prov = read_provenance(path)
     attrs = list(table.column_names)
     data = np.stack([table.column(a).to_numpy().astype(np.int64) for a in attrs], axis=1)
-    doms_meta = prov.get("domains") or {}
-    domains = [int(doms_meta.get(a, int(data[:, j].max()) + 1)) for j, a in enumerate(attrs)]
+    domains = public_domains(prov, attrs, path)
     if data.min() < 0 or np.any(data.max(axis=0) >= np.array(domains)):
         raise ValueError(f"{path}: codes outside 0..|C|-1")
     if records is not None and records > data.shape[0]:  # all rows: said in the job's log, not silently
@@ -70,6 +69,16 @@ def _log_time(*parts) -> None:
 
     *ident, seconds = parts
     print(f"{' '.join(map(str, ident))}: {seconds:.2f} s (wall clock, not reproducible)", file=sys.stderr, flush=True)
+
+
+def _flame_capped(comp, n: int, domains, eps: float, delta: float) -> bool:
+    """Whether FLAME's eps_l was capped so the general bound certifies the whole-record claim."""
+    if getattr(comp, "name", "") != "flame":
+        return False
+    from shuffledp.protocols.flame import flame_eps_local
+
+    return bool(flame_eps_local(eps, delta, n, list(domains), np_fraction=comp.np_fraction,
+                                variant=comp.variant).capped)
 
 
 def _eps_free_share(comp, n: int, domains, eps: float, delta: float) -> float:
@@ -115,6 +124,7 @@ def run_calm(data, domains, spec: Mapping) -> pd.DataFrame:
             "query_mse": float(np.mean([M.marginal_mse(a, u) for a, u in zip(answers, true_targets, strict=True)])),
             "attribute_mse": frequency_mse(fa.estimates, attr_truth),
             "eps_free_share": _eps_free_share(comp, n, vdoms, eps, delta), "maxent_share": maxent / len(targets),
+            "flame_capped": _flame_capped(comp, n, vdoms, eps, delta),
             "g1": 0, "g2": 0,
         })
         _log_time("calm", ds, comp_name, eps, rep, seconds)
@@ -162,6 +172,7 @@ def run_hdg(data, domains, spec: Mapping) -> pd.DataFrame:
             "query_mse": float(np.mean([(a - t) ** 2 for a, t in zip(ans, true_ans, strict=True)])),
             "attribute_mse": frequency_mse(fa.estimates, attr_truth),
             "eps_free_share": _eps_free_share(comp, n, grids.domains, eps, delta), "maxent_share": float("nan"),
+            "flame_capped": _flame_capped(comp, n, grids.domains, eps, delta),
             "g1": g1, "g2": g2,
         })
         _log_time("hdg", ds, comp_name, eps, rep, seconds)
@@ -188,7 +199,9 @@ def summarise(df: pd.DataFrame) -> pd.DataFrame:
     keys = ["framework", "dataset", "component", "eps"]
     cols = ["unit_mse", "unit_mse_raw", "query_mse", "attribute_mse", "eps_l_min", "eps_l_max", "eps_free_share",
             "maxent_share", "n", "units", "max_unit_cells", "g1", "g2"]
-    out = df.groupby(keys, as_index=False)[cols].mean()
+    df = df if "flame_capped" in df else df.assign(flame_capped=False)  # runs from before issue 43
+    out = df.groupby(keys, as_index=False)[cols + ["flame_capped"]].agg({**{c: "mean" for c in cols},
+                                                                          "flame_capped": "any"})
     out["reps"] = df.groupby(keys).size().to_numpy()
     return out.sort_values(keys).reset_index(drop=True)
 

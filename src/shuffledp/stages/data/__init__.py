@@ -15,7 +15,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from shuffledp.errors import ConfigError
+from shuffledp.errors import ConfigError, UsageError
 from shuffledp.stages import Output, Report, Stage, Step
 from shuffledp.stages.checks import is_int, is_name, is_nonneg_int, is_positive_int, require
 from shuffledp.stages.jobs import Job, Ref
@@ -116,7 +116,8 @@ def jobs(config: Mapping) -> list[Job]:
             inputs={"raw": [Ref("download_msnbc", "raw")] if source["msnbc"] == "real" else [],
                     "source": [marker("msnbc")] if source["msnbc"] == "auto" else []}),
         Job("download_adult", {}, {"mirror": mirror}),
-        Job("preprocess_adult", {}, {"source": source["adult"], "raw_dir": ADULT_RAW, "mirror": mirror, "seed": seed},
+        Job("preprocess_adult", {}, {"source": source["adult"], "raw_dir": ADULT_RAW, "mirror": mirror, "seed": seed,
+                                     "coding": dict(ds["adult"].get("coding") or {})},
             inputs={"raw": [Ref("download_adult", "data"), Ref("download_adult", "test")]
                     if source["adult"] == "real" else [],
                     "source": [marker("adult")] if source["adult"] == "auto" else []}),
@@ -218,10 +219,18 @@ def _check_written(written, outputs: Mapping[str, str]) -> None:
 
 def _preprocess_adult(spec, inputs, outputs) -> None:
     from shuffledp.datasets import prepare
+    from shuffledp.datasets.coding import adult_bins
 
     _source_and_seed(spec)
-
-    prepare.prepare_adult(spec["source"], spec["raw_dir"], outputs["table"], _mirror(spec), spec["seed"], log=_log)
+    if "coding" in spec:
+        require(spec, "coding", lambda c: isinstance(c, dict), "must be an object (attribute -> public bins)")
+    coding = spec.get("coding") or {}
+    try:
+        adult_bins(coding)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise UsageError(f"--spec: coding: {exc}") from None
+    prepare.prepare_adult(spec["source"], spec["raw_dir"], outputs["table"], _mirror(spec), spec["seed"], log=_log,
+                          coding=coding)
 
 
 def _preprocess_ipums(spec, inputs, outputs) -> None:
@@ -295,7 +304,7 @@ STAGE = Stage(
              outputs=(Output("data", "raw/adult/adult.data", root="data"),
                       Output("test", "raw/adult/adult.test", root="data"))),
         Step("preprocess_adult", _preprocess_adult, local=True, inputs=("raw", "source"),
-             spec_keys=frozenset({"source", "raw_dir", "mirror", "seed"}),
+             spec_keys=frozenset({"source", "raw_dir", "mirror", "seed"}), optional_keys=frozenset({"coding"}),
              outputs=(Output("table", "processed/adult.parquet", root="data"),), runtime=10),
         Step("synthetic", _synthetic, wildcards={"name": "[A-Za-z0-9_]+"},
              spec_keys=frozenset({"name", "domain", "set_size", "users", "distribution", "zipf_exponent", "seed"}),

@@ -106,7 +106,8 @@ def _ordinal_jobs(config: Mapping, datasets: set[str]) -> list[Job]:
         out.append(Job("loan", {},
                        {"dataset": "loan", "seed": seed, "domain": domain,
                         "source": loan["source"], "path": loan["path"],
-                        "records": loan["records"], "mirror": config["data_mirror"], "raw_dir": RAW},
+                        "records": loan["records"], "mirror": config["data_mirror"], "raw_dir": RAW,
+                        "coding": dict(loan.get("coding") or {})},
                        # the source marker: a stand-in is rebuilt when the real file arrives (stages.data)
                        inputs={"source": [data_marker("loan")] if loan["source"] == "auto" else []}))
     if "adult" in datasets:
@@ -180,9 +181,18 @@ def _loan(spec, inputs, outputs) -> None:
         raise UsageError("--spec: source must be auto, real, file or standin")
     if spec["source"] == "file" and not spec["path"]:
         raise UsageError("--spec: source file needs a path")
+    coding = spec.get("coding") or {}
+    if not isinstance(coding, dict):
+        raise UsageError("--spec: coding must be an object (attribute -> public range)")
+    try:
+        from shuffledp.datasets.coding import loan_bins
+
+        loan_bins(c, coding)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise UsageError(f"--spec: coding: {exc}") from None
     try:
         loan.prepare(spec["source"], spec["raw_dir"], outputs["table"], mirror_location(spec["mirror"]),
-                     int(spec["seed"]), c=c, path=spec["path"], records=spec["records"], log=_log)
+                     int(spec["seed"]), c=c, path=spec["path"], records=spec["records"], log=_log, coding=coding)
     except ValueError as exc:
         raise UsageError(f"--spec: {exc}") from None
 
@@ -243,7 +253,7 @@ STAGE = Stage(
         Step("loan", _loan, inputs=("source",),
              outputs=(Output("table", "processed/loan.parquet", root="data"),),
              spec_keys=frozenset({"dataset", "seed", "domain", "source", "path", "records", "mirror", "raw_dir"}),
-             local=True, mem_mb=1000, runtime=10),
+             optional_keys=frozenset({"coding"}), local=True, mem_mb=1000, runtime=10),
         Step("adult", _adult,
              inputs=("table",),
              outputs=(Output("table", "processed/adult_ordinal.parquet", root="data"),),

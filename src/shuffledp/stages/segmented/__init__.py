@@ -90,6 +90,22 @@ def _check_shares(shares, key: str, tol: float = 1e-9) -> None:
         raise ConfigError(f"config key {key}: shares {list(shares)} must be >= 0 and sum to 1 (sum {total:g})")
 
 
+def _check_population(config: Mapping, name: str, table: str, synth: Mapping, n: int) -> None:
+    """Users are sampled WITHOUT replacement (one record, one user: the guarantee is per person). A table
+    that may hold fewer users than the largest ``segmented.n`` -- a synthetic table, or the MSNBC stand-in
+    whenever the stand-in can be used -- is refused (sampling with replacement would make the guarantee
+    per user slot, not per person)."""
+    if table.startswith("synthetic_") and table[len("synthetic_"):] in synth:
+        users, key = synth[table[len("synthetic_"):]]["users"], f"datasets.synthetic[{table[len('synthetic_'):]}].users"
+    elif table == "msnbc_sets" and config["datasets"]["msnbc"]["source"] != "real":
+        users, key = config["datasets"]["msnbc"]["standin_users"], "datasets.msnbc.standin_users"
+    else:
+        return
+    if users < n:
+        raise ConfigError(f"config key {key}: {users} users, fewer than segmented.n {n} (dataset {name}): users "
+                          "would be sampled with replacement, a guarantee per slot, not per person; raise it")
+
+
 def check_config(config: Mapping) -> None:
     """Semantic checks of the ``segmented`` section (the schema checks types)."""
     if "segmented" not in config:
@@ -130,6 +146,7 @@ def check_config(config: Mapping) -> None:
                                   f"datasets.synthetic[{sname}].domain {synth[sname]['domain']}")
         if ds["s"] >= ds["d"]:
             raise ConfigError(f"config key segmented.datasets.{name}.s: must be < d")
+        _check_population(config, name, table, synth, max(cfg["n"]))
     for fig, spec in cfg["figures"].items():
         for ds in spec["datasets"]:
             if ds not in cfg["datasets"]:
