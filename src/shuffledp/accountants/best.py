@@ -202,21 +202,22 @@ def evaluated_at(mechanism: str, name: str, n: int) -> bool:
     return registry.get(name).cost == "fixed" or n <= HEAVY_N_MAX[mechanism]
 
 
-def _registered(mechanism: str, kind: str, k: int | None, n: int):
-    """The registry's bounds of ``kind`` that ``best`` evaluates for the randomizer at ``n`` users:
-    those of cost ``fixed`` and those of cost ``grows`` where :func:`evaluated_at` says so."""
+def _registered(mechanism: str, kind: str, filled: dict, n: int):
+    """The registry's bounds of ``kind`` that ``best`` evaluates for the randomizer (parameters
+    ``filled``) at ``n`` users: those of cost ``fixed`` and those of cost ``grows`` where
+    :func:`evaluated_at` says so, each only where its premise holds (its pair exists)."""
     from shuffledp.accountants import registry
 
-    found = registry.for_randomizer(mechanism, k=k, kind=kind, costs=("fixed", "grows"))
+    found = registry.for_randomizer(mechanism, k=filled.get("k"), kind=kind, costs=("fixed", "grows"), params=filled)
     return [acc for acc in found if evaluated_at(mechanism, acc.name, n)]
 
 
 def _bound_fns(kind: str, mechanism: str, eps0: float, n: int, delta: float, params: dict, rtol: float,
-               options: dict) -> dict[str, Callable[[], float]]:
+               options: dict, filled: dict) -> dict[str, Callable[[], float]]:
     """Name -> zero-argument function of every registered bound of ``kind`` (see :func:`_registered`),
     guarded (:func:`_guarded`); ``options`` passed to the bounds that take them."""
     out: dict[str, Callable[[], float]] = {}
-    for acc in _registered(mechanism, kind, params.get("k"), n):
+    for acc in _registered(mechanism, kind, filled, n):
         kw = {name: v for name, v in options.items() if name in acc.options}
         out[acc.name] = _guarded(functools.partial(acc.eps_for_delta, mechanism, eps0, n, delta, rtol=rtol,
                                                    **params, **kw), eps0 if kind == "upper" else 0.0)
@@ -233,10 +234,10 @@ def upper_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | 
     then in blocks). ``guess``: the decomposition's starting point; ``ceiling``: an eps another
     bound already certified, which the decomposition tries first (:func:`decomposition_eps`)."""
     eps0, n, delta, k = _check(mechanism, eps0, n, delta, k)
-    mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g)  # flags checked before any bound runs
+    filled = mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g)  # flags checked before any bound runs
     params = {name: v for name, v in (("k", k), ("d", d), ("s", s), ("g", g)) if v is not None}
     options = {"guess": guess, "coarse": n > HEAVY_N_MAX[mechanism], "ceiling": ceiling}
-    return _bound_fns("upper", mechanism, eps0, n, delta, params, rtol, options)
+    return _bound_fns("upper", mechanism, eps0, n, delta, params, rtol, options, filled)
 
 
 def lower_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None = None,
@@ -249,9 +250,9 @@ def lower_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | 
     the same on binary RR (eps0-LDP, so it lower-bounds the class); subset-exp, OUE, OLH: the count
     of group 1 (any n), three group counts of real pairs, and for OUE/OLH the others at a third input."""
     eps0, n, delta, k = _check(mechanism, eps0, n, delta, k)
-    mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g)  # flags checked before any bound runs
+    filled = mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g)  # flags checked before any bound runs
     params = {name: v for name, v in (("k", k), ("d", d), ("s", s), ("g", g)) if v is not None}
-    return _bound_fns("lower", mechanism, eps0, n, delta, params, rtol, {})
+    return _bound_fns("lower", mechanism, eps0, n, delta, params, rtol, {}, filled)
 
 
 class _Trivial(float):
