@@ -178,6 +178,8 @@ def grouped_pairs_for(mechanism: str, eps0: float, params: dict):
     if mechanism == "mhm":
         from shuffledp.accountants.mhm_randomizer import mhm_pairs
 
+        if params["d"] == 1:   # one attribute: MHM is OLH with the same g (same rows, same blanket)
+            return rz.olh_pairs(params["g"], eps0)
         return mhm_pairs(params["d"], params["g"], eps0)
     raise AccountantDomainError("mechanism", f"{mechanism} has no grouped pairs")
 

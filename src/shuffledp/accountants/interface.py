@@ -64,7 +64,11 @@ def _local(eps0: float, n: int):
 
 
 def _krr_size(mechanism: str, p: dict) -> int:
-    return p["k"] if mechanism == "krr" else 2  # binary RR is eps0-LDP: it lower-bounds the class
+    """k of the k-RR a k-RR bound evaluates: k-RR's own; subset-exp with s = 1 and subset size 1
+    is (d + 1)-RR (premise :func:`is_krr`); the general class: binary RR (an eps0-LDP member)."""
+    if mechanism == "krr":
+        return p["k"]
+    return p["d"] + 1 if mechanism == "subset-exp" else 2
 
 
 def invert(eps_of_delta, eps: float, kind: str, iters: int = 60) -> float:
@@ -114,6 +118,36 @@ def two_disjoint_sets(mechanism: str, p: dict) -> str | None:
     if mechanism == "subset-exp" and p["d"] < p["s"]:
         return f"subset-exp with d = {p['d']} < s = {p['s']} has no two disjoint sets"
     return None
+
+
+def is_krr(mechanism: str, p: dict) -> str | None:
+    """None when the randomizer is k-ary randomized response (the general class: its member binary
+    RR): subset-exp is ``(d + 1)``-RR exactly when ``s = 1`` and its subset size is 1 (the output
+    ``z`` meets the input ``x`` only when ``z = x``)."""
+    if mechanism == "subset-exp" and not (p["s"] == 1 and p["k"] == 1):
+        return "subset-exp is k-RR only with s = 1 and subset size k = 1"
+    return None
+
+
+def is_krr_with_third_value(mechanism: str, p: dict) -> str | None:
+    """:func:`is_krr` and a third value (``k >= 3``; subset-exp with s = k = 1: ``d + 1 >= 3``)."""
+    return is_krr(mechanism, p) or third_input_exists(mechanism, p)
+
+
+def has_three_flags(mechanism: str, p: dict) -> str | None:
+    """The three-flag pair (:mod:`~shuffledp.accountants.third_flag`) exists: OUE with d >= 3, OLH
+    (its domain premise), MHM with one attribute (it is then OLH with the same g)."""
+    if mechanism == "mhm" and p["d"] != 1:
+        return f"MHM with d = {p['d']} attributes: the three-flag pair is OLH's (d = 1)"
+    return third_input_exists(mechanism, p)
+
+
+def third_input_blocked_premise(mechanism: str, p: dict) -> str | None:
+    """The blocked third-input pair exists: k-RR (subset-exp in its k-RR form) with a third value,
+    the general class (3-RR), or the three-flag pair (:func:`has_three_flags`)."""
+    if mechanism in ("krr", "general", "subset-exp"):
+        return is_krr_with_third_value(mechanism, p)
+    return has_three_flags(mechanism, p)
 
 
 # ----------------------------------------------------------------------------- upper bounds
@@ -371,8 +405,8 @@ def pair_group_counts_delta(mechanism, eps0, n, eps, p) -> float:
 def _flag_rates(mechanism: str, eps0: float, p: dict) -> tuple[float, float]:
     from shuffledp.accountants import third_flag as tf
 
-    try:
-        r3, s3 = tf.third_flag_rates(mechanism, eps0, g=p.get("g"))
+    try:   # MHM with one attribute is OLH with the same g (premise has_three_flags)
+        r3, s3 = tf.third_flag_rates("olh" if mechanism == "mhm" else mechanism, eps0, g=p.get("g"))
         if not (0.0 < r3 < s3 < 1.0):
             raise ValueError(f"need 0 < r < s < 1, got r={r3!r}, s={s3!r}")
     except ValueError as exc:  # a flag rate that rounds to 0 or 1 (huge eps0)
@@ -380,13 +414,18 @@ def _flag_rates(mechanism: str, eps0: float, p: dict) -> tuple[float, float]:
     return r3, s3
 
 
-def _third_flag(mechanism: str, eps0: float, n: int, delta: float, p: dict):
+def _third_flag(mechanism: str, eps0: float, n: int, delta: float, p: dict) -> tuple[float, float, dict]:
+    """``(r, s, options)`` of the three-flag pair: in full up to ``AFFORDABLE_CELLS`` cells per
+    evaluation; up to ``CAPPED_CELLS_MAX`` with the window of C cut to ``AFFORDABLE_CELLS`` (the
+    least likely C values dropped, each a non-negative term: still a lower bound; at OUE n = 1e3,
+    eps0 = 2, delta = 1e-6 it keeps all but 3e-7 of C's mass); beyond, not evaluated."""
     from shuffledp.accountants import third_flag as tf
 
     r3, s3 = _flag_rates(mechanism, eps0, p)
-    if tf.third_flag_cells(n, r3, s3, delta) > tf.AFFORDABLE_CELLS:
-        raise NotEvaluated(f"more than {tf.AFFORDABLE_CELLS:g} cells")
-    return r3, s3
+    cells = tf.third_flag_cells(n, r3, s3, delta)
+    if cells > tf.CAPPED_CELLS_MAX:
+        raise NotEvaluated(f"more than {tf.CAPPED_CELLS_MAX:g} cells")
+    return r3, s3, ({"budget": tf.AFFORDABLE_CELLS} if cells > tf.AFFORDABLE_CELLS else {})
 
 
 def pair_third_input_eps(mechanism, eps0, n, delta, p, *, rtol, guess=AUTO) -> float:
@@ -398,14 +437,15 @@ def pair_third_input_eps(mechanism, eps0, n, delta, p, *, rtol, guess=AUTO) -> f
     from shuffledp.accountants import third_flag as tf
 
     guess = dec._asymptotic_guess(2, eps0, n, delta) if guess == AUTO else guess
-    return tf.third_flag_lower_eps(n, *_third_flag(mechanism, eps0, n, delta, p), delta, eps0, guess=guess)
+    r3, s3, kw = _third_flag(mechanism, eps0, n, delta, p)
+    return tf.third_flag_lower_eps(n, r3, s3, delta, eps0, guess=guess, **kw)
 
 
 def pair_third_input_delta(mechanism, eps0, n, eps, p) -> float:
     from shuffledp.accountants import third_flag as tf
 
-    r3, s3 = _third_flag(mechanism, eps0, n, 1e-6, p)
-    return tf.third_flag_delta(n, r3, s3, eps)
+    r3, s3, kw = _third_flag(mechanism, eps0, n, 1e-6, p)
+    return tf.third_flag_delta(n, r3, s3, eps, **kw)
 
 
 def _third_input(mechanism: str, eps0: float, n: int, p: dict):
@@ -416,8 +456,8 @@ def _third_input(mechanism: str, eps0: float, n: int, p: dict):
 
     from shuffledp.accountants import blocked_pairs as bp
 
-    if mechanism in ("krr", "general"):
-        k = p.get("k", 3)
+    if mechanism in ("krr", "general", "subset-exp"):
+        k = 3 if mechanism == "general" else _krr_size(mechanism, p)
         return partial(bp.krr_pair, k, eps0, n), bp.krr_atoms(k, eps0)
     r3, s3 = _flag_rates(mechanism, eps0, p)
     return partial(bp.third_input_pair, n, r3, s3), bp.third_input_atoms(r3, s3)

@@ -62,6 +62,9 @@ COSTS = ("fixed", "grows", "per-user", "enumeration", "aggregate")
 _IMPL = "shuffledp.accountants.interface"
 _THIRD = f"{_IMPL}:third_input_exists"     # premise: a third input for the other users to hold
 _TWO_SETS = f"{_IMPL}:two_disjoint_sets"  # premise: subset-exp has two disjoint sets
+_KRR = f"{_IMPL}:is_krr"  # premise: the randomizer is k-RR (subset-exp with s = 1, subset size 1)
+_KRR3 = f"{_IMPL}:is_krr_with_third_value"
+_FLAGS = f"{_IMPL}:has_three_flags"  # OUE d >= 3, OLH, MHM with d = 1 (= OLH)
 
 
 class NotEvaluated(Exception):
@@ -215,13 +218,13 @@ REGISTRY: dict[str, Accountant] = {a.name: a for a in (
            k_range=(2, 2), exact_on=("krr",), rounding="up",
            notes=(("general", "binary RR, exact worst case (lower bound for the class)"),),
            eps=f"{_IMPL}:exact_eps", delta=f"{_IMPL}:exact_delta"),
-    _entry("worst-pair", "lower", ("krr", "general"), "fixed", "this project (lower_bounds.krr_worst_pair)",
+    _entry("worst-pair", "lower", ("krr", "general", "subset-exp"), "fixed", "this project (lower_bounds.krr_worst_pair)",
            "worst real pair found over the others' splits between the victim's two values "
-           "(binary RR for the general class)",
-           eps=f"{_IMPL}:worst_pair_eps", delta=f"{_IMPL}:worst_pair_delta"),
-    _entry("pair-third-value", "lower", ("krr",), "grows", "this project (decomposition.krr_pair_lower_eps)",
-           "real pairs with the others at the victim's values or a third one (k >= 3)", k_range=(3, None),
-           premise=_THIRD,
+           "(binary RR for the general class; subset-exp with s = 1 and subset size 1 is (d + 1)-RR)",
+           premise=_KRR, eps=f"{_IMPL}:worst_pair_eps", delta=f"{_IMPL}:worst_pair_delta"),
+    _entry("pair-third-value", "lower", ("krr", "subset-exp"), "grows", "this project (decomposition.krr_pair_lower_eps)",
+           "real pairs with the others at the victim's values or a third one (k >= 3; subset-exp with s = 1 and "
+           "subset size 1 is (d + 1)-RR)", k_range=(3, None), premise=_KRR3,
            eps=f"{_IMPL}:pair_third_value_eps", delta=f"{_IMPL}:pair_third_value_delta"),
     _entry("group-one-count", "lower", GROUPED, "fixed", "this project (best.group_count_lower_eps)",
            "exact divergence of the count of reports favouring the victim's first input only",
@@ -229,13 +232,15 @@ REGISTRY: dict[str, Accountant] = {a.name: a for a in (
     _entry("pair-group-counts", "lower", GROUPED, "grows", "this project (decomposition.pair_lower_eps)",
            "exact divergence of three group counts of real pairs (Su, Cheng, Wang's class)",
            premise=_TWO_SETS, eps=f"{_IMPL}:pair_group_counts_eps", delta=f"{_IMPL}:pair_group_counts_delta"),
-    _entry("pair-third-input", "lower", ("oue", "olh"), "grows", "this project (third_flag)",
-           "the others at a third input, three flags seen per report", options=("guess",),
-           premise=_THIRD, eps=f"{_IMPL}:pair_third_input_eps", delta=f"{_IMPL}:pair_third_input_delta"),
-    _entry("third-input-blocked", "lower", ("krr", "general", "oue", "olh"), "fixed", "this project (blocked_pairs)",
-           "the others at a third input (k-RR: a third value; the general class: 3-RR), every count seen, "
+    _entry("pair-third-input", "lower", ("oue", "olh", "mhm"), "grows", "this project (third_flag)",
+           "the others at a third input, three flags seen per report (OUE d >= 3; OLH; MHM with d = 1, which is OLH)",
+           options=("guess",), premise=_FLAGS, eps=f"{_IMPL}:pair_third_input_eps", delta=f"{_IMPL}:pair_third_input_delta"),
+    _entry("third-input-blocked", "lower", ("krr", "general", "subset-exp", "oue", "olh", "mhm"), "fixed",
+           "this project (blocked_pairs)",
+           "the others at a third input (k-RR: a third value; the general class: 3-RR; subset-exp with s = 1 and "
+           "subset size 1: (d + 1)-RR; OUE d >= 3, OLH, MHM with d = 1), every count seen, "
            "evaluated in blocks at any n (Jensen: rounded down)", k_range=(3, None), options=("guess",),
-           premise=_THIRD, eps=f"{_IMPL}:third_input_blocked_eps", delta=f"{_IMPL}:third_input_blocked_delta"),
+           premise=f"{_IMPL}:third_input_blocked_premise", eps=f"{_IMPL}:third_input_blocked_eps", delta=f"{_IMPL}:third_input_blocked_delta"),
     _entry("cells-blocked", "lower", ("subset-exp",), "fixed", "this project (cell_pairs)",
            "the others at a third set or at x, the counts of reports meeting x, x' (and the third set) "
            "seen, evaluated in blocks at any n (Jensen: rounded down)", options=("guess",),
