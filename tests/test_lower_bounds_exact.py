@@ -157,3 +157,15 @@ def test_three_flag_pair_with_its_window_cut_stays_below_the_full_pair():
     for e in (0.2, 0.35, 0.5):
         assert cut.delta(e) <= full.delta(e)
     assert cut.delta(0.35) > 0.9 * full.delta(0.35)
+
+
+@pytest.mark.parametrize("target", [0.02, 0.05, 0.2])
+def test_inverse_query_certifies_failure_only_where_it_fails(target):
+    """OUE d = 2, eps0 = 1, delta = 0.1: ``solve_n``'s answer meets the target exactly (exact
+    enumeration) and its failing point is certified only where the exact eps there exceeds it
+    (target 0.02: the third-input pairs had certified n = 8, exact 0.0102)."""
+    mat = O.oue_matrix(2, 1.0)
+    res = best.solve_n("oue", target, 1.0, 0.1, d=2)
+    assert X.exact_eps(mat, res["n"], 0.1) <= target
+    if res["fail_certified"]:
+        assert X.exact_eps(mat, res["fails_at"], 0.1) > target

@@ -6,9 +6,8 @@ is an :class:`Accountant`; its two functions, :meth:`Accountant.eps_for_delta` a
 
 Who reads it: ``shuffledp account best`` (:mod:`~shuffledp.accountants.best`: its upper and lower
 bounds are the entries of cost ``fixed`` and ``grows``), the cross-paper table (stage
-``accountants_compare``: any registered name may be a column), the config schema's enum of
-``accountants_compare.bounds`` (a test holds it equal to :data:`NAMES`), the CLI's ``--bounds``
-choices, and ``tests/test_accountant_contract.py``, which every entry inherits.
+``accountants_compare``: any registered name may be a column; its config check refuses a name not
+registered here, the schema lists none), the CLI's ``--bounds`` choices, and ``tests/test_accountant_contract.py``, which every entry inherits.
 
 Adding an accountant (at most three files): its module with the computation and its two
 functions (interface below; they compute that bound and nothing else), one entry here naming
@@ -218,11 +217,13 @@ REGISTRY: dict[str, Accountant] = {a.name: a for a in (
            k_range=(2, 2), exact_on=("krr",), rounding="up",
            notes=(("general", "binary RR, exact worst case (lower bound for the class)"),),
            eps=f"{_IMPL}:exact_eps", delta=f"{_IMPL}:exact_delta"),
-    _entry("worst-pair", "lower", ("krr", "general", "subset-exp"), "fixed", "this project (lower_bounds.krr_worst_pair)",
+    _entry("worst-pair", "lower", ("krr", "general", "subset-exp"), "fixed",
+           "this project (lower_bounds.krr_worst_pair)",
            "worst real pair found over the others' splits between the victim's two values "
            "(binary RR for the general class; subset-exp with s = 1 and subset size 1 is (d + 1)-RR)",
            premise=_KRR, eps=f"{_IMPL}:worst_pair_eps", delta=f"{_IMPL}:worst_pair_delta"),
-    _entry("pair-third-value", "lower", ("krr", "subset-exp"), "grows", "this project (decomposition.krr_pair_lower_eps)",
+    _entry("pair-third-value", "lower", ("krr", "subset-exp"), "grows",
+           "this project (decomposition.krr_pair_lower_eps)",
            "real pairs with the others at the victim's values or a third one (k >= 3; subset-exp with s = 1 and "
            "subset size 1 is (d + 1)-RR)", k_range=(3, None), premise=_KRR3,
            eps=f"{_IMPL}:pair_third_value_eps", delta=f"{_IMPL}:pair_third_value_delta"),
@@ -234,13 +235,15 @@ REGISTRY: dict[str, Accountant] = {a.name: a for a in (
            premise=_TWO_SETS, eps=f"{_IMPL}:pair_group_counts_eps", delta=f"{_IMPL}:pair_group_counts_delta"),
     _entry("pair-third-input", "lower", ("oue", "olh", "mhm"), "grows", "this project (third_flag)",
            "the others at a third input, three flags seen per report (OUE d >= 3; OLH; MHM with d = 1, which is OLH)",
-           options=("guess",), premise=_FLAGS, eps=f"{_IMPL}:pair_third_input_eps", delta=f"{_IMPL}:pair_third_input_delta"),
+           options=("guess",), premise=_FLAGS,
+           eps=f"{_IMPL}:pair_third_input_eps", delta=f"{_IMPL}:pair_third_input_delta"),
     _entry("third-input-blocked", "lower", ("krr", "general", "subset-exp", "oue", "olh", "mhm"), "fixed",
            "this project (blocked_pairs)",
            "the others at a third input (k-RR: a third value; the general class: 3-RR; subset-exp with s = 1 and "
            "subset size 1: (d + 1)-RR; OUE d >= 3, OLH, MHM with d = 1), every count seen, "
            "evaluated in blocks at any n (Jensen: rounded down)", k_range=(3, None), options=("guess",),
-           premise=f"{_IMPL}:third_input_blocked_premise", eps=f"{_IMPL}:third_input_blocked_eps", delta=f"{_IMPL}:third_input_blocked_delta"),
+           premise=f"{_IMPL}:third_input_blocked_premise",
+           eps=f"{_IMPL}:third_input_blocked_eps", delta=f"{_IMPL}:third_input_blocked_delta"),
     _entry("cells-blocked", "lower", ("subset-exp",), "fixed", "this project (cell_pairs)",
            "the others at a third set or at x, the counts of reports meeting x, x' (and the third set) "
            "seen, evaluated in blocks at any n (Jensen: rounded down)", options=("guess",),
