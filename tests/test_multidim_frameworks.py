@@ -397,6 +397,8 @@ def test_step_bad_spec_is_one_line_error(tmp_path):
     loan = {"dataset": "loan", "seed": 1, "domain": 12, "source": "standin", "path": None, "records": None,
             "mirror": None, "raw_dir": str(tmp_path)}
     assert "power of two" in run("loan", loan, {"source": []})
+    bad_coding = dict(loan, domain=16, coding={"int_rate": {"scale": "log", "lo": 0, "hi": 31}})
+    assert "coding" in run("loan", bad_coding, {"source": []})  # a public range that cannot cut: one line
     assert "no such file" in run("run", run_spec, {"table": ["/nonexistent.parquet"]})
     assert "eps must be a positive" in run("run", dict(run_spec, eps=[-1.0]), {"table": [__file__]})
     assert not (tmp_path / "y").exists()
