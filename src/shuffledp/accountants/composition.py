@@ -132,7 +132,7 @@ def composed_eps(mechanism: str, eps0: float, n: int, delta: float, rounds: int,
     delta = check_delta(delta)
     kw = {"k": k, "d": d, "s": s, "g": g}
     eps0, n, delta, _ = _checked(mechanism, eps0, n, delta, kw)
-    out = {"rounds": rounds, "candidates": {}, "eps1": None, "interval": None, "profile": None}
+    out = {"rounds": rounds, "candidates": {}, "eps1": None, "interval": None, "profile": None, "skipped": {}}
     if rounds == 1:
         one = forward or best.best_eps(mechanism, eps0, n, delta, rtol=rtol, parallel=False, **kw)
         out.update(eps=float(one["eps"]), by="one-round", seconds=time.perf_counter() - start)
@@ -144,15 +144,24 @@ def composed_eps(mechanism: str, eps0: float, n: int, delta: float, rounds: int,
         pld, step = composed_pld(mechanism, eps0, n, rounds, delta=delta, **kw)
         cand["pld"] = float(pld.get_epsilon_for_delta(delta))
         out["interval"] = step
-    if "advanced" in candidates:
-        eps1 = float(best.best_eps(mechanism, eps0, n, delta / (2 * rounds), rtol=rtol, parallel=False, **kw)["eps"])
-        out["eps1"] = eps1
-        cand["advanced"] = advanced_eps(eps1, rounds, delta / 2)
-        cand["basic"] = rounds * eps1
     if "profile" in candidates and rounds <= PROFILE_ROUNDS_MAX:
         prof = profile_mod.composed_eps(mechanism, eps0, n, delta, rounds, rtol=rtol, forward=forward, **kw)
         cand["profile"] = float(prof["eps"])
         out["profile"] = prof["profile"]
+    if "advanced" in candidates and delta / (2 * rounds) >= best.BEST_DELTA_MIN:
+        # the one-round eps at delta/(2T) is at least the true one there, which is at least the true
+        # one at delta, which is at least the forward answer's lower bound: where the answer is
+        # already below both compositions of that lower bound, they cannot win (not evaluated)
+        low = float(forward["eps_lower"]) if forward and forward.get("eps_lower") else 0.0
+        floor = min(advanced_eps(low, rounds, delta / 2), rounds * low)
+        if low > 0.0 and min(cand.values()) <= floor:
+            out["skipped"] = {"advanced": "not evaluated: at least " + repr(advanced_eps(low, rounds, delta / 2)),
+                              "basic": "not evaluated: at least " + repr(rounds * low)}
+        else:
+            one = best.best_eps(mechanism, eps0, n, delta / (2 * rounds), rtol=rtol, parallel=False, **kw)
+            eps1 = out["eps1"] = float(one["eps"])
+            cand["advanced"] = advanced_eps(eps1, rounds, delta / 2)
+            cand["basic"] = rounds * eps1
     by = min(cand, key=lambda name: (cand[name], name))
     out.update(eps=cand[by], by=by, seconds=time.perf_counter() - start)
     return out
