@@ -34,7 +34,7 @@ import time
 
 from shuffledp.accountants.validation import check_delta, check_int
 
-__all__ = ["ROUNDS_MAX", "round_loss", "round_pld", "composed_pld", "advanced_eps", "composed_eps"]
+__all__ = ["ROUNDS_MAX", "round_loss", "round_pld", "composed_pld", "mixed_pld", "advanced_eps", "composed_eps"]
 
 ROUNDS_MAX = 10_000
 PROFILE_ROUNDS_MAX = 100  # the profile pair is evaluated up to this T (above, the pair's PLD wins)
@@ -107,6 +107,29 @@ def composed_pld(mechanism: str, eps0: float, n: int, rounds: int, *, delta: flo
     if rounds == 1:
         return one, step
     return one.self_compose(rounds, tail_mass_truncation=min(1e-15, 1e-4 * delta)), step
+
+
+def mixed_pld(rounds_of: list, *, delta: float = 1e-6):
+    """dp_accounting's ``PrivacyLossDistribution`` of several kinds of shuffle rounds:
+    ``rounds_of`` lists ``(mechanism, eps0, n, count, flags)``; each kind's pair self-composed
+    ``count`` times, all composed together on one grid (chosen as :func:`composed_pld` does, for the
+    total number of rounds)."""
+    from shuffledp.accountants.pair_pld import pair_pld
+
+    total = sum(int(c) for *_, c, _ in rounds_of)
+    total = check_int(total, "rounds", 1, ROUNDS_MAX)
+    losses = []
+    for mechanism, eps0, n, count, flags in rounds_of:
+        check_int(count, "count", 1, ROUNDS_MAX)
+        eps0, n, delta, _ = _checked(mechanism, eps0, n, delta, flags)
+        losses.append((round_loss(eps0, n, delta=delta, rounds=total), count))
+    step = min(_interval(loss, total, delta) for loss, _ in losses)
+    out = None
+    for loss, count in losses:
+        one = pair_pld(loss, step)
+        one = one if count == 1 else one.self_compose(count, tail_mass_truncation=min(1e-15, 1e-4 * delta))
+        out = one if out is None else out.compose(one, tail_mass_truncation=min(1e-15, 1e-4 * delta))
+    return out
 
 
 def advanced_eps(eps1: float, rounds: int, delta_slack: float) -> float:

@@ -159,7 +159,8 @@ def pair_loss(eps0: float, n: int, *, tail: float = 1e-16, cells_max: int = CELL
     b = t2 - a
     num = u * a + al * b
     den = al * a + u * b
-    scale = np.log(2.0 * wts / ts)[:, None]
+    with np.errstate(divide="ignore"):   # a row whose probability underflows to 0 carries no mass
+        scale = np.log(2.0 * wts / ts)[:, None]
     num, den = num[inside], den[inside]
     p = np.exp((logh + scale)[inside]) * num
     finite = (p > 0.0) & (den > 0.0)
