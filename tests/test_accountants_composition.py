@@ -83,7 +83,8 @@ def test_composed_pair_against_its_exact_composition(eps0, n, rounds):
     same pair (numpy FFT, losses rounded down and up on a grid finer than ours): never below the
     exact value's lower end, and within 1% of its upper end."""
     P, Q = vr.vr_pair_pmf(vr.vr_params("general", eps0), n)
-    low, high = exact_composition.pair_composed_eps_bracket(P, Q, rounds, DELTA, _bracket_h(P, Q, rounds, 1e-4 if rounds <= 10 else 1e-3))
+    h = _bracket_h(P, Q, rounds, 1e-4 if rounds <= 10 else 1e-3)   # finer than our grid up to T = 10
+    low, high = exact_composition.pair_composed_eps_bracket(P, Q, rounds, DELTA, h)
     pld, _ = composition.composed_pld("general", eps0, n, rounds, delta=DELTA)
     ours = float(pld.get_epsilon_for_delta(DELTA))
     assert low <= ours <= high * 1.01 + 1e-9
