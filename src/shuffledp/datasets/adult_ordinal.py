@@ -15,9 +15,9 @@ from __future__ import annotations
 import pandas as pd
 import pyarrow.parquet as pq
 
+from shuffledp.datasets.adult_schema import ATTRIBUTES
 from shuffledp.datasets.coding import rebin  # the merge is part of the public coding
 
-ATTRIBUTES = ["age", "fnlwgt", "education_num", "capital_gain", "hours_per_week"]
 __all__ = ["ATTRIBUTES", "derive", "rebin"]
 
 

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from shuffledp.datasets.adult_schema import ATTRIBUTES, CATEGORIES, COLUMNS
+
 SCALES = ("int", "linear", "log", "log1p")
 
 
@@ -125,8 +127,6 @@ def adult_bins(coding: Mapping | None = None) -> dict[str, Bins]:
 def code_adult(raw: pd.DataFrame, coding: Mapping | None = None) -> tuple[pd.DataFrame, dict[str, int]]:
     """Adult's raw table (:func:`shuffledp.datasets.adult.read_raw`'s columns) -> int16 codes and domain
     sizes; row ``i`` of the result depends on raw row ``i`` and ``coding`` only."""
-    from shuffledp.datasets.adult import CATEGORIES, COLUMNS
-
     out, domains = {}, {}
     for col, values in CATEGORIES.items():
         cats = values.split()
@@ -153,8 +153,6 @@ def rebin(codes, size: int, c: int) -> np.ndarray:
 def code_adult_ordinal(raw: pd.DataFrame, c: int, coding: Mapping | None = None) -> pd.DataFrame:
     """The ordinal table HDG and CALM read (:data:`shuffledp.datasets.adult_ordinal.ATTRIBUTES`, codes
     ``0..c-1``) straight from Adult's raw records."""
-    from shuffledp.datasets.adult_ordinal import ATTRIBUTES
-
     table, domains = code_adult(raw, coding)
     return pd.DataFrame({a: rebin(table[a].to_numpy(), domains[a], c) for a in ATTRIBUTES})
 
