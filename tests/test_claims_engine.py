@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from shuffledp.claims import core, engine as E
+from shuffledp.claims import core
+from shuffledp.claims import engine as E
 
 
 @pytest.mark.parametrize("iv, verdict, word", [

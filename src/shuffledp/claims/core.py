@@ -182,7 +182,8 @@ def _cell(x) -> str:
 
 
 def _table_lines(df: pd.DataFrame) -> list[str]:
-    lines = ["| id | claim | section | target | paper's numbers (quoted) | measured (estimate [95% interval], position) "
+    lines = ["| id | claim | section | target | paper's numbers (quoted) "
+             "| measured (estimate [95% interval], position) "
              "| smallest detectable effect | verdict | explanation | data | evidence |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in df.itertuples(index=False):

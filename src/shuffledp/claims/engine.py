@@ -295,17 +295,17 @@ def ratio_interval(mean_a: float, sd_a: float, n_a: int, mean_b: float, sd_b: fl
 def kendall_interval(x, y) -> Interval:
     """Kendall's tau-b of ``y`` on ``x`` with a 95% interval from its asymptotic standard error
     under the null, sqrt(2 (2n + 5) / (9 n (n - 1))), clipped to [-1, 1] (the interval excludes 0
-    exactly when the usual Kendall test rejects at 5%, up to ties). NaN with fewer than 3 points or
-    a constant side."""
+    exactly when the usual Kendall test rejects at 5%, up to ties); a constant ``y`` has tau 0. NaN
+    with fewer than 3 points or a constant ``x``."""
     from scipy import stats
 
     x, y = np.asarray(x, float), np.asarray(y, float)
     ok = np.isfinite(x) & np.isfinite(y)
     x, y = x[ok], y[ok]
     n = int(x.size)
-    if n < 3 or np.unique(x).size < 2 or np.unique(y).size < 2:
+    if n < 3 or np.unique(x).size < 2:
         return Interval(math.nan, math.nan, math.nan, "Kendall", n)
-    tau = float(stats.kendalltau(x, y).statistic)
+    tau = float(stats.kendalltau(x, y).statistic) if np.unique(y).size > 1 else 0.0   # a constant y: no trend
     se = math.sqrt(2 * (2 * n + 5) / (9 * n * (n - 1)))
     h = 1.959963984540054 * se
     return Interval(tau, max(-1.0, tau - h), min(1.0, tau + h), "Kendall", n)
