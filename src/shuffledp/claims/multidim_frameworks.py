@@ -27,7 +27,8 @@ import pandas as pd
 from shuffledp.claims import core as C
 
 FRAMEWORKS = ("calm", "hdg")
-PAPER_CALM = ("br", "mx")  # the paper's CALM datasets; every other one is decided in rows of its own
+PAPER_CALM = ("br", "mx")  # the paper's CALM datasets (Figs 6-7); every other one: rows of its own, ours
+PAPER_HDG = ("adult", "loan")  # the paper's range-query datasets (Figs 8-9)
 DATASET_LABELS = {"br": "BR", "mx": "MX", "adult": "Adult", "loan": "Loan"}
 ALPHA = 0.05
 ABOUT_100 = (50.0, 200.0)  # "about 100 times": a factor 2 either side
@@ -111,11 +112,14 @@ class _Rows:
         quote, target, default = FW_CLAIMS[cid]
         fig = cid.split("_", 1)[0]
         why = f"{explanation or default + ' (measured)'}; {_FIG[fig]}"
-        c = C.Claim(cid + self.sfx, quote, _SECTION[fig], target, explain=why)
+        scope = PAPER_HDG if fig in ("Fig8", "Fig9") else PAPER_CALM
+        c = C.Claim(cid, quote, _SECTION[fig], target, explain=why, scope=tuple(scope))
+        if not c.in_scope(datasets):     # the same test outside the paper's data: ours
+            c = c.ours(self.sfx or "_" + "_".join(sorted(datasets)), ", ".join(_label(d) for d in datasets))
         kind = C.data_kind(C.STANDIN if self.notes.get(d) else C.REAL for d in datasets)
         self.rows.append(C.decide(c, testable=held is not None, ok=bool(held), reason=reason,
                                   measured=f"{measured} [data: {self.data_label(datasets)}]", data=kind,
-                                  scale=self.scale))
+                                  scale=self.scale, datasets=datasets))
 
 
 def se_frame(runs: pd.DataFrame | None, metric: str) -> pd.DataFrame | None:
@@ -364,10 +368,12 @@ def query_below_grid(rows: _Rows, runs: pd.DataFrame | None, dss) -> None:
              explanation="the range-query MSE is above the grid MSE at every point (point estimates)")
 
 
-def _calm_groups(datasets) -> list[tuple[str, list[str]]]:
-    """(id suffix, datasets): the paper's BR and MX together, every other dataset on its own."""
+def _calm_groups(datasets, paper=None) -> list[tuple[str, list[str]]]:
+    """(id suffix, datasets): the paper's datasets of the figure together (CALM: BR and MX; HDG:
+    Adult and Loan), every other dataset on its own (its rows are ours)."""
+    paper = PAPER_CALM if paper is None else paper
     ds = sorted(set(datasets))
-    out = [("", [d for d in ds if d in PAPER_CALM])] + [(f"_{d}", [d]) for d in ds if d not in PAPER_CALM]
+    out = [("", [d for d in ds if d in paper])] + [(f"_{d}", [d]) for d in ds if d not in paper]
     return [g for g in out if g[1]]
 
 
@@ -394,7 +400,7 @@ def claims(summ: pd.DataFrame, notes: Mapping[str, str], scale: str, subsets=(),
     out = []
     for fw in FRAMEWORKS:
         part = summ[summ.framework == fw]
-        groups = _calm_groups(part.dataset) if fw == "calm" else [("", sorted(set(part.dataset)))]
+        groups = _calm_groups(part.dataset, PAPER_CALM if fw == "calm" else PAPER_HDG)
         for sfx, dss in groups:
             if not dss:
                 continue
