@@ -131,3 +131,17 @@ def test_standin_paper_row_says_no_evidence():
     c = core.Claim("z", "quote", "Sec. 6", "t")
     row = core.decide(c, verdict=E.one(E.judge(E.exact(1.0), E.above(0))), data="stand-in", scale="s")
     assert row["held"] == E.HELD and not row["evidence"] and "no evidence about the paper" in row["explanation"]
+
+
+def test_power_sizing_inverts_and_detects():
+    r = E.repetitions_for(0.3, math.log(1.5))
+    assert r == 10                              # 2 * 7.85 * 0.09 / 0.164 = 8.6 -> 9, + 1 for t
+    assert E.detectable(0.3, r - 1) <= math.log(1.5) < E.detectable(0.3, r - 2)
+    # simulated: at that R a true 1.5x ratio gives an interval above 1 in about 80% of runs or more
+    rng = np.random.default_rng(0)
+    hits = 0
+    for _ in range(400):
+        a, b = rng.lognormal(math.log(1.5), 0.3, r), rng.lognormal(0.0, 0.3, r)
+        iv = E.ratio_interval(a.mean(), a.std(ddof=1), r, b.mean(), b.std(ddof=1), r)
+        hits += iv.lo > 1.0
+    assert hits / 400 >= 0.75

@@ -373,3 +373,13 @@ def test_ours_below_each_baseline_panel_by_panel():
                          / n), c, "test").set_index("id")
     assert v.loc["ours_below_each_baseline", "held"] == NOT_HELD
     assert "msnbc/" in v.loc["ours_below_each_baseline", "explanation"]
+
+
+def test_over_50_and_m_range_decreasing():
+    c = cfg()
+    assert verdicts(summary(c, base=lambda ds, n, st, p: 4.0 / n), c)["over_50_vs_uniform"] == HELD      # 75%
+    assert verdicts(summary(c, base=lambda ds, n, st, p: 1.5 / n), c)["over_50_vs_uniform"] == NOT_HELD  # 33%
+    # lambda_k reaches 1 at a multiple of the paper's m*, which falls with n in every panel
+    assert verdicts(summary(c), c)["m1_mK_decrease_with_n"] == HELD
+    grows = verdicts(summary(c, m0=lambda ds, n, st: 0.3 if n == 5000 else 3.0), c)
+    assert grows["m1_mK_decrease_with_n"] == NOT_HELD

@@ -349,3 +349,27 @@ def resolvable(grid: Iterable[float], region: Region, inside: int = 2) -> tuple[
     if not hi_side:
         miss.append(f"no grid point above {_g(region.hi)}")
     return False, (f"the grid ({', '.join(_g(x) for x in g)}) cannot resolve {region.text()}: " + "; ".join(miss))
+
+
+# --- power: the repetitions a row needs ---------------------------------------------------------
+
+Z_POWER = 0.8416212335729143     # one-sided 80% power
+Z_ALPHA = 1.959963984540054      # two-sided 5%
+
+
+def repetitions_for(cv: float, delta: float, samples: int = 2) -> int:
+    """Repetitions per side for a 95% interval of a log ratio of ``samples`` independent means (2: a
+    ratio of two; 1: one mean's log) to detect a difference ``delta`` on the log scale with 80% power,
+    each mean having coefficient of variation ``cv`` over repetitions (SE of a log mean = cv /
+    sqrt(R)): R = samples (z_0.975 + z_0.8)^2 cv^2 / delta^2, rounded up, plus one for the t quantile
+    (never below 2). docs/claims.md, "Power"."""
+    if not (cv >= 0 and delta > 0):
+        raise ValueError("cv must be >= 0 and delta > 0")
+    r = samples * (Z_ALPHA + Z_POWER) ** 2 * cv ** 2 / delta ** 2
+    return max(2, math.ceil(r) + 1)
+
+
+def detectable(cv: float, reps: int, samples: int = 2) -> float:
+    """The smallest log-scale difference a log-ratio interval over ``reps`` repetitions per side
+    detects with 80% power at two-sided 5% (the inverse of :func:`repetitions_for`, normal quantiles)."""
+    return (Z_ALPHA + Z_POWER) * cv * math.sqrt(samples / reps)
