@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from shuffledp.claims import core as C
+from shuffledp.claims import engine as E
 
 FRAMEWORKS = ("calm", "hdg")
 PAPER_CALM = ("br", "mx")  # the paper's CALM datasets (Figs 6-7); every other one: rows of its own, ours
@@ -106,7 +107,7 @@ class _Rows:
         return "; ".join(f"{_label(d)}: {self.notes[d]}" if self.notes.get(d)
                          else f"{_label(d)}: real" + (" (subset)" if d in self.subsets else "") for d in datasets)
 
-    def add(self, cid, measured, held, datasets, reason="", explanation=""):
+    def add(self, cid, measured, held, datasets, reason="", explanation="", verdict=None):
         """``held`` None: not testable, with ``reason``; a row not held says ``explanation`` (else the
         claim's default) and the figure."""
         quote, target, default = FW_CLAIMS[cid]
@@ -119,7 +120,7 @@ class _Rows:
         kind = C.data_kind(C.STANDIN if self.notes.get(d) else C.REAL for d in datasets)
         self.rows.append(C.decide(c, testable=held is not None, ok=bool(held), reason=reason,
                                   measured=f"{measured} [data: {self.data_label(datasets)}]", data=kind,
-                                  scale=self.scale, datasets=datasets))
+                                  scale=self.scale, datasets=datasets, verdict=verdict))
 
 
 def se_frame(runs: pd.DataFrame | None, metric: str) -> pd.DataFrame | None:
@@ -189,25 +190,33 @@ _CAUSES = {
 
 
 def inverse_eps(rows: _Rows, sub: pd.DataFrame, metric: str, fig: str, dss) -> None:
-    """Inverse proportionality, the same rule as Fig. 3's for the same sentence, on every curve; a row
-    not held names each curve off the rule and why."""
-    slopes, oks, short, notes, causes = [], [], [], [], set()
+    """Inverse proportionality, the same rule as Fig. 3's for the same sentence, on every curve: the
+    log-log slope with its t interval (n - 2 df) inside [-1.5, -0.5] (engine.all_of over the curves);
+    a row not held names each curve off the rule and why."""
+    from scipy import stats
+
+    js, short, notes, causes = [], [], [], set()
+    region = E.window(C.SLOPE_TARGET - C.SLOPE_TOL, C.SLOPE_TARGET + C.SLOPE_TOL, name="the window (-1 +- 0.5)",
+                      below="falls faster than 1/eps", above="flatter than 1/eps")
     for (ds, comp), g in sub.groupby(["dataset", "component"]):
         g = g.sort_values("eps")
         if len(g) < 3 or g.eps.max() / g.eps.min() < 4:
             short.append(f"{ds}/{comp}")
             continue
         sl, se = C.loglog_slope(g.eps, g[metric])
-        oks.append(C.inversely_proportional(g.eps, g[metric]))
-        slopes.append(f"{_label(ds)}/{comp} {sl:.2f} (SE {se:.2f})")
-        if not oks[-1]:
+        h = float(stats.t.ppf(0.975, len(g) - 2)) * se if np.isfinite(se) else math.inf
+        j = E.judge(E.Interval(sl, sl - h, sl + h, "t on the log-log slope", len(g)), region,
+                    f"{_label(ds)}/{comp} slope")
+        js.append(j)
+        if j.verdict == E.NOT_HELD:
             note, why = _curve_note(g, sl)
             notes.append(note)
             causes |= why
     expl = ("slope outside [-1.5, -0.5] on " + "; ".join(notes) + ". " +
             "".join(_CAUSES[c] + ". " for c in sorted(causes)) + "docs/multidim_frameworks.md") if notes else ""
-    rows.add(f"{fig}_inverse_eps", "log-log slope " + ", ".join(slopes), all(oks) if oks and not short else None,
-             dss, reason=f"needs >= 3 eps_s values spanning a factor >= 4 on every curve ({short})", explanation=expl)
+    v = E.all_of(js, "curves") if js and not short else E.untestable(
+        f"needs >= 3 eps_s values spanning a factor >= 4 on every curve ({short})")
+    rows.add(f"{fig}_inverse_eps", "", None, dss, explanation=expl, verdict=v)
 
 
 def _min_reps(st: pd.DataFrame | None, fw: str, datasets) -> int:
@@ -249,20 +258,17 @@ def mhm_vs_flame(rows: _Rows, sub: pd.DataFrame, runs, fw: str, metric: str, fig
         rows.add(f"{fig}_mhm_beats_flame", meas, None, dss,
                  reason=f"{reps} repetition(s): no t test (needs >= 2 repetitions of each)")
         return
-    tests = {k: C.t_test(*(_aligned(*v) if SHARED_SEEDS else v), paired=SHARED_SEEDS) for k, v in pairs.items()}
-    held, sign, counts = C.every_point(tests, ALPHA)
-
-    def points(s: int) -> list[str]:
-        return [f"{_label(d)} eps_s {e:g} (ratio {ratio[(d, e)]:.3g}, {tests[(d, e)].text()})"
-                for (d, e), v in sign.items() if v == s]
-
-    df = min((r.df for k, r in tests.items() if sign[k] == 0 and np.isfinite(r.df)), default=math.nan)
-    q = float(t_critical(df + 1)) if math.isfinite(df) else math.inf
-    rows.add(f"{fig}_mhm_beats_flame", meas + f"; FLAME significantly above MHM at {counts[1]}/{len(sign)}, below "
-             f"at {counts[-1]}, undecided at {counts[0]} ({reps}+ repetitions)", held, dss,
-             reason=f"undecided at {', '.join(points(0))}; none significantly against: more repetitions needed ("
-                    f"the least df among them is {df:.3g}, where the t quantile is {q:.3g})",
-             explanation=f"FLAME's MSE is significantly below MHM's at {', '.join(points(-1))}")
+    js = []
+    for (d, e), (f, m) in pairs.items():
+        if SHARED_SEEDS:
+            f, m = _aligned(f, m)
+            iv = E.t_interval(f - m)
+            iv = E.Interval(iv.estimate, iv.lo, iv.hi, "paired t", iv.reps)
+        else:
+            iv = E.welch_interval(f.mean(), f.std(ddof=1), f.size, m.mean(), m.std(ddof=1), m.size)
+        js.append(E.judge(iv, E.above(0.0, below="FLAME below MHM", name="the region FLAME - MHM"),
+                          f"{_label(d)} eps_s {e:g} (FLAME/MHM = {ratio[(d, e)]:.3g})"))
+    rows.add(f"{fig}_mhm_beats_flame", meas + f" ({reps}+ repetitions)", None, dss, verdict=E.all_of(js, "points"))
 
 
 def views_vs_attributes(rows: _Rows, calm: pd.DataFrame, dss) -> None:
