@@ -193,10 +193,17 @@ def _theorem3_rows(runs: pd.DataFrame, scale: str) -> list[dict]:
     else:
         share = pu = math.nan
         meas = ""
-    return [decide(CLAIMS["error_under_theorem3_bound"], testable=bool(len(a3)),
-                   ok=bool(share == 1.0 and pu >= 0.99),
-                   measured=meas, data=_data(a3 if len(a3) else runs), scale=scale,
-                   reason="no feasible Algorithm-1 run")]
+    if len(a3):
+        v = E.all_of([E.judge(E.exact(ratio), E.Region(hi=1.0, name="the region (under the bound)",
+                                                         above="a run's mean error exceeds its bound"),
+                              "largest run mean error / mean bound"),
+                      E.judge(E.exact(pu), E.Region(lo=0.99, hi=1.0, name="the region (>= 99% of users)",
+                                                    below="fewer users under their own bound"),
+                              "smallest per-run share of users under their bound")], "checks")
+    else:
+        v = E.untestable("no feasible Algorithm-1 run")
+    return [decide(CLAIMS["error_under_theorem3_bound"], verdict=v, measured=meas,
+                   data=_data(a3 if len(a3) else runs), scale=scale)]
 
 
 def _theorem4_rows(runs: pd.DataFrame, alg: pd.DataFrame, scale: str) -> list[dict]:
@@ -217,18 +224,23 @@ def _theorem4_rows(runs: pd.DataFrame, alg: pd.DataFrame, scale: str) -> list[di
         meas = (f"Theorem 4's eps1 ranges {e1.min():.3g}..{e1.max():.3g} over {len(t4_all)} runs; eps grid max "
                 f"{runs.eps.max() if len(runs) else math.nan:g}")
         reason = "Theorem 4's eps1 exceeds every eps of the grid (the split is infeasible)"
-    return [decide(CLAIMS["theorem4_split_near_best"], testable=bool(cmp), ok=bool(cmp and max(cmp) <= 1.1),
-                   measured=meas, data=_data(t4_all if len(t4_all) else runs), scale=scale, reason=reason)]
+    v = E.one(E.judge(E.exact(max(cmp)), E.Region(hi=1.1, name="the region (within 10% of the best split)",
+                                                  above="a grid split is better by more than 10%"),
+                      "worst error ratio of Theorem 4's split to the best grid split")) if cmp else E.untestable(reason)
+    return [decide(CLAIMS["theorem4_split_near_best"], verdict=v, measured=meas,
+                   data=_data(t4_all if len(t4_all) else runs), scale=scale)]
 
 
 def _two_copies_rows(runs: pd.DataFrame, alg: pd.DataFrame, scale: str) -> list[dict]:
     att = alg[alg["attack_ari"].notna()] if len(alg) and "attack_ari" in alg else alg.iloc[0:0]
     mx = float(att["attack_ari"].max()) if len(att) else math.nan
-    return [decide(CLAIMS["two_copies_hide_grouping"], testable=bool(len(att)), ok=bool(mx < 0.999),
+    v = E.one(E.judge(E.exact(mx), E.below(0.999, above="a run's groups are recovered", name="the region ARI"),
+                      "largest ARI of the re-clustering")) if len(att) else E.untestable(
+        "no Algorithm-1 k-means run with the re-clustering attack")
+    return [decide(CLAIMS["two_copies_hide_grouping"], verdict=v,
                    measured=(f"server's re-clustering of Algorithm 1's output: ARI with the shuffler's groups "
                              f"max {mx:.3g}, mean {att['attack_ari'].mean():.3g} over {len(att)} runs")
-                   if len(att) else "", data=_data(att if len(att) else runs), scale=scale,
-                   reason="no Algorithm-1 k-means run with the re-clustering attack")]
+                   if len(att) else "", data=_data(att if len(att) else runs), scale=scale)]
 
 
 def claims(runs: pd.DataFrame, users: pd.DataFrame, scale: str) -> pd.DataFrame:
