@@ -145,3 +145,13 @@ def test_power_sizing_inverts_and_detects():
         iv = E.ratio_interval(a.mean(), a.std(ddof=1), r, b.mean(), b.std(ddof=1), r)
         hits += iv.lo > 1.0
     assert hits / 400 >= 0.75
+
+
+def test_any_of():
+    r = E.below(0.0)
+    yes = E.judge(E.Interval(-1, -1.5, -0.5, "t", 5), r, "a")
+    no = E.judge(E.Interval(1, 0.5, 1.5, "t", 5), r, "b")
+    und = E.judge(E.Interval(0.1, -0.5, 0.7, "t", 5), r, "c")
+    assert E.any_of([no, yes]).verdict == E.HELD
+    assert E.any_of([no, no]).verdict == E.NOT_HELD
+    assert E.any_of([no, und]).verdict == E.NOT_TESTABLE

@@ -216,6 +216,28 @@ def all_of(judgements: Sequence[Judgement], what: str = "points", quantifier: st
     return Verdict(HELD, measured, "", mde)
 
 
+def any_of(judgements: Sequence[Judgement], what: str = "points") -> Verdict:
+    """"At some point" ("sometimes"): held when one judgement is held, not held when every one is not
+    held, else not testable."""
+    js = list(judgements)
+    if not js:
+        return Verdict(NOT_TESTABLE, "", f"no {what} could be measured")
+    n = {v: sum(j.verdict == v for j in js) for v in (HELD, NOT_HELD, NOT_TESTABLE)}
+    measured = (f"{n[HELD]}/{len(js)} {what} held, {n[NOT_HELD]} not held, {n[NOT_TESTABLE]} undecided: "
+                + "; ".join(j.text() for j in js))
+    mdes = [j.interval.mde for j in js if math.isfinite(j.interval.mde)]
+    mde = max(mdes) if mdes else math.nan
+    if n[HELD]:
+        return Verdict(HELD, measured, "", mde)
+    if n[NOT_HELD] == len(js):
+        return Verdict(NOT_HELD, measured, f"not held at every one of the {len(js)} {what}: " + "; ".join(
+            f"{j.label + ': ' if j.label else ''}{j.reason}" for j in js[:3]) + (" ..." if len(js) > 3 else ""), mde)
+    und = [j for j in js if j.verdict == NOT_TESTABLE]
+    return Verdict(NOT_TESTABLE, measured, f"held at none of the {len(js)} {what}, undecided at {len(und)}: "
+                   + "; ".join(f"{j.label + ': ' if j.label else ''}{j.reason}" for j in und[:3])
+                   + (" ..." if len(und) > 3 else ""), mde)
+
+
 def one(j: Judgement) -> Verdict:
     """The verdict of a claim decided by one judgement."""
     return Verdict(j.verdict, j.text(), j.reason, j.interval.mde)
