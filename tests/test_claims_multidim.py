@@ -182,3 +182,10 @@ def test_mechanism_comparisons_need_both_mechanisms():
     assert got["mhm_beats_flame_all_eps"] == HELD
     got = v(s[s.mechanism != "flame"])
     assert got["mhm_beats_flame_all_eps"] == NOT_TESTABLE and got["mhm_improvement_eps1_mx"] == NOT_TESTABLE
+
+
+def test_fig4_rows_test_their_own_sentences():
+    """The Fig. 4 sentence says FLAME beats the others; MHM < TCM is the Discussion's sentence, its own row."""
+    got = v(t=timings(order=("flame", "tcm", "mhm")))          # MHM slowest: FLAME still far ahead
+    assert got["fig4_user_time_flame_lt_mhm_lt_tcm"] == HELD
+    assert got["fig4_user_time_mhm_lt_tcm"] == NOT_HELD
