@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from shuffledp.claims import engine
+import shuffledp.claims.engine as engine
 
 HELD, NOT_HELD, NOT_TESTABLE = engine.HELD, engine.NOT_HELD, engine.NOT_TESTABLE
 VERDICTS = (HELD, NOT_HELD, NOT_TESTABLE)
