@@ -243,8 +243,10 @@ def report(run_files: list[str], data_files: Mapping[str, str], spec: Mapping, o
         ns = {d: int(sub[sub.dataset == d].n.max()) if (sub.dataset == d).any() else 0 for d in datasets}
         labels = {d: DATASET_LABELS.get(d, d) + f" (n = {ns[d]:,}"
                   + ("; real Lending Club subset)" if d in subset else ")") for d in datasets}
-        figure(sub, metric, datasets, labels, title, {d: notes.get(d, "") for d in datasets},
-               out[f"fig{fig_no}_pdf"], out[f"fig{fig_no}_png"])
+        figure(sub, metric, datasets, labels, title + "; bands: 95% t intervals over repetitions (a lower edge at or "
+               "below 0 drawn at mean/1000)",
+               {d: notes.get(d, "") for d in datasets}, out[f"fig{fig_no}_pdf"], out[f"fig{fig_no}_png"],
+               runs=df[df.framework == fw] if "framework" in df.columns else df)
     from shuffledp.io import write_text
 
     cl = claims(summ, notes, spec["scale"], subsets=subset, runs=df)
