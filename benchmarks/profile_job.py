@@ -62,16 +62,33 @@ class Runner:
         jobs_dir = Path(self.ROOTS["results"]) / ".jobs"
         return content_file(jobs_dir, "spec", job.spec), content_file(jobs_dir, "io", io_obj), io_obj
 
+    def producers(self) -> dict:
+        """Output path -> (stage, job) of every job (built once)."""
+        if not hasattr(self, "_producers"):
+            from shuffledp.stages import job_io
+
+            self._producers = {}
+            for name, table in self.tables.items():
+                stage = self.stages[name]
+                for j in table.jobs:
+                    for v in job_io(stage, stage.step(j.step), j, self.ROOTS, self.stages)["output"].values():
+                        for p in v.values() if isinstance(v, dict) else [v]:
+                            self._producers[p] = (name, j)
+        return self._producers
+
     def ensure_inputs(self, stage_name: str, job, depth: int = 0) -> None:
         """Run the producers of the job's missing inputs (recursively)."""
         from shuffledp.stages import run_step
 
         for refs in job.inputs.values():
             for ref in refs:
-                if isinstance(ref, str):
-                    continue
-                owner = ref.stage or stage_name
-                producer = self.tables[owner].job(ref.step, ref.wildcards)
+                if isinstance(ref, str):  # a fixed path: built by the job that names it as an output
+                    if os.path.exists(ref) or ref not in self.producers():
+                        continue
+                    owner, producer = self.producers()[ref]
+                else:
+                    owner = ref.stage or stage_name
+                    producer = self.tables[owner].job(ref.step, ref.wildcards)
                 _, _, io_obj = self.files(owner, producer)
                 outs = [p for v in io_obj["output"].values() for p in (v.values() if isinstance(v, dict) else [v])]
                 if all(os.path.exists(p) for p in outs):
