@@ -98,7 +98,11 @@ class Runner:
                 t0 = time.process_time()
                 print(f"{'  ' * depth}building input: {owner} {producer.step} {producer.wildcards}", file=sys.stderr,
                       flush=True)
-                run_step(owner, producer.step, spec_path, io_path)
+                saved, sys.stdout = sys.stdout, sys.stderr  # its printed table: not the profile's output
+                try:
+                    run_step(owner, producer.step, spec_path, io_path)
+                finally:
+                    sys.stdout = saved
                 print(f"{'  ' * depth}  ({time.process_time() - t0:.1f} CPU s)", file=sys.stderr, flush=True)
 
 
@@ -177,7 +181,8 @@ def main(argv=None) -> int:
             prof.disable()
     cpu, wall = time.process_time() - c0, time.perf_counter() - w0
     ident = " ".join(f"{k}={v}" for k, v in job.wildcards.items())
-    print(f"job {args.stage} {args.step} {ident}{' ' + ' '.join(args.set) if args.set else ''}: {cpu:.2f} CPU s, {wall:.2f} wall s"
+    changed = " " + " ".join(args.set) if args.set else ""
+    print(f"job {args.stage} {args.step} {ident}{changed}: {cpu:.2f} CPU s, {wall:.2f} wall s"
           + ("" if prof is None else " (under cProfile)"))
     if prof is not None:
         if args.pstats:
