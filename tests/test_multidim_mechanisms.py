@@ -178,11 +178,18 @@ def test_mod_magic_exact():
         assert np.array_equal((z * mult) >> shift, z // np.uint64(g)), g
 
 
+@pytest.mark.parametrize("compiled", [False, True], ids=["numpy", "numba"])
 @pytest.mark.parametrize("g", [2, 5, 64, 1402, 61109])
-def test_support_counts_match_direct_hashing(g):
-    """The curator's support counts (incremental hashing, multiply-shift remainder) equal a direct
-    evaluation of every user's hash at every value, for MHM (function t + j) and TCM (function t,
-    offset codes), across block boundaries."""
+def test_support_counts_match_direct_hashing(g, compiled, monkeypatch, request):
+    """The curator's support counts (incremental hashing, multiply-shift remainder; numpy or the
+    numba kernel) equal a direct evaluation of every user's hash at every value, for MHM (function
+    t + j) and TCM (function t, offset codes), across block boundaries."""
+    if compiled:
+        pytest.importorskip("numba")
+    monkeypatch.setenv("SHUFFLEDP_NUMBA", "1" if compiled else "0")
+    mhm._compiled_counts.cache_clear()
+    request.addfinalizer(mhm._compiled_counts.cache_clear)  # the next test reads its own setting
+    assert (mhm._compiled_counts() is not None) == compiled
     rng = np.random.default_rng(g)
     n, domains = 700, [3, 17, 40]
     fam = HashFamily(g=g, seed=int(rng.integers(2**62)))

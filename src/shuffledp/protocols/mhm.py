@@ -210,12 +210,34 @@ def _mod_magic(g: int) -> tuple[np.uint64, np.uint64]:
     return np.uint64((1 << (31 + lg)) // int(g) + 1), np.uint64(31 + lg)
 
 
+@functools.lru_cache(maxsize=1)
+def _compiled_counts():
+    """The numba kernel of :func:`_linear_counts` (:mod:`shuffledp.protocols._support_numba`), or None
+    without numba or with ``SHUFFLEDP_NUMBA=0`` (then numpy runs: the same counts)."""
+    import os
+
+    if os.environ.get("SHUFFLEDP_NUMBA", "1") == "0":
+        return None
+    try:
+        from shuffledp.protocols._support_numba import linear_counts
+    except ImportError:
+        return None
+    return linear_counts
+
+
 def _linear_counts(out: np.ndarray, prm: tuple[np.ndarray, np.ndarray], first: int, yb: np.ndarray, g: int) -> None:
     """Add to ``out[v]`` the number of users with ``((a v' + b) mod P) mod g == y``, ``v' = first + v``, for
     every ``v < len(out)`` (the linear family). ``z = (a v' + b) mod P`` is updated incrementally (one
     addition, the wrap as an unsigned minimum), and ``z mod g`` is a multiply-shift (no integer division,
-    which costs about ten times a multiplication here); every operation writes into a buffer of the block."""
+    which costs about ten times a multiplication here); every operation writes into a buffer of the block.
+    With numba installed the same arithmetic runs compiled (:func:`_compiled_counts`, about 5x faster)."""
     a, b = prm
+    kernel = _compiled_counts()
+    if kernel is not None:
+        mult, shift = _mod_magic(g)
+        kernel(out, np.ascontiguousarray(a, dtype=np.int64), np.ascontiguousarray(b, dtype=np.int64), int(first),
+               np.ascontiguousarray(yb, dtype=np.int64), int(g), mult, shift)
+        return
     m = yb.size
     au = a.astype(np.uint64)
     yu = yb.astype(np.uint64)
