@@ -150,7 +150,6 @@ def main(argv=None) -> int:
                 print(j.step, " ".join(f"{k}={v}" for k, v in j.wildcards.items()))
         return 0
     job = table.job(args.step, parse_wildcards(args.wildcards))
-    runner.ensure_inputs(args.stage, job)
     if args.set:
         import dataclasses
         import json
@@ -161,6 +160,7 @@ def main(argv=None) -> int:
             raise SystemExit(f"profile_job: --set: the spec has no key(s) {', '.join(unknown)}")
         job = dataclasses.replace(job, spec={**job.spec, **changes})
         print(f"spec changed: {changes}", file=sys.stderr)
+    runner.ensure_inputs(args.stage, job)
     spec_path, io_path, _ = runner.files(args.stage, job)
     print(f"work folder: {workdir}\nspec: {spec_path}\nio: {io_path}", file=sys.stderr, flush=True)
 
