@@ -9,7 +9,7 @@ included) pinned to one CPU with ``taskset -c 0`` when it exists:
 
 * forward: ``best`` per randomizer at every (n, eps0) of the grid;
 * inverse: ``--solve eps0 --target-eps E --n N`` and ``--solve n --target-eps E --eps0 E0``;
-* composition: ``--rounds T`` for T = 1, 10, 100.
+* composition: ``--rounds T`` for T = 1, 10, 100, 1,000, 10,000 (``--rounds-list``), n = 1e4 and 1e5.
 
 Per query: the median wall time over ``--reps`` runs, its ratio to a cheap baseline measured in
 the same run, interleaved with the queries (``python -c 'import shuffledp'``: the machine is
@@ -49,9 +49,10 @@ DELTA = "1e-6"
 WALL_BUDGET = 2.0
 MEMORY_BUDGET_MB = 1024.0
 PIN = ["taskset", "-c", "0"] if shutil.which("taskset") else []
-FIELDS = ["kind", "mechanism", "query", "rc", "wall_median", "wall_min", "baseline_median", "vs_baseline",
+FIELDS = ["kind", "mechanism", "query", "rc", "wall_median", "wall_min", "cpu_median", "baseline_median", "vs_baseline",
           "old_median", "vs_old",
-          "rss_mb", "answer", "eps", "eps_lower", "ratio", "upper_by", "forward_calls", "in_budget", "error"]
+          "rss_mb", "answer", "eps", "eps_lower", "ratio", "upper_by", "forward_calls", "composed_by", "in_budget",
+          "error"]
 
 
 def run_once(argv: list[str], src: str | None = None) -> dict:
@@ -65,7 +66,8 @@ def run_once(argv: list[str], src: str | None = None) -> dict:
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     lines = out.decode().strip().splitlines()
-    return {"wall": time.perf_counter() - start, "rc": proc.returncode, "rss_mb": usage.ru_maxrss / 1024.0,
+    return {"wall": time.perf_counter() - start, "cpu": usage.ru_utime + usage.ru_stime, "rc": proc.returncode,
+            "rss_mb": usage.ru_maxrss / 1024.0,
             "out": lines[-1] if lines else "", "err": (err.decode().strip().splitlines() or [""])[-1]}
 
 
@@ -81,6 +83,7 @@ def measure(args: list[str], reps: int, baseline: list[float], old_src: str | No
     walls = [r["wall"] for r in runs]
     last = runs[-1]
     res = {"rc": last["rc"], "wall_median": statistics.median(walls), "wall_min": min(walls),
+           "cpu_median": statistics.median(r["cpu"] for r in runs),
            "rss_mb": max(r["rss_mb"] for r in runs), "error": last["err"] if last["rc"] else ""}
     res["answer_json"] = json.loads(last["out"]) if last["rc"] == 0 and last["out"] else {}
     res["old_median"] = statistics.median(old) if old else None
@@ -94,7 +97,7 @@ def _row(kind: str, mech: str, query: str, res: dict, answer_key: str, baseline:
     return {"kind": kind, "mechanism": mech, "query": query, **res, "baseline_median": base,
             "vs_baseline": res["wall_median"] / base,
             "vs_old": None if res["old_median"] is None else res["wall_median"] / res["old_median"],
-            "answer": a.get(answer_key), "eps": a.get("eps"),
+            "answer": a.get(answer_key), "eps": a.get("eps"), "composed_by": a.get("composed_by"),
             "eps_lower": a.get("eps_lower"), "ratio": a.get("ratio"), "upper_by": a.get("upper_by"),
             "forward_calls": a.get("forward_calls"), "in_budget": ok}
 
@@ -110,21 +113,22 @@ def _fmt(x) -> str:
 
 
 def _print_header() -> None:
-    print("| kind | randomizer | query | exit | wall s (median) | x baseline | old tree s | new/old | MB | answer | "
-          "eps | lower | upper/lower | calls | in budget |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| kind | randomizer | query | exit | wall s (median) | CPU s | x baseline | old tree s | new/old | MB | "
+          "answer | by | eps | lower | upper/lower | calls | in budget |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 
 
 def _print_row(r: dict) -> None:
     answer = r["answer"] if r["rc"] == 0 else r["error"][:60]
     print(f"| {r['kind']} | {r['mechanism']} | {r['query']} | {r['rc']} | {r['wall_median']:.2f} | "
-          f"{r['vs_baseline']:.1f} | {_fmt(r['old_median'])} | {_fmt(r['vs_old'])} | {r['rss_mb']:.0f} | "
-          f"{_fmt(answer)} | {_fmt(r['eps'])} | "
+          f"{r['cpu_median']:.2f} | {r['vs_baseline']:.1f} | {_fmt(r['old_median'])} | {_fmt(r['vs_old'])} | "
+          f"{r['rss_mb']:.0f} | {_fmt(answer)} | {_fmt(r['composed_by'])} | {_fmt(r['eps'])} | "
           f"{_fmt(r['eps_lower'])} | {_fmt(r['ratio'])} | {_fmt(r['forward_calls'])} | {_fmt(r['in_budget'])} |",
           flush=True)
 
 
-def queries(mechs, ns, eps0s, skip) -> list[tuple[str, str, str, list[str], str]]:
+def queries(mechs, ns, eps0s, skip, rounds=("1", "10", "100", "1000", "10000"),
+            rounds_n=("1e4", "1e5")) -> list[tuple[str, str, str, list[str], str]]:
     """(kind, randomizer, label, flags, answer key) of every query to time."""
     out = []
     for m in mechs:
@@ -139,9 +143,9 @@ def queries(mechs, ns, eps0s, skip) -> list[tuple[str, str, str, list[str], str]
                 out.append(("inverse", m, f"solve n: target {target}, eps0={e}",
                             [*MECHS[m], "--solve", "n", "--target-eps", target, "--eps0", e, "--delta", DELTA], "n"))
         if "rounds" not in skip:
-            out += [("rounds", m, f"T={t} n=1e4 eps0=2",
-                     [*MECHS[m], "--eps0", "2", "--n", "1e4", "--delta", DELTA, "--rounds", t], "eps_composed")
-                    for t in ("1", "10", "100")]
+            out += [("rounds", m, f"T={t} n={n} eps0=2",
+                     [*MECHS[m], "--eps0", "2", "--n", n, "--delta", DELTA, "--rounds", t], "eps_composed")
+                    for n in rounds_n for t in rounds]
     return out
 
 
@@ -155,6 +159,8 @@ def main(argv=None) -> int:
     ap.add_argument("--skip-forward", action="store_true")
     ap.add_argument("--skip-inverse", action="store_true")
     ap.add_argument("--skip-rounds", action="store_true")
+    ap.add_argument("--rounds-list", default="1,10,100,1000,10000", help="composition: the T of --rounds")
+    ap.add_argument("--rounds-n", default="1e4,1e5", help="composition: the n of the --rounds queries")
     ap.add_argument("--out-dir", default="bench_runs", help="where the CSV goes (ignored by git)")
     ap.add_argument("--old-src", help="also run every query with this source tree (its src/ folder) first "
                     "on PYTHONPATH, interleaved: the median wall time before a change and the ratio new/old")
@@ -169,7 +175,8 @@ def main(argv=None) -> int:
           f"delta {DELTA}, {args.reps} run(s) per query\n")
     _print_header()
     rows, baseline = [], []
-    for kind, m, label, flags, key in queries(mechs, args.n.split(","), args.eps0.split(","), skip):
+    for kind, m, label, flags, key in queries(mechs, args.n.split(","), args.eps0.split(","), skip,
+                                                 args.rounds_list.split(","), args.rounds_n.split(",")):
         rows.append(_row(kind, m, label, measure(flags, args.reps, baseline, args.old_src), key, baseline))
         _print_row(rows[-1])
     out = Path(args.out_dir)

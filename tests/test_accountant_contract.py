@@ -68,6 +68,23 @@ def test_entry_is_well_formed(acc):
     assert acc.name not in registry.RENAMED and registry.get(acc.name) is acc
 
 
+def test_every_entry_holds_its_own_functions():
+    """No dispatch by name: each entry names two functions of its own (no other entry shares
+    them), they resolve, and neither takes the bound's name."""
+    import importlib
+    import inspect
+
+    seen: dict[str, str] = {}
+    for acc in ENTRIES:
+        for impl in (acc.eps_impl, acc.delta_impl, *((acc.premise,) if acc.premise else ())):
+            module, func = impl.split(":")
+            fn = getattr(importlib.import_module(module), func)
+            assert "name" not in inspect.signature(fn).parameters, (acc.name, impl)
+        for impl in (acc.eps_impl, acc.delta_impl):
+            assert impl not in seen, f"{acc.name} and {seen.get(impl)} share {impl}"
+            seen[impl] = acc.name
+
+
 def test_old_spellings_are_refused_with_the_new_name():
     assert registry.RENAMED and set(registry.RENAMED.values()) <= set(registry.NAMES)
     for old, new in registry.RENAMED.items():
@@ -78,12 +95,20 @@ def test_old_spellings_are_refused_with_the_new_name():
         registry.get("nope")
 
 
-def test_schema_enum_is_the_registry():
+def test_config_names_come_from_the_registry():
+    """The schema lists no bound names (a new accountant needs no edit there); the stage's check
+    reads the registry: every registered name passes, an unknown one is refused naming the key."""
     from shuffledp.config import load_schema
+    from shuffledp.errors import ConfigError
+    from shuffledp.stages.accountants_compare import check_config
 
     schema = load_schema()  # the section lives in src/shuffledp/stages/accountants_compare/schema.yaml
-    enum = schema["properties"]["accountants_compare"]["properties"]["bounds"]["items"]["enum"]
-    assert sorted(enum) == sorted(registry.NAMES) and len(enum) == len(set(enum))
+    items = schema["properties"]["accountants_compare"]["properties"]["bounds"]["items"]
+    assert "enum" not in items
+    sec = {"mechanisms": ["krr2"], "eps0": [1.0], "n_grid": [100], "deltas": [1e-6]}
+    check_config({"accountants_compare": {**sec, "bounds": list(registry.NAMES)}})
+    with pytest.raises(ConfigError, match="accountants_compare.bounds: unknown bound 'nope'"):
+        check_config({"accountants_compare": {**sec, "bounds": ["decomposition", "nope"]}})
 
 
 def test_table_best_and_cli_read_the_registry(capsys):
@@ -96,10 +121,11 @@ def test_table_best_and_cli_read_the_registry(capsys):
         p = PARAMS[mech]
         ups = best.upper_bounds(mech, 1.0, 500, 1e-6, **p)
         lows = best.lower_bounds(mech, 1.0, 500, 1e-6, **p)
+        filled = best.mechanism_params(mech, 1.0, **p)
         assert list(ups) == [a.name for a in registry.for_randomizer(mech, k=p.get("k"), kind="upper",
-                                                                      costs=("fixed", "grows"))]
+                                                                      costs=("fixed", "grows"), params=filled)]
         assert list(lows) == [a.name for a in registry.for_randomizer(mech, k=p.get("k"), kind="lower",
-                                                                       costs=("fixed", "grows"))]
+                                                                       costs=("fixed", "grows"), params=filled)]
     assert main(["account", "best", "--mechanism", "krr", "--k", "3", "--eps0", "1", "--n", "100",
                  "--delta", "1e-6", "--bounds", "clones-fmt23"]) == 2
     assert capsys.readouterr().err.strip() == "shuffledp: error: --bounds: 'clones-fmt23' is now spelled 'fmt23'"
@@ -109,7 +135,8 @@ def test_config_refuses_an_old_spelling():
     from shuffledp.errors import ConfigError
     from shuffledp.stages.accountants_compare import check_config
 
-    sec = {"mechanisms": ["krr2"], "bounds": ["decomposition", "clones-fmt21"], "n_grid": [100], "deltas": [1e-6]}
+    sec = {"mechanisms": ["krr2"], "eps0": [1.0], "bounds": ["decomposition", "clones-fmt21"], "n_grid": [100],
+           "deltas": [1e-6]}
     with pytest.raises(ConfigError, match="accountants_compare.bounds: 'clones-fmt21' is now spelled 'fmt21'"):
         check_config({"accountants_compare": sec})
 
@@ -245,3 +272,34 @@ def test_every_upper_above_every_lower(mech):
         lows = {nm: v for nm, (kind, v) in vals.items() if kind == "lower"}
         assert ups and lows
         assert min(ups.values()) >= max(lows.values()) * (1 - 1e-9), (eps0, n, ups, lows)
+
+
+# ----------------------------------------------------------------------------- no silent fallback
+# grid where every bound answers non-trivially for its randomizers (n large enough that the upper
+# bounds are below eps0, small enough for the per-user and enumeration bounds)
+DISTINCT_GRID = [(0.5, 2000, 1e-6), (2.0, 2000, 1e-4), (1.0, 600, 1e-3)]
+
+
+def _grid_values(acc, mech: str) -> tuple | None:
+    vals = []
+    for eps0, n, delta in DISTINCT_GRID:
+        v = _eps(acc, mech, eps0, n, delta, _params(acc, mech))
+        if v is None:
+            return None
+        vals.append(v)
+    return tuple(vals)
+
+
+@pytest.mark.parametrize("mech", registry.RANDOMIZERS)
+def test_no_two_bounds_answer_alike(mech):
+    """A bound registered without functions of its own (e.g. answering another's numbers through a
+    shared fallback) returns that bound's values: two entries identical at every point of a grid
+    fail here. The aggregate ``lower`` is the largest of the others by definition: left out."""
+    accs = [a for a in registry.for_randomizer(mech, k=PARAMS[mech].get("k")) if a.cost != "aggregate"]
+    values = {a.name: _grid_values(a, mech) for a in accs}
+    values = {nm: v for nm, v in values.items() if v is not None}
+    assert len(values) >= 4, values
+    names_ = sorted(values)
+    for i, a in enumerate(names_):
+        for b in names_[i + 1:]:
+            assert values[a] != values[b], f"{a} and {b} answer alike over the grid for {mech}: {values[a]}"

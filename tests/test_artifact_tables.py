@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from shuffledp.claims import Claim, decide, frame
+from shuffledp.claims import engine as E
 from shuffledp.claims.artifact import BEGIN, END, ArtifactError, cost, read_benchmarks, rewrite, tables
 from shuffledp.stages import artifact_papers
 
@@ -40,6 +41,13 @@ def results(tmp_path):
     _bench(r / "benchmarks/data/preprocess_msnbc.tsv", 5.0, 50.0)
     _claims(r / "tables/segmented_claims.parquet", [(True, True), (False, True), (True, False)])
     _claims(r / "tables/multidim_claims.parquet", [(True, True)], scale="default", data="stand-in")
+    t = Claim("t0", "timing statement", "Fig. 4", "target")
+    frame([decide(t, verdict=E.one(E.judge(E.Interval(1.5, 1.0, 2.0, "t", 5), E.above(0.5))), data="real",
+                  scale="default")]).to_parquet(r / "tables/multidim_claims_timings.parquet", index=False)
+    o = Claim("o0", "our statement", "Sec. 1", "target", by="ours")
+    rows = pd.read_parquet(r / "tables/segmented_claims.parquet").to_dict("records")
+    rows.append(decide(o, testable=True, ok=True, measured="m", data="real", scale="paper"))
+    frame(rows).to_parquet(r / "tables/segmented_claims.parquet", index=False)
     return r
 
 
@@ -53,7 +61,7 @@ def test_tables(results):
     md = tables(results, artifact_papers())
     seg = next(line for line in md.splitlines() if line.startswith("| Segmented"))
     cells = [c.strip() for c in seg.strip("|").split("|")]
-    assert cells[1:] == ["paper", "3", "1 min 00 s", "0 min 30 s", "300 MB", "1", "1", "1", "2"]
+    assert cells[1:] == ["paper", "3", "1 min 00 s", "0 min 30 s", "300 MB", "1", "1", "1", "2", "1 / 0 / 0"]
     mdim = next(line for line in md.splitlines() if line.startswith("| Multidimensional"))
     assert "default (**not paper**)" in mdim and "2 h 00 min" in mdim and "2.0 GB" in mdim
     assert "| Per-user histograms (our experiments; the paper has none) | no claims table | 0 |" in md
@@ -61,6 +69,11 @@ def test_tables(results):
     assert "not testable at this scale" in row and "results/tables/segmented_claims.md" in row
     mrow = next(line for line in md.splitlines() if line.startswith("| c0 |") and "multidim_claims.md" in line)
     assert "held (scale default)" in mrow and mrow.rstrip(" |").endswith("no")   # stand-in: not evidence
+    # every claims table of a paper (the Fig. 4 timing rows), measured shown, ours in their own section
+    trow = next(line for line in md.splitlines() if line.startswith("| t0 |"))
+    assert "multidim_claims_timings.md" in trow and "1.5 [1, 2]" in trow
+    orow = next(line for line in md.splitlines() if line.startswith("| o0 |"))
+    assert md.index("### Our checks") < md.index(orow) and md.index(trow) < md.index("### Our checks")
 
 
 def test_rewrite_only_between_markers(results, tmp_path):
@@ -92,6 +105,7 @@ def test_script_on_the_real_guide(results, tmp_path, capsys):
     assert err.startswith("artifact_tables: error: --results:") and err.count("\n") == 1
     (results / "tables" / "segmented_claims.parquet").unlink()
     (results / "tables" / "multidim_claims.parquet").unlink()
+    (results / "tables" / "multidim_claims_timings.parquet").unlink()
     assert mod.main(["--results", str(results), "--stdout"]) == 2
     pd.DataFrame({"id": ["x"]}).to_parquet(results / "tables" / "peruser_claims.parquet")
     assert mod.main(["--results", str(results), "--stdout"]) == 2

@@ -504,9 +504,9 @@ def test_bad_job_in_a_real_process_has_no_traceback(tmp_path):
 _POINT = {"dataset": "a", "n": 10, "setting": "S1", "data": 0, "table": 0}
 _RUN = {"protocol": "segmented", "points": [_POINT], "seed": 1}
 BAD_SEGMENTED_STEP = [
-    ("prepare-missing", "prepare", {"dataset": "a", "d": 3, "s": 1, "seed": 1, "oversize": "random"},
+    ("prepare-missing", "prepare", {"dataset": "a", "d": 3, "s": 1, "seed": 1, "oversize": "random", "padding": 1},
      {"table": ["{tmp}/nope"]}, {"data": "{tmp}/o.parquet"}, ["input table", "nope"]),
-    ("prepare-s", "prepare", {"dataset": "a", "d": 3, "s": 0, "seed": 1, "oversize": "random"},
+    ("prepare-s", "prepare", {"dataset": "a", "d": 3, "s": 0, "seed": 1, "oversize": "random", "padding": 0},
      {"table": ["{ok}"]}, {"data": "{tmp}/o.parquet"}, ["--spec", "s: must be >= 1"]),
     ("run-spec", "run", "[1]", {"data": ["{ok}"], "table": []}, {"table": "{tmp}/o.parquet"},
      ["--spec", "JSON object"]),
@@ -528,8 +528,10 @@ BAD_SEGMENTED_STEP = [
      {"runs": ["{ok}"], "accountant": []}, {"summary": "{tmp}/o.parquet"}, ["--spec", "accountant"]),
     ("params-keys", "params", {}, {}, {"table": "{tmp}/o.parquet"}, ["--spec", "missing key"]),
     ("accountant-outputs", "accountant", {"n": 10, "d": 3, "s": 1, "levels": [1.0], "delta": 1e-3, "m_grid": [1.0, 2.0],
-                                          "accountants": ["sound"], "settings": {"S1": [1.0]}},
+                                          "accountants": ["sound"], "settings": {"S1": [1.0]}, "padding": 1},
      {}, {"tables": {"S2": "{tmp}/o.parquet"}}, ["--io", "tables", "setting"]),
+    ("prepare-padding", "prepare", {"dataset": "a", "d": 3, "s": 2, "seed": 1, "oversize": "random", "padding": 1},
+     {"table": ["{ok}"]}, {"data": "{tmp}/o.parquet"}, ["--spec", "padding"]),
 ]
 
 

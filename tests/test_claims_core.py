@@ -45,9 +45,11 @@ def test_markdown_shows_the_new_columns_and_labels_our_checks():
     df = C.frame([C.decide(ours, testable=True, ok=False, measured="m", data="real", scale="s"),
                   C.decide(paper, testable=True, ok=True, measured="m", data="real", scale="s", reference="2.0")])
     md = C.markdown(df, "T")
-    assert "| id | by | claim | section | target | paper's numbers (quoted) | measured | verdict | explanation |" in md
-    assert "(our check, not the paper's)" in md and "not the paper's assumption" in md
-    assert "the paper's statements: 1 held, 0 not held" in md and "Our own checks" in md
+    assert "| id | claim | section | target | paper's numbers (quoted) | measured" in md
+    assert "not the paper's assumption" in md
+    assert "the paper's data and settings: 1 held, 0 not held" in md
+    # our checks in their own section, after the paper's rows
+    assert md.index("## The paper's statements") < md.index("| p |") < md.index("## Our checks") < md.index("| o |")
     assert C.counts(df) == {C.HELD: 1, C.NOT_HELD: 0, C.NOT_TESTABLE: 0, "evidence": 1}
 
 

@@ -67,7 +67,9 @@ def test_failures():
     assert v(summary(mse=lambda ds, m, e: mse_default(ds, m, e) if m != "flame" else 0.5 / e))[
         "mhm_beats_flame_all_eps"] == NOT_HELD
     flat = v(summary(mse=lambda ds, m, e: {"mhm": 1 / e, "flame": 1.7 / e, "tcm": 3 / e}[m]))
-    assert flat["mhm_flame_gap_grows_with_eps"] == NOT_HELD
+    assert flat["mhm_flame_gap_grows_with_eps"] == NOT_TESTABLE     # tau 0: its interval straddles 0
+    shrink = v(summary(mse=lambda ds, m, e: {"mhm": 1 / e, "flame": (1 + 1 / e) / e, "tcm": 3 / e}[m]))
+    assert shrink["mhm_flame_gap_grows_with_eps"] == NOT_HELD       # tau -1: entirely below 0
     big = v(summary(mse=lambda ds, m, e: {"mhm": 1 / e, "flame": (1 + 5 * e) / e, "tcm": 3 / e}[m]))
     assert big["mhm_improvement_eps1_br"] == NOT_HELD and big["mhm_improvement_eps1_mx"] == NOT_HELD   # two-sided
     small = v(summary(mse=lambda ds, m, e: {"mhm": 1 / e, "flame": (1 + 0.1 * e) / e, "tcm": 3 / e}[m]))
@@ -135,7 +137,8 @@ def test_liberal_trend_is_a_trend_test_not_every_pair():
     assert v(p=p)["fig10_better_as_users_more_liberal"] == HELD
     flat = personal(liberal_better=True)
     flat["mse"] = 1.0 + 0.01 * np.random.default_rng(3).standard_normal(len(flat))
-    assert v(p=flat)["fig10_better_as_users_more_liberal"] == NOT_HELD
+    assert v(p=flat)["fig10_better_as_users_more_liberal"] == NOT_TESTABLE   # no trend: tau's interval holds 0
+    assert v(p=personal(liberal_better=False))["fig10_better_as_users_more_liberal"] == NOT_HELD
 
 
 def test_table3_carries_the_papers_numbers_as_a_quoted_reference():
@@ -157,6 +160,10 @@ def test_ipums_labels_and_adult_group(standin, kind, evidence):
     assert df.loc["mhm_beats_flame_all_eps_adult", "held"] == HELD and df.loc["mhm_beats_flame_all_eps_adult",
                                                                               "evidence"]
     assert "mhm_improvement_eps1_br_adult" not in df.index        # the paper's numbers are for BR and MX only
+    # the paper's statements are about IPUMS BR / MX: the same test on Adult is ours, never the paper's
+    assert (df.loc[[i for i in df.index if i.endswith("_adult")], "by"] == "ours").all()
+    assert (df.loc[[i for i in df.index if not i.endswith("_adult")], "by"] == "paper").all()
+    assert "Adult" in df.loc["mhm_beats_flame_all_eps_adult", "section"]
     md = R.claims_md(df.reset_index(), "offline stand-in data, not the real ipums_br", "test")
     assert "offline stand-in data" in md
 
@@ -175,3 +182,10 @@ def test_mechanism_comparisons_need_both_mechanisms():
     assert got["mhm_beats_flame_all_eps"] == HELD
     got = v(s[s.mechanism != "flame"])
     assert got["mhm_beats_flame_all_eps"] == NOT_TESTABLE and got["mhm_improvement_eps1_mx"] == NOT_TESTABLE
+
+
+def test_fig4_rows_test_their_own_sentences():
+    """The Fig. 4 sentence says FLAME beats the others; MHM < TCM is the Discussion's sentence, its own row."""
+    got = v(t=timings(order=("flame", "tcm", "mhm")))          # MHM slowest: FLAME still far ahead
+    assert got["fig4_user_time_flame_lt_mhm_lt_tcm"] == HELD
+    assert got["fig4_user_time_mhm_lt_tcm"] == NOT_HELD

@@ -163,7 +163,9 @@ def test_s2_s3_claims_fail_when_reversed_and_need_both_settings():
     c = cfg()
     v = verdicts(summary(c, base=lambda ds, n, st, p: (3.0 if st == "S2" and p == "wsepmm" else 2.0) / n), c)
     assert v["gap_wider_s3_than_s2"] == NOT_HELD
-    assert v["sepmm_worse_in_s3"] == NOT_HELD          # SepMM equal in S2 and S3
+    assert v["sepmm_worse_in_s3"] == NOT_TESTABLE      # SepMM equal in S2 and S3: its interval holds 0
+    v = verdicts(summary(c, base=lambda ds, n, st, p: (1.0 if st == "S3" and p == "sepmm" else 2.0) / n), c)
+    assert v["sepmm_worse_in_s3"] == NOT_HELD          # SepMM better in S3: entirely below 0
     v = verdicts(summary(c, base=lambda ds, n, st, p: (3.0 if st == "S3" and p == "sepmm" else 2.0) / n), c)
     assert v["sepmm_worse_in_s3"] == HELD
     no_s3 = cfg()
@@ -176,7 +178,8 @@ def test_data_labels_and_evidence():
     c = cfg()
     df = C.claims(summary(c), c, "test", standin=["msnbc"]).set_index("id")
     assert df.loc["optimal_m_msnbc_5k", "data"] == STANDIN and not df.loc["optimal_m_msnbc_5k", "evidence"]
-    assert df.loc["optimal_m_grows_with_s", "data"] == "synthetic" and df.loc["optimal_m_grows_with_s", "evidence"]
+    row = df.loc["optimal_m_grows_with_s"]
+    assert row["data"] == "synthetic" and bool(row["evidence"]) == (row["held"] != NOT_TESTABLE)
     df = C.claims(summary(c), c, "test").set_index("id")
     assert df.loc["m_star_larger_on_T128_than_msnbc", "data"] == "real+synthetic"
     md = C.claims_markdown(df.reset_index(), "offline stand-in data, not the real msnbc")
@@ -211,10 +214,14 @@ def test_s3_less_error_needs_significance_for_both():
     v = verdicts(summary(c, level=lambda ds, n, st: better.get(st, 1.0) / n,
                          base=lambda ds, n, st, p: 3 * better.get(st, 1.0) / n), c)
     assert v["ours_and_wsepmm_less_error_s3"] == HELD
-    # within noise (2% lower in S3 with SEs of 2%): not held
+    # within noise (2% lower in S3 with SEs of 2%): the intervals hold 0, not testable
     close = {"S2": 1.02, "S3": 1.0}
     v = verdicts(summary(c, level=lambda ds, n, st: close.get(st, 1.0) / n,
                          base=lambda ds, n, st, p: 3 * close.get(st, 1.0) / n), c)
+    assert v["ours_and_wsepmm_less_error_s3"] == NOT_TESTABLE
+    worse = {"S2": 1.0, "S3": 1.5}
+    v = verdicts(summary(c, level=lambda ds, n, st: worse.get(st, 1.0) / n,
+                         base=lambda ds, n, st, p: 3 * worse.get(st, 1.0) / n), c)
     assert v["ours_and_wsepmm_less_error_s3"] == NOT_HELD
 
 
@@ -310,7 +317,7 @@ def test_paper_calibrated_variant_fails_where_the_paper_baselines_reverse_the_s2
         return (3.0 if st == "S2" and p == "wsepmm" else 2.0) / n
     v = verdicts(_with_paper_baselines(c, ours_b, paper_b), c)
     tag = "[baselines as the paper calibrated them]"
-    assert v["sepmm_worse_in_s3"] == HELD and v["sepmm_worse_in_s3" + tag] == NOT_HELD
+    assert v["sepmm_worse_in_s3"] == HELD and v["sepmm_worse_in_s3" + tag] == NOT_TESTABLE   # equal: holds 0
     assert v["gap_wider_s3_than_s2" + tag] == NOT_HELD
     # missing Weighted SepMM as the paper calibrated it: its rows cannot be decided
     s = _with_paper_baselines(c, ours_b, paper_b)
@@ -340,3 +347,39 @@ def test_the_papers_accounting_throughout_is_a_third_variant():
     assert v["error_reduction_vs_best_baseline[Theorem 3 as printed; baselines as the paper calibrated them]"] \
         == NOT_HELD
     assert "sepmm_worse_in_s3[Theorem 3 as printed; baselines as the paper calibrated them]" not in v
+
+
+def test_location_claims_need_a_grid_that_resolves_the_window():
+    """On a 4-point grid one near-optimal window can confirm "around 4" and "around 1" at once: the
+    engine declines unless >= 2 grid m lie in the window and one on each side (engine.resolvable)."""
+    c = cfg(num=4)
+    df = C.claims(summary(c), c, "test").set_index("id")
+    for cid in ("optimal_m_synth_s4_5k", "optimal_m_synth_s4_50k"):
+        assert df.loc[cid, "held"] == NOT_TESTABLE and "cannot resolve" in df.loc[cid, "explanation"]
+    fine = cfg(num=41)
+    v = verdicts(summary(fine), fine)
+    assert v["optimal_m_synth_s4_5k"] == HELD
+    # the optimum far from the paper's m: entirely outside the window, with the direction
+    df = C.claims(summary(fine, m0=lambda ds, n, st: 0.2), fine, "test").set_index("id")
+    assert df.loc["optimal_m_synth_s4_5k", "held"] == NOT_HELD
+    assert "smaller m than claimed" in df.loc["optimal_m_synth_s4_5k", "measured"]
+
+
+def test_ours_below_each_baseline_panel_by_panel():
+    c = cfg()
+    assert verdicts(summary(c), c)["ours_below_each_baseline"] == HELD
+    # one baseline better than ours in one panel only: the row names it, the medians would hide it
+    v = C.claims(summary(c, base=lambda ds, n, st, p: (0.5 if (ds, n, p) == ("msnbc", 50000, "mm_shuffle") else 2.0)
+                         / n), c, "test").set_index("id")
+    assert v.loc["ours_below_each_baseline", "held"] == NOT_HELD
+    assert "msnbc/" in v.loc["ours_below_each_baseline", "explanation"]
+
+
+def test_over_50_and_m_range_decreasing():
+    c = cfg()
+    assert verdicts(summary(c, base=lambda ds, n, st, p: 4.0 / n), c)["over_50_vs_uniform"] == HELD      # 75%
+    assert verdicts(summary(c, base=lambda ds, n, st, p: 1.5 / n), c)["over_50_vs_uniform"] == NOT_HELD  # 33%
+    # lambda_k reaches 1 at a multiple of the paper's m*, which falls with n in every panel
+    assert verdicts(summary(c), c)["m1_mK_decrease_with_n"] == HELD
+    grows = verdicts(summary(c, m0=lambda ds, n, st: 0.3 if n == 5000 else 3.0), c)
+    assert grows["m1_mK_decrease_with_n"] == NOT_HELD

@@ -59,7 +59,7 @@ def test_validation_fills_the_workflow_config_in_place():
     del cfg["segmented"]["oversize"], cfg["datasets"]["msnbc"]
     validate_config(cfg)
     assert cfg["segmented"]["oversize"] == "random"
-    assert cfg["datasets"]["msnbc"] == {"source": "auto", "standin_users": 20000}
+    assert cfg["datasets"]["msnbc"] == {"source": "auto", "standin_users": 50000}
     assert all(s["zipf_exponent"] == 1.0 for s in cfg["datasets"]["synthetic"])
 
 

@@ -29,6 +29,7 @@ BAD = {
     "multidim": ("multidim", {"eps": [4.0, 1.0]}, "multidim.eps"),
     "multidim_frameworks": ("multidim_frameworks", {"hdg": {"domain": 12}}, "multidim_frameworks.hdg.domain"),
     "accountants_compare": ("accountants_compare", {"n_grid": [1]}, "accountants_compare.n_grid"),
+    "audits": ("audits", {"include": ["krr_shuffle", "no_such_audit"]}, "audits.include"),
 }
 
 

@@ -42,3 +42,18 @@ def test_real_adult_through_the_mirror(mirror, tmp_path):
     table = pq.read_table(out)
     assert table.num_rows == 32_561 + 16_281
     assert read_provenance(out)["domains"]["native_country"] == 42
+
+
+def test_preprocess_step_refuses_a_bad_public_coding(tmp_path):
+    """The data stage's Adult step checks its public bins before reading anything: one usage error."""
+    from shuffledp.errors import UsageError
+    from shuffledp.stages.data import _preprocess_adult
+
+    spec = {"source": "standin", "raw_dir": str(tmp_path), "mirror": "", "seed": 0,
+            "coding": {"fnlwgt": {"scale": "log", "lo": 0, "hi": 10, "bins": 4}}}
+    with pytest.raises(UsageError, match="coding.*lo > 0"):
+        _preprocess_adult(spec, {}, {"table": str(tmp_path / "a.parquet")})
+    assert not (tmp_path / "a.parquet").exists()
+    spec["coding"] = {"fnlwgt": {"scale": "log", "lo": 1000, "hi": 10**6, "bins": 4}}
+    _preprocess_adult(spec, {}, {"table": str(tmp_path / "a.parquet")})
+    assert read_provenance(tmp_path / "a.parquet")["domains"]["fnlwgt"] == 4

@@ -13,8 +13,12 @@ DDI = """<?xml version="1.0" encoding="UTF-8"?>
     <var ID="SEX" name="SEX"><location StartPos="5" EndPos="5" width="1"/>
       <catgry><catValu>1</catValu><labl>Male</labl></catgry><catgry><catValu>2</catValu><labl>Female</labl></catgry>
     </var>
-    <var ID="AGE" name="AGE"><location StartPos="6" EndPos="8" width="3"/></var>
-    <var ID="MARST" name="MARST"><location StartPos="9" EndPos="9" width="1"/></var>
+    <var ID="AGE" name="AGE"><location StartPos="6" EndPos="8" width="3"/>
+      <valrng><range min="0" max="120"/></valrng></var>
+    <var ID="MARST" name="MARST"><location StartPos="9" EndPos="9" width="1"/>
+      <catgry><catValu>1</catValu></catgry><catgry><catValu>2</catValu></catgry><catgry><catValu>3</catValu></catgry>
+      <catgry><catValu>4</catValu></catgry><catgry><catValu>9</catValu></catgry>
+    </var>
   </dataDscr>
 </codeBook>
 """
@@ -44,13 +48,22 @@ def test_missing_attribute_is_named(tmp_path):
         ipums.read_fixed_width(ddi, dat, ["SEX", "EDATTAIN"])
 
 
-def test_recode_merges_codes_in_order():
+def test_recode_merges_codebook_codes_in_order():
     df = pd.DataFrame({"AGE": [1, 3, 9, 25, 45, 70, 70, 80], "SEX": [1, 2, 1, 2, 1, 2, 1, 2]})
-    out, mapping = ipums.recode(df, {"AGE": 3, "SEX": 2})
+    book = {"AGE": list(range(0, 121)), "SEX": [1, 2]}
+    out, mapping = ipums.recode(df, {"AGE": 3, "SEX": 2}, book)
     assert out["SEX"].tolist() == [0, 1, 0, 1, 0, 1, 0, 1]
-    age = out["AGE"].to_numpy()
-    assert age.min() == 0 and age.max() == 2 and (np.diff(age) >= 0).all()  # order kept
-    assert set(mapping["AGE"]) == {"1", "3", "9", "25", "45", "70", "80"}
+    # 121 codebook codes in 3 groups of ~40 codes, whatever the data holds
+    assert out["AGE"].tolist() == [0, 0, 0, 0, 1, 1, 1, 1]
+    assert mapping["AGE"]["40"] == 0 and mapping["AGE"]["41"] == 1 and mapping["AGE"]["120"] == 2
+    assert len(mapping["AGE"]) == 121
+
+
+def test_ddi_codes(tmp_path):
+    ddi, _ = _extract(tmp_path)
+    codes = ipums.read_ddi_codes(ddi)
+    assert codes["SEX"] == [1, 2] and codes["MARST"] == [1, 2, 3, 4, 9] and codes["AGE"] == list(range(121))
+    assert "YEAR" not in codes
 
 
 def test_file_source_end_to_end(tmp_path):

@@ -398,6 +398,8 @@ def test_step_bad_spec_is_one_line_error(tmp_path):
     loan = {"dataset": "loan", "seed": 1, "domain": 12, "source": "standin", "path": None, "records": None,
             "mirror": None, "raw_dir": str(tmp_path)}
     assert "power of two" in run("loan", loan, {"source": []})
+    bad_coding = dict(loan, domain=16, coding={"int_rate": {"scale": "log", "lo": 0, "hi": 31}})
+    assert "coding" in run("loan", bad_coding, {"source": []})  # a public range that cannot cut: one line
     assert "no such file" in run("run", run_spec, {"table": ["/nonexistent.parquet"]})
     assert "eps[0]: must be > 0" in run("run", dict(run_spec, eps=[-1.0]), {"table": [__file__]})
     # a key of the other framework (or component) is refused, naming it
@@ -429,3 +431,42 @@ def test_config_checks():
         mutate(cfg)
         with pytest.raises(ConfigError, match=needle):
             check_config(cfg)
+
+
+def test_ipf_many_is_ipf_bit_for_bit():
+    """The batched maximum-entropy fit gives every problem exactly (==) what ipf gives it alone:
+    consistent and inconsistent pair tables (these stop at different iterations, some at the cap),
+    empty cells, and problems it does not batch (4-D pair margins, mixed axes)."""
+    rng = np.random.default_rng(3)
+    for lam, count in ((3, 40), (4, 6)):
+        pairs = list(itertools.combinations(range(lam), 2))
+        problems = []
+        for k in range(count):
+            joint = rng.random([2] * lam) ** 3  # consistent margins: converge, each at its own iteration
+            cons = []
+            for a, b in pairs:
+                other = tuple(i for i in range(lam) if i not in (a, b))
+                t = joint.sum(axis=other) if k % 3 == 1 else rng.random((2, 2)) if k % 3 else np.full((2, 2), 0.25)
+                if k % 7 == 2:
+                    t[0, 1] = 0.0
+                cons.append(((a, b), t))
+            problems.append(cons)
+        for iters in (1000, 3):
+            got = M.ipf_many([2] * lam, problems, iters=iters)
+            for p, x in zip(problems, got, strict=True):
+                assert np.array_equal(x, M.ipf([2] * lam, p, iters=iters))
+    mixed = [[((0, 1), rng.random((2, 3)))], [((1, 2), rng.random((3, 4)))]]
+    for p, x in zip(mixed, M.ipf_many([2, 3, 4], mixed), strict=True):
+        assert np.array_equal(x, M.ipf([2, 3, 4], p))
+
+
+def test_answer_queries_equal_answer_query():
+    rng = np.random.default_rng(11)
+    d, c = 4, 16
+    grids = R.Grids(d, c, 8, 4)
+    data = rng.integers(0, c, size=(3000, d))
+    truth = R.true_grids(data, grids)
+    noisy = [np.maximum(t + rng.normal(0, 0.01, t.shape), 0) for t in truth]
+    mats = R.response_matrices(R.postprocess(noisy, grids), grids)
+    queries = [q for dim in (2, 3, 4) for q in R.random_queries(d, c, dim, 15, 0.5, rng)]
+    assert R.answer_queries(mats, queries) == [R.answer_query(mats, q) for q in queries]

@@ -40,7 +40,7 @@ def _empirical_variance(comp, codes, domains, eps, reps=30):
 def _krr_only(n, domains, eps):
     """The former formula: k-RR randomisation of all N_p reports, plus sampling (no dummy term)."""
     d = len(domains)
-    st = flame_eps_local(eps, 1 / n, n, domains)
+    st = flame_eps_local(eps, 1 / n, n, domains, certify=False)
     out = []
     for e, k in zip(st.eps_l, domains, strict=True):
         p, q = krr_p(e, k)
@@ -52,7 +52,7 @@ def _krr_only(n, domains, eps):
 def test_flame_cell_variance_counts_the_dummies(eps):
     """On Loan-shaped grids the predicted cell variance is within 10% of the measured one (30 runs:
     the sampling error of the mean variance is a few %); the k-RR-only formula is 3x or more too low."""
-    comp = make_component("flame")
+    comp = make_component("flame", certify=False)  # the seed's formula (no whole-record cap)
     grids = R.Grids(D, C, 4, 2)
     codes = R.encode_grids(_ordinal(), grids)
     measured = _empirical_variance(comp, codes, grids.domains, eps)
@@ -66,12 +66,12 @@ def test_flame_cell_variance_counts_the_dummies(eps):
 def test_flame_grid_error_is_flat_in_eps():
     """At fixed grids most of FLAME's variance is free of eps_s (>= 85%), and the measured variance at
     eps_s = 1 is above 80% of that at 0.1: inverse proportionality would give 10%."""
-    comp = make_component("flame")
+    comp = make_component("flame", certify=False)  # the seed's formula (no whole-record cap)
     grids = R.Grids(D, C, 4, 2)
     codes = R.encode_grids(_ordinal(), grids)
     for eps in (0.1, 0.4, 1.0):
         assert comp.eps_free_share(N, grids.domains, eps, 1 / N) >= 0.85
-        assert min(flame_eps_local(eps, 1 / N, N, grids.domains).eps_l) > 4
+        assert min(flame_eps_local(eps, 1 / N, N, grids.domains, certify=False).eps_l) > 4
     lo, hi = (_empirical_variance(comp, codes, grids.domains, e, reps=20) for e in (0.1, 1.0))
     assert hi > 0.8 * lo
     # on CALM's large views FLAME's eps_l stays at eps_s and its variance does fall with the budget
@@ -84,7 +84,7 @@ def test_hdg_published_granularity_refines_grids_with_eps_but_flames_own_does_no
     noise does not fall; the guideline with FLAME's own (now correct) variance keeps one grid size."""
     n = 9857  # the Loan subset
     assert R.granularities(n, D, 0.4, C) == (2, 2) and R.granularities(n, D, 0.8, C) == (4, 2)
-    comp = make_component("flame")
+    comp = make_component("flame", certify=False)  # the seed's formula (no whole-record cap)
     chosen = {R.choose_granularities(comp, n, D, C, eps, 1 / n) for eps in (0.1, 0.2, 0.4, 0.8, 1.0)}
     assert len(chosen) == 1
 
@@ -108,3 +108,22 @@ def test_maximum_entropy_marginals_are_less_noisy_than_views():
             assert err == pytest.approx(M.marginal_mse(tables[views.index(q)], truth[q]), rel=1e-9)
         (inside if any(set(q) <= set(v) for v in views) else maxent).append(err)
     assert maxent and np.mean(maxent) < 0.5 * view_mse  # measured 0.3x
+
+
+@pytest.mark.parametrize("eps", [0.1, 0.6, 1.0])
+def test_flame_whole_record_is_certified_on_loan_grids(eps):
+    """Issue 43: every eps_l FLAME runs at is certified for a change of the WHOLE record by the general
+    bound (delta <= delta_s at eps_s); on Loan's 55 grids the seed's formula is not, so it is capped, and the
+    cap is tight (a slightly larger eps_l is not certified)."""
+    from shuffledp.protocols.flame import whole_record_delta
+
+    grids = R.Grids(D, C, 4, 2)
+    seed = flame_eps_local(eps, 1 / N, N, grids.domains, certify=False)
+    st = flame_eps_local(eps, 1 / N, N, grids.domains)
+    assert whole_record_delta(max(seed.eps_l), N, eps) > 1 / N  # the formula alone: not certified here
+    assert st.capped and max(st.eps_l) < max(seed.eps_l)
+    assert whole_record_delta(max(st.eps_l), N, eps) <= 1 / N
+    assert whole_record_delta(max(st.eps_l) * 1.01, N, eps) > 1 / N
+    fe = make_component("flame").estimate(R.encode_grids(_ordinal(), grids), grids.domains, eps, 1 / N,
+                                          np.random.default_rng(0))
+    assert max(fe.eps_l) == max(st.eps_l) and fe.info["capped"]

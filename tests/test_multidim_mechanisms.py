@@ -164,6 +164,46 @@ def test_mhm_unbiased_and_lemma4_variance():
     assert abs(ratio.mean() - 1) < 0.12
 
 
+def test_mod_magic_exact():
+    """The multiply-shift of the support counts is floor division at every dividend below 2**31
+    (both ends of the range, and at and around multiples of g)."""
+    rng = np.random.default_rng(5)
+    for g in [2, 3, 7, 64, 1000, 1402, 61109, 65536, 2**20 + 7, 2**30 + 3, PRIME - 1]:
+        mult, shift = mhm._mod_magic(g)
+        k = np.arange(0, 3000, dtype=np.uint64)
+        mults = np.uint64(g) * rng.integers(0, PRIME // g, 2000).astype(np.uint64)
+        z = np.concatenate([k, np.uint64(PRIME - 1) - k, rng.integers(0, PRIME, 5000).astype(np.uint64),
+                            mults, mults + np.uint64(1), mults + np.uint64(g - 1)])
+        z = z[z < PRIME]
+        assert np.array_equal((z * mult) >> shift, z // np.uint64(g)), g
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["numpy", "numba"])
+@pytest.mark.parametrize("g", [2, 5, 64, 1402, 61109])
+def test_support_counts_match_direct_hashing(g, compiled, monkeypatch, request):
+    """The curator's support counts (incremental hashing, multiply-shift remainder; numpy or the
+    numba kernel) equal a direct evaluation of every user's hash at every value, for MHM (function
+    t + j) and TCM (function t, offset codes), across block boundaries."""
+    if compiled:
+        pytest.importorskip("numba")
+    monkeypatch.setenv("SHUFFLEDP_NUMBA", "1" if compiled else "0")
+    mhm._compiled_counts.cache_clear()
+    request.addfinalizer(mhm._compiled_counts.cache_clear)  # the next test reads its own setting
+    assert (mhm._compiled_counts() is not None) == compiled
+    rng = np.random.default_rng(g)
+    n, domains = 700, [3, 17, 40]
+    fam = HashFamily(g=g, seed=int(rng.integers(2**62)))
+    t = fam.sample_indices(rng, n)
+    y = rng.integers(0, g, n)
+    for offsets, same in ((None, False), ([0, 3, 20], True)):
+        got = mhm.support_counts(t, y, domains, fam, offsets=offsets, same_function=same, block=256)
+        for j, c in enumerate(domains):
+            first = 0 if offsets is None else offsets[j]
+            idx = t if same else t + j
+            want = [int(np.count_nonzero(fam.hash(idx, np.full(n, first + v)) == y)) for v in range(c)]
+            assert got[j].tolist() == want
+
+
 def test_mhm_eq3_minimises_eq2():
     for d in (2, 10, 14):
         for eps in (0.5, 2.0, 5.0):

@@ -63,6 +63,21 @@ def test_check_config_rejects_bad_shares_and_levels():
         STAGE.check(bad)
 
 
+def test_check_config_refuses_sampling_users_with_replacement():
+    """One record, one user slot (issue 43): a table that may hold fewer users than the largest n is refused."""
+    cfg = _config()
+    bad = copy.deepcopy(cfg)
+    bad["datasets"]["msnbc"]["standin_users"] = max(cfg["segmented"]["n"]) - 1
+    with pytest.raises(ConfigError, match="datasets.msnbc.standin_users.*per slot"):
+        STAGE.check(bad)
+    bad["datasets"]["msnbc"]["source"] = "real"  # the real table (989,818 users) only: no stand-in
+    STAGE.check(bad)
+    bad = copy.deepcopy(cfg)
+    bad["datasets"]["synthetic"][0]["users"] = max(cfg["segmented"]["n"]) - 1
+    with pytest.raises(ConfigError, match=r"datasets.synthetic\[synth_T128_s4\].users"):
+        STAGE.check(bad)
+
+
 @pytest.fixture
 def prepared(tmp_path):
     rng = np.random.default_rng(0)
@@ -120,7 +135,7 @@ def test_optimal_m_and_best_baseline():
 def test_job_rows_reproducible_and_batch_independent(prepared, tmp_path):
     out, _ = prepared
     grid = list(np.geomspace(0.1, 10, 3))
-    acct = pd.DataFrame([dict(m=m, eps=e, level=k + 1, **{"lambda": 0.5}, mse_bound=1.0)
+    acct = pd.DataFrame([dict(m=m, eps=e, level=k + 1, **{"lambda": 0.5}, mse_bound=1.0, padding=4)
                          for m in grid for k, e in enumerate([0.5, 1, 2])])
     acct.to_parquet(tmp_path / "acct.parquet")
     table = str(tmp_path / "acct.parquet")
@@ -137,6 +152,29 @@ def test_job_rows_reproducible_and_batch_independent(prepared, tmp_path):
     assert (a["lambda_1"] == 0.5).all() and len(a) == 3 * 4
     again = ex.run_job(dict(base, reps=[0, 1, 2, 3]), str(out), table)
     pd.testing.assert_frame_equal(a, again)
+    # a table computed for another padding domain (rates over d items) is refused
+    acct.assign(padding=0).to_parquet(tmp_path / "acct0.parquet")
+    with pytest.raises(ValueError, match="padding"):
+        ex.run_job(dict(base, reps=[0]), str(out), str(tmp_path / "acct0.parquet"))
+
+
+def test_padding_declared_by_the_source_and_checked_against_the_data(prepared, tmp_path):
+    """MSNBC (1 to 17 items) pads: padding = s in every job of its chain; the synthetic tables (every
+    user exactly s items) do not: padding 0, so their accountant tables and runs are the paper's
+    protocol over d items. A dataset declared without padding whose users hold fewer than s items
+    is refused."""
+    cfg = _config()
+    jobs = STAGE.jobs(cfg)
+    for j in jobs:
+        if j.step in ("prepare", "accountant", "params", "params_paper"):
+            ds = j.wildcards["segds"]
+            s = cfg["segmented"]["datasets"][ds]["s"]
+            assert j.spec["padding"] == (s if ds == "msnbc" else 0), (j.step, ds)
+    _, meta = prepared
+    assert meta["padding"] == 4
+    with pytest.raises(ValueError, match="fewer than s = 4"):
+        ex.prepare(str(tmp_path / "msnbc_sets.parquet"), str(tmp_path / "x.parquet"), dataset="msnbc",
+                   d=17, s=4, seed=3, padding=0)
 
 
 def test_jobs_grid_and_specs():

@@ -95,8 +95,8 @@ def test_paper_parameter_table_meets_the_papers_accountants_and_reports_ours():
 def test_paper_baselines_read_their_own_table_and_draw_their_own_noise(prepared, tmp_path):  # noqa: F811
     n, levels, shares = 2000, [0.5, 1.0, 2.0], [0.25, 0.5, 0.25]
     delta = 0.01 / n
-    ours = sp.baseline_params(n, 17, 4, levels, {"S1": shares}, delta, 0.5, ex.level_counts)
-    paper = sp.paper_baseline_params(n, 17, 4, levels, {"S1": shares}, delta, 0.5, ex.level_counts)
+    ours = sp.baseline_params(n, 17, 4, levels, {"S1": shares}, delta, 0.5, ex.level_counts, padding=4)
+    paper = sp.paper_baseline_params(n, 17, 4, levels, {"S1": shares}, delta, 0.5, ex.level_counts, padding=4)
     ours.to_parquet(tmp_path / "ours.parquet")
     paper.to_parquet(tmp_path / "paper.parquet")
     base = dict(dataset="msnbc", n=n, setting="S1", reps=[0, 1, 2], seed=3, levels=levels, shares=shares)

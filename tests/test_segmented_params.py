@@ -33,7 +33,7 @@ def test_every_lambda_a_job_used_meets_the_constraint(prepared, tmp_path, accoun
     n, d, s, levels, shares = 2000, 17, 4, [0.5, 1.0, 2.0], [0.25, 0.5, 0.25]
     delta = 0.01 / n
     grid = [0.3, 1.0, 3.0]
-    table = segmented_table(n, d, s, levels, shares, delta, grid, include_optimum=False)
+    table = segmented_table(n, d, s, levels, shares, delta, grid, include_optimum=False, padding=s)
     table.to_parquet(tmp_path / "acct.parquet")
     used = []
     spec = dict(protocol="segmented", dataset="msnbc", n=n, setting="S1", reps=[0, 1], seed=1, levels=levels,
@@ -45,11 +45,11 @@ def test_every_lambda_a_job_used_meets_the_constraint(prepared, tmp_path, accoun
         for k, e in enumerate(levels):
             lam = getattr(row, f"lambda_{k + 1}")
             assert 0 < lam <= 1
-            # constraint (7), re-evaluated: D_{e^{E/s}} <= delta / (s e^E)
-            assert poisson_delta(lam, n, row.m, d, e / s, accountant=accountant) <= delta / (s * math.exp(e))
+            # constraint (7), re-evaluated over the padded domain d + s: D_{e^{E/s}} <= delta / (s e^E)
+            assert poisson_delta(lam, n, row.m, d + s, e / s, accountant=accountant) <= delta / (s * math.exp(e))
             # and not needlessly small: 1% more would break it unless lambda is already 1
             if lam < 1:
-                assert poisson_delta(min(1.0, lam * 1.01), n, row.m, d, e / s, accountant=accountant) > \
+                assert poisson_delta(min(1.0, lam * 1.01), n, row.m, d + s, e / s, accountant=accountant) > \
                     delta / (s * math.exp(e))
             checked += 1
     assert checked == len(grid) * len(levels)

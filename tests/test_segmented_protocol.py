@@ -66,8 +66,11 @@ def test_measured_mse_matches_variance_terms_and_bound():
     errs = np.array([np.sum((segmented.run_segmented(sets, levels, lam, m, d, rng).estimate - truth) ** 2)
                      for _ in range(4000)])
     nk = np.bincount(levels, minlength=3)
-    cjk = ps.item_level_counts(sets, levels, d, 3)
-    var = segmented.mse_variance_terms(cjk, n, m, nk, lam)
+    # padding items are sent and blankets drawn over d + s items; the variance over the real items
+    held, domain = ps.protocol_sets(sets, d)
+    assert domain == d + s and held.min() >= 0 and held.max() < d + s
+    cjk = ps.item_level_counts(held, levels, domain, 3)[:d]
+    var = segmented.mse_variance_terms(cjk, n, m, nk, lam, domain=domain)
     # with the levels held fixed the estimator has a small exact bias (it vanishes on average over
     # the level choices): MSE = variance terms + bias^2
     bias2 = float(np.sum(((cjk * lam).sum(1) / np.dot(nk, lam) - truth) ** 2))
@@ -88,6 +91,7 @@ def test_count_sampler_agrees_with_message_simulation():
     sets = _sets(n, d, s, rng)
     levels = _levels(n, [0.25, 0.25, 0.5], rng)
     lam, m = [0.25, 0.5, 0.8], 2.3
+    sets, d = ps.protocol_sets(sets, d)  # padded: the padding bins are counts like the others
     cjk = ps.item_level_counts(sets, levels, d, 3)
     a = np.array([ps.sample_counts(cjk, lam, n, m, d, rng) for _ in range(3000)])
     b = np.array([ps.counts_from_messages(ps.simulate_messages(sets, levels, lam, m, d, rng), d)
@@ -112,7 +116,7 @@ def test_blanket_trials():
 def test_data_messages_carry_no_level():
     rng = np.random.default_rng(4)
     n, d, s = 500, 10, 3
-    sets = _sets(n, d, s, rng)
+    sets, d = ps.protocol_sets(_sets(n, d, s, rng), d)
     lam = [0.7, 0.7, 0.7]  # equal rates: the data messages must not depend on the levels at all
     lv1 = _levels(n, [0.2, 0.3, 0.5], rng)
     lv2 = rng.permutation(lv1)

@@ -1,5 +1,12 @@
 """shuffledp.accountants: privacy accountants of the shuffle model.
 
+The practitioner's surface (docs/accountants_api.md): :func:`best_bounds` (one round, the best
+upper and lower bounds), :func:`solve_eps0` and :func:`solve_n` (inverse queries),
+:func:`rounds_eps` (T rounds), :func:`rounds_pld` and :func:`round_pld` (dp_accounting privacy-loss
+distributions), :class:`ShuffleEvent` and :class:`ShuffleAccountant` (dp_accounting's conventions:
+``compose``, ``get_epsilon``, ``get_delta``), all from
+:mod:`~shuffledp.accountants.practitioner`.
+
 Modules (import the module for everything; the names below are the public entry points):
 
 * :mod:`~shuffledp.accountants.hockey_stick` -- hockey-stick divergence, eps(delta) by verified
@@ -60,6 +67,14 @@ _EXPORTS = {
     "optimize_segmented": "segmented_optimizer",
     "segmented_table": "segmented_optimizer",
     "AccountantDomainError": "validation",
+    "best_bounds": "practitioner",
+    "solve_eps0": "practitioner",
+    "solve_n": "practitioner",
+    "rounds_eps": "practitioner",
+    "rounds_pld": "practitioner",
+    "round_pld": "practitioner",
+    "ShuffleEvent": "practitioner",
+    "ShuffleAccountant": "practitioner",
     "VRParams": "variation_ratio",
     "vr_delta": "variation_ratio",
     "vr_delta_lower": "variation_ratio",
@@ -82,6 +97,8 @@ __all__ = [
     "poisson_user_delta",
     "optimize_segmented", "segmented_table",
     "AccountantDomainError",
+    "best_bounds", "solve_eps0", "solve_n", "rounds_eps", "rounds_pld", "round_pld", "ShuffleEvent",
+    "ShuffleAccountant",
     "VRParams", "vr_delta", "vr_delta_lower", "vr_eps", "vr_eps_lower", "vr_params", "witness_eps",
 ]
 

@@ -14,12 +14,11 @@ Mechanisms:
   eps0-LDP randomizer), the blanket lemma (Hoeffding, Bennett; exact k-RR moments). Lower: exact
   divergences of real neighbouring pairs -- the worst-pair search over the others' splits
   between the victim's two values (:func:`lower_bounds.krr_worst_pair`) and, for ``k >= 3``, the
-  others all at a third value (:func:`decomposition.krr_pair_lower_eps`) -- and the
-  variation-ratio module's witness.
+  others all at a third value (:func:`decomposition.krr_pair_lower_eps`, and in blocks).
 * ``general`` (the class of all eps0-LDP randomizers) -- upper: variation ratio (general
   parameters = FMT23), clones (FMT21, FMT23, closed form), blanket (generic constants). Lower:
   binary randomized response is eps0-LDP, so its worst real pair found lower-bounds the class
-  (and the witness).
+  (3-RR's third-value pair too).
 
 * ``subset-exp`` (PrivSet's k-subset exponential mechanism on s-item sets of d + s items; ``k``
   the subset size, PrivSet's best one by default), ``oue`` (optimized unary encoding over ``d``
@@ -30,7 +29,14 @@ Mechanisms:
   (variation ratio with the general parameters, clones, generic blanket). Lower: exact divergences
   of three group counts (outputs favouring the victim's first input only, its second only, the
   rest) of real pairs whose other users all hold the victim's first input, its second, or a third
-  one (:func:`randomizers.real_pair_configs`).
+  one (:func:`randomizers.real_pair_configs`), and the others at a third input seen through three
+  flags (OUE, OLH, MHM with one attribute) or every count (in blocks).
+
+Each lower bound evaluates a stated neighbouring pair and runs only where that pair exists (its
+registry entry's premise, :mod:`~shuffledp.accountants.interface`: a third input needs k >= 3,
+OUE d >= 3, subset-exp d >= 2 s; OLH and MHM are accounted over a domain of at least three
+values). Equivalent randomizers get the same bounds: MHM with d = 1 is OLH (same pair, same lower
+bounds), subset-exp with s = 1 and subset size 1 is (d + 1)-RR (k-RR's pair bounds).
 
 * ``mhm`` (the multiple hash mechanism: ``d`` attributes hashed into ``g`` values, collisions
   included; ``g`` from Eq. (3) of the multidimensional paper by default) -- upper: the
@@ -178,6 +184,8 @@ def grouped_pairs_for(mechanism: str, eps0: float, params: dict):
     if mechanism == "mhm":
         from shuffledp.accountants.mhm_randomizer import mhm_pairs
 
+        if params["d"] == 1:   # one attribute: MHM is OLH with the same g (same rows, same blanket)
+            return rz.olh_pairs(params["g"], eps0)
         return mhm_pairs(params["d"], params["g"], eps0)
     raise AccountantDomainError("mechanism", f"{mechanism} has no grouped pairs")
 
@@ -202,21 +210,22 @@ def evaluated_at(mechanism: str, name: str, n: int) -> bool:
     return registry.get(name).cost == "fixed" or n <= HEAVY_N_MAX[mechanism]
 
 
-def _registered(mechanism: str, kind: str, k: int | None, n: int):
-    """The registry's bounds of ``kind`` that ``best`` evaluates for the randomizer at ``n`` users:
-    those of cost ``fixed`` and those of cost ``grows`` where :func:`evaluated_at` says so."""
+def _registered(mechanism: str, kind: str, filled: dict, n: int):
+    """The registry's bounds of ``kind`` that ``best`` evaluates for the randomizer (parameters
+    ``filled``) at ``n`` users: those of cost ``fixed`` and those of cost ``grows`` where
+    :func:`evaluated_at` says so, each only where its premise holds (its pair exists)."""
     from shuffledp.accountants import registry
 
-    found = registry.for_randomizer(mechanism, k=k, kind=kind, costs=("fixed", "grows"))
+    found = registry.for_randomizer(mechanism, k=filled.get("k"), kind=kind, costs=("fixed", "grows"), params=filled)
     return [acc for acc in found if evaluated_at(mechanism, acc.name, n)]
 
 
 def _bound_fns(kind: str, mechanism: str, eps0: float, n: int, delta: float, params: dict, rtol: float,
-               options: dict) -> dict[str, Callable[[], float]]:
+               options: dict, filled: dict) -> dict[str, Callable[[], float]]:
     """Name -> zero-argument function of every registered bound of ``kind`` (see :func:`_registered`),
     guarded (:func:`_guarded`); ``options`` passed to the bounds that take them."""
     out: dict[str, Callable[[], float]] = {}
-    for acc in _registered(mechanism, kind, params.get("k"), n):
+    for acc in _registered(mechanism, kind, filled, n):
         kw = {name: v for name, v in options.items() if name in acc.options}
         out[acc.name] = _guarded(functools.partial(acc.eps_for_delta, mechanism, eps0, n, delta, rtol=rtol,
                                                    **params, **kw), eps0 if kind == "upper" else 0.0)
@@ -233,10 +242,10 @@ def upper_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | 
     then in blocks). ``guess``: the decomposition's starting point; ``ceiling``: an eps another
     bound already certified, which the decomposition tries first (:func:`decomposition_eps`)."""
     eps0, n, delta, k = _check(mechanism, eps0, n, delta, k)
-    mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g)  # flags checked before any bound runs
+    filled = mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g)  # flags checked before any bound runs
     params = {name: v for name, v in (("k", k), ("d", d), ("s", s), ("g", g)) if v is not None}
     options = {"guess": guess, "coarse": n > HEAVY_N_MAX[mechanism], "ceiling": ceiling}
-    return _bound_fns("upper", mechanism, eps0, n, delta, params, rtol, options)
+    return _bound_fns("upper", mechanism, eps0, n, delta, params, rtol, options, filled)
 
 
 def lower_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None = None,
@@ -244,14 +253,14 @@ def lower_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | 
                  rtol: float = 1e-5) -> dict[str, Callable[[], float]]:
     """Name -> zero-argument function returning a lower bound on the worst-case shuffled eps:
     every registered lower bound for the randomizer of cost ``fixed`` (and ``grows`` up to
-    ``HEAVY_N_MAX``). k-RR: the worst-pair search over the others' splits between the victim's two
-    values, for k >= 3 the others at a third value, the variation-ratio witness; the general class:
+    ``HEAVY_N_MAX``), each only where its pair exists (its premise). k-RR: the worst-pair search over
+    the others' splits between the victim's two values, for k >= 3 the others at a third value; the general class:
     the same on binary RR (eps0-LDP, so it lower-bounds the class); subset-exp, OUE, OLH: the count
     of group 1 (any n), three group counts of real pairs, and for OUE/OLH the others at a third input."""
     eps0, n, delta, k = _check(mechanism, eps0, n, delta, k)
-    mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g)  # flags checked before any bound runs
+    filled = mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g)  # flags checked before any bound runs
     params = {name: v for name, v in (("k", k), ("d", d), ("s", s), ("g", g)) if v is not None}
-    return _bound_fns("lower", mechanism, eps0, n, delta, params, rtol, {})
+    return _bound_fns("lower", mechanism, eps0, n, delta, params, rtol, {}, filled)
 
 
 class _Trivial(float):

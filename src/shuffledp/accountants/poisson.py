@@ -22,6 +22,12 @@ with probability ``gamma = m / ceil(m)`` one item uniform over the ``d`` items.
 
 ``m = 0`` (no blanket messages) is handled as its limit: no clones, ``D = lambda``.
 
+Every accountant here bounds one step, one item replaced by another; group privacy covers a user
+whose set changes only if every user holds exactly ``s`` items. Users with fewer items must hold
+items of a padding domain that are sent like any item, and ``d`` is then the padded domain ``d + s``
+(blankets are drawn over it): padding that is never sent makes the message count depend on the set
+size, which no step covers (:mod:`shuffledp.mechanisms.poisson_set`, docs/segmented.md).
+
 Soundness finding (tests/test_accountants_poisson.py, docs/accountants_internals.md)
 --------------------------------------------------------------------------
 Lemma 3 models the Poisson randomizer's "no message" as the victim's non-clone output, but the

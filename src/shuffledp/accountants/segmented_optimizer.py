@@ -58,7 +58,7 @@ __all__ = [
 
 M_MAX = 1e4
 TABLE_COLUMNS = [
-    "accountant", "n", "d", "s", "delta", "m", "level", "eps", "share", "lambda", "eps_achieved",
+    "accountant", "n", "d", "s", "padding", "delta", "m", "level", "eps", "share", "lambda", "eps_achieved",
     "delta_achieved", "m_k", "mse_bound", "feasible", "active", "regime", "source",
 ]
 
@@ -248,12 +248,19 @@ def optimize_segmented(n: int, d: int, s: int, levels, shares, delta: float, m: 
 
 def segmented_table(n: int, d: int, s: int, levels, shares, delta: float, m_grid,
                     *, include_optimum: bool = True, accountants=("sound", "paper"),
-                    progress=None) -> pd.DataFrame:
+                    progress=None, padding: int = 0) -> pd.DataFrame:
     """One row per (accountant, m, level) over ``m_grid`` (plus the optimum ``m*`` rows,
     ``source="optimum"``): columns :data:`TABLE_COLUMNS`. Deterministic (no timings, stable row
     order: accountants in the given order, then grid m ascending, then the optimum). ``progress``:
-    an optional wrapper of the list of (accountant, m) evaluations (the CLI's progress bar)."""
+    an optional wrapper of the list of (accountant, m) evaluations (the CLI's progress bar).
+
+    ``padding``: the size of the padding domain the protocol sends from (``s`` when users may hold
+    fewer than ``s`` items, 0 when every user holds exactly ``s``): every accountant is evaluated
+    over ``d + padding`` items (the blankets' domain); the ``d`` column keeps the real domain."""
     n, d, s, levels, shares, delta = check_segmented_inputs(n, d, s, levels, shares, delta)
+    padding = int(padding)
+    if padding not in (0, s):
+        raise AccountantDomainError("padding", f"{padding!r} must be 0 (no padding) or s = {s} (the padding domain)")
     grid = [float(x) for x in m_grid]
     if any(not (math.isfinite(x) and x >= 0) for x in grid):
         raise AccountantDomainError("m-grid", f"{grid} must be finite numbers >= 0")
@@ -267,10 +274,11 @@ def segmented_table(n: int, d: int, s: int, levels, shares, delta: float, m_grid
     rows = []
     evaluations = [(a, r) for a in accountants for r in runs]
     for acc, (m, source) in progress(evaluations) if progress is not None else evaluations:
-        out = optimize_segmented(n, d, s, levels, shares, delta, m=m, accountant=acc)
+        out = optimize_segmented(n, d + padding, s, levels, shares, delta, m=m, accountant=acc)
         for k, e in enumerate(levels):
             rows.append({
-                "accountant": acc, "n": n, "d": d, "s": s, "delta": delta, "m": out["m"], "level": k + 1, "eps": e,
+                "accountant": acc, "n": n, "d": d, "s": s, "padding": padding, "delta": delta, "m": out["m"],
+                "level": k + 1, "eps": e,
                 "share": shares[k], "lambda": out["lambdas"][k], "eps_achieved": out["eps_achieved"][k],
                 "delta_achieved": out["delta_achieved"][k], "m_k": out["m_k"][k],
                 "mse_bound": out["mse_bound"], "feasible": out["level_feasible"][k],

@@ -45,11 +45,13 @@ from shuffledp.accountants.decomposition import _check_delta, _check_eps, _check
 from shuffledp.accountants.lower_bounds import TAIL_MIN
 
 __all__ = ["third_flag_rates", "third_flag_delta", "third_flag_lower_eps", "third_flag_cells", "CELL_BUDGET",
-           "ALLOWANCE", "AFFORDABLE_CELLS"]
+           "ALLOWANCE", "AFFORDABLE_CELLS", "CAPPED_CELLS_MAX"]
 
 ALLOWANCE = 1e-9
 CELL_BUDGET = 40_000_000   # sum over C of the tabulated (A_1, A_0) cells; beyond, C is narrowed
-AFFORDABLE_CELLS = 2_000_000  # best.py runs this bound only below this many cells per evaluation
+AFFORDABLE_CELLS = 2_000_000  # best.py runs this bound in full only below this many cells per evaluation
+CAPPED_CELLS_MAX = 2 * AFFORDABLE_CELLS  # up to here it runs with its C window cut to AFFORDABLE_CELLS (the
+# least likely C values dropped: a lower bound still, at the cost of the largest full evaluation)
 
 
 def third_flag_cells(n: int, r: float, s: float, delta: float = 1e-6) -> float:

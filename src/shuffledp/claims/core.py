@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
-HELD = "held"
-NOT_HELD = "not held"
-NOT_TESTABLE = "not testable at this scale"
+import shuffledp.claims.engine as engine
+
+HELD, NOT_HELD, NOT_TESTABLE = engine.HELD, engine.NOT_HELD, engine.NOT_TESTABLE
 VERDICTS = (HELD, NOT_HELD, NOT_TESTABLE)
 
 REAL, SYNTHETIC, STANDIN = "real", "synthetic", "stand-in"
@@ -36,7 +36,7 @@ PAPER, OURS = "paper", "ours"
 BY = (PAPER, OURS)
 
 COLUMNS = ["id", "by", "claim", "section", "target", "reference", "measured", "held", "explanation", "scale", "data",
-           "evidence"]
+           "evidence", "datasets", "detectable"]
 
 
 @dataclass(frozen=True)
@@ -56,10 +56,22 @@ class Claim:
     needs: str = ""
     by: str = PAPER
     explain: str = ""
+    scope: tuple[str, ...] = ()
 
     def __post_init__(self):
         if self.by not in BY:
             raise ValueError(f"claim {self.id}: by must be one of {BY}, not {self.by!r}")
+
+    def ours(self, suffix: str, where: str) -> Claim:
+        """The same test on data outside the paper's scope: an ``ours`` row (id + ``suffix``), its
+        section saying where it runs; never counted with the paper's verdicts."""
+        return replace(self, id=self.id + suffix, by=OURS, scope=(),
+                       section=f"our check: {self.section}, the same test on {where} (not the paper's data)")
+
+    def in_scope(self, datasets: Iterable[str]) -> bool:
+        """A paper row decides the sentence only on the data the paper made it about (``scope``;
+        empty: the sentence names no dataset)."""
+        return not self.scope or set(datasets) <= set(self.scope)
 
 
 def data_kind(kinds: Iterable[str]) -> str:
@@ -76,25 +88,49 @@ def data_kind(kinds: Iterable[str]) -> str:
     return "+".join(ks)
 
 
-def decide(claim: Claim, *, testable: bool, ok: bool, measured: str, data: str, scale: str,
-           reason: str = "", explanation: str = "", reference: str = "") -> dict:
-    """One row of a claims table. ``testable``: the data could have shown the claim false (and
-    true); when not, the verdict is ``not testable at this scale`` whatever ``ok`` says, and
-    ``reason`` (else the claim's ``needs``) is its explanation. A ``not held`` row is explained by
-    ``explanation`` (else the claim's ``explain``); a ``held`` row carries no explanation.
+def decide(claim: Claim, *, testable: bool | None = None, ok: bool | None = None, measured: str = "",
+           data: str, scale: str, reason: str = "", explanation: str = "", reference: str = "",
+           verdict: engine.Verdict | None = None, datasets: Iterable[str] = ()) -> dict:
+    """One row of a claims table, its verdict from the decision engine (:mod:`.engine`).
+
+    ``verdict``: the engine's verdict (its ``measured`` text with estimate, interval and position,
+    its reason, the smallest detectable effect); ``measured`` then adds context after it. Without
+    it (``testable`` / ``ok``: a condition on the data, not an estimate), the row is decided as a
+    deterministic check through the same engine (:func:`engine.untestable` when not testable).
+    A row not held or not testable is explained by the engine's reason, then ``explanation`` (else
+    the claim's ``explain``: the cause). ``datasets``: the data the row was decided on; a ``paper``
+    row outside the claim's ``scope`` is refused (use :meth:`Claim.ours`). A paper row on stand-in
+    data says that it is no evidence about the paper at this installation.
     ``reference``: the paper's own numbers, quoted from its text or tables (never our measurement)."""
-    if testable:
-        verdict = HELD if ok else NOT_HELD
-        why = "" if ok else (explanation or claim.explain)
+    datasets = tuple(sorted({str(d) for d in datasets}))
+    if claim.by == PAPER and not claim.in_scope(datasets):
+        raise ValueError(f"claim {claim.id}: a paper row decided on {list(datasets)}, outside its scope "
+                         f"{list(claim.scope)}; make it an ours row (Claim.ours)")
+    if verdict is None:
+        if testable:
+            verdict = engine.Verdict(HELD if ok else NOT_HELD, "", "")
+        else:
+            verdict = engine.untestable(reason or (f"needs {claim.needs}" if claim.needs else ""))
+    elif not verdict.testable and reason:
+        verdict = engine.Verdict(verdict.verdict, verdict.measured, f"{verdict.reason}; {reason}"
+                                 if verdict.reason else reason, verdict.mde)
+    text = "; ".join(x for x in (verdict.measured, measured) if x)
+    if verdict.verdict == HELD:
+        why = ""
+    elif verdict.verdict == NOT_HELD:
+        why = "; ".join(x for x in (verdict.reason, explanation or claim.explain) if x)
     else:
-        verdict = NOT_TESTABLE
-        why = reason or (f"needs {claim.needs}" if claim.needs else "")
-        if why and explanation:
-            why = f"{why}; {explanation}"
+        why = "; ".join(x for x in (verdict.reason, explanation) if x)
     kinds = [k for k in data.split("+") if k]
+    if claim.by == PAPER and STANDIN in kinds:
+        why = "; ".join(x for x in (why, "measured on a stand-in for the paper's data: no evidence about the paper "
+                                         "exists at this installation") if x)
+    mde = verdict.mde
     return {"id": claim.id, "by": claim.by, "claim": claim.quote, "section": claim.section, "target": claim.target,
-            "reference": reference, "measured": measured, "held": verdict, "explanation": why, "scale": scale,
-            "data": data, "evidence": bool(verdict != NOT_TESTABLE and kinds and STANDIN not in kinds)}
+            "reference": reference, "measured": text, "held": verdict.verdict, "explanation": why, "scale": scale,
+            "data": data, "evidence": bool(verdict.verdict != NOT_TESTABLE and kinds and STANDIN not in kinds),
+            "datasets": ",".join(datasets),
+            "detectable": "" if not math.isfinite(mde) else ("exact (deterministic)" if mde == 0 else f"{mde:.3g}")}
 
 
 def not_testable(claim: Claim, reason: str, *, data: str, scale: str, measured: str = "") -> dict:
@@ -114,6 +150,8 @@ def frame(rows: list[dict]) -> pd.DataFrame:
         raise ValueError(f"unknown claim authors {sorted(bad)}; expected one of {BY}")
     df["explanation"] = df["explanation"].fillna("").astype(str)
     df["reference"] = df["reference"].fillna("").astype(str)
+    for col in ("datasets", "detectable", "measured"):
+        df[col] = df[col].fillna("").astype(str)
     silent = df[(df["held"] != HELD) & (df["explanation"].str.strip() == "")]
     if len(silent):
         raise ValueError(f"claims {list(silent['id'])} are {sorted(set(silent['held']))} without an explanation")
@@ -143,32 +181,45 @@ def _cell(x) -> str:
     return str(x).replace("|", "/").replace("\n", " ")
 
 
+def _table_lines(df: pd.DataFrame) -> list[str]:
+    lines = ["| id | claim | section | target | paper's numbers (quoted) "
+             "| measured (estimate [95% interval], position) "
+             "| smallest detectable effect | verdict | explanation | data | evidence |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in df.itertuples(index=False):
+        verdict = {NOT_HELD: "**not held**", NOT_TESTABLE: "*not testable at this scale*"}.get(r.held, r.held)
+        ev = "yes" if r.evidence else "no"
+        lines.append("| " + " | ".join(_cell(x) for x in (r.id, r.claim, r.section, r.target, r.reference,
+                                                           r.measured, getattr(r, "detectable", ""),
+                                                           verdict, r.explanation, r.data, ev)) + " |")
+    return lines
+
+
 def markdown(df: pd.DataFrame, title: str, note: str = "") -> str:
-    """The one renderer of a claims table (every paper's ``*_claims.md``)."""
+    """The one renderer of a claims table (every paper's ``*_claims.md``): the paper's statements,
+    then, in their own section, our checks (the same tests outside the paper's scope, and our own
+    statements), never counted with the paper's verdicts."""
     c, o = counts(df), counts(df, OURS)
     scale = ", ".join(sorted({str(s) for s in df["scale"]})) if len(df) else ""
     lines = [f"# {title}", ""]
     if note:
         lines += [f"*Data: {note}.*", ""]
-    lines += [f"Scale `{scale}`: the paper's statements: {c[HELD]} held, {c[NOT_HELD]} not held, {c[NOT_TESTABLE]} "
-              f"not testable at this scale; {c['evidence']} decided verdicts on real or synthetic data count as "
-              "evidence (verdicts on stand-in data do not)."
-              + (f" Our own checks (not the paper's statements): {o[HELD]} held, {o[NOT_HELD]} not held, "
-                 f"{o[NOT_TESTABLE]} not testable." if sum(o[v] for v in VERDICTS) else ""), "",
-              "Column *claim* quotes the paper verbatim (rows by *ours* state our own check); *target* is the "
-              "decision rule with its test or tolerance; *paper's numbers (quoted)* are the paper's own values, "
-              "copied from its text, never our measurement; *explanation* says, for every row not held or not "
-              "testable, what differs and where the evidence is.", ""]
-    lines += ["| id | by | claim | section | target | paper's numbers (quoted) | measured | verdict | explanation | "
-              "data | evidence |", "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for r in df.itertuples(index=False):
-        verdict = {NOT_HELD: "**not held**", NOT_TESTABLE: "*not testable at this scale*"}.get(r.held, r.held)
-        if r.by == OURS:
-            verdict += " (our check, not the paper's)"
-        ev = "yes" if r.evidence else "no"
-        lines.append("| " + " | ".join(_cell(x) for x in (r.id, r.by, r.claim, r.section, r.target, r.reference,
-                                                           r.measured,
-                                                           verdict, r.explanation, r.data, ev)) + " |")
+    lines += [f"Scale `{scale}`. The paper's statements, on the paper's data and settings: {c[HELD]} held, "
+              f"{c[NOT_HELD]} not held, {c[NOT_TESTABLE]} not testable at this scale; {c['evidence']} decided "
+              "verdicts on real or synthetic data count as evidence (verdicts on stand-in data do not).", "",
+              "One decision engine decides every row (docs/claims.md): the estimate with its 95% interval over the "
+              "repetitions (width 0 for a deterministic quantity) against the region the sentence states; held "
+              "when the interval lies inside, not held when it lies entirely outside, not testable otherwise. "
+              "Column *claim* quotes the paper verbatim (our checks state the same test elsewhere, or our own "
+              "statement); *paper's numbers (quoted)* are the paper's own values, never our measurement; "
+              "*smallest detectable effect* is what the interval could have resolved (80% power, two-sided 5%).",
+              "", "## The paper's statements", ""]
+    lines += _table_lines(df[df["by"] == PAPER])
+    ours = df[df["by"] == OURS]
+    if len(ours):
+        lines += ["", "## Our checks (not the paper's statements; not counted with its verdicts)", "",
+                  f"{o[HELD]} held, {o[NOT_HELD]} not held, {o[NOT_TESTABLE]} not testable at this scale.", ""]
+        lines += _table_lines(ours)
     return "\n".join(lines) + "\n"
 
 

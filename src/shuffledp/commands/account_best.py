@@ -48,8 +48,9 @@ def register(subparsers, account_subparsers) -> None:
                    "shuffled eps is at most --target-eps; the answer carries its forward eps")
     p.add_argument("--target-eps", help="the shuffled eps an inverse query (--solve) must meet")
     p.add_argument("--rounds", help="also the eps at --delta after T rounds, a fresh shuffle each "
-                   "(integer in [1, 10000]; the dominating pair of one round's privacy profile composed with "
-                   "dp_accounting)")
+                   "(integer in [1, 10000]; the least of: one round's dominating pair's privacy-loss distribution "
+                   "composed with dp_accounting, its decomposition profile's pair (T <= 100), the advanced and "
+                   "basic composition of the one-round eps at delta/(2T); composed_by names it)")
     p.set_defaults(func=run_best)
 
 
@@ -174,15 +175,16 @@ def run_best(args) -> int:
         if args.detail:
             out["bounds"] = res["bounds"]
         if rounds is not None:
-            from shuffledp.accountants import compose
+            from shuffledp.accountants import composition
 
             try:
-                comp = compose.composed_eps(args.mechanism, eps0, n, delta, rounds, k=k, d=d, s=s, g=g,
-                                            rtol=rtol, forward=None if bounds else res)
+                comp = composition.composed_eps(args.mechanism, eps0, n, delta, rounds, k=k, d=d, s=s, g=g,
+                                                rtol=rtol, forward=None if bounds else res)
             except ValueError as exc:
                 raise _usage(exc) from None
-            out.update(rounds=comp["rounds"], eps_composed=comp["eps"],
-                       round_profile=[list(pt) for pt in comp["profile"]])
+            out.update(rounds=comp["rounds"], eps_composed=comp["eps"], composed_by=comp["by"],
+                       composed_candidates=comp["candidates"],
+                       round_profile=[list(pt) for pt in comp["profile"] or []])
         return out
 
     return run_grid(grid, one)

@@ -210,13 +210,26 @@ def _cmd_segmented(args) -> int:
         _check_nds(n, d, s, delta)
         if m is not None and not (math.isfinite(m) and m >= 0):
             raise UsageError(f"--m: {m!r} must be a finite number >= 0")
-        out = _call(so.optimize_segmented, known, n, d, s, levels, shares, delta, m=m,
+        pad = _padding(args, s)
+        out = _call(so.optimize_segmented, known, n, d + pad, s, levels, shares, delta, m=m,
                     accountant=args.accountant)
         out = dict(out)
+        out["padding"] = pad  # the accountants ran over d + padding items
         out["m_given"] = m is not None
         return out
 
     return run_grid(grid, one)
+
+
+def _padding(args, s: int) -> int:
+    """``--padding``: 0, or ``s`` (users short of ``s`` items send padding items; accountants over ``d + s``)."""
+    try:
+        pad = int_like(str(args.padding))
+    except ValueError:
+        raise UsageError(f"--padding: {args.padding!r} must be 0 or s = {s}") from None
+    if pad not in (0, s):
+        raise UsageError(f"--padding: {args.padding!r} must be 0 or s = {s} (the padding domain's size)")
+    return pad
 
 
 def parse_m_grid(text: str) -> list[float]:
@@ -250,7 +263,7 @@ def _cmd_table_segmented(args) -> int:
     from shuffledp.accountants import segmented_optimizer as so
     from shuffledp.io import write_table
 
-    known = {"n", "d", "s", "levels", "shares", "delta", "m-grid", "accountants"}
+    known = {"n", "d", "s", "levels", "shares", "delta", "m-grid", "accountants", "padding"}
     shares_list, outs = list(args.shares), list(args.out)
     if len(shares_list) != len(outs):
         raise UsageError(f"--out: {len(outs)} output files for {len(shares_list)} --shares (pair each --shares "
@@ -275,7 +288,7 @@ def _cmd_table_segmented(args) -> int:
     # the shares and are cached across settings (shuffledp.accountants.segmented_optimizer)
     for (levels, shares), out in zip(settings, outs, strict=True):
         table = _call(so.segmented_table, known, n, d, s, levels, shares, delta, grid, accountants=accountants,
-                      progress=lambda items, _out=out: progress(items, desc=_out))
+                      progress=lambda items, _out=out: progress(items, desc=_out), padding=_padding(args, s))
         write_table(table, out)  # atomic, as every table
         sys.stdout.write(f"{out}\n")
     return 0
@@ -328,6 +341,9 @@ def _register_segmented(account_sub) -> None:
         "segmented", help="optimised blanket rate m and Poisson rates of the segmented protocol (Sec. 5.2)")
     for flag in ("n", "d", "s", "levels", "shares", "delta"):
         p.add_argument(f"--{flag}", required=True)
+    p.add_argument("--padding", default="0",
+                   help="padding domain size: 0 (default; every user holds exactly s items) or s (users may hold "
+                   "fewer; their padding items are sent and every accountant is over d + s items)")
     p.add_argument("--m", help="evaluate this blanket rate instead of searching for m*")
     p.add_argument("--accountant", choices=["sound", "indicator", "paper"], default="sound",
                    help="sound (default), indicator, or paper (Theorem 3 as printed; optimistic)")
@@ -343,6 +359,9 @@ def _register_table(sub) -> None:
     p.add_argument("--shares", required=True, action="append",
                    help="level shares (comma list); repeat --shares/--out pairs to write several settings' "
                    "tables in one process")
+    p.add_argument("--padding", default="0",
+                   help="padding domain size: 0 (default; every user holds exactly s items) or s (users may hold "
+                   "fewer; their padding items are sent and every accountant is over d + s items)")
     p.add_argument("--m-grid", required=True, help="comma list, or log:MIN:MAX:NUM")
     p.add_argument("--accountants", default="sound,paper", help="comma list of sound, paper")
     p.add_argument("--out", required=True, action="append", type=A.output_file,

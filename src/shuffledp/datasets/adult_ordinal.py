@@ -5,23 +5,20 @@ no attributes. Our choice: age, fnlwgt, education_num, capital_gain and hours_pe
 processed Adult table (``data/processed/adult.parquet``, written by the data stage with checksum and
 provenance; :mod:`shuffledp.datasets.adult`) and re-binned to HDG's common power-of-two domain ``c`` by
 equal-width merging of consecutive codes (``code * c // |C|``; attributes with ``|C| <= c`` keep their
-codes). capital_loss is left out (like capital_gain it is mostly zero; one such attribute is enough).
+codes): a function of the record's public code and the public sizes, never of the other records
+(:func:`shuffledp.datasets.coding.code_adult_ordinal` does both steps from a raw record).
+capital_loss is left out (like capital_gain it is mostly zero; one such attribute is enough).
 """
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-ATTRIBUTES = ["age", "fnlwgt", "education_num", "capital_gain", "hours_per_week"]
+from shuffledp.datasets.adult_schema import ATTRIBUTES
+from shuffledp.datasets.coding import rebin  # the merge is part of the public coding
 
-
-def rebin(codes: np.ndarray, size: int, c: int) -> np.ndarray:
-    codes = np.asarray(codes, dtype=np.int64)
-    if size <= c:
-        return codes.astype(np.int16)
-    return (codes * c // size).astype(np.int16)
+__all__ = ["ATTRIBUTES", "derive", "rebin"]
 
 
 def derive(adult_path: str, out_path: str, *, c: int = 16, log=print) -> dict:
@@ -32,12 +29,15 @@ def derive(adult_path: str, out_path: str, *, c: int = 16, log=print) -> dict:
         raise ValueError(f"domain: must be a power of two, got {c}")
     prov = read_provenance(adult_path)
     doms = prov.get("domains") or {}
+    missing = [a for a in ATTRIBUTES if a not in doms]
+    if missing:  # the domain comes from the public coding, never from the data's largest code
+        raise ValueError(f"{adult_path}: the provenance gives no domain size of {missing} (rebuild the Adult table)")
     tbl = pq.read_table(adult_path, columns=ATTRIBUTES).to_pandas()
-    out = pd.DataFrame({a: rebin(tbl[a].to_numpy(), int(doms.get(a, int(tbl[a].max()) + 1)), c) for a in ATTRIBUTES})
+    out = pd.DataFrame({a: rebin(tbl[a].to_numpy(), int(doms[a]), c) for a in ATTRIBUTES})
     new = {k: v for k, v in prov.items() if k not in ("domains", "ordinal", "rows")}
     new.update(dataset="adult_ordinal", derived_from=prov.get("dataset", "adult"),
                rows=len(out), domains={a: int(c) for a in ATTRIBUTES}, ordinal=list(ATTRIBUTES),
-               binning=f"equal-width merge of the processed codes into {c} codes")
+               binning=f"the public codes of Adult (coding) merged into {c} codes: code * {c} // |C|")
     write_table(out, out_path, new)
     log(f"adult_ordinal: {len(out)} records, {len(ATTRIBUTES)} attributes ({new.get('source', '?')})")
     return new

@@ -9,9 +9,12 @@ IPUMS data cannot be redistributed and needs a registered account, so three sour
   skewed marginals and dependence between attributes through a latent-class model. It is a
   stand-in, named as such in its provenance and in everything built from it.
 
-Every attribute is recoded to 0..C-1 where C is its configured domain size: codes are ranked in
-numeric order; when an attribute has more distinct codes than C, consecutive codes are merged into
-C groups of near-equal frequency (the mapping is stored in the provenance).
+Every attribute is recoded to 0..C-1 where C is its configured domain size, from the CODEBOOK's codes
+(the DDI's category list, or its value range), never from the values present: the codebook codes
+are ranked in numeric order; when there are more than C, consecutive codes are merged into C groups
+of near-equal number of codes (the mapping is stored in the provenance). So a record's code is a
+function of that record and the public codebook. (Before, codes were ranked among the values present
+and merged by cumulative frequency: one record could move others' codes.)
 """
 
 from __future__ import annotations
@@ -61,21 +64,50 @@ def read_fixed_width(ddi_path: str | os.PathLike, data_path: str | os.PathLike,
     return df
 
 
-def recode(df: pd.DataFrame, domains: Mapping[str, int]) -> tuple[pd.DataFrame, dict[str, dict]]:
-    """Codes 0..C-1 per attribute (see module docstring) and the mapping used."""
+def read_ddi_codes(path: str | os.PathLike) -> dict[str, list[int]]:
+    """Variable name -> its codebook codes, ascending: the ``<catgry><catValu>`` list of an IPUMS DDI
+    codebook, else its ``<valrng><range min max>`` (every integer in it). Public: the codebook, not the data."""
+    tree = ET.parse(path)
+    out = {}
+    for var in tree.iter():
+        if _local(var.tag) != "var":
+            continue
+        name = (var.get("name") or var.get("ID") or "").upper()
+        codes = set()
+        for el in var.iter():
+            tag = _local(el.tag)
+            if tag == "catValu" and el.text and el.text.strip().lstrip("-").isdigit():
+                codes.add(int(el.text.strip()))
+            elif tag == "range" and el.get("min") is not None and el.get("max") is not None:
+                codes.update(range(int(float(el.get("min"))), int(float(el.get("max"))) + 1))
+        if name and codes:
+            out[name] = sorted(codes)
+    return out
+
+
+def recode(df: pd.DataFrame, domains: Mapping[str, int],
+           codebook: Mapping[str, list[int]]) -> tuple[pd.DataFrame, dict[str, dict]]:
+    """Codes 0..C-1 per attribute from the CODEBOOK's codes (see module docstring) and the mapping used.
+
+    The ``m`` codebook codes of an attribute, in numeric order, are merged into ``C`` consecutive groups
+    of near-equal NUMBER OF CODES (``rank * C // m``; kept as they are when ``m <= C``): the mapping is a
+    function of the public codebook only, so a record's code depends on that record alone. A value that
+    is not in the codebook, or an attribute the codebook has no codes for, is an error."""
     out, mapping = {}, {}
     for col, size in domains.items():
-        values, counts = np.unique(df[col].to_numpy(), return_counts=True)
-        if len(values) <= size:
-            group = np.arange(len(values))
-        else:
-            cum = np.cumsum(counts) / counts.sum()
-            group = np.minimum((np.concatenate(([0.0], cum[:-1])) * size).astype(np.int64), size - 1)
-            group = np.maximum.accumulate(group)
-        lookup = dict(zip(values.tolist(), group.tolist(), strict=True))
-        out[col] = np.searchsorted(values, df[col].to_numpy()).astype(np.int64)
-        out[col] = group[out[col]].astype(np.int16)
-        mapping[col] = {str(k): int(v) for k, v in lookup.items()}
+        codes = codebook.get(col.upper())
+        if not codes:
+            raise ValueError(f"ipums: the codebook lists no codes of {col} (no <catgry> or <valrng>)")
+        values = np.asarray(sorted(set(codes)), dtype=np.int64)
+        m = len(values)
+        group = np.arange(m) if m <= size else np.arange(m) * size // m
+        x = df[col].to_numpy().astype(np.int64)
+        pos = np.searchsorted(values, x)
+        bad = (pos >= m) | (values[np.minimum(pos, m - 1)] != x)
+        if bad.any():
+            raise ValueError(f"ipums: {col} has values not in the codebook: {sorted(set(x[bad].tolist()))[:5]}")
+        out[col] = group[pos].astype(np.int16)
+        mapping[col] = {str(k): int(v) for k, v in zip(values.tolist(), group.tolist(), strict=True)}
     return pd.DataFrame(out), mapping
 
 

@@ -13,16 +13,18 @@ Sources (``source`` in the config):
   labelled as a stand-in.
 
 The seed gives no attribute list for its 10-attribute Loan table; :data:`ATTRIBUTES` (numeric columns
-present both in the subset and in the Kaggle file) is our choice. Each attribute is cut into ``c`` codes
-(``c`` a power of two, HDG's common domain) at the empirical quantiles ``k/c`` (equal-frequency bins,
-ties merged, so heavily tied attributes use fewer codes); the codes keep the attribute's order.
+present both in the subset and in the Kaggle file) is our choice. Each attribute is cut into ``c - 1``
+fixed bins of a PUBLIC range (``multidim_frameworks.loan.coding``, :data:`shuffledp.datasets.coding.LOAN_CODING`;
+values outside clipped) and a missing value gets code 0 (``c`` a power of two, HDG's common domain); the
+codes keep the attribute's order and no code depends on any other record. (Before, the codes were the
+data's equal-frequency quantiles, so one record at a tie block moved a whole block of other records.)
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -62,16 +64,20 @@ def read_any(path: str | os.PathLike, attributes: list[str] = ATTRIBUTES) -> pd.
 
 
 def quantile_codes(x: np.ndarray, c: int) -> np.ndarray:
-    """Equal-frequency codes in ``0..c-1`` (order-preserving; tied values share a code)."""
+    """Equal-frequency codes in ``0..c-1`` (order-preserving; tied values share a code): DATA-DEPENDENT,
+    used only for the stand-in's generated values (no person's record), never for real records."""
     edges = np.unique(np.quantile(x, np.arange(1, c) / c))
     return np.searchsorted(edges, x, side="right").astype(np.int16)
 
 
-def encode(df: pd.DataFrame, c: int) -> tuple[pd.DataFrame, int]:
-    """Codes for every attribute; rows with a missing attribute are dropped (their count returned)."""
-    full = df.dropna()
-    dropped = len(df) - len(full)
-    return pd.DataFrame({a: quantile_codes(full[a].to_numpy(float), c) for a in df.columns}), dropped
+def encode(df: pd.DataFrame, c: int, coding: Mapping | None = None) -> tuple[pd.DataFrame, dict[str, int]]:
+    """Public codes ``0..c-1`` for every attribute (:func:`shuffledp.datasets.coding.code_loan`: fixed
+    bins of a public range, code 0 for a missing value; no record dropped) and the count of missing
+    values per attribute."""
+    from shuffledp.datasets.coding import code_loan
+
+    missing = {a: int(df[a].isna().sum()) for a in df.columns}
+    return code_loan(df, c, coding), missing
 
 
 def standin(rows: int, c: int, rng: np.random.Generator, attributes: list[str] = ATTRIBUTES) -> pd.DataFrame:
@@ -93,7 +99,7 @@ def sha256_of(path: str | os.PathLike) -> str:
 
 def prepare(source: str, raw_dir: str, out_path: str, mirror: str | None, seed: int, *, c: int = 16,
             path: str | None = None, records: int | None = None, standin_rows: int = ROWS,
-            log: Callable[[str], None] = print) -> dict:
+            log: Callable[[str], None] = print, coding: Mapping | None = None) -> dict:
     """Write ``out_path`` (one int16 column per attribute, codes ``0..c-1``) with provenance."""
     from shuffledp.datasets.provenance import write_table
     from shuffledp.seeding import rng as make_rng
@@ -125,13 +131,20 @@ def prepare(source: str, raw_dir: str, out_path: str, mirror: str | None, seed: 
         if records is not None and records < len(raw):
             idx = np.sort(make_rng(seed, "data", "loan", "records").choice(len(raw), records, replace=False))
             raw = raw.iloc[idx].reset_index(drop=True)
-        table, dropped = encode(raw, c)
-        prov["dropped_missing"] = int(dropped)
+        table, missing = encode(raw, c, coding)
+        prov["missing_values"] = missing  # each coded 0 (its own public code); no record is dropped
     else:
         table = standin(standin_rows, c, make_rng(seed, "data", "loan", "standin"))
         prov.update(source="standin", standin=True, generator="shuffledp.datasets.loan.standin (latent factor)")
+    if raw is not None:
+        from shuffledp.datasets.coding import loan_bins
+
+        binning = {"kind": "public: fixed edges from public ranges, no data-dependent parameter",
+                   "ordinal": {a: b.describe() for a, b in loan_bins(c, coding).items()}}
+    else:
+        binning = f"stand-in: equal-frequency codes of generated values ({c} codes; no real person's record)"
     prov.update(rows=len(table), domains={a: int(c) for a in table.columns}, ordinal=list(table.columns),
-                binning=f"equal-frequency quantile bins, {c} codes")
+                coding=binning)
     write_table(table, out_path, prov)
     log(f"loan: {len(table)} records, {table.shape[1]} attributes ({prov['source']})")
     return prov

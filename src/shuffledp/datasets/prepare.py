@@ -69,14 +69,18 @@ def prepare_msnbc(source: str, raw_path: str, out_dir: str, mirror: str | None, 
 
 
 def prepare_adult(source: str, raw_dir: str, out_path: str, mirror: str | None, seed: int,
-                  log: Log = print) -> dict:
+                  log: Log = print, coding: Mapping | None = None) -> dict:
+    """``coding``: the public bins of the ordinal attributes (``datasets.adult.coding``; ``None``: the
+    defaults of :data:`shuffledp.datasets.coding.ADULT_CODING`), written into the provenance."""
+    from shuffledp.datasets.coding import adult_bins
+
     prov = {"dataset": "adult"}
     table = None
     if source in ("auto", "real"):
         try:
             adult_mod.download(raw_dir, mirror, log=log)
             raw = adult_mod.read_raw(os.path.join(raw_dir, "adult.data"), os.path.join(raw_dir, "adult.test"))
-            table, domains = adult_mod.encode(raw)
+            table, domains = adult_mod.encode(raw, coding)
             prov.update(source="real", standin=False, url=adult_mod.UCI_ZIP, md5=adult_mod.FILES,
                         licence="CC BY 4.0",
                         citation="UCI ML Repository id 2")
@@ -84,9 +88,12 @@ def prepare_adult(source: str, raw_dir: str, out_path: str, mirror: str | None, 
             if not _fallback_allowed(source, exc, log, "adult"):
                 raise
     if table is None:
-        table, domains = adult_mod.standin(48842, make_rng(seed, "data", "adult", "standin"))
+        table, domains = adult_mod.standin(48842, make_rng(seed, "data", "adult", "standin"), coding)
         prov.update(source="standin", standin=True, generator="shuffledp.datasets.adult.standin")
-    prov.update(rows=len(table), domains=domains, ordinal=adult_mod.ORDINAL)
+    prov.update(rows=len(table), domains=domains, ordinal=adult_mod.ORDINAL,
+                coding={"kind": "public: fixed edges from public ranges, no data-dependent parameter",
+                        "categorical": "the value lists of adult.names ('?' its own code)",
+                        "ordinal": {a: b.describe() for a, b in adult_bins(coding).items()}})
     write_table(table, out_path, prov)
     log(f"adult: {len(table)} records ({prov['source']})")
     return prov
@@ -131,9 +138,10 @@ def prepare_ipums(key: str, spec: Mapping, raw_dir: str, out_path: str, seed: in
                 raise ValueError(f"datasets.ipums.{key}: source file needs the keys ddi and data")
         raw = ipums_mod.read_fixed_width(ddi, dat, attrs)
         raw = ipums_mod.sample_rows(raw, int(spec["records"]), rng)
-        table, mapping = ipums_mod.recode(raw, domains)
+        table, mapping = ipums_mod.recode(raw, domains, ipums_mod.read_ddi_codes(ddi))
         prov.update(source="real", standin=False, origin=source, sample=spec.get("sample"),
                     ddi=Path(ddi).name, data=Path(dat).name, recoding=mapping,
+                    coding="public: the DDI codebook's codes merged in order (no data-dependent parameter)",
                     licence="IPUMS International terms of use (no redistribution)")
     else:
         if spec["source"] == "auto":

@@ -13,8 +13,22 @@ from collections.abc import Iterable, Mapping
 
 from shuffledp.io import META_KEY, atomic_write, read_provenance, write_table
 
-__all__ = ["META_KEY", "atomic_write", "is_standin", "merge_provenance", "read_provenance", "standin_note",
-           "write_table"]
+__all__ = ["META_KEY", "atomic_write", "is_standin", "merge_provenance", "public_domains", "read_provenance",
+           "standin_note", "write_table"]
+
+
+def public_domains(prov: Mapping, attributes: Iterable[str], path: object = "table") -> list[int]:
+    """Each attribute's domain size |C| from the provenance's ``domains`` (the public coding's sizes).
+
+    Never the data's largest code plus one: that would make a public parameter (the size every
+    randomizer and accountant uses) depend on the records. A table without them is refused."""
+    doms = prov.get("domains") or {}
+    attributes = list(attributes)
+    missing = [a for a in attributes if a not in doms]
+    if missing:
+        raise ValueError(f"{path}: the provenance gives no domain size (public coding) of {missing}; "
+                         "rebuild the table with the data stage")
+    return [int(doms[a]) for a in attributes]
 
 
 def is_standin(prov: Mapping) -> bool:

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from shuffledp.datasets.provenance import read_provenance, standin_note  # noqa: F401  (multidim_report)
+from shuffledp.datasets.provenance import public_domains, read_provenance, standin_note  # noqa: F401  (multidim_report)
 
 # the experiments' names and ratio helpers (light, so the workflow imports them while parsing)
 from shuffledp.experiments.multidim_names import (  # noqa: F401  (re-exported)
@@ -74,9 +74,8 @@ def load_dataset(path: str | Path, records: int | None, seed: int, dataset: str)
     table = pq.read_table(path)
     prov = read_provenance(path)
     attrs = list(table.column_names)
-    doms_meta = prov.get("domains") or {}
     data = np.stack([table.column(a).to_numpy().astype(np.int64) for a in attrs], axis=1)
-    domains = [int(doms_meta.get(a, int(data[:, j].max()) + 1)) for j, a in enumerate(attrs)]
+    domains = public_domains(prov, attrs, path)
     if data.min() < 0 or np.any(data.max(axis=0) >= np.array(domains)):
         raise ValueError(f"{path}: codes outside 0..|C|-1")
     if records is not None and records < data.shape[0]:
@@ -120,10 +119,11 @@ def run_uniform(data, domains, mechanism: str, eps: float, reps: list[int], *, s
         elif mechanism == "flame":
             r = flame.run_flame(data, domains, eps, delta, rng, np_fraction=np_fraction, variant=flame_variant)
             row.update(eps_l=float(np.mean(r.eps_l)), g=0, amplified=True, valid_range=r.valid_range,
-                       bits_sent=r.bits, bits_received=0.0)
+                       bits_sent=r.bits, bits_received=0.0, flame_capped=bool(r.capped))
         else:
             raise ValueError(f"mechanism: unknown {mechanism!r}")
         row.setdefault("ldp_eps", row["eps_l"])  # every other randomizer is eps_l-LDP
+        row.setdefault("flame_capped", False)  # FLAME's eps_l capped to certify the whole-record claim
         row["bits_total"] = row["bits_sent"] + row["bits_received"]
         row["mse"] = frequency_mse(r.estimates, truth)
         row.update(topk_confusion(r.estimates, truth, k=min(topk, sum(domains))))

@@ -40,14 +40,13 @@ HDG_DATASETS = ("adult", "loan")
 def load_table(path: str | Path, records: int | None, seed: int, dataset: str, framework: str = "hdg"):
     """``(data int64 (n, d), domains, attribute names, provenance)``; a seeded sample of ``records`` rows
     (``framework``: whose ``records`` key a warning names)."""
-    from shuffledp.datasets.provenance import read_provenance
+    from shuffledp.datasets.provenance import public_domains, read_provenance
 
     table = pq.read_table(path)
     prov = read_provenance(path)
     attrs = list(table.column_names)
     data = np.stack([table.column(a).to_numpy().astype(np.int64) for a in attrs], axis=1)
-    doms_meta = prov.get("domains") or {}
-    domains = [int(doms_meta.get(a, int(data[:, j].max()) + 1)) for j, a in enumerate(attrs)]
+    domains = public_domains(prov, attrs, path)
     if data.min() < 0 or np.any(data.max(axis=0) >= np.array(domains)):
         raise ValueError(f"{path}: codes outside 0..|C|-1")
     if records is not None and records > data.shape[0]:  # all rows: said in the job's log, not silently
@@ -72,6 +71,16 @@ def _log_time(*parts) -> None:
     print(f"{' '.join(map(str, ident))}: {seconds:.2f} s (wall clock, not reproducible)", file=sys.stderr, flush=True)
 
 
+def _flame_capped(comp, n: int, domains, eps: float, delta: float) -> bool:
+    """Whether FLAME's eps_l was capped so the general bound certifies the whole-record claim."""
+    if getattr(comp, "name", "") != "flame":
+        return False
+    from shuffledp.protocols.flame import flame_eps_local
+
+    return bool(flame_eps_local(eps, delta, n, list(domains), np_fraction=comp.np_fraction,
+                                variant=comp.variant).capped)
+
+
 def _eps_free_share(comp, n: int, domains, eps: float, delta: float) -> float:
     """The part of the component's predicted cell variance that no budget removes (FLAME: its
     dummies and sampling); NaN for a component without that decomposition (MHM)."""
@@ -79,23 +88,38 @@ def _eps_free_share(comp, n: int, domains, eps: float, delta: float) -> float:
     return float(fn(n, list(domains), eps, delta)) if fn else float("nan")
 
 
-def run_calm(data, domains, spec: Mapping) -> pd.DataFrame:
+def _calm_setup(data, domains, spec: Mapping) -> dict:
+    """What every eps_s of a CALM job shares: the views, every user's view cells, the workload and
+    the true tables (computed once per job, not once per eps_s)."""
+    from shuffledp.tasks import marginals as M
+    from shuffledp.tasks.multidim import true_frequencies
+
+    d = data.shape[1]
+    views = M.select_views(domains, int(spec["view_size"]), spec.get("max_view_cells"))
+    codes, vdoms = M.encode_views(data, domains, views)
+    wl = seeded_rng(int(spec["seed"]), "multidim_frameworks", "calm", spec["dataset"], "workload")
+    targets = M.random_marginals(d, int(spec["marginal_size"]), int(spec["marginals"]), wl)
+    return {"views": views, "codes": codes, "vdoms": vdoms, "targets": targets,
+            "true_views": [M.true_marginal(data, domains, v) for v in views],
+            "true_targets": [M.true_marginal(data, domains, q) for q in targets],
+            # answered by maximum entropy
+            "maxent": sum(not any(set(q) <= set(v) for v in views) for q in targets),
+            "attr_truth": true_frequencies(data, domains)}
+
+
+def run_calm(data, domains, spec: Mapping, setup: Mapping | None = None) -> pd.DataFrame:
+    """The repetitions of one eps_s (``setup``: :func:`_calm_setup` of the job, computed here without)."""
     from shuffledp.tasks import marginals as M
     from shuffledp.tasks.frequency import make_component
-    from shuffledp.tasks.multidim import frequency_mse, true_frequencies
+    from shuffledp.tasks.multidim import frequency_mse
 
     n, d = data.shape
     eps, delta = float(spec["eps"]), 1.0 / n
     seed, ds, comp_name = int(spec["seed"]), spec["dataset"], spec["component"]
     comp = make_component(comp_name, **spec)
-    views = M.select_views(domains, int(spec["view_size"]), spec.get("max_view_cells"))
-    codes, vdoms = M.encode_views(data, domains, views)
-    true_views = [M.true_marginal(data, domains, v) for v in views]
-    wl = seeded_rng(seed, "multidim_frameworks", "calm", ds, "workload")
-    targets = M.random_marginals(d, int(spec["marginal_size"]), int(spec["marginals"]), wl)
-    true_targets = [M.true_marginal(data, domains, q) for q in targets]
-    maxent = sum(not any(set(q) <= set(v) for v in views) for q in targets)  # answered by maximum entropy
-    attr_truth = true_frequencies(data, domains)
+    su = _calm_setup(data, domains, spec) if setup is None else setup
+    views, codes, vdoms, targets = su["views"], su["codes"], su["vdoms"], su["targets"]
+    true_views, true_targets, maxent, attr_truth = su["true_views"], su["true_targets"], su["maxent"], su["attr_truth"]
     rows = []
     for rep in range(int(spec["reps"])):
         rng = seeded_rng(seed, "multidim_frameworks", "calm", comp_name, ds, eps, rep)
@@ -115,13 +139,16 @@ def run_calm(data, domains, spec: Mapping) -> pd.DataFrame:
             "query_mse": float(np.mean([M.marginal_mse(a, u) for a, u in zip(answers, true_targets, strict=True)])),
             "attribute_mse": frequency_mse(fa.estimates, attr_truth),
             "eps_free_share": _eps_free_share(comp, n, vdoms, eps, delta), "maxent_share": maxent / len(targets),
+            "flame_capped": _flame_capped(comp, n, vdoms, eps, delta),
             "g1": 0, "g2": 0,
         })
         _log_time("calm", ds, comp_name, eps, rep, seconds)
     return pd.DataFrame(rows)
 
 
-def run_hdg(data, domains, spec: Mapping) -> pd.DataFrame:
+def run_hdg(data, domains, spec: Mapping, cache: dict | None = None) -> pd.DataFrame:
+    """The repetitions of one eps_s (``cache``: the job's grids by granularity and its workload, shared
+    by its eps_s values)."""
     from shuffledp.tasks import range_queries as R
     from shuffledp.tasks.frequency import make_component
     from shuffledp.tasks.multidim import frequency_mse, true_frequencies
@@ -138,12 +165,16 @@ def run_hdg(data, domains, spec: Mapping) -> pd.DataFrame:
     else:  # the guideline with the component's own cell variance
         g1, g2 = R.choose_granularities(comp, n, d, c, eps, delta)
     grids = R.Grids(d, c, g1, g2)
-    codes = R.encode_grids(data, grids)
-    truth = R.true_grids(data, grids)
-    wl = seeded_rng(seed, "multidim_frameworks", "hdg", ds, "workload")
-    queries = R.random_queries(d, c, int(spec["query_dim"]), int(spec["queries"]), float(spec["volume"]), wl)
-    true_ans = [R.true_answer(data, q) for q in queries]
-    attr_truth = true_frequencies(data, domains)
+    cache = {} if cache is None else cache
+    if grids not in cache:
+        codes = R.encode_grids(data, grids)
+        cache[grids] = (codes, R.true_grids(data, grids, codes))
+    codes, truth = cache[grids]
+    if "workload" not in cache:
+        wl = seeded_rng(seed, "multidim_frameworks", "hdg", ds, "workload")
+        queries = R.random_queries(d, c, int(spec["query_dim"]), int(spec["queries"]), float(spec["volume"]), wl)
+        cache["workload"] = (queries, [R.true_answer(data, q) for q in queries], true_frequencies(data, domains))
+    queries, true_ans, attr_truth = cache["workload"]
     rows = []
     for rep in range(int(spec["reps"])):
         rng = seeded_rng(seed, "multidim_frameworks", "hdg", comp_name, ds, eps, rep)
@@ -151,7 +182,7 @@ def run_hdg(data, domains, spec: Mapping) -> pd.DataFrame:
         fe = comp.estimate(codes, grids.domains, eps, delta, rng)
         tables = R.postprocess(fe.estimates, grids, fe.cell_variance, rounds=int(spec["rounds"]))
         mats = R.response_matrices(tables, grids)
-        ans = [R.answer_query(mats, q) for q in queries]
+        ans = R.answer_queries(mats, queries)
         seconds = time.perf_counter() - t0
         fa = comp.estimate(data, domains, eps, delta, rng)
         rows.append({
@@ -162,6 +193,7 @@ def run_hdg(data, domains, spec: Mapping) -> pd.DataFrame:
             "query_mse": float(np.mean([(a - t) ** 2 for a, t in zip(ans, true_ans, strict=True)])),
             "attribute_mse": frequency_mse(fa.estimates, attr_truth),
             "eps_free_share": _eps_free_share(comp, n, grids.domains, eps, delta), "maxent_share": float("nan"),
+            "flame_capped": _flame_capped(comp, n, grids.domains, eps, delta),
             "g1": g1, "g2": g2,
         })
         _log_time("hdg", ds, comp_name, eps, rep, seconds)
@@ -173,9 +205,14 @@ def run_job(spec: Mapping, data_path: str) -> pd.DataFrame:
     not depend on the other eps_s values (seeds derive from eps_s and the repetition only)."""
     data, domains, _, prov = load_table(data_path, spec.get("records"), int(spec["seed"]), spec["dataset"],
                                         spec["framework"])
-    fn = {"calm": run_calm, "hdg": run_hdg}[spec["framework"]]
     eps = spec["eps"] if isinstance(spec["eps"], list) else [spec["eps"]]
-    df = pd.concat([fn(data, domains, {**spec, "eps": float(e)}) for e in eps], ignore_index=True)
+    if spec["framework"] == "calm":
+        setup = _calm_setup(data, domains, spec)
+        parts = [run_calm(data, domains, {**spec, "eps": float(e)}, setup) for e in eps]
+    else:
+        cache: dict = {}  # grids of one granularity are encoded once (several eps_s share them)
+        parts = [run_hdg(data, domains, {**spec, "eps": float(e)}, cache) for e in eps]
+    df = pd.concat(parts, ignore_index=True)
     df["standin"] = bool(prov.get("standin", False))
     return df
 
@@ -188,7 +225,9 @@ def summarise(df: pd.DataFrame) -> pd.DataFrame:
     keys = ["framework", "dataset", "component", "eps"]
     cols = ["unit_mse", "unit_mse_raw", "query_mse", "attribute_mse", "eps_l_min", "eps_l_max", "eps_free_share",
             "maxent_share", "n", "units", "max_unit_cells", "g1", "g2"]
-    out = df.groupby(keys, as_index=False)[cols].mean()
+    df = df if "flame_capped" in df else df.assign(flame_capped=False)  # runs from before issue 43
+    out = df.groupby(keys, as_index=False)[cols + ["flame_capped"]].agg({**{c: "mean" for c in cols},
+                                                                          "flame_capped": "any"})
     out["reps"] = df.groupby(keys).size().to_numpy()
     return out.sort_values(keys).reset_index(drop=True)
 
@@ -230,8 +269,10 @@ def report(run_files: list[str], data_files: Mapping[str, str], spec: Mapping, o
         ns = {d: int(sub[sub.dataset == d].n.max()) if (sub.dataset == d).any() else 0 for d in datasets}
         labels = {d: DATASET_LABELS.get(d, d) + f" (n = {ns[d]:,}"
                   + ("; real Lending Club subset)" if d in subset else ")") for d in datasets}
-        figure(sub, metric, datasets, labels, title, {d: notes.get(d, "") for d in datasets},
-               out[f"fig{fig_no}_pdf"], out[f"fig{fig_no}_png"])
+        figure(sub, metric, datasets, labels, title + "; bands: 95% t intervals over repetitions (a lower edge at or "
+               "below 0 drawn at mean/1000)",
+               {d: notes.get(d, "") for d in datasets}, out[f"fig{fig_no}_pdf"], out[f"fig{fig_no}_png"],
+               runs=df[df.framework == fw] if "framework" in df.columns else df)
     from shuffledp.io import write_text
 
     cl = claims(summ, notes, spec["scale"], subsets=subset, runs=df)

@@ -58,6 +58,25 @@ def use_log_axis(values) -> bool:
     return bool(len(y)) and float(y.max() / y.min()) >= 10.0
 
 
+def mean_band(grp: pd.DataFrame, ycol: str):
+    """The 95% t interval of each plotted mean (columns ``<ycol>_sd`` and ``reps``), the band the
+    claims' engine decides on; (None, None) without repetitions. The lower edge is kept positive
+    (a log axis), so a band reaching 0 is drawn to the axis."""
+    sd, reps = f"{ycol}_sd", "reps"
+    if sd not in grp.columns or reps not in grp.columns:
+        return None, None
+    from scipy import stats
+
+    n = grp[reps].to_numpy(float)
+    ok = n >= 2
+    if not ok.any():
+        return None, None
+    q = np.where(ok, stats.t.ppf(0.975, np.maximum(n - 1, 1)), np.nan)
+    h = q * grp[sd].to_numpy(float) / np.sqrt(np.maximum(n, 1))
+    m = grp[ycol].to_numpy(float)
+    return np.maximum(m - h, m * 1e-3), m + h
+
+
 def fig_lines(summary: pd.DataFrame, ycol: str, ylabel: str, title: str, note: str, pdf, png,
               xcol: str = "eps", group: str = "mechanism", logy: bool = True, xlabel: str = "privacy budget eps_s",
               provs: dict | None = None):
@@ -71,8 +90,11 @@ def fig_lines(summary: pd.DataFrame, ycol: str, ylabel: str, title: str, note: s
     for ax, ds in zip(axes[0], datasets, strict=True):
         sub = summary[summary.dataset == ds]
         for key, grp in sub.groupby(group, sort=True):
-            ax.plot(grp[xcol].astype(str) if xcol == "ratio" else grp[xcol], grp[ycol], marker=MARKERS.get(key, "o"),
-                    color=COLORS.get(key), label=LABELS.get(key, key))
+            x = grp[xcol].astype(str) if xcol == "ratio" else grp[xcol]
+            ax.plot(x, grp[ycol], marker=MARKERS.get(key, "o"), color=COLORS.get(key), label=LABELS.get(key, key))
+            lo, hi = mean_band(grp, ycol)
+            if lo is not None:
+                ax.fill_between(x, lo, hi, color=COLORS.get(key), alpha=0.18, lw=0)
         if logy and use_log_axis(sub[ycol]):
             ax.set_yscale("log")
         ax.set_title(dataset_label(ds, (provs or {}).get(ds)))
@@ -138,14 +160,16 @@ def _personal(personal_files, note: str, out: Mapping[str, str], provs) -> pd.Da
     if len(pers):
         pers = pers.sort_values(["dataset", "method", "ratio", "rep"]).reset_index(drop=True)
         write_table(pers, out["personal"])
-        ps = pers.groupby(["dataset", "method", "ratio"], sort=False)["mse"].mean().reset_index()
+        ps = pers.groupby(["dataset", "method", "ratio"], sort=False).agg(
+            mse=("mse", "mean"), mse_sd=("mse", "std"), reps=("mse", "count")).reset_index()
         shares = {r: [int(x) for x in r.split(":")] for r in pers["ratio"].unique()}
         # x axis: from the most conservative population to the most liberal
         order = sorted(shares, key=lambda r: (-shares[r][0] / sum(shares[r]), -shares[r][1] / sum(shares[r])))
         ps["ratio"] = pd.Categorical(ps["ratio"], categories=order, ordered=True)
         ps = ps.sort_values(["dataset", "method", "ratio"])
         fig_lines(ps, "mse", "MSE (per-attribute average)",
-                  "Fig. 10: OGM vs NOGM, conservative:moderate:liberal = (0.1, 1/(10n)):(0.5, 1/n):(1, 10/n)", note,
+                  "Fig. 10: OGM vs NOGM, conservative:moderate:liberal = (0.1, 1/(10n)):(0.5, 1/n):(1, 10/n); "
+                  "bands: 95% t intervals over repetitions (a lower edge at or below 0 drawn at mean/1000)", note,
                   out["fig10"], out["fig10_png"], xcol="ratio", group="method",
                   xlabel="ratio conservative:moderate:liberal", provs=provs)
     return pers
@@ -163,7 +187,8 @@ def report(uniform_files, timing_files, personal_files, data_files: dict, *, sca
     write_table(uni, out["uniform"])
     summ = summarise_uniform(uni)
     write_table(summ, out["fig3_table"])
-    fig_lines(summ, "mse", "MSE (per-attribute average)", "Fig. 3: frequency estimation MSE, delta=1/n", note,
+    fig_lines(summ, "mse", "MSE (per-attribute average)", "Fig. 3: frequency estimation MSE, delta=1/n; bands: "
+              "95% t intervals over repetitions (a lower edge at or below 0 drawn at mean/1000)", note,
               out["fig3"], out["fig3_png"], provs=provs)
     fig_lines(summ, "bits_total", "bits per user (sent + received)",
               "Fig. 5: communication per user (TCM includes the encoding-rule broadcast)", note,

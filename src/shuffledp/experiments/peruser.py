@@ -72,8 +72,9 @@ def run_job(spec: Mapping, msnbc_path: str | None = None,
     data = load_dataset(spec["dataset"], int(spec["seed"]), msnbc_path)
     eps_list = spec["eps"] if isinstance(spec["eps"], list) else [spec["eps"]]
     rows, users = [], []
+    shared: dict = {}  # what no eps changes: the normalised histograms and the true grouping
     for eps in eps_list:
-        r, u = _run_eps({**spec, "eps": fmt(eps)}, data, bounds)
+        r, u = _run_eps({**spec, "eps": fmt(eps)}, data, bounds, shared)
         rows += r
         users += u
     runs = pd.DataFrame(rows)
@@ -103,23 +104,32 @@ class _EpsRun:
     truth: np.ndarray | None = None
 
 
-def _eps_run(spec: Mapping, data: HistogramData, bounds: tuple[str, ...]) -> _EpsRun:
+def _eps_run(spec: Mapping, data: HistogramData, bounds: tuple[str, ...], shared: dict | None = None) -> _EpsRun:
+    """The run of one eps (``shared``: the job's histograms and true grouping, computed by its first
+    eps, taken by the others)."""
     method, eps, clustering = spec["method"], spec["eps"], spec["clustering"]
     seed = int(spec["seed"])
     dataset = spec["dataset"]["name"]
     eps_f = float(eps)
-    hbar = proto.normalise_counts(data.counts)
+    shared = {} if shared is None else shared
+    if "hbar" not in shared:
+        shared["hbar"] = proto.normalise_counts(data.counts)
+        shared["hbar"].flags.writeable = False  # shared by every eps: nothing may change it in place
+    hbar = shared["hbar"]
     n, d = hbar.shape
     delta = float(spec["delta"])
     k = int(spec["kmeans_k"])
     db = proto.DBSCANParams(**spec.get("dbscan", {}))
     amps = {b: acct.clones_amplifier(b) for b in bounds}
-    return _EpsRun(spec, data, method, eps, clustering, seed, dataset, eps_f, hbar, n, d, delta, k, db, amps)
+    return _EpsRun(spec, data, method, eps, clustering, seed, dataset, eps_f, hbar, n, d, delta, k, db, amps,
+                   shared.get("truth"))
 
 
-def _run_eps(spec: Mapping, data: HistogramData, bounds: tuple[str, ...]) -> tuple[list[dict], list[pd.DataFrame]]:
-    """The rows of one eps (a wildcard spelling, ``fmt``) of a run job."""
-    x = _eps_run(spec, data, bounds)
+def _run_eps(spec: Mapping, data: HistogramData, bounds: tuple[str, ...],
+             shared: dict | None = None) -> tuple[list[dict], list[pd.DataFrame]]:
+    """The rows of one eps (a wildcard spelling, ``fmt``) of a run job (``shared``: see :func:`_eps_run`)."""
+    shared = {} if shared is None else shared
+    x = _eps_run(spec, data, bounds, shared)
     rows, users = [], []
     for split in spec["splits"]:
         for c in spec["c"]:
@@ -129,6 +139,8 @@ def _run_eps(spec: Mapping, data: HistogramData, bounds: tuple[str, ...]) -> tup
                 rows.append(row)
                 if u is not None:
                     users.append(u)
+    if x.truth is not None:  # the true grouping depends on the data and the seed only
+        shared["truth"] = x.truth
     return rows, users
 
 

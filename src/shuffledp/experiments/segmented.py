@@ -16,10 +16,15 @@ Workflow (the stage :mod:`shuffledp.stages.segmented`, which also holds the jobs
 Padding / selection rule (paper: "4 items after item padding or random selection"): a user with
 more than ``s`` items keeps a uniformly random ``s``-subset (``oversize: random``, or its first
 ``s`` items in index order with ``oversize: first``), drawn once per (config seed, dataset) so the
-population is fixed; a user with fewer keeps all its items and is padded with dummy items
-(PrivSet's padding domain ``{d..d+s-1}``). The Poisson and balls-into-bins randomizers never send a
-dummy (output nothing for it); the subset exponential mechanism includes the padding domain in its
-output space, as PrivSet does. True frequencies are those of the processed (padded/selected) sets.
+population is fixed; a user with fewer keeps all its items and, when the dataset pads
+(``padding = s``, every dataset whose source does not guarantee ``s`` items per user), holds items
+of PrivSet's padding domain ``{d..d+s-1}`` in their place. Every protocol sends them like any item:
+the Poisson and balls-into-bins randomizers with the user's rate and blankets over ``d + s`` items
+(their accountants over ``d + s`` items), the subset exponential mechanism in its output space as
+PrivSet does; the padding bins are dropped after estimation. A dataset that does not pad
+(``padding = 0``: synthetic sets of at least ``s`` items) runs the paper's protocol over ``d`` items;
+``prepare`` refuses it if a user holds fewer than ``s`` items. True frequencies are those of the
+processed (selected) sets over the real items.
 
 Randomness: user sample and level assignment of repetition ``r`` depend only on
 (seed, dataset, n, [setting], r), so every protocol and every ``m`` sees the same users and levels
@@ -145,19 +150,28 @@ def fixed_width_sets(items: pa.Array, s: int, rng: np.random.Generator,
 
 
 def prepare(in_path: str, out_path: str, *, dataset: str, d: int, s: int, seed: int,
-            oversize: str = "random") -> dict:
+            oversize: str = "random", padding: int | None = None) -> dict:
+    """The fixed-width sets of ``dataset`` and its truth (module doc). ``padding``: the padding
+    domain's size, ``s`` (default: users may hold fewer than ``s`` items) or 0 (every user holds at
+    least ``s``: refused otherwise); recorded in the metadata, which the run jobs follow."""
+    padding = s if padding is None else int(padding)
+    if padding not in (0, s):
+        raise ValueError(f"padding: {padding} must be 0 or s = {s}")
     prov = read_meta(in_path)
     table = pq.read_table(in_path, columns=["items"])
     g = make_rng(seed, "segmented", "select", dataset, s)
     sets = fixed_width_sets(table.column("items"), s, g, oversize)
     if sets.size and sets.max() >= d:
         raise ValueError(f"{in_path}: item {int(sets.max())} outside the domain 0..{d - 1} (config d = {d})")
+    if padding == 0 and np.any(sets < 0):
+        raise ValueError(f"{in_path}: {int((sets < 0).any(axis=1).sum())} users hold fewer than s = {s} items, "
+                         "but the dataset is declared without padding (padding 0)")
     if "domain" in prov and int(prov["domain"]) != d:
         raise ValueError(f"{in_path}: domain {prov['domain']} differs from config d = {d}")
     truth = np.bincount(sets[sets >= 0], minlength=d) / sets.shape[0]
     sizes = np.diff(np.asarray(table.column("items").combine_chunks().offsets))
     meta = {
-        "dataset": dataset, "d": d, "s": s, "users": int(sets.shape[0]), "oversize": oversize,
+        "dataset": dataset, "d": d, "s": s, "padding": padding, "users": int(sets.shape[0]), "oversize": oversize,
         "users_padded": int((sizes < s).sum()), "users_selected": int((sizes > s).sum()),
         "truth": truth.tolist(), "source": prov, "standin": bool(prov.get("standin", False)),
     }
@@ -225,11 +239,14 @@ def assign_levels(seed: int, dataset: str, n: int, setting: str, rep: int, share
     return r.permutation(np.repeat(np.arange(len(shares)), level_counts(n, shares)))
 
 
-def _baseline_params(protocol: str, table_path, setting, levels_eps: list[float]) -> tuple[dict, np.ndarray | None]:
+def _baseline_params(protocol: str, table_path, setting, levels_eps: list[float],
+                     padding: int = 0) -> tuple[dict, np.ndarray | None]:
     """(extra columns, SepMM's per-level m or None) of a shuffle baseline from its parameter table."""
     extra: dict[str, float] = {}
     m_levels = None
     prm = pd.read_parquet(table_path)
+    if protocol in ("mm_shuffle", "sepmm", "wsepmm"):
+        _check_table_padding(prm, table_path, padding)
     if protocol == "subexp_shuffle":
         row = prm[prm["baseline"] == "subexp_shuffle"].iloc[0]
         extra["eps0"] = float(row["eps0"])
@@ -247,7 +264,18 @@ def _baseline_params(protocol: str, table_path, setting, levels_eps: list[float]
     return extra, m_levels
 
 
-def _job_params(spec: Mapping, protocol: str, table_path, levels_eps: list[float], d: int, s: int):
+def _check_table_padding(table: pd.DataFrame, table_path, padding: int) -> None:
+    """A parameter or accountant table must be computed for the data's padding domain (its
+    ``padding`` column): rates certified over ``d`` items do not cover a protocol over ``d + s``."""
+    if "padding" not in table:
+        raise ValueError(f"{table_path}: no padding column (built before padding was sent): rebuild it")
+    got = sorted({int(x) for x in table["padding"]})
+    if got != [int(padding)]:
+        raise ValueError(f"{table_path}: computed for padding {got}, the data has padding {int(padding)}: rebuild it")
+
+
+def _job_params(spec: Mapping, protocol: str, table_path, levels_eps: list[float], d: int, s: int,
+                padding: int = 0):
     """(grid points [(m index, m, lambdas)], extra columns, SepMM's per-level m) of one run job."""
     extra: dict[str, float] = {}
     m_levels = None
@@ -256,10 +284,11 @@ def _job_params(spec: Mapping, protocol: str, table_path, levels_eps: list[float
     protocol = base_protocol(protocol)  # a paper-calibrated baseline reads its own parameter table
     if protocol in OURS_ALL:
         acct = pd.read_parquet(table_path)
+        _check_table_padding(acct, table_path, padding)
         grid_size = accountant_rows(acct, variant)["m"].nunique()
         points = [(i, *params_from_table(acct, i, levels_eps, variant)) for i in range(grid_size)]
     elif protocol in ("subexp_shuffle", "mm_shuffle", "sepmm", "wsepmm"):
-        extra, m_levels = _baseline_params(protocol, table_path, spec["setting"], levels_eps)
+        extra, m_levels = _baseline_params(protocol, table_path, spec["setting"], levels_eps, padding)
     if protocol == "subexp_local":
         from shuffledp.mechanisms import subset_exp as se
 
@@ -269,20 +298,21 @@ def _job_params(spec: Mapping, protocol: str, table_path, levels_eps: list[float
 
 
 def _estimate(spec: Mapping, protocol: str, sets, lv, lam, m_val, d: int, s: int, g, extra: dict, m_levels, w,
-              row: dict, n: int):
-    """One protocol run's estimate (our protocol's messages per user go into ``row``)."""
+              row: dict, n: int, pad: bool):
+    """One protocol run's estimate (our protocol's messages per user go into ``row``); ``pad``: the
+    dataset's padding items are sent (the multi-message protocols; Subexp always pads)."""
     protocol = base_protocol(protocol)
     if protocol in OURS_ALL:
         run = segmented.run_segmented(sets, lv, lam, m_val, d, g, level_mode=spec["level_histogram"],
-                                      epsilon_p=spec.get("epsilon_p"), sampler=spec["sampler"])
+                                      epsilon_p=spec.get("epsilon_p"), sampler=spec["sampler"], padding=pad)
         row["messages_per_user"] = run.n_messages / n
         return run.estimate
     if protocol in ("subexp_local", "subexp_shuffle"):
         est, _ = subexp.run_subexp(sets, d, s, extra["eps0"], g, k=int(extra["k"]))
         return est
     if protocol == "mm_shuffle":
-        return mm.run_mm(sets, extra["m_mm"], d, g)
-    est, _ = mm.run_sepmm(sets, lv, m_levels, d, g, weights=w)
+        return mm.run_mm(sets, extra["m_mm"], d, g, padding=pad)
+    est, _ = mm.run_sepmm(sets, lv, m_levels, d, g, weights=w, padding=pad)
     return est
 
 
@@ -301,11 +331,14 @@ def run_job(spec: Mapping, data_path: str, table_path: str | None = None) -> pd.
         raise ValueError(f"protocol: {protocol!r} must be one of {PROTOCOLS}")
     sets_all, meta = load_prepared(data_path)
     d, s = int(meta["d"]), int(meta["s"])
+    if "padding" not in meta:
+        raise ValueError(f"{data_path}: no padding record (prepared before padding was sent): rebuild it")
+    pad = bool(meta["padding"])
     truth = np.asarray(meta["truth"])
     n, seed, dataset, setting = int(spec["n"]), int(spec["seed"]), spec["dataset"], spec["setting"]
     levels_eps = [float(e) for e in spec.get("levels", [])]
     shares = spec.get("shares")
-    points, extra, m_levels = _job_params(spec, protocol, table_path, levels_eps, d, s)
+    points, extra, m_levels = _job_params(spec, protocol, table_path, levels_eps, d, s, int(meta["padding"]))
     w = None
     if base_protocol(protocol) == "wsepmm":
         w = mm.wsepmm_weights(level_counts(n, shares), levels_eps, d, s, float(spec["delta"]),
@@ -320,7 +353,7 @@ def run_job(spec: Mapping, data_path: str, table_path: str | None = None) -> pd.
             row = {"m_index": -1 if m_index is None else m_index, "m": m_val, "rep": r,
                    "messages_per_user": np.nan}
             row.update({f"lambda_{k + 1}": float(x) for k, x in enumerate(lam)})
-            est = _estimate(spec, protocol, sets, lv, lam, m_val, d, s, g, extra, m_levels, w, row, n)
+            est = _estimate(spec, protocol, sets, lv, lam, m_val, d, s, g, extra, m_levels, w, row, n, pad)
             row["error"] = float(np.sum((est - truth) ** 2))
             row["with_replacement"] = with_repl
             rows_out.append(row)

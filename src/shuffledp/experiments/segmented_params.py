@@ -18,7 +18,9 @@ inputs (Subexp-shuffle's ``eps0``, an inverse the accountants do not provide).
   randomizer with ``lambda = 1`` (every item sent as is) meets ``(eps, delta)`` for a user with ``s``
   items (group privacy as in Theorem 3), among the ``n_g`` users of the instance
   (``certified_by = poisson-<accountant>``). The Poisson randomizer sends several messages, so the
-  single-message decomposition does not apply to it.
+  single-message decomposition does not apply to it. With ``padding = s`` (a dataset whose users
+  may hold fewer than ``s`` items) the protocol sends padding items and draws blankets over
+  ``d + s`` items, so the accountant is evaluated over ``d + s`` items (the ``padding`` column).
 """
 
 from __future__ import annotations
@@ -150,8 +152,9 @@ def mm_blanket_rate(n_g: int, d: int, s: int, eps: float, delta: float, m_max: f
 
 
 def baseline_params(n: int, d: int, s: int, levels, settings: dict, delta: float,
-                    uniform_eps: float, level_counts_fn, accountant: str = "sound") -> pd.DataFrame:
-    """One table of every baseline parameter for a (dataset, n)."""
+                    uniform_eps: float, level_counts_fn, accountant: str = "sound", padding: int = 0) -> pd.DataFrame:
+    """One table of every baseline parameter for a (dataset, n); the balls-into-bins rates over
+    ``d + padding`` items (Subexp-shuffle always over its padded domain)."""
     rows = []
     sub = subexp_shuffle_eps0(n, d, s, uniform_eps, delta)
     rows.append(dict(baseline="subexp_shuffle", setting="none", level=0, n_group=n, eps=uniform_eps,
@@ -161,7 +164,7 @@ def baseline_params(n: int, d: int, s: int, levels, settings: dict, delta: float
 
     def rate(ng: int, e: float) -> float:
         if (ng, e) not in cache:
-            cache[(ng, e)] = mm_blanket_rate(ng, d, s, e, delta, accountant=accountant)
+            cache[(ng, e)] = mm_blanket_rate(ng, d + padding, s, e, delta, accountant=accountant)
         return cache[(ng, e)]
 
     poisson = f"poisson-{accountant}"  # the balls-into-bins rates: the Poisson accountant
@@ -176,6 +179,7 @@ def baseline_params(n: int, d: int, s: int, levels, settings: dict, delta: float
                              delta_achieved=float("nan"), certified_by=poisson, eps0_vr=float("nan")))
     out = pd.DataFrame(rows)
     out["accountant"] = accountant
+    out["padding"] = int(padding)
     return out
 
 
@@ -189,7 +193,7 @@ def _paper_row(baseline: str, setting: str, level: int, n_group: int, eps: float
 
 
 def paper_baseline_params(n: int, d: int, s: int, levels, settings: dict, delta: float,
-                          uniform_eps: float, level_counts_fn) -> pd.DataFrame:
+                          uniform_eps: float, level_counts_fn, padding: int = 0) -> pd.DataFrame:
     """The baselines' parameters as the segmented paper calibrated them (Sec. 6), for the labelled
     variant ``segmented.baseline_accounting: paper``; the columns of :func:`baseline_params` plus two.
 
@@ -203,7 +207,8 @@ def paper_baseline_params(n: int, d: int, s: int, levels, settings: dict, delta:
     ``delta_achieved``: the paper's accountant's delta at the chosen parameter (``<= delta``);
     ``delta_sound``: what our sound accountants certify there (``best.delta_upper`` for
     Subexp-shuffle, the Poisson accountant with ``lambda = 1`` for balls-into-bins): above ``delta``
-    where the paper's calibration is optimistic."""
+    where the paper's calibration is optimistic. Balls-into-bins over ``d + padding`` bins (the
+    protocol sends padding items, module doc)."""
     from shuffledp.accountants import luo
     from shuffledp.accountants.best import delta_upper
     from shuffledp.accountants.variation_ratio import vr_delta, vr_params
@@ -218,12 +223,13 @@ def paper_baseline_params(n: int, d: int, s: int, levels, settings: dict, delta:
 
     def mm(ng: int, e: float) -> dict:
         if (ng, e) not in cache:
-            m = luo.luo_blanket_rate(ng, d, s, e, delta)
+            dd = d + padding  # the bins balls-into-bins draws blankets over
+            m = luo.luo_blanket_rate(ng, dd, s, e, delta)
             if not math.isfinite(m):
                 raise ValueError(f"Luo et al.'s analysis finds no blanket rate for n = {ng}, eps = {e}")
-            cache[(ng, e)] = dict(m=m, certified_by="luo-numeric", delta_achieved=luo.luo_user_delta(ng, d, s, e, m),
-                                  delta_sound=luo.sound_user_delta(ng, d, s, e, m),
-                                  m_closed=luo.luo_blanket_rate(ng, d, s, e, delta, form="closed"))
+            cache[(ng, e)] = dict(m=m, certified_by="luo-numeric", delta_achieved=luo.luo_user_delta(ng, dd, s, e, m),
+                                  delta_sound=luo.sound_user_delta(ng, dd, s, e, m),
+                                  m_closed=luo.luo_blanket_rate(ng, dd, s, e, delta, form="closed"))
         return cache[(ng, e)]
 
     rows.append(_paper_row("mm_shuffle", "none", 0, n, float(uniform_eps), delta, **mm(n, float(uniform_eps))))
@@ -232,4 +238,5 @@ def paper_baseline_params(n: int, d: int, s: int, levels, settings: dict, delta:
             rows.append(_paper_row("sepmm", name, j + 1, int(ng), float(e), delta, **mm(int(ng), float(e))))
     out = pd.DataFrame(rows)
     out["accountant"] = "paper"
+    out["padding"] = int(padding)
     return out

@@ -16,10 +16,13 @@ Two samplers:
   messages of :func:`simulate_messages` (sums of independent Bernoulli trials with a common rate
   are binomial; independent uniform draws are multinomial); a test checks the two agree.
 
-Sets are ``(n, s)`` integer arrays; entries ``< 0`` are padding (a user with fewer than ``s`` items).
-Padding items are never reported (the Poisson randomizer outputs the empty message for them), which
-is the Poisson randomizer applied to a dummy input: the neighbouring-pair analysis (variation
-``beta = lambda``, ratio ``q = d * lambda / gamma``) is unchanged.
+Sets are ``(n, s)`` integer arrays; entries ``< 0`` mark a user with fewer than ``s`` items. The
+samplers refuse them: a padding entry must first become an item of the padding domain
+``{d..d+s-1}`` (:func:`pad_sets`), which is then sent like any item (with the user's rate) and
+blankets are drawn over all ``d + s`` items. A padding entry that is never sent would make a
+user's message count depend on how many real items it holds, a channel no single-item accountant
+covers (docs/segmented.md, "Neighbouring relation and padding"); with padding sent, every user
+holds exactly ``s`` items of ``d + s`` and substituting them covers every pair of sets.
 """
 
 from __future__ import annotations
@@ -49,15 +52,52 @@ def _check_lambdas(lambdas) -> np.ndarray:
     return lam
 
 
+def pad_sets(sets: np.ndarray, d: int) -> np.ndarray:
+    """``(n, s)`` sets with every padding entry (``< 0``) replaced by an item of the padding domain:
+    the entry in column ``i`` becomes ``d + i`` (so a row's padding items are distinct; PrivSet's
+    rule, as :func:`shuffledp.mechanisms.subset_exp.pad_sets`). Real items must lie in ``0..d-1``."""
+    sets = np.asarray(sets, dtype=np.int64)
+    if sets.ndim != 2:
+        raise ValueError(f"sets: shape {sets.shape} must be (n, s)")
+    if np.any(sets >= d):
+        raise ValueError(f"sets: items must lie in 0..{d - 1} (padding entries < 0)")
+    dummy = d + np.arange(sets.shape[1], dtype=np.int64)[None, :]
+    return np.where(sets >= 0, sets, np.broadcast_to(dummy, sets.shape))
+
+
+def protocol_sets(sets: np.ndarray, d: int, padding: bool = True) -> tuple[np.ndarray, int]:
+    """``(sets the users hold, domain)``: with ``padding`` the padded sets over ``d + s`` items
+    (:func:`pad_sets`); without, the sets as given over ``d`` items, which must hold exactly ``s``
+    items each (the declared relation is then substitution of ``s``-sets; a short set is refused)."""
+    sets = np.asarray(sets, dtype=np.int64)
+    if sets.ndim != 2:
+        raise ValueError(f"sets: shape {sets.shape} must be (n, s)")
+    if padding:
+        return pad_sets(sets, d), d + sets.shape[1]
+    if np.any(sets < 0):
+        raise ValueError("sets: a user holds fewer than s items; run with padding (its items then come "
+                         "from the padding domain d..d+s-1 and are sent like any item)")
+    if np.any(sets >= d):
+        raise ValueError(f"sets: items must lie in 0..{d - 1}")
+    return sets, d
+
+
+def _check_items(sets: np.ndarray, d: int) -> None:
+    if np.any(sets < 0):
+        raise ValueError("sets: padding entries (< 0) must be padded first (pad_sets / protocol_sets): a padding "
+                         "item that is never sent reveals the set size through the message count")
+    if np.any(sets >= d):
+        raise ValueError(f"sets: items must lie in 0..{d - 1}")
+
+
 def item_level_counts(sets: np.ndarray, levels: np.ndarray, d: int, n_levels: int) -> np.ndarray:
-    """``(d, K)`` array: number of users of level ``k`` whose set contains item ``j``."""
+    """``(d, K)`` array: number of users of level ``k`` whose set contains item ``j`` (``d`` the
+    domain the sets are over: ``d + s`` for padded sets)."""
     sets = np.asarray(sets)
     levels = np.asarray(levels)
+    _check_items(sets, d)
     rows = np.broadcast_to(levels[:, None], sets.shape)
-    ok = sets >= 0
-    if np.any(sets[ok] >= d):
-        raise ValueError(f"sets: items must lie in 0..{d - 1}")
-    flat = sets[ok].astype(np.int64) * n_levels + rows[ok].astype(np.int64)
+    flat = sets.astype(np.int64).ravel() * n_levels + rows.astype(np.int64).ravel()
     return np.bincount(flat, minlength=d * n_levels).reshape(d, n_levels)
 
 
@@ -80,15 +120,17 @@ def simulate_messages(
     sets: np.ndarray, levels: np.ndarray, lambdas, m: float, d: int, rng: np.random.Generator
 ) -> np.ndarray:
     """All users' messages, each user's generated as in Algorithm 2, then uniformly shuffled.
+    ``sets`` hold items of ``0..d-1`` only (padded sets: ``d`` is then the padded domain).
 
     Returns a 1-D int array of item indices (what the server sees): no level, no user id.
     """
     lam = _check_lambdas(lambdas)
     sets = np.asarray(sets)
     levels = np.asarray(levels)
+    _check_items(sets, d)
     n, s = sets.shape
-    # lines 9-12: each real item of user i is kept with probability lambda_{k_i}
-    keep = (sets >= 0) & (rng.random((n, s)) <= lam[levels][:, None])
+    # lines 9-12: each item of user i (padding items included) is kept with probability lambda_{k_i}
+    keep = rng.random((n, s)) <= lam[levels][:, None]
     signal = sets[keep]
     # lines 13-16: ceil(m) trials per user, each sending a uniform item with probability m/ceil(m)
     trials, rate = blanket_trials(m)

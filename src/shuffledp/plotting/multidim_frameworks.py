@@ -10,6 +10,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from shuffledp.io import save_figure_file  # noqa: E402
@@ -18,9 +19,27 @@ STYLE = {"mhm": {"marker": "o", "label": "MHM"}, "flame": {"marker": "s", "label
          "exact": {"marker": "x", "label": "no noise"}}
 
 
+def _band(runs: pd.DataFrame | None, ds: str, comp: str, metric: str) -> pd.DataFrame | None:
+    """eps -> 95% t interval (lo, hi) of the mean of ``metric`` over repetitions (lo kept positive for
+    the log axis); None without repetitions."""
+    if runs is None or not len(runs) or metric not in runs.columns:
+        return None
+    from scipy import stats
+
+    r = runs[(runs.dataset == ds) & (runs.component == comp)]
+    g = r.groupby("eps")[metric].agg(["mean", "std", "count"])
+    g = g[g["count"] >= 2]
+    if not len(g):
+        return None
+    h = stats.t.ppf(0.975, g["count"] - 1) * g["std"] / np.sqrt(g["count"])
+    return pd.DataFrame({"lo": np.maximum(g["mean"] - h, g["mean"] * 1e-3), "hi": g["mean"] + h})
+
+
 def figure(summ: pd.DataFrame, metric: str, datasets: Sequence[str], labels: Mapping[str, str], title: str,
-           notes: Mapping[str, str], pdf: str | Path, png: str | Path) -> None:
-    """The figure as ``pdf`` and ``png``; a panel whose data is a stand-in says so in its title."""
+           notes: Mapping[str, str], pdf: str | Path, png: str | Path, runs: pd.DataFrame | None = None) -> None:
+    """The figure as ``pdf`` and ``png``; a panel whose data is a stand-in says so in its title.
+    ``runs``: the per-repetition rows; each curve then carries its 95% t band over repetitions (the
+    interval the claims decide on), where a point has 2 or more."""
     for path in (pdf, png):
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     width = max(7.0, 4.2 * max(1, len(datasets)))
@@ -30,7 +49,10 @@ def figure(summ: pd.DataFrame, metric: str, datasets: Sequence[str], labels: Map
         for comp, g in sub.groupby("component"):
             g = g.sort_values("eps")
             st = STYLE.get(comp, {"marker": ".", "label": comp})
-            ax.plot(g.eps, g[metric], marker=st["marker"], label=st["label"])
+            (line,) = ax.plot(g.eps, g[metric], marker=st["marker"], label=st["label"])
+            band = _band(runs, ds, comp, metric)
+            if band is not None:
+                ax.fill_between(band.index, band["lo"], band["hi"], color=line.get_color(), alpha=0.18, lw=0)
         ax.set_yscale("log")
         ax.set_xlabel("eps_s (delta_s = 1/n)")
         ax.set_ylabel("MSE")

@@ -17,6 +17,7 @@ draws exactly the figure it drew before.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping
 
 import matplotlib
@@ -110,9 +111,35 @@ def _draw(ax, p: pd.DataFrame) -> None:
         level_line(ax, x0, x1, v, k, len(levels), label=series_label(proto), zorder=_BASE_Z.get(proto, 2.0), **style)
 
 
-def _panel(ax, summ: pd.DataFrame, ds, st, n, dataset_labels: Mapping) -> int:
+def off_scale_notes(p: pd.DataFrame, lims, where: str) -> list[str]:
+    """One caption line per off-scale point of our protocol's error in a panel, with what the run
+    itself says about it: the error, the MSE bound, and the largest calibrated Poisson rate lambda_k
+    at that m (near 0: the accountant admits almost no data-dependent message there, so the estimate
+    is nearly all blanket noise)."""
+    if lims is None:
+        return []
+    ours = p[p["protocol"] == ex.OURS].sort_values("m")
+    lam = [c for c in ours.columns if c.startswith("lambda_") and ours[c].notna().any()]
+    out = []
+    for _, r in ours.iterrows():
+        e = float(r["error_mean"])
+        if not (np.isfinite(e) and (e > lims[1] or e < lims[0])):
+            continue
+        text = f"{where}, m = {r['m']:.3g}: MSE {e:.3g}"
+        if "mse_bound" in r and np.isfinite(r["mse_bound"]):
+            text += f" (its bound {r['mse_bound']:.3g})"
+        if lam:
+            top = float(np.nanmax(r[lam].to_numpy(float)))
+            text += f", largest lambda_k {top:.2g}" + (" (almost no data-dependent message at this m)"
+                                                        if top < 0.05 else "")
+        out.append(text)
+    return out
+
+
+def _panel(ax, summ: pd.DataFrame, ds, st, n, dataset_labels: Mapping, notes: list | None = None) -> int:
     """One panel: our protocol's error (and bound, and the printed-Theorem-3 reference) against m,
-    the baselines as flat lines. Returns the number of off-scale points."""
+    the baselines as flat lines. Returns the number of off-scale points; appends to ``notes`` a
+    caption line for each off-scale point of our error (:func:`off_scale_notes`)."""
     p = ex.panel_frame(summ, ds, n, st)
     _draw(ax, p)
     ax.set_xscale("log")
@@ -129,6 +156,8 @@ def _panel(ax, summ: pd.DataFrame, ds, st, n, dataset_labels: Mapping) -> int:
     s = int(ours["s"].iloc[0]) if not ours.empty and np.isfinite(ours["s"].iloc[0]) else None
     label = dataset_labels.get(ds, ds)
     ax.set_title(f"{label}, {st}, n = {n:,}" + (f", s = {s}" if s else ""), fontsize=9)
+    if notes is not None:
+        notes += off_scale_notes(p, lims, f"{label} {st} n = {n:,}")
     ax.grid(True, which="both", alpha=0.3)
     return clipped
 
@@ -140,7 +169,8 @@ def draw(summ: pd.DataFrame, fig_spec: Mapping, ns, note: str = "", dataset_labe
     cols = min(len(combos), 4)
     rows = (len(combos) + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 3.1 * rows + 0.6), squeeze=False)
-    clipped = sum(_panel(ax, summ, ds, st, n, dataset_labels)
+    notes: list[str] = []
+    clipped = sum(_panel(ax, summ, ds, st, n, dataset_labels, notes)
                   for ax, (ds, st, n) in zip(axes.ravel(), combos, strict=False))
     for ax in axes.ravel()[len(combos):]:
         ax.axis("off")
@@ -154,15 +184,18 @@ def draw(summ: pd.DataFrame, fig_spec: Mapping, ns, note: str = "", dataset_labe
     title = fig_spec.get("title", "")
     if note:
         title = f"{title} ({note})" if title else note
+    if notes:  # the caption says what the run shows at each off-scale point of our error
+        title = (f"{title}\n" if title else "") + textwrap.fill("Off scale: " + "; ".join(notes), int(28 * cols))
     if title:
-        fig.suptitle(title, fontsize=10)
+        fig.suptitle(title, fontsize=10 if not notes else 8)
     legend_h = 0.12 + 0.2 * -(-len(labels) // ncol)  # the legend's rows, in inches
     # the paper-calibrated variants' longer legend makes the figure taller (a figure without them keeps its size)
     extra = max(0.0, legend_h - 1.2) if any(lab.endswith(f"({PAPER_CALIBRATION})") for lab in labels) else 0.0
     height = 3.1 * rows + 0.6 + extra
     if extra:
         fig.set_size_inches(3.6 * cols, height)
-    fig.tight_layout(rect=(0, legend_h / height, 1, 0.95))
+    top = 0.95 if not notes else max(0.6, 1 - (0.13 * (title.count("\n") + 1) + 0.03) / height)
+    fig.tight_layout(rect=(0, legend_h / height, 1, top))
     return fig
 
 

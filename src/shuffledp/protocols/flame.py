@@ -17,6 +17,12 @@ without a factor ``k`` in the denominator (which is what Balle et al.'s theorem 
 second condition (``(N_p - 1) eps_ck / 27``), and ``eps_l >= eps_s`` (pure LDP). The theorem assumes
 ``eps_ck <= 1``, which fails for most of the paper's settings (``d >= 10``); ``valid_range`` reports it.
 
+Whole-record guarantee (issue 43): the formula protects a change of ONE attribute (amplification by
+sampling the attribute), while the multidimensional paper's neighbours differ in a whole record. Every
+``eps_l`` used is therefore checked with the project's general bound (:func:`whole_record_delta`; FLAME's
+randomizer is ``max_j eps_l,j``-LDP over whole records) and, where that bound exceeds ``delta_s``, capped
+at the largest value it certifies (``FLAMESetting.capped``; a run's ``flame_capped`` column).
+
 Estimator (the seed gives none; ours is unbiased): attribute ``j``'s ``N_p`` reports are k-RR outputs of
 the real values and of uniform dummies, so ``(c_v - N_p q)/(p - q)`` estimates
 ``n_jv + (N_p - n_j)/k_j``. The curator does not see ``n_j``; it uses its expectation ``n/d``:
@@ -25,6 +31,7 @@ the real values and of uniform dummies, so ``(c_v - N_p q)/(p - q)`` estimates
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass
@@ -41,10 +48,49 @@ class FLAMESetting:
     eps_ck: float
     delta_ck: float
     valid_range: bool
+    whole_record_delta: float = float("nan")  # the general bound's delta at eps_s for the eps_l used
+    capped: bool = False  # eps_l lowered below the seed's formula so the whole-record claim is certified
+
+
+def whole_record_delta(eps_l: float, n: int, eps_s: float) -> float:
+    """A sound upper bound on the shuffled delta at ``eps_s`` of ``n`` FLAME reports whose local budget is
+    at most ``eps_l``, for neighbours that differ in a WHOLE record: FLAME's randomizer ``x -> (s,
+    kRR_{eps_l,s}(x_s))`` is ``max_j eps_l,j``-LDP over whole records, and the shuffler's dummies and
+    truncation are post-processing, so the project's general bound (any eps0-LDP randomizer,
+    :func:`shuffledp.accountants.best.delta_upper`) applies."""
+    from shuffledp.accountants.best import delta_upper
+
+    return 0.0 if eps_l <= eps_s else float(delta_upper("general", float(eps_l), int(n), float(eps_s)))
+
+
+@functools.lru_cache(maxsize=256)
+def _certified_cap(eps_s: float, delta_s: float, n: int, hi: float) -> float:
+    """The largest local eps in ``[eps_s, hi]`` (to 1e-4 relative) whose whole-record delta at ``eps_s`` is
+    at most ``delta_s`` (``eps_s`` itself always is: delta 0)."""
+    lo = eps_s
+    for _ in range(60):
+        if hi - lo <= 1e-4 * lo:
+            break
+        mid = 0.5 * (lo + hi)
+        if whole_record_delta(mid, n, eps_s) <= delta_s:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def flame_eps_local(eps_s: float, delta_s: float, n: int, domains: list[int], *,
-                    np_fraction: float = 1 / 3, variant: str = "balle") -> FLAMESetting:
+                    np_fraction: float = 1 / 3, variant: str = "balle", certify: bool = True) -> FLAMESetting:
+    """The seed's local budgets; with ``certify`` (default) each is capped, where needed, at the largest
+    eps_l that the general bound certifies for a change of the whole record (:func:`whole_record_delta`
+    <= ``delta_s``; ``capped`` says so). The seed's formula alone covers a change of one attribute."""
+    return _flame_eps_local(float(eps_s), float(delta_s), int(n), tuple(int(k) for k in domains),
+                            float(np_fraction), variant, bool(certify))
+
+
+@functools.lru_cache(maxsize=1024)
+def _flame_eps_local(eps_s: float, delta_s: float, n: int, domains: tuple[int, ...], np_fraction: float,
+                     variant: str, certify: bool) -> FLAMESetting:
     if not (eps_s > 0 and 0 < delta_s < 1 and n >= 2):
         raise ValueError(f"eps_s/delta_s/n: invalid ({eps_s}, {delta_s}, {n})")
     if variant not in ("balle", "seed33"):
@@ -61,7 +107,14 @@ def flame_eps_local(eps_s: float, delta_s: float, n: int, domains: list[int], *,
         val = min((n_p - 1) * eps_ck**2 / denom, (n_p - 1) * eps_ck / 27) - k + 1
         eps_l = math.log(val) if val > 1 else 0.0
         out.append(max(eps_l, eps_s))
-    return FLAMESetting(tuple(out), n_p, eps_ck, delta_ck, eps_ck <= 1)
+    top = max(out)
+    wr = whole_record_delta(top, n, eps_s)
+    capped = False
+    if certify and wr > delta_s:
+        cap = _certified_cap(eps_s, delta_s, n, top)
+        out = [min(e, cap) for e in out]
+        wr, capped = whole_record_delta(max(out), n, eps_s), True
+    return FLAMESetting(tuple(out), n_p, eps_ck, delta_ck, eps_ck <= 1, wr, capped)
 
 
 @dataclass
@@ -73,6 +126,8 @@ class FLAMEResult:
     valid_range: bool
     bits: float  # mean bits a user sends
     user_seconds: float = float("nan")
+    capped: bool = False  # eps_l capped so the general bound certifies the whole-record claim
+    whole_record_delta: float = float("nan")
 
 
 def flame_bits(domains: list[int], sampled: np.ndarray) -> float:
@@ -81,10 +136,11 @@ def flame_bits(domains: list[int], sampled: np.ndarray) -> float:
     return float(math.ceil(math.log2(d)) + kb[sampled].mean()) if d > 1 else float(kb[sampled].mean())
 
 
-def run_flame(data, domains, eps_s, delta_s, rng, *, np_fraction=1 / 3, variant="balle") -> FLAMEResult:
+def run_flame(data, domains, eps_s, delta_s, rng, *, np_fraction=1 / 3, variant="balle",
+              certify: bool = True) -> FLAMEResult:
     data = np.asarray(data, dtype=np.int64)
     n, d = data.shape
-    st = flame_eps_local(eps_s, delta_s, n, domains, np_fraction=np_fraction, variant=variant)
+    st = flame_eps_local(eps_s, delta_s, n, domains, np_fraction=np_fraction, variant=variant, certify=certify)
     dom = np.asarray(domains, dtype=np.int64)
     eps_arr = np.asarray(st.eps_l)
     # users
@@ -107,4 +163,5 @@ def run_flame(data, domains, eps_s, delta_s, rng, *, np_fraction=1 / 3, variant=
         p, q = krr_p(st.eps_l[j], k)
         debiased = (c - st.n_p * q) / (p - q)
         est.append((d / n) * (debiased - (st.n_p - n / d) / k))
-    return FLAMEResult(est, st.eps_l, st.n_p, truncated, st.valid_range, flame_bits(domains, s), user_seconds)
+    return FLAMEResult(est, st.eps_l, st.n_p, truncated, st.valid_range, flame_bits(domains, s), user_seconds,
+                       st.capped, st.whole_record_delta)

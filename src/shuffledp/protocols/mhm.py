@@ -180,7 +180,8 @@ def support_counts(t: np.ndarray, y: np.ndarray, domains: list[int], family: Has
     every attribute uses function ``t`` on the encoded item ``offsets[j] + code``. Users are
     processed in blocks of ``block`` (memory ``O(block)``), values one at a time over the whole block
     (long contiguous numpy loops). For the linear family consecutive values are hashed incrementally:
-    ``a (v+1) + b = (a v + b) + a (mod P)``, one addition and one conditional subtraction.
+    ``a (v+1) + b = (a v + b) + a (mod P)``, one addition and one conditional subtraction
+    (:func:`_linear_counts`).
     """
     t = np.asarray(t, dtype=np.int64)
     y = np.asarray(y, dtype=np.int64)
@@ -193,18 +194,69 @@ def support_counts(t: np.ndarray, y: np.ndarray, domains: list[int], family: Has
             if first + c > PRIME:
                 raise ValueError("domains: encoded values exceed the hash family's input range")
             prm = family.params(tb + (0 if same_function else j))
-            if family.kind == "linear":
-                a, b = prm
-                z = (a * first + b) % PRIME
-                for v in range(c):
-                    if v:
-                        z += a
-                        z -= PRIME * (z >= PRIME)
-                    counts[j][v] += np.count_nonzero(z % g == yb)
+            if family.kind == "linear" and g < PRIME:
+                _linear_counts(counts[j], prm, first, yb, g)
             else:
                 for v in range(c):
                     counts[j][v] += np.count_nonzero(family.apply(prm, np.int64(first + v)) == yb)
     return counts
+
+
+def _mod_magic(g: int) -> tuple[np.uint64, np.uint64]:
+    """``(M, s)`` with ``(z * M) >> s == z // g`` for every integer ``0 <= z < 2**31`` (Granlund and
+    Montgomery's division by an invariant integer, Thm 4.2, with a 32-bit multiplier: ``l = ceil(log2 g)``,
+    ``M = floor(2**(31+l) / g) + 1 < 2**33``, so ``z * M < 2**64``)."""
+    lg = (int(g) - 1).bit_length()
+    return np.uint64((1 << (31 + lg)) // int(g) + 1), np.uint64(31 + lg)
+
+
+@functools.lru_cache(maxsize=1)
+def _compiled_counts():
+    """The numba kernel of :func:`_linear_counts` (:mod:`shuffledp.protocols._support_numba`), or None
+    without numba or with ``SHUFFLEDP_NUMBA=0`` (then numpy runs: the same counts)."""
+    import os
+
+    if os.environ.get("SHUFFLEDP_NUMBA", "1") == "0":
+        return None
+    try:
+        from shuffledp.protocols._support_numba import linear_counts
+    except ImportError:
+        return None
+    return linear_counts
+
+
+def _linear_counts(out: np.ndarray, prm: tuple[np.ndarray, np.ndarray], first: int, yb: np.ndarray, g: int) -> None:
+    """Add to ``out[v]`` the number of users with ``((a v' + b) mod P) mod g == y``, ``v' = first + v``, for
+    every ``v < len(out)`` (the linear family). ``z = (a v' + b) mod P`` is updated incrementally (one
+    addition, the wrap as an unsigned minimum), and ``z mod g`` is a multiply-shift (no integer division,
+    which costs about ten times a multiplication here); every operation writes into a buffer of the block.
+    With numba installed the same arithmetic runs compiled (:func:`_compiled_counts`, about 5x faster)."""
+    a, b = prm
+    kernel = _compiled_counts()
+    if kernel is not None:
+        mult, shift = _mod_magic(g)
+        kernel(out, np.ascontiguousarray(a, dtype=np.int64), np.ascontiguousarray(b, dtype=np.int64), int(first),
+               np.ascontiguousarray(yb, dtype=np.int64), int(g), mult, shift)
+        return
+    m = yb.size
+    au = a.astype(np.uint64)
+    yu = yb.astype(np.uint64)
+    z = ((a * first + b) % PRIME).astype(np.uint64)
+    w, r = np.empty(m, np.uint64), np.empty(m, np.uint64)
+    hit = np.empty(m, dtype=bool)
+    mult, shift = _mod_magic(g)
+    gu, pu = np.uint64(g), np.uint64(PRIME)
+    for v in range(out.size):
+        if v:
+            np.add(z, au, out=z)  # < 2**32
+            np.subtract(z, pu, out=w)  # wraps to a huge value when z < P
+            np.minimum(z, w, out=z)
+        np.multiply(z, mult, out=r)
+        np.right_shift(r, shift, out=r)
+        np.multiply(r, gu, out=r)
+        np.subtract(z, r, out=r)  # z mod g
+        np.equal(r, yu, out=hit)
+        out[v] += np.count_nonzero(hit)
 
 
 def mhm_estimate(t: np.ndarray, y: np.ndarray, domains: list[int], eps_l: float, g: int,

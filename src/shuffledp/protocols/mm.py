@@ -1,7 +1,11 @@
 """Baselines built on the balls-into-bins multi-message protocol (Luo, Wang and Yi, CCS 2022).
 
-Small-domain balls-into-bins: every user sends each of its (at most ``s``) items as is, plus
-blanket messages that are uniform over the domain; the server subtracts the expected blanket count
+Small-domain balls-into-bins: every user sends each of its ``s`` items as is, plus blanket
+messages that are uniform over the domain (with ``padding``, the default, a user with fewer than
+``s`` items sends items of the padding domain ``{d..d+s-1}`` in their place, blankets are uniform
+over the ``d + s`` items and the padding bins are dropped after debiasing, as in
+:mod:`shuffledp.protocols.segmented`: the blanket rate must then come from an accountant over
+``d + s`` items); the server subtracts the expected blanket count
 and divides by the number of users. The blanket count per user follows the same scheme as the
 segmented protocol (``ceil(m)`` trials with rate ``m / ceil(m)``), so balls-into-bins is the
 Poisson randomizer with ``lambda = 1`` and its guarantee comes from the same variation-ratio
@@ -28,13 +32,13 @@ import numpy as np
 from shuffledp.mechanisms import poisson_set as ps
 
 
-def run_mm(sets: np.ndarray, m: float, d: int, rng: np.random.Generator) -> np.ndarray:
+def run_mm(sets: np.ndarray, m: float, d: int, rng: np.random.Generator, *, padding: bool = True) -> np.ndarray:
     """One balls-into-bins instance over all rows of ``sets``; estimates of items ``0..d-1``."""
-    sets = np.asarray(sets)
-    n = sets.shape[0]
-    cjk = ps.item_level_counts(sets, np.zeros(n, dtype=np.int64), d, 1)
-    counts = ps.sample_counts(cjk, [1.0], n, m, d, rng)
-    return (counts - n * float(m) / d) / n
+    held, domain = ps.protocol_sets(sets, d, padding)
+    n = held.shape[0]
+    cjk = ps.item_level_counts(held, np.zeros(n, dtype=np.int64), domain, 1)
+    counts = ps.sample_counts(cjk, [1.0], n, m, domain, rng)
+    return ((counts - n * float(m) / domain) / n)[:d]
 
 
 def wsepmm_weights(group_sizes, eps_levels, d: int, s: int, delta: float, power: float = 0.5) -> np.ndarray:
@@ -48,7 +52,7 @@ def wsepmm_weights(group_sizes, eps_levels, d: int, s: int, delta: float, power:
 
 
 def run_sepmm(sets: np.ndarray, levels: np.ndarray, m_levels, d: int, rng: np.random.Generator,
-              weights=None) -> tuple[np.ndarray, np.ndarray]:
+              weights=None, *, padding: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Per-level instances; returns the combined estimate and the ``(K, d)`` per-level estimates.
 
     ``weights=None`` averages (SepMM); otherwise the given weights (Weighted SepMM).
@@ -56,7 +60,7 @@ def run_sepmm(sets: np.ndarray, levels: np.ndarray, m_levels, d: int, rng: np.ra
     levels = np.asarray(levels)
     per = []
     for k, mk in enumerate(m_levels):
-        per.append(run_mm(np.asarray(sets)[levels == k], mk, d, rng))
+        per.append(run_mm(np.asarray(sets)[levels == k], mk, d, rng, padding=padding))
     per = np.asarray(per)
     w = np.full(len(per), 1.0 / len(per)) if weights is None else np.asarray(weights, dtype=float)
     return w @ per, per

@@ -125,6 +125,16 @@ def _node(schema: Mapping, path: str) -> Mapping:
     return node
 
 
+def without_defaults(node):
+    """A schema node with every ``default:`` removed: its keys become optional in a spec (a spec
+    written by hand may leave out what the config would have filled in)."""
+    if isinstance(node, Mapping):
+        return {k: without_defaults(v) for k, v in node.items() if k != "default"}
+    if isinstance(node, list):
+        return [without_defaults(v) for v in node]
+    return node
+
+
 def from_schema(schema: Mapping, path: str, name: str | None = None, fields: Mapping | None = None):
     """The type of the schema node at ``path`` (see the module's docstring for the path syntax).
     ``fields``: for an object node, field name -> type replacing the schema's (the spec holds that

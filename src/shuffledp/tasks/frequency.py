@@ -73,14 +73,16 @@ class MHMComponent:
 class FLAMEComponent:
     name = "flame"
 
-    def __init__(self, *, np_fraction: float = 1 / 3, variant: str = "balle"):
+    def __init__(self, *, np_fraction: float = 1 / 3, variant: str = "balle", certify: bool = True):
         self.np_fraction = float(np_fraction)
         self.variant = variant
+        self.certify = bool(certify)  # cap eps_l where the general bound does not certify a whole record
 
     def local_budgets(self, n: int, domains: list[int], eps_s: float, delta_s: float) -> list[float]:
         from shuffledp.protocols.flame import flame_eps_local
 
-        st = flame_eps_local(eps_s, delta_s, n, list(domains), np_fraction=self.np_fraction, variant=self.variant)
+        st = flame_eps_local(eps_s, delta_s, n, list(domains), np_fraction=self.np_fraction, variant=self.variant,
+                            certify=self.certify)
         return list(st.eps_l)
 
     def variance_terms(self, n: int, domains: list[int], eps_s: float, delta_s: float) -> dict[str, list[float]]:
@@ -99,7 +101,8 @@ class FLAMEComponent:
         from shuffledp.protocols.flame import flame_eps_local
 
         d = len(domains)
-        st = flame_eps_local(eps_s, delta_s, n, list(domains), np_fraction=self.np_fraction, variant=self.variant)
+        st = flame_eps_local(eps_s, delta_s, n, list(domains), np_fraction=self.np_fraction, variant=self.variant,
+                            certify=self.certify)
         out: dict[str, list[float]] = {"randomisation": [], "dummies": [], "sampling": []}
         for e, k in zip(st.eps_l, domains, strict=True):
             p, q = krr_p(e, k)
@@ -122,7 +125,7 @@ class FLAMEComponent:
 
         d = len(domains)
         n_p = flame_eps_local(eps_s, delta_s, n, list(domains), np_fraction=self.np_fraction,
-                              variant=self.variant).n_p
+                              variant=self.variant, certify=self.certify).n_p
         floor = [((d / n) ** 2 * max(n_p - n / d, 0.0) + (d - 1) / n) * (1 / k) * (1 - 1 / k) for k in domains]
         return float(np.sum(floor) / np.sum(self.cell_variances(n, domains, eps_s, delta_s)))
 
@@ -131,10 +134,12 @@ class FLAMEComponent:
         from shuffledp.protocols.flame import run_flame
 
         n, d = data.shape
-        r = run_flame(data, list(domains), eps_s, delta_s, rng, np_fraction=self.np_fraction, variant=self.variant)
+        r = run_flame(data, list(domains), eps_s, delta_s, rng, np_fraction=self.np_fraction, variant=self.variant,
+                            certify=self.certify)
         var = self.cell_variances(n, list(domains), eps_s, delta_s)
         return FrequencyEstimate(r.estimates, list(r.eps_l), var,
-                                 {"n_p": r.n_p, "truncated": r.truncated, "valid_range": r.valid_range})
+                                 {"n_p": r.n_p, "truncated": r.truncated, "valid_range": r.valid_range,
+                                  "capped": r.capped})
 
 
 class ExactComponent:
@@ -164,5 +169,5 @@ def make_component(name: str, **options):
     if name == "mhm":
         return MHMComponent(**{k: options[k] for k in ("bound", "family_bits") if k in options})
     if name == "flame":
-        return FLAMEComponent(**{k: options[k] for k in ("np_fraction", "variant") if k in options})
+        return FLAMEComponent(**{k: options[k] for k in ("np_fraction", "variant", "certify") if k in options})
     return ExactComponent()

@@ -183,6 +183,24 @@ def ipf(shape: Sequence[int], constraints: list[tuple[tuple[int, ...], np.ndarra
     the common total)."""
     shape = tuple(int(s) for s in shape)
     x = np.full(shape, 1.0 / math.prod(shape))
+    # each constraint's summed axes and broadcast shape, once (the loop is short arrays: its Python
+    # overhead is most of its cost)
+    plan = [(t, tuple(i for i in range(len(shape)) if i not in axes),
+             tuple(shape[i] if i in axes else 1 for i in range(len(shape)))) for axes, t in _ipf_targets(constraints)]
+    for _ in range(iters):
+        worst = 0.0
+        for t, other, bshape in plan:
+            cur = x.sum(axis=other) if other else x
+            worst = max(worst, float(np.abs(cur - t).max()))
+            ratio = np.divide(t, cur, out=np.zeros(t.shape), where=cur > 0)
+            x = x * ratio.reshape(bshape)
+        if worst < tol:
+            break
+    return x
+
+
+def _ipf_targets(constraints) -> list[tuple[tuple[int, ...], np.ndarray]]:
+    """:func:`ipf`'s constraints with their targets clipped at 0 and scaled to total 1."""
     cons = []
     for axes, tgt in constraints:
         if list(axes) != sorted(set(axes)):
@@ -190,17 +208,44 @@ def ipf(shape: Sequence[int], constraints: list[tuple[tuple[int, ...], np.ndarra
         t = np.maximum(np.asarray(tgt, float), 0.0)
         s = t.sum()
         cons.append((tuple(axes), t / s if s > 0 else np.full(t.shape, 1.0 / t.size)))
+    return cons
+
+
+def ipf_many(shape: Sequence[int], problems: list[list[tuple[tuple[int, ...], np.ndarray]]], *, iters: int = 1000,
+             tol: float = 1e-10) -> list[np.ndarray]:
+    """:func:`ipf` of many problems of one ``shape`` at once, each problem's result bit for bit the
+    result :func:`ipf` gives it alone (each stops at its own iteration; the arithmetic is elementwise).
+    Batched only where every problem has the same constraint axes and each constraint leaves out at
+    most one axis of length 2 (a margin is then one addition per cell, whatever the batch: the same
+    rounding); otherwise one at a time."""
+    shape = tuple(int(s) for s in shape)
+    if not problems:
+        return []
+    axes_of = [tuple(tuple(a) for a, _ in p) for p in problems]
+    if len(set(axes_of)) != 1 or any(sum(shape[i] for i in range(len(shape)) if i not in a) > 2 for a in axes_of[0]):
+        return [ipf(shape, p, iters=iters, tol=tol) for p in problems]
+    cons = [_ipf_targets(p) for p in problems]
+    q, ndim = len(problems), len(shape)
+    targets = [np.stack([c[k][1] for c in cons]) for k in range(len(axes_of[0]))]
+    plan = [(tuple(1 + i for i in range(ndim) if i not in axes),
+             tuple(shape[i] if i in axes else 1 for i in range(ndim))) for axes in axes_of[0]]
+    x = np.full((q, *shape), 1.0 / math.prod(shape))
+    active = np.arange(q)
     for _ in range(iters):
-        worst = 0.0
-        for axes, t in cons:
-            other = tuple(i for i in range(len(shape)) if i not in axes)
-            cur = x.sum(axis=other) if other else x
-            worst = max(worst, float(np.abs(cur - t).max()))
-            ratio = np.divide(t, cur, out=np.zeros_like(t), where=cur > 0)
-            x = x * ratio.reshape([shape[i] if i in axes else 1 for i in range(len(shape))])
-        if worst < tol:
+        xa = x[active]
+        worst = np.zeros(active.size)
+        for (other, bshape), t in zip(plan, targets, strict=True):
+            ta = t[active]
+            cur = xa.sum(axis=other) if other else xa
+            # ipf's max(worst, float(max |cur - t|)): a NaN deviation is ignored, as Python's max ignores it
+            worst = np.fmax(worst, np.abs(cur - ta).reshape(active.size, -1).max(axis=1))
+            ratio = np.divide(ta, cur, out=np.zeros_like(ta), where=cur > 0)
+            xa = xa * ratio.reshape((active.size, *bshape))
+        x[active] = xa
+        active = active[~(worst < tol)]
+        if not active.size:
             break
-    return x
+    return list(x)
 
 
 def answer_marginal(tables: list[np.ndarray], views: Sequence[View], domains: Sequence[int],

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from shuffledp.tasks.marginals import ipf, norm_sub
+from shuffledp.tasks.marginals import ipf, ipf_many, norm_sub
 
 ALPHA1 = 0.7
 ALPHA2 = 0.03
@@ -126,8 +126,9 @@ def encode_grids(data: np.ndarray, grids: Grids) -> np.ndarray:
     return np.stack(cols, axis=1)
 
 
-def true_grids(data: np.ndarray, grids: Grids) -> list[np.ndarray]:
-    codes = encode_grids(data, grids)
+def true_grids(data: np.ndarray, grids: Grids, codes: np.ndarray | None = None) -> list[np.ndarray]:
+    """Every grid's true cell frequencies (``codes``: :func:`encode_grids` of ``data``, when at hand)."""
+    codes = encode_grids(data, grids) if codes is None else codes
     n = codes.shape[0]
     return [np.bincount(codes[:, j], minlength=k) / n for j, k in enumerate(grids.domains)]
 
@@ -244,7 +245,9 @@ def true_answer(data: np.ndarray, q: RangeQuery) -> float:
     return float(inside.mean())
 
 
-def answer_query(mats: dict[tuple[int, int], np.ndarray], q: RangeQuery) -> float:
+def _query_constraints(mats: dict[tuple[int, int], np.ndarray], q: RangeQuery):
+    """A 2-D query's answer (a float), or the 2 x 2 in/out tables of every attribute pair of a
+    ``lambda``-D query (``lambda > 2``) as :func:`ipf` constraints."""
     lam = len(q.attrs)
     if lam < 2:
         raise ValueError("answer_query: HDG answers queries over two or more attributes")
@@ -262,7 +265,33 @@ def answer_query(mats: dict[tuple[int, int], np.ndarray], q: RangeQuery) -> floa
         if lam == 2:
             return float(ii)
         cons.append(((i, j), t))
+    return cons
+
+
+def answer_query(mats: dict[tuple[int, int], np.ndarray], q: RangeQuery) -> float:
+    cons = _query_constraints(mats, q)
+    if isinstance(cons, float):
+        return cons
+    lam = len(q.attrs)
     return float(ipf([2] * lam, cons)[(0,) * lam])
+
+
+def answer_queries(mats: dict[tuple[int, int], np.ndarray], queries: Sequence[RangeQuery]) -> list[float]:
+    """:func:`answer_query` of every query, the same numbers, the maximum-entropy fits of the queries of
+    one dimension run together (:func:`shuffledp.tasks.marginals.ipf_many`)."""
+    out: list[float | None] = [None] * len(queries)
+    by_dim: dict[int, list[tuple[int, list]]] = {}
+    for k, q in enumerate(queries):
+        cons = _query_constraints(mats, q)
+        if isinstance(cons, float):
+            out[k] = cons
+        else:
+            by_dim.setdefault(len(q.attrs), []).append((k, cons))
+    for lam, items in by_dim.items():
+        fits = ipf_many([2] * lam, [cons for _, cons in items])
+        for (k, _), x in zip(items, fits, strict=True):
+            out[k] = float(x[(0,) * lam])
+    return out
 
 
 def grid_mse(tables: list[np.ndarray], truth: list[np.ndarray]) -> float:

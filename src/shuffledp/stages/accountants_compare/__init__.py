@@ -117,7 +117,8 @@ def jobs(config: Mapping) -> list[Job]:
             spec = {"mechanism": mech, "k": k, "label": label, "eps0": float(eps0),
                     "n_grid": [int(n) for n in sec["n_grid"]],
                     "deltas": [float(d) for d in sec["deltas"]],
-                    "bounds": list(sec["bounds"]),
+                    # the registry's order (the config's list is order-free: x-order canonical)
+                    "bounds": sorted(sec["bounds"], key=registry.NAMES.index),
                     "personalized_max_n": int(sec["personalized_max_n"]),
                     "exact_max_n": int(sec["exact_max_n"]),
                     "rtol": float(sec["rtol"])}

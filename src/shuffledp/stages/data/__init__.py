@@ -115,7 +115,8 @@ def jobs(config: Mapping) -> list[Job]:
             inputs={"raw": [Ref("download_msnbc", "raw")] if source["msnbc"] == "real" else [],
                     "source": [marker("msnbc")] if source["msnbc"] == "auto" else []}),
         Job("download_adult", {}, {"mirror": mirror}),
-        Job("preprocess_adult", {}, {"source": source["adult"], "raw_dir": ADULT_RAW, "mirror": mirror, "seed": seed},
+        Job("preprocess_adult", {}, {"source": source["adult"], "raw_dir": ADULT_RAW, "mirror": mirror, "seed": seed,
+                                     "coding": dict(ds["adult"].get("coding") or {})},
             inputs={"raw": [Ref("download_adult", "data"), Ref("download_adult", "test")]
                     if source["adult"] == "real" else [],
                     "source": [marker("adult")] if source["adult"] == "auto" else []}),
@@ -203,7 +204,9 @@ def _check_written(written, outputs: Mapping[str, str]) -> None:
 def _preprocess_adult(spec, inputs, outputs) -> None:
     from shuffledp.datasets import prepare
 
-    prepare.prepare_adult(spec["source"], spec["raw_dir"], outputs["table"], _mirror(spec), spec["seed"], log=_log)
+    # the coding was checked with the spec (specs.PreprocessAdult: typed, and adult_bins accepts it)
+    prepare.prepare_adult(spec["source"], spec["raw_dir"], outputs["table"], _mirror(spec), spec["seed"], log=_log,
+                          coding=spec.get("coding") or {})
 
 
 def _preprocess_ipums(spec, inputs, outputs) -> None:

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import Field, StrictStr, model_validator
 
-from shuffledp.stages.specs import Seed, Spec, from_schema, section_schema
+from shuffledp.stages.specs import Seed, Spec, from_schema, section_schema, without_defaults
 
 S = section_schema(__file__)
 # "" when no mirror is configured (SHUFFLEDP_DATA_MIRROR may still name one)
@@ -18,6 +18,8 @@ ATTR_NAME, ATTR_SIZE = ATTRIBUTE.__origin__.__args__
 # the attributes as [name, domain size] pairs: their order is the table's column order
 ATTRIBUTES = Annotated[list[tuple[ATTR_NAME, ATTR_SIZE]], Field(min_length=1, max_length=64)]
 EXTRACT = from_schema(S, "datasets.ipums.*", "IpumsExtract", fields={"attributes": ATTRIBUTES | None})
+# the public bins of Adult's ordinal attributes; an attribute left out keeps its default coding
+ADULT_CODING = from_schema(without_defaults(S), "datasets.adult.coding", "AdultCoding")
 
 
 class Download(Spec):
@@ -37,6 +39,16 @@ class PreprocessAdult(Spec):
     raw_dir: PATH
     mirror: MIRROR
     seed: Seed
+    coding: ADULT_CODING | None = None
+
+    @model_validator(mode="after")
+    def _coding_makes_bins(self):
+        """The rules across a coding's keys (lo < hi, lo > 0 on a log scale, bins unless int)."""
+        if self.coding is not None:
+            from shuffledp.datasets.coding import adult_bins
+
+            adult_bins(self.coding.model_dump(exclude_none=True))  # a ValueError names the attribute's rule
+        return self
 
 
 SYNTH = "datasets.synthetic[]"

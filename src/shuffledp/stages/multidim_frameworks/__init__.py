@@ -106,7 +106,8 @@ def _ordinal_jobs(config: Mapping, datasets: set[str]) -> list[Job]:
         out.append(Job("loan", {},
                        {"dataset": "loan", "seed": seed, "domain": domain,
                         "source": loan["source"], "path": loan["path"],
-                        "records": loan["records"], "mirror": config["data_mirror"], "raw_dir": RAW},
+                        "records": loan["records"], "mirror": config["data_mirror"], "raw_dir": RAW,
+                        "coding": dict(loan.get("coding") or {})},
                        # the source marker: a stand-in is rebuilt when the real file arrives (stages.data)
                        inputs={"source": [data_marker("loan")] if loan["source"] == "auto" else []}))
     if "adult" in datasets:
@@ -169,9 +170,10 @@ def _loan(spec, inputs, outputs) -> None:
     from shuffledp.datasets.download import mirror_location
 
     c = spec["domain"]
+    coding = spec.get("coding") or {}  # checked with the spec (specs.Loan: typed, and loan_bins accepts it)
     try:
         loan.prepare(spec["source"], spec["raw_dir"], outputs["table"], mirror_location(spec["mirror"]),
-                     int(spec["seed"]), c=c, path=spec["path"], records=spec["records"], log=_log)
+                     int(spec["seed"]), c=c, path=spec["path"], records=spec["records"], log=_log, coding=coding)
     except ValueError as exc:
         raise UsageError(f"--spec: {exc}") from None
 

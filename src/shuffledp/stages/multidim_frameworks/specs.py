@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, StrictStr, model_validator
 
-from shuffledp.stages.specs import Name, Seed, Spec, from_schema, section_schema
+from shuffledp.stages.specs import Name, Seed, Spec, from_schema, section_schema, without_defaults
 
 S = section_schema(__file__)
 P = "multidim_frameworks"
@@ -24,6 +24,8 @@ def _power_of_two(c: int) -> int:
 DOMAIN = Annotated[from_schema(S, f"{P}.hdg.domain"), AfterValidator(_power_of_two)]
 CALM_KEYS = ("view_size", "max_view_cells", "marginals", "marginal_size", "rounds")
 HDG_KEYS = ("domain", "queries", "query_dim", "volume", "granularity", "rounds")
+# the public ranges of Loan's attributes; an attribute left out keeps its default coding
+LOAN_CODING = from_schema(without_defaults(S), f"{P}.loan.coding", "LoanCoding")
 COMPONENT_KEYS = {"mhm": ("bound", "family_bits"), "flame": ("np_fraction", "variant")}
 
 
@@ -36,11 +38,21 @@ class Loan(Spec):
     records: from_schema(S, f"{P}.loan.records")
     mirror: Annotated[StrictStr, Field(min_length=1)] | None
     raw_dir: Annotated[StrictStr, Field(min_length=1)]
+    coding: LOAN_CODING | None = None
 
     @model_validator(mode="after")
     def _file_needs_path(self):
         if self.source == "file" and not self.path:
             raise ValueError("path: source file needs a path")
+        return self
+
+    @model_validator(mode="after")
+    def _coding_makes_bins(self):
+        """The rules across a coding's keys (lo < hi, lo > 0 on a log scale)."""
+        if self.coding is not None:
+            from shuffledp.datasets.coding import loan_bins
+
+            loan_bins(self.domain, self.coding.model_dump(exclude_none=True))
         return self
 
 

@@ -90,6 +90,22 @@ def _check_shares(shares, key: str, tol: float = 1e-9) -> None:
         raise ConfigError(f"config key {key}: shares {list(shares)} must be >= 0 and sum to 1 (sum {total:g})")
 
 
+def _check_population(config: Mapping, name: str, table: str, synth: Mapping, n: int) -> None:
+    """Users are sampled WITHOUT replacement (one record, one user: the guarantee is per person). A table
+    that may hold fewer users than the largest ``segmented.n`` -- a synthetic table, or the MSNBC stand-in
+    whenever the stand-in can be used -- is refused (sampling with replacement would make the guarantee
+    per user slot, not per person)."""
+    if table.startswith("synthetic_") and table[len("synthetic_"):] in synth:
+        users, key = synth[table[len("synthetic_"):]]["users"], f"datasets.synthetic[{table[len('synthetic_'):]}].users"
+    elif table == "msnbc_sets" and config["datasets"]["msnbc"]["source"] != "real":
+        users, key = config["datasets"]["msnbc"]["standin_users"], "datasets.msnbc.standin_users"
+    else:
+        return
+    if users < n:
+        raise ConfigError(f"config key {key}: {users} users, fewer than segmented.n {n} (dataset {name}): users "
+                          "would be sampled with replacement, a guarantee per slot, not per person; raise it")
+
+
 def check_config(config: Mapping) -> None:
     """Semantic checks of the ``segmented`` section (the schema checks types)."""
     if "segmented" not in config:
@@ -136,6 +152,7 @@ def check_config(config: Mapping) -> None:
                                   f"datasets.synthetic[{sname}].domain {synth[sname]['domain']}")
         if ds["s"] >= ds["d"]:
             raise ConfigError(f"config key segmented.datasets.{name}.s: must be < d")
+        _check_population(config, name, table, synth, max(cfg["n"]))
     for fig, spec in cfg["figures"].items():
         for ds in spec["datasets"]:
             if ds not in cfg["datasets"]:
@@ -143,6 +160,23 @@ def check_config(config: Mapping) -> None:
         for st in spec["settings"]:
             if st not in cfg["settings"]:
                 raise ConfigError(f"config key segmented.figures.{fig}.settings: unknown setting {st}")
+
+
+def padding_items(config: Mapping, dataset: str) -> int:
+    """The padding domain's size of a segmented dataset: 0 when its source guarantees every user at
+    least ``s`` items (a synthetic table with ``set_size >= s``: then every user holds exactly ``s``
+    after selection, the neighbouring relation is the paper's substitution of ``s``-sets and the
+    protocol runs over ``d`` items), else ``s`` (e.g. MSNBC, 1 to 17 items: padding items are sent
+    and every accountant is over ``d + s`` items). Decided by the declared source, never by the data
+    (``prepare`` checks the data against it)."""
+    ds = config["segmented"]["datasets"][dataset]
+    table, s = ds["table"], int(ds["s"])
+    if table.startswith("synthetic_"):
+        synth = {x["name"]: x for x in config["datasets"]["synthetic"]}
+        spec = synth.get(table[len("synthetic_"):])
+        if spec is not None and int(spec["set_size"]) >= s:
+            return 0
+    return s
 
 
 def jobs(config: Mapping) -> list[Job]:
@@ -159,36 +193,40 @@ def jobs(config: Mapping) -> list[Job]:
     pan = panels(cfg)
     pan_ds = sorted({d for d, _ in pan})
     ns = [int(n) for n in cfg["n"]]
-    out = _table_jobs(cfg, seed, levels, grid, pan, pan_ds, ns)
+    pads = {ds: padding_items(config, ds) for ds in pan_ds}
+    out = _table_jobs(cfg, seed, levels, grid, pan, pan_ds, ns, pads)
     out += _run_jobs(cfg, seed, levels, pan, pan_ds, ns)
     return out + _report_jobs(config, cfg, JobTable(out), grid, pan_ds, ns)
 
 
-def _table_jobs(cfg: Mapping, seed: int, levels: list, grid: list, pan: list, pan_ds: list, ns: list) -> list[Job]:
-    """Per dataset its ``prepare`` job, and per n its ``accountant`` and ``params`` jobs."""
+def _table_jobs(cfg: Mapping, seed: int, levels: list, grid: list, pan: list, pan_ds: list, ns: list,
+                pads: Mapping) -> list[Job]:
+    """Per dataset its ``prepare`` job, and per n its ``accountant`` and ``params`` jobs (each with
+    the dataset's padding domain size, :func:`padding_items`)."""
     out = []
     for ds in pan_ds:
         dcfg = cfg["datasets"][ds]
+        pad = int(pads[ds])
         out.append(Job("prepare", {"segds": ds}, {"dataset": ds, "d": int(dcfg["d"]), "s": int(dcfg["s"]),
-                                                   "seed": seed, "oversize": cfg["oversize"]},
+                                                   "seed": seed, "oversize": cfg["oversize"], "padding": pad},
                        inputs={"table": [f"data/processed/{dcfg['table']}.parquet"]}))
         for n in ns:
             wc = {"segds": ds, "segn": str(n)}
             delta = float(cfg["delta_factor"]) / n
             out.append(Job("accountant", wc, {
                 "n": n, "d": int(dcfg["d"]), "s": int(dcfg["s"]), "levels": levels, "delta": delta,
-                "m_grid": grid, "accountants": list(cfg["accountants"]),
+                "m_grid": grid, "accountants": list(cfg["accountants"]), "padding": pad,
                 "settings": {k: [float(x) for x in v] for k, v in cfg["settings"].items()}}))
             used = sorted({st for d, st in pan if d == ds})
             out.append(Job("params", wc, {
                 "dataset": ds, "n": n, "d": int(dcfg["d"]), "s": int(dcfg["s"]), "levels": levels,
                 "settings": {k: cfg["settings"][k] for k in used}, "delta": delta,
-                "uniform_eps": float(cfg["uniform_eps"]), "accountant": cfg["accountant"]}))
+                "uniform_eps": float(cfg["uniform_eps"]), "accountant": cfg["accountant"], "padding": pad}))
             if "paper" in cfg["baseline_accounting"]:
                 out.append(Job("params_paper", wc, {
                     "dataset": ds, "n": n, "d": int(dcfg["d"]), "s": int(dcfg["s"]), "levels": levels,
                     "settings": {k: cfg["settings"][k] for k in used}, "delta": delta,
-                    "uniform_eps": float(cfg["uniform_eps"])}))
+                    "uniform_eps": float(cfg["uniform_eps"]), "padding": pad}))
     return out
 
 
@@ -302,8 +340,9 @@ def _prepare(spec, inputs, outputs) -> None:
     from shuffledp.experiments import segmented as ex
 
     meta = ex.prepare(inputs["table"][0], outputs["data"], dataset=spec["dataset"], d=spec["d"], s=spec["s"],
-                      seed=spec["seed"], oversize=spec["oversize"])
-    print(json.dumps({k: meta[k] for k in ("dataset", "d", "s", "users", "users_padded", "users_selected")}))
+                      seed=spec["seed"], oversize=spec["oversize"], padding=spec["padding"])
+    print(json.dumps({k: meta[k] for k in ("dataset", "d", "s", "padding", "users", "users_padded",
+                                           "users_selected")}))
 
 
 def _accountant(spec, inputs, outputs) -> None:
@@ -314,7 +353,8 @@ def _accountant(spec, inputs, outputs) -> None:
     # the shares and are cached across settings (shuffledp.accountants.segmented_optimizer)
     for setting, shares in spec["settings"].items():
         table = segmented_table(int(spec["n"]), int(spec["d"]), int(spec["s"]), spec["levels"], shares,
-                                float(spec["delta"]), spec["m_grid"], accountants=spec["accountants"])
+                                float(spec["delta"]), spec["m_grid"], accountants=spec["accountants"],
+                                padding=spec["padding"])
         write_table(table, outputs["tables"][setting])
         print(outputs["tables"][setting])
 
@@ -326,7 +366,8 @@ def _params_paper(spec, inputs, outputs) -> None:
 
     n = int(spec["n"])
     df = sp.paper_baseline_params(n, int(spec["d"]), int(spec["s"]), spec["levels"], spec["settings"],
-                                  float(spec["delta"]), float(spec["uniform_eps"]), ex.level_counts)
+                                  float(spec["delta"]), float(spec["uniform_eps"]), ex.level_counts,
+                                  padding=spec["padding"])
     df.insert(0, "dataset", spec["dataset"])
     df.insert(1, "n", n)
     write_table(df, outputs["table"])
@@ -340,7 +381,8 @@ def _params(spec, inputs, outputs) -> None:
 
     n = int(spec["n"])
     df = sp.baseline_params(n, int(spec["d"]), int(spec["s"]), spec["levels"], spec["settings"],
-                            float(spec["delta"]), float(spec["uniform_eps"]), ex.level_counts, spec["accountant"])
+                            float(spec["delta"]), float(spec["uniform_eps"]), ex.level_counts, spec["accountant"],
+                            padding=spec["padding"])
     df.insert(0, "dataset", spec["dataset"])
     df.insert(1, "n", n)
     write_table(df, outputs["table"])

@@ -36,6 +36,14 @@ def _s_below_d(spec):
     return spec
 
 
+def _padding_none_or_s(spec):
+    """``padding``: the padding domain's size, 0 (every user holds at least ``s`` items) or ``s``
+    (stages.segmented.padding_items); whether the data fits it, only ``prepare`` can see."""
+    if spec.padding not in (0, spec.s):
+        raise ValueError(f"padding: must be 0 or s = {spec.s}, got {spec.padding}")
+    return spec
+
+
 def _shares_per_level(spec):
     for name, shares in spec.settings.items():
         if len(shares) != len(spec.levels):
@@ -49,8 +57,10 @@ class Prepare(Spec):
     s: SIZE
     seed: Seed
     oversize: OVERSIZE
+    padding: NonNegInt  # 0 or s: the padding domain's size
 
     _s = model_validator(mode="after")(_s_below_d)
+    _pad = model_validator(mode="after")(_padding_none_or_s)
 
 
 class Accountant(Spec):
@@ -62,8 +72,10 @@ class Accountant(Spec):
     m_grid: M_GRID
     accountants: ACCOUNTANTS
     settings: SETTINGS
+    padding: NonNegInt  # 0 or s: the padding domain's size
 
     _s = model_validator(mode="after")(_s_below_d)
+    _pad = model_validator(mode="after")(_padding_none_or_s)
     _shares = model_validator(mode="after")(_shares_per_level)
 
 
@@ -76,8 +88,10 @@ class ParamsPaper(Spec):
     settings: SETTINGS
     delta: Probability
     uniform_eps: from_schema(S, "segmented.uniform_eps")
+    padding: NonNegInt  # 0 or s: the padding domain's size
 
     _s = model_validator(mode="after")(_s_below_d)
+    _pad = model_validator(mode="after")(_padding_none_or_s)
     _shares = model_validator(mode="after")(_shares_per_level)
 
 

@@ -1,0 +1,103 @@
+"""How tight ``shuffledp account best --rounds T`` is (issue 38, item 2).
+
+    python benchmarks/composition_tightness.py [--part pair,real,advanced] [--rounds 1,10,100,1000,10000]
+
+Three comparisons, each printed as a Markdown table (ratios of our composed eps at delta = 1e-6):
+
+* ``pair``: the dominating pair's PLD composed by dp_accounting against an independent T-fold
+  composition of the same pair (numpy FFT, losses rounded down / up on a finer grid:
+  :mod:`shuffledp.accountants.exact_composition`): ``ours / low`` (>= 1: sound) and ``ours / high``;
+* ``real``: the composed answer (:func:`composition.composed_eps`, every candidate) against the
+  T-fold composition of real shuffled k-RR pairs (victim's two values, the others split 0, half,
+  all; lower end of the bracket, the largest over the splits): a lower bound on the truth, so
+  ``ours / real`` bounds how loose we can be;
+* ``advanced``: the composed answer against the advanced composition theorem applied to the
+  one-round eps of ``best_eps`` at delta/(2T) (``ours / advanced``, at most 1 by construction).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+
+import numpy as np
+
+from shuffledp.accountants import composition, exact_composition
+from shuffledp.accountants import variation_ratio as vr
+
+DELTA = 1e-6
+
+
+def _h(P, Q, rounds: int, rel: float) -> float:
+    L, W, _ = exact_composition.loss_law(P, Q)
+    mean = float(np.dot(W, L))
+    sd = float(np.sqrt(np.dot(W, (L - mean) ** 2)))
+    return max(1e-6, rel * (rounds * mean + 5 * math.sqrt(rounds) * sd) / rounds)
+
+
+def _rel(rounds: int) -> float:
+    return 1e-3 if rounds <= 100 else 5e-3
+
+
+def part_pair(rounds_list) -> None:
+    print("\n| eps0 | n | T | exact low | exact high | ours (pld) | ours/low | ours/high | s |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for eps0, n in ((1.0, 10), (2.0, 40), (2.0, 200)):
+        P, Q = vr.vr_pair_pmf(vr.vr_params("general", eps0), n)
+        for t in rounds_list:
+            start = time.perf_counter()
+            low, high = exact_composition.pair_composed_eps_bracket(P, Q, t, DELTA, _h(P, Q, t, _rel(t)))
+            pld, _ = composition.composed_pld("general", eps0, n, t, delta=DELTA)
+            ours = float(pld.get_epsilon_for_delta(DELTA))
+            print(f"| {eps0} | {n} | {t} | {low:.6g} | {high:.6g} | {ours:.6g} | {ours / low:.4f} | "
+                  f"{ours / high:.4f} | {time.perf_counter() - start:.1f} |", flush=True)
+
+
+def part_real(rounds_list) -> None:
+    print("\n| k | eps0 | n | T | ours | by | worst real pair (low) | m | ours/real | s |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for k, eps0, n in ((2, 1.0, 10), (3, 1.0, 10), (2, 2.0, 50), (10, 2.0, 50), (2, 1.0, 200)):
+        pairs = {m: exact_composition.krr_pair_pmfs(k, eps0, n, m) for m in sorted({0, (n - 1) // 2, n - 1})}
+        for t in rounds_list:
+            start = time.perf_counter()
+            ours = composition.composed_eps("krr", eps0, n, DELTA, t, k=k)
+            low, arg = 0.0, None
+            for m, (P, Q) in pairs.items():
+                lo, _ = exact_composition.pair_composed_eps_bracket(P, Q, t, DELTA, _h(P, Q, t, _rel(t)))
+                if lo > low:
+                    low, arg = lo, m
+            print(f"| {k} | {eps0} | {n} | {t} | {ours['eps']:.6g} | {ours['by']} | {low:.6g} | {arg} | "
+                  f"{ours['eps'] / low:.4f} | {time.perf_counter() - start:.1f} |", flush=True)
+
+
+def part_advanced(rounds_list) -> None:
+    print("\n| randomizer | n | T | ours | by | advanced | basic | ours/advanced | s |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for mech, kw in (("krr", {"k": 10}), ("oue", {"d": 100}), ("general", {}), ("krr", {"k": 2})):
+        for n in (10_000, 100_000):
+            for t in rounds_list:
+                if t == 1:
+                    continue
+                start = time.perf_counter()
+                res = composition.composed_eps(mech, 2.0, n, DELTA, t, **kw)
+                c = res["candidates"]
+                name = mech + "".join(f" {k}={v}" for k, v in kw.items())
+                print(f"| {name} | {n:g} | {t} | {res['eps']:.6g} | {res['by']} | {c['advanced']:.6g} | "
+                      f"{c['basic']:.6g} | {res['eps'] / c['advanced']:.4f} | {time.perf_counter() - start:.1f} |",
+                      flush=True)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--part", default="pair,real,advanced")
+    ap.add_argument("--rounds", default="1,10,100,1000,10000")
+    args = ap.parse_args(argv)
+    rounds_list = [int(x) for x in args.rounds.split(",")]
+    for part in args.part.split(","):
+        {"pair": part_pair, "real": part_real, "advanced": part_advanced}[part](rounds_list)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

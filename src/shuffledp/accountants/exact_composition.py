@@ -1,0 +1,128 @@
+"""Reference values for composition: exact laws of real shuffled k-RR pairs at small n and the
+T-fold composition of any finite pair, bracketed on a grid (independent of dp_accounting).
+
+* :func:`krr_pair_pmfs` -- the exact law of the shuffled histogram's sufficient counts
+  ``(h_x, h_x')`` on the neighbouring datasets "victim at x, ``m`` others at x, ``n - 1 - m`` at
+  x'" and "victim at x'" (the other values' counts are the rest: both worlds give them the same
+  conditional law), by convolving the n users' laws over the three groups. The exact
+  divergence of a real pair is a lower bound on the mechanism's; T rounds of that pair (the
+  same datasets each round, non-adaptive) lower-bound T rounds of the mechanism.
+* :func:`composed_eps_bracket` -- ``(low, high)`` around the exact eps at ``delta`` of the T-fold
+  product of a finite pair given as its loss law: losses rounded down (``low``) or up (``high``)
+  to a grid, T-fold convolution by FFT with binary powering. Rounding down can only lower
+  ``E[(1 - e^{eps - L})_+]``, rounding up only raise it; mass dropped at the ends (below
+  ``drop`` per step) is lost for ``low`` and counted infinite for ``high``. So the exact eps lies
+  in ``[low, high]`` up to the FFT's rounding (values clipped at 0).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import signal
+
+__all__ = ["krr_pair_pmfs", "loss_law", "composed_eps_bracket", "pair_composed_eps_bracket"]
+
+N_EXACT_MAX = 400  # krr_pair_pmfs: O(n^3) convolution
+
+
+def krr_pair_pmfs(k: int, eps0: float, n: int, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(P, Q)``, 2-D pmfs over ``(h_x, h_x')`` of shuffled k-RR (victim at x resp. x'; ``m``
+    others at x and ``n - 1 - m`` at x')."""
+    if not (2 <= k and 2 <= n <= N_EXACT_MAX and 0 <= m <= n - 1):
+        raise ValueError(f"need k >= 2, 2 <= n <= {N_EXACT_MAX}, 0 <= m <= n - 1; got {k}, {n}, {m}")
+    e = math.exp(eps0)
+    hi, lo = e / (e + k - 1), 1.0 / (e + k - 1)
+    rest = (k - 2) / (e + k - 1)
+
+    def user(own: str) -> np.ndarray:   # 2x2 pmf over (x-report, x'-report)
+        u = np.zeros((2, 2))
+        u[1, 0], u[0, 1] = (hi, lo) if own == "x" else (lo, hi)
+        u[0, 0] = rest
+        return u
+
+    others = np.ones((1, 1))
+    for own, count in (("x", m), ("x'", n - 1 - m)):
+        for _ in range(count):
+            others = signal.convolve(others, user(own))
+    P = signal.convolve(others, user("x"))
+    Q = signal.convolve(others, user("x'"))
+    return np.clip(P, 0.0, None), np.clip(Q, 0.0, None)
+
+
+def loss_law(P: np.ndarray, Q: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """``(losses, masses, infinite mass)`` of ``log P/Q`` under ``P``."""
+    P, Q = np.asarray(P, float).ravel(), np.asarray(Q, float).ravel()
+    both = (P > 0) & (Q > 0)
+    return np.log(P[both] / Q[both]), P[both], float(P[(P > 0) & (Q <= 0)].sum())
+
+
+def _power(pmf: np.ndarray, low: int, rounds: int, drop: float) -> tuple[np.ndarray, int]:
+    """``pmf`` (grid indices from ``low``) convolved with itself ``rounds`` times (binary
+    powering), at most ``drop`` of mass cut at each end after each convolution."""
+    def trim(x: np.ndarray, off: int) -> tuple[np.ndarray, int]:
+        x = np.clip(x, 0.0, None)
+        c = np.cumsum(x)
+        i0 = int(np.searchsorted(c, drop, side="right"))
+        i1 = max(int(np.searchsorted(c, c[-1] - drop, side="left")), i0)
+        return x[i0:i1 + 1], off + i0
+
+    result, r_low = None, 0
+    base, b_low = pmf, low
+    t = rounds
+    while t:
+        if t & 1:
+            result, r_low = (base.copy(), b_low) if result is None else trim(
+                signal.fftconvolve(result, base), r_low + b_low)
+        t >>= 1
+        if t:
+            base, b_low = trim(signal.fftconvolve(base, base), 2 * b_low)
+    return result, r_low
+
+
+def _eps_for_delta(pmf: np.ndarray, low: int, h: float, inf: float, delta: float) -> float:
+    """The eps (>= 0) where ``sum_L p_L (1 - e^{eps - L})_+ + inf`` falls to ``delta`` (bisection;
+    ``inf`` when the infinite mass alone exceeds it)."""
+    if inf > delta:
+        return math.inf
+    L = (low + np.arange(pmf.size)) * h
+    keep = (L > 0) & (pmf > 0)
+    L, p = L[keep], pmf[keep]
+
+    def d(eps: float) -> float:
+        above = L > eps
+        return inf + float(np.dot(p[above], -np.expm1(eps - L[above])))
+
+    if L.size == 0 or d(0.0) <= delta:
+        return 0.0
+    lo, hi = 0.0, float(L.max())
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if d(mid) <= delta else (mid, hi)
+    return hi
+
+
+def composed_eps_bracket(losses, masses, inf: float, rounds: int, delta: float, h: float,
+                         drop: float = 1e-30) -> tuple[float, float]:
+    """``(low, high)`` around the exact eps at ``delta`` of ``rounds`` products of the pair whose
+    loss law is ``(losses, masses, inf)`` (one direction), on the grid ``h``."""
+    losses, masses = np.asarray(losses, float), np.asarray(masses, float)
+    out = []
+    for rnd in (np.floor, np.ceil):
+        idx = rnd(losses / h).astype(np.int64)
+        low = int(idx.min())
+        pmf = np.bincount(idx - low, weights=masses)
+        comp, c_low = _power(pmf, low, rounds, drop)
+        inf_t = -math.expm1(rounds * math.log1p(-inf)) if inf < 1 else 1.0
+        if rnd is np.ceil:   # the mass cut at the ends: infinite for the upper end
+            inf_t += max(0.0, float(masses.sum()) ** rounds - float(comp.sum()))
+        out.append(_eps_for_delta(comp, c_low, h, inf_t, delta))
+    return out[0], out[1]
+
+
+def pair_composed_eps_bracket(P, Q, rounds: int, delta: float, h: float) -> tuple[float, float]:
+    """Both directions of the pair ``(P, Q)``: the larger eps of each end of the bracket."""
+    a = composed_eps_bracket(*loss_law(P, Q), rounds, delta, h)
+    b = composed_eps_bracket(*loss_law(Q, P), rounds, delta, h)
+    return max(a[0], b[0]), max(a[1], b[1])

@@ -1,0 +1,38 @@
+"""The audits figure: per audit, the empirical lower bound, the accountant's upper bound and the
+exact epsilon of the audited pair where known."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def figure(df, pdf_path: str, png_path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from shuffledp.io import save_figure_file
+
+    d = df[df["verdict"] != "not run"].reset_index(drop=True)
+    y = np.arange(len(d))[::-1]
+    fig, ax = plt.subplots(figsize=(7.0, 0.42 * max(len(d), 3) + 1.2))
+    ax.barh(y, d["eps_ub"], color="#c7d7ea", label="accountant upper bound")
+    bad = d["verdict"] == "violation"
+    ax.scatter(d.loc[~bad, "eps_lb"], y[~bad.to_numpy()], color="#1f4e79", zorder=3, label="empirical lower bound")
+    if bad.any():
+        ax.scatter(d.loc[bad, "eps_lb"], y[bad.to_numpy()], color="#c0392b", zorder=3,
+                   label="empirical lower bound (violation)")
+    ex = d["eps_exact"].notna()
+    if ex.any():
+        ax.scatter(d.loc[ex, "eps_exact"], y[ex.to_numpy()], marker="x", color="black", zorder=4,
+                   label="exact (audited pair)")
+    ax.set_yticks(y)
+    ax.set_yticklabels([f"{a} ({k})" for a, k in zip(d["audit"], d["kind"], strict=True)], fontsize=8)
+    ax.set_xlabel("epsilon")
+    ax.legend(fontsize=7, loc="lower right")
+    ax.set_title("Privacy audits: empirical lower bound vs accountant", fontsize=10)
+    fig.tight_layout()
+    save_figure_file(fig, pdf_path)
+    save_figure_file(fig, png_path, dpi=150)
+    plt.close(fig)

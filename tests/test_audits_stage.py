@@ -1,0 +1,108 @@
+"""The audits stage: its jobs on the default config, its config check, the names it lists without
+importing numpy against the science module's, and the claims gate."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from shuffledp.claims import audit_gate as G
+from shuffledp.config import load_validated
+from shuffledp.errors import ConfigError
+from shuffledp.stages import discover
+from shuffledp.stages.audits import AUDIT_NAMES, check_config
+
+
+def test_names_agree_with_the_science():
+    from shuffledp.experiments import audits as A
+
+    assert tuple(A.names()) == AUDIT_NAMES
+    assert set(A.DEFAULT_SETTINGS) == set(A.AUDITS)
+    assert set(A.LOOP_AUDITS) == {a.name for a in A.AUDITS.values() if a.loop == "loop"}
+
+
+def test_jobs_default_config():
+    cfg = load_validated(["config/config.yaml"])
+    stage = discover()["audits"]
+    js = stage.jobs(cfg)
+    runs = [j for j in js if j.step == "run"]
+    assert [j.wildcards["audit"] for j in runs] == list(AUDIT_NAMES)
+    loop = {j.wildcards["audit"]: j.spec["trials"] for j in runs}
+    assert loop["segmented_item"] == cfg["audits"]["loop_trials"]
+    assert loop["krr_shuffle"] == cfg["audits"]["trials"]
+    assert all(j.spec["seed"] == cfg["seed"] for j in runs)
+    (rep,) = [j for j in js if j.step == "report"]
+    assert len(rep.inputs["rows"]) == len(runs)
+
+
+def test_check_refuses_unknown_names():
+    cfg = load_validated(["config/config.yaml"])
+    cfg["audits"]["include"] = ["krr_shuffle", "nope"]
+    with pytest.raises(ConfigError, match="audits.include: unknown audit"):
+        check_config(cfg)
+    cfg["audits"]["include"] = ["krr_shuffle"]
+    cfg["audits"]["settings"] = {"nope": {"n": 3}}
+    with pytest.raises(ConfigError, match="audits.settings"):
+        check_config(cfg)
+    cfg["audits"]["settings"] = {"krr_shuffle": {"nn": 3}}
+    with pytest.raises(ConfigError, match="audits.settings.krr_shuffle"):
+        check_config(cfg)
+
+
+def test_spec_holds_the_whole_setting():
+    from shuffledp.experiments.audit_names import DEFAULT_SETTINGS
+
+    cfg = load_validated(["config/config.yaml"])
+    cfg["audits"]["settings"] = {"krr_shuffle": {"n": 30}}
+    runs = {j.wildcards["audit"]: j.spec for j in discover()["audits"].jobs(cfg) if j.step == "run"}
+    assert runs["krr_shuffle"]["settings"] == {**DEFAULT_SETTINGS["krr_shuffle"], "n": 30}
+    assert runs["mhm_local"]["settings"] == DEFAULT_SETTINGS["mhm_local"]
+
+
+def test_settings_override_reaches_the_audit():
+    from shuffledp.experiments import audits as A
+
+    row, _ = A.run_audit("flame_local", 2_000, 1e-3, 1, {"domains": [6, 6]})
+    assert '"k": 6' in row["setting"]
+
+
+def test_gate_marks_a_violating_protocol():
+    audits = pd.DataFrame({"audit": ["segmented_count", "mm_item", "mhm_local"],
+                           "protocols": ["segmented", "mm_shuffle,sepmm", "mhm"],
+                           "verdict": ["violation", "consistent", "consistent"]})
+    claims = pd.DataFrame({"claim": ["a", "b", "c"], "protocol": ["segmented", "sepmm", "flame"],
+                           "verdict": ["held", "held", "not held"]})
+    out = G.gate(claims, audits, "protocol")
+    assert out["evidence"].tolist() == [False, True, True]
+    assert out["verdict"].tolist()[0].startswith("not evidence (audit violation: segmented_count")
+    assert out["verdict"].tolist()[1:] == ["held", "not held"]
+    assert out["audit"].tolist()[2] == ""
+    assert G.violations(audits) == {"segmented": ["segmented_count"]}
+    # a row resting on several protocols: any violation among them
+    out2 = G.gate(claims.assign(protocol=["mhm,segmented", "mhm", "mhm"]), audits, "protocol")
+    assert out2["evidence"].tolist() == [False, True, True]
+
+
+def test_framework_audit_takes_a_record_table():
+    """CALM / HDG audits from a coded record table (where a raw-record coder plugs in): the victim
+    pair comes from its rows, n is its size, and the collision mutant is still caught."""
+    import numpy as np
+
+    from shuffledp.experiments import audits as A
+
+    rec = np.random.default_rng(5).integers(0, 3, size=(400, 4))
+    row, _ = A.run_audit("calm_mhm", 100_000, 1e-3, 7, records=rec)
+    assert '"records": "plugged"' in row["setting"] and '"n": 400' in row["setting"]
+    assert row["verdict"] == "consistent"
+    bad, _ = A.run_audit("calm_mhm", 100_000, 1e-3, 7, records=rec, mutant=True)
+    assert bad["verdict"] == "violation"
+
+
+def test_schema_refuses_a_repeated_audit():
+    """audits.include names each audit once (the schema's uniqueItems; no hand check)."""
+    from shuffledp.config import load_configs, validate_config
+
+    cfg = load_configs(["config/config.yaml"])
+    cfg["audits"]["include"] = ["krr_shuffle", "krr_shuffle"]
+    with pytest.raises(ConfigError, match="audits.include"):
+        validate_config(cfg)
