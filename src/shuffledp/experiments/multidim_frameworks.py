@@ -219,9 +219,11 @@ def claims_markdown(df: pd.DataFrame, notes: Mapping[str, str], scale: str) -> s
     return CF.claims_markdown(df, notes, scale)
 
 
-def report(run_files: list[str], data_files: Mapping[str, str], spec: Mapping, out: Mapping[str, str]) -> pd.DataFrame:
+def report(run_files: list[str], data_files: Mapping[str, str], spec: Mapping, out: Mapping[str, str],
+           audits: list[str] | None = None) -> pd.DataFrame:
     """Figs 6-9 (``out["fig6_pdf"]``, ``out["fig6_png"]``, ... ``fig9_png``), the summary (``out["summary"]``)
-    and the claims table (``out["claims"]``, ``out["claims_md"]``)."""
+    and the claims table (``out["claims"]``, ``out["claims_md"]``), gated by the audits table at
+    ``audits`` (:mod:`shuffledp.claims.audit_gate`; empty or None: the audits did not run)."""
     from shuffledp.claims.multidim_frameworks import DATASET_LABELS
     from shuffledp.datasets.provenance import read_provenance, standin_note
     from shuffledp.plotting.multidim_frameworks import figure
@@ -249,7 +251,9 @@ def report(run_files: list[str], data_files: Mapping[str, str], spec: Mapping, o
                runs=df[df.framework == fw] if "framework" in df.columns else df)
     from shuffledp.io import write_text
 
-    cl = claims(summ, notes, spec["scale"], subsets=subset, runs=df)
+    from shuffledp.claims import multidim_frameworks as CF
+
+    cl = CF.gate(claims(summ, notes, spec["scale"], subsets=subset, runs=df), audits or [])
     write_table(cl, out["claims"])
     write_text(out["claims_md"], claims_markdown(cl, notes, spec["scale"]))
     return cl
