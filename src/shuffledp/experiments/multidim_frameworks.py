@@ -249,9 +249,8 @@ def report(run_files: list[str], data_files: Mapping[str, str], spec: Mapping, o
                "below 0 drawn at mean/1000)",
                {d: notes.get(d, "") for d in datasets}, out[f"fig{fig_no}_pdf"], out[f"fig{fig_no}_png"],
                runs=df[df.framework == fw] if "framework" in df.columns else df)
-    from shuffledp.io import write_text
-
     from shuffledp.claims import multidim_frameworks as CF
+    from shuffledp.io import write_text
 
     cl = CF.gate(claims(summ, notes, spec["scale"], subsets=subset, runs=df), audits or [])
     write_table(cl, out["claims"])
