@@ -126,3 +126,38 @@ def test_claims_steps_read_the_audits_table(enabled):
             assert io["input"]["audits"] == []
     # personalized's claims are about bounds (accountants against oracles), no implementation: not gated
     assert "audits" not in stages["personalized"].step("report").inputs
+
+
+@pytest.mark.parametrize("violation", [True, False])
+def test_peruser_report_step_writes_gated_claims(tmp_path, violation):
+    """The stage's own report step (as ``shuffledp step`` runs it) on fabricated runs: its claims
+    table and Markdown carry the gate; without the audits input (stage disabled) they say not run."""
+    from tests.test_claims_peruser import runs, users
+
+    step = discover()["peruser"].step("report")
+    r = runs().assign(top3_mean=0.5)
+    r["epsp_numeric_median"] = r["epsp_closed_median"] = r["epsp_numeric_min"]
+    u = users().assign(dist_centre=1.0)
+    u["eps_prime_closed"] = u["eps_prime_numeric"]
+    r.to_parquet(tmp_path / "r.parquet")
+    u.to_parquet(tmp_path / "u.parquet")
+    audits = []
+    if violation:
+        _audits("peruser_alg1").to_parquet(tmp_path / "a.parquet")
+        audits = [str(tmp_path / "a.parquet")]
+    ext = {"claims_md": ".md", "claims": ".parquet"}
+    out = {o.name: str(tmp_path / (o.name + ext.get(o.name, ".png" if o.name.endswith("png") else ".pdf")))
+           for o in step.outputs}
+    spec = {"figure": {"dataset": "synth_sep", "clustering": "kmeans", "c": 0.1, "eps": 4.0}, "eps": [4.0],
+            "eps1_fractions": [0.5, 0.8], "scale": "test"}
+    step.run(spec, {"runs": [str(tmp_path / "r.parquet")], "users": [str(tmp_path / "u.parquet")],
+                    "audits": audits}, out)
+    df = pd.read_parquet(out["claims"])
+    md = Path(out["claims_md"]).read_text()
+    assert len(df) and (df["held"] == core.HELD).all()
+    if violation:
+        assert not df["evidence"].any() and (df["audit"] == "peruser_alg1: violation").all()
+        assert "no (audit: peruser_alg1: violation)" in md
+    else:
+        assert df["evidence"].all() and (df["audit"] == G.NOT_RUN).all()
+        assert "violation" not in md
