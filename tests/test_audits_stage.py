@@ -76,7 +76,7 @@ def test_gate_marks_a_violating_protocol():
     assert out["evidence"].tolist() == [False, True, True]
     assert out["verdict"].tolist()[0].startswith("not evidence (audit violation: segmented_count")
     assert out["verdict"].tolist()[1:] == ["held", "not held"]
-    assert out["audit"].tolist()[2] == ""
+    assert out["audit"].tolist()[2] == "not audited (flame)"
     assert G.violations(audits) == {"segmented": ["segmented_count"]}
     # a row resting on several protocols: any violation among them
     out2 = G.gate(claims.assign(protocol=["mhm,segmented", "mhm", "mhm"]), audits, "protocol")

@@ -90,3 +90,10 @@ def batch_ranges(repetitions: int, batch_size: int) -> list[list[int]]:
 def num(x: float) -> str:
     """Wildcard spelling of a number (``1``, ``0.25``)."""
     return f"{float(x):g}"
+
+
+def audits_input(config: Mapping) -> list[Ref]:
+    """The audits table (stage ``audits``, step ``report``) as the ``audits`` input of a claims step:
+    the claims of a protocol an audit caught are no evidence (:mod:`shuffledp.claims.audit_gate`).
+    Empty when the config disables the audits stage (no ``audits`` section): the rows say ``not run``."""
+    return [Ref("report", "table", stage="audits")] if config.get("audits") else []
