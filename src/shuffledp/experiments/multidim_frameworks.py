@@ -225,7 +225,7 @@ def summarise(df: pd.DataFrame) -> pd.DataFrame:
     keys = ["framework", "dataset", "component", "eps"]
     cols = ["unit_mse", "unit_mse_raw", "query_mse", "attribute_mse", "eps_l_min", "eps_l_max", "eps_free_share",
             "maxent_share", "n", "units", "max_unit_cells", "g1", "g2"]
-    df = df if "flame_capped" in df else df.assign(flame_capped=False)  # runs from before issue 43
+    df = df if "flame_capped" in df else df.assign(flame_capped=False)  # runs written before the whole-record cap
     out = df.groupby(keys, as_index=False)[cols + ["flame_capped"]].agg({**{c: "mean" for c in cols},
                                                                           "flame_capped": "any"})
     out["reps"] = df.groupby(keys).size().to_numpy()
