@@ -26,7 +26,8 @@ def test_jobs_default_config():
     stage = discover()["audits"]
     js = stage.jobs(cfg)
     runs = [j for j in js if j.step == "run"]
-    assert [j.wildcards["audit"] for j in runs] == list(AUDIT_NAMES)
+    assert [j.wildcards["audit"] for j in runs] == list(cfg["audits"]["include"])
+    assert set(cfg["audits"]["include"]) <= set(AUDIT_NAMES)
     loop = {j.wildcards["audit"]: j.spec["trials"] for j in runs}
     assert loop["segmented_item"] == cfg["audits"]["loop_trials"]
     assert loop["krr_shuffle"] == cfg["audits"]["trials"]

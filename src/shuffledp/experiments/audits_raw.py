@@ -25,7 +25,7 @@ coded table covers that. These audits therefore start from the raw files:
    shuffle); the released output is every unit's estimate (Norm-Sub and consistency after it are
    post-processing, so auditing before them is the stronger test).
 4. **Distinguisher**: the released vector projected on the difference of the two datasets' mean
-   outputs, each cell divided by its variance (a diagonal linear discriminant), estimated on the selection half of the trials (the first half); the event on that
+   outputs, each cell divided by its variance (a diagonal linear discriminant over the cells that moved), estimated on the selection half of the trials (the first half); the event on that
    projection is chosen on the same half (:func:`shuffledp.experiments.audits.distinguish`), and the
    bound comes from the held-out half: Clopper-Pearson lower bound on eps at ``delta_s``.
 5. **Claim**: the accountant's ``(eps_s, delta_s)``. Verdict: consistent when ``eps_lb <= eps_s``.
@@ -176,13 +176,22 @@ def _released(framework: str, data: np.ndarray, c: int, p: Mapping, trials: int,
     return np.asarray(out, dtype=float)
 
 
+Z_KEEP = 3.0  #: a cell enters the discriminant when its two-sample z on the selection half is at least this
+
+
 def project(y0: np.ndarray, y1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Both samples projected on the difference of their means divided by the cells' pooled variances
-    (a diagonal linear discriminant), both estimated on the selection halves (the first half of each), so the held-out halves stay independent of the statistic's choice."""
+    (a diagonal linear discriminant) over the cells whose two-sample z is at least :data:`Z_KEEP` (all cells
+    if none is), all estimated on the selection halves (the first half of each), so the held-out halves stay independent of the statistic's choice."""
     h0, h1 = len(y0) // 2, len(y1) // 2
     a, b = y0[:h0], y1[:h1]
     var = 0.5 * (a.var(axis=0) + b.var(axis=0))
-    w = (a.mean(axis=0) - b.mean(axis=0)) / np.where(var > 0, var, np.inf)
+    diff = a.mean(axis=0) - b.mean(axis=0)
+    w = diff / np.where(var > 0, var, np.inf)
+    z = diff / np.sqrt(np.where(var > 0, var, np.inf) * (1 / max(h0, 1) + 1 / max(h1, 1)))
+    keep = np.abs(z) >= Z_KEEP  # cells that moved on the selection half (noise cells add only noise)
+    if keep.any():
+        w = np.where(keep, w, 0.0)
     return y0 @ w, y1 @ w
 
 
