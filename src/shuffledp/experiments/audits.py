@@ -546,8 +546,10 @@ AUDITS: dict[str, Audit] = {a.name: a for a in (
           "Laplace scale c/(2 eps) instead of 2c/eps", run=audit_alg1),
 )}
 
-DATA_EDGES_BUG = {"minmax": "data-dependent edges: equal-width bins between the data's own min and max (old Adult code)",
-                  "quantile": "data-dependent edges: equal-frequency quantile codes of the data (old Loan code)"}
+DATA_EDGES_BUG = {
+    "minmax": "data-dependent edges: equal-width bins between the data's own min and max (old Adult code)",
+    "quantile": "data-dependent edges: equal-frequency quantile codes of the data (old Loan code)",
+}
 
 
 def _raw_audit(name: str) -> Audit:

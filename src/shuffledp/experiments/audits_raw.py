@@ -25,12 +25,13 @@ coded table covers that. These audits therefore start from the raw files:
    shuffle); the released output is every unit's estimate (Norm-Sub and consistency after it are
    post-processing, so auditing before them is the stronger test).
 4. **Distinguisher**: the released vector projected on the difference of the two datasets' mean
-   outputs, each cell divided by its variance (a diagonal linear discriminant over the cells that moved), estimated on the selection half of the trials (the first half); the event on that
+   outputs, each cell divided by its variance (a diagonal linear discriminant over the cells that
+   moved), estimated on the selection half of the trials (the first half); the event on that
    projection is chosen on the same half (:func:`shuffledp.experiments.audits.distinguish`), and the
    bound comes from the held-out half: Clopper-Pearson lower bound on eps at ``delta_s``.
 5. **Claim**: the accountant's ``(eps_s, delta_s)``. Verdict: consistent when ``eps_lb <= eps_s``.
 
-The mutant (:mod:`shuffledp.experiments.audit_mutants`, ``minmax_edges`` / ``quantile_edges``) puts the
+The mutant (:mod:`shuffledp.experiments.audit_mutants`, ``_data_edges("minmax")`` / ``("quantile")``) puts the
 data-dependent edges back in :meth:`shuffledp.datasets.coding.Bins.codes`; the audit must flag it.
 """
 
@@ -182,7 +183,8 @@ Z_KEEP = 3.0  #: a cell enters the discriminant when its two-sample z on the sel
 def project(y0: np.ndarray, y1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Both samples projected on the difference of their means divided by the cells' pooled variances
     (a diagonal linear discriminant) over the cells whose two-sample z is at least :data:`Z_KEEP` (all cells
-    if none is), all estimated on the selection halves (the first half of each), so the held-out halves stay independent of the statistic's choice."""
+    if none is), all estimated on the selection halves (the first half of each), so the held-out halves
+    stay independent of the statistic's choice."""
     h0, h1 = len(y0) // 2, len(y1) // 2
     a, b = y0[:h0], y1[:h1]
     var = 0.5 * (a.var(axis=0) + b.var(axis=0))
@@ -209,7 +211,8 @@ def audit_raw(framework: str, fixture: str, p: Mapping, trials: int, rng, raw: p
     s0, s1 = project(*y)
     eps_s, delta = float(p["eps_s"]), 1.0 / n
     st = make_component("mhm").setting(n, [c] * data[0].shape[1], eps_s, delta)
-    return {"samples": [s0, s1], "delta": delta, "eps_ub": eps_s, "upper_by": "the accountant's eps_s (MHM, delta_s = 1/n)",
-            "eps_exact": math.nan, "n": n, "exact_note": f"fixture {fixture}: {FIXTURES[fixture][2]}; "
-            f"coded rows that differ: {moved}",
+    note = f"fixture {fixture}: {FIXTURES[fixture][2]}; coded rows that differ: {moved}"
+    return {"samples": [s0, s1], "delta": delta, "eps_ub": eps_s,
+            "upper_by": "the accountant's eps_s (MHM, delta_s = 1/n)", "eps_exact": math.nan, "n": n,
+            "exact_note": note,
             "setting_extra": {**info, "moved_rows": moved, "eps_l": float(st.eps_l)}}
