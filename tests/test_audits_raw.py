@@ -80,3 +80,22 @@ def test_end_to_end_audit_consistent_and_catches_data_dependent_edges():
     assert row["delta"] == pytest.approx(1e-3) and row["trials"] == 200
     mrow, _ = A.run_audit("raw_hdg_adult_min", 200, 0.001, 0, settings, raw_paths=PATHS, mutant=True)
     assert mrow["verdict"] == "violation" and mrow["eps_lb"] > 1.0
+
+
+@pytest.mark.parametrize("name", ["raw_hdg_adult_min", "raw_calm_loan_low"])
+def test_raw_audit_calls_the_data_stages_coder(name, monkeypatch):
+    """A spy put at the data stage's coder is what the audit calls (no re-implementation)."""
+    import importlib
+
+    mod, attr = A.SITES[A.AUDITS[name].site]
+    module = importlib.import_module(mod)
+    real, calls = getattr(module, attr), []
+
+    def spy(*a, **k):
+        calls.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(module, attr, spy)
+    settings = {"n": 200, "eps_s": 1.0, "domain": 16, **({"view_size": 2} if "calm" in name else {})}
+    row, _ = A.run_audit(name, 20, 0.001, 0, settings, raw_paths=PATHS)
+    assert len(calls) == 2 and row["n"] == 200 and row["trials"] == 20

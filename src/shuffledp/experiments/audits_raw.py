@@ -12,7 +12,8 @@ coded table covers that. These audits therefore start from the raw files:
 
    * ``adult_min``: the record with the smallest fnlwgt, its fnlwgt replaced by the file's median;
    * ``adult_max``: the record with the largest fnlwgt, its fnlwgt replaced by the file's median;
-   * ``loan_low``: the loan with the lowest int_rate, its int_rate moved above the file's maximum (+1);
+   * ``loan_low``: the loan with the lowest int_rate, its int_rate moved above the file's maximum (28.99)
+     to the top of Lending Club's documented range (31, :data:`shuffledp.datasets.coding.LOAN_CODING`);
    * ``loan_tie``: both datasets hold the lowest loan already moved above the maximum; the victim is
      the next-lowest loan, moved above the maximum too (a tie-block pair of quantile codes).
 
@@ -52,7 +53,7 @@ from shuffledp.seeding import rng as seeded_rng
 FIXTURES: dict[str, tuple[str, str, str]] = {
     "adult_min": ("adult", "fnlwgt", "smallest fnlwgt replaced by the file's median"),
     "adult_max": ("adult", "fnlwgt", "largest fnlwgt replaced by the file's median"),
-    "loan_low": ("loan", "int_rate", "lowest int_rate moved above the file's maximum"),
+    "loan_low": ("loan", "int_rate", "lowest int_rate moved above the file's maximum (to the public top, 31%)"),
     "loan_tie": ("loan", "int_rate", "with the lowest int_rate above the maximum, the next-lowest moved there too"),
 }
 
@@ -100,6 +101,10 @@ def neighbours(raw: pd.DataFrame, fixture: str, n: int, seed: int) -> tuple[pd.D
     order = np.argsort(np.where(np.isnan(x), np.inf, x), kind="stable")
     top = float(np.nanmax(x))
     med = float(np.nanquantile(x, 0.5, method="lower"))  # the median: a value of the file
+    # above the file's maximum: the top of the documented public range (a possible loan), else max + 1
+    from shuffledp.datasets.coding import LOAN_CODING
+
+    above = max(float(LOAN_CODING.get(attr, {}).get("hi", top + 1.0)), top + 1.0)
     base = raw.copy()
     base[attr] = base[attr].astype(float)
     forced = []
@@ -109,12 +114,12 @@ def neighbours(raw: pd.DataFrame, fixture: str, n: int, seed: int) -> tuple[pd.D
         victim = int(np.flatnonzero(x == top)[0])
         new = med
     elif fixture == "loan_low":
-        victim, new = int(order[0]), top + 1.0
+        victim, new = int(order[0]), above
     elif fixture == "loan_tie":
         first = int(order[0])
-        base.loc[base.index[first], attr] = top + 1.0
+        base.loc[base.index[first], attr] = above
         forced = [first]
-        victim, new = int(order[1]), top + 1.0
+        victim, new = int(order[1]), above
     else:
         raise ValueError(f"raw-record audit: unknown fixture {fixture!r} (known: {', '.join(FIXTURES)})")
     keep = [victim, *forced]
