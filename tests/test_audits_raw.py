@@ -99,3 +99,10 @@ def test_raw_audit_calls_the_data_stages_coder(name, monkeypatch):
     settings = {"n": 200, "eps_s": 1.0, "domain": 16, **({"view_size": 2} if "calm" in name else {})}
     row, _ = A.run_audit(name, 20, 0.001, 0, settings, raw_paths=PATHS)
     assert len(calls) == 2 and row["n"] == 200 and row["trials"] == 20
+
+
+def test_raw_row_reports_how_far_the_planted_coding_crosses_users():
+    row, _ = A.audit_row("raw_hdg_adult_min", 20, 0.001, 0, {"n": 300, "eps_s": 1.0, "domain": 16}, raw_paths=PATHS)
+    assert "coded rows that differ: 1;" in row["notes"]
+    moved = int(row["notes"].split("under the planted bug: ")[1].split(";")[0])
+    assert moved > 10

@@ -660,6 +660,10 @@ def audit_row(name: str, trials: int, alpha: float, seed: int, settings: Mapping
                            coding=coding)
     caught = mrow["verdict"] == "violation"
     row = dict(row, mutant_eps_lb=mrow["eps_lb"], mutant_caught=caught)
+    if name in RAW_AUDITS:  # how far the planted coding crosses users on this fixture
+        moved = json.loads(mrow["setting"]).get("moved_rows")
+        row["notes"] = "; ".join(x for x in (row["notes"], f"coded rows that differ under the planted bug: {moved}")
+                                 if x)
     if not caught:
         row["notes"] = "; ".join(x for x in (row["notes"], "this audit does not catch its planted bug at these "
                                              "trials") if x)
