@@ -26,7 +26,8 @@ def test_jobs_default_config():
     stage = discover()["audits"]
     js = stage.jobs(cfg)
     runs = [j for j in js if j.step == "run"]
-    assert [j.wildcards["audit"] for j in runs] == list(AUDIT_NAMES)
+    assert [j.wildcards["audit"] for j in runs] == list(cfg["audits"]["include"])
+    assert set(cfg["audits"]["include"]) <= set(AUDIT_NAMES)
     loop = {j.wildcards["audit"]: j.spec["trials"] for j in runs}
     assert loop["segmented_item"] == cfg["audits"]["loop_trials"]
     assert loop["krr_shuffle"] == cfg["audits"]["trials"]
@@ -96,3 +97,22 @@ def test_framework_audit_takes_a_record_table():
     assert row["verdict"] == "consistent"
     bad, _ = A.run_audit("calm_mhm", 100_000, 1e-3, 7, records=rec, mutant=True)
     assert bad["verdict"] == "violation"
+
+
+def test_raw_audit_jobs_read_the_raw_files_and_code_as_the_experiments():
+    from shuffledp.experiments import audit_names as A
+
+    cfg = load_validated(["config/config.yaml", "config/paper.yaml"])
+    runs = {j.wildcards["audit"]: j for j in discover()["audits"].jobs(cfg) if j.step == "run"}
+    assert set(A.RAW_AUDITS) <= set(runs)
+    for name in A.RAW_AUDITS:
+        j = runs[name]
+        assert j.spec["trials"] == cfg["audits"]["raw_trials"]
+        assert j.spec["settings"]["domain"] == cfg["multidim_frameworks"]["hdg"]["domain"]
+        if "_adult_" in name:  # the data stage's checksum-verified raw Adult files
+            assert [(r.step, r.output, r.stage) for r in j.inputs["raw"]] == [
+                ("download_adult", "data", "data"), ("download_adult", "test", "data")]
+            assert j.spec["coding"] == dict(cfg["datasets"]["adult"].get("coding") or {})
+        else:
+            assert j.spec["raw_dir"] == "data/raw" and "mirror" in j.spec
+    assert cfg["audits"]["raw_trials"] > load_validated(["config/config.yaml"])["audits"]["raw_trials"]
