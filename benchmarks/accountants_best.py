@@ -7,7 +7,7 @@
 1. k-RR, k in {3, 10, 100}, eps0 in {0.5, 1, 2, 4}, n in {1e4, 1e5, 1e6}, delta = 1e-6: our upper
    bound (decomposition), every other upper bound we have (variation ratio, FMT21/FMT23 clones,
    blanket Bennett/Hoeffding), the best lower bound (``best.lower_bounds``: issue 12's worst-pair
-   search, the others-at-a-third-value pair, the witness), the gap, and the seconds of each.
+   search, the others-at-a-third-value pair), the gap, and the seconds of each.
 2. Time of ``best_eps`` at n = 1e6 (median of --reps runs; its default: the bounds that do not
    need the lower bound on a second thread when there are two CPUs). The grid of 1. runs
    ``best_eps`` on one thread so that each bound's seconds is its own.

@@ -39,10 +39,18 @@ PARAMS = {"krr": {"k": 3}, "general": {}, "subset-exp": {"d": 6, "s": 2, "k": 2}
 RTOL = 1e-5
 
 
+# where an entry's premise refuses PARAMS (its pair does not exist there): an instance where it holds
+ALT_PARAMS = {"subset-exp": {"d": 6, "s": 1, "k": 1}, "mhm": {"d": 1, "g": 3}}
+
+
 def _params(acc, mech: str) -> dict:
+    from shuffledp.accountants.best import mechanism_params
+
     p = dict(PARAMS[mech])
     if mech == "krr":
         p["k"] = max(p["k"], acc.k_range[0]) if acc.k_range[1] is None else acc.k_range[1]
+    if mech in ALT_PARAMS and acc.refusal(mech, mechanism_params(mech, 1.0, **p)):
+        p = dict(ALT_PARAMS[mech])
     return p
 
 

@@ -26,7 +26,8 @@ def test_jobs_default_config():
     stage = discover()["audits"]
     js = stage.jobs(cfg)
     runs = [j for j in js if j.step == "run"]
-    assert [j.wildcards["audit"] for j in runs] == list(AUDIT_NAMES)
+    assert [j.wildcards["audit"] for j in runs] == list(cfg["audits"]["include"])
+    assert set(cfg["audits"]["include"]) <= set(AUDIT_NAMES)
     loop = {j.wildcards["audit"]: j.spec["trials"] for j in runs}
     assert loop["segmented_item"] == cfg["audits"]["loop_trials"]
     assert loop["krr_shuffle"] == cfg["audits"]["trials"]
@@ -76,7 +77,7 @@ def test_gate_marks_a_violating_protocol():
     assert out["evidence"].tolist() == [False, True, True]
     assert out["verdict"].tolist()[0].startswith("not evidence (audit violation: segmented_count")
     assert out["verdict"].tolist()[1:] == ["held", "not held"]
-    assert out["audit"].tolist()[2] == ""
+    assert out["audit"].tolist()[2] == "not audited (flame)"
     assert G.violations(audits) == {"segmented": ["segmented_count"]}
     # a row resting on several protocols: any violation among them
     out2 = G.gate(claims.assign(protocol=["mhm,segmented", "mhm", "mhm"]), audits, "protocol")
@@ -106,3 +107,25 @@ def test_schema_refuses_a_repeated_audit():
     cfg["audits"]["include"] = ["krr_shuffle", "krr_shuffle"]
     with pytest.raises(ConfigError, match="audits.include"):
         validate_config(cfg)
+
+
+def test_raw_audit_jobs_read_the_raw_files_and_code_as_the_experiments():
+    from shuffledp.experiments import audit_names as A
+
+    cfg = load_validated(["config/config.yaml", "config/paper.yaml"])
+    # every raw audit, including the CALM pairs the shipped configs leave out for their cost
+    inc = cfg["audits"]["include"]
+    cfg["audits"]["include"] = [*inc, *(a for a in A.RAW_AUDITS if a not in inc)]
+    runs = {j.wildcards["audit"]: j for j in discover()["audits"].jobs(cfg) if j.step == "run"}
+    assert set(A.RAW_AUDITS) <= set(runs)
+    for name in A.RAW_AUDITS:
+        j = runs[name]
+        assert j.spec["trials"] == cfg["audits"]["raw_trials"]
+        assert j.spec["settings"]["domain"] == cfg["multidim_frameworks"]["hdg"]["domain"]
+        if "_adult_" in name:  # the data stage's checksum-verified raw Adult files
+            assert [(r.step, r.output, r.stage) for r in j.inputs["raw"]] == [
+                ("download_adult", "data", "data"), ("download_adult", "test", "data")]
+            assert j.spec["coding"] == dict(cfg["datasets"]["adult"].get("coding") or {})
+        else:
+            assert j.spec["raw_dir"] == "data/raw" and "mirror" in j.spec
+    assert cfg["audits"]["raw_trials"] > load_validated(["config/config.yaml"])["audits"]["raw_trials"]

@@ -272,9 +272,11 @@ BAD_STEP_PERUSER = [
      {"table": "{tmp}/o.parquet"}, ["input tables", "trunc.parquet", "not a readable Parquet"]),
     ("peruser-collect", "peruser", "collect", {}, {"tables": ["{tmp}/nope.parquet"]}, {"table": "{tmp}/o.parquet"},
      ["input tables", "nope.parquet"]),
-    ("peruser-report", "peruser", "report", _REPORT_SPEC, {"runs": ["{tmp}/nope"], "users": ["{ok}"]}, _REPORT_OUT,
+    ("peruser-report", "peruser", "report", _REPORT_SPEC, {"runs": ["{tmp}/nope"], "users": ["{ok}"], "audits": []},
+     _REPORT_OUT,
      ["input runs", "nope"]),
-    ("peruser-report-text", "peruser", "report", _REPORT_SPEC, {"runs": ["{tmp}/text.parquet"], "users": ["{ok}"]},
+    ("peruser-report-text", "peruser", "report", _REPORT_SPEC,
+     {"runs": ["{tmp}/text.parquet"], "users": ["{ok}"], "audits": []},
      _REPORT_OUT, ["input runs", "text.parquet", "Parquet"]),
     ("peruser-run-spec", "peruser", "job", "nope", {"msnbc": []}, _RUN_OUT, ["--spec", "not valid JSON"]),
     ("peruser-run-reps", "peruser", "job", dict(_RUN_SPEC, reps=[-1]), {"msnbc": []}, _RUN_OUT, ["--spec", "reps"]),
@@ -466,7 +468,7 @@ def test_a_bug_is_an_internal_error_exit_1_and_traceback_on_request(tmp_path, mo
 # and the io (``{tmp}``: the test's folder, ``{ok}``: a readable Parquet file) written as JSON files
 _MD_UNIFORM = {"dataset": "br", "mechanism": "mhm", "eps": [1], "reps": [0], "records": 100, "seed": 1, "topk": 5}
 _MD_UNIFORM_IO = {"input": {"data": ["{ok}"]}, "output": {"table": "{tmp}/o.parquet", "timings": "{tmp}/t.parquet"}}
-_MD_REPORT_IO = {"uniform": ["{ok}"], "timings": [], "personal": [], "data": ["{ok}"]}
+_MD_REPORT_IO = {"uniform": ["{ok}"], "timings": [], "personal": [], "data": ["{ok}"], "audits": []}
 _MD_REPORT_OUT = {o.name: "{tmp}/o." + o.name for o in discover()["multidim"].step("report").outputs}
 BAD_STEP_MULTIDIM = [
     ("multidim-uniform-missing", "multidim", "uniform", _MD_UNIFORM,

@@ -30,7 +30,7 @@ DOCS = ["README.md", "ARTIFACT-EVALUATION.md", "ARTIFACT-APPENDIX.md", "config/R
         *sorted(str(p.relative_to(REPO)) for p in (REPO / "docs").glob("*.md"))]
 PREFIX = re.compile(r"^(shuffledp|snakemake)( |$)|^python benchmarks/")
 # shown to explain a syntax, not to be run: "..." or "<...>" stand for any command or value
-SYNTAX = {"shuffledp account ...", "shuffledp --traceback ...", "shuffledp account <name>",
+SYNTAX = {"shuffledp account ...", "shuffledp --traceback ...",
           "shuffledp step accountants_compare run|report|gain", "python benchmarks/..."}
 # what cannot run on a machine of this project, and why
 CANNOT_RUN = {"snakemake --sdm conda": "no conda channel is reachable here (README, Reproducible environment)"}

@@ -36,6 +36,14 @@ AUTO = "auto"  # the decomposition's and the pair searches' default starting poi
 
 
 # ----------------------------------------------------------------------------- shared helpers
+def filled(mechanism: str, eps0: float, params: dict) -> dict:
+    """The randomizer's parameters with their defaults filled in (checked): what every entry's
+    functions and premise receive as ``p``."""
+    from shuffledp.accountants.best import mechanism_params
+
+    return mechanism_params(mechanism, eps0, **params)
+
+
 def _vr_params(mechanism: str, eps0: float, p: dict):
     from shuffledp.accountants import variation_ratio as vr
 

@@ -7,7 +7,8 @@ is an :class:`Accountant`; its two functions, :meth:`Accountant.eps_for_delta` a
 Who reads it: ``shuffledp account best`` (:mod:`~shuffledp.accountants.best`: its upper and lower
 bounds are the entries of cost ``fixed`` and ``grows``), the cross-paper table (stage
 ``accountants_compare``: any registered name may be a column; its config check refuses a name not
-registered here, the schema lists none), the CLI's ``--bounds`` choices, and ``tests/test_accountant_contract.py``, which every entry inherits.
+registered here, the schema lists none), the CLI's ``--bounds`` choices, and
+``tests/test_accountant_contract.py``, which every entry inherits.
 
 Adding an accountant (at most three files): its module with the computation and its two
 functions (interface below; they compute that bound and nothing else), one entry here naming
@@ -59,6 +60,7 @@ GROUPED = ("subset-exp", "oue", "olh", "mhm")
 KINDS = ("upper", "lower", "reference")
 COSTS = ("fixed", "grows", "per-user", "enumeration", "aggregate")
 _IMPL = "shuffledp.accountants.interface"
+_FILL = f"{_IMPL}:filled"  # the randomizer's parameters with their defaults (best.mechanism_params)
 _THIRD = f"{_IMPL}:third_input_exists"     # premise: a third input for the other users to hold
 _TWO_SETS = f"{_IMPL}:two_disjoint_sets"  # premise: subset-exp has two disjoint sets
 _KRR = f"{_IMPL}:is_krr"  # premise: the randomizer is k-RR (subset-exp with s = 1, subset size 1)
@@ -121,7 +123,6 @@ class Accountant:
     def _call(self, impl: str, mechanism: str, eps0, n, x, params: dict, *, at_eps: bool = False, **kw) -> float:
         """Checks, the randomizer's parameters filled in, the premise, then the entry's function;
         ``at_eps``: ``x`` is an eps (an upper bound's delta is 0 from ``eps >= eps0`` on)."""
-        from shuffledp.accountants.best import mechanism_params
         from shuffledp.accountants.validation import AccountantDomainError, check_choice, check_eps0, check_n
 
         check_choice(mechanism, "mechanism", self.randomizers)
@@ -131,7 +132,7 @@ class Accountant:
             raise AccountantDomainError(unknown[0], f"not an option of {self.name}")
         if mechanism == "krr" and not self.applies(mechanism, params.get("k")):
             raise AccountantDomainError("k", f"{params.get('k')!r} outside {self.name}'s k-RR sizes {self.k_range}")
-        p = mechanism_params(mechanism, eps0, **params)
+        p = _resolve(_FILL)(mechanism, eps0, params)   # by name: the registry stays light to import
         why = self.refusal(mechanism, p)
         if why:
             raise NotEvaluated(why)

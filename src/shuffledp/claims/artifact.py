@@ -140,8 +140,15 @@ def _paper_lines(results: Path, papers, claims: dict, costs: dict, expect_scale:
 
 _HEAD = ["| claim id | statement (quoted) | section | target (test or tolerance) | measured (estimate [95% interval], "
          "position against the target) | smallest detectable effect | output file | wall time (paper's jobs) | "
-         "peak memory | verdict | explanation (not held / not testable) | data | evidence |",
+         "peak memory | verdict | explanation (not held / not testable) | data | evidence (audit) |",
          "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+
+
+def evidence_cell(r) -> str:
+    """``yes``/``no``, with the privacy audits the row rests on (column ``audit``, where the claims
+    table has one: :mod:`shuffledp.claims.audit_gate`)."""
+    audit = getattr(r, "audit", "")
+    return ("yes" if r.evidence else "no") + (f" (audit: {audit})" if isinstance(audit, str) and audit else "")
 
 
 def _rows(df: pd.DataFrame, c: dict, expect_scale: str) -> list[str]:
@@ -151,7 +158,7 @@ def _rows(df: pd.DataFrame, c: dict, expect_scale: str) -> list[str]:
         lines.append("| " + " | ".join(_cell(x) for x in (
             r.id, r.claim, getattr(r, "section", ""), r.target, getattr(r, "measured", ""),
             getattr(r, "detectable", ""), r.file, _hms(c["sum_s"]), _mb(c["peak_mb"]), f"{r.held}{scale}",
-            getattr(r, "explanation", ""), r.data, "yes" if r.evidence else "no")) + " |")
+            getattr(r, "explanation", ""), r.data, evidence_cell(r))) + " |")
     return lines
 
 

@@ -169,7 +169,7 @@ def between(x: float, lo: float, hi: float) -> bool:
 
 def counts(df: pd.DataFrame, by: str | None = PAPER) -> dict[str, int]:
     """Verdict counts of the rows made ``by`` the paper (``None``: every row); ``evidence`` counts
-    the decided verdicts that are not on stand-in data."""
+    the decided verdicts that are not on stand-in data nor gated by an audit violation."""
     if by is not None and "by" in df:
         df = df[df["by"] == by]
     out = {v: int((df["held"] == v).sum()) for v in VERDICTS}
@@ -184,11 +184,12 @@ def _cell(x) -> str:
 def _table_lines(df: pd.DataFrame) -> list[str]:
     lines = ["| id | claim | section | target | paper's numbers (quoted) "
              "| measured (estimate [95% interval], position) "
-             "| smallest detectable effect | verdict | explanation | data | evidence |",
+             "| smallest detectable effect | verdict | explanation | data | evidence (audit) |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in df.itertuples(index=False):
         verdict = {NOT_HELD: "**not held**", NOT_TESTABLE: "*not testable at this scale*"}.get(r.held, r.held)
-        ev = "yes" if r.evidence else "no"
+        audit = getattr(r, "audit", "")
+        ev = ("yes" if r.evidence else "no") + (f" (audit: {audit})" if isinstance(audit, str) and audit else "")
         lines.append("| " + " | ".join(_cell(x) for x in (r.id, r.claim, r.section, r.target, r.reference,
                                                            r.measured, getattr(r, "detectable", ""),
                                                            verdict, r.explanation, r.data, ev)) + " |")
@@ -206,7 +207,9 @@ def markdown(df: pd.DataFrame, title: str, note: str = "") -> str:
         lines += [f"*Data: {note}.*", ""]
     lines += [f"Scale `{scale}`. The paper's statements, on the paper's data and settings: {c[HELD]} held, "
               f"{c[NOT_HELD]} not held, {c[NOT_TESTABLE]} not testable at this scale; {c['evidence']} decided "
-              "verdicts on real or synthetic data count as evidence (verdicts on stand-in data do not).", "",
+              "verdicts on real or synthetic data count as evidence (verdicts on stand-in data do not, nor those "
+              "resting on an implementation a privacy audit caught spending more than its accountant: "
+              "tables/audits.md).", "",
               "One decision engine decides every row (docs/claims.md): the estimate with its 95% interval over the "
               "repetitions (width 0 for a deterministic quantity) against the region the sentence states; held "
               "when the interval lies inside, not held when it lies entirely outside, not testable otherwise. "

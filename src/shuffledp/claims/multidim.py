@@ -474,3 +474,24 @@ def claims(summary: pd.DataFrame, personal: pd.DataFrame, scale: str, timings: p
 
 def claims_markdown(df: pd.DataFrame, note: str = "", scale: str = "") -> str:
     return markdown(df, "Claims of the multidimensional seed (Wang et al., Computers & Security)", note)
+
+
+# the protocols each claim rests on (the audits gate, :mod:`shuffledp.claims.audit_gate`): those its
+# id names, else (Fig. 10) OGM and NOGM, else the three protocols of Figs 3-5
+_NAMED = ("mhm", "flame", "tcm", "ogm", "nogm")
+
+
+def protocols_of(claim_id: str) -> tuple[str, ...]:
+    """The experiments' protocol names a claim row rests on."""
+    if claim_id.startswith("fig10"):
+        return ("ogm", "nogm")
+    named = tuple(p for p in _NAMED if p in claim_id.split("_"))
+    return named or ("mhm", "flame", "tcm")
+
+
+def gate(df: pd.DataFrame, audit_paths) -> pd.DataFrame:
+    """The claims table with the audits' gate (``audit_paths``: the step's audits input, empty when
+    the audits stage is disabled)."""
+    from shuffledp.claims import audit_gate
+
+    return audit_gate.gate_paths(df, audit_paths, lambda r: protocols_of(str(r["id"])))

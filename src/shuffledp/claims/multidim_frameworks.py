@@ -437,3 +437,20 @@ def claims_markdown(df: pd.DataFrame, notes: Mapping[str, str], scale: str) -> s
     note = f"built partly from stand-in data ({'; '.join(standin)}); verdicts on it are not evidence" if standin else ""
     return C.markdown(df, "Multidimensional frameworks (CALM marginals, HDG range queries): claims of "
                           "Sec. 6.1.2-6.1.3", note)
+
+
+def protocols_of(claim_id: str) -> tuple[str, ...]:
+    """The experiments' protocol names a claim row rests on (the audits gate,
+    :mod:`shuffledp.claims.audit_gate`): CALM's two components for Figs 6-7, HDG's for Figs 8-9; the
+    views-vs-attributes gap also rests on Fig. 3's MHM and FLAME."""
+    fw = "hdg" if claim_id.startswith(("Fig8", "Fig9")) else "calm"
+    out = (f"{fw}:mhm", f"{fw}:flame")
+    return (*out, "mhm", "flame") if claim_id.startswith("Fig6_gap_views_vs_attributes") else out
+
+
+def gate(df: pd.DataFrame, audit_paths) -> pd.DataFrame:
+    """The claims table with the audits' gate (``audit_paths``: the step's audits input, empty when
+    the audits stage is disabled)."""
+    from shuffledp.claims import audit_gate
+
+    return audit_gate.gate_paths(df, audit_paths, lambda r: protocols_of(str(r["id"])))

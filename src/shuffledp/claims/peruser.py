@@ -257,3 +257,18 @@ def claims(runs: pd.DataFrame, users: pd.DataFrame, scale: str) -> pd.DataFrame:
 
 def claims_markdown(df: pd.DataFrame, note: str = "") -> str:
     return markdown(df, "Per-user histograms: claims checked", note)
+
+
+def protocols_of(claim_id: str) -> tuple[str, ...]:
+    """The experiments' protocol names a claim row rests on (the audits gate,
+    :mod:`shuffledp.claims.audit_gate`): Algorithm 1 for every row (the Theorem 3 row also its
+    ``alg1T`` variant)."""
+    return ("alg1", "alg1T") if claim_id.startswith("error_under_theorem3_bound") else ("alg1",)
+
+
+def gate(df: pd.DataFrame, audit_paths) -> pd.DataFrame:
+    """The claims table with the audits' gate (``audit_paths``: the step's audits input, empty when
+    the audits stage is disabled)."""
+    from shuffledp.claims import audit_gate
+
+    return audit_gate.gate_paths(df, audit_paths, lambda r: protocols_of(str(r["id"])))

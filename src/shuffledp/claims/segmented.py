@@ -847,3 +847,29 @@ def claims(summ: pd.DataFrame, cfg: Mapping, scale: str, m_factor: float = 2.0,
 
 def claims_markdown(df: pd.DataFrame, note: str = "") -> str:
     return markdown(df, "Segmented multi-message shuffle: claims of Section 6", note)
+
+
+# the protocols each claim rests on (the audits gate, :mod:`shuffledp.claims.audit_gate`): a row
+# comparing with baselines rests on their implementations too; the rest on our protocol alone
+_AGAINST = {
+    "error_reduction_vs_best_baseline": ex.BASELINES, "error_reduction_s1_about_70": ex.BASELINES,
+    "ours_below_each_baseline": ex.BASELINES, "outperforms_more_in_s3_synth": ex.BASELINES,
+    "over_50_vs_uniform": ex.UNIFORM_BASELINES, "gap_wider_s3_than_s2": ("wsepmm",),
+    "ours_and_wsepmm_less_error_s3": ("wsepmm",),
+}
+
+
+def protocols_of(claim_id: str) -> tuple[str, ...]:
+    """The experiments' protocol names a claim row rests on (an ``ours`` row's id extends its claim's)."""
+    base = max((k for k in CLAIMS if claim_id.startswith(k)), key=len, default=claim_id)
+    if base == "sepmm_worse_in_s3":
+        return ("sepmm",)
+    return (ex.OURS, *_AGAINST.get(base, ()))
+
+
+def gate(df: pd.DataFrame, audit_paths) -> pd.DataFrame:
+    """The claims table with the audits' gate (``audit_paths``: the step's audits input, empty when
+    the audits stage is disabled)."""
+    from shuffledp.claims import audit_gate
+
+    return audit_gate.gate_paths(df, audit_paths, lambda r: protocols_of(str(r["id"])))

@@ -96,6 +96,42 @@ def _laplace_small():
     return [(peruser, "laplace_scale", lambda eps, c: c / (2 * eps))]
 
 
+def _data_edges(kind: str):
+    """Data-dependent edges back in the public coding (:meth:`shuffledp.datasets.coding.Bins.codes`):
+    ``minmax``: equal-width bins (on the attribute's scale) between the data's own minimum and maximum,
+    as Adult's old code cut log(fnlwgt) and the capital amounts; ``quantile``: equal-frequency codes of
+    the data, as Loan's old code did. Integer attributes (one code per value) keep their codes."""
+    from shuffledp.datasets import coding
+
+    real = coding.Bins.codes
+
+    def codes(self, x):
+        x = np.asarray(x, dtype=float)
+        ok = x[~np.isnan(x)]
+        if self.scale == "int" or ok.size == 0 or ok.max() <= ok.min():
+            return real(self, x)
+        if kind == "minmax":
+            lo = max(float(ok.min()), 1e-9) if self.scale == "log" else float(ok.min())
+            return real(coding.Bins(self.scale, lo, float(ok.max()), self.bins, self.missing), x)
+        k = self.values
+        edges = np.unique(np.quantile(ok, np.arange(1, k) / k))
+        out = np.searchsorted(edges, np.where(np.isnan(x), ok.min(), x), side="right")
+        if self.missing:
+            out = np.where(np.isnan(x), 0, out + 1)
+        return out.astype(np.int16)
+
+    return [(coding.Bins, "codes", codes)]
+
+
+#: the raw-record audits (shuffledp.experiments.audits_raw): the fixture's default data-dependent coding
+RAW_MUTANT_KIND = {"adult_min": "minmax", "adult_max": "minmax", "loan_low": "minmax", "loan_tie": "quantile"}
+
+
+def _raw_mutant(name: str):
+    fixture = name.split("_", 2)[2]
+    return _data_edges(RAW_MUTANT_KIND[fixture])
+
+
 MUTANTS = {
     "krr_shuffle": _krr_binary_flip,
     "flame_local": _krr_binary_flip,
@@ -110,6 +146,8 @@ MUTANTS = {
     "mm_item": _blanket_short,
     "segmented_count": _count_leak,
     "peruser_alg1": _laplace_small,
+    **{f"raw_{fw}_{fx}": (lambda nm=f"raw_{fw}_{fx}": _raw_mutant(nm))
+       for fw in ("calm", "hdg") for fx in RAW_MUTANT_KIND},
 }
 
 

@@ -49,7 +49,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from shuffledp.experiments.audit_names import DEFAULT_SETTINGS, LOOP_AUDITS, NAMES  # noqa: F401  (re-exported)
+from shuffledp.experiments.audit_names import (  # noqa: F401  (re-exported)
+    DEFAULT_SETTINGS,
+    LOOP_AUDITS,
+    NAMES,
+    RAW_AUDITS,
+)
 from shuffledp.mechanisms.hashing import HashFamily
 from shuffledp.seeding import rng as seeded_rng
 
@@ -65,6 +70,8 @@ SITES: dict[str, tuple[str, str]] = {
     "run_segmented": ("shuffledp.protocols.segmented", "run_segmented"),  # experiments.segmented
     "run_mm": ("shuffledp.protocols.mm", "run_mm"),              # experiments.segmented (MM, SepMM)
     "algorithm1": ("shuffledp.protocols.peruser", "algorithm1"),  # experiments.peruser
+    "adult_encode": ("shuffledp.datasets.adult", "encode"),      # the data stage's Adult coder (raw audits)
+    "loan_encode": ("shuffledp.datasets.loan", "encode"),        # the data stage's Loan coder (raw audits)
 }
 
 
@@ -168,7 +175,8 @@ class Audit:
     kind: str                   # "shuffle" (the shuffled output of n users) or "local" (one report)
     statistic: str              # the distinguisher's statistic
     mutant: str                 # the planted bug of its power test (tests/test_audits.py)
-    loop: str = "vector"        # "vector": all trials in one call; "loop": one call per trial
+    loop: str = "vector"        # "vector": all trials in one call; "loop": one call per trial;
+    #                             "raw": end to end from raw records (shuffledp.experiments.audits_raw)
     run: Callable | None = None
 
 
@@ -538,6 +546,24 @@ AUDITS: dict[str, Audit] = {a.name: a for a in (
           "Laplace scale c/(2 eps) instead of 2c/eps", run=audit_alg1),
 )}
 
+DATA_EDGES_BUG = {
+    "minmax": "data-dependent edges: equal-width bins between the data's own min and max (old Adult code)",
+    "quantile": "data-dependent edges: equal-frequency quantile codes of the data (old Loan code)",
+}
+
+
+def _raw_audit(name: str) -> Audit:
+    from shuffledp.experiments.audit_mutants import RAW_MUTANT_KIND
+    from shuffledp.experiments.audits_raw import FIXTURES
+
+    _, fw, fx = name.split("_", 2)
+    return Audit(name, (f"{fw}:mhm",), f"{FIXTURES[fx][0]}_encode", "shuffle",
+                 "released unit estimates projected on a discriminant chosen on the selection half",
+                 DATA_EDGES_BUG[RAW_MUTANT_KIND[fx]], loop="raw")
+
+
+AUDITS.update({nm: _raw_audit(nm) for nm in RAW_AUDITS})
+
 #: randomizers of the shuffle literature that no experiment here runs (only their accountants are evaluated):
 #: reported as rows without an audit, never silently dropped
 NOT_RUN = {
@@ -549,15 +575,18 @@ CHUNK = 200_000  # vectorised audits draw their trials in chunks of this size (m
 
 
 def run_audit(name: str, trials: int, alpha: float, seed: int, settings: Mapping | None = None,
-              records: np.ndarray | None = None, *, mutant: bool = False) -> tuple[dict, float]:
+              records: np.ndarray | None = None, *, mutant: bool = False,
+              raw_paths: Mapping[str, str] | None = None, coding: Mapping | None = None) -> tuple[dict, float]:
     """One audit: its table row and its wall seconds (kept out of the row: not reproducible).
     ``mutant=True``: the same audit (same seed) with its planted bug in the code
-    (:func:`shuffledp.experiments.audit_mutants.planted`)."""
+    (:func:`shuffledp.experiments.audit_mutants.planted`). ``raw_paths``: the raw files of a raw-record
+    audit (:func:`shuffledp.experiments.audits_raw.read_raw`; default: the data mirror) and the public
+    coding's overrides the data stage uses (``datasets.adult.coding``, ``multidim_frameworks.loan.coding``)."""
     if mutant and name not in NOT_RUN:
         from shuffledp.experiments.audit_mutants import planted
 
         with planted(name):
-            return run_audit(name, trials, alpha, seed, settings, records)
+            return run_audit(name, trials, alpha, seed, settings, records, raw_paths=raw_paths, coding=coding)
     if name in NOT_RUN:
         return ({"audit": name, "protocols": name, "function": "", "kind": "", "statistic": "", "n": 0,
                  "trials": 0, "delta": math.nan, "alpha": float(alpha), "eps_lb": math.nan, "eps_ub": math.nan,
@@ -570,9 +599,17 @@ def run_audit(name: str, trials: int, alpha: float, seed: int, settings: Mapping
     rng = seeded_rng(seed, "audits", name)
     t0 = time.perf_counter()
     parts, res = [], None
+    raw = None
+    if a.loop == "raw":
+        from shuffledp.experiments import audits_raw as AR
+
+        fw, fx = name.split("_", 2)[1:]
+        raw = AR.read_raw(AR.FIXTURES[fx][0], raw_paths or AR.mirror_paths())
     for start in range(0, int(trials), CHUNK if a.loop == "vector" else int(trials)):
         size = min(CHUNK, int(trials) - start) if a.loop == "vector" else int(trials)
-        if records is not None and name.startswith(("calm_", "hdg_")):
+        if raw is not None:
+            r = AR.audit_raw(fw, fx, p, size, rng, raw, seed, coding)
+        elif records is not None and name.startswith(("calm_", "hdg_")):
             fw, comp = name.split("_")
             r = audit_framework(fw, comp, p, size, rng, records=records)
         else:
@@ -611,16 +648,22 @@ COLUMNS = ["audit", "protocols", "function", "kind", "statistic", "n", "trials",
 
 
 def audit_row(name: str, trials: int, alpha: float, seed: int, settings: Mapping | None = None,
-              records: np.ndarray | None = None) -> tuple[dict, float]:
+              records: np.ndarray | None = None, raw_paths: Mapping[str, str] | None = None,
+              coding: Mapping | None = None) -> tuple[dict, float]:
     """The stage's row: the audit of the code as it is, then under its planted bug (same seed):
     ``mutant_eps_lb`` and ``mutant_caught`` (the audit flagged the mutant as a violation); an audit
     that does not catch its bug says so in ``notes``. Seconds: both runs."""
-    row, sec = run_audit(name, trials, alpha, seed, settings, records)
+    row, sec = run_audit(name, trials, alpha, seed, settings, records, raw_paths=raw_paths, coding=coding)
     if name in NOT_RUN:
         return dict(row, mutant_eps_lb=math.nan, mutant_caught=False), sec
-    mrow, msec = run_audit(name, trials, alpha, seed, settings, records, mutant=True)
+    mrow, msec = run_audit(name, trials, alpha, seed, settings, records, mutant=True, raw_paths=raw_paths,
+                           coding=coding)
     caught = mrow["verdict"] == "violation"
     row = dict(row, mutant_eps_lb=mrow["eps_lb"], mutant_caught=caught)
+    if name in RAW_AUDITS:  # how far the planted coding crosses users on this fixture
+        moved = json.loads(mrow["setting"]).get("moved_rows")
+        row["notes"] = "; ".join(x for x in (row["notes"], f"coded rows that differ under the planted bug: {moved}")
+                                 if x)
     if not caught:
         row["notes"] = "; ".join(x for x in (row["notes"], "this audit does not catch its planted bug at these "
                                              "trials") if x)

@@ -225,7 +225,7 @@ def summarise(df: pd.DataFrame) -> pd.DataFrame:
     keys = ["framework", "dataset", "component", "eps"]
     cols = ["unit_mse", "unit_mse_raw", "query_mse", "attribute_mse", "eps_l_min", "eps_l_max", "eps_free_share",
             "maxent_share", "n", "units", "max_unit_cells", "g1", "g2"]
-    df = df if "flame_capped" in df else df.assign(flame_capped=False)  # runs from before issue 43
+    df = df if "flame_capped" in df else df.assign(flame_capped=False)  # runs written before the whole-record cap
     out = df.groupby(keys, as_index=False)[cols + ["flame_capped"]].agg({**{c: "mean" for c in cols},
                                                                           "flame_capped": "any"})
     out["reps"] = df.groupby(keys).size().to_numpy()
@@ -245,9 +245,11 @@ def claims_markdown(df: pd.DataFrame, notes: Mapping[str, str], scale: str) -> s
     return CF.claims_markdown(df, notes, scale)
 
 
-def report(run_files: list[str], data_files: Mapping[str, str], spec: Mapping, out: Mapping[str, str]) -> pd.DataFrame:
+def report(run_files: list[str], data_files: Mapping[str, str], spec: Mapping, out: Mapping[str, str],
+           audits: list[str] | None = None) -> pd.DataFrame:
     """Figs 6-9 (``out["fig6_pdf"]``, ``out["fig6_png"]``, ... ``fig9_png``), the summary (``out["summary"]``)
-    and the claims table (``out["claims"]``, ``out["claims_md"]``)."""
+    and the claims table (``out["claims"]``, ``out["claims_md"]``), gated by the audits table at
+    ``audits`` (:mod:`shuffledp.claims.audit_gate`; empty or None: the audits did not run)."""
     from shuffledp.claims.multidim_frameworks import DATASET_LABELS
     from shuffledp.datasets.provenance import read_provenance, standin_note
     from shuffledp.plotting.multidim_frameworks import figure
@@ -273,9 +275,10 @@ def report(run_files: list[str], data_files: Mapping[str, str], spec: Mapping, o
                "below 0 drawn at mean/1000)",
                {d: notes.get(d, "") for d in datasets}, out[f"fig{fig_no}_pdf"], out[f"fig{fig_no}_png"],
                runs=df[df.framework == fw] if "framework" in df.columns else df)
+    from shuffledp.claims import multidim_frameworks as CF
     from shuffledp.io import write_text
 
-    cl = claims(summ, notes, spec["scale"], subsets=subset, runs=df)
+    cl = CF.gate(claims(summ, notes, spec["scale"], subsets=subset, runs=df), audits or [])
     write_table(cl, out["claims"])
     write_text(out["claims_md"], claims_markdown(cl, notes, spec["scale"]))
     return cl

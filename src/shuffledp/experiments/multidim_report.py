@@ -176,10 +176,11 @@ def _personal(personal_files, note: str, out: Mapping[str, str], provs) -> pd.Da
 
 
 def report(uniform_files, timing_files, personal_files, data_files: dict, *, scale: str, out: Mapping[str, str],
-           topk: int = 50) -> None:
+           topk: int = 50, audits: list[str] | None = None) -> None:
     """Every output of the stage's report step, by name (``out``: ``fig3``/``fig3_png`` ... ``fig10_png``,
     ``fig3_table``, ``table3``/``table3_md``, ``claims``/``claims_md``, ``claims_timings``/
-    ``claims_timings_md``, ``uniform``, ``personal``, ``timings``)."""
+    ``claims_timings_md``, ``uniform``, ``personal``, ``timings``). ``audits``: the audits table's paths
+    (the claims' gate, :mod:`shuffledp.claims.audit_gate`; empty or None: the audits did not run)."""
     provs = {k: read_provenance(v) for k, v in data_files.items()}
     note = _note(provs)
     uni = _concat(uniform_files)
@@ -199,7 +200,9 @@ def report(uniform_files, timing_files, personal_files, data_files: dict, *, sca
     write_text(out["table3_md"], table3_md(t3, note, scale))
     pers = _personal(personal_files, note, out, provs)
     c = claims(summ, pers, scale, tim, [k for k, p in provs.items() if p.get("standin")] if provs else None)
-    _write_claims(c, note, scale, out)
+    from shuffledp.claims import multidim as C
+
+    _write_claims(C.gate(c, audits or []), note, scale, out)
 
 
 def _write_claims(c: pd.DataFrame, note: str, scale: str, out: Mapping[str, str]) -> None:

@@ -314,16 +314,20 @@ def collect_frames(frames: list[pd.DataFrame]) -> pd.DataFrame:
     return df.sort_values(keys, kind="stable").reset_index(drop=True)
 
 
-def report(spec: Mapping, runs_path: str, users_path: str, out: Mapping[str, str]) -> pd.DataFrame:
+def report(spec: Mapping, runs_path: str, users_path: str, out: Mapping[str, str],
+           audits: list[str] | None = None) -> pd.DataFrame:
     """The ``report`` step: figures 1-4 (``out["fig<k>_pdf"]``, ``out["fig<k>_png"]``) and the claims
-    table (``out["claims"]`` Parquet, ``out["claims_md"]`` Markdown, with the datasets' notes)."""
+    table (``out["claims"]`` Parquet, ``out["claims_md"]`` Markdown, with the datasets' notes), gated
+    by the audits table at ``audits`` (:mod:`shuffledp.claims.audit_gate`; empty or None: not run)."""
     from shuffledp.io import write_table, write_text
     from shuffledp.plotting import peruser as F
 
     runs = pd.read_parquet(runs_path)
     users = pd.read_parquet(users_path)
     F.all_figures(runs, users, spec, out)
-    cl = claims(runs, users, spec["scale"])
+    from shuffledp.claims import peruser as CP
+
+    cl = CP.gate(claims(runs, users, spec["scale"]), audits or [])
     notes = sorted({n for n in runs.get("note", pd.Series(dtype=str)).dropna() if n})
     write_table(cl, out["claims"])
     write_text(out["claims_md"], claims_markdown(cl, "; ".join(notes)))

@@ -1,5 +1,6 @@
 """The audits figure: per audit, the empirical lower bound, the accountant's upper bound and the
-exact epsilon of the audited pair where known."""
+exact epsilon of the audited pair where known; the planted bug's lower bound (open triangle). The
+raw_* rows audit CALM and HDG end to end from raw Adult and Loan records."""
 
 from __future__ import annotations
 
@@ -23,6 +24,10 @@ def figure(df, pdf_path: str, png_path: str) -> None:
     if bad.any():
         ax.scatter(d.loc[bad, "eps_lb"], y[bad.to_numpy()], color="#c0392b", zorder=3,
                    label="empirical lower bound (violation)")
+    if "mutant_eps_lb" in d:
+        mu = d["mutant_eps_lb"].notna()
+        ax.scatter(d.loc[mu, "mutant_eps_lb"], y[mu.to_numpy()], marker="^", facecolors="none",
+                   edgecolors="#7f7f7f", zorder=2, label="lower bound with the planted bug")
     ex = d["eps_exact"].notna()
     if ex.any():
         ax.scatter(d.loc[ex, "eps_exact"], y[ex.to_numpy()], marker="x", color="black", zorder=4,

@@ -17,7 +17,7 @@ without a factor ``k`` in the denominator (which is what Balle et al.'s theorem 
 second condition (``(N_p - 1) eps_ck / 27``), and ``eps_l >= eps_s`` (pure LDP). The theorem assumes
 ``eps_ck <= 1``, which fails for most of the paper's settings (``d >= 10``); ``valid_range`` reports it.
 
-Whole-record guarantee (issue 43): the formula protects a change of ONE attribute (amplification by
+Whole-record guarantee: the formula protects a change of ONE attribute (amplification by
 sampling the attribute), while the multidimensional paper's neighbours differ in a whole record. Every
 ``eps_l`` used is therefore checked with the project's general bound (:func:`whole_record_delta`; FLAME's
 randomizer is ``max_j eps_l,j``-LDP over whole records) and, where that bound exceeds ``delta_s``, capped

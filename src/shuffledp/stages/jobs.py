@@ -104,3 +104,10 @@ def check_spellings(values, key: str) -> None:
             raise ConfigError(f"config key {key}: {seen[text]!r} and {v!r} are both written {text!r} in file names "
                               "and tables (6 significant digits); give values that differ there")
         seen[text] = v
+
+
+def audits_input(config: Mapping) -> list[Ref]:
+    """The audits table (stage ``audits``, step ``report``) as the ``audits`` input of a claims step:
+    the claims of a protocol an audit caught are no evidence (:mod:`shuffledp.claims.audit_gate`).
+    Empty when the config disables the audits stage (no ``audits`` section): the rows say ``not run``."""
+    return [Ref("report", "table", stage="audits")] if config.get("audits") else []

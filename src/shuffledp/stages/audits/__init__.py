@@ -11,9 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from shuffledp.errors import ConfigError
-from shuffledp.experiments.audit_names import DEFAULT_SETTINGS, LOOP_AUDITS, NAMES
+from shuffledp.experiments.audit_names import DEFAULT_SETTINGS, LOOP_AUDITS, NAMES, RAW_AUDITS
 from shuffledp.stages import Output, Report, Stage, Step
-from shuffledp.stages.jobs import Job, JobTable
+from shuffledp.stages.jobs import Job, JobTable, Ref
+
+RAW = "data/raw"  # where the Loan subset is fetched (checksum-verified), as the multidim_frameworks stage does
 
 TITLE = "Privacy audits of the implementations (ours; no paper)"
 AUDIT_NAMES = NAMES
@@ -46,9 +48,22 @@ def jobs(config: Mapping) -> list[Job]:
         loop = name in LOOP_AUDITS
         # the whole setting in the spec: a changed default or override reruns exactly that audit
         setting = {**DEFAULT_SETTINGS.get(name, {}), **c["settings"].get(name, {})}
-        spec = {"audit": name, "trials": int(c["loop_trials"] if loop else c["trials"]),
+        trials = c["raw_trials"] if name in RAW_AUDITS else c["loop_trials"] if loop else c["trials"]
+        spec = {"audit": name, "trials": int(trials),
                 "alpha": float(c["alpha"]), "seed": int(config["seed"]), "settings": setting}
-        out.append(Job("run", {"audit": name}, spec))
+        inputs = {}
+        if name in RAW_AUDITS:  # code as the experiments do: their domain and public coding
+            mf = config.get("multidim_frameworks") or {}
+            if "domain" not in c["settings"].get(name, {}) and (mf.get("hdg") or {}).get("domain"):
+                setting["domain"] = int(mf["hdg"]["domain"])
+            coding = (config["datasets"]["adult"].get("coding") if "_adult_" in name
+                      else (mf.get("loan") or {}).get("coding"))
+            spec["coding"] = dict(coding or {})
+        if name.startswith("raw_") and "_adult_" in name:  # the data stage's verified raw Adult files
+            inputs = {"raw": [Ref("download_adult", "data", stage="data"), Ref("download_adult", "test", stage="data")]}
+        elif name.startswith("raw_"):  # the Loan subset, fetched and verified by its SHA-256 in the job
+            spec.update(mirror=config["data_mirror"] or "", raw_dir=RAW)
+        out.append(Job("run", {"audit": name}, spec, inputs=inputs))
     table = JobTable(out)
     out.append(Job("report", {}, {"scale": config["name"], "alpha": float(c["alpha"])},
                    inputs={"rows": table.refs("run", "row"), "timings": table.refs("run", "timing")}))
@@ -61,8 +76,20 @@ def _run(spec, inputs, outputs) -> None:
     from shuffledp.experiments import audits as A
     from shuffledp.io import write_table
 
+    raw_paths = None
+    if spec["audit"] in RAW_AUDITS:
+        if "_adult_" in spec["audit"]:
+            raw_paths = {"data": inputs["raw"][0], "test": inputs["raw"][1]}
+        else:
+            from pathlib import Path
+
+            from shuffledp.datasets import loan
+            from shuffledp.datasets.download import mirror_location
+
+            loan.fetch_subset(spec["raw_dir"], mirror_location(spec["mirror"]))
+            raw_paths = {"loan": str(Path(spec["raw_dir"]) / loan.FILENAME)}
     row, seconds = A.audit_row(spec["audit"], int(spec["trials"]), float(spec["alpha"]), int(spec["seed"]),
-                               spec["settings"])
+                               spec["settings"], raw_paths=raw_paths, coding=spec.get("coding"))
     write_table(pd.DataFrame([row]), outputs["row"])
     write_table(pd.DataFrame([{"audit": spec["audit"], "trials": row["trials"], "seconds": seconds}]),
                 outputs["timing"])
@@ -84,6 +111,7 @@ STAGE = Stage(
     jobs=jobs,
     steps=(
         Step("run", _run, spec="Run",
+             inputs=("raw",),
              outputs=(Output("row", "audits/{audit}.parquet"),
                       Output("timing", "audits/{audit}_timing.parquet")),
              wildcards={"audit": "[a-z0-9_]+"},

@@ -23,7 +23,7 @@ from shuffledp.experiments.multidim_names import (  # noqa: F401  (the stage's n
     ratio_tag,
 )
 from shuffledp.stages import Output, Report, Stage, Step
-from shuffledp.stages.jobs import Job, JobTable, Ref, batch_ranges
+from shuffledp.stages.jobs import Job, JobTable, Ref, audits_input, batch_ranges
 
 TITLE = "Multidimensional categorical data (Wang et al., Computers & Security 2025)"
 
@@ -118,7 +118,7 @@ def jobs(config: Mapping) -> list[Job]:
                                   "scale": config["name"]},
                    inputs={"uniform": table.refs("uniform", "table"), "timings": table.refs("uniform", "timings"),
                            "personal": table.refs("personal", "table"),
-                           "data": [_table(ds) for ds in sec["datasets"]]}))
+                           "data": [_table(ds) for ds in sec["datasets"]], "audits": audits_input(config)}))
     return out
 
 
@@ -186,7 +186,7 @@ def _report(spec, inputs, outputs) -> None:
         raise UsageError(f"--io: {len(inputs['data'])} data tables for {len(spec['datasets'])} datasets")
     data = dict(zip(spec["datasets"], inputs["data"], strict=True))
     report(inputs["uniform"], inputs["timings"], inputs["personal"], data, scale=spec["scale"], out=outputs,
-           topk=spec["topk"])
+           topk=spec["topk"], audits=inputs["audits"])
 
 
 def _figure(k: int, sub: str) -> tuple[Output, Output]:
@@ -223,7 +223,7 @@ STAGE = Stage(
              wildcards={"dataset": "[a-z]+", "method": "ogm|nogm", "batch": _BATCH},
              mem_mb=1000, runtime=10),
         Step("report", _report, spec="Report",
-             inputs=("uniform", "timings", "personal", "data"),
+             inputs=("uniform", "timings", "personal", "data", "audits"),
              outputs=(*_figure(3, "Fig. 3"),
                       Output("fig3_table", "tables/multidim_fig3.parquet", final=True),
                       *_figure(4, "Fig. 4"), *_figure(5, "Fig. 5"), *_figure(10, "Fig. 10"),

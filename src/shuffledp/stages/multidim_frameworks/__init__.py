@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from shuffledp.errors import ConfigError, UsageError
 from shuffledp.stages import Output, Report, Stage, Step
 from shuffledp.stages.data import marker as data_marker
-from shuffledp.stages.jobs import Job, JobTable, Ref
+from shuffledp.stages.jobs import Job, JobTable, Ref, audits_input
 
 TITLE = "Multidimensional frameworks: CALM and HDG (Wang et al., Computers & Security 2025)"
 FRAMEWORKS = ("calm", "hdg")
@@ -154,7 +154,8 @@ def jobs(config: Mapping) -> list[Job]:
                                       **{k: hdg[k] if hdg else None for k in ("queries", "query_dim")},
                                       "hdg_datasets": hdg_datasets, "datasets": datasets},
                        inputs={"runs": JobTable(runs).refs("run", "table"),
-                               "data": [data_table(config, ds) for ds in datasets]}))
+                               "data": [data_table(config, ds) for ds in datasets],
+                               "audits": audits_input(config)}))
     return out
 
 
@@ -201,7 +202,7 @@ def _report(spec, inputs, outputs) -> None:
     if len(inputs["data"]) != len(spec["datasets"]):
         raise UsageError(f"--io: {len(inputs['data'])} data tables for {len(spec['datasets'])} datasets")
     data = dict(zip(spec["datasets"], inputs["data"], strict=True))
-    print(ex.report(inputs["runs"], data, spec, outputs).to_string(index=False))
+    print(ex.report(inputs["runs"], data, spec, outputs, audits=inputs["audits"]).to_string(index=False))
 
 
 def _figures() -> tuple[Output, ...]:
@@ -236,7 +237,7 @@ STAGE = Stage(
              wildcards={"framework": "calm|hdg", "dataset": "[A-Za-z0-9]+", "component": "mhm|flame"},
              mem_mb=1500, runtime=60),
         Step("report", _report, spec="Report",
-             inputs=("runs", "data"),
+             inputs=("runs", "data", "audits"),
              outputs=(*_figures(),
                       Output("claims", "tables/multidim_frameworks_claims.parquet", final=True),
                       Output("claims_md", "tables/multidim_frameworks_claims.md", final=True,

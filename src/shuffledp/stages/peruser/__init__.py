@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from shuffledp.errors import ConfigError, UsageError
 from shuffledp.experiments.peruser_names import CLUSTERED, METHODS
 from shuffledp.stages import Output, Report, Stage, Step
-from shuffledp.stages.jobs import Job, JobTable, Ref, batch_ranges, check_spellings, num
+from shuffledp.stages.jobs import Job, JobTable, Ref, audits_input, batch_ranges, check_spellings, num
 
 # the method names of shuffledp.experiments.peruser (not imported here: it loads numpy)
 TITLE = "Per-user histograms (our experiments; the paper has none)"
@@ -116,7 +116,8 @@ def jobs(config: Mapping) -> list[Job]:
                                   "eps1_fractions": list(sec["eps1_fractions"]),
                                   "scale": config["name"]},
                    inputs={"runs": [Ref("collect", "table", {"kind": "runs"})],
-                           "users": [Ref("collect", "table", {"kind": "users"})]}))
+                           "users": [Ref("collect", "table", {"kind": "users"})],
+                           "audits": audits_input(config)}))
     return out
 
 
@@ -142,7 +143,7 @@ def _collect(spec, inputs, outputs) -> None:
 def _report(spec, inputs, outputs) -> None:
     from shuffledp.experiments import peruser as E
 
-    print(E.report(spec, inputs["runs"][0], inputs["users"][0], outputs).to_string())
+    print(E.report(spec, inputs["runs"][0], inputs["users"][0], outputs, audits=inputs["audits"]).to_string())
 
 
 def _figures() -> tuple[Output, ...]:
@@ -179,7 +180,7 @@ STAGE = Stage(
              wildcards={"kind": "runs|users"},
              mem_mb=1000, runtime=5),
         Step("report", _report, spec="Report",
-             inputs=("runs", "users"),
+             inputs=("runs", "users", "audits"),
              outputs=(*_figures(),
                       Output("claims_md", "tables/peruser_claims.md", final=True,
                              report=Report("captions/claims.rst", "claims")),

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 
 from shuffledp.errors import ConfigError, UsageError
 from shuffledp.stages import Output, Report, Stage, Step
-from shuffledp.stages.jobs import Job, JobTable, Ref, batch_ranges
+from shuffledp.stages.jobs import Job, JobTable, Ref, audits_input, batch_ranges
 
 TITLE = "Segmented multi-message shuffle (Wang et al.)"
 # the protocol names of shuffledp.experiments.segmented (not imported here: it is heavy)
@@ -327,7 +327,8 @@ def _report_jobs(config: Mapping, cfg: Mapping, table: JobTable, grid: list, pan
     out.append(Job("claims", {}, {"n": ns, "m_grid": grid, "figures": cfg["figures"],
                                   "m_factor": float(cfg["m_factor"]),
                                   "scale": config["name"]},
-                   inputs={"summary": summary, "data": table.refs("prepare", "data")}))
+                   inputs={"summary": summary, "data": table.refs("prepare", "data"),
+                           "audits": audits_input(config)}))
     return out
 
 
@@ -484,7 +485,7 @@ def _claims(spec, inputs, outputs) -> None:
 
     summ = pd.read_parquet(inputs["summary"][0])
     standin = sorted({ex.read_meta(p)["dataset"] for p in inputs["data"] if ex.read_meta(p).get("standin")})
-    df = C.claims(summ, spec, spec["scale"], float(spec["m_factor"]), standin)
+    df = C.gate(C.claims(summ, spec, spec["scale"], float(spec["m_factor"]), standin), inputs["audits"])
     write_table(df, outputs["parquet"])
     write_text(outputs["md"], C.claims_markdown(df, "; ".join(_notes(inputs["data"]))))
     print(df[["id", "held"]].to_string(index=False))
@@ -541,7 +542,7 @@ STAGE = Stage(
              ),
              runtime=5),
         Step("claims", _claims, spec="Claims",
-             inputs=("summary", "data"),
+             inputs=("summary", "data", "audits"),
              outputs=(
                  Output("md", "tables/segmented_claims.md", final=True,
                         report=Report("captions/claims.rst", "claims")),
