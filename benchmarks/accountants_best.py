@@ -97,7 +97,7 @@ def time_1e6(reps: int) -> None:
     """Wall and CPU (process) time at n = 1e6: CPU time is less sensitive to the other users of
     the shared machine."""
     from shuffledp.accountants import best
-    from shuffledp.accountants import decomposition as dec
+    from shuffledp.accountants.upper import decomposition as dec
 
     for k in (3, 10, 100):
         tb, td, cb, cd = [], [], [], []
@@ -172,7 +172,7 @@ def time_cli(reps: int, trees: dict[str, str], bytecode: bool = True) -> None:
 
 
 def anchor(points: list[tuple[int, int, float]], folder: str, limit: float) -> None:
-    from shuffledp.accountants import decomposition as dec
+    from shuffledp.accountants.upper import decomposition as dec
 
     for k, n, eps0 in points:
         t0 = time.perf_counter()

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from shuffledp.accountants import decomposition as D
+from shuffledp.accountants.upper import decomposition as D
 
 
 # ----------------------------------------------------------------------------- enumerators

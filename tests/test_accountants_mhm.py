@@ -1,4 +1,4 @@
-"""MHM's hash randomizer in the decomposition accountant (shuffledp.accountants.mhm_randomizer).
+"""MHM's hash randomizer in the decomposition accountant (shuffledp.accountants.randomizers.mhm).
 
 The closed-form groups are checked against the tiny explicit matrix reduced mechanically, the
 matrix against the protocol's own selection rule, the upper bound against exact enumeration (the
@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from shuffledp.accountants import best
-from shuffledp.accountants import decomposition as dec
-from shuffledp.accountants import mhm_randomizer as M
-from shuffledp.accountants.blanket import mhm_domain
+from shuffledp.accountants.randomizers import mhm as M
+from shuffledp.accountants.upper import decomposition as dec
+from shuffledp.accountants.upper.blanket import mhm_domain
 from shuffledp.accountants.validation import AccountantDomainError
 
 TINY = [(2, 2, 3, 1.0), (2, 3, 3, 0.7), (3, 2, 4, 1.5), (2, 2, 5, 2.0)]  # (d, k, g, eps0)
@@ -134,7 +134,7 @@ def test_lower_configs_are_below_the_exact_real_pair():
     ins = _inputs(d, k)
     x0, x1, x2 = ins.index((0, 0)), ins.index((1, 1)), ins.index((2, 2))
     vic_p, vic_q, configs = M.mhm_real_pair_configs(d, g, eps0)
-    from shuffledp.accountants.randomizers import coarse_three
+    from shuffledp.accountants.randomizers.standard import coarse_three
 
     small = O.merge_columns(mat)
     for name, other in (("others_at_third", x2), ("others_at_x", x0)):
@@ -304,7 +304,7 @@ def test_flag_route_refines_its_counts_at_tiny_delta(monkeypatch):
     """Where the flags answer (no lattice: eps0 = 8) and every m < d pair is covered, MHM's pair is
     refined like a flag pair at deep windows: d = 5, n = 1000, delta = 1e-250 within 0.5% of the
     m = d flag spread alone (refined), where its own blocks had been 3.9% above it."""
-    from shuffledp.accountants import flags
+    from shuffledp.accountants.upper import flags
 
     d, eps0, n, delta = 5, 8.0, 1000, 1e-250
     g = mhm_domain(eps0, d)

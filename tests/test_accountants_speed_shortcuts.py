@@ -22,9 +22,10 @@ import math
 import numpy as np
 import pytest
 
-from shuffledp.accountants import best, compose
-from shuffledp.accountants import decomposition as dec
-from shuffledp.accountants import walk_blocks as wb
+from shuffledp.accountants import best
+from shuffledp.accountants.composition import profile as compose
+from shuffledp.accountants.numerics import walk_blocks as wb
+from shuffledp.accountants.upper import decomposition as dec
 
 # slow queries of the random-domain benchmark (seed 7) and a moderate one
 SEARCH_POINTS = [

@@ -22,8 +22,8 @@ import numpy as np
 from scipy import stats
 
 from shuffledp import seeding
-from shuffledp.accountants import decomposition as D
-from shuffledp.accountants.hockey_stick import bisect_eps
+from shuffledp.accountants.numerics.hockey_stick import bisect_eps
+from shuffledp.accountants.upper import decomposition as D
 
 K, EPS0, N, DELTA = 3, 1.5, 20, 1e-2
 DRAWS = 1_000_000

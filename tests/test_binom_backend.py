@@ -83,8 +83,8 @@ def _same(a, b) -> bool:
 
 @pytest.mark.parametrize("N,p", [(1, 0.5), (7, 0.3), (100, 1e-12), (10_000, 0.5), (999_999, 0.9), (10**7, 1e-3)])
 def test_wrapped_binomials_are_scipys(N, p):
-    from shuffledp.accountants import poisson
-    from shuffledp.accountants import variation_ratio as vr
+    from shuffledp.accountants.special import poisson
+    from shuffledp.accountants.upper import variation_ratio as vr
 
     k = np.unique(np.clip(np.round(N * p + np.sqrt(N * p * (1 - p)) * np.linspace(-12, 12, 41)), 0, N))
     assert _same(vr._pmf_fast(k, np.full(k.size, N), p), stats.binom.pmf(k, N, p))

@@ -1,4 +1,4 @@
-"""Subset-exp's lower bound from real pairs seen through report cells (accountants/cell_pairs.py):
+"""Subset-exp's lower bound from real pairs seen through report cells (accountants/lower/cell_pairs.py):
 the cells against the enumerated matrix, the pairs against exact enumeration of the shuffled
 histogram, against the exact group-count divergence, and against every fixed-cost upper bound
 up to n = 1e15."""
@@ -12,9 +12,9 @@ import _oracle_decomposition as O
 import pytest
 
 from shuffledp.accountants import best, registry
-from shuffledp.accountants import cell_pairs as cp
-from shuffledp.accountants import decomposition as dec
-from shuffledp.accountants import randomizers as rz
+from shuffledp.accountants.lower import cell_pairs as cp
+from shuffledp.accountants.randomizers import standard as rz
+from shuffledp.accountants.upper import decomposition as dec
 
 # d = 6 items plus s = 2 padding: inputs x, x', x'' (disjoint) and one overlapping x and x''
 D, S, K = 6, 2, 2

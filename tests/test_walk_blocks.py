@@ -1,4 +1,4 @@
-"""The blocked three-group walk (shuffledp.accountants.walk_blocks): its conditional function is
+"""The blocked three-group walk (shuffledp.accountants.numerics.walk_blocks): its conditional function is
 convex, its upper bound is never below the exact decomposed divergence (multinomial enumeration,
 the per-t sums) and within its refinement target above it, and at blanket-draw counts up to 1e15
 it is finite, fast and non-increasing in the count."""
@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from shuffledp.accountants import best, dependent_flags
-from shuffledp.accountants import decomposition as dec
-from shuffledp.accountants import walk_blocks as wb
+from shuffledp.accountants import best
+from shuffledp.accountants.numerics import walk_blocks as wb
+from shuffledp.accountants.upper import decomposition as dec
+from shuffledp.accountants.upper import dependent_flags
 
 RNG_SEED = 20261126
 

@@ -9,7 +9,7 @@ invariant (checked; a violation raises, it would mean a bug in one of them).
 Mechanisms:
 
 * ``krr`` (k-ary randomized response, ``k >= 2``) -- upper: the blanket decomposition
-  (:mod:`~shuffledp.accountants.decomposition`), the variation-ratio reduction with its sound
+  (:mod:`~shuffledp.accountants.upper.decomposition`), the variation-ratio reduction with its sound
   parameters, the clones bounds (FMT21 numerical and closed form, FMT23; valid for every
   eps0-LDP randomizer), the blanket lemma (Hoeffding, Bennett; exact k-RR moments). Lower: exact
   divergences of real neighbouring pairs -- the worst-pair search over the others' splits
@@ -40,7 +40,7 @@ bounds), subset-exp with s = 1 and subset size 1 is (d + 1)-RR (k-RR's pair boun
 
 * ``mhm`` (the multiple hash mechanism: ``d`` attributes hashed into ``g`` values, collisions
   included; ``g`` from Eq. (3) of the multidimensional paper by default) -- upper: the
-  decomposition of :mod:`~shuffledp.accountants.mhm_randomizer` (its victim pairs dominated by
+  decomposition of :mod:`~shuffledp.accountants.randomizers.mhm` (its victim pairs dominated by
   an independent-flag pair, checked per eps), the eps0-LDP bounds and the blanket bounds with MHM's
   exact moments; lower: the same group counts of the real pair whose attributes all differ.
 
@@ -57,9 +57,9 @@ import threading
 import time
 from collections.abc import Callable
 
-from shuffledp.accountants import decomposition as dec
-from shuffledp.accountants import lower_bounds as lbm
+from shuffledp.accountants.lower import lower_bounds as lbm
 from shuffledp.accountants.registry import GROUPED, RANDOMIZERS
+from shuffledp.accountants.upper import decomposition as dec
 from shuffledp.accountants.validation import (
     K_MAX,
     AccountantDomainError,
@@ -120,7 +120,7 @@ def mechanism_params(mechanism: str, eps0: float, *, k=None, d=None, s=None, g=N
     """The randomizer's parameters with defaults filled in (``subset-exp``: PrivSet's best subset
     size; ``olh``: ``round(e^eps0 + 1)``); a flag given to a mechanism that does not use it, or
     missing where required, raises :class:`AccountantDomainError`."""
-    from shuffledp.accountants import randomizers as rz
+    from shuffledp.accountants.randomizers import standard as rz
 
     used = {"krr": {"k"}, "general": set(), "subset-exp": {"d", "s", "k"}, "oue": {"d"}, "olh": {"g"},
             "mhm": {"d", "g"}}
@@ -156,8 +156,8 @@ def mechanism_params(mechanism: str, eps0: float, *, k=None, d=None, s=None, g=N
 def _mhm_params(eps0: float, d, g) -> dict:
     """MHM: ``d`` attributes (required, at most ``MHM_D_MAX``), ``g`` the hash range (default: the
     rounded Eq. (3) of the multidimensional seed, :func:`blanket.mhm_domain`; at least ``d + 1``)."""
-    from shuffledp.accountants.blanket import mhm_domain
-    from shuffledp.accountants.mhm_randomizer import MHM_D_MAX
+    from shuffledp.accountants.randomizers.mhm import MHM_D_MAX
+    from shuffledp.accountants.upper.blanket import mhm_domain
 
     if d is None:
         raise AccountantDomainError("d", "required for mhm")
@@ -171,7 +171,7 @@ def _mhm_params(eps0: float, d, g) -> dict:
 
 def grouped_pairs_for(mechanism: str, eps0: float, params: dict):
     """The decomposition's grouped victim pairs of a finite-output randomizer."""
-    from shuffledp.accountants import randomizers as rz
+    from shuffledp.accountants.randomizers import standard as rz
 
     if mechanism == "krr":
         return dec.krr_pairs(params["k"], eps0)
@@ -182,7 +182,7 @@ def grouped_pairs_for(mechanism: str, eps0: float, params: dict):
     if mechanism == "olh":
         return rz.olh_pairs(params["g"], eps0)
     if mechanism == "mhm":
-        from shuffledp.accountants.mhm_randomizer import mhm_pairs
+        from shuffledp.accountants.randomizers.mhm import mhm_pairs
 
         if params["d"] == 1:   # one attribute: MHM is OLH with the same g (same rows, same blanket)
             return rz.olh_pairs(params["g"], eps0)
@@ -193,7 +193,7 @@ def grouped_pairs_for(mechanism: str, eps0: float, params: dict):
 def delta_upper(mechanism: str, eps0: float, n: int, eps: float, **params) -> float:
     """Smallest sound upper bound we have on the shuffled delta at ``eps`` (decomposition and
     variation ratio with the general parameters); used to certify a local eps for a target."""
-    from shuffledp.accountants import variation_ratio as vr
+    from shuffledp.accountants.upper import variation_ratio as vr
 
     p = mechanism_params(mechanism, eps0, **params)
     vals = [vr.vr_delta(vr.vr_params("general", eps0), n, eps)]
@@ -303,7 +303,7 @@ def group_count_lower_eps(vic_p, vic_q, configs: dict, n: int, delta: float, eps
     ``Bin(n - 1, b) + Bern(a)``, whose exact divergence (:func:`lower_bounds.count_pair_delta`, a
     closed form in binomial tails minus a rounding allowance) is at most the mechanism's. The
     largest eps found (rounded down) over the configurations."""
-    from shuffledp.accountants.hockey_stick import bisect_eps
+    from shuffledp.accountants.numerics.hockey_stick import bisect_eps
 
     a1, a0 = float(vic_p[0]), float(vic_q[0])
     c1, c0 = float(sum(vic_p[1:])), float(sum(vic_q[1:]))
@@ -650,7 +650,7 @@ def round_delta(mechanism: str, eps0: float, n: int, tail: float, *, k=None, d=N
     ``tail`` charged. One evaluation each, no eps search: what the profile and the inverse
     queries' searches need. A bound whose numerics fail at the edge of their range
     (:data:`_DEGENERATE`) is left out; if none answers, the trivial 1."""
-    from shuffledp.accountants import variation_ratio as vr
+    from shuffledp.accountants.upper import variation_ratio as vr
 
     params = mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g)
     heavy = n <= HEAVY_N_MAX[mechanism] and params.get("s", 0) <= SUBSET_PAIRS_MAX

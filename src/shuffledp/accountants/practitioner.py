@@ -71,7 +71,7 @@ def rounds_eps(mechanism: str, eps0: float, n: int, delta: float, rounds: int, *
     ``"candidates"`` (each evaluated candidate's eps), ...``}``. Never above the advanced or basic
     composition of the one-round eps at ``delta / (2 rounds)``. See
     :func:`composition.composed_eps`."""
-    from shuffledp.accountants import composition
+    from shuffledp.accountants.composition import rounds as composition
 
     return composition.composed_eps(mechanism, eps0, n, delta, rounds, k=k, d=d, s=s, g=g)
 
@@ -82,7 +82,7 @@ def rounds_pld(mechanism: str, eps0: float, n: int, rounds: int, *, delta: float
     (pessimistic: an upper bound on every delta it reports; sized for deltas down to ``delta``).
     Its ``get_epsilon_for_delta`` is the ``pld`` candidate of :func:`rounds_eps`; compose it with
     other PLDs of the same discretization (``pld.compose(other)``)."""
-    from shuffledp.accountants import composition
+    from shuffledp.accountants.composition import rounds as composition
 
     return composition.composed_pld(mechanism, eps0, n, rounds, delta=delta, k=k, d=d, s=s, g=g)[0]
 
@@ -92,7 +92,7 @@ def round_pld(mechanism: str, eps0: float, n: int, *, value_discretization_inter
     """dp_accounting's ``PrivacyLossDistribution`` of one shuffle round on dp_accounting's grid
     (default ``1e-4``, as its own ``from_*`` constructors): compose it with PLDs of other mechanisms
     built on the same grid."""
-    from shuffledp.accountants import composition
+    from shuffledp.accountants.composition import rounds as composition
 
     return composition.round_pld(mechanism, eps0, n, interval=value_discretization_interval, k=k, d=d, s=s, g=g)
 
@@ -174,7 +174,7 @@ class ShuffleAccountant:
     def pld(self, target_delta: float = 1e-6):
         """The composed dp_accounting ``PrivacyLossDistribution`` (pessimistic), sized for deltas
         down to ``target_delta``."""
-        from shuffledp.accountants import composition
+        from shuffledp.accountants.composition import rounds as composition
 
         self._need()
         if len(self.events) == 1:

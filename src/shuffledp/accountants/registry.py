@@ -7,7 +7,8 @@ is an :class:`Accountant`; its two functions, :meth:`Accountant.eps_for_delta` a
 Who reads it: ``shuffledp account best`` (:mod:`~shuffledp.accountants.best`: its upper and lower
 bounds are the entries of cost ``fixed`` and ``grows``), the cross-paper table (stage
 ``accountants_compare``: any registered name may be a column; its config check refuses a name not
-registered here, the schema lists none), the CLI's ``--bounds`` choices, and ``tests/test_accountant_contract.py``, which every entry inherits.
+registered here, the schema lists none), the CLI's ``--bounds`` choices, and
+``tests/test_accountant_contract.py``, which every entry inherits.
 
 Adding an accountant (at most three files): its module with the computation and its two
 functions (interface below; they compute that bound and nothing else), one entry here naming

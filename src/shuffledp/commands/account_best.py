@@ -175,7 +175,7 @@ def run_best(args) -> int:
         if args.detail:
             out["bounds"] = res["bounds"]
         if rounds is not None:
-            from shuffledp.accountants import composition
+            from shuffledp.accountants.composition import rounds as composition
 
             try:
                 comp = composition.composed_eps(args.mechanism, eps0, n, delta, rounds, k=k, d=d, s=s, g=g,

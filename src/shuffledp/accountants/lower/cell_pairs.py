@@ -7,12 +7,12 @@ input ``o`` (a third set disjoint from both, or ``x`` itself). Each report is ma
 histogram of the cells is a post-processing of the shuffled output, so its divergence is a lower
 bound on the mechanism's. With the reference "all n users at ``o``" (per-report cell law ``q``)
 and ``L_x = p_x / q``, ``L_x' = p_x' / q`` the victim's likelihood ratios per cell, the victim's
-report is a size-biased pick of the n reports (:mod:`~shuffledp.accountants.third_flag`), so
+report is a size-biased pick of the n reports (:mod:`~shuffledp.accountants.lower.third_flag`), so
 
     D_{e^eps}(P_x || P_x') = 1/n * E_ref[(Z)_+],   Z = sum over cells N_i z_i,
     z_i = L_x(i) - e^eps L_x'(i),   (N_i) ~ Multinomial(n, q).
 
-**Brought to** :class:`~shuffledp.accountants.blocked_pairs.LinearPair`. The cells are put in
+**Brought to** :class:`~shuffledp.accountants.lower.blocked_pairs.LinearPair`. The cells are put in
 four groups ``A1, A2, B, R``; merging a group's cells is a projection (the merged ratio is the
 ``q``-weighted mean of the cells' ratios) and so is again a lower bound. Then ``m = N_A1 + N_A2 ~
 Bin(n, q_A1 + q_A2)``, ``X_A = N_A1 | m ~ Bin(m, q_A1 / q_A)``, ``X_B = N_B | m ~ Bin(n - m,
@@ -20,7 +20,7 @@ q_B / (q_B + q_R))`` (the multinomial's own conditional laws: exact), ``N_R = n 
 
     Z = (z_A1 - z_A2) X_A + (z_B - z_R) X_B + n z_R + (z_A2 - z_R) m,
 
-evaluated by :class:`~shuffledp.accountants.blocked_pairs.BlockedPair` (blocks, conditional
+evaluated by :class:`~shuffledp.accountants.lower.blocked_pairs.BlockedPair` (blocks, conditional
 Jensen, every error rounded down). Several groupings (and configurations of the others) are
 valid pairs; each is probed at one eps and the one with the largest divergence there searched.
 """
@@ -31,8 +31,8 @@ import math
 import warnings
 from dataclasses import dataclass
 
-from shuffledp.accountants.blocked_pairs import BlockedPair, LinearPair, blocked_lower_eps
-from shuffledp.accountants.lower_bounds import TAIL_MIN
+from shuffledp.accountants.lower.blocked_pairs import BlockedPair, LinearPair, blocked_lower_eps
+from shuffledp.accountants.lower.lower_bounds import TAIL_MIN
 from shuffledp.accountants.validation import check_eps
 
 __all__ = ["CellLaw", "subset_exp_cells", "cell_linear_pair", "subset_exp_candidates", "cell_pair",
@@ -169,8 +169,8 @@ def cell_lower_eps(pairs, delta: float, top: float, *, rtol: float = 1e-4, guess
     each pair, coarsely blocked (``PROBE_BLOCKS``), is probed at ``guess`` (halved up to
     ``PROBES`` times while every probe is 0); the one with the largest divergence there is built
     with the full blocks and searched (:func:`blocked_pairs.blocked_lower_eps`)."""
-    from shuffledp.accountants.blocked_pairs import DEFAULT_TAIL, scarf_upper
-    from shuffledp.accountants.decomposition import _asymptotic_guess
+    from shuffledp.accountants.lower.blocked_pairs import DEFAULT_TAIL, scarf_upper
+    from shuffledp.accountants.upper.decomposition import _asymptotic_guess
     from shuffledp.accountants.validation import check_delta
 
     delta = check_delta(delta)

@@ -1,11 +1,11 @@
 """Negatively dependent flags bounded through Hoeffding's theorem: cheap where the exact sums are not.
 
-:mod:`~shuffledp.accountants.dependent_flags` evaluates the four groups of a pair with negatively
+:mod:`~shuffledp.accountants.upper.dependent_flags` evaluates the four groups of a pair with negatively
 dependent flags exactly, summing over the reports fixed at ``(1, 0)``; that costs a window of them
 times a window of the other flag per blanket count, which at tiny delta (wide windows) and
 thousands of reports no longer fits the time budget. There the three-atom spread answered, up to
 1.6% above the exact value in eps. This module gives an upper bound at the cost of one flag pair
-(:mod:`~shuffledp.accountants.flags`).
+(:mod:`~shuffledp.accountants.upper.flags`).
 
 Given ``N`` blanket draws with flag masses ``w = (w10, w01, w11, w00)``, condition on the count
 ``B`` of draws with ``b = 1`` (``B ~ Bin(N, w01 + w11)``). Given ``B = b`` the draws are
@@ -32,10 +32,10 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from shuffledp.accountants.decomposition import ROUNDING_RTOL, _bernstein_half_width, _t_window
-from shuffledp.accountants.flags import _phi
-from shuffledp.accountants.lattice_sums import UNIT
-from shuffledp.accountants.lower_bounds import binom_rtol
+from shuffledp.accountants.lower.lower_bounds import binom_rtol
+from shuffledp.accountants.numerics.lattice_sums import UNIT
+from shuffledp.accountants.upper.decomposition import ROUNDING_RTOL, _bernstein_half_width, _t_window
+from shuffledp.accountants.upper.flags import _phi
 
 __all__ = ["hoeffding_divergence", "jensen_lower", "added_variance", "hoeffding_cells"]
 
@@ -50,7 +50,7 @@ def _rates(w) -> tuple[float, float, float]:
 
 def added_variance(w, u, gamma: float) -> float:
     """Variance the bound adds per report to a report's contribution ``gamma (u - e^eps v)`` (in
-    the units of :func:`~shuffledp.accountants.decomposition.spread_to_three`'s): ``gamma^2 (u1 -
+    the units of :func:`~shuffledp.accountants.upper.decomposition.spread_to_three`'s): ``gamma^2 (u1 -
     u0)^2 (a0 - a1)^2 wb (1 - wb)`` (the expectation of ``b (N - b) / N`` is ``(N - 1) wb (1 - wb)``)."""
     wb, a1, a0 = _rates(w)
     return (gamma * (u[1] - u[0]) * (a0 - a1)) ** 2 * wb * (1.0 - wb)

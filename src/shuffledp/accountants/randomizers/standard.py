@@ -1,7 +1,7 @@
 """Finite-output local randomizers for the blanket-decomposition accountant.
 
 Each randomizer comes twice: as an explicit output matrix (rows: inputs, columns: outputs) for
-small instances, which :func:`~shuffledp.accountants.decomposition.grouped_pairs` reduces
+small instances, which :func:`~shuffledp.accountants.upper.decomposition.grouped_pairs` reduces
 mechanically, and as its grouped victim pairs computed in closed form (``*_pairs``) for sizes whose
 matrix would not fit in memory. The tests check that the two agree.
 
@@ -17,7 +17,7 @@ matrix would not fit in memory. The tests check that the two agree.
   bit ``x`` is 1 with probability 1/2, every other bit with ``1 / (e^eps0 + 1)``. Blanket: the
   smallest row at each output (the all-ones vector is the one output where it is not the
   "bit at 0" row). Four groups by the victim's two bits; :func:`oue_pairs` evaluates them exactly
-  under a slightly smaller blanket whose bits are independent (:mod:`~shuffledp.accountants.flags`).
+  under a slightly smaller blanket whose bits are independent (:mod:`~shuffledp.accountants.upper.flags`).
 * **Local hashing** (OLH, Wang et al. 2017) over the family of *all* functions ``[k] -> [g]``:
   output ``(h, y)``, ``y`` is ``h(x)`` with probability ``e^eps0 / (e^eps0 + g - 1)``, any other
   value with ``1 / (e^eps0 + g - 1)``. For that family ``h(x)`` and ``h(x')`` are independent and
@@ -32,9 +32,9 @@ import math
 
 import numpy as np
 
-from shuffledp.accountants.decomposition import GroupedPair, _check_eps0, _check_int
-from shuffledp.accountants.dependent_flags import DependentFlagPair
-from shuffledp.accountants.flags import flag_pair
+from shuffledp.accountants.upper.decomposition import GroupedPair, _check_eps0, _check_int
+from shuffledp.accountants.upper.dependent_flags import DependentFlagPair
+from shuffledp.accountants.upper.flags import flag_pair
 
 __all__ = [
     "subset_exp_matrix",
@@ -157,7 +157,7 @@ OUE_ALT_GAIN = 1e-6  # the optimal blanket is evaluated too when it is this much
 
 def oue_pairs(d: int, eps0: float) -> list[GroupedPair]:
     """Victim pair of OUE (every pair of inputs is equivalent by symmetry), evaluated exactly: the
-    blanket ``base(y) (1 - p) / (1 - q)`` has independent flags (:mod:`~shuffledp.accountants.flags`);
+    blanket ``base(y) (1 - p) / (1 - q)`` has independent flags (:mod:`~shuffledp.accountants.upper.flags`);
     when the optimal blanket (:func:`oue_optimal_pairs`, heavier at the all-ones vector by
     ``(e^eps0 - 1) q^d``) is more than ``OUE_ALT_GAIN`` heavier, its three-atom spread is
     evaluated too and the smaller value kept."""
@@ -227,7 +227,7 @@ def olh_pairs(g: int, eps0: float, k: int | None = None) -> list[GroupedPair]:
     (it is at most every row). With ``k`` given, the exact blanket of the matrix: the ``g`` outputs
     ``(h, y)`` with ``h`` constant at ``y`` have every row at its larger value, which the blanket
     then takes (their share, ``g^-(k-1)`` of the outputs, vanishes with ``k``).
-    ``k=None`` gives a :class:`~shuffledp.accountants.flags.FlagPair` (independent flags: exact
+    ``k=None`` gives a :class:`~shuffledp.accountants.upper.flags.FlagPair` (independent flags: exact
     sums, no spread); with ``k`` the four groups go through the spread.
     """
     g = _check_int(g, "g", 2)

@@ -1,14 +1,14 @@
 """Three-group decomposed pairs at any number of reports, in blocks of one convex count.
 
 Given ``M`` blanket draws, the decomposed pair of a three-group victim pair
-(:class:`~shuffledp.accountants.decomposition.GroupedPair`: blanket weights ``w_g``, the victim's
+(:class:`~shuffledp.accountants.upper.decomposition.GroupedPair`: blanket weights ``w_g``, the victim's
 group probabilities ``P_g``, ``Q_g``) has divergence
 
     D_M = E[(S)_+] / N,   S = sum_g z_g H_g,   z_g = (P_g - e^eps Q_g) / w_g,
     (H_1, H_2, H_3) ~ Mult(N; w),   N = M + 1
 
 (the pmf of the group counts is ``Mult_N(h; w) sum_g P_g h_g / (N w_g)``). Conditioning on
-``T = H_1 + H_2`` (as :mod:`~shuffledp.accountants.decomposition` does) leaves a function of ``T``
+``T = H_1 + H_2`` (as :mod:`~shuffledp.accountants.upper.decomposition` does) leaves a function of ``T``
 that is not convex in general: given ``T`` the rest is a random walk whose two steps can have
 opposite signs. Condition instead on the count ``J`` of the group ``*`` with the *largest* ``z``:
 ``J ~ Bin(N, w_*)`` and, given ``J = j``, the ``m = N - j`` other reports fall in groups ``a``,
@@ -40,7 +40,7 @@ Errors, all charged against the bound (upper) or subtracted (lower):
 
 * ``z_g`` is rounded: the walk uses ``z_g + 8u (P_g + e^eps Q_g) / w_g`` (``u`` the unit
   roundoff), at least the exact ``z_g``; ``E[(S)_+]`` is non-decreasing in every ``z_g``.
-* scipy's binomial pmf / sf / cdf: relative error :func:`~shuffledp.accountants.lower_bounds.binom_rtol`
+* scipy's binomial pmf / sf / cdf: relative error :func:`~shuffledp.accountants.lower.lower_bounds.binom_rtol`
   (measured against mpmath up to ``N = 1e15``) on every term's magnitude, twice.
 * the threshold ``h`` and ``m pi - h`` in floating point: ``E[(K - h)_+]`` is 1-Lipschitz in ``h``
   with slope ``-Pr[K > h]``; charged at ``Pr[K >= t - 1]``.
@@ -57,8 +57,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from shuffledp.accountants.binomial_blocks import smaller_tails as _tails
-from shuffledp.accountants.lower_bounds import SUBNORMAL_GUARD, binom_rtol
+from shuffledp.accountants.lower.lower_bounds import SUBNORMAL_GUARD, binom_rtol
+from shuffledp.accountants.numerics.binomial_blocks import smaller_tails as _tails
 
 __all__ = ["Walk", "walk_of", "walk_divergence", "TARGET"]
 

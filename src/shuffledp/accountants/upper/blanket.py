@@ -50,7 +50,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from shuffledp.accountants.hockey_stick import bisect_switch, smallest_eps
+from shuffledp.accountants.numerics.hockey_stick import bisect_switch, smallest_eps
 from shuffledp.accountants.validation import (
     EPS0_MAX,
     AccountantDomainError,

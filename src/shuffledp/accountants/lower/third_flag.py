@@ -40,9 +40,9 @@ import math
 import numpy as np
 from scipy import stats
 
-from shuffledp.accountants.binomial_blocks import lower_quantile
-from shuffledp.accountants.decomposition import _check_delta, _check_eps, _check_int, secant_eps
-from shuffledp.accountants.lower_bounds import TAIL_MIN
+from shuffledp.accountants.lower.lower_bounds import TAIL_MIN
+from shuffledp.accountants.numerics.binomial_blocks import lower_quantile
+from shuffledp.accountants.upper.decomposition import _check_delta, _check_eps, _check_int, secant_eps
 
 __all__ = ["third_flag_rates", "third_flag_delta", "third_flag_lower_eps", "third_flag_cells", "CELL_BUDGET",
            "ALLOWANCE", "AFFORDABLE_CELLS", "CAPPED_CELLS_MAX"]

@@ -44,7 +44,7 @@ import math
 import numpy as np
 from scipy import stats
 
-from shuffledp.accountants.hockey_stick import bisect_switch, smallest_rate
+from shuffledp.accountants.numerics.hockey_stick import bisect_switch, smallest_rate
 from shuffledp.accountants.validation import AccountantDomainError, check_delta, check_int, check_positive
 
 __all__ = ["FORMS", "luo_event_delta", "luo_mu", "luo_closed_mu", "luo_blanket_rate", "luo_user_delta",
@@ -157,7 +157,7 @@ def luo_user_delta(n: int, d: int, s: int, eps: float, m: float) -> float:
 def sound_user_delta(n: int, d: int, s: int, eps: float, m: float) -> float:
     """User-level delta at ``eps`` that our sound accountant certifies for balls-into-bins with
     blanket rate ``m`` (the Poisson randomizer with ``lambda = 1``, group privacy over ``s`` items:
-    :func:`shuffledp.accountants.poisson.poisson_user_delta`)."""
-    from shuffledp.accountants.poisson import poisson_user_delta
+    :func:`shuffledp.accountants.special.poisson.poisson_user_delta`)."""
+    from shuffledp.accountants.special.poisson import poisson_user_delta
 
     return poisson_user_delta(1.0, n, m, d, s, eps, accountant="sound")

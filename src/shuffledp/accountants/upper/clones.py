@@ -39,7 +39,7 @@ import math
 import numpy as np
 from scipy import special, stats
 
-from shuffledp.accountants.hockey_stick import smallest_eps  # noqa: F401 (re-exported: moved to the light module)
+from shuffledp.accountants.numerics.hockey_stick import smallest_eps  # noqa: F401 (re-exported: moved to the light module)
 from shuffledp.accountants.validation import EPS0_MAX, check_choice, check_delta, check_eps, check_eps0, check_n
 
 __all__ = [
@@ -208,7 +208,7 @@ class ClonePair:
     @classmethod
     def from_blocks(cls, first, last, mass, scale, p: float, p_bar: float, outside_mass: float) -> ClonePair:
         """A pair whose clone counts come in blocks ``[first_j, last_j]`` of total ``mass_j``
-        (huge n; see :func:`shuffledp.accountants.binomial_blocks.blocks`): charged ``D`` at
+        (huge n; see :func:`shuffledp.accountants.numerics.binomial_blocks.blocks`): charged ``D`` at
         ``first_j`` (upper) or ``last_j`` (lower); ``1e-14 scale_j D`` covers the rounding of
         each block mass (a binomial cdf difference)."""
         self = cls.__new__(cls)
@@ -332,7 +332,7 @@ def clone_pair(eps0: float, n: int, *, variant: str = "fmt21",
     q = clone_probability(eps0, variant)
     if 2.0 * 15.0 * math.sqrt((n - 1) * q * (1.0 - q)) > WINDOW_MAX:
         # huge n: blocks of clone counts with exact masses instead of one pmf value per count
-        from shuffledp.accountants.binomial_blocks import blocks as _blocks
+        from shuffledp.accountants.numerics.binomial_blocks import blocks as _blocks
 
         first, last, mass, scale, outside = _blocks(n - 1, q, 1e-60)
         return ClonePair.from_blocks(first, last, mass, scale, mixing_probability(eps0),

@@ -1,7 +1,7 @@
 """The privacy-loss distribution of one shuffle round's dominating pair, for composition.
 
 One round of a shuffled eps0-LDP randomizer is dominated by the variation-ratio pair of
-:mod:`shuffledp.accountants.variation_ratio` (Wang et al., VLDB 2024, Theorem 1) with the
+:mod:`shuffledp.accountants.upper.variation_ratio` (Wang et al., VLDB 2024, Theorem 1) with the
 parameters the registry's variation-ratio bound uses: k-RR's sound ones (for k = 2 they equal the
 general ones, for k >= 3 the general ones are used) and, for every other randomizer, the general
 eps0-LDP ones ``p = q = e^eps0``, ``beta = (e^eps0 - 1)/(e^eps0 + 1)``. With those the victim

@@ -1,18 +1,18 @@
 """Exact blanket decomposition of four-group pairs whose two flags are negatively dependent.
 
-The victim pair's outputs split by two flags as in :mod:`~shuffledp.accountants.flags`: ``a`` (the
+The victim pair's outputs split by two flags as in :mod:`~shuffledp.accountants.upper.flags`: ``a`` (the
 output favours ``x``), ``b`` (it favours ``x'``); a report's ratios to the blanket are ``u0 +
 (u1 - u0) a`` under ``x`` and ``v0 + (v1 - v0) b`` under ``x'``. Under the blanket the flags of the
 subset exponential mechanism (``a``: the reported subset meets ``x``'s set, ``b``: it meets
 ``x'``'s) are *dependent*: for disjoint sets meeting one makes meeting the other less likely. The
-three-atom spread (:func:`~shuffledp.accountants.decomposition.spread_to_three`) costs up to 1.4%
+three-atom spread (:func:`~shuffledp.accountants.upper.decomposition.spread_to_three`) costs up to 1.4%
 in eps there; this module evaluates the four groups without a spread.
 
 The blanket's four group masses ``w_ab`` with ``D = w10 w01 - w11 w00 > 0`` (negative dependence)
 are a mixture: with probability ``rho = D / w01`` a draw is the group ``(1, 0)``, otherwise the two
 flags are independent, ``a ~ Bern(a1)``, ``b ~ Bern(b1)``, ``a1 = w11 / (w11 + w01)``,
 ``b1 = w01 / (w01 + w00)`` (each of the four masses is matched exactly). Given ``N = M + 1``
-reports (module docstring of :mod:`~shuffledp.accountants.decomposition`) and the number ``L`` of
+reports (module docstring of :mod:`~shuffledp.accountants.upper.decomposition`) and the number ``L`` of
 them drawn from the first component, ``L ~ Bin(N, rho)``, the flag counts are ``A = L + X`` and
 ``B = Y`` with ``X ~ Bin(N - L, a1)`` and ``Y ~ Bin(N - L, b1)`` independent, so
 
@@ -24,7 +24,7 @@ shifted by the ``l`` fixed reports. A ``(1, 0)`` report contributes ``u1 - e^eps
 contribution of any report (``u1 > u0``, ``v1 >= v0``), so ``G`` is non-decreasing in ``l``, and
 it is convex in ``l``: ``G(l) = E[phi(N z* + sum_{i <= N - l} (Z_i - z*))]`` with ``phi = (.)_+``
 convex and every step ``Z_i - z* <= 0`` (the argument of
-:mod:`~shuffledp.accountants.walk_blocks`). ``L`` is therefore summed in blocks: on a block
+:mod:`~shuffledp.accountants.numerics.walk_blocks`). ``L`` is therefore summed in blocks: on a block
 between two evaluated points the chord is an upper bound (at the block's mean, from its mass and
 the bracket of its mean, :func:`blocked_pairs._block_stats`), and the lines through the
 neighbouring chords are lower bounds; blocks are split until the two agree to ``TARGET``.
@@ -45,17 +45,22 @@ from functools import lru_cache
 import numpy as np
 from scipy import stats
 
-from shuffledp.accountants.blocked_pairs import _block_stats
-from shuffledp.accountants.decomposition import (
+from shuffledp.accountants.lower.blocked_pairs import _block_stats
+from shuffledp.accountants.lower.lower_bounds import binom_rtol
+from shuffledp.accountants.upper.decomposition import (
     ROUNDING_RTOL,
     GroupedPair,
     _bernstein_half_width,
     _t_window,
     spread_to_three,
 )
-from shuffledp.accountants.flags import _phi, _tail_terms
-from shuffledp.accountants.hoeffding_flags import added_variance, hoeffding_cells, hoeffding_divergence, jensen_lower
-from shuffledp.accountants.lower_bounds import binom_rtol
+from shuffledp.accountants.upper.flags import _phi, _tail_terms
+from shuffledp.accountants.upper.hoeffding_flags import (
+    added_variance,
+    hoeffding_cells,
+    hoeffding_divergence,
+    jensen_lower,
+)
 
 __all__ = ["DependentFlagPair", "dependent_flag_pair", "dependent_flag_divergence"]
 
@@ -97,7 +102,7 @@ class DependentFlagPair(GroupedPair):
         window); above :data:`SMALL_N` reports their upper bound evaluates few counts
         (:func:`_adaptive_counts`), else (and for the lower side) the counts are merged on a grid
         (:func:`_grid_blocks`). Elsewhere the upper bound is Hoeffding's
-        (:mod:`~shuffledp.accountants.hoeffding_flags`) where it adds less variance than the
+        (:mod:`~shuffledp.accountants.upper.hoeffding_flags`) where it adds less variance than the
         spread and fits :data:`H_CELLS_MAX` cells, and the lower side Jensen's (below the
         decomposed value, so never above the upper side), else None."""
         ms = np.asarray(ms, dtype=np.float64)
@@ -148,7 +153,7 @@ def _hoeffding_answers(pair: DependentFlagPair, ms, sides, tail: float, spread_a
 
 
 def _hoeffding_value(pair: DependentFlagPair, ms, wts, sides, ee: float, tail: float) -> float:
-    """Hoeffding's upper bound (:mod:`~shuffledp.accountants.hoeffding_flags`), both directions;
+    """Hoeffding's upper bound (:mod:`~shuffledp.accountants.upper.hoeffding_flags`), both directions;
     above :data:`M_START` blocks the counts are evaluated adaptively (:func:`_adaptive_counts`)."""
 
     def side(w, u, v) -> float:

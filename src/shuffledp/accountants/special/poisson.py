@@ -63,9 +63,8 @@ from functools import lru_cache
 import numpy as np
 from scipy import stats
 
-from shuffledp.accountants.hockey_stick import bisect_eps, smallest_rate
-from shuffledp.accountants.validation import POISSON_N_MAX, AccountantDomainError, check_int
-from shuffledp.accountants.variation_ratio import (
+from shuffledp.accountants.numerics.hockey_stick import bisect_eps, smallest_rate
+from shuffledp.accountants.upper.variation_ratio import (
     EPS_CAP,
     ROUNDING_RTOL,
     VRParams,
@@ -76,6 +75,7 @@ from shuffledp.accountants.variation_ratio import (
     _window,
     clone_delta_parts,
 )
+from shuffledp.accountants.validation import POISSON_N_MAX, AccountantDomainError, check_int
 
 __all__ = [
     "ACCOUNTANTS",

@@ -5,10 +5,10 @@ Many randomizers' victim pairs ``(x, x')`` split the outputs by two flags: ``a``
 ratio of a row to the blanket is then ``u = u0 + (u1 - u0) a`` under ``x`` and ``v = v0 +
 (v1 - v0) b`` under ``x'``. When the blanket draws' two flags are *independent*
 (``a ~ Bern(alpha)``, ``b ~ Bern(beta)``), the four groups need no spread
-(:func:`~shuffledp.accountants.decomposition.spread_to_three`): given ``N = M + 1`` reports
+(:func:`~shuffledp.accountants.upper.decomposition.spread_to_three`): given ``N = M + 1`` reports
 (``M`` blanket draws and the victim's), the histogram's pmf is the blanket's multinomial times
 ``gamma (N u0 + (u1 - u0) A) / N`` (resp. ``v`` and ``B``), ``A`` and ``B`` the numbers of reports
-with ``a = 1`` and ``b = 1`` (module docstring of :mod:`~shuffledp.accountants.decomposition`).
+with ``a = 1`` and ``b = 1`` (module docstring of :mod:`~shuffledp.accountants.upper.decomposition`).
 Under the multinomial ``A ~ Bin(N, alpha)`` and ``B ~ Bin(N, beta)`` are independent, so
 
     D_M = gamma / N * E[(N (u0 - e^eps v0) + (u1 - u0) A - e^eps (v1 - v0) B)_+],
@@ -46,9 +46,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
-from shuffledp.accountants.blocked_pairs import _block_stats
-from shuffledp.accountants.decomposition import ROUNDING_RTOL, GroupedPair, _bernstein_half_width, _t_window
-from shuffledp.accountants.lower_bounds import binom_rtol
+from shuffledp.accountants.lower.blocked_pairs import _block_stats
+from shuffledp.accountants.lower.lower_bounds import binom_rtol
+from shuffledp.accountants.upper.decomposition import ROUNDING_RTOL, GroupedPair, _bernstein_half_width, _t_window
 
 __all__ = ["FlagPair", "flag_pair", "flag_divergence"]
 
@@ -64,7 +64,7 @@ class FlagPair(GroupedPair):
     """A four-group pair (groups: ``a=1,b=0``; ``a=0,b=1``; ``a=b=1``; ``a=b=0``) with independent
     flags under the blanket. ``u = (u0, u1)``, ``v = (v0, v1)``: the rows' ratios to the blanket.
     ``alt``: another valid decomposition of the same victim pair (e.g. the optimal blanket through
-    the three-atom spread); :class:`~shuffledp.accountants.decomposition.DecomposedPair` keeps the
+    the three-atom spread); :class:`~shuffledp.accountants.upper.decomposition.DecomposedPair` keeps the
     smaller of the two values (both are upper bounds)."""
 
     alpha: float = 0.5

@@ -4,9 +4,9 @@ For ``n`` users holding ``s``-item sets over ``d`` items, privacy levels ``E_1 <
 chosen by shares ``n_k / n``, failure probability ``delta`` and blanket rate ``m``:
 
 * ``lambda_k*(m)`` -- the largest Poisson rate meeting constraint (7) for level ``k``
-  (:func:`shuffledp.accountants.poisson.solve_poisson_lambda`, bisection, rounded down);
+  (:func:`shuffledp.accountants.special.poisson.solve_poisson_lambda`, bisection, rounded down);
 * ``m_k`` -- the smallest ``m`` at which ``lambda_k = 1`` is feasible
-  (:func:`shuffledp.accountants.poisson.min_blanket_rate`);
+  (:func:`shuffledp.accountants.special.poisson.min_blanket_rate`);
 * the MSE bound ``(n m + s sum_k n_k lambda_k) / (sum_k n_k lambda_k)^2``;
 * ``m*`` -- the minimiser of the MSE bound over the paper's interval between the smallest and the
   largest ``m_k`` (the paper writes ``(m_1, m_K]``; with increasing levels ``m_1 >= m_K``, so the
@@ -33,16 +33,16 @@ from functools import cache, lru_cache
 import numpy as np
 import pandas as pd
 
-from shuffledp.accountants.hockey_stick import bisect_eps
-from shuffledp.accountants.poisson import (
+from shuffledp.accountants.numerics.hockey_stick import bisect_eps
+from shuffledp.accountants.special.poisson import (
     ACCOUNTANTS,
     group_privacy,
     min_blanket_rate,
     single_item_parts,
     solve_poisson_lambda,
 )
+from shuffledp.accountants.upper.variation_ratio import _int_at_least
 from shuffledp.accountants.validation import POISSON_N_MAX, AccountantDomainError, check_int
-from shuffledp.accountants.variation_ratio import _int_at_least
 
 __all__ = [
     "mse_bound",
@@ -207,7 +207,7 @@ def optimize_segmented(n: int, d: int, s: int, levels, shares, delta: float, m: 
     (per level, user level, Theorem 3),
     ``m_range`` ([lower, upper] of the search interval), ``regime`` (m below / inside / above it),
     ``active`` (share > 0 per level), ``accountant``. ``accountant``: ``"sound"`` (default, see
-    :mod:`shuffledp.accountants.poisson`) or ``"paper"`` (Theorem 3 as printed).
+    :mod:`shuffledp.accountants.special.poisson`) or ``"paper"`` (Theorem 3 as printed).
     """
     n, d, s, levels, shares, delta = check_segmented_inputs(n, d, s, levels, shares, delta)
     if accountant not in ACCOUNTANTS:

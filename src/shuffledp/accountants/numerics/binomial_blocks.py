@@ -11,7 +11,7 @@ from functools import lru_cache
 import numpy as np
 from scipy import special, stats
 
-from shuffledp.accountants.lower_bounds import binom_rtol
+from shuffledp.accountants.lower.lower_bounds import binom_rtol
 
 N_BLOCKS = 512           # blocks of clone counts in the blocked evaluation (huge n)
 

@@ -4,11 +4,11 @@ answer of four, and the composed privacy-loss distribution for dp_accounting use
 Candidates, each an upper bound on the eps at ``delta`` of T adaptive rounds:
 
 * ``pld`` -- the privacy-loss distribution of one round's dominating pair
-  (:mod:`~shuffledp.accountants.pair_pld`: exact per cell, losses rounded up), self-composed T
+  (:mod:`~shuffledp.accountants.composition.pair_pld`: exact per cell, losses rounded up), self-composed T
   times by dp_accounting (FFT; the truncated tails added to the infinite mass);
 * ``profile`` -- one round's privacy profile from the decomposition (tighter than the pair for
   many randomizers at one round), turned into one dominating pair and composed
-  (:func:`shuffledp.accountants.compose.composed_profile`); evaluated for ``T <=``
+  (:func:`shuffledp.accountants.composition.profile.composed_profile`); evaluated for ``T <=``
   :data:`PROFILE_ROUNDS_MAX` only, where it can win;
 * ``advanced`` -- the advanced composition theorem (Dwork, Rothblum and Vadhan; Kairouz, Oh and
   Viswanath's statement) applied to the project's own one-round guarantee ``eps1`` of
@@ -63,7 +63,7 @@ def _tail(delta: float, rounds: int) -> float:
 def round_loss(eps0: float, n: int, *, delta: float = 1e-6, rounds: int = 1):
     """One round's dominating pair as exact losses and masses (:func:`pair_pld.pair_loss`), its
     windows sized for ``rounds`` rounds at ``delta``."""
-    from shuffledp.accountants.pair_pld import pair_loss
+    from shuffledp.accountants.composition.pair_pld import pair_loss
 
     return pair_loss(eps0, n, tail=_tail(delta, rounds))
 
@@ -82,9 +82,9 @@ def round_pld(mechanism: str, eps0: float, n: int, *, interval: float = 1e-4, k:
     """dp_accounting's ``PrivacyLossDistribution`` of one shuffle round of ``mechanism``
     (pessimistic, both directions): compose it with other mechanisms' PLDs of the same
     ``interval`` (``pld.compose(other)``), or ``self_compose(T)``. Every randomizer of the
-    accountant is dominated by the same pair (:mod:`~shuffledp.accountants.pair_pld`); its flags
+    accountant is dominated by the same pair (:mod:`~shuffledp.accountants.composition.pair_pld`); its flags
     are checked."""
-    from shuffledp.accountants.pair_pld import pair_loss, pair_pld
+    from shuffledp.accountants.composition.pair_pld import pair_loss, pair_pld
 
     eps0, n, _, _ = _checked(mechanism, eps0, n, 1e-6, {"k": k, "d": d, "s": s, "g": g})
     return pair_pld(pair_loss(eps0, n, tail=tail), interval)
@@ -97,7 +97,7 @@ def composed_pld(mechanism: str, eps0: float, n: int, rounds: int, *, delta: flo
     round's pair self-composed; pessimistic). ``delta``: the smallest delta the caller will query
     (the windows and truncations are sized for it); ``interval``: the grid (default: chosen for
     ``rounds`` and ``delta`` as :func:`composed_eps` does). Returns ``(pld, interval)``."""
-    from shuffledp.accountants.pair_pld import pair_pld
+    from shuffledp.accountants.composition.pair_pld import pair_pld
 
     rounds = check_int(rounds, "rounds", 1, ROUNDS_MAX)
     eps0, n, delta, _ = _checked(mechanism, eps0, n, delta, {"k": k, "d": d, "s": s, "g": g})
@@ -114,7 +114,7 @@ def mixed_pld(rounds_of: list, *, delta: float = 1e-6):
     ``rounds_of`` lists ``(mechanism, eps0, n, count, flags)``; each kind's pair self-composed
     ``count`` times, all composed together on one grid (chosen as :func:`composed_pld` does, for the
     total number of rounds)."""
-    from shuffledp.accountants.pair_pld import pair_pld
+    from shuffledp.accountants.composition.pair_pld import pair_pld
 
     total = sum(int(c) for *_, c, _ in rounds_of)
     total = check_int(total, "rounds", 1, ROUNDS_MAX)
@@ -147,8 +147,8 @@ def composed_eps(mechanism: str, eps0: float, n: int, delta: float, rounds: int,
     answer at ``delta`` when the caller has it (one round: the answer itself). ``candidates``:
     which of ``pld``, ``profile``, ``advanced`` (with basic) to evaluate."""
     from shuffledp.accountants import best
-    from shuffledp.accountants import compose as profile_mod
-    from shuffledp.accountants.pair_pld import N_MAX
+    from shuffledp.accountants.composition import profile as profile_mod
+    from shuffledp.accountants.composition.pair_pld import N_MAX
 
     start = time.perf_counter()
     rounds = check_int(rounds, "rounds", 1, ROUNDS_MAX)

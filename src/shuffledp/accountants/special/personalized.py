@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from scipy import special
 
-from shuffledp.accountants.hockey_stick import eps_for_delta as _hs_eps_for_delta
+from shuffledp.accountants.numerics.hockey_stick import eps_for_delta as _hs_eps_for_delta
 from shuffledp.accountants.validation import (
     EPS0_MAX,
     PERSONALIZED_N_MAX,
@@ -450,7 +450,7 @@ def theorem2_delta(eps: float, w: float, off: int, pmf: np.ndarray, delta1: floa
 
 def eps_for_delta(delta_of_eps: Callable[[float], float], delta: float, eps_hi: float,
                   rtol: float = 1e-7, *, cap_valid: bool = False) -> float:
-    """:func:`shuffledp.accountants.hockey_stick.eps_for_delta` (one contract: ``inf`` for an
+    """:func:`shuffledp.accountants.numerics.hockey_stick.eps_for_delta` (one contract: ``inf`` for an
     unreachable target unless ``cap_valid``), with this module's default precision."""
     return _hs_eps_for_delta(delta_of_eps, delta, eps_hi, rtol, cap_valid=cap_valid)
 
@@ -617,7 +617,7 @@ def _fv_extra(eps: float, eps0: float, n: int, delta0: float) -> float:
 
 
 def fv_delta(eps_local, delta_local, eps: float, *, variant: str = "fmt23") -> float:
-    from shuffledp.accountants.clones import delta_clones
+    from shuffledp.accountants.upper.clones import delta_clones
 
     e = _check_eps_arr(eps_local)
     d = _check_delta_arr(delta_local, e.size)
@@ -636,7 +636,7 @@ def fv_eps(eps_local, delta_local, delta: float, *, variant: str = "fmt23") -> f
 
 
 def bgn_eps(eps_local, delta: float, *, mechanism: str = "laplace", bound: str = "hoeffding") -> float:
-    from shuffledp.accountants.blanket import eps_blanket
+    from shuffledp.accountants.upper.blanket import eps_blanket
 
     e = _check_eps_arr(eps_local)
     eps0 = float(e.max())
@@ -644,7 +644,7 @@ def bgn_eps(eps_local, delta: float, *, mechanism: str = "laplace", bound: str =
 
 
 def bgn_delta(eps_local, eps: float, *, mechanism: str = "laplace", bound: str = "hoeffding") -> float:
-    from shuffledp.accountants.blanket import delta_blanket
+    from shuffledp.accountants.upper.blanket import delta_blanket
 
     e = _check_eps_arr(eps_local)
     return float(min(1.0, delta_blanket(float(e.max()), e.size, eps, mechanism=mechanism, bound=bound)))

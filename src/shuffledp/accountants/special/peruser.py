@@ -37,12 +37,12 @@ Amplifier = Callable[[float, int, float], float]
 def clones_amplifier(bound: str, *, eps0_ratio: float = 1.02) -> Amplifier:
     """``bound`` "closed" (Theorem 6 as printed = FMT21's Theorem 3.1 closed form; it returns eps0
     outside its regime eps0 <= log(n / (16 log(2/delta)))) or "numeric" (FMT21's tighter numerical
-    clones bound), both from :mod:`shuffledp.accountants.clones`.
+    clones bound), both from :mod:`shuffledp.accountants.upper.clones`.
 
     The numerical bound costs tens of milliseconds per call, so ``eps0`` is rounded UP to the grid
     ``eps0_ratio**k`` and the result cached; the bound grows with eps0, so rounding up can only
     loosen it (never optimistic)."""
-    from shuffledp.accountants.clones import eps_clones
+    from shuffledp.accountants.upper.clones import eps_clones
 
     cache: dict[tuple[float, int, float], float] = {}
     if bound == "closed":

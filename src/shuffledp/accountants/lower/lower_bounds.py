@@ -31,7 +31,7 @@ import math
 import numpy as np
 from scipy import stats
 
-from shuffledp.accountants.hockey_stick import bisect_eps
+from shuffledp.accountants.numerics.hockey_stick import bisect_eps
 from shuffledp.accountants.validation import check_delta, check_eps, check_eps0, check_int, check_n
 
 __all__ = [

@@ -3,7 +3,7 @@
 The pairs are those whose other users all hold one third input (Su, Cheng and Wang's class for
 OUE and local hashing, arXiv 2504.07414; for k-RR the others at a third value). With the
 reference dataset "all n users at the third input", the victim's report is a size-biased pick of
-the n reports, so (module docstring of :mod:`~shuffledp.accountants.third_flag`)
+the n reports, so (module docstring of :mod:`~shuffledp.accountants.lower.third_flag`)
 
     D_{e^eps}(P_x || P_x') = 1/n * E_ref[(Z)_+],   Z = sum over reports of a per-report term,
 
@@ -57,10 +57,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
-from shuffledp.accountants.binomial_blocks import lower_quantile
-from shuffledp.accountants.binomial_blocks import smaller_tails as _tails
-from shuffledp.accountants.decomposition import _bernstein_half_width, secant_eps
-from shuffledp.accountants.lower_bounds import SUBNORMAL_GUARD, TAIL_MIN, _krr_probs, binom_rtol
+from shuffledp.accountants.lower.lower_bounds import SUBNORMAL_GUARD, TAIL_MIN, _krr_probs, binom_rtol
+from shuffledp.accountants.numerics.binomial_blocks import lower_quantile
+from shuffledp.accountants.numerics.binomial_blocks import smaller_tails as _tails
+from shuffledp.accountants.upper.decomposition import _bernstein_half_width, secant_eps
 from shuffledp.accountants.validation import check_delta, check_eps
 
 __all__ = ["scarf_upper", "LinearPair", "BlockedPair", "FullThirdFlag", "third_input_pair", "krr_third_pair",
@@ -436,7 +436,7 @@ def blocked_lower_eps(build, delta: float, top: float, *, rtol: float = 1e-4,
         return 0.0 if calls[0] > MAX_EVALS else built.delta(ee)
 
     if guess is None or not 0 < guess < top:  # the binary-RR asymptotic value: an upper-bound estimate
-        from shuffledp.accountants.decomposition import _asymptotic_guess
+        from shuffledp.accountants.upper.decomposition import _asymptotic_guess
 
         guess = min(_asymptotic_guess(2, top, built.n, delta), top / 2)
     start = guess

@@ -50,8 +50,8 @@ from functools import cache, lru_cache
 import numpy as np
 from scipy import special, stats
 
-from shuffledp.accountants.binomial_blocks import blocks as _blocks
-from shuffledp.accountants.hockey_stick import bisect_eps, bracket_eps
+from shuffledp.accountants.numerics.binomial_blocks import blocks as _blocks
+from shuffledp.accountants.numerics.hockey_stick import bisect_eps, bracket_eps
 from shuffledp.accountants.validation import (
     AccountantDomainError,
     check_delta,
@@ -345,14 +345,14 @@ def blocked_delta_bounds(u: float, alpha: float, w: float, r: float, N: int, eps
 
     The adversary is also told the clone count ``C`` and whether the victim's message is a clone
     (joint convexity: an upper bound); given ``C = c`` and a clone, the pair is the clones pair of
-    mixing probability ``u/(u+alpha)`` (:func:`shuffledp.accountants.clones._divergence_per_count`),
+    mixing probability ``u/(u+alpha)`` (:func:`shuffledp.accountants.upper.clones._divergence_per_count`),
     whose divergence ``D_c`` does not increase with ``c`` (one more clone is a post-processing).
     Blocks of counts are charged ``D`` at their first count (upper) or last count (lower); the
     mass outside the blocks is charged in full to the upper bound; a rounding allowance covers
     the block masses (binomial cdf differences). When ``w = 0`` (the general parameters,
     balls-into-bins) telling the adversary ``C`` gives nothing away (``t = C + 1``), so the upper
     bound is the reduction's value up to blocking; when ``w > 0`` the lower bound is 0."""
-    from shuffledp.accountants.clones import _divergence_per_count
+    from shuffledp.accountants.upper.clones import _divergence_per_count
 
     beta = u - alpha
     if beta <= 0:
@@ -572,13 +572,13 @@ def witness_delta(mechanism: str, eps0: float, n: int, eps: float, *, k=None, d=
                   tail: float = DEFAULT_TAIL) -> float:
     """Lower bound on the worst-case shuffled delta of the *mechanism* at ``eps``: the largest
     exact divergence (both directions) of a count statistic over the searched neighbouring pairs
-    (:mod:`shuffledp.accountants.lower_bounds`). k-RR: the others hold the victim's first or
+    (:mod:`shuffledp.accountants.lower.lower_bounds`). k-RR: the others hold the victim's first or
     second value (or a split); ``general``: k-RR with k = 2 and 3 (both are eps0-LDP, so they
     lower-bound the class); subset-exp: the others all hold the victim's first or all its second
     set, the statistic "outputs hitting the second set". A statistic only loses information, so
     this never exceeds the mechanism's true delta. ``tail`` is kept for compatibility (unused:
     the one-binomial pairs are evaluated in closed form)."""
-    from shuffledp.accountants import lower_bounds as lbm
+    from shuffledp.accountants.lower import lower_bounds as lbm
 
     if mechanism == "balls-into-bins":
         raise AccountantDomainError("mechanism", "use vr_delta_lower for balls-into-bins (the reduction is attained)")
@@ -600,8 +600,8 @@ def witness_delta(mechanism: str, eps0: float, n: int, eps: float, *, k=None, d=
 def witness_eps(mechanism: str, eps0: float, n: int, delta: float, *, k=None, d=None, s=None,
                 rtol: float = 1e-6) -> float:
     """Lower bound on the mechanism's shuffled eps at ``delta`` (rounded down): the worst pair
-    found (see :func:`witness_delta`; k-RR: :func:`shuffledp.accountants.lower_bounds.krr_eps_lower`)."""
-    from shuffledp.accountants import lower_bounds as lbm
+    found (see :func:`witness_delta`; k-RR: :func:`shuffledp.accountants.lower.lower_bounds.krr_eps_lower`)."""
+    from shuffledp.accountants.lower import lower_bounds as lbm
 
     delta = _check_delta(delta)
     eps0 = _pos(eps0, "eps0")

@@ -121,7 +121,7 @@ def composed_profile(points, rounds: int, delta: float, *, discretization: float
     """Upper bound on the eps at ``delta`` of ``rounds`` adaptive rounds, each ``(eps_i, delta_i)``-DP
     for every point: the :func:`tradeoff_pair` composed with dp_accounting (pessimistic PLD of the
     pair, both directions; FFT self-composition, truncated tail added to the infinite mass)."""
-    from shuffledp.accountants.hockey_stick import pld_from_pmfs
+    from shuffledp.accountants.numerics.hockey_stick import pld_from_pmfs
 
     rounds = check_int(rounds, "rounds", 1, ROUNDS_MAX)
     p, q = tradeoff_pair(points)
@@ -181,8 +181,8 @@ def round_profile(mechanism: str, eps0: float, n: int, delta: float, rounds: int
     (measured), and ``D_1 <= D_{e^t} + (e^t - 1)`` for any pair (``P(S) - Q(S) <= P(S) - e^t Q(S)
     + (e^t - 1) Q(S)``), so ``delta(TV_EPS) + expm1(TV_EPS)``, rounded up, bounds it."""
     from shuffledp.accountants import best
-    from shuffledp.accountants import decomposition as dec
-    from shuffledp.accountants import variation_ratio as vr
+    from shuffledp.accountants.upper import decomposition as dec
+    from shuffledp.accountants.upper import variation_ratio as vr
 
     tail = max(1e-300, 1e-6 * PROFILE_DELTA_MIN)
     fn = best.round_delta(mechanism, eps0, n, tail, block_cap=PROFILE_BLOCKS, **params)

@@ -33,19 +33,19 @@ What the accountant evaluates (:func:`mhm_pairs`):
   spreads each miss level ``c_l`` onto the lattice ``1 + h j`` (``h = (e^eps0 - 1) / K``) between
   its two neighbouring points, keeping its mean (convex order: an upper bound at every ``M`` and
   every eps, adding at most ``h^2 / 4`` of variance per report), and
-  :class:`~shuffledp.accountants.lattice_sums.LatticeSums` evaluates the spread pair (the law of
+  :class:`~shuffledp.accountants.numerics.lattice_sums.LatticeSums` evaluates the spread pair (the law of
   the lattice sums by convolution, coarsened by further mean-preserving spreads as it grows, every
   truncation and rounding charged). Where its rounding bound (growing like the count) exceeds
   ``LATTICE_REL_MAX``, or the cost ``LATTICE_BUDGET``, the older, looser spread answers: each ``c_l`` to
   ``e^eps0`` with probability ``(c_l - 1) / (e^eps0 - 1)`` and to 1 otherwise (``E[u' - e^eps v'
   | hashes] = u - e^eps v`` for every eps), the independent-flag pair of
-  :mod:`~shuffledp.accountants.flags` with ``alpha = beta = d / g``, ``u, v in {1, e^eps0}``.
+  :mod:`~shuffledp.accountants.upper.flags` with ``alpha = beta = d / g``, ``u, v in {1, e^eps0}``.
 * ``m < d``: the exact grouped pair of :func:`mhm_pair`. At each eps the accountant checks that
   its atoms (``z = u - e^eps v`` with the blanket's weights) are below those of the ``m = d``
   spread evaluated (the lattice pair, or the flag pair) in increasing convex order
   (:func:`icx_below`, with a rounding margin); then every sum of i.i.d. copies is too and the
   ``m = d`` value covers the pair. Where the check fails the pair is evaluated through
-  :func:`~shuffledp.accountants.decomposition.spread_to_three` (sound, looser).
+  :func:`~shuffledp.accountants.upper.decomposition.spread_to_three` (sound, looser).
 
 Lower bound (:func:`mhm_real_pair_configs`): the victim's ``d`` attributes all differ between
 ``x`` and ``x'``; four output groups (``y`` among ``x``'s hashes only, ``x'``'s only, both,
@@ -64,9 +64,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from shuffledp.accountants.decomposition import THREE_M_CAP, GroupedPair, _check_eps0, _check_int, three_group_cells
-from shuffledp.accountants.flags import FlagPair, flag_pair
-from shuffledp.accountants.lattice_sums import (
+from shuffledp.accountants.numerics.lattice_sums import (
     LATTICE_BUDGET,
     UNIT,
     UNIT_LONG,
@@ -74,6 +72,14 @@ from shuffledp.accountants.lattice_sums import (
     RoundingTooLarge,
     lattice_cost,
 )
+from shuffledp.accountants.upper.decomposition import (
+    THREE_M_CAP,
+    GroupedPair,
+    _check_eps0,
+    _check_int,
+    three_group_cells,
+)
+from shuffledp.accountants.upper.flags import FlagPair, flag_pair
 
 __all__ = ["MHM_D_MAX", "mhm_levels", "mhm_local_eps", "mhm_group_law", "mhm_pair", "mhm_pairs",
            "MHMPair", "LevelPair", "icx_below",
@@ -368,7 +374,7 @@ def mhm_lattice_law(d: int, g: int, eps0: float, *, long: bool = False) -> tuple
     Every entry is an exact rational (:func:`_distinct_counts`, the splits' fractions) rounded once
     to the nearest double: ``rel0`` is the unit roundoff (the sums' rounding bound grows like the
     count times ``rel0``, so this matters at large ``n``). ``long``: in long double instead (for
-    :class:`~shuffledp.accountants.lattice_sums.LatticeSums` in long double, large counts)."""
+    :class:`~shuffledp.accountants.numerics.lattice_sums.LatticeSums` in long double, large counts)."""
     d, g, eps0 = _check(d, g, eps0)
     K = (g - 1) * max(LATTICE_K_MAX // (g - 1), 1) if g - 1 <= LATTICE_K_MAX else LATTICE_K_MAX
     miss, hit = _distinct_counts(d, g)
@@ -411,7 +417,7 @@ class MHMPair(FlagPair):
     evaluated ``m = d`` spread, else evaluated through the three-atom spreads and the larger kept.
 
     The ``m = d`` pair is evaluated on the lattice (``lattice``: :func:`mhm_lattice_law`, by
-    :class:`~shuffledp.accountants.lattice_sums.LatticeSums`) when its convolutions fit
+    :class:`~shuffledp.accountants.numerics.lattice_sums.LatticeSums`) when its convolutions fit
     ``LATTICE_BUDGET`` and its rounding bound ``LATTICE_REL_MAX`` (a spread of less variance than
     the flags'; above ``LATTICE_REL_FLAGS`` the flags are evaluated too and the smaller value
     kept), else as the two-level flag pair (this class's own flags)."""
@@ -495,8 +501,8 @@ def _evaluated_counts(ms: np.ndarray, gamma: float) -> np.ndarray:
 
 def _spread_value(pair: GroupedPair, ms, block_w, ee: float, tail: float, upper: bool) -> float:
     """The block-weighted divergence of the three-atom spread adding the least variance
-    (:func:`~shuffledp.accountants.decomposition.spread_to_three`: an upper bound on the pair's)."""
-    from shuffledp.accountants.decomposition import _CountTable, _divergence_given_count, spread_to_three
+    (:func:`~shuffledp.accountants.upper.decomposition.spread_to_three`: an upper bound on the pair's)."""
+    from shuffledp.accountants.upper.decomposition import _CountTable, _divergence_given_count, spread_to_three
 
     keep = [i for i, w in enumerate(pair.w) if w > 0]
     pair = GroupedPair(*(tuple(x[i] for i in keep) for x in (pair.w, pair.p, pair.q)), pair.gamma)
@@ -583,7 +589,7 @@ def mhm_matrix(d: int, k: int, g: int, eps0: float) -> np.ndarray:
 def mhm_real_pair_configs(d: int, g: int, eps0: float):
     """Four output groups of the real pair whose ``d`` attributes all differ (``y`` among ``x``'s
     hashes only, ``x'``'s only, both, neither) in the form of
-    :func:`shuffledp.accountants.randomizers.real_pair_configs`: ``(victim_p, victim_q, configs)``,
+    :func:`shuffledp.accountants.randomizers.standard.real_pair_configs`: ``(victim_p, victim_q, configs)``,
     the others all at ``x``, at ``x'``, or at a third input differing from both everywhere."""
     d, g, eps0 = _check(d, g, eps0)
     em1 = math.expm1(eps0)

@@ -39,7 +39,7 @@ A pair with more than three groups (OUE, subset selection, local hashing, any ma
 per eps to three-group pairs that dominate it in convex order (:func:`spread_to_three`: a
 mean-preserving spread of the law of one report's contribution), then evaluated as above.
 A pair whose four groups are two independent flags (local hashing; OUE under a blanket with
-independent bits) evaluates itself exactly instead (:mod:`shuffledp.accountants.flags`, through
+independent bits) evaluates itself exactly instead (:mod:`shuffledp.accountants.upper.flags`, through
 its ``block_value``).
 
 Errors, all charged to the upper bound
@@ -71,9 +71,9 @@ from functools import lru_cache
 import numpy as np
 from scipy import special, stats
 
-from shuffledp.accountants.hockey_stick import bisect_eps
-from shuffledp.accountants.lower_bounds import SUBNORMAL_GUARD, TAIL_MIN, binom_rtol
-from shuffledp.accountants.walk_blocks import walk_divergence
+from shuffledp.accountants.lower.lower_bounds import SUBNORMAL_GUARD, TAIL_MIN, binom_rtol
+from shuffledp.accountants.numerics.hockey_stick import bisect_eps
+from shuffledp.accountants.numerics.walk_blocks import walk_divergence
 
 __all__ = [
     "ROUNDING_RTOL",
@@ -98,7 +98,7 @@ DEFAULT_BLOCKS = None  # adaptive: about BLOCK_BUDGET (M block, t) cells per eva
 MIN_BLOCKS = 16
 BLOCK_BUDGET = 120_000
 EPS_CAP = 700.0
-WALK_WIDTH = 3000  # t-windows wider than this: the blocked walk (shuffledp.accountants.walk_blocks)
+WALK_WIDTH = 3000  # t-windows wider than this: the blocked walk (shuffledp.accountants.numerics.walk_blocks)
 WALK_M = 10**8     # and counts of blanket draws above this, whatever the window
 WALK_ROWS = 64     # counts of blanket draws (blocks of them) evaluated by the walk at most
 SPREAD_TIE = 1.1  # spreads adding at most this factor more variance than the least are evaluated too
@@ -654,7 +654,7 @@ class DecomposedPair:
 
     def _walks(self, ms, s: float) -> bool:
         """True when the t-window of the widest count is wider than :data:`WALK_WIDTH`: the pair is
-        then evaluated in blocks of a convex count (:mod:`shuffledp.accountants.walk_blocks`),
+        then evaluated in blocks of a convex count (:mod:`shuffledp.accountants.numerics.walk_blocks`),
         at a cost independent of ``M``, instead of every ``t``."""
         if float(ms[-1]) > WALK_M:  # e.g. two groups (s = 1): one t, but its a-split's tails slow at huge t
             return True
@@ -701,7 +701,7 @@ class DecomposedPair:
     def pair_value(self, g: GroupedPair, ee: float, upper: bool = True) -> float:
         """One directed pair's block-weighted divergence at ``e^eps = ee`` (before the ``M``-window
         charge): exact sums for <= 3 groups, the spreads for more; a pair that evaluates itself
-        exactly (``block_value``, e.g. :class:`shuffledp.accountants.flags.FlagPair`) does so
+        exactly (``block_value``, e.g. :class:`shuffledp.accountants.upper.flags.FlagPair`) does so
         unless it returns None, and its ``alt`` decomposition, if any, is evaluated too and the
         smaller kept. The values of this instance's own pairs are remembered (an eps search of
         several pairs asks the worst pair again at its starting point)."""
@@ -1033,7 +1033,7 @@ def krr_pair_lower_delta(k: int, eps0: float, n: int, eps: float) -> tuple[float
     (all at the victim's ``x``, all at ``x'``, all at a third value); returns ``(delta, config)``.
 
     The others-at-a-third-value pair is the one the worst-pair split search
-    (:func:`shuffledp.accountants.lower_bounds.krr_worst_pair`, which sees the count of one
+    (:func:`shuffledp.accountants.lower.lower_bounds.krr_worst_pair`, which sees the count of one
     value only) does not cover; :mod:`shuffledp.accountants.best` takes the larger of the two.
     """
     k = _check_int(k, "k", 2)
@@ -1098,4 +1098,4 @@ def _asymptotic_guess(k: int, eps0: float, n: int, delta: float) -> float:
     return max(1e-9, (e - 1.0) / (e + 1.0) * math.sqrt(8.0 * (e + k - 1.0) * math.log(2.0 / delta) / (k * n)))
 
 
-__all__ += ["spread_to_three", "pair_lower_eps"]  # the randomizers' pairs: shuffledp.accountants.randomizers
+__all__ += ["spread_to_three", "pair_lower_eps"]  # the randomizers' pairs: shuffledp.accountants.randomizers.standard
