@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from shuffledp.accountants import best
+from shuffledp.accountants.lower import exact_pairs as xp
 from shuffledp.accountants.upper import decomposition as D
 
 
@@ -71,7 +72,7 @@ def test_lower_bound_is_the_larger_exact_pair_search():
     of one value does not see it), for k = 2 only the search runs."""
     from shuffledp.accountants.lower import lower_bounds as L
 
-    lo3, which = D.krr_pair_lower_eps(10, 1.0, 20_000, 1e-6)
+    lo3, which = xp.krr_pair_lower_eps(10, 1.0, 20_000, 1e-6)
     lo12, _ = L.krr_worst_pair(10, 1.0, 20_000, 1e-6, rtol=1e-5)
     res = best.best_eps("krr", 1.0, 20_000, 1e-6, k=10, bounds=["decomposition"])
     assert which == "others_at_third" and lo3 > lo12 * 1.2
@@ -128,7 +129,7 @@ def test_exact_binary_rr_matches_enumeration_and_brackets():
     want = bisect_eps(lambda e: _exact_worst(mat, n, e), delta, eps0, 1e-7)[1]
     got = C.binary_rr_exact_eps(eps0, n, delta, rtol=1e-7)
     assert got == pytest.approx(want, rel=1e-6)
-    lo, _ = D.krr_pair_lower_eps(2, eps0, 300, 1e-6)
+    lo, _ = xp.krr_pair_lower_eps(2, eps0, 300, 1e-6)
     ex = C.binary_rr_exact_eps(eps0, 300, 1e-6)
     up = D.decomposition_eps(None, 300, 1e-6, pairs=D.krr_pairs(2, eps0))
     assert lo <= ex * (1 + 1e-5) and ex <= up and math.isfinite(ex)

@@ -16,6 +16,8 @@ import numpy as np
 import pytest
 
 from shuffledp.accountants import best
+from shuffledp.accountants.lower import exact_pairs as xp
+from shuffledp.accountants.numerics import grouped as grp
 from shuffledp.accountants.randomizers import mhm as M
 from shuffledp.accountants.upper import decomposition as dec
 from shuffledp.accountants.upper.blanket import mhm_domain
@@ -56,7 +58,7 @@ def test_closed_form_groups_equal_the_matrix_reduced_mechanically(d, k, g, eps0)
     ins = _inputs(d, k)
     for j in range(1, len(ins)):
         m = sum(a != b for a, b in zip(ins[0], ins[j], strict=True))
-        w, p, q = dec._row_pair_groups(mat, 0, j, omega, gamma)
+        w, p, q = grp._row_pair_groups(mat, 0, j, omega, gamma)
         pair = M.mhm_pair(d, g, eps0, m)
         assert O.canonical(w, p, q) == O.canonical(pair.w, pair.p, pair.q)
         assert pair.gamma == pytest.approx(gamma, rel=1e-12)
@@ -139,7 +141,7 @@ def test_lower_configs_are_below_the_exact_real_pair():
     small = O.merge_columns(mat)
     for name, other in (("others_at_third", x2), ("others_at_x", x0)):
         for eps in (0.05, 0.3):
-            low = dec.pair_delta(eps, n, coarse_three(vic_p), coarse_three(vic_q), coarse_three(configs[name]))
+            low = xp.pair_delta(eps, n, coarse_three(vic_p), coarse_three(vic_q), coarse_three(configs[name]))
             exact = max(_two_user_hockey(small, a, b, other, eps) for a, b in ((x0, x1), (x1, x0)))
             assert 0 < low <= exact * (1 + 1e-9), (name, eps, low, exact)
 

@@ -79,8 +79,8 @@ def test_audit_below_accountant_and_close_to_exact():
     q_hi = _cp_upper(xq, half, ALPHA / 2)
     audited = math.log((p_lo - DELTA) / q_hi)
 
-    vic_p, vic_q, configs = D._krr_configs(K, EPS0)
-    exact = bisect_eps(lambda e: D.pair_delta(e, N, vic_p, vic_q, configs["others_at_third"]),
+    vic_p, vic_q, configs = xp._krr_configs(K, EPS0)
+    exact = bisect_eps(lambda e: xp.pair_delta(e, N, vic_p, vic_q, configs["others_at_third"]),
                        DELTA, EPS0, 1e-8)[0]
     upper = D.decomposition_eps(None, N, DELTA, pairs=D.krr_pairs(K, EPS0))
     assert audited <= exact <= upper

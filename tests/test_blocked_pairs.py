@@ -18,6 +18,7 @@ from shuffledp.accountants import best, registry
 from shuffledp.accountants.lower import blocked_pairs as bp
 from shuffledp.accountants.lower import lower_bounds as lbm
 from shuffledp.accountants.lower import third_flag as tf
+from shuffledp.accountants.numerics import binomial_blocks
 from shuffledp.accountants.upper import decomposition as dec
 
 RATES = [("oue", 0.7, {}), ("oue", 2.5, {}), ("olh", 1.0, {"g": 2}), ("olh", 2.5, {"g": 3})]
@@ -191,7 +192,7 @@ def test_block_means_bracket_the_exact_conditional_means():
     """The log-concavity bracket of a block's mean holds the exact mean (summed directly)."""
     for N, p, edges in ((1000, 0.3, [250, 260, 290, 300, 301, 340]),
                         (10**6, 0.02, [19000, 19400, 19900, 20000, 20700])):
-        _, _, mean, err = bp._block_stats(np.array(edges, float), float(N), p)
+        _, _, mean, err = binomial_blocks.block_stats(np.array(edges, float), float(N), p)
         for i, (a, b) in enumerate(zip(edges[:-1], edges[1:], strict=True)):
             ks = np.arange(a, b)
             w = stats.binom.pmf(ks, N, p)
@@ -214,7 +215,7 @@ def test_small_variance_window_end_is_the_exact_tail_quantile():
     from scipy import stats
 
     from shuffledp.accountants.lower import blocked_pairs as bp
-    from shuffledp.accountants.upper.decomposition import _bernstein_half_width
+    from shuffledp.accountants.numerics.grouped import bernstein_half_width as _bernstein_half_width
 
     rng = np.random.default_rng(11)
     checked = 0

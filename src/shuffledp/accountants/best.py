@@ -656,13 +656,13 @@ def round_delta(mechanism: str, eps0: float, n: int, tail: float, *, k=None, d=N
     heavy = n <= HEAVY_N_MAX[mechanism] and params.get("s", 0) <= SUBSET_PAIRS_MAX
     fns: list[Callable[[float], float]] = []
     vparams = vr.vr_params("krr", eps0, k=params["k"]) if mechanism == "krr" else vr.vr_params("general", eps0)
-    fns.append(_built_or_none(lambda: vr._vr_solvers(vparams, n, tail, None if heavy else VR_WINDOW_MAX)[0]))
+    fns.append(_built_or_none(lambda: vr.vr_solvers(vparams, n, tail, None if heavy else VR_WINDOW_MAX)[0]))
     if mechanism != "general" and params.get("s", 0) <= SUBSET_PAIRS_MAX and evaluated_at(mechanism,
                                                                                            "decomposition", n):
         def decomposition():
             pairs = grouped_pairs_for(mechanism, eps0, params)
             pair = dec.DecomposedPair(None, n, tail=tail, pairs=pairs, block_cap=block_cap)
-            top = dec._eps_hi(pairs)
+            top = dec.pairs_eps0(pairs)
             return lambda e: 0.0 if e >= top else pair.delta(e)
         fns.append(_built_or_none(decomposition))
     built = [fn for fn in fns if fn is not None]

@@ -153,10 +153,11 @@ def third_input_blocked_premise(mechanism: str, p: dict) -> str | None:
 # ----------------------------------------------------------------------------- upper bounds
 def decomposition_eps(mechanism, eps0, n, delta, p, *, rtol, guess=AUTO, ceiling=None) -> float:
     """The optimal blanket decomposition of the victim's grouped pair (accountants.decomposition)."""
+    from shuffledp.accountants.lower import exact_pairs as xp
     from shuffledp.accountants.upper import decomposition as dec
 
     if guess == AUTO:
-        guess = dec.krr_pair_lower_eps(p["k"], eps0, n, delta, rtol=rtol)[0] if mechanism == "krr" else None
+        guess = xp.krr_pair_lower_eps(p["k"], eps0, n, delta, rtol=rtol)[0] if mechanism == "krr" else None
     return dec.decomposition_eps(None, n, delta, pairs=_pairs(mechanism, eps0, p), rtol=rtol, guess=guess,
                                  ceiling=ceiling)
 
@@ -335,21 +336,21 @@ def worst_pair_delta(mechanism, eps0, n, eps, p) -> float:
     from shuffledp.accountants.lower import lower_bounds as lbm
 
     kk = _krr_size(mechanism, p)
-    return max(lbm.krr_pair_delta(kk, eps0, n, eps, m) for m in lbm._candidates(n - 1))
+    return max(lbm.krr_pair_delta(kk, eps0, n, eps, m) for m in lbm.split_candidates(n - 1))
 
 
 def pair_third_value_eps(mechanism, eps0, n, delta, p, *, rtol) -> float:
     """Pair: the victim at value 0 or 1 of k-RR, the others all at 0, all at 1 or all at a third
     value 2, seen through three group counts. The third value needs k >= 3 (the entry's k range)."""
-    from shuffledp.accountants.upper import decomposition as dec
+    from shuffledp.accountants.lower import exact_pairs as xp
 
-    return dec.krr_pair_lower_eps(_krr_size(mechanism, p), eps0, n, delta, rtol=rtol)[0]
+    return xp.krr_pair_lower_eps(_krr_size(mechanism, p), eps0, n, delta, rtol=rtol)[0]
 
 
 def pair_third_value_delta(mechanism, eps0, n, eps, p) -> float:
-    from shuffledp.accountants.upper import decomposition as dec
+    from shuffledp.accountants.lower import exact_pairs as xp
 
-    return dec.krr_pair_lower_delta(_krr_size(mechanism, p), eps0, n, eps)[0]
+    return xp.krr_pair_lower_delta(_krr_size(mechanism, p), eps0, n, eps)[0]
 
 
 def _configs(mechanism: str, eps0: float, p: dict):
@@ -389,17 +390,18 @@ def group_one_count_delta(mechanism, eps0, n, eps, p) -> float:
 def pair_group_counts_eps(mechanism, eps0, n, delta, p, *, rtol, guess=AUTO) -> float:
     """The pairs of :func:`group_one_count_eps` seen through three group counts (favouring ``x``
     only, ``x'`` only, the rest). Same premise."""
-    from shuffledp.accountants.upper import decomposition as dec
+    from shuffledp.accountants.lower import exact_pairs as xp
+    from shuffledp.accountants.numerics import secant as sec
 
-    guess = dec._asymptotic_guess(2, eps0, n, delta) if guess == AUTO else guess
-    return dec.pair_lower_eps(*_three(*_configs(mechanism, eps0, p)), n, delta, eps0, rtol=rtol, guess=guess)[0]
+    guess = sec.asymptotic_guess(2, eps0, n, delta) if guess == AUTO else guess
+    return xp.pair_lower_eps(*_three(*_configs(mechanism, eps0, p)), n, delta, eps0, rtol=rtol, guess=guess)[0]
 
 
 def pair_group_counts_delta(mechanism, eps0, n, eps, p) -> float:
-    from shuffledp.accountants.upper import decomposition as dec
+    from shuffledp.accountants.lower import exact_pairs as xp
 
     vic_p, vic_q, three = _three(*_configs(mechanism, eps0, p))
-    return max(dec.pair_delta(eps, n, vic_p, vic_q, o) for o in three.values())
+    return max(xp.pair_delta(eps, n, vic_p, vic_q, o) for o in three.values())
 
 
 def _flag_rates(mechanism: str, eps0: float, p: dict) -> tuple[float, float]:
@@ -434,9 +436,9 @@ def pair_third_input_eps(mechanism, eps0, n, delta, p, *, rtol, guess=AUTO) -> f
     input needs OUE's d >= 3 (OLH: its domain premise): the entry's premise
     (:func:`third_input_exists`)."""
     from shuffledp.accountants.lower import third_flag as tf
-    from shuffledp.accountants.upper import decomposition as dec
+    from shuffledp.accountants.numerics import secant as sec
 
-    guess = dec._asymptotic_guess(2, eps0, n, delta) if guess == AUTO else guess
+    guess = sec.asymptotic_guess(2, eps0, n, delta) if guess == AUTO else guess
     r3, s3, kw = _third_flag(mechanism, eps0, n, delta, p)
     return tf.third_flag_lower_eps(n, r3, s3, delta, eps0, guess=guess, **kw)
 
@@ -469,9 +471,9 @@ def third_input_blocked_eps(mechanism, eps0, n, delta, p, *, rtol, guess=AUTO) -
     evaluated in blocks. Needs a third input: k >= 3 (the entry's k range), OUE d >= 3 (the
     entry's premise, :func:`third_input_exists`)."""
     from shuffledp.accountants.lower import blocked_pairs as bp
-    from shuffledp.accountants.upper import decomposition as dec
+    from shuffledp.accountants.numerics import secant as sec
 
-    guess = dec._asymptotic_guess(2, eps0, n, delta) if guess == AUTO else guess
+    guess = sec.asymptotic_guess(2, eps0, n, delta) if guess == AUTO else guess
     build, atoms = _third_input(mechanism, eps0, n, p)
     return bp.blocked_lower_eps(build, delta, eps0, rtol=rtol, guess=guess, atoms=atoms, n=n)
 

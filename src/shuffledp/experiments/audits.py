@@ -173,11 +173,11 @@ class Audit:
 
 
 def _krr_pairs_exact(k: int, eps0: float, n: int, delta: float) -> float:
+    from shuffledp.accountants.lower import exact_pairs as xp
     from shuffledp.accountants.numerics.hockey_stick import bisect_eps
-    from shuffledp.accountants.upper import decomposition as D
 
-    vic_p, vic_q, configs = D._krr_configs(k, eps0)
-    return float(bisect_eps(lambda e: D.pair_delta(e, n, vic_p, vic_q, configs["others_at_third"]),
+    vic_p, vic_q, configs = xp._krr_configs(k, eps0)
+    return float(bisect_eps(lambda e: xp.pair_delta(e, n, vic_p, vic_q, configs["others_at_third"]),
                             delta, eps0, 1e-8)[0])
 
 

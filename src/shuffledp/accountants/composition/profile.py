@@ -194,7 +194,7 @@ def round_profile(mechanism: str, eps0: float, n: int, delta: float, rounds: int
         return seen[e]
 
     if at(0.0) > delta and not any(v == delta for v in seen.values()):  # else: TV meets delta, or known
-        guess = min(vr._eps_guess(vr.vr_params("general", eps0), n, delta), 0.5 * eps0)
+        guess = min(vr.eps_guess(vr.vr_params("general", eps0), n, delta), 0.5 * eps0)
         dec.secant_eps(at, delta, 0.0, float(eps0), guess, 1e-2)
     targets = sorted(profile_deltas(delta, rounds), key=lambda x: abs(math.log(x / delta)))
     for dlt in targets:

@@ -57,10 +57,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
-from shuffledp.accountants.lower.lower_bounds import SUBNORMAL_GUARD, TAIL_MIN, _krr_probs, binom_rtol
-from shuffledp.accountants.numerics.binomial_blocks import lower_quantile
-from shuffledp.accountants.numerics.binomial_blocks import smaller_tails as _tails
-from shuffledp.accountants.upper.decomposition import _bernstein_half_width, secant_eps
+from shuffledp.accountants.lower.lower_bounds import _krr_probs
+from shuffledp.accountants.numerics.binomial_blocks import block_stats, lower_quantile
+from shuffledp.accountants.numerics.grouped import bernstein_half_width
+from shuffledp.accountants.numerics.secant import secant_eps
+from shuffledp.accountants.numerics.tolerances import TAIL_MIN, binom_rtol
 from shuffledp.accountants.validation import check_delta, check_eps
 
 __all__ = ["scarf_upper", "LinearPair", "BlockedPair", "FullThirdFlag", "third_input_pair", "krr_third_pair",
@@ -111,57 +112,6 @@ def scarf_upper(atoms, n: int, ee: float) -> float:
 
 
 
-def _masses(edges, N: float, p: float):
-    """Masses of the blocks ``[edges[i], edges[i+1] - 1]`` of Bin(N, p) and error bounds: each a
-    difference of two tails on the small side (or one minus two tails for the block holding the
-    median), every tail's relative error at most :func:`lower_bounds.binom_rtol`."""
-    lo, up = _tails(edges - 1.0, N, p)
-    l0, l1, u0, u1 = lo[:-1], lo[1:], up[:-1], up[1:]
-    both_low = ~np.isnan(l0) & ~np.isnan(l1)
-    both_up = ~np.isnan(u0) & ~np.isnan(u1)
-    with np.errstate(invalid="ignore"):
-        mass = np.where(both_low, l1 - l0, np.where(both_up, u0 - u1, 1.0 - l0 - u1))
-        scale = np.where(both_low, l1 + l0, np.where(both_up, u0 + u1, 1.0 + l0 + u1))
-    return np.maximum(mass, 0.0), binom_rtol(N, p) * scale + SUBNORMAL_GUARD
-
-
-def _geo_offset(t, L):
-    """Mean of ``i`` under weights ``e^{t i}`` on ``{0, ..., L}`` (a truncated geometric law)."""
-    t, L = np.broadcast_arrays(np.asarray(t, dtype=np.float64), np.asarray(L, dtype=np.float64))
-    x = 0.5 * (L + 1.0) * t
-    small = np.abs(x) < 1e-4
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        y = 0.5 * t
-        coth_y = np.where(np.abs(y) < 1e-8, 1.0 / np.where(y == 0, 1.0, y) + y / 3.0, 1.0 / np.tanh(y))
-        full = 0.5 * L + 0.5 * (L + 1.0) / np.tanh(np.where(small, 1.0, x)) - 0.5 * coth_y
-        series = 0.5 * L + ((L + 1.0) ** 2 - 1.0) * t / 12.0   # error O(t^3 L^4): below 1e-12 L here
-    return np.clip(np.where(small, series, full), 0.0, L)
-
-
-def _block_stats(edges, N: float, p: float):
-    """Per block ``[edges[i], edges[i+1] - 1]`` of Bin(N, p): (mass, its error bound, an estimate
-    of the mean given the block, a bound on that estimate's error). The binomial pmf is
-    log-concave: on a block its ratios ``P(j+1)/P(j)`` lie between those at the block's two ends,
-    so (likelihood-ratio order) the block's conditional mean lies between the means of the two
-    truncated geometric laws with those ratios; the estimate is the middle of that bracket (no
-    difference of tails enters it). Unit blocks are exact points."""
-    edges = np.asarray(edges, dtype=np.float64)
-    first, last = edges[:-1], edges[1:] - 1.0
-    mass, m_err = _masses(edges, N, p)
-    L = last - first
-    with np.errstate(divide="ignore"):
-        lr = math.log(p) - math.log1p(-p)
-        t_hi = np.log(np.maximum(N - first, 1e-300)) - np.log(first + 1.0) + lr + 1e-13
-        t_lo = np.log(np.maximum(N - last + 1.0, 1e-300)) - np.log(last) + lr - 1e-13
-    g_hi, g_lo = _geo_offset(t_hi, L), _geo_offset(t_lo, L)
-    mean = first + 0.5 * (g_hi + g_lo)
-    mean_err = 0.5 * np.abs(g_hi - g_lo) + 1e-12 * L + 1e-15 * np.abs(first)
-    unit = L == 0
-    mean_err = np.where(unit, 0.0, np.minimum(mean_err, L))
-    pmf = stats.binom.pmf(first, N, p)
-    return np.where(unit, pmf, mass), np.where(unit, binom_rtol(N, p) * pmf + SUBNORMAL_GUARD, m_err), mean, mean_err
-
-
 def _edges(lo, hi, N, p, nblocks: int):
     """Block edges (first counts, one per block, and the end ``hi + 1``) on ``[lo, hi]``: unit
     blocks when the window is short, else half evenly spaced and half at normal quantiles."""
@@ -185,7 +135,7 @@ def _window(N: float, p: float, tail: float) -> tuple[float, float]:
         # Boost's isf fails to bracket its root here: the same quantile by scanning the few counts
         # below Bernstein's closed-form bound (the smallest k with Pr[X > k] <= tail)
         # (bisection on the counts: Pr[X > k] falls with k; a few scalar sfs, not one per count)
-        k_lo, k_hi = 0.0, min(float(N), math.ceil(N * p + float(_bernstein_half_width(N, p, 2.0 * tail))))
+        k_lo, k_hi = 0.0, min(float(N), math.ceil(N * p + float(bernstein_half_width(N, p, 2.0 * tail))))
         while k_hi - k_lo > 0.5:
             mid = math.floor((k_lo + k_hi) / 2.0)
             if float(stats.binom.sf(mid, N, p)) <= tail:
@@ -212,7 +162,7 @@ class BlockedPair:
         mf, ml = e[:-1], e[1:] - 1.0
         self.m_mass, self.m_err, self.m_mean, self.m_mean_err = (
             (np.ones(1), np.zeros(1), np.full(1, lo), np.zeros(1)) if pair.pm in (0.0, 1.0)
-            else _block_stats(e, n, pair.pm))
+            else block_stats(e, n, pair.pm))
         a0, a1 = pair.a
         b0, b1 = pair.b
         self.na_min = np.minimum(a0 + a1 * mf, a0 + a1 * ml)
@@ -228,7 +178,7 @@ class BlockedPair:
             val = nb if p >= 1.0 else 0.0
             return np.ones(1), np.zeros(1), np.full(1, max(val, 0.0)), np.zeros(1)
         lo, hi = _window(nb, p, tail)
-        return _block_stats(_edges(lo, hi, nb, p, b_blocks), nb, p)
+        return block_stats(_edges(lo, hi, nb, p, b_blocks), nb, p)
 
     def delta(self, ee: float) -> float:
         """Lower bound on ``D_{ee}`` of the pair (module docstring)."""
@@ -310,7 +260,7 @@ class FullThirdFlag:
         lo, hi = _window(float(n), 1.0 - s, tail)
         e = _edges(lo, hi, float(n), 1.0 - s, m_blocks)
         mf, ml = e[:-1], e[1:] - 1.0
-        self.m_mass, self.m_err, self.m_mean, self.m_mean_err = _block_stats(e, float(n), 1.0 - s)
+        self.m_mass, self.m_err, self.m_mean, self.m_mean_err = block_stats(e, float(n), 1.0 - s)
         self.blocks = [self._atoms(a, b, r, tail, v_blocks) for a, b in zip(mf, ml, strict=True)]
         self.mf, self.ml = mf, ml
 
@@ -322,7 +272,7 @@ class FullThirdFlag:
                 sides.append((np.ones(1), np.zeros(1), np.zeros(1), np.zeros(1)))
                 continue
             lo, hi = _window(N, p, tail)
-            sides.append(_block_stats(_edges(lo, hi, N, p, v_blocks), N, p))
+            sides.append(block_stats(_edges(lo, hi, N, p, v_blocks), N, p))
         (wa, ea, ma, mae), (wb, eb, mb, mbe) = sides
         mu = (self.al * mf + self.be * (self.n - ml)) * r
         u = (self.al * ma[:, None] + self.be * mb[None, :] - mu).ravel()
@@ -436,9 +386,9 @@ def blocked_lower_eps(build, delta: float, top: float, *, rtol: float = 1e-4,
         return 0.0 if calls[0] > MAX_EVALS else built.delta(ee)
 
     if guess is None or not 0 < guess < top:  # the binary-RR asymptotic value: an upper-bound estimate
-        from shuffledp.accountants.upper.decomposition import _asymptotic_guess
+        from shuffledp.accountants.numerics.secant import asymptotic_guess
 
-        guess = min(_asymptotic_guess(2, top, built.n, delta), top / 2)
+        guess = min(asymptotic_guess(2, top, built.n, delta), top / 2)
     start = guess
     floor = FLOOR * start
     return secant_eps(lambda e: 0.0 if e < floor else fn(e), delta, 0.0, top, start, rtol, side="lower")

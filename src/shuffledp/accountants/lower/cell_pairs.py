@@ -32,7 +32,7 @@ import warnings
 from dataclasses import dataclass
 
 from shuffledp.accountants.lower.blocked_pairs import BlockedPair, LinearPair, blocked_lower_eps
-from shuffledp.accountants.lower.lower_bounds import TAIL_MIN
+from shuffledp.accountants.numerics.tolerances import TAIL_MIN
 from shuffledp.accountants.validation import check_eps
 
 __all__ = ["CellLaw", "subset_exp_cells", "cell_linear_pair", "subset_exp_candidates", "cell_pair",
@@ -170,7 +170,7 @@ def cell_lower_eps(pairs, delta: float, top: float, *, rtol: float = 1e-4, guess
     ``PROBES`` times while every probe is 0); the one with the largest divergence there is built
     with the full blocks and searched (:func:`blocked_pairs.blocked_lower_eps`)."""
     from shuffledp.accountants.lower.blocked_pairs import DEFAULT_TAIL, scarf_upper
-    from shuffledp.accountants.upper.decomposition import _asymptotic_guess
+    from shuffledp.accountants.numerics.secant import asymptotic_guess
     from shuffledp.accountants.validation import check_delta
 
     delta = check_delta(delta)
@@ -179,7 +179,7 @@ def cell_lower_eps(pairs, delta: float, top: float, *, rtol: float = 1e-4, guess
         return 0.0
     tail = min(DEFAULT_TAIL, max(TAIL_MIN, 1e-3 * delta))
     if guess is None or not 0 < guess < top:
-        guess = min(_asymptotic_guess(2, top, pairs[0].n, delta), top / 2)
+        guess = min(asymptotic_guess(2, top, pairs[0].n, delta), top / 2)
     chosen, e = pairs[0], guess
     if len(pairs) > 1:
         coarse = [cell_pair(p, tail, blocks=PROBE_BLOCKS) for p in pairs]

@@ -32,6 +32,13 @@ import numpy as np
 from scipy import stats
 
 from shuffledp.accountants.numerics.hockey_stick import bisect_eps
+from shuffledp.accountants.numerics.tolerances import (  # noqa: F401 (re-exported)
+    RTOL_BASE,
+    RTOL_PER_SD,
+    SUBNORMAL_GUARD,
+    TAIL_MIN,
+    binom_rtol,
+)
 from shuffledp.accountants.validation import check_delta, check_eps, check_eps0, check_int, check_n
 
 __all__ = [
@@ -48,20 +55,6 @@ __all__ = [
 ]
 
 ALLOWANCE = 1e-9          # relative floating-point allowance subtracted from every divergence
-# scipy's binomial pmf / cdf / sf lose digits as the law widens: measured against 50-digit mpmath
-# (tests/test_blocked_pairs.py) the relative error stays below 2e-14 x its standard deviation
-# (2.4e-7 at n = 1e15, p = 1/2, 36 standard deviations out); charged with a margin of 13
-RTOL_BASE, RTOL_PER_SD = 1e-11, 2e-13
-
-
-SUBNORMAL_GUARD = 1e-306  # absolute error charged on a binomial mass or tail beside its relative one: below
-# the normal range (2.2e-308) doubles lose relative digits, never this much absolutely
-TAIL_MIN = 1e-304  # smallest mass left outside a window: a few such charges stay near 1e-3 of delta = 1e-300
-
-
-def binom_rtol(N, p: float):
-    """Relative error charged on a binomial pmf / cdf / sf value of Bin(N, p) (arrays broadcast)."""
-    return RTOL_BASE + RTOL_PER_SD * np.sqrt(np.maximum(np.asarray(N, dtype=np.float64), 0.0) * p * (1.0 - p))
 MIX_N_MAX = 200_000       # mixed configurations (two binomials) are convolved up to this n
 EXACT_N_MAX = 2**52       # beyond, counts are not exact doubles: the lower bound is 0 (not computed)
 
@@ -220,7 +213,7 @@ def krr_pair_eps(k: int, eps0: float, n: int, delta: float, others: int, *, rtol
     return _eps_of(fn, delta, eps0, rtol)
 
 
-def _candidates(N: int) -> list[int]:
+def split_candidates(N: int) -> list[int]:
     """Configurations searched: all others on 0, all on 1, and a grid of splits."""
     out = {0, N}
     if 0 < N and N + 1 <= MIX_N_MAX:
@@ -238,7 +231,7 @@ def krr_worst_pair(k: int, eps0: float, n: int, delta: float, *, rtol: float = 1
     k, eps0, n = _check_krr(k, eps0, n)
     delta = check_delta(delta)
     best, arg = 0.0, 0
-    for m in _candidates(n - 1):
+    for m in split_candidates(n - 1):
         e = krr_pair_eps(k, eps0, n, delta, m, rtol=rtol)
         if e > best:
             best, arg = e, m

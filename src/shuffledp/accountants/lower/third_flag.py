@@ -40,9 +40,10 @@ import math
 import numpy as np
 from scipy import stats
 
-from shuffledp.accountants.lower.lower_bounds import TAIL_MIN
 from shuffledp.accountants.numerics.binomial_blocks import lower_quantile
-from shuffledp.accountants.upper.decomposition import _check_delta, _check_eps, _check_int, secant_eps
+from shuffledp.accountants.numerics.grouped import valid_delta, valid_eps, valid_int
+from shuffledp.accountants.numerics.secant import secant_eps
+from shuffledp.accountants.numerics.tolerances import TAIL_MIN
 
 __all__ = ["third_flag_rates", "third_flag_delta", "third_flag_lower_eps", "third_flag_cells", "CELL_BUDGET",
            "ALLOWANCE", "AFFORDABLE_CELLS", "CAPPED_CELLS_MAX"]
@@ -70,7 +71,7 @@ def third_flag_rates(mechanism: str, eps0: float, *, g: int | None = None) -> tu
     if mechanism == "oue":
         return 1.0 / (e + 1.0), 0.5
     if mechanism == "olh":
-        g = _check_int(g, "g", 2)
+        g = valid_int(g, "g", 2)
         return 1.0 / g, e / (e + g - 1.0)
     raise ValueError(f"mechanism must be oue or olh, got {mechanism!r}")
 
@@ -89,7 +90,7 @@ class ThirdFlagPair:
     """The pair at ``n`` users; :meth:`delta` is a lower bound on its exact divergence."""
 
     def __init__(self, n: int, r: float, s: float, *, tail: float = 1e-12, budget: int = CELL_BUDGET):
-        self.n = _check_int(n, "n", 2)
+        self.n = valid_int(n, "n", 2)
         if not (0.0 < r < s < 1.0):
             raise ValueError(f"need 0 < r < s < 1, got r={r!r}, s={s!r}")
         self.r, self.s = float(r), float(s)
@@ -148,7 +149,7 @@ class ThirdFlagPair:
 
     def delta(self, eps: float) -> float:
         """Lower bound on ``D_{e^eps}`` of the pair (exact up to the windows and the allowance)."""
-        eps = _check_eps(eps)
+        eps = valid_eps(eps)
         ee = math.exp(min(eps, 700.0))
         total = 0.0
         for C, wc, table in zip(self.cs, self.c_pmf, self._tables, strict=True):
@@ -166,7 +167,7 @@ def third_flag_lower_eps(n: int, r: float, s: float, delta: float, top: float, *
     """Largest eps found (a verified point, rounded down) at which the pair's divergence exceeds
     ``delta``: the mechanism is not (eps, delta)-DP for any smaller eps; 0 if none is found.
     ``top``: the randomizer's eps0."""
-    delta = _check_delta(delta)
+    delta = valid_delta(delta)
     # windows holding all but 1e-3 delta: what they leave out can only lower the bound (by far
     # less than its eps precision), and the cells grow with the window's width cubed
     kw.setdefault("tail", max(TAIL_MIN, 1e-3 * delta))

@@ -11,7 +11,7 @@ from functools import lru_cache
 import numpy as np
 from scipy import special, stats
 
-from shuffledp.accountants.lower.lower_bounds import binom_rtol
+from shuffledp.accountants.numerics.tolerances import SUBNORMAL_GUARD, binom_rtol
 
 N_BLOCKS = 512           # blocks of clone counts in the blocked evaluation (huge n)
 
@@ -90,3 +90,54 @@ def lower_quantile(q: float, N: float, p: float) -> float:
         warnings.simplefilter("ignore", RuntimeWarning)
         value = float(stats.binom.ppf(q, N, p))
     return value if math.isfinite(value) else 0.0
+
+
+def _masses(edges, N: float, p: float):
+    """Masses of the blocks ``[edges[i], edges[i+1] - 1]`` of Bin(N, p) and error bounds: each a
+    difference of two tails on the small side (or one minus two tails for the block holding the
+    median), every tail's relative error at most :func:`lower_bounds.binom_rtol`."""
+    lo, up = smaller_tails(edges - 1.0, N, p)
+    l0, l1, u0, u1 = lo[:-1], lo[1:], up[:-1], up[1:]
+    both_low = ~np.isnan(l0) & ~np.isnan(l1)
+    both_up = ~np.isnan(u0) & ~np.isnan(u1)
+    with np.errstate(invalid="ignore"):
+        mass = np.where(both_low, l1 - l0, np.where(both_up, u0 - u1, 1.0 - l0 - u1))
+        scale = np.where(both_low, l1 + l0, np.where(both_up, u0 + u1, 1.0 + l0 + u1))
+    return np.maximum(mass, 0.0), binom_rtol(N, p) * scale + SUBNORMAL_GUARD
+
+
+def _geo_offset(t, L):
+    """Mean of ``i`` under weights ``e^{t i}`` on ``{0, ..., L}`` (a truncated geometric law)."""
+    t, L = np.broadcast_arrays(np.asarray(t, dtype=np.float64), np.asarray(L, dtype=np.float64))
+    x = 0.5 * (L + 1.0) * t
+    small = np.abs(x) < 1e-4
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        y = 0.5 * t
+        coth_y = np.where(np.abs(y) < 1e-8, 1.0 / np.where(y == 0, 1.0, y) + y / 3.0, 1.0 / np.tanh(y))
+        full = 0.5 * L + 0.5 * (L + 1.0) / np.tanh(np.where(small, 1.0, x)) - 0.5 * coth_y
+        series = 0.5 * L + ((L + 1.0) ** 2 - 1.0) * t / 12.0   # error O(t^3 L^4): below 1e-12 L here
+    return np.clip(np.where(small, series, full), 0.0, L)
+
+
+def block_stats(edges, N: float, p: float):
+    """Per block ``[edges[i], edges[i+1] - 1]`` of Bin(N, p): (mass, its error bound, an estimate
+    of the mean given the block, a bound on that estimate's error). The binomial pmf is
+    log-concave: on a block its ratios ``P(j+1)/P(j)`` lie between those at the block's two ends,
+    so (likelihood-ratio order) the block's conditional mean lies between the means of the two
+    truncated geometric laws with those ratios; the estimate is the middle of that bracket (no
+    difference of tails enters it). Unit blocks are exact points."""
+    edges = np.asarray(edges, dtype=np.float64)
+    first, last = edges[:-1], edges[1:] - 1.0
+    mass, m_err = _masses(edges, N, p)
+    L = last - first
+    with np.errstate(divide="ignore"):
+        lr = math.log(p) - math.log1p(-p)
+        t_hi = np.log(np.maximum(N - first, 1e-300)) - np.log(first + 1.0) + lr + 1e-13
+        t_lo = np.log(np.maximum(N - last + 1.0, 1e-300)) - np.log(last) + lr - 1e-13
+    g_hi, g_lo = _geo_offset(t_hi, L), _geo_offset(t_lo, L)
+    mean = first + 0.5 * (g_hi + g_lo)
+    mean_err = 0.5 * np.abs(g_hi - g_lo) + 1e-12 * L + 1e-15 * np.abs(first)
+    unit = L == 0
+    mean_err = np.where(unit, 0.0, np.minimum(mean_err, L))
+    pmf = stats.binom.pmf(first, N, p)
+    return np.where(unit, pmf, mass), np.where(unit, binom_rtol(N, p) * pmf + SUBNORMAL_GUARD, m_err), mean, mean_err

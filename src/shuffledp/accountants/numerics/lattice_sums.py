@@ -53,7 +53,7 @@ import math
 
 import numpy as np
 
-from shuffledp.accountants.upper.decomposition import ROUNDING_RTOL
+from shuffledp.accountants.numerics.grouped import ROUNDING_RTOL
 
 __all__ = ["LatticeSums", "RoundingTooLarge", "coarsen", "lattice_cost", "LATTICE_BUDGET", "UNIT"]
 

@@ -57,8 +57,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from shuffledp.accountants.lower.lower_bounds import SUBNORMAL_GUARD, binom_rtol
 from shuffledp.accountants.numerics.binomial_blocks import smaller_tails as _tails
+from shuffledp.accountants.numerics.tolerances import SUBNORMAL_GUARD, binom_rtol
 
 __all__ = ["Walk", "walk_of", "walk_divergence", "TARGET"]
 

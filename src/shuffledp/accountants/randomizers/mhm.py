@@ -64,6 +64,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from shuffledp.accountants.numerics.grouped import GroupedPair, valid_eps0, valid_int
 from shuffledp.accountants.numerics.lattice_sums import (
     LATTICE_BUDGET,
     UNIT,
@@ -72,13 +73,7 @@ from shuffledp.accountants.numerics.lattice_sums import (
     RoundingTooLarge,
     lattice_cost,
 )
-from shuffledp.accountants.upper.decomposition import (
-    THREE_M_CAP,
-    GroupedPair,
-    _check_eps0,
-    _check_int,
-    three_group_cells,
-)
+from shuffledp.accountants.upper.decomposition import THREE_M_CAP, three_group_cells
 from shuffledp.accountants.upper.flags import FlagPair, flag_pair
 
 __all__ = ["MHM_D_MAX", "mhm_levels", "mhm_local_eps", "mhm_group_law", "mhm_pair", "mhm_pairs",
@@ -90,11 +85,11 @@ MATRIX_MAX_CELLS = 4_000_000
 
 
 def _check(d, g, eps0) -> tuple[int, int, float]:
-    d = _check_int(d, "d", 1)
+    d = valid_int(d, "d", 1)
     if d > MHM_D_MAX:
         raise ValueError(f"d must be at most {MHM_D_MAX} for the MHM accountant, got {d}")
-    g = _check_int(g, "g", d + 1)
-    return d, g, _check_eps0(eps0)
+    g = valid_int(g, "g", d + 1)
+    return d, g, valid_eps0(eps0)
 
 
 def mhm_levels(d: int, g: int, eps0: float) -> tuple[float, np.ndarray]:
@@ -154,9 +149,9 @@ def mhm_group_law(d: int, m: int, g: int) -> dict[tuple[int, int, int, int], flo
     """Exact law of ``(y in x's hashes, x's distinct count, y in x''s hashes, x''s distinct count)``
     under the blanket (``y`` uniform, independent of the hashes) for a pair differing in ``m`` of
     ``d`` attributes: the ``d - m`` shared hashed values enter both sets, the ``2 m`` others one each."""
-    d = _check_int(d, "d", 1)
-    m = _check_int(m, "m", 1)
-    g = _check_int(g, "g", d + 1)
+    d = valid_int(d, "d", 1)
+    m = valid_int(m, "m", 1)
+    g = valid_int(g, "g", d + 1)
     if m > d:
         raise ValueError(f"m must be at most d = {d}, got {m}")
     D = d + 1
@@ -502,7 +497,7 @@ def _evaluated_counts(ms: np.ndarray, gamma: float) -> np.ndarray:
 def _spread_value(pair: GroupedPair, ms, block_w, ee: float, tail: float, upper: bool) -> float:
     """The block-weighted divergence of the three-atom spread adding the least variance
     (:func:`~shuffledp.accountants.upper.decomposition.spread_to_three`: an upper bound on the pair's)."""
-    from shuffledp.accountants.upper.decomposition import _CountTable, _divergence_given_count, spread_to_three
+    from shuffledp.accountants.numerics.grouped import CountTable, divergence_given_count, spread_to_three
 
     keep = [i for i, w in enumerate(pair.w) if w > 0]
     pair = GroupedPair(*(tuple(x[i] for i in keep) for x in (pair.w, pair.p, pair.q)), pair.gamma)
@@ -517,7 +512,7 @@ def _spread_value(pair: GroupedPair, ms, block_w, ee: float, tail: float, upper:
     s = h.w[0] + h.w[1]
     if upper:  # D_M is non-increasing in M: charging min(M, cap) draws is an upper bound
         ms = np.minimum(ms, THREE_M_CAP)
-    val = _divergence_given_count(_CountTable(ms, s, tail), h, h.w[0] / s, ee, upper=upper)
+    val = divergence_given_count(CountTable(ms, s, tail), h, h.w[0] / s, ee, upper=upper)
     return scale * float(np.dot(block_w, val))
 
 
@@ -566,7 +561,7 @@ def mhm_matrix(d: int, k: int, g: int, eps0: float) -> np.ndarray:
     ``k^d`` inputs (``itertools.product`` order), columns ``(f_1, ..., f_d, y)`` (functions in
     ``itertools.product`` order, ``y`` innermost), each row from the protocol's selection rule."""
     d, g, eps0 = _check(d, g, eps0)
-    k = _check_int(k, "k", 2)
+    k = valid_int(k, "k", 2)
     nfun = g ** k
     rows, cols = k ** d, nfun ** d * g
     if rows * cols > MATRIX_MAX_CELLS:

@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from shuffledp.accountants.upper.decomposition import GroupedPair, _check_eps0, _check_int
+from shuffledp.accountants.numerics.grouped import GroupedPair, valid_eps0, valid_int
 from shuffledp.accountants.upper.dependent_flags import DependentFlagPair
 from shuffledp.accountants.upper.flags import flag_pair
 
@@ -70,9 +70,9 @@ def _groups(w, p, q, gamma) -> GroupedPair:
 
 # --------------------------------------------------------------------------- subset exponential
 def _check_subset(d: int, s: int, k: int) -> tuple[int, int, int]:
-    d = _check_int(d, "d", 2)
-    s = _check_int(s, "s", 1)
-    k = _check_int(k, "k", 1)
+    d = valid_int(d, "d", 2)
+    s = valid_int(s, "s", 1)
+    k = valid_int(k, "k", 1)
     if k >= d:
         raise ValueError(f"k must be smaller than d (every output must miss some input), got k={k}, d={d}")
     return d, s, k
@@ -81,7 +81,7 @@ def _check_subset(d: int, s: int, k: int) -> tuple[int, int, int]:
 def subset_exp_matrix(d: int, s: int, k: int, eps0: float) -> np.ndarray:
     """Output matrix over every ``s``-subset (rows, lexicographic) and ``k``-subset (columns)."""
     d, s, k = _check_subset(d, s, k)
-    eps0 = _check_eps0(eps0)
+    eps0 = valid_eps0(eps0)
     big = d + s
     ins = list(itertools.combinations(range(big), s))
     outs = list(itertools.combinations(range(big), k))
@@ -99,7 +99,7 @@ def subset_exp_pairs(d: int, s: int, k: int, eps0: float) -> list[GroupedPair]:
     """Grouped pairs of the k-subset exponential mechanism, one per overlap ``c`` of the victim's
     two sets (both directions are the same pair by symmetry of the counts)."""
     d, s, k = _check_subset(d, s, k)
-    eps0 = _check_eps0(eps0)
+    eps0 = valid_eps0(eps0)
     big = d + s
     e = math.exp(eps0)
     total = math.comb(big, k)
@@ -139,8 +139,8 @@ def _oue_rates(eps0: float) -> tuple[float, float]:
 def oue_matrix(d: int, eps0: float) -> np.ndarray:
     """Output matrix of OUE: rows the ``d`` inputs, columns the ``2^d`` bit vectors (bit j of the
     column index is bit j of the vector)."""
-    d = _check_int(d, "d", 2)
-    eps0 = _check_eps0(eps0)
+    d = valid_int(d, "d", 2)
+    eps0 = valid_eps0(eps0)
     _guard(d, 2 ** d)
     p, q = _oue_rates(eps0)
     bits = (np.arange(2 ** d)[:, None] >> np.arange(d)[None, :]) & 1
@@ -161,8 +161,8 @@ def oue_pairs(d: int, eps0: float) -> list[GroupedPair]:
     when the optimal blanket (:func:`oue_optimal_pairs`, heavier at the all-ones vector by
     ``(e^eps0 - 1) q^d``) is more than ``OUE_ALT_GAIN`` heavier, its three-atom spread is
     evaluated too and the smaller value kept."""
-    d = _check_int(d, "d", 2)
-    eps0 = _check_eps0(eps0)
+    d = valid_int(d, "d", 2)
+    eps0 = valid_eps0(eps0)
     p, q = _oue_rates(eps0)
     full = oue_optimal_pairs(d, eps0)[0]
     sub = (1.0 - p) / (1.0 - q)
@@ -173,8 +173,8 @@ def oue_pairs(d: int, eps0: float) -> list[GroupedPair]:
 
 def oue_optimal_pairs(d: int, eps0: float) -> list[GroupedPair]:
     """Grouped pair of OUE under its optimal blanket (four groups, flags not independent)."""
-    d = _check_int(d, "d", 2)
-    eps0 = _check_eps0(eps0)
+    d = valid_int(d, "d", 2)
+    eps0 = valid_eps0(eps0)
     p, q = _oue_rates(eps0)
     r1, r0 = p / q, (1.0 - p) / (1.0 - q)  # row / base ratio with the row's own bit at 1 / 0
     # blanket = base(y) * r0 when y has a zero bit, base(y) * r1 for the all-ones vector
@@ -198,15 +198,15 @@ def oue_optimal_pairs(d: int, eps0: float) -> list[GroupedPair]:
 # --------------------------------------------------------------------------- local hashing
 def olh_default_g(eps0: float) -> int:
     """OLH's variance-optimal hash range ``round(e^eps0 + 1)`` (at least 2)."""
-    return max(2, int(round(math.exp(_check_eps0(eps0)) + 1.0)))
+    return max(2, int(round(math.exp(valid_eps0(eps0)) + 1.0)))
 
 
 def olh_matrix(k: int, g: int, eps0: float) -> np.ndarray:
     """Output matrix of OLH over all ``g^k`` functions ``[k] -> [g]``: rows the ``k`` inputs,
     columns ``(h, y)`` in the order ``h * g + y`` (``h`` indexes the functions lexicographically)."""
-    k = _check_int(k, "k", 2)
-    g = _check_int(g, "g", 2)
-    eps0 = _check_eps0(eps0)
+    k = valid_int(k, "k", 2)
+    g = valid_int(g, "g", 2)
+    eps0 = valid_eps0(eps0)
     nfun = g ** k
     _guard(k, nfun * g)
     e = math.exp(eps0)
@@ -230,8 +230,8 @@ def olh_pairs(g: int, eps0: float, k: int | None = None) -> list[GroupedPair]:
     ``k=None`` gives a :class:`~shuffledp.accountants.upper.flags.FlagPair` (independent flags: exact
     sums, no spread); with ``k`` the four groups go through the spread.
     """
-    g = _check_int(g, "g", 2)
-    eps0 = _check_eps0(eps0)
+    g = valid_int(g, "g", 2)
+    eps0 = valid_eps0(eps0)
     e = math.exp(eps0)
     lo = 1.0 / (e + g - 1.0)
     if k is None:
@@ -241,7 +241,7 @@ def olh_pairs(g: int, eps0: float, k: int | None = None) -> list[GroupedPair]:
     both = lo / g  # the g^(k-1) outputs with h(x) = h(x') = y, each lo / g^k
     all_hit = 0.0
     if k is not None:
-        k = _check_int(k, "k", 2)
+        k = valid_int(k, "k", 2)
         share = float(g) ** (2 - k)  # of those, the g with h constant at y
         all_hit = e * both * share   # their blanket is e * lo
         both = both * (1.0 - share)
@@ -305,20 +305,20 @@ def real_pair_configs(mechanism: str, eps0: float, *, d: int | None = None, s: i
     exact four-count version was measured to move the lower eps by less than 1e-5 relative (OUE,
     OLH, subset-exp at n = 1000, eps0 in {1, 3}) at 100 times the cost, so it is not kept.
     """
-    eps0 = _check_eps0(eps0)
+    eps0 = valid_eps0(eps0)
     e = math.exp(eps0)
     configs: dict[str, tuple[float, ...]] = {}
     third = None
     if mechanism == "subset-exp":
         vic_p, third = _subset_exp_groups(e, d, s, k)
     elif mechanism == "oue":
-        d = _check_int(d, "d", 2)
+        d = valid_int(d, "d", 2)
         p, q = _oue_rates(eps0)
         vic_p = (p * (1.0 - q), (1.0 - p) * q, p * q, (1.0 - p) * (1.0 - q))
         if d >= 3:
             third = (q * (1.0 - q), q * (1.0 - q), q * q, (1.0 - q) ** 2)
     elif mechanism == "olh":
-        g = _check_int(g, "g", 2)
+        g = valid_int(g, "g", 2)
         hi, lo = e / (e + g - 1.0), 1.0 / (e + g - 1.0)
         apart = (g - 1.0) / g  # Pr[h(x) != h(x')]
         vic_p = (hi * apart, lo * apart, hi / g, 1.0 - (hi + lo) * apart - hi / g)

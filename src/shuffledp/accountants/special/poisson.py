@@ -63,19 +63,10 @@ from functools import lru_cache
 import numpy as np
 from scipy import stats
 
+from shuffledp.accountants.numerics.clone_counts import clone_window, half_binom, window_tail
 from shuffledp.accountants.numerics.hockey_stick import bisect_eps, smallest_rate
-from shuffledp.accountants.upper.variation_ratio import (
-    EPS_CAP,
-    ROUNDING_RTOL,
-    VRParams,
-    _check_delta,
-    _half_binom,
-    _int_at_least,
-    _tail_for,
-    _window,
-    clone_delta_parts,
-)
-from shuffledp.accountants.validation import POISSON_N_MAX, AccountantDomainError, check_int
+from shuffledp.accountants.upper.variation_ratio import EPS_CAP, ROUNDING_RTOL, VRParams, clone_delta_parts
+from shuffledp.accountants.validation import POISSON_N_MAX, AccountantDomainError, check_delta, check_int
 
 __all__ = [
     "ACCOUNTANTS",
@@ -149,13 +140,13 @@ def poisson_vr_params(lam: float, d: int) -> tuple[float, float, float]:
     ``q = d lambda`` may be below 1, outside :class:`VRParams`'s range, and the reduction is still
     valid since only ``r = beta / q = 1/d`` enters)."""
     lam = _check_lambda(lam)
-    d = _int_at_least(d, "d", 2)
+    d = check_int(d, "d", 2)
     return math.inf, lam, d * lam
 
 
 def group_privacy(eps_single: float, delta_single: float, s: int) -> tuple[float, float]:
     """Lemma 1 / Theorem 3: ``(s eps', s e^{s eps'} delta')``."""
-    s = _int_at_least(s, "s", 1)
+    s = check_int(s, "s", 1)
     eps_single = float(eps_single)
     if not (eps_single >= 0):
         raise AccountantDomainError("eps_single", f"{eps_single!r} must be >= 0")
@@ -164,9 +155,9 @@ def group_privacy(eps_single: float, delta_single: float, s: int) -> tuple[float
 
 def single_item_target(eps: float, delta: float, s: int) -> tuple[float, float]:
     """Per-item target of constraint (7): ``(eps / s, delta / (s e^eps))``."""
-    s = _int_at_least(s, "s", 1)
+    s = check_int(s, "s", 1)
     eps = _check_eps(eps)
-    delta = _check_delta(delta)
+    delta = check_delta(delta)
     return eps / s, delta / (s * math.exp(eps))
 
 
@@ -181,7 +172,7 @@ def _exact_window(T: int, g: float, d: int, tail: float):
     """Windows of the blanket clone count C ~ Bin(T, 2g/d) and of the count of trials that send
     nothing, ``none ~ Bin(T, 1-g)``, with the exactly computed masses left outside."""
     pc = 2.0 * g / d
-    t, b_prev, b_here, skipped_c = _window(T, pc, tail)
+    t, b_prev, b_here, skipped_c = clone_window(T, pc, tail)
     q_none = 1.0 - g
     mean, sd = T * q_none, math.sqrt(T * q_none * g)
     z = math.sqrt(2 * math.log(1 / tail))
@@ -301,7 +292,7 @@ def _exact_parts(lam: float, T: int, g: float, d: int, eps: float, tail: float, 
     grouped, idx, offs, a, zl, zh = _exact_cells(t, base, kappa, a_lo, counts, z_lo, zmax, max_pairs)
     tt = t[idx]
     w1, w0 = _cell_weights(T, tt, idx, offs, zl, zh, b_prev, b_here, rho)
-    pm, S = _half_binom(tt, a)
+    pm, S = half_binom(tt, a)
     exact_total, magnitude = _cells_sum(pm, S, u, w, ee, w1, w0)
     slack = ROUNDING_RTOL * magnitude + 64 * np.finfo(float).eps * float(b_prev.sum() + b_here.sum())
     if not grouped:
@@ -325,7 +316,7 @@ def single_item_parts(lam: float, n: int, m: float, d: int, eps_single: float, *
                       accountant: str = "sound", tail: float = POISSON_TAIL) -> tuple[float, float, float]:
     """``(estimate, rounding_allowance, skipped_mass)`` of the single-item delta (see module doc)."""
     lam = _check_lambda(lam)
-    d = _int_at_least(d, "d", 2)
+    d = check_int(d, "d", 2)
     _check_accountant(accountant)
     eps_single = float(eps_single)
     if not (eps_single >= 0):
@@ -363,7 +354,7 @@ def poisson_delta_lower(lam, n, m, d, eps_single, *, tail=POISSON_TAIL) -> float
 
 def poisson_user_delta(lam, n, m, d, s, eps, *, accountant="sound") -> float:
     """User-level delta at user-level ``eps`` (Theorem 3): ``s e^eps D_{e^{eps/s}}``."""
-    s = _int_at_least(s, "s", 1)
+    s = check_int(s, "s", 1)
     eps = _check_eps(eps)
     return group_privacy(eps / s, poisson_delta(lam, n, m, d, eps / s, accountant=accountant), s)[1]
 
@@ -423,7 +414,7 @@ def solve_poisson_lambda(n: int, m: float, d: int, s: int, eps: float, delta: fl
     is False only when floating point cannot certify any lambda > 0 (targets below ~1e-290)."""
     n = check_int(n, "n", 2, POISSON_N_MAX)
     m = _check_m(m)
-    d = _int_at_least(d, "d", 2)
+    d = check_int(d, "d", 2)
     check_int(s, "s", 1, d)  # a user holds at most d distinct items
     _check_accountant(accountant)
     eps_single, target = single_item_target(eps, delta, s)
@@ -465,11 +456,11 @@ def min_blanket_rate(n: int, d: int, s: int, eps: float, delta: float, *, lam: f
     exactly monotone in m at integer m, where ``ceil(m)`` jumps, so "smallest" is up to that).
     Also the blanket rate of the balls-into-bins baselines (``lambda = 1``)."""
     n = check_int(n, "n", 2, POISSON_N_MAX)
-    d = _int_at_least(d, "d", 2)
+    d = check_int(d, "d", 2)
     check_int(s, "s", 1, d)  # a user holds at most d distinct items
     lam = _check_lambda(lam)
     eps_single, target = single_item_target(eps, delta, s)
-    tail = _tail_for(target, 1e-6)
+    tail = window_tail(target, 1e-6)
 
     def ok(m: float) -> bool:
         return poisson_delta_bounds(lam, n, m, d, eps_single, accountant=accountant, tail=tail)[1] <= target

@@ -41,7 +41,6 @@ from shuffledp.accountants.special.poisson import (
     single_item_parts,
     solve_poisson_lambda,
 )
-from shuffledp.accountants.upper.variation_ratio import _int_at_least
 from shuffledp.accountants.validation import POISSON_N_MAX, AccountantDomainError, check_int
 
 __all__ = [
@@ -66,8 +65,8 @@ TABLE_COLUMNS = [
 def check_segmented_inputs(n, d, s, levels, shares, delta):
     """Validate and normalise the inputs (ValueError naming the argument)."""
     n = check_int(n, "n", 2, POISSON_N_MAX)
-    d = _int_at_least(d, "d", 2)
-    s = _int_at_least(s, "s", 1)
+    d = check_int(d, "d", 2)
+    s = check_int(s, "s", 1)
     levels = [float(e) for e in levels]
     shares = [float(x) for x in shares]
     if len(levels) == 0:

@@ -26,7 +26,7 @@ it is convex in ``l``: ``G(l) = E[phi(N z* + sum_{i <= N - l} (Z_i - z*))]`` wit
 convex and every step ``Z_i - z* <= 0`` (the argument of
 :mod:`~shuffledp.accountants.numerics.walk_blocks`). ``L`` is therefore summed in blocks: on a block
 between two evaluated points the chord is an upper bound (at the block's mean, from its mass and
-the bracket of its mean, :func:`blocked_pairs._block_stats`), and the lines through the
+the bracket of its mean, :func:`blocked_pairs.block_stats`), and the lines through the
 neighbouring chords are lower bounds; blocks are split until the two agree to ``TARGET``.
 
 Errors charged to the upper bound, beyond :mod:`flags`' own in ``G``: ``L`` outside a window of
@@ -45,15 +45,15 @@ from functools import lru_cache
 import numpy as np
 from scipy import stats
 
-from shuffledp.accountants.lower.blocked_pairs import _block_stats
-from shuffledp.accountants.lower.lower_bounds import binom_rtol
-from shuffledp.accountants.upper.decomposition import (
+from shuffledp.accountants.numerics.binomial_blocks import block_stats
+from shuffledp.accountants.numerics.grouped import (
     ROUNDING_RTOL,
     GroupedPair,
-    _bernstein_half_width,
-    _t_window,
+    bernstein_half_width,
     spread_to_three,
+    t_window,
 )
+from shuffledp.accountants.numerics.tolerances import binom_rtol
 from shuffledp.accountants.upper.flags import _phi, _tail_terms
 from shuffledp.accountants.upper.hoeffding_flags import (
     added_variance,
@@ -204,8 +204,8 @@ def _cells(w, n_top: float, tail: float) -> float:
     """Estimated cells of one blanket count: the counts of ``L`` evaluated (its window, or about
     :data:`L_POINTS` chord points where wider) times the width of ``Y``'s window."""
     rho, _, b1 = _mixture(w)
-    width = 2.0 * float(_bernstein_half_width(n_top, b1, tail)) + 3.0
-    points = min(float(L_POINTS), 2.0 * float(_bernstein_half_width(n_top, rho, tail)) + 3.0)
+    width = 2.0 * float(bernstein_half_width(n_top, b1, tail)) + 3.0
+    points = min(float(L_POINTS), 2.0 * float(bernstein_half_width(n_top, rho, tail)) + 3.0)
     return points * width
 
 
@@ -278,8 +278,8 @@ def _tables_for(keys: np.ndarray, a1: float, b1: float, tail: float) -> list:
         _TABLES.clear()  # and every key of this call is built again (none may be missing below)
         new = np.unique(np.asarray(keys, dtype=np.float64))
     if new.size:
-        loB, hiB, outB = _t_window(new, b1, tail)
-        loA, hiA, _ = _t_window(new, a1, tail)
+        loB, hiB, outB = t_window(new, b1, tail)
+        loA, hiA, _ = t_window(new, a1, tail)
         nB, nA = (hiB - loB + 1.0).astype(np.int64), (hiA - loA + 2.0).astype(np.int64)
         rowB, rowA = np.repeat(np.arange(new.size), nB), np.repeat(np.arange(new.size), nA)
         jB = np.arange(rowB.size) - np.repeat(np.cumsum(nB) - nB, nB)
@@ -375,11 +375,11 @@ def _g_chunk(N, ls, ft: dict, rows: np.ndarray, a1: float, b1: float, u, v, ee: 
 
 @lru_cache(maxsize=STATS_CACHE)
 def _stats(N: float, key: bytes, rho: float) -> tuple:
-    """:func:`blocked_pairs._block_stats` of ``L ~ Bin(N, rho)`` on the blocks between the points
+    """:func:`blocked_pairs.block_stats` of ``L ~ Bin(N, rho)`` on the blocks between the points
     ``key`` (float64 bytes; the last point alone), cached: every eps a search tries starts from
     the same points."""
     pts = np.frombuffer(key, dtype=np.float64)
-    return _block_stats(np.append(pts, pts[-1] + 1.0), N, rho)
+    return block_stats(np.append(pts, pts[-1] + 1.0), N, rho)
 
 
 def _blocks(N: float, pts: np.ndarray, G: np.ndarray, rho: float) -> tuple[np.ndarray, np.ndarray]:
@@ -436,7 +436,7 @@ def _rows(Ns: np.ndarray, wts: np.ndarray, rho: float, a1: float, b1: float, u, 
     evaluation of ``G`` per round) until the gap, weighted by ``wts`` (the counts' block masses)
     over the counts, is at most ``TARGET`` of the weighted total. Nothing depends on earlier
     calls: the same arguments give the same value."""
-    lo, hi, out_l = _t_window(Ns, rho, tail)
+    lo, hi, out_l = t_window(Ns, rho, tail)
     exact = (hi - lo < L_EXACT) | ((hi - lo < L_EXACT_SMALL_N) & (Ns <= SMALL_N))
     pts = [np.arange(lo[i], hi[i] + 1.0) if exact[i] else _start(lo[i], hi[i], Ns[i], rho)
            for i in range(Ns.size)]

@@ -46,9 +46,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
-from shuffledp.accountants.lower.blocked_pairs import _block_stats
-from shuffledp.accountants.lower.lower_bounds import binom_rtol
-from shuffledp.accountants.upper.decomposition import ROUNDING_RTOL, GroupedPair, _bernstein_half_width, _t_window
+from shuffledp.accountants.numerics.binomial_blocks import block_stats
+from shuffledp.accountants.numerics.grouped import ROUNDING_RTOL, GroupedPair, bernstein_half_width, t_window
+from shuffledp.accountants.numerics.tolerances import binom_rtol
 
 __all__ = ["FlagPair", "flag_pair", "flag_divergence"]
 
@@ -77,7 +77,7 @@ class FlagPair(GroupedPair):
         """Cost of one ``M`` block at up to ``m_top`` blanket draws, in the decomposition's cells:
         the ``B`` window's width when summed term by term, else ``ROW_CELLS`` (chord blocks: a
         fixed number of points, whatever ``M``)."""
-        width = 2.0 * float(_bernstein_half_width(m_top + 1.0, self.beta, tail)) + 3.0
+        width = 2.0 * float(bernstein_half_width(m_top + 1.0, self.beta, tail)) + 3.0
         return width if width < B_EXACT_MAX else float(ROW_CELLS)
 
     def block_value(self, ms, block_w, ee: float, tail: float, *, upper: bool) -> float:
@@ -143,7 +143,7 @@ def flag_divergence(ms, gamma: float, alpha: float, beta: float, u, v, ee: float
             raise ValueError("the pair's first flag carries no information")
         return flag_divergence(ms, gamma, 1.0 - alpha, 1.0 - beta, (u[1], u[0]), (v[1], v[0]), ee, tail,
                                upper=upper)
-    lo, hi, outside = _t_window(N, beta, tail)
+    lo, hi, outside = t_window(N, beta, tail)
     wide = (hi - lo) >= B_EXACT_MAX
     res = np.zeros_like(N)
     if np.any(~wide):
@@ -224,13 +224,13 @@ def _chord_sum(N: float, lo: float, hi: float, alpha, beta, u, v, ee, upper: boo
     of :func:`_chord_points` (the last point alone). ``phi`` is convex in ``B`` (the positive part
     of an affine function, averaged), so on a block it is at most the chord through its values at
     ``p_i`` and ``p_{i+1}``, whose sum needs only the block's mass and mean: both from
-    :func:`blocked_pairs._block_stats` (cdf differences; the mean bracketed by the truncated
+    :func:`blocked_pairs.block_stats` (cdf differences; the mean bracketed by the truncated
     geometric laws of the pmf's end ratios), each taken at the end of its error bound that
     raises the chord. Not ``upper``: each block at the smaller of its ends' values (``phi`` is
     monotone in ``B``), no allowances: a lower bound, to show the blocking error."""
     pts = _chord_points(N, lo, hi, alpha, u, v, ee)
     edges = np.append(pts, hi + 1.0)
-    mass, m_err, mean, mean_err = _block_stats(edges, N, beta)
+    mass, m_err, mean, mean_err = block_stats(edges, N, beta)
     phi = _phi(N, pts, alpha, u, v, ee, upper)
     nxt = np.append(phi[1:], phi[-1])
     if not upper:

@@ -32,9 +32,9 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from shuffledp.accountants.lower.lower_bounds import binom_rtol
+from shuffledp.accountants.numerics.grouped import ROUNDING_RTOL, bernstein_half_width, t_window
 from shuffledp.accountants.numerics.lattice_sums import UNIT
-from shuffledp.accountants.upper.decomposition import ROUNDING_RTOL, _bernstein_half_width, _t_window
+from shuffledp.accountants.numerics.tolerances import binom_rtol
 from shuffledp.accountants.upper.flags import _phi
 
 __all__ = ["hoeffding_divergence", "jensen_lower", "added_variance", "hoeffding_cells"]
@@ -58,12 +58,12 @@ def added_variance(w, u, gamma: float) -> float:
 
 def hoeffding_cells(w, n_top: float, tail: float) -> float:
     """Cells of one blanket count: the width of ``B``'s window at ``n_top`` reports."""
-    return 2.0 * float(_bernstein_half_width(n_top, _rates(w)[0], tail)) + 3.0
+    return 2.0 * float(bernstein_half_width(n_top, _rates(w)[0], tail)) + 3.0
 
 
 def _b_chunks(Ns: np.ndarray, wb: float, window, *, up: bool):
     """``(slice, N, B, Pr[B])`` over chunks of the counts ``Ns`` (about :data:`CHUNK_CELLS` cells
-    each): ``B ~ Bin(N, wb)`` on its ``window`` (``(lo, hi, ...)`` of :func:`_t_window`; entries past
+    each): ``B ~ Bin(N, wb)`` on its ``window`` (``(lo, hi, ...)`` of :func:`t_window`; entries past
     a row's window carry mass 0), the pmf rounded up (``up``) or down by
     :func:`lower_bounds.binom_rtol`."""
     lo, hi = window[0], window[1]
@@ -90,7 +90,7 @@ def hoeffding_divergence(ms, gamma: float, w, u, v, ee: float, tail: float) -> n
     Ns = np.atleast_1d(np.asarray(ms, dtype=np.float64)) + 1.0
     # p_b rounded up: a1, a0 and the interpolation are each within a few units of their size
     slack = 8.0 * UNIT * (a0 + abs(a1 - a0))
-    window = _t_window(Ns, wb, tail)
+    window = t_window(Ns, wb, tail)
     res = np.empty_like(Ns)
     for sl, N, B, pB in _b_chunks(Ns, wb, window, up=True):
         alpha = np.minimum(a0 + (a1 - a0) * (B / N) + slack, 1.0)
@@ -108,7 +108,7 @@ def jensen_lower(ms, gamma: float, w, u, v, ee: float, tail: float) -> np.ndarra
     cu, cv = float(u[1] - u[0]), float(v[1] - v[0])
     Ns = np.atleast_1d(np.asarray(ms, dtype=np.float64)) + 1.0
     res = np.empty_like(Ns)
-    for sl, N, B, pB in _b_chunks(Ns, wb, _t_window(Ns, wb, tail), up=False):
+    for sl, N, B, pB in _b_chunks(Ns, wb, t_window(Ns, wb, tail), up=False):
         mean = cu * (B * a1 + (N - B) * a0)
         shift = N * (u[0] - ee * v[0])
         val = mean + shift - ee * cv * B

@@ -51,6 +51,7 @@ import numpy as np
 from scipy import special, stats
 
 from shuffledp.accountants.numerics.binomial_blocks import blocks as _blocks
+from shuffledp.accountants.numerics.clone_counts import binom_pmf, clone_window, half_binom, window_tail
 from shuffledp.accountants.numerics.hockey_stick import bisect_eps, bracket_eps
 from shuffledp.accountants.validation import (
     AccountantDomainError,
@@ -224,72 +225,6 @@ def _subset_exp_params(e: float, k, d, s, variant: str) -> VRParams:
 
 
 # ----------------------------------------------------------------------------- core
-def _pmf_fast(k, n, p):
-    """Binomial pmf (Boost, through ``stats.binom.pmf``) as a float array; only called with valid
-    arguments (0 <= k <= n, 0 < p < 1)."""
-    return np.asarray(stats.binom.pmf(np.asarray(k, dtype=float), np.asarray(n, dtype=float), float(p)))
-
-
-@lru_cache(maxsize=64)
-def _window(N: int, pc: float, tail: float):
-    """Clone-count window [c_lo, c_hi] of Bin(N, pc), its pmf arrays and the skipped mass."""
-    if pc <= 0.0 or N == 0:
-        c_lo = c_hi = 0
-    elif pc >= 1.0:
-        c_lo = c_hi = N
-    else:
-        mean = N * pc
-        sd = math.sqrt(N * pc * (1 - pc))
-        z = math.sqrt(2 * math.log(1 / tail))      # Gaussian guess, confirmed exactly below
-        c_lo = max(0, int(stats.binom.ppf(tail, N, pc)) - 1)
-        while c_lo > 0 and stats.binom.cdf(c_lo, N, pc) > tail:
-            c_lo = max(0, c_lo - int(sd) - 1)
-        c_hi = min(N, int(math.ceil(mean + z * sd)) + 2)
-        while c_hi < N and stats.binom.sf(c_hi - 1, N, pc) > tail:
-            c_hi = min(N, c_hi + int(sd) + 2)
-    tail_lo = float(stats.binom.cdf(c_lo, N, pc)) if c_lo > 0 else 0.0
-    tail_hi = float(stats.binom.sf(c_hi - 1, N, pc)) if c_hi < N else 0.0
-    t_lo = c_lo + 1 if c_lo > 0 else 0
-    t_hi = c_hi if c_hi < N else N + 1
-    t = np.arange(t_lo, t_hi + 1, dtype=np.int64)
-    b_prev = _binom_pmf(t - 1, N, pc)
-    b_here = _binom_pmf(t, N, pc)
-    for arr in (t, b_prev, b_here):
-        arr.setflags(write=False)
-    return t, b_prev, b_here, tail_lo + tail_hi
-
-
-def _binom_pmf(k: np.ndarray, N: int, pc: float) -> np.ndarray:
-    out = np.zeros(k.shape, dtype=float)
-    ok = (k >= 0) & (k <= N)
-    if pc <= 0.0:
-        out[ok & (k == 0)] = 1.0
-    elif pc >= 1.0:
-        out[ok & (k == N)] = 1.0
-    else:
-        out[ok] = _pmf_fast(k[ok], np.full(int(ok.sum()), N), pc)
-    return out
-
-
-def _half_binom(t: np.ndarray, a: np.ndarray):
-    """For c = t-1: ``pm = P(Bin(c,1/2) = a-1)`` and ``S = P(Bin(c,1/2) >= a)`` (0 when c < 0)."""
-    c = t - 1
-    interior = (c >= 0) & (a >= 1) & (a <= c)
-    if interior.all():
-        af = a.astype(float)
-        cf = c.astype(float)
-        return _pmf_fast(af - 1, cf, 0.5), special.betainc(af, cf - af + 1, 0.5)
-    pm = np.zeros(t.shape, dtype=float)
-    S = np.zeros(t.shape, dtype=float)
-    ok = (c >= 0) & (a - 1 >= 0) & (a - 1 <= c)
-    if ok.any():
-        pm[ok] = _pmf_fast(a[ok] - 1, c[ok], 0.5)
-    S[(c >= 0) & (a <= 0)] = 1.0
-    if interior.any():
-        S[interior] = special.betainc(a[interior].astype(float), (c[interior] - a[interior] + 1).astype(float), 0.5)
-    return pm, S
-
-
 def clone_delta_parts(u: float, alpha: float, w: float, r: float, N: int, eps: float,
                       tail: float = DEFAULT_TAIL) -> tuple[float, float, float]:
     """``(estimate, rounding_allowance, skipped_mass)`` of ``D_{e^eps}(P||Q)``: the windowed sum,
@@ -301,7 +236,7 @@ def clone_delta_parts(u: float, alpha: float, w: float, r: float, N: int, eps: f
     eps = min(float(eps), EPS_CAP)
     ee = math.exp(eps)
     pc = min(1.0, 2.0 * r)
-    t, b_prev, b_here, skipped = _window(int(N), pc, float(tail))
+    t, b_prev, b_here, skipped = clone_window(int(N), pc, float(tail))
     tf = t.astype(float)
     one_m_2r = 1.0 - pc
     # a > L_t  <=>  b = t - a < G_t = t - L_t, computed without forming t - (tiny) so that large
@@ -313,7 +248,7 @@ def clone_delta_parts(u: float, alpha: float, w: float, r: float, N: int, eps: f
     G = gap - extra
     b_max = np.where(G > tf + 1.0, tf + 1.0, np.ceil(np.maximum(G, -1.0)) - 1.0)
     a = np.maximum(t - b_max.astype(np.int64), 0)
-    pm, S = _half_binom(t, a)
+    pm, S = half_binom(t, a)
     x_pos = b_prev * (u - ee * alpha)
     x_neg = w * (1.0 - ee) * b_here / 2.0
     y = (1.0 - ee) * (b_prev * (u + alpha) + w * b_here)
@@ -420,16 +355,11 @@ def vr_delta_lower(params: VRParams, n: int, eps: float, *, tail: float = DEFAUL
     return vr_delta_bounds(params, n, eps, tail=tail)[0]
 
 
-def _tail_for(delta: float, rtol: float) -> float:
-    """Window tail for an eps(delta) search: its mass moves delta by <= 1e-3 rtol delta."""
-    return max(1e-300, min(1e-12, 1e-3 * rtol * delta))
-
-
 def _eps_max(params: VRParams) -> float:
     return EPS_CAP if math.isinf(params.p) else math.log(params.p)
 
 
-def _eps_guess(params: VRParams, n: int, delta: float) -> float:
+def eps_guess(params: VRParams, n: int, delta: float) -> float:
     """Order-of-magnitude start from the asymptotic bound (1) of the paper (only a search start)."""
     ratio = 1.0 if math.isinf(params.p) else (params.p - 1) / params.p
     return math.sqrt(params.beta * ratio * params.q * math.log(1 / delta) / max(n - 1, 1))
@@ -441,13 +371,16 @@ def _solve_eps(delta_fn, params: VRParams, n: int, delta: float, rtol: float, se
     eps_max = _eps_max(params)
     if fn(0.0) <= delta:            # total variation already below delta (huge n)
         return 0.0, 0.0
-    lo, hi = bracket_eps(fn, delta, _eps_guess(params, n, delta), eps_max)
+    lo, hi = bracket_eps(fn, delta, eps_guess(params, n, delta), eps_max)
     if lo == 0.0 and fn(0.0) <= delta:
         return 0.0, 0.0
     return bisect_eps(fn, delta, hi, rtol, eps_lo=lo, search_fn=search_fn, search_target=search_target)
 
 
-def _vr_solvers(params: VRParams, n: int, tail: float, window_max: int | None = None):
+def vr_solvers(params: VRParams, n: int, tail: float, window_max: int | None = None):
+    """``(upper, lower, central, outside)``: functions of eps giving the upper and lower bounds on
+    the reduction's delta and its central (evaluated) part, and the mass left outside the window
+    (in blocks above ``window_max`` clone counts)."""
     args = (params.u, params.alpha, params.w, params.r, n - 1)
     pc = min(1.0, 2.0 * params.r)
     if params.beta > 0 and use_blocks(n - 1, pc, tail, window_max):
@@ -477,7 +410,7 @@ def _vr_solvers(params: VRParams, n: int, tail: float, window_max: int | None = 
     def central(e):
         return parts(e)[0]
 
-    skipped = _window(n - 1, min(1.0, 2.0 * params.r), float(tail))[3] if params.beta > 0 else 0.0
+    skipped = clone_window(n - 1, min(1.0, 2.0 * params.r), float(tail))[3] if params.beta > 0 else 0.0
     return up, low, central, skipped
 
 
@@ -489,8 +422,8 @@ def vr_eps_bounds(params: VRParams, n: int, delta: float, *, rtol: float = 1e-6)
     params = _check_params(params)
     n = _check_n(n)
     delta = _check_delta(delta)
-    tail = _tail_for(delta, rtol)
-    up, low, central, skipped = _vr_solvers(params, n, tail)
+    tail = window_tail(delta, rtol)
+    up, low, central, skipped = vr_solvers(params, n, tail)
     eps_up = _solve_eps(up, params, n, delta, rtol, central, delta - skipped)[1]
     lo_b, hi_b = _solve_eps(low, params, n, delta, rtol, central, delta)
     eps_low = lo_b if hi_b > lo_b else hi_b
@@ -505,8 +438,8 @@ def vr_eps(params: VRParams, n: int, delta: float, *, rtol: float = 1e-6,
     params = _check_params(params)
     n = _check_n(n)
     delta = _check_delta(delta)
-    tail = _tail_for(delta, rtol)
-    up, _, central, skipped = _vr_solvers(params, n, tail, window_max)
+    tail = window_tail(delta, rtol)
+    up, _, central, skipped = vr_solvers(params, n, tail, window_max)
     return _solve_eps(up, params, n, delta, rtol, central, delta - skipped)[1]
 
 
@@ -526,7 +459,7 @@ def vr_pair_pmf(params: VRParams, n: int) -> tuple[np.ndarray, np.ndarray]:
     r = params.r
     c = np.arange(N + 1)
     pc = min(1.0, 2 * r)
-    bc = _binom_pmf(c, N, pc)
+    bc = binom_pmf(c, N, pc)
     M = np.zeros((n + 1, n + 1))     # others: (A, C - A)
     for cc in range(N + 1):
         if bc[cc] == 0:
@@ -589,7 +522,7 @@ def witness_delta(mechanism: str, eps0: float, n: int, eps: float, *, k=None, d=
         return 0.0
     if mechanism in ("general", "krr"):
         ks = (2, 3) if mechanism == "general" else (_int_at_least(k, "k", 2),)
-        return max(lbm.krr_pair_delta(kk, eps0, n, eps, m) for kk in ks for m in lbm._candidates(n - 1))
+        return max(lbm.krr_pair_delta(kk, eps0, n, eps, m) for kk in ks for m in lbm.split_candidates(n - 1))
     a1, a0, b, c1, c0 = _witness_probs(mechanism, eps0, k=k, d=d, s=s)
     if n - 1 >= lbm.EXACT_N_MAX:
         return 0.0
