@@ -15,7 +15,7 @@ import _oracle_decomposition as O
 import numpy as np
 import pytest
 
-from shuffledp.accountants import best
+from shuffledp.accountants import best, params
 from shuffledp.accountants.lower import exact_pairs as xp
 from shuffledp.accountants.numerics import grouped as grp
 from shuffledp.accountants.randomizers import mhm as M
@@ -165,9 +165,9 @@ def test_domain_errors_name_the_flag(kw, flag):
 
 def test_large_d_refuses_a_large_eps0_before_the_work():
     with pytest.raises(AccountantDomainError) as err:
-        best.best_eps("mhm", best.MHM_BIG_D_EPS0_MAX * 1.1, 100, 1e-6, d=best.MHM_BIG_D + 1)
+        best.best_eps("mhm", params.MHM_BIG_D_EPS0_MAX * 1.1, 100, 1e-6, d=params.MHM_BIG_D + 1)
     assert err.value.flag == "eps0"
-    res = best.best_eps("mhm", 40.0, 1000, 1e-6, d=best.MHM_BIG_D, parallel=False)  # the largest d still allowed
+    res = best.best_eps("mhm", 40.0, 1000, 1e-6, d=params.MHM_BIG_D, parallel=False)  # the largest d still allowed
     assert 0 < res["eps_lower"] <= res["eps"] < 40.0
 
 

@@ -24,7 +24,7 @@ import _oracle_decomposition as O
 import _oracle_exact as X
 import pytest
 
-from shuffledp.accountants import best, registry
+from shuffledp.accountants import best, inverse, registry
 from shuffledp.accountants.randomizers.mhm import mhm_matrix
 
 RTOL = 1e-5
@@ -165,7 +165,7 @@ def test_inverse_query_certifies_failure_only_where_it_fails(target):
     enumeration) and its failing point is certified only where the exact eps there exceeds it
     (target 0.02: the third-input pairs had certified n = 8, exact 0.0102)."""
     mat = O.oue_matrix(2, 1.0)
-    res = best.solve_n("oue", target, 1.0, 0.1, d=2)
+    res = inverse.solve_n("oue", target, 1.0, 0.1, d=2)
     assert X.exact_eps(mat, res["n"], 0.1) <= target
     if res["fail_certified"]:
         assert X.exact_eps(mat, res["fails_at"], 0.1) > target

@@ -46,10 +46,10 @@ def solve_eps0(mechanism: str, target_eps: float, n: int, delta: float, *, k: in
     """The largest local ``eps0`` whose shuffled eps at ``n`` users and ``delta`` is certified at
     most ``target_eps``: ``{"eps0", "eps"`` (its forward answer, at most the target), ``"fails_at"``
     (a point within ``tol``, relative, above it where the forward answer exceeds the target, or
-    None), ...``}``. See :func:`best.solve_eps0`."""
-    from shuffledp.accountants import best
+    None), ...``}``. See :func:`inverse.solve_eps0`."""
+    from shuffledp.accountants import inverse
 
-    return best.solve_eps0(mechanism, target_eps, n, delta, k=k, d=d, s=s, g=g, tol=tol)
+    return inverse.solve_eps0(mechanism, target_eps, n, delta, k=k, d=d, s=s, g=g, tol=tol)
 
 
 def solve_n(mechanism: str, target_eps: float, eps0: float, delta: float, *, k: int | None = None,
@@ -57,10 +57,10 @@ def solve_n(mechanism: str, target_eps: float, eps0: float, delta: float, *, k: 
             tol: float = 1e-3) -> dict[str, Any]:
     """The smallest number of users ``n`` whose shuffled eps at ``eps0`` and ``delta`` is certified
     at most ``target_eps`` (it then holds at every larger n): ``{"n", "eps", "fails_at", ...}``.
-    See :func:`best.solve_n`."""
-    from shuffledp.accountants import best
+    See :func:`inverse.solve_n`."""
+    from shuffledp.accountants import inverse
 
-    return best.solve_n(mechanism, target_eps, eps0, delta, k=k, d=d, s=s, g=g, tol=tol)
+    return inverse.solve_n(mechanism, target_eps, eps0, delta, k=k, d=d, s=s, g=g, tol=tol)
 
 
 def rounds_eps(mechanism: str, eps0: float, n: int, delta: float, rounds: int, *, k: int | None = None,

@@ -52,11 +52,11 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 
+from shuffledp.accountants.params import GROUPED, RANDOMIZERS
+
 __all__ = ["RANDOMIZERS", "KINDS", "COSTS", "Accountant", "NotEvaluated", "REGISTRY", "NAMES", "RENAMED",
            "get", "names", "for_randomizer"]
 
-RANDOMIZERS = ("krr", "general", "subset-exp", "oue", "olh", "mhm")
-GROUPED = ("subset-exp", "oue", "olh", "mhm")
 KINDS = ("upper", "lower", "reference")
 COSTS = ("fixed", "grows", "per-user", "enumeration", "aggregate")
 _IMPL = "shuffledp.accountants.interface"
@@ -122,7 +122,7 @@ class Accountant:
     def _call(self, impl: str, mechanism: str, eps0, n, x, params: dict, *, at_eps: bool = False, **kw) -> float:
         """Checks, the randomizer's parameters filled in, the premise, then the entry's function;
         ``at_eps``: ``x`` is an eps (an upper bound's delta is 0 from ``eps >= eps0`` on)."""
-        from shuffledp.accountants.best import mechanism_params
+        from shuffledp.accountants.params import mechanism_params
         from shuffledp.accountants.validation import AccountantDomainError, check_choice, check_eps0, check_n
 
         check_choice(mechanism, "mechanism", self.randomizers)
