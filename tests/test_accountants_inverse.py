@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from shuffledp.accountants import best, inverse
+from shuffledp.accountants import best, inverse, params
 
 
 @pytest.mark.parametrize("mech,kw,target,n", [
@@ -30,7 +30,7 @@ def test_solve_eps0_direction_and_tolerance(mech, kw, target, n):
 
 def test_solve_eps0_returns_the_cap_when_it_qualifies():
     res = inverse.solve_eps0("krr", 60.0, 10, 1e-6, k=2)   # above the domain's eps0: its cap answers
-    assert res["eps0"] == best.BEST_EPS0_MAX and res["fails_at"] is None and res["eps"] <= 60.0
+    assert res["eps0"] == params.BEST_EPS0_MAX and res["fails_at"] is None and res["eps"] <= 60.0
 
 
 @pytest.mark.parametrize("mech,kw,target,eps0", [

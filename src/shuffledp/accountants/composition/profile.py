@@ -141,7 +141,8 @@ def composed_eps(mechanism: str, eps0: float, n: int, delta: float, rounds: int,
     (``rounds = 1``) is the forward answer of :func:`best.best_eps` itself. ``forward``: that
     answer when the caller already has it (same mechanism, parameters, eps0, n, delta): at one
     round it is not computed again."""
-    from shuffledp.accountants import best, params
+    from shuffledp.accountants import best
+    from shuffledp.accountants import params as query
 
     start = time.perf_counter()
     rounds = check_int(rounds, "rounds", 1, ROUNDS_MAX)
@@ -151,7 +152,7 @@ def composed_eps(mechanism: str, eps0: float, n: int, delta: float, rounds: int,
         one = forward or best.best_eps(mechanism, eps0, n, delta, rtol=rtol, parallel=False, **kw)
         return {"eps": one["eps"], "rounds": 1, "profile": [(one["eps"], delta)],
                 "seconds": time.perf_counter() - start}
-    eps0, n, delta, _ = params.check_query(mechanism, eps0, n, delta, k)  # the domain, before any work
+    eps0, n, delta, _ = query.check_query(mechanism, eps0, n, delta, k)  # the domain, before any work
     # the forward answer is a guarantee at delta: (its eps, delta) is a profile point for free; kept
     # when a bound of the round's own (best.round_delta) gave it, so that the profile's placements,
     # interpolated between known points, follow the function they then evaluate

@@ -47,10 +47,11 @@ def _checked(mechanism: str, eps0, n, delta, params: dict) -> tuple[float, int, 
     """The domain of ``account best`` (its flags, eps0 up to ``BEST_EPS0_MAX``), checked before any
     work; returns the randomizer's parameters with defaults filled in."""
     from shuffledp.accountants import best
+    from shuffledp.accountants import params as query
     from shuffledp.accountants.validation import check_choice, check_eps0, check_n
 
     check_choice(mechanism, "mechanism", best.MECHANISMS)
-    eps0 = check_eps0(eps0, upper=best.BEST_EPS0_MAX)
+    eps0 = check_eps0(eps0, upper=query.BEST_EPS0_MAX)
     n, delta = check_n(n), check_delta(delta)
     return eps0, n, delta, best.mechanism_params(mechanism, eps0, **params)
 
@@ -146,7 +147,8 @@ def composed_eps(mechanism: str, eps0: float, n: int, delta: float, rounds: int,
     delta/(2T) or None, "interval", "profile", "seconds"}``. ``forward``: :func:`best.best_eps`'s
     answer at ``delta`` when the caller has it (one round: the answer itself). ``candidates``:
     which of ``pld``, ``profile``, ``advanced`` (with basic) to evaluate."""
-    from shuffledp.accountants import best, params
+    from shuffledp.accountants import best
+    from shuffledp.accountants import params as query
     from shuffledp.accountants.composition import profile as profile_mod
     from shuffledp.accountants.composition.pair_pld import N_MAX
 
@@ -171,7 +173,7 @@ def composed_eps(mechanism: str, eps0: float, n: int, delta: float, rounds: int,
         prof = profile_mod.composed_eps(mechanism, eps0, n, delta, rounds, rtol=rtol, forward=forward, **kw)
         cand["profile"] = float(prof["eps"])
         out["profile"] = prof["profile"]
-    if "advanced" in candidates and delta / (2 * rounds) >= params.BEST_DELTA_MIN:
+    if "advanced" in candidates and delta / (2 * rounds) >= query.BEST_DELTA_MIN:
         # the one-round eps at delta/(2T) is at least the true one there, which is at least the true
         # one at delta, which is at least the forward answer's lower bound: where the answer is
         # already below both compositions of that lower bound, they cannot win (not evaluated)
