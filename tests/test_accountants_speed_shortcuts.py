@@ -1,7 +1,7 @@
 """The shortcuts that keep `account best` under its time budget (issue 25 item 3) are sound: each
 value with the shortcut is compared with the value without it, at tiny deltas and n >= 1e12.
 
-* the eps search (``decomposition.secant_eps``: secant on ``sqrt(log 1/delta)``, Illinois regula
+* the eps search (``numerics.secant.secant_eps``: secant on ``sqrt(log 1/delta)``, Illinois regula
   falsi once bracketed): always a verified point, within the search tolerance of the root that a
   plain bisection finds;
 * the walk's refinement (``walk_blocks``: steered by the blocking gap, several cuts per block):

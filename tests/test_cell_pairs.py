@@ -104,7 +104,7 @@ def _exact_cell_delta(vic_p, vic_q, other, n: int, eps: float) -> float:
 @pytest.mark.parametrize("n", [40, 400])
 def test_coarse_grouping_below_the_exact_group_counts(eps0, n):
     """The grouping of pair-group-counts (cells 11 and 00 merged, c not seen), through this
-    module's blocks: at most the exact three-count divergence of :func:`decomposition.pair_delta`
+    module's blocks: at most the exact three-count divergence of :func:`exact_pairs.pair_delta`
     (up to that function's own 1e-9 rounding allowance) and, at n = 40 (every block one count),
     equal to the three counts' divergence enumerated here up to the allowances, never above it."""
     law = cp.subset_exp_cells(D, S, K, eps0, third=True)

@@ -14,7 +14,7 @@ Mechanisms:
   eps0-LDP randomizer), the blanket lemma (Hoeffding, Bennett; exact k-RR moments). Lower: exact
   divergences of real neighbouring pairs -- the worst-pair search over the others' splits
   between the victim's two values (:func:`lower_bounds.krr_worst_pair`) and, for ``k >= 3``, the
-  others all at a third value (:func:`decomposition.krr_pair_lower_eps`, and in blocks).
+  others all at a third value (:func:`exact_pairs.krr_pair_lower_eps`, and in blocks).
 * ``general`` (the class of all eps0-LDP randomizers) -- upper: variation ratio (general
   parameters = FMT23), clones (FMT21, FMT23, closed form), blanket (generic constants). Lower:
   binary randomized response is eps0-LDP, so its worst real pair found lower-bounds the class

@@ -10,7 +10,8 @@ bounds are the entries of cost ``fixed`` and ``grows``), the cross-paper table (
 registered here, the schema lists none), the CLI's ``--bounds`` choices, and
 ``tests/test_accountant_contract.py``, which every entry inherits.
 
-Adding an accountant (at most three files): its module with the computation and its two
+Adding an accountant (at most three files): its module with the computation (``upper/`` or
+``lower/``, on the public numerics of ``shuffledp.accountants.numerics``) and its two
 functions (interface below; they compute that bound and nothing else), one entry here naming
 them (``eps=`` and ``delta=``, ``"module:function"``: every entry holds its own functions, there
 is no dispatch by name and no default), and a test against an independent computation. The
@@ -224,14 +225,14 @@ REGISTRY: dict[str, Accountant] = {a.name: a for a in (
            "(binary RR for the general class; subset-exp with s = 1 and subset size 1 is (d + 1)-RR)",
            premise=_KRR, eps=f"{_IMPL}:worst_pair_eps", delta=f"{_IMPL}:worst_pair_delta"),
     _entry("pair-third-value", "lower", ("krr", "subset-exp"), "grows",
-           "this project (decomposition.krr_pair_lower_eps)",
+           "this project (exact_pairs.krr_pair_lower_eps)",
            "real pairs with the others at the victim's values or a third one (k >= 3; subset-exp with s = 1 and "
            "subset size 1 is (d + 1)-RR)", k_range=(3, None), premise=_KRR3,
            eps=f"{_IMPL}:pair_third_value_eps", delta=f"{_IMPL}:pair_third_value_delta"),
     _entry("group-one-count", "lower", GROUPED, "fixed", "this project (best.group_count_lower_eps)",
            "exact divergence of the count of reports favouring the victim's first input only",
            premise=_TWO_SETS, eps=f"{_IMPL}:group_one_count_eps", delta=f"{_IMPL}:group_one_count_delta"),
-    _entry("pair-group-counts", "lower", GROUPED, "grows", "this project (decomposition.pair_lower_eps)",
+    _entry("pair-group-counts", "lower", GROUPED, "grows", "this project (exact_pairs.pair_lower_eps)",
            "exact divergence of three group counts of real pairs (Su, Cheng, Wang's class)",
            premise=_TWO_SETS, eps=f"{_IMPL}:pair_group_counts_eps", delta=f"{_IMPL}:pair_group_counts_delta"),
     _entry("pair-third-input", "lower", ("oue", "olh", "mhm"), "grows", "this project (third_flag)",

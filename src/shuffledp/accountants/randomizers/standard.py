@@ -301,7 +301,7 @@ def real_pair_configs(mechanism: str, eps0: float, *, d: int | None = None, s: i
     input disjoint from both), one other user's. Each user's group is an independent draw with
     these laws, so the counts' exact divergence is that of a post-processing of the real shuffled
     output: a lower bound on the mechanism's privacy loss. :func:`coarse_three` merges groups 3
-    and 4 (both have likelihood ratio 1 for the victim) for :func:`decomposition.pair_delta`; an
+    and 4 (both have likelihood ratio 1 for the victim) for :func:`exact_pairs.pair_delta`; an
     exact four-count version was measured to move the lower eps by less than 1e-5 relative (OUE,
     OLH, subset-exp at n = 1000, eps0 in {1, 3}) at 100 times the cost, so it is not kept.
     """
