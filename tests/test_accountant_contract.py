@@ -234,7 +234,7 @@ def _exact(mech, p, eps0, n, delta) -> float:
     if mech in ("krr", "general"):
         return _exact_krr(p.get("k", 2), eps0, n, delta)
     if mech == "mhm":  # every function [2] -> [g] per attribute
-        from shuffledp.accountants.mhm_randomizer import mhm_matrix
+        from shuffledp.accountants.randomizers.mhm import mhm_matrix
 
         return _exact_matrix_eps(mhm_matrix(p["d"], 2, p["g"], eps0), n, delta, eps0)
     matrix = O.oue_matrix(p["d"], eps0) if mech == "oue" else O.olh_matrix(3, p["g"], eps0)

@@ -33,9 +33,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shuffledp.accountants import decomposition as dec
-from shuffledp.accountants import randomizers as rz
-from shuffledp.accountants.dependent_flags import DependentFlagPair
+from shuffledp.accountants.randomizers import standard as rz
+from shuffledp.accountants.upper import decomposition as dec
+from shuffledp.accountants.upper.dependent_flags import DependentFlagPair
 
 # ----------------------------------------------------------------------------- the oracle itself
 

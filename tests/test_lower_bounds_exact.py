@@ -24,8 +24,8 @@ import _oracle_decomposition as O
 import _oracle_exact as X
 import pytest
 
-from shuffledp.accountants import best, registry
-from shuffledp.accountants.mhm_randomizer import mhm_matrix
+from shuffledp.accountants import best, inverse, registry
+from shuffledp.accountants.randomizers.mhm import mhm_matrix
 
 RTOL = 1e-5
 DELTAS = (0.1, 1e-2, 1e-4)
@@ -148,7 +148,7 @@ def test_published_lower_bounds_are_met(eps0, n, published):
 
 def test_three_flag_pair_with_its_window_cut_stays_below_the_full_pair():
     """Cutting the window of C (the budget) drops non-negative terms: the value can only fall."""
-    from shuffledp.accountants import third_flag as tf
+    from shuffledp.accountants.lower import third_flag as tf
 
     r, s = tf.third_flag_rates("oue", 2.0)
     full = tf.ThirdFlagPair(400, r, s, tail=1e-9)
@@ -165,7 +165,7 @@ def test_inverse_query_certifies_failure_only_where_it_fails(target):
     enumeration) and its failing point is certified only where the exact eps there exceeds it
     (target 0.02: the third-input pairs had certified n = 8, exact 0.0102)."""
     mat = O.oue_matrix(2, 1.0)
-    res = best.solve_n("oue", target, 1.0, 0.1, d=2)
+    res = inverse.solve_n("oue", target, 1.0, 0.1, d=2)
     assert X.exact_eps(mat, res["n"], 0.1) <= target
     if res["fail_certified"]:
         assert X.exact_eps(mat, res["fails_at"], 0.1) > target

@@ -10,7 +10,8 @@ bounds are the entries of cost ``fixed`` and ``grows``), the cross-paper table (
 registered here, the schema lists none), the CLI's ``--bounds`` choices, and
 ``tests/test_accountant_contract.py``, which every entry inherits.
 
-Adding an accountant (at most three files): its module with the computation and its two
+Adding an accountant (at most three files): its module with the computation (``upper/`` or
+``lower/``, on the public numerics of ``shuffledp.accountants.numerics``) and its two
 functions (interface below; they compute that bound and nothing else), one entry here naming
 them (``eps=`` and ``delta=``, ``"module:function"``: every entry holds its own functions, there
 is no dispatch by name and no default), and a test against an independent computation. The
@@ -52,15 +53,15 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 
+from shuffledp.accountants.params import GROUPED, RANDOMIZERS
+
 __all__ = ["RANDOMIZERS", "KINDS", "COSTS", "Accountant", "NotEvaluated", "REGISTRY", "NAMES", "RENAMED",
            "get", "names", "for_randomizer"]
 
-RANDOMIZERS = ("krr", "general", "subset-exp", "oue", "olh", "mhm")
-GROUPED = ("subset-exp", "oue", "olh", "mhm")
 KINDS = ("upper", "lower", "reference")
 COSTS = ("fixed", "grows", "per-user", "enumeration", "aggregate")
 _IMPL = "shuffledp.accountants.interface"
-_FILL = f"{_IMPL}:filled"  # the randomizer's parameters with their defaults (best.mechanism_params)
+_FILL = f"{_IMPL}:filled"  # the randomizer's parameters with their defaults (params.mechanism_params)
 _THIRD = f"{_IMPL}:third_input_exists"     # premise: a third input for the other users to hold
 _TWO_SETS = f"{_IMPL}:two_disjoint_sets"  # premise: subset-exp has two disjoint sets
 _KRR = f"{_IMPL}:is_krr"  # premise: the randomizer is k-RR (subset-exp with s = 1, subset size 1)
@@ -224,14 +225,14 @@ REGISTRY: dict[str, Accountant] = {a.name: a for a in (
            "(binary RR for the general class; subset-exp with s = 1 and subset size 1 is (d + 1)-RR)",
            premise=_KRR, eps=f"{_IMPL}:worst_pair_eps", delta=f"{_IMPL}:worst_pair_delta"),
     _entry("pair-third-value", "lower", ("krr", "subset-exp"), "grows",
-           "this project (decomposition.krr_pair_lower_eps)",
+           "this project (exact_pairs.krr_pair_lower_eps)",
            "real pairs with the others at the victim's values or a third one (k >= 3; subset-exp with s = 1 and "
            "subset size 1 is (d + 1)-RR)", k_range=(3, None), premise=_KRR3,
            eps=f"{_IMPL}:pair_third_value_eps", delta=f"{_IMPL}:pair_third_value_delta"),
     _entry("group-one-count", "lower", GROUPED, "fixed", "this project (best.group_count_lower_eps)",
            "exact divergence of the count of reports favouring the victim's first input only",
            premise=_TWO_SETS, eps=f"{_IMPL}:group_one_count_eps", delta=f"{_IMPL}:group_one_count_delta"),
-    _entry("pair-group-counts", "lower", GROUPED, "grows", "this project (decomposition.pair_lower_eps)",
+    _entry("pair-group-counts", "lower", GROUPED, "grows", "this project (exact_pairs.pair_lower_eps)",
            "exact divergence of three group counts of real pairs (Su, Cheng, Wang's class)",
            premise=_TWO_SETS, eps=f"{_IMPL}:pair_group_counts_eps", delta=f"{_IMPL}:pair_group_counts_delta"),
     _entry("pair-third-input", "lower", ("oue", "olh", "mhm"), "grows", "this project (third_flag)",

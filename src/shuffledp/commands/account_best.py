@@ -134,13 +134,15 @@ def _run_solve(args, best, rtol: float, grid: dict) -> int:
     grid = {name: values for name, values in grid.items() if name != args.solve}
     grid["target_eps"] = parse_list(args.target_eps, "target-eps")
 
+    from shuffledp.accountants import inverse
+
     def one(k, d, s, g, delta, target_eps, eps0=None, n=None):
         kw = {"k": k, "d": d, "s": s, "g": g, "rtol": rtol}
         try:
             if args.solve == "eps0":
-                res = best.solve_eps0(args.mechanism, target_eps, n, delta, **kw)
+                res = inverse.solve_eps0(args.mechanism, target_eps, n, delta, **kw)
             else:
-                res = best.solve_n(args.mechanism, target_eps, eps0, delta, **kw)
+                res = inverse.solve_n(args.mechanism, target_eps, eps0, delta, **kw)
         except ValueError as exc:
             raise _usage(exc) from None
         return {"mechanism": args.mechanism, "solve": args.solve, **res}
@@ -175,7 +177,7 @@ def run_best(args) -> int:
         if args.detail:
             out["bounds"] = res["bounds"]
         if rounds is not None:
-            from shuffledp.accountants import composition
+            from shuffledp.accountants.composition import rounds as composition
 
             try:
                 comp = composition.composed_eps(args.mechanism, eps0, n, delta, rounds, k=k, d=d, s=s, g=g,
