@@ -1,4 +1,4 @@
-"""End-to-end audits of CALM and HDG FROM RAW RECORDS on Adult and Loan (issue 43).
+"""End-to-end audits of CALM and HDG FROM RAW RECORDS on Adult and Loan.
 
 A protocol-level audit on coded records cannot see a coding that crosses users: when bin edges are
 computed from the data (the old equal-width bins between the data's own minimum and maximum, the old
