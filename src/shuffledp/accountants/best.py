@@ -116,15 +116,18 @@ def _check(mechanism: str, eps0, n, delta, k) -> tuple[float, int, float, int | 
     return eps0, n, delta, k
 
 
-def mechanism_params(mechanism: str, eps0: float, *, k=None, d=None, s=None, g=None) -> dict:
+def mechanism_params(mechanism: str, eps0: float, *, k=None, d=None, s=None, g=None, domain=None) -> dict:
     """The randomizer's parameters with defaults filled in (``subset-exp``: PrivSet's best subset
     size; ``olh``: ``round(e^eps0 + 1)``); a flag given to a mechanism that does not use it, or
-    missing where required, raises :class:`AccountantDomainError`."""
+    missing where required, raises :class:`AccountantDomainError`. ``domain`` (olh, mhm; optional):
+    the number of values of the randomizer's input (MHM: of each attribute, the smallest if they
+    differ); kept in the result only when given. Unknown, the lower bounds that place the other
+    users at a third input refuse (:func:`~shuffledp.accountants.interface.third_input_exists`)."""
     from shuffledp.accountants import randomizers as rz
 
-    used = {"krr": {"k"}, "general": set(), "subset-exp": {"d", "s", "k"}, "oue": {"d"}, "olh": {"g"},
-            "mhm": {"d", "g"}}
-    given = {"k": k, "d": d, "s": s, "g": g}
+    used = {"krr": {"k"}, "general": set(), "subset-exp": {"d", "s", "k"}, "oue": {"d"}, "olh": {"g", "domain"},
+            "mhm": {"d", "g", "domain"}}
+    given = {"k": k, "d": d, "s": s, "g": g, "domain": domain}
     for name, value in given.items():
         if value is not None and name not in used[mechanism]:
             raise AccountantDomainError(name, f"not used by {mechanism}")
@@ -144,10 +147,11 @@ def mechanism_params(mechanism: str, eps0: float, *, k=None, d=None, s=None, g=N
         if d is None:
             raise AccountantDomainError("d", "required for oue")
         return {"d": check_int(d, "d", 2, K_MAX)}
+    known = {} if domain is None else {"domain": check_int(domain, "domain", 2, K_MAX)}
     if mechanism == "olh":
-        return {"g": rz.olh_default_g(eps0) if g is None else check_int(g, "g", 2, K_MAX)}
+        return {"g": rz.olh_default_g(eps0) if g is None else check_int(g, "g", 2, K_MAX), **known}
     if mechanism == "mhm":
-        return _mhm_params(eps0, d, g)
+        return {**_mhm_params(eps0, d, g), **known}
     if mechanism == "krr":
         return {"k": check_int(k, "k", 2, K_MAX)}
     return {}
@@ -234,7 +238,7 @@ def _bound_fns(kind: str, mechanism: str, eps0: float, n: int, delta: float, par
 
 def upper_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None = None,
                  d: int | None = None, s: int | None = None, g: int | None = None,
-                 rtol: float = 1e-5, guess: float | None = None,
+                 domain: int | None = None, rtol: float = 1e-5, guess: float | None = None,
                  ceiling: float | None = None) -> dict[str, Callable[[], float]]:
     """Name -> zero-argument function returning a sound upper bound on the shuffled eps: every
     registered upper bound for the randomizer (:mod:`~shuffledp.accountants.registry`; above
@@ -242,15 +246,15 @@ def upper_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | 
     then in blocks). ``guess``: the decomposition's starting point; ``ceiling``: an eps another
     bound already certified, which the decomposition tries first (:func:`decomposition_eps`)."""
     eps0, n, delta, k = _check(mechanism, eps0, n, delta, k)
-    filled = mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g)  # flags checked before any bound runs
-    params = {name: v for name, v in (("k", k), ("d", d), ("s", s), ("g", g)) if v is not None}
+    filled = mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g, domain=domain)  # flags checked first
+    params = {name: v for name, v in (("k", k), ("d", d), ("s", s), ("g", g), ("domain", domain)) if v is not None}
     options = {"guess": guess, "coarse": n > HEAVY_N_MAX[mechanism], "ceiling": ceiling}
     return _bound_fns("upper", mechanism, eps0, n, delta, params, rtol, options, filled)
 
 
 def lower_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None = None,
                  d: int | None = None, s: int | None = None, g: int | None = None,
-                 rtol: float = 1e-5) -> dict[str, Callable[[], float]]:
+                 domain: int | None = None, rtol: float = 1e-5) -> dict[str, Callable[[], float]]:
     """Name -> zero-argument function returning a lower bound on the worst-case shuffled eps:
     every registered lower bound for the randomizer of cost ``fixed`` (and ``grows`` up to
     ``HEAVY_N_MAX``), each only where its pair exists (its premise). k-RR: the worst-pair search over
@@ -258,8 +262,8 @@ def lower_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | 
     the same on binary RR (eps0-LDP, so it lower-bounds the class); subset-exp, OUE, OLH: the count
     of group 1 (any n), three group counts of real pairs, and for OUE/OLH the others at a third input."""
     eps0, n, delta, k = _check(mechanism, eps0, n, delta, k)
-    filled = mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g)  # flags checked before any bound runs
-    params = {name: v for name, v in (("k", k), ("d", d), ("s", s), ("g", g)) if v is not None}
+    filled = mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g, domain=domain)  # flags checked first
+    params = {name: v for name, v in (("k", k), ("d", d), ("s", s), ("g", g), ("domain", domain)) if v is not None}
     return _bound_fns("lower", mechanism, eps0, n, delta, params, rtol, {}, filled)
 
 
@@ -469,7 +473,8 @@ def _skipped(done: dict[str, tuple[float, float]]) -> dict:
 
 def best_eps(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None = None,
              d: int | None = None, s: int | None = None, g: int | None = None,
-             rtol: float = 1e-5, bounds: list[str] | None = None, parallel: bool | None = None) -> dict:
+             domain: int | None = None, rtol: float = 1e-5, bounds: list[str] | None = None,
+             parallel: bool | None = None) -> dict:
     """Minimum over the sound upper bounds, maximum over the lower bounds.
 
     Returns ``{"eps", "eps_lower", "upper_by", "lower_by", "gap", "ratio", "seconds", "bounds":
@@ -489,7 +494,7 @@ def best_eps(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None
     time beside the other thread.
     """
     eps0, n, delta, k = _check(mechanism, eps0, n, delta, k)
-    extra = {"d": d, "s": s, "g": g}
+    extra = {"d": d, "s": s, "g": g, "domain": domain}
     # flags checked before any bound runs; subset-exp's default size is searched here, once
     params = mechanism_params(mechanism, eps0, k=k, **extra)
     if mechanism == "subset-exp":
@@ -642,7 +647,7 @@ def _answer(kind: str, value, res: dict, target: float, bad, bad_res: dict | Non
 
 
 def round_delta(mechanism: str, eps0: float, n: int, tail: float, *, k=None, d=None, s=None,
-                g=None, block_cap: int | None = None) -> Callable[[float], float]:
+                g=None, domain=None, block_cap: int | None = None) -> Callable[[float], float]:
     """``eps -> `` an upper bound on one shuffle's delta at ``eps``: the smallest of the blanket
     decomposition (where :func:`best_eps` evaluates it: :func:`evaluated_at`) and the variation
     ratio (k-RR: its sound parameters; otherwise the general ones, which hold for every eps0-LDP
@@ -652,7 +657,7 @@ def round_delta(mechanism: str, eps0: float, n: int, tail: float, *, k=None, d=N
     (:data:`_DEGENERATE`) is left out; if none answers, the trivial 1."""
     from shuffledp.accountants import variation_ratio as vr
 
-    params = mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g)
+    params = mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g, domain=domain)
     heavy = n <= HEAVY_N_MAX[mechanism] and params.get("s", 0) <= SUBSET_PAIRS_MAX
     fns: list[Callable[[float], float]] = []
     vparams = vr.vr_params("krr", eps0, k=params["k"]) if mechanism == "krr" else vr.vr_params("general", eps0)
@@ -834,7 +839,7 @@ def _refine_eps0(f, lo: float, lo_res: dict, hi: float, hi_res: dict, target: fl
 
 
 def solve_eps0(mechanism: str, target_eps: float, n: int, delta: float, *, k=None, d=None, s=None,
-               g=None, rtol: float = 1e-5, tol: float = SOLVE_RTOL) -> dict:
+               g=None, domain=None, rtol: float = 1e-5, tol: float = SOLVE_RTOL) -> dict:
     """Largest local eps0 (in ``(0, BEST_EPS0_MAX]``) whose shuffled eps at ``n`` users and ``delta``
     is at most ``target_eps`` by :func:`best_eps`'s upper bound.
 
@@ -854,7 +859,7 @@ def solve_eps0(mechanism: str, target_eps: float, n: int, delta: float, *, k=Non
     n, delta = check_n(n), check_delta(delta)
     if not (1e-9 <= tol <= 0.1):
         raise AccountantDomainError("tolerance", f"{tol!r} must lie in [1e-9, 0.1]")
-    kw = {"k": k, "d": d, "s": s, "g": g}
+    kw = {"k": k, "d": d, "s": s, "g": g, "domain": domain}
     calls = 0
 
     def f(e: float) -> dict:
@@ -926,7 +931,7 @@ def _refine_n(f, lo: int, lo_res: dict, hi: int, hi_res: dict, target: float, to
 
 
 def solve_n(mechanism: str, target_eps: float, eps0: float, delta: float, *, k=None, d=None, s=None,
-            g=None, rtol: float = 1e-5, tol: float = SOLVE_RTOL) -> dict:
+            g=None, domain=None, rtol: float = 1e-5, tol: float = SOLVE_RTOL) -> dict:
     """Smallest number of users ``n`` (in ``[2, N_MAX]``) whose shuffled eps at ``eps0`` and ``delta``
     is at most ``target_eps`` by :func:`best_eps`'s upper bound.
 
@@ -947,7 +952,7 @@ def solve_n(mechanism: str, target_eps: float, eps0: float, delta: float, *, k=N
     eps0, delta = check_eps0(eps0, upper=BEST_EPS0_MAX), check_delta(delta)
     if not (1e-9 <= tol <= 0.1):
         raise AccountantDomainError("tolerance", f"{tol!r} must lie in [1e-9, 0.1]")
-    kw = {"k": k, "d": d, "s": s, "g": g}
+    kw = {"k": k, "d": d, "s": s, "g": g, "domain": domain}
     calls = 0
 
     def f(m: int) -> dict:
