@@ -40,7 +40,9 @@ RTOL = 1e-5
 
 
 # where an entry's premise refuses PARAMS (its pair does not exist there): an instance where it holds
-ALT_PARAMS = {"subset-exp": {"d": 6, "s": 1, "k": 1}, "mhm": {"d": 1, "g": 3}}
+# (OLH / MHM: the third-input bounds need the input domain given, >= 3)
+ALT_PARAMS = {"subset-exp": {"d": 6, "s": 1, "k": 1}, "olh": {"g": 3, "domain": 3},
+              "mhm": {"d": 1, "g": 3, "domain": 3}}
 
 
 def _params(acc, mech: str) -> dict:
@@ -226,7 +228,7 @@ def _exact_matrix_eps(matrix, n: int, delta: float, top: float) -> float:
 
 # (mechanism, params, eps0, n, delta, exact eps); "general": binary RR, a member of the class
 POINTS = [("krr", {"k": 2}, 1.0, 6, 0.05), ("krr", {"k": 3}, 2.0, 5, 1e-3), ("general", {}, 1.0, 6, 0.05),
-          ("oue", {"d": 3}, 1.5, 4, 0.02), ("olh", {"g": 2}, 1.0, 4, 0.02),
+          ("oue", {"d": 3}, 1.5, 4, 0.02), ("olh", {"g": 2, "domain": 3}, 1.0, 4, 0.02),
           ("mhm", {"d": 2, "g": 3}, 1.0, 4, 0.02)]
 
 

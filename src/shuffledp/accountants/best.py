@@ -135,7 +135,7 @@ def _bound_fns(kind: str, mechanism: str, eps0: float, n: int, delta: float, par
 
 def upper_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None = None,
                  d: int | None = None, s: int | None = None, g: int | None = None,
-                 rtol: float = 1e-5, guess: float | None = None,
+                 domain: int | None = None, rtol: float = 1e-5, guess: float | None = None,
                  ceiling: float | None = None) -> dict[str, Callable[[], float]]:
     """Name -> zero-argument function returning a sound upper bound on the shuffled eps: every
     registered upper bound for the randomizer (:mod:`~shuffledp.accountants.registry`; above
@@ -143,15 +143,15 @@ def upper_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | 
     then in blocks). ``guess``: the decomposition's starting point; ``ceiling``: an eps another
     bound already certified, which the decomposition tries first (:func:`decomposition_eps`)."""
     eps0, n, delta, k = check_query(mechanism, eps0, n, delta, k)
-    filled = mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g)  # flags checked before any bound runs
-    params = {name: v for name, v in (("k", k), ("d", d), ("s", s), ("g", g)) if v is not None}
+    filled = mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g, domain=domain)  # flags checked first
+    params = {name: v for name, v in (("k", k), ("d", d), ("s", s), ("g", g), ("domain", domain)) if v is not None}
     options = {"guess": guess, "coarse": n > HEAVY_N_MAX[mechanism], "ceiling": ceiling}
     return _bound_fns("upper", mechanism, eps0, n, delta, params, rtol, options, filled)
 
 
 def lower_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None = None,
                  d: int | None = None, s: int | None = None, g: int | None = None,
-                 rtol: float = 1e-5) -> dict[str, Callable[[], float]]:
+                 domain: int | None = None, rtol: float = 1e-5) -> dict[str, Callable[[], float]]:
     """Name -> zero-argument function returning a lower bound on the worst-case shuffled eps:
     every registered lower bound for the randomizer of cost ``fixed`` (and ``grows`` up to
     ``HEAVY_N_MAX``), each only where its pair exists (its premise). k-RR: the worst-pair search over
@@ -159,8 +159,8 @@ def lower_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | 
     the same on binary RR (eps0-LDP, so it lower-bounds the class); subset-exp, OUE, OLH: the count
     of group 1 (any n), three group counts of real pairs, and for OUE/OLH the others at a third input."""
     eps0, n, delta, k = check_query(mechanism, eps0, n, delta, k)
-    filled = mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g)  # flags checked before any bound runs
-    params = {name: v for name, v in (("k", k), ("d", d), ("s", s), ("g", g)) if v is not None}
+    filled = mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g, domain=domain)  # flags checked first
+    params = {name: v for name, v in (("k", k), ("d", d), ("s", s), ("g", g), ("domain", domain)) if v is not None}
     return _bound_fns("lower", mechanism, eps0, n, delta, params, rtol, {}, filled)
 
 
@@ -370,7 +370,8 @@ def _skipped(done: dict[str, tuple[float, float]]) -> dict:
 
 def best_eps(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None = None,
              d: int | None = None, s: int | None = None, g: int | None = None,
-             rtol: float = 1e-5, bounds: list[str] | None = None, parallel: bool | None = None) -> dict:
+             domain: int | None = None, rtol: float = 1e-5, bounds: list[str] | None = None,
+             parallel: bool | None = None) -> dict:
     """Minimum over the sound upper bounds, maximum over the lower bounds.
 
     Returns ``{"eps", "eps_lower", "upper_by", "lower_by", "gap", "ratio", "seconds", "bounds":
@@ -390,7 +391,7 @@ def best_eps(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None
     time beside the other thread.
     """
     eps0, n, delta, k = check_query(mechanism, eps0, n, delta, k)
-    extra = {"d": d, "s": s, "g": g}
+    extra = {"d": d, "s": s, "g": g, "domain": domain}
     # flags checked before any bound runs; subset-exp's default size is searched here, once
     params = mechanism_params(mechanism, eps0, k=k, **extra)
     if mechanism == "subset-exp":
@@ -507,7 +508,7 @@ def krr_eps_local(k: int, eps_s: float, delta_s: float, n: int, *, rtol: float =
 
 
 def round_delta(mechanism: str, eps0: float, n: int, tail: float, *, k=None, d=None, s=None,
-                g=None, block_cap: int | None = None) -> Callable[[float], float]:
+                g=None, domain=None, block_cap: int | None = None) -> Callable[[float], float]:
     """``eps -> `` an upper bound on one shuffle's delta at ``eps``: the smallest of the blanket
     decomposition (where :func:`best_eps` evaluates it: :func:`evaluated_at`) and the variation
     ratio (k-RR: its sound parameters; otherwise the general ones, which hold for every eps0-LDP
@@ -517,7 +518,7 @@ def round_delta(mechanism: str, eps0: float, n: int, tail: float, *, k=None, d=N
     (:data:`_DEGENERATE`) is left out; if none answers, the trivial 1."""
     from shuffledp.accountants.upper import variation_ratio as vr
 
-    params = mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g)
+    params = mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g, domain=domain)
     heavy = n <= HEAVY_N_MAX[mechanism] and params.get("s", 0) <= SUBSET_PAIRS_MAX
     fns: list[Callable[[float], float]] = []
     vparams = vr.vr_params("krr", eps0, k=params["k"]) if mechanism == "krr" else vr.vr_params("general", eps0)

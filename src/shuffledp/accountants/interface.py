@@ -19,9 +19,11 @@ bisection on ``log delta`` that keeps the verified side.
 Lower bounds: each function's docstring states the neighbouring pair it evaluates and the
 condition for that pair to exist; where the randomizer does not allow it the entry's premise
 refuses the point (``best`` leaves the bound out, a direct call raises
-:class:`~shuffledp.accountants.registry.NotEvaluated`). ``olh`` and ``mhm`` are accounted over an
-input domain (per attribute, for MHM) of at least three values: their upper bounds hold for every
-domain, and their lower bounds that place the other users at a third input use that premise.
+:class:`~shuffledp.accountants.registry.NotEvaluated`). ``olh`` and ``mhm`` take an optional input
+domain ``domain`` (the number of values of the input; MHM: of each attribute, the smallest if
+they differ): their upper bounds hold for every domain; their lower bounds that place the other
+users at a third input need it known and at least 3, and refuse otherwise (over two values the
+pair does not exist and those bounds exceed the exact eps).
 """
 
 from __future__ import annotations
@@ -110,13 +112,18 @@ def third_input_exists(mechanism: str, p: dict) -> str | None:
     """None when the randomizer has an input other than the victim's two (a third input for the
     other users to hold), else why not: k-RR needs k >= 3, OUE d >= 3; subset-exp a set disjoint
     from the victim's two disjoint sets (d + s >= 3 s); the general class has 3-RR among its
-    members; OLH and MHM are accounted over a domain of at least three values (module docstring)."""
+    members; OLH and MHM need their input ``domain`` given and at least 3 (unknown: refused)."""
     if mechanism == "krr" and p["k"] < 3:
         return f"k-RR with k = {p['k']} has no third value (needs k >= 3)"
     if mechanism == "oue" and p["d"] < 3:
         return f"OUE with d = {p['d']} has no third input (needs d >= 3)"
     if mechanism == "subset-exp" and p["d"] < 2 * p["s"]:
         return f"subset-exp with d = {p['d']} < 2 s = {2 * p['s']} has no set disjoint from two disjoint sets"
+    if mechanism in ("olh", "mhm"):
+        if p.get("domain") is None:
+            return f"{mechanism} with an unknown input domain may have no third input (give domain >= 3)"
+        if p["domain"] < 3:
+            return f"{mechanism} with domain = {p['domain']} has no third input (needs domain >= 3)"
     return None
 
 
@@ -144,7 +151,7 @@ def is_krr_with_third_value(mechanism: str, p: dict) -> str | None:
 
 def has_three_flags(mechanism: str, p: dict) -> str | None:
     """The three-flag pair (:mod:`~shuffledp.accountants.lower.third_flag`) exists: OUE with d >= 3, OLH
-    (its domain premise), MHM with one attribute (it is then OLH with the same g)."""
+    with ``domain >= 3``, MHM with one attribute (it is then OLH with the same g) and ``domain >= 3``."""
     if mechanism == "mhm" and p["d"] != 1:
         return f"MHM with d = {p['d']} attributes: the three-flag pair is OLH's (d = 1)"
     return third_input_exists(mechanism, p)
@@ -367,8 +374,12 @@ def _configs(mechanism: str, eps0: float, p: dict):
     if mechanism == "mhm":
         from shuffledp.accountants.randomizers.mhm import mhm_real_pair_configs
 
-        return mhm_real_pair_configs(p["d"], p["g"], eps0)
-    return rz.real_pair_configs(mechanism, eps0, **p)
+        vic_p, vic_q, configs = mhm_real_pair_configs(p["d"], p["g"], eps0)
+    else:
+        vic_p, vic_q, configs = rz.real_pair_configs(mechanism, eps0, **{k: v for k, v in p.items() if k != "domain"})
+    if third_input_exists(mechanism, p):  # OLH / MHM: the others at a third input only over domain >= 3
+        configs = {nm: o for nm, o in configs.items() if nm != "others_at_third"}
+    return vic_p, vic_q, configs
 
 
 def _three(vic4, vic4q, configs4):
@@ -380,7 +391,8 @@ def _three(vic4, vic4q, configs4):
 def group_one_count_eps(mechanism, eps0, n, delta, p, *, rtol) -> float:
     """Pairs (:func:`randomizers.real_pair_configs`): the victim at ``x`` or ``x'`` (disjoint sets
     for subset-exp; MHM: every attribute differs), the others all at ``x``, all at ``x'``, or --
-    where a third input exists (:func:`third_input_exists`) -- all at a third one; seen through
+    where a third input exists (:func:`third_input_exists`; OLH / MHM: ``domain >= 3`` given) --
+    all at a third one; seen through
     the count of reports favouring ``x`` only. Exists where two distinct inputs do (subset-exp:
     d >= s, the entry's premise)."""
     from shuffledp.accountants import best

@@ -192,7 +192,7 @@ def _refine_eps0(f, lo: float, lo_res: dict, hi: float, hi_res: dict, target: fl
 
 
 def solve_eps0(mechanism: str, target_eps: float, n: int, delta: float, *, k=None, d=None, s=None,
-               g=None, rtol: float = 1e-5, tol: float = SOLVE_RTOL) -> dict:
+               g=None, domain=None, rtol: float = 1e-5, tol: float = SOLVE_RTOL) -> dict:
     """Largest local eps0 (in ``(0, BEST_EPS0_MAX]``) whose shuffled eps at ``n`` users and ``delta``
     is at most ``target_eps`` by :func:`best_eps`'s upper bound.
 
@@ -212,7 +212,7 @@ def solve_eps0(mechanism: str, target_eps: float, n: int, delta: float, *, k=Non
     n, delta = check_n(n), check_delta(delta)
     if not (1e-9 <= tol <= 0.1):
         raise AccountantDomainError("tolerance", f"{tol!r} must lie in [1e-9, 0.1]")
-    kw = {"k": k, "d": d, "s": s, "g": g}
+    kw = {"k": k, "d": d, "s": s, "g": g, "domain": domain}
     calls = 0
 
     def f(e: float) -> dict:
@@ -284,7 +284,7 @@ def _refine_n(f, lo: int, lo_res: dict, hi: int, hi_res: dict, target: float, to
 
 
 def solve_n(mechanism: str, target_eps: float, eps0: float, delta: float, *, k=None, d=None, s=None,
-            g=None, rtol: float = 1e-5, tol: float = SOLVE_RTOL) -> dict:
+            g=None, domain=None, rtol: float = 1e-5, tol: float = SOLVE_RTOL) -> dict:
     """Smallest number of users ``n`` (in ``[2, N_MAX]``) whose shuffled eps at ``eps0`` and ``delta``
     is at most ``target_eps`` by :func:`best_eps`'s upper bound.
 
@@ -305,7 +305,7 @@ def solve_n(mechanism: str, target_eps: float, eps0: float, delta: float, *, k=N
     eps0, delta = check_eps0(eps0, upper=BEST_EPS0_MAX), check_delta(delta)
     if not (1e-9 <= tol <= 0.1):
         raise AccountantDomainError("tolerance", f"{tol!r} must lie in [1e-9, 0.1]")
-    kw = {"k": k, "d": d, "s": s, "g": g}
+    kw = {"k": k, "d": d, "s": s, "g": g, "domain": domain}
     calls = 0
 
     def f(m: int) -> dict:

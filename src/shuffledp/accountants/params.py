@@ -47,15 +47,18 @@ def check_query(mechanism: str, eps0, n, delta, k) -> tuple[float, int, float, i
     return eps0, n, delta, k
 
 
-def mechanism_params(mechanism: str, eps0: float, *, k=None, d=None, s=None, g=None) -> dict:
+def mechanism_params(mechanism: str, eps0: float, *, k=None, d=None, s=None, g=None, domain=None) -> dict:
     """The randomizer's parameters with defaults filled in (``subset-exp``: PrivSet's best subset
     size; ``olh``: ``round(e^eps0 + 1)``); a flag given to a mechanism that does not use it, or
-    missing where required, raises :class:`AccountantDomainError`."""
+    missing where required, raises :class:`AccountantDomainError`. ``domain`` (olh, mhm; optional):
+    the number of values of the randomizer's input (MHM: of each attribute, the smallest if they
+    differ); kept in the result only when given. Unknown, the lower bounds that place the other
+    users at a third input refuse (:func:`~shuffledp.accountants.interface.third_input_exists`)."""
     from shuffledp.accountants.randomizers import standard as rz
 
-    used = {"krr": {"k"}, "general": set(), "subset-exp": {"d", "s", "k"}, "oue": {"d"}, "olh": {"g"},
-            "mhm": {"d", "g"}}
-    given = {"k": k, "d": d, "s": s, "g": g}
+    used = {"krr": {"k"}, "general": set(), "subset-exp": {"d", "s", "k"}, "oue": {"d"}, "olh": {"g", "domain"},
+            "mhm": {"d", "g", "domain"}}
+    given = {"k": k, "d": d, "s": s, "g": g, "domain": domain}
     for name, value in given.items():
         if value is not None and name not in used[mechanism]:
             raise AccountantDomainError(name, f"not used by {mechanism}")
@@ -75,10 +78,11 @@ def mechanism_params(mechanism: str, eps0: float, *, k=None, d=None, s=None, g=N
         if d is None:
             raise AccountantDomainError("d", "required for oue")
         return {"d": check_int(d, "d", 2, K_MAX)}
+    known = {} if domain is None else {"domain": check_int(domain, "domain", 2, K_MAX)}
     if mechanism == "olh":
-        return {"g": rz.olh_default_g(eps0) if g is None else check_int(g, "g", 2, K_MAX)}
+        return {"g": rz.olh_default_g(eps0) if g is None else check_int(g, "g", 2, K_MAX), **known}
     if mechanism == "mhm":
-        return _mhm_params(eps0, d, g)
+        return {**_mhm_params(eps0, d, g), **known}
     if mechanism == "krr":
         return {"k": check_int(k, "k", 2, K_MAX)}
     return {}
