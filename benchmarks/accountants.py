@@ -29,11 +29,11 @@ SETTINGS = {"S1": [0.25, 0.5, 0.25], "S2": [0.5, 0.25, 0.25], "S3": [0.25, 0.25,
 
 def _median_time(fn, reps):
     """Median wall time over ``reps`` cold calls (the clone-count window cache is cleared)."""
-    from shuffledp.accountants import variation_ratio
+    from shuffledp.accountants.numerics import clone_counts
 
     times, value = [], None
     for _ in range(reps):
-        variation_ratio._window.cache_clear()
+        clone_counts.clone_window.cache_clear()
         t0 = time.perf_counter()
         value = fn()
         times.append(time.perf_counter() - t0)
@@ -42,7 +42,7 @@ def _median_time(fn, reps):
 
 def _tables_for(args):
     d, s, n, accountants = args
-    from shuffledp.accountants.segmented_optimizer import segmented_table
+    from shuffledp.accountants.special.segmented_optimizer import segmented_table
     from shuffledp.commands.account_vr import log_grid
 
     grid = log_grid(0.1, 10.0, 21)
@@ -62,7 +62,7 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args(argv)
 
-    from shuffledp.accountants.variation_ratio import vr_eps, vr_params
+    from shuffledp.accountants.upper.variation_ratio import vr_eps, vr_params
 
     params = vr_params("general", EPS0)
     print(f"[1] general eps0-LDP, eps0 = {EPS0}, delta = {DELTA}, n = 1e5, rtol = 1e-6")

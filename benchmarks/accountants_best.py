@@ -97,19 +97,20 @@ def time_1e6(reps: int) -> None:
     """Wall and CPU (process) time at n = 1e6: CPU time is less sensitive to the other users of
     the shared machine."""
     from shuffledp.accountants import best
-    from shuffledp.accountants import decomposition as dec
+    from shuffledp.accountants.lower import exact_pairs as xp
+    from shuffledp.accountants.upper import decomposition as dec
 
     for k in (3, 10, 100):
         tb, td, cb, cd = [], [], [], []
         for _ in range(reps):
-            dec._pair_table.cache_clear()
+            xp._pair_table.cache_clear()
             t0, c0 = time.perf_counter(), time.process_time()
             res = best.best_eps("krr", 1.0, 10**6, DELTA, k=k)
             tb.append(time.perf_counter() - t0)
             cb.append(time.process_time() - c0)
-            dec._pair_table.cache_clear()
+            xp._pair_table.cache_clear()
             t0, c0 = time.perf_counter(), time.process_time()
-            lo, _ = dec.krr_pair_lower_eps(k, 1.0, 10**6, DELTA)
+            lo, _ = xp.krr_pair_lower_eps(k, 1.0, 10**6, DELTA)
             dec.decomposition_eps(None, 10**6, DELTA, pairs=dec.krr_pairs(k, 1.0), guess=lo)
             td.append(time.perf_counter() - t0)
             cd.append(time.process_time() - c0)
@@ -172,11 +173,12 @@ def time_cli(reps: int, trees: dict[str, str], bytecode: bool = True) -> None:
 
 
 def anchor(points: list[tuple[int, int, float]], folder: str, limit: float) -> None:
-    from shuffledp.accountants import decomposition as dec
+    from shuffledp.accountants.lower import exact_pairs as xp
+    from shuffledp.accountants.upper import decomposition as dec
 
     for k, n, eps0 in points:
         t0 = time.perf_counter()
-        lo, _ = dec.krr_pair_lower_eps(k, eps0, n, DELTA)
+        lo, _ = xp.krr_pair_lower_eps(k, eps0, n, DELTA)
         ours = dec.decomposition_eps(None, n, DELTA, pairs=dec.krr_pairs(k, eps0), guess=lo)
         t_ours = time.perf_counter() - t0
         try:

@@ -20,8 +20,8 @@ import time
 import numpy as np
 from scipy import signal, stats
 
-from shuffledp.accountants import blanket as B
-from shuffledp.accountants import clones as C
+from shuffledp.accountants.upper import blanket as B
+from shuffledp.accountants.upper import clones as C
 
 
 def median_time(fn, repeat: int) -> tuple[float, object]:

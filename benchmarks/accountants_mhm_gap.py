@@ -35,9 +35,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from _mhm_optimum import ContractedPair, optimum_delta  # noqa: E402
 
-from shuffledp.accountants import decomposition as dec  # noqa: E402
-from shuffledp.accountants import mhm_randomizer as M  # noqa: E402
-from shuffledp.accountants.blanket import mhm_domain  # noqa: E402
+from shuffledp.accountants.randomizers import mhm as M  # noqa: E402
+from shuffledp.accountants.upper import decomposition as dec  # noqa: E402
+from shuffledp.accountants.upper.blanket import mhm_domain  # noqa: E402
 
 
 def optimum_eps(d: int, g: int, eps0: float, n: int, delta: float, full: bool) -> float:

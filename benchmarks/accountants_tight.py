@@ -10,8 +10,8 @@ bound against the published lower-bound class, per randomizer.
 Per point (delta = 1e-6):
 * ``before``: the decomposition as it was (the four groups through the three-atom spread,
   ``decomposition.spread_to_three``; OUE's optimal blanket); ``after``: ``best``'s decomposition
-  now (independent flags evaluated exactly, :mod:`shuffledp.accountants.flags`; subset-exp's
-  dependent ones by :mod:`shuffledp.accountants.dependent_flags`).
+  now (independent flags evaluated exactly, :mod:`shuffledp.accountants.upper.flags`; subset-exp's
+  dependent ones by :mod:`shuffledp.accountants.upper.dependent_flags`).
 * ``opt_lo``: the lower end of the optimal decomposition's eps from tests/_oracle_flags.py (an
   independent tabulation of the joint law of the two flag counts, M in blocks evaluated at both
   ends; for OUE the optimal blanket, whose flags are dependent). Ratios are to ``opt_lo``, so they
@@ -19,7 +19,7 @@ Per point (delta = 1e-6):
   ``--oracle-cells``.
 * ``lower_before``: the two-flag real-pair bound (``pair-group-counts``); ``published``: the
   class Su, Cheng and Wang use for their lower bound (victim at x or x', others at a third input,
-  three flags seen), computed exactly by :mod:`shuffledp.accountants.third_flag` (skipped beyond
+  three flags seen), computed exactly by :mod:`shuffledp.accountants.lower.third_flag` (skipped beyond
   ``--third-cells``); ``lower_after``: ``best``'s lower bound now (the larger of the two where the
   third-input bound is within ``best``'s cost budget).
 
@@ -41,8 +41,8 @@ DELTA = 1e-6
 
 
 def _setup(mech: str, eps0: float):
-    from shuffledp.accountants import decomposition as dec
-    from shuffledp.accountants import randomizers as rz
+    from shuffledp.accountants.randomizers import standard as rz
+    from shuffledp.accountants.upper import decomposition as dec
 
     e = math.exp(eps0)
     if mech.startswith("oue"):
@@ -97,8 +97,8 @@ def point(mech: str, n: int, eps0: float, oracle_cells: float, third_cells: floa
     import _oracle_flags as OF
 
     from shuffledp.accountants import best
-    from shuffledp.accountants import decomposition as dec
-    from shuffledp.accountants import third_flag as tf
+    from shuffledp.accountants.lower import third_flag as tf
+    from shuffledp.accountants.upper import decomposition as dec
 
     mech_name, kw, plain, flags = _setup(mech, eps0)
     row: dict = {"mech": mech, **kw, "n": n, "eps0": eps0}

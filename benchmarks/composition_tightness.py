@@ -6,7 +6,7 @@ Three comparisons, each printed as a Markdown table (ratios of our composed eps 
 
 * ``pair``: the dominating pair's PLD composed by dp_accounting against an independent T-fold
   composition of the same pair (numpy FFT, losses rounded down / up on a finer grid:
-  :mod:`shuffledp.accountants.exact_composition`): ``ours / low`` (>= 1: sound) and ``ours / high``;
+  :mod:`shuffledp.accountants.composition.exact`): ``ours / low`` (>= 1: sound) and ``ours / high``;
 * ``real``: the composed answer (:func:`composition.composed_eps`, every candidate) against the
   T-fold composition of real shuffled k-RR pairs (victim's two values, the others split 0, half,
   all; lower end of the bracket, the largest over the splits): a lower bound on the truth, so
@@ -23,8 +23,9 @@ import time
 
 import numpy as np
 
-from shuffledp.accountants import composition, exact_composition
-from shuffledp.accountants import variation_ratio as vr
+from shuffledp.accountants.composition import exact as exact_composition
+from shuffledp.accountants.composition import rounds as composition
+from shuffledp.accountants.upper import variation_ratio as vr
 
 DELTA = 1e-6
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from shuffledp.accountants import personalized as P
+from shuffledp.accountants.special import personalized as P
 
 EPS_T2 = [0.01, 0.03, 0.05, 0.08, 0.1]
 ROOT = Path(__file__).resolve().parents[1]

@@ -90,7 +90,7 @@ def per_rep_times(cfg):
 
 
 def accountant_times(cfg):
-    from shuffledp.accountants.segmented_optimizer import segmented_table
+    from shuffledp.accountants.special.segmented_optimizer import segmented_table
     from shuffledp.experiments import segmented_params as sp
 
     grid = ex.m_grid(cfg)

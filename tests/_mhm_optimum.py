@@ -13,7 +13,7 @@ import _oracle_decomposition as O
 import _oracle_mhm as OM
 import numpy as np
 
-from shuffledp.accountants import mhm_randomizer as M
+from shuffledp.accountants.randomizers import mhm as M
 
 
 def optimum_delta(d: int, g: int, eps0: float, n: int, eps: float, full: bool = True) -> float:

@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from shuffledp.accountants.hockey_stick import hockey_stick_symmetric
+from shuffledp.accountants.numerics.hockey_stick import hockey_stick_symmetric
 from shuffledp.mechanisms import poisson_set as ps
 
 

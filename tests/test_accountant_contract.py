@@ -40,7 +40,9 @@ RTOL = 1e-5
 
 
 # where an entry's premise refuses PARAMS (its pair does not exist there): an instance where it holds
-ALT_PARAMS = {"subset-exp": {"d": 6, "s": 1, "k": 1}, "mhm": {"d": 1, "g": 3}}
+# (OLH / MHM: the third-input bounds need the input domain given, >= 3)
+ALT_PARAMS = {"subset-exp": {"d": 6, "s": 1, "k": 1}, "olh": {"g": 3, "domain": 3},
+              "mhm": {"d": 1, "g": 3, "domain": 3}}
 
 
 def _params(acc, mech: str) -> dict:
@@ -226,7 +228,7 @@ def _exact_matrix_eps(matrix, n: int, delta: float, top: float) -> float:
 
 # (mechanism, params, eps0, n, delta, exact eps); "general": binary RR, a member of the class
 POINTS = [("krr", {"k": 2}, 1.0, 6, 0.05), ("krr", {"k": 3}, 2.0, 5, 1e-3), ("general", {}, 1.0, 6, 0.05),
-          ("oue", {"d": 3}, 1.5, 4, 0.02), ("olh", {"g": 2}, 1.0, 4, 0.02),
+          ("oue", {"d": 3}, 1.5, 4, 0.02), ("olh", {"g": 2, "domain": 3}, 1.0, 4, 0.02),
           ("mhm", {"d": 2, "g": 3}, 1.0, 4, 0.02)]
 
 
@@ -234,7 +236,7 @@ def _exact(mech, p, eps0, n, delta) -> float:
     if mech in ("krr", "general"):
         return _exact_krr(p.get("k", 2), eps0, n, delta)
     if mech == "mhm":  # every function [2] -> [g] per attribute
-        from shuffledp.accountants.mhm_randomizer import mhm_matrix
+        from shuffledp.accountants.randomizers.mhm import mhm_matrix
 
         return _exact_matrix_eps(mhm_matrix(p["d"], 2, p["g"], eps0), n, delta, eps0)
     matrix = O.oue_matrix(p["d"], eps0) if mech == "oue" else O.olh_matrix(3, p["g"], eps0)

@@ -9,7 +9,8 @@ import sys
 import pytest
 
 from shuffledp.accountants import best
-from shuffledp.accountants import decomposition as D
+from shuffledp.accountants.lower import exact_pairs as xp
+from shuffledp.accountants.upper import decomposition as D
 
 
 def test_best_is_min_of_uppers_and_max_of_lowers():
@@ -69,9 +70,9 @@ def test_lower_bound_is_the_larger_exact_pair_search():
     """The best lower bound is the larger of issue 12's worst-pair search and the others-at-a-third-
     value pair, each recomputed here from its own module; for k >= 3 the third value wins (the count
     of one value does not see it), for k = 2 only the search runs."""
-    from shuffledp.accountants import lower_bounds as L
+    from shuffledp.accountants.lower import lower_bounds as L
 
-    lo3, which = D.krr_pair_lower_eps(10, 1.0, 20_000, 1e-6)
+    lo3, which = xp.krr_pair_lower_eps(10, 1.0, 20_000, 1e-6)
     lo12, _ = L.krr_worst_pair(10, 1.0, 20_000, 1e-6, rtol=1e-5)
     res = best.best_eps("krr", 1.0, 20_000, 1e-6, k=10, bounds=["decomposition"])
     assert which == "others_at_third" and lo3 > lo12 * 1.2
@@ -120,7 +121,7 @@ def test_exact_binary_rr_matches_enumeration_and_brackets():
 
     from test_accountants_decomposition import _exact_worst
 
-    from shuffledp.accountants.hockey_stick import bisect_eps
+    from shuffledp.accountants.numerics.hockey_stick import bisect_eps
     from shuffledp.experiments import accountants_compare as C
 
     eps0, n, delta = 1.0, 7, 0.05
@@ -128,7 +129,7 @@ def test_exact_binary_rr_matches_enumeration_and_brackets():
     want = bisect_eps(lambda e: _exact_worst(mat, n, e), delta, eps0, 1e-7)[1]
     got = C.binary_rr_exact_eps(eps0, n, delta, rtol=1e-7)
     assert got == pytest.approx(want, rel=1e-6)
-    lo, _ = D.krr_pair_lower_eps(2, eps0, 300, 1e-6)
+    lo, _ = xp.krr_pair_lower_eps(2, eps0, 300, 1e-6)
     ex = C.binary_rr_exact_eps(eps0, 300, 1e-6)
     up = D.decomposition_eps(None, 300, 1e-6, pairs=D.krr_pairs(2, eps0))
     assert lo <= ex * (1 + 1e-5) and ex <= up and math.isfinite(ex)
@@ -241,7 +242,7 @@ def test_parallel_and_sequential_give_the_same_numbers(mech, k, bounds):
 
 
 def test_parallel_bound_error_reaches_the_caller(monkeypatch):
-    from shuffledp.accountants import clones
+    from shuffledp.accountants.upper import clones
 
     def broken(*args, **kw):
         raise ArithmeticError("clones: broken on purpose")
@@ -290,7 +291,7 @@ def test_decomposition_stops_at_a_ceiling_it_cannot_beat():
     put a floor near 1e-16 under its delta, so it cannot certify the closed forms' eps (about 1e-6);
     given that ceiling it answers eps0 at once, and its delta there is indeed above the target.
     best's answer is unchanged (the variation ratio's) and the entry says why."""
-    from shuffledp.accountants import decomposition as dec
+    from shuffledp.accountants.upper import decomposition as dec
 
     params = best.mechanism_params("oue", 0.5, d=100)
     pairs = best.grouped_pairs_for("oue", 0.5, params)
@@ -308,7 +309,7 @@ def test_decomposition_stops_at_a_ceiling_it_cannot_beat():
 def test_decomposition_below_a_ceiling_it_beats(mech, kw, n, delta):
     """Given a ceiling it can certify (another bound's eps), the search runs below it: a verified
     point, within the search's precision of the answer without it."""
-    from shuffledp.accountants import decomposition as dec
+    from shuffledp.accountants.upper import decomposition as dec
 
     params = best.mechanism_params(mech, 2.0, **kw)
     pairs = best.grouped_pairs_for(mech, 2.0, params)
@@ -324,7 +325,7 @@ def test_ceiling_costs_nothing_where_eps_zero_is_certified(monkeypatch):
     """Without a positive guess the decomposition tests eps = 0 before the ceiling: where that is
     certified (n = 1e12) one evaluation answers, as without a ceiling (at n = 1e15 each costs
     about 0.7 s)."""
-    from shuffledp.accountants import decomposition as dec
+    from shuffledp.accountants.upper import decomposition as dec
 
     pairs = dec.krr_pairs(10, 0.5)
     calls = []

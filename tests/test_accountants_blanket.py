@@ -19,8 +19,8 @@ import pytest
 from scipy import stats
 from test_accountants_clones import exact_eps, hockey, krr_shuffled_pair, rr_shuffled_pair
 
-from shuffledp.accountants import blanket as B
-from shuffledp.accountants.clones import smallest_eps
+from shuffledp.accountants.upper import blanket as B
+from shuffledp.accountants.upper.clones import smallest_eps
 from shuffledp.cli import main
 
 # --------------------------------------------------------------------------- parameters

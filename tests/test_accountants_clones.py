@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from shuffledp.accountants import clones as C
+from shuffledp.accountants.upper import clones as C
 from shuffledp.cli import main
 
 # --------------------------------------------------------------------------- exact references

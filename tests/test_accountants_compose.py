@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from shuffledp.accountants import best, compose
+from shuffledp.accountants import best
+from shuffledp.accountants.composition import profile as compose
 
 
 def test_one_round_is_the_forward_answer():
@@ -32,7 +33,7 @@ def test_tradeoff_pair_meets_every_point_from_the_weak_side():
     divergence at least that point's delta (the pair is no more private than the points say:
     rounding goes against us, so it dominates) and at most a hair above it (it is the pair of
     those points, not a trivial one)."""
-    from shuffledp.accountants.hockey_stick import hockey_stick
+    from shuffledp.accountants.numerics.hockey_stick import hockey_stick
 
     points = [(3.0, 0.0), (0.8, 1e-3), (0.4, 1e-2), (1.5, 1e-6), (2.2, 1e-10)]
     p, q = compose.tradeoff_pair(points)
@@ -52,7 +53,7 @@ def test_profile_deltas_whose_digits_would_be_lost_are_refused():
 
 
 def test_one_point_pair_is_the_randomized_response_pair():
-    from shuffledp.accountants.hockey_stick import hockey_stick
+    from shuffledp.accountants.numerics.hockey_stick import hockey_stick
 
     p1, q1 = compose.tradeoff_pair([(0.5, 1e-4)])
     assert hockey_stick(p1, q1, 0.5) == pytest.approx(1e-4, rel=1e-9)
@@ -139,7 +140,7 @@ def test_total_variation_point_above_the_exact_worst_case(eps0, n):
     """The profile's point at eps = 0 (bounded from the delta at TV_EPS) is at least binary RR's
     exact worst-case total variation (every configuration of the others enumerated), and at
     least the round's own bound at exactly 0 less TV_EPS."""
-    from shuffledp.accountants import lower_bounds as lbm
+    from shuffledp.accountants.lower import lower_bounds as lbm
 
     pts = dict(compose.round_profile("krr", eps0, n, 1e-6, 10, k=2))
     exact = lbm.binary_rr_exact_delta(eps0, n, 0.0)

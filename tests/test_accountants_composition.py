@@ -11,8 +11,10 @@ import math
 import numpy as np
 import pytest
 
-from shuffledp.accountants import composition, exact_composition, pair_pld
-from shuffledp.accountants import variation_ratio as vr
+from shuffledp.accountants.composition import exact as exact_composition
+from shuffledp.accountants.composition import pair_pld
+from shuffledp.accountants.composition import rounds as composition
+from shuffledp.accountants.upper import variation_ratio as vr
 
 DELTA = 1e-6
 

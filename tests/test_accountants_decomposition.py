@@ -20,7 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from shuffledp.accountants import decomposition as D
+from shuffledp.accountants.lower import exact_pairs as xp
+from shuffledp.accountants.upper import decomposition as D
 
 
 # ----------------------------------------------------------------------------- enumerators
@@ -107,7 +108,7 @@ def test_sound_against_exact_enumeration_of_every_configuration(k, n, eps0):
     pair = D.DecomposedPair(None, n, pairs=D.krr_pairs(k, eps0))
     for eps in (0.0, 0.1, 0.6):
         exact = _exact_worst(mat, n, eps)
-        lower, _ = D.krr_pair_lower_delta(k, eps0, n, eps)
+        lower, _ = xp.krr_pair_lower_delta(k, eps0, n, eps)
         assert lower <= exact * (1 + 1e-9) + 1e-300
         assert exact <= pair.delta(eps)
         if k >= 3 and eps <= 0.1:
@@ -124,7 +125,7 @@ def test_pair_lower_is_exact_for_sufficient_configurations(k):
     so pair_delta equals the enumerated divergence of that very pair."""
     n, eps0 = 5, 1.2
     mat = D.krr_matrix(k, eps0)
-    vic_p, vic_q, configs = D._krr_configs(k, eps0)
+    vic_p, vic_q, configs = xp._krr_configs(k, eps0)
     cases = [("others_at_x", 0)] + ([("others_at_third", 2)] if k == 3 else [])
     for name, v in cases:
         rows = [mat[v]] * (n - 1)
@@ -132,7 +133,7 @@ def test_pair_lower_is_exact_for_sufficient_configurations(k):
         q = _histogram_pmf(rows + [mat[1]])
         for eps in (0.05, 0.3):
             want = max(_hockey(p, q, eps), _hockey(q, p, eps))
-            got = D.pair_delta(eps, n, vic_p, vic_q, configs[name])
+            got = xp.pair_delta(eps, n, vic_p, vic_q, configs[name])
             assert got == pytest.approx(want, rel=1e-9, abs=1e-300)
 
 
@@ -155,7 +156,7 @@ def test_large_n_upper_meets_exact_pair_lower(k, eps0, n):
     """At large n the upper bound and the exact real pair (others at a third value) agree to
     well under 1% in eps; the upper is never below."""
     delta = 1e-6
-    lo, which = D.krr_pair_lower_eps(k, eps0, n, delta, rtol=1e-6)
+    lo, which = xp.krr_pair_lower_eps(k, eps0, n, delta, rtol=1e-6)
     up = D.decomposition_eps(None, n, delta, pairs=D.krr_pairs(k, eps0), guess=lo, rtol=1e-6)
     assert which == "others_at_third"
     assert lo <= up <= lo * 1.01
@@ -163,15 +164,15 @@ def test_large_n_upper_meets_exact_pair_lower(k, eps0, n):
     pair = D.DecomposedPair(None, n, pairs=D.krr_pairs(k, eps0), tail=1e-3 * 1e-6 * delta)
     assert pair.delta(up) <= delta
     # divergences at one eps: upper >= exact pair
-    vic_p, vic_q, configs = D._krr_configs(k, eps0)
+    vic_p, vic_q, configs = xp._krr_configs(k, eps0)
     e = 0.9 * lo
-    assert D.pair_delta(e, n, vic_p, vic_q, configs["others_at_third"]) <= pair.delta(e)
+    assert xp.pair_delta(e, n, vic_p, vic_q, configs["others_at_third"]) <= pair.delta(e)
 
 
 def test_eps_search_returns_verified_point_without_guess():
     pairs = D.krr_pairs(10, 1.0)
     e1 = D.decomposition_eps(None, 5000, 1e-6, pairs=pairs)
-    lo, _ = D.krr_pair_lower_eps(10, 1.0, 5000, 1e-6)
+    lo, _ = xp.krr_pair_lower_eps(10, 1.0, 5000, 1e-6)
     e2 = D.decomposition_eps(None, 5000, 1e-6, pairs=pairs, guess=lo)
     assert e1 == pytest.approx(e2, rel=1e-4)
     pair = D.DecomposedPair(None, 5000, pairs=pairs, tail=1e-3 * 1e-5 * 1e-6)
@@ -199,7 +200,7 @@ def test_property_sound_and_monotone(k, eps0, logn, logdelta):
     n = int(10 ** logn)
     delta = 10 ** logdelta
     pairs = D.krr_pairs(k, eps0)
-    lo, _ = D.krr_pair_lower_eps(k, eps0, n, delta)
+    lo, _ = xp.krr_pair_lower_eps(k, eps0, n, delta)
     up = D.decomposition_eps(None, n, delta, pairs=pairs, guess=lo)
     assert math.isfinite(up) and 0 <= lo <= up <= eps0 * (1 + 1e-12)
     # monotone: more users or a larger delta never increase the certified eps (up to rtol)

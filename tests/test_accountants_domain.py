@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from shuffledp.accountants import best, blanket
-from shuffledp.accountants import lower_bounds as lbm
+from shuffledp.accountants import best
+from shuffledp.accountants.lower import lower_bounds as lbm
+from shuffledp.accountants.upper import blanket
 
 
 def _binary_rr_divergences(n: int, eps0: float, eps: float) -> np.ndarray:
@@ -74,7 +75,7 @@ def test_group_count_lower_bound_is_a_real_pair_divergence():
     """The O(1) lower bound used at every n equals, at small n, the exact divergence of the count
     of group-1 reports computed by convolution (others all at the victim's second input), and is
     never above the expensive pair-group-counts bound's statistic-rich value by more than rtol."""
-    from shuffledp.accountants import randomizers as rz
+    from shuffledp.accountants.randomizers import standard as rz
 
     eps0, n, delta = 2.0, 200, 1e-4
     vic, vicq, configs = rz.real_pair_configs("oue", eps0, d=10)

@@ -1,4 +1,4 @@
-"""The exact independent-flag decomposition (shuffledp.accountants.flags) against the enumeration
+"""The exact independent-flag decomposition (shuffledp.accountants.upper.flags) against the enumeration
 oracle (tests/_oracle_decomposition.py): equal to the exact decomposed divergence up to the
 allowances (never below), sound against the exact shuffled divergence of every configuration of
 the other users, sound with few blocks and wide windows, and tighter than the three-atom spread of
@@ -12,9 +12,9 @@ import _oracle_decomposition as O
 import numpy as np
 import pytest
 
-from shuffledp.accountants import decomposition as dec
-from shuffledp.accountants import flags
-from shuffledp.accountants import randomizers as rz
+from shuffledp.accountants.randomizers import standard as rz
+from shuffledp.accountants.upper import decomposition as dec
+from shuffledp.accountants.upper import flags
 
 
 def _no_alt(fp):

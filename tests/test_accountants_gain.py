@@ -8,8 +8,8 @@ import math
 import pytest
 
 from shuffledp.accountants import best
-from shuffledp.accountants import decomposition as D
-from shuffledp.accountants import lower_bounds as L
+from shuffledp.accountants.lower import lower_bounds as L
+from shuffledp.accountants.upper import decomposition as D
 from shuffledp.experiments import accountants_gain as G
 
 
@@ -188,7 +188,7 @@ def test_subexp_rows_at_a_segmented_setting():
     the grouped pairs), above the variation ratio's; the gain row's MSEs are the formula's; the
     seeded protocol's measured MSE ratio agrees with the formula's within 10% (about 3.5 relative
     standard errors or more, asserted), and the gain is real (formula ratio < 0.9)."""
-    from shuffledp.accountants import randomizers as rz
+    from shuffledp.accountants.randomizers import standard as rz
 
     d, s, n = 128, 4, 5000
     spec = {"randomizers": [], "rtol": 1e-4, "seed": 7,

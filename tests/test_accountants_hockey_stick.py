@@ -4,7 +4,7 @@ import math
 
 
 def test_bisect_switch_brackets_the_switch_point():
-    from shuffledp.accountants.hockey_stick import bisect_switch
+    from shuffledp.accountants.numerics.hockey_stick import bisect_switch
 
     root = math.sqrt(2)
     calls = []

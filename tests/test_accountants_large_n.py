@@ -12,11 +12,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from shuffledp.accountants import best, flags, registry
-from shuffledp.accountants import decomposition as dec
-from shuffledp.accountants import lower_bounds as lbm
-from shuffledp.accountants import randomizers as rz
-from shuffledp.accountants.mhm_randomizer import mhm_pairs
+from shuffledp.accountants import best, registry
+from shuffledp.accountants.lower import lower_bounds as lbm
+from shuffledp.accountants.randomizers import standard as rz
+from shuffledp.accountants.randomizers.mhm import mhm_pairs
+from shuffledp.accountants.upper import decomposition as dec
+from shuffledp.accountants.upper import flags
 
 
 def _pairs(name: str):

@@ -1,4 +1,4 @@
-"""MHM's hash randomizer in the decomposition accountant (shuffledp.accountants.mhm_randomizer).
+"""MHM's hash randomizer in the decomposition accountant (shuffledp.accountants.randomizers.mhm).
 
 The closed-form groups are checked against the tiny explicit matrix reduced mechanically, the
 matrix against the protocol's own selection rule, the upper bound against exact enumeration (the
@@ -15,10 +15,12 @@ import _oracle_decomposition as O
 import numpy as np
 import pytest
 
-from shuffledp.accountants import best
-from shuffledp.accountants import decomposition as dec
-from shuffledp.accountants import mhm_randomizer as M
-from shuffledp.accountants.blanket import mhm_domain
+from shuffledp.accountants import best, params
+from shuffledp.accountants.lower import exact_pairs as xp
+from shuffledp.accountants.numerics import grouped as grp
+from shuffledp.accountants.randomizers import mhm as M
+from shuffledp.accountants.upper import decomposition as dec
+from shuffledp.accountants.upper.blanket import mhm_domain
 from shuffledp.accountants.validation import AccountantDomainError
 
 TINY = [(2, 2, 3, 1.0), (2, 3, 3, 0.7), (3, 2, 4, 1.5), (2, 2, 5, 2.0)]  # (d, k, g, eps0)
@@ -56,7 +58,7 @@ def test_closed_form_groups_equal_the_matrix_reduced_mechanically(d, k, g, eps0)
     ins = _inputs(d, k)
     for j in range(1, len(ins)):
         m = sum(a != b for a, b in zip(ins[0], ins[j], strict=True))
-        w, p, q = dec._row_pair_groups(mat, 0, j, omega, gamma)
+        w, p, q = grp._row_pair_groups(mat, 0, j, omega, gamma)
         pair = M.mhm_pair(d, g, eps0, m)
         assert O.canonical(w, p, q) == O.canonical(pair.w, pair.p, pair.q)
         assert pair.gamma == pytest.approx(gamma, rel=1e-12)
@@ -134,12 +136,12 @@ def test_lower_configs_are_below_the_exact_real_pair():
     ins = _inputs(d, k)
     x0, x1, x2 = ins.index((0, 0)), ins.index((1, 1)), ins.index((2, 2))
     vic_p, vic_q, configs = M.mhm_real_pair_configs(d, g, eps0)
-    from shuffledp.accountants.randomizers import coarse_three
+    from shuffledp.accountants.randomizers.standard import coarse_three
 
     small = O.merge_columns(mat)
     for name, other in (("others_at_third", x2), ("others_at_x", x0)):
         for eps in (0.05, 0.3):
-            low = dec.pair_delta(eps, n, coarse_three(vic_p), coarse_three(vic_q), coarse_three(configs[name]))
+            low = xp.pair_delta(eps, n, coarse_three(vic_p), coarse_three(vic_q), coarse_three(configs[name]))
             exact = max(_two_user_hockey(small, a, b, other, eps) for a, b in ((x0, x1), (x1, x0)))
             assert 0 < low <= exact * (1 + 1e-9), (name, eps, low, exact)
 
@@ -163,9 +165,9 @@ def test_domain_errors_name_the_flag(kw, flag):
 
 def test_large_d_refuses_a_large_eps0_before_the_work():
     with pytest.raises(AccountantDomainError) as err:
-        best.best_eps("mhm", best.MHM_BIG_D_EPS0_MAX * 1.1, 100, 1e-6, d=best.MHM_BIG_D + 1)
+        best.best_eps("mhm", params.MHM_BIG_D_EPS0_MAX * 1.1, 100, 1e-6, d=params.MHM_BIG_D + 1)
     assert err.value.flag == "eps0"
-    res = best.best_eps("mhm", 40.0, 1000, 1e-6, d=best.MHM_BIG_D, parallel=False)  # the largest d still allowed
+    res = best.best_eps("mhm", 40.0, 1000, 1e-6, d=params.MHM_BIG_D, parallel=False)  # the largest d still allowed
     assert 0 < res["eps_lower"] <= res["eps"] < 40.0
 
 
@@ -304,7 +306,7 @@ def test_flag_route_refines_its_counts_at_tiny_delta(monkeypatch):
     """Where the flags answer (no lattice: eps0 = 8) and every m < d pair is covered, MHM's pair is
     refined like a flag pair at deep windows: d = 5, n = 1000, delta = 1e-250 within 0.5% of the
     m = d flag spread alone (refined), where its own blocks had been 3.9% above it."""
-    from shuffledp.accountants import flags
+    from shuffledp.accountants.upper import flags
 
     d, eps0, n, delta = 5, 8.0, 1000, 1e-250
     g = mhm_domain(eps0, d)

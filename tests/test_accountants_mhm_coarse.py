@@ -17,10 +17,10 @@ import _oracle_mhm as OM
 import numpy as np
 import pytest
 
-from shuffledp.accountants import decomposition as dec
-from shuffledp.accountants import lattice_sums as L
-from shuffledp.accountants import mhm_randomizer as M
-from shuffledp.accountants.blanket import mhm_domain
+from shuffledp.accountants.numerics import lattice_sums as L
+from shuffledp.accountants.randomizers import mhm as M
+from shuffledp.accountants.upper import decomposition as dec
+from shuffledp.accountants.upper.blanket import mhm_domain
 
 
 def _dyadic_law(rng, size: int) -> np.ndarray:

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from shuffledp.accountants import poisson as ps
-from shuffledp.accountants.hockey_stick import hockey_stick_symmetric
+from shuffledp.accountants.numerics.hockey_stick import hockey_stick_symmetric
+from shuffledp.accountants.special import poisson as ps
 
 
 def _exact_simplified(n, m, d, lam, eps):

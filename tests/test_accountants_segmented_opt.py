@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from shuffledp.accountants import poisson as ps
-from shuffledp.accountants import segmented_optimizer as so
+from shuffledp.accountants.special import poisson as ps
+from shuffledp.accountants.special import segmented_optimizer as so
 
 N, D, S, LEVELS, DELTA = 5000, 17, 4, [0.5, 1.0, 2.0], 0.01 / 5000
 

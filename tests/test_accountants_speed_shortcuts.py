@@ -1,13 +1,13 @@
 """The shortcuts that keep `account best` under its time budget (issue 25 item 3) are sound: each
 value with the shortcut is compared with the value without it, at tiny deltas and n >= 1e12.
 
-* the eps search (``decomposition.secant_eps``: secant on ``sqrt(log 1/delta)``, Illinois regula
+* the eps search (``numerics.secant.secant_eps``: secant on ``sqrt(log 1/delta)``, Illinois regula
   falsi once bracketed): always a verified point, within the search tolerance of the root that a
   plain bisection finds;
 * the walk's refinement (``walk_blocks``: steered by the blocking gap, several cuts per block):
   its upper bound is never below the lower bound of a much finer refinement and stays within the
   target of its upper bound;
-* the Chernoff ends of the count windows (``decomposition._t_window``): inside Bernstein's
+* the Chernoff ends of the count windows (``numerics.grouped.t_window``): inside Bernstein's
   window, the mass outside at most the tail, and the divergence at least the one with Bernstein's
   window alone (a narrower window only moves cells into the charged outside mass) and at most
   the tail above it;
@@ -22,9 +22,12 @@ import math
 import numpy as np
 import pytest
 
-from shuffledp.accountants import best, compose
-from shuffledp.accountants import decomposition as dec
-from shuffledp.accountants import walk_blocks as wb
+from shuffledp.accountants import best
+from shuffledp.accountants.composition import profile as compose
+from shuffledp.accountants.numerics import grouped as grp
+from shuffledp.accountants.numerics import secant as sec
+from shuffledp.accountants.numerics import walk_blocks as wb
+from shuffledp.accountants.upper import decomposition as dec
 
 # slow queries of the random-domain benchmark (seed 7) and a moderate one
 SEARCH_POINTS = [
@@ -49,12 +52,12 @@ def test_decomposition_search_is_a_verified_point_near_the_bisection_root(mech, 
     pairs = best.grouped_pairs_for(mech, eps0, best.mechanism_params(mech, eps0, **kw))
     tail = max(1e-300, 1e-3 * rtol * delta)
     pair = dec.DecomposedPair(None, n, tail=tail, pairs=pairs)
-    top = dec._eps_hi(pairs)
+    top = dec.pairs_eps0(pairs)
 
     def fn(e: float) -> float:
         return 0.0 if e >= top else pair.delta(e)
 
-    guess = dec._asymptotic_guess(kw.get("k", 2), eps0, n, delta)
+    guess = sec.asymptotic_guess(kw.get("k", 2), eps0, n, delta)
     fast = dec.decomposition_eps(None, n, delta, pairs=pairs, rtol=rtol, guess=guess)
     assert fn(fast) <= delta   # verified with the same windows
     # the root by bisection, started from a bracket around the answer (both ends checked)
@@ -105,8 +108,8 @@ def test_walk_refinement_against_a_much_finer_one(k, eps0, M, eps):
 @pytest.mark.parametrize("N,s,tail", [(11_909_044.0, 6.8e-5, 5e-260), (2019.0, 2.9e-4, 5e-260),
                                       (1e4, 0.3, 1e-16), (1e15, 1e-12, 1e-300), (3.9e14, 0.0057, 4e-276)])
 def test_chernoff_window_holds_its_tail_inside_bernstein(N, s, tail):
-    lo, hi, out = dec._t_window(np.array([N]), s, tail)
-    blo, bhi, bout = dec._t_window(np.array([N]), s, tail, chernoff=False)
+    lo, hi, out = grp.t_window(np.array([N]), s, tail)
+    blo, bhi, bout = grp.t_window(np.array([N]), s, tail, chernoff=False)
     assert blo[0] <= lo[0] <= hi[0] <= bhi[0]
     assert bout[0] <= out[0] <= tail * (1 + 1e-6) + 1e-299   # rounded up by binom_rtol, floor 1e-300
 
@@ -124,7 +127,7 @@ def test_divergence_with_and_without_the_chernoff_ends(monkeypatch, mech, kw, ep
     pairs = best.grouped_pairs_for(mech, eps0, best.mechanism_params(mech, eps0, **kw))
     tail = 1e-3 * 1e-5 * delta
     fast = dec.DecomposedPair(None, n, tail=tail, pairs=pairs).delta(eps)
-    monkeypatch.setattr(dec, "_chernoff_ends", lambda N, s, tail: (-np.inf, np.inf))
+    monkeypatch.setattr(grp, "chernoff_ends", lambda N, s, tail: (-np.inf, np.inf))
     plain = dec.DecomposedPair(None, n, tail=tail, pairs=pairs).delta(eps)
     assert plain * (1 - 1e-9) <= fast <= plain * (1 + 1e-9) + 4 * tail
 
@@ -186,7 +189,7 @@ def test_window_mass_above_delta_answers_eps0_at_once():
     n, delta = 10 ** 15, 1e-303
     pair = dec.DecomposedPair(None, n, tail=1e-300, pairs=pairs)
     assert pair.m_outside > delta
-    top = dec._eps_hi(pairs)
+    top = dec.pairs_eps0(pairs)
     assert dec.decomposition_eps(None, n, delta, pairs=pairs, tail=1e-300) == top
     assert pair.delta(top * (1 - 1e-9)) > delta
     assert dec.decomposition_eps(None, n, 1e-300, pairs=pairs) < 0.01 * top

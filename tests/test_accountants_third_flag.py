@@ -1,4 +1,4 @@
-"""The third-input lower bound (shuffledp.accountants.third_flag) against exact enumeration of the
+"""The third-input lower bound (shuffledp.accountants.lower.third_flag) against exact enumeration of the
 shuffled histogram (tests/_oracle_decomposition.py): equal to the exact divergence of the pair
 "victim at x or x', every other user at x''" (never above it), below the exact worst case over
 every configuration, its eps a verified point below the exact eps and below the upper bound."""
@@ -9,9 +9,9 @@ import _oracle_decomposition as O
 import pytest
 
 from shuffledp.accountants import best
-from shuffledp.accountants import decomposition as dec
-from shuffledp.accountants import randomizers as rz
-from shuffledp.accountants import third_flag as tf
+from shuffledp.accountants.lower import third_flag as tf
+from shuffledp.accountants.randomizers import standard as rz
+from shuffledp.accountants.upper import decomposition as dec
 
 CASES = [
     ("oue", lambda e: O.oue_matrix(3, e), {}),

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from shuffledp.accountants import hockey_stick as hs
-from shuffledp.accountants import variation_ratio as vr
+from shuffledp.accountants.numerics import hockey_stick as hs
+from shuffledp.accountants.upper import variation_ratio as vr
 
 
 # --------------------------------------------------------------------------- hockey stick

@@ -161,3 +161,74 @@ def test_functions_stay_short():
             for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
             if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.end_lineno - n.lineno + 1 > 50]
     assert len(long) < 10, long
+
+
+ACCOUNTANTS = "shuffledp.accountants"
+MAX_LINES = 600
+
+
+def _subpackage(module: str) -> str:
+    """``shuffledp.accountants.<sub>.<module>`` -> ``<sub>``; the front modules (``best``,
+    ``registry``, ...) directly in the package -> ``""``."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 3 else ""
+
+
+def private_crossings(mods: dict[str, Path]) -> list[str]:
+    """Every private name (one leading underscore) one accountants module takes from a module of
+    another subpackage: ``from a.b import _x``, or ``m._x`` on a module ``m`` it imported."""
+    bad = []
+    for m, p in sorted(mods.items()):
+        if not m.startswith(ACCOUNTANTS + ".") or p.name == "__init__.py":
+            continue
+        tree = ast.parse(p.read_text(encoding="utf-8"))
+        aliases: dict[str, str] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(ACCOUNTANTS):
+                for a in node.names:
+                    full = f"{node.module}.{a.name}"
+                    if full in mods:
+                        aliases[a.asname or a.name] = full
+                    elif a.name.startswith("_") and not a.name.startswith("__") \
+                            and _subpackage(node.module + ".x") != _subpackage(m):
+                        bad.append(f"{m} imports {node.module}.{a.name}")
+            elif isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.name.startswith(ACCOUNTANTS) and a.asname:
+                        aliases[a.asname] = a.name
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                    and node.value.id in aliases and node.attr.startswith("_") and not node.attr.startswith("__"):
+                target = aliases[node.value.id]
+                if _subpackage(target) != _subpackage(m):
+                    bad.append(f"{m} uses {target}.{node.attr}")
+    return bad
+
+
+def test_accountants_modules_fit_in_600_lines():
+    """A reader can hold any accountants module: none is longer than 600 lines."""
+    long = {m: n for m, p in _modules().items() if m.startswith(ACCOUNTANTS)
+            and (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert long == {}
+
+
+def test_no_private_name_crosses_accountants_subpackages():
+    """What one subpackage of the accountants shares with another is public (documented in the
+    numerics interface or the module that owns it), never a name with a leading underscore."""
+    assert private_crossings(_modules()) == []
+
+
+def test_private_crossing_finder_finds_one(tmp_path):
+    root = tmp_path / "shuffledp" / "accountants"
+    (root / "upper").mkdir(parents=True)
+    (root / "lower").mkdir()
+    (root / "upper" / "a.py").write_text("def _f():\n    return 1\n")
+    (root / "lower" / "b.py").write_text("from shuffledp.accountants.upper.a import _f\n")
+    (root / "lower" / "c.py").write_text("from shuffledp.accountants.upper import a as m\nm._f()\n")
+    (root / "upper" / "d.py").write_text("from shuffledp.accountants.upper.a import _f\n")
+    mods = {"shuffledp.accountants.upper.a": root / "upper" / "a.py",
+            "shuffledp.accountants.lower.b": root / "lower" / "b.py",
+            "shuffledp.accountants.lower.c": root / "lower" / "c.py",
+            "shuffledp.accountants.upper.d": root / "upper" / "d.py"}
+    assert private_crossings(mods) == ["shuffledp.accountants.lower.b imports shuffledp.accountants.upper.a._f",
+                                       "shuffledp.accountants.lower.c uses shuffledp.accountants.upper.a._f"]

@@ -22,8 +22,9 @@ import numpy as np
 from scipy import stats
 
 from shuffledp import seeding
-from shuffledp.accountants import decomposition as D
-from shuffledp.accountants.hockey_stick import bisect_eps
+from shuffledp.accountants.lower import exact_pairs
+from shuffledp.accountants.numerics.hockey_stick import bisect_eps
+from shuffledp.accountants.upper import decomposition as D
 
 K, EPS0, N, DELTA = 3, 1.5, 20, 1e-2
 DRAWS = 1_000_000
@@ -79,8 +80,8 @@ def test_audit_below_accountant_and_close_to_exact():
     q_hi = _cp_upper(xq, half, ALPHA / 2)
     audited = math.log((p_lo - DELTA) / q_hi)
 
-    vic_p, vic_q, configs = D._krr_configs(K, EPS0)
-    exact = bisect_eps(lambda e: D.pair_delta(e, N, vic_p, vic_q, configs["others_at_third"]),
+    vic_p, vic_q, configs = exact_pairs._krr_configs(K, EPS0)
+    exact = bisect_eps(lambda e: exact_pairs.pair_delta(e, N, vic_p, vic_q, configs["others_at_third"]),
                        DELTA, EPS0, 1e-8)[0]
     upper = D.decomposition_eps(None, N, DELTA, pairs=D.krr_pairs(K, EPS0))
     assert audited <= exact <= upper

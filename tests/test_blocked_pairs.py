@@ -1,4 +1,4 @@
-"""The blocked third-input lower bounds (shuffledp.accountants.blocked_pairs): never above the exact
+"""The blocked third-input lower bounds (shuffledp.accountants.lower.blocked_pairs): never above the exact
 divergence of their pair (exact enumeration, the exact third-flag tabulation), equal to it where
 the blocks are single counts, below every registered upper bound up to n = 1e15, at least the
 published lower bound at Su, Cheng and Wang's OUE point, and the binomial tolerance they charge
@@ -15,10 +15,11 @@ import pytest
 from scipy import stats
 
 from shuffledp.accountants import best, registry
-from shuffledp.accountants import blocked_pairs as bp
-from shuffledp.accountants import decomposition as dec
-from shuffledp.accountants import lower_bounds as lbm
-from shuffledp.accountants import third_flag as tf
+from shuffledp.accountants.lower import blocked_pairs as bp
+from shuffledp.accountants.lower import lower_bounds as lbm
+from shuffledp.accountants.lower import third_flag as tf
+from shuffledp.accountants.numerics import binomial_blocks
+from shuffledp.accountants.upper import decomposition as dec
 
 RATES = [("oue", 0.7, {}), ("oue", 2.5, {}), ("olh", 1.0, {"g": 2}), ("olh", 2.5, {"g": 3})]
 
@@ -191,7 +192,7 @@ def test_block_means_bracket_the_exact_conditional_means():
     """The log-concavity bracket of a block's mean holds the exact mean (summed directly)."""
     for N, p, edges in ((1000, 0.3, [250, 260, 290, 300, 301, 340]),
                         (10**6, 0.02, [19000, 19400, 19900, 20000, 20700])):
-        _, _, mean, err = bp._block_stats(np.array(edges, float), float(N), p)
+        _, _, mean, err = binomial_blocks.block_stats(np.array(edges, float), float(N), p)
         for i, (a, b) in enumerate(zip(edges[:-1], edges[1:], strict=True)):
             ks = np.arange(a, b)
             w = stats.binom.pmf(ks, N, p)
@@ -213,8 +214,8 @@ def test_small_variance_window_end_is_the_exact_tail_quantile():
     import numpy as np
     from scipy import stats
 
-    from shuffledp.accountants import blocked_pairs as bp
-    from shuffledp.accountants.decomposition import _bernstein_half_width
+    from shuffledp.accountants.lower import blocked_pairs as bp
+    from shuffledp.accountants.numerics.grouped import bernstein_half_width as _bernstein_half_width
 
     rng = np.random.default_rng(11)
     checked = 0

@@ -1,4 +1,4 @@
-"""Subset-exp's lower bound from real pairs seen through report cells (accountants/cell_pairs.py):
+"""Subset-exp's lower bound from real pairs seen through report cells (accountants/lower/cell_pairs.py):
 the cells against the enumerated matrix, the pairs against exact enumeration of the shuffled
 histogram, against the exact group-count divergence, and against every fixed-cost upper bound
 up to n = 1e15."""
@@ -12,9 +12,10 @@ import _oracle_decomposition as O
 import pytest
 
 from shuffledp.accountants import best, registry
-from shuffledp.accountants import cell_pairs as cp
-from shuffledp.accountants import decomposition as dec
-from shuffledp.accountants import randomizers as rz
+from shuffledp.accountants.lower import cell_pairs as cp
+from shuffledp.accountants.lower import exact_pairs as xp
+from shuffledp.accountants.randomizers import standard as rz
+from shuffledp.accountants.upper import decomposition as dec
 
 # d = 6 items plus s = 2 padding: inputs x, x', x'' (disjoint) and one overlapping x and x''
 D, S, K = 6, 2, 2
@@ -103,7 +104,7 @@ def _exact_cell_delta(vic_p, vic_q, other, n: int, eps: float) -> float:
 @pytest.mark.parametrize("n", [40, 400])
 def test_coarse_grouping_below_the_exact_group_counts(eps0, n):
     """The grouping of pair-group-counts (cells 11 and 00 merged, c not seen), through this
-    module's blocks: at most the exact three-count divergence of :func:`decomposition.pair_delta`
+    module's blocks: at most the exact three-count divergence of :func:`exact_pairs.pair_delta`
     (up to that function's own 1e-9 rounding allowance) and, at n = 40 (every block one count),
     equal to the three counts' divergence enumerated here up to the allowances, never above it."""
     law = cp.subset_exp_cells(D, S, K, eps0, third=True)
@@ -114,7 +115,7 @@ def test_coarse_grouping_below_the_exact_group_counts(eps0, n):
     built = cp.cell_pair(pair, 1e-15)
     for eps in (0.02 * eps0, 0.1 * eps0, 0.3 * eps0):
         low = built.delta(math.exp(eps))
-        group = dec.pair_delta(eps, n, vp, vq, three)
+        group = xp.pair_delta(eps, n, vp, vq, three)
         assert low <= group * (1 + 1e-8) + 1e-300, (eps, group, low)
         if n == 40:
             exact = _exact_cell_delta(vp, vq, three, n, eps)

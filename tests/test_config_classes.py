@@ -187,7 +187,7 @@ def test_alias_bomb_is_refused_quickly(tmp_path):
 
 
 def test_eps_for_delta_refuses_nan_and_inf():
-    from shuffledp.accountants.hockey_stick import eps_for_delta
+    from shuffledp.accountants.numerics.hockey_stick import eps_for_delta
     from shuffledp.errors import DomainError
 
     for delta, eps_hi, rtol in ((math.nan, 10.0, 1e-6), (1e-6, math.nan, 1e-6), (1e-6, math.inf, 1e-6),

@@ -33,9 +33,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shuffledp.accountants import decomposition as dec
-from shuffledp.accountants import randomizers as rz
-from shuffledp.accountants.dependent_flags import DependentFlagPair
+from shuffledp.accountants.randomizers import standard as rz
+from shuffledp.accountants.upper import decomposition as dec
+from shuffledp.accountants.upper.dependent_flags import DependentFlagPair
 
 # ----------------------------------------------------------------------------- the oracle itself
 
@@ -394,10 +394,11 @@ def test_spread_looseness_is_bounded(name, mat_fn, pairs_fn):
 CLI_CASES = [
     (["--mechanism", "subset-exp", "--d", "3", "--s", "1", "--k", "2"], lambda e: O.subset_exp_matrix(3, 1, 2, e), 5),
     (["--mechanism", "oue", "--d", "3"], lambda e: O.oue_matrix(3, e), 5),
-    (["--mechanism", "olh", "--g", "2"], lambda e: O.olh_matrix(3, 2, e), 5),  # domain of 3 values
+    (["--mechanism", "olh", "--g", "2", "--domain", "3"], lambda e: O.olh_matrix(3, 2, e), 5),  # 3 values
     (["--mechanism", "subset-exp", "--d", "3", "--s", "2", "--k", "1"], lambda e: O.subset_exp_matrix(3, 2, 1, e), 4),
     (["--mechanism", "oue", "--d", "4"], lambda e: O.oue_matrix(4, e), 4),
-    (["--mechanism", "olh", "--g", "3"], lambda e: O.olh_matrix(3, 3, e), 4),
+    (["--mechanism", "olh", "--g", "3", "--domain", "3"], lambda e: O.olh_matrix(3, 3, e), 4),
+    (["--mechanism", "olh", "--g", "3", "--domain", "2"], lambda e: O.olh_matrix(2, 3, e), 4),
     # the two-group pair of subset_exp_pairs (once "internal error: IndexError", exit 1)
     (["--mechanism", "subset-exp", "--d", "2", "--s", "2", "--k", "1"],
      lambda e: O.subset_exp_matrix(2, 2, 1, e), 4),

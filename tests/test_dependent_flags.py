@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from shuffledp.accountants import best
-from shuffledp.accountants import decomposition as dec
-from shuffledp.accountants import dependent_flags as df
-from shuffledp.accountants import hoeffding_flags as hf
-from shuffledp.accountants import randomizers as rz
+from shuffledp.accountants.randomizers import standard as rz
+from shuffledp.accountants.upper import decomposition as dec
+from shuffledp.accountants.upper import dependent_flags as df
+from shuffledp.accountants.upper import hoeffding_flags as hf
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _oracle_flags as OF  # noqa: E402
@@ -258,7 +258,7 @@ def test_ignoring_the_dependence_would_be_caught():
     """A mutation: the flags taken as independent with their marginal rates (the dependence
     dropped: negative dependence between A and B widens u - e^eps v) falls below the exact law
     somewhere, so the comparison above can fail."""
-    from shuffledp.accountants import flags
+    from shuffledp.accountants.upper import flags
 
     pair = _subset_pair(50, 1, 1.0)
     w10, w01, w11, w00 = pair.w

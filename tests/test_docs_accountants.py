@@ -35,7 +35,7 @@ def test_the_page_answers_every_question_with_a_call():
     for needle in ("--solve eps0", "--solve n", "--rounds", "--mechanism general"):
         assert needle in joined, needle
     code = "\n".join(PYTHON_BLOCKS)
-    for fn in ("best.best_eps", "best.solve_eps0", "best.solve_n", "composition.composed_eps"):
+    for fn in ("best.best_eps", "inverse.solve_eps0", "inverse.solve_n", "composition.composed_eps"):
         assert fn in code, fn
 
 

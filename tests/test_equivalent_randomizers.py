@@ -2,7 +2,7 @@
 
 * MHM with one attribute is OLH with the same hash range ``g``: a user reports ``(t, y)`` with ``y``
   its one hashed value with probability ``e^eps0 / (e^eps0 + g - 1)`` and every other value with
-  ``1 / (e^eps0 + g - 1)``, over the same family of hash functions.
+  ``1 / (e^eps0 + g - 1)``, over the same family of hash functions (and the same input ``domain``).
 * subset-exp with ``s = 1`` and subset size ``k = 1`` over ``d + 1`` items is ``(d + 1)``-RR: the
   output ``{z}`` meets the input ``{x}`` only when ``z = x``.
 * k-RR with ``k = 2`` is binary RR: at ``n <= 41`` its worst-pair search covers every split of the
@@ -21,8 +21,9 @@ from shuffledp.accountants import best, registry
 RTOL = 1e-5
 POINTS = [(1.0, 1000, 1e-6), (2.0, 10_000, 1e-6), (0.5, 50, 1e-3)]
 PAIRS = [
-    (("mhm", {"d": 1, "g": 5}), ("olh", {"g": 5})),
-    (("mhm", {"d": 1, "g": 2}), ("olh", {"g": 2})),
+    (("mhm", {"d": 1, "g": 5, "domain": 3}), ("olh", {"g": 5, "domain": 3})),   # third-input bounds too
+    (("mhm", {"d": 1, "g": 5}), ("olh", {"g": 5})),                             # domain unknown: refused
+    (("mhm", {"d": 1, "g": 2, "domain": 50}), ("olh", {"g": 2, "domain": 50})),
     (("subset-exp", {"d": 2, "s": 1, "k": 1}), ("krr", {"k": 3})),
     (("subset-exp", {"d": 9, "s": 1, "k": 1}), ("krr", {"k": 10})),
 ]

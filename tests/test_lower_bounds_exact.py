@@ -7,10 +7,10 @@ bound ``best`` evaluates must lie at or below it and every upper bound at or abo
 are the smallest of each randomizer (k-RR k = 2, 3; OUE d = 2, 3; OLH g = 2, 3; subset-exp d = 2, 3
 with s = 1, 2; MHM d = 1, 2 with g = d + 1 ..) and a usual one, each at several n, eps0 and delta.
 
-OLH and MHM are accounted over an input domain (per attribute, for MHM) of at least three values
-(shuffledp.accountants.interface): their lower bounds are held to the exact value over a domain of
-three; over a domain of two (where no third input exists) only their upper bounds are, which hold
-for every domain.
+OLH and MHM take their input domain (per attribute, for MHM) as ``domain``: the lower bounds that
+put the other users at a third input need it given and at least 3. Every bound is held to the
+exact value over a domain of three (``domain = 3`` given) and over a domain of two, with
+``domain = 2`` given and with it unknown (there no third input exists: those bounds must refuse).
 
 The general class: binary RR and 3-RR are members, so every upper bound is at least the larger of
 their exact values, and every lower bound (each evaluates a pair of one of them) at most it.
@@ -24,8 +24,8 @@ import _oracle_decomposition as O
 import _oracle_exact as X
 import pytest
 
-from shuffledp.accountants import best, registry
-from shuffledp.accountants.mhm_randomizer import mhm_matrix
+from shuffledp.accountants import best, inverse, registry
+from shuffledp.accountants.randomizers.mhm import mhm_matrix
 
 RTOL = 1e-5
 DELTAS = (0.1, 1e-2, 1e-4)
@@ -52,34 +52,40 @@ CASES = [
     ("oue", {"d": 2}, None, (2, 3, 5, 8), True),
     ("oue", {"d": 3}, None, (2, 3, 5, 8), True),
     ("oue", {"d": 4}, None, (2, 3, 5), True),
-    ("olh", {"g": 2}, 3, (2, 3, 5), True),
-    ("olh", {"g": 3}, 3, (2, 3, 5), True),
-    ("olh", {"g": 4}, 3, (2, 3), True),
-    ("olh", {"g": 2}, 2, (2, 3, 5), False),
-    ("olh", {"g": 3}, 2, (2, 3, 5), False),
+    ("olh", {"g": 2, "domain": 3}, 3, (2, 3, 5), True),
+    ("olh", {"g": 3, "domain": 3}, 3, (2, 3, 5), True),
+    ("olh", {"g": 4, "domain": 3}, 3, (2, 3), True),
+    ("olh", {"g": 2, "domain": 2}, 2, (2, 3, 5), True),
+    ("olh", {"g": 3, "domain": 2}, 2, (2, 3, 5), True),
+    ("olh", {"g": 2}, 2, (2, 3, 5), True),
+    ("olh", {"g": 3}, 2, (2, 3, 5), True),
     ("subset-exp", {"d": 2, "s": 1, "k": 1}, None, (2, 3, 5), True),
     ("subset-exp", {"d": 3, "s": 1, "k": 1}, None, (2, 3, 5), True),
     ("subset-exp", {"d": 3, "s": 1, "k": 2}, None, (2, 3, 5), True),
     ("subset-exp", {"d": 2, "s": 2, "k": 1}, None, (2, 3), True),
     ("subset-exp", {"d": 3, "s": 2, "k": 1}, None, (2, 3), True),
-    ("mhm", {"d": 1, "g": 2}, 3, (2, 3, 5), True),
-    ("mhm", {"d": 1, "g": 3}, 3, (2, 3, 5), True),
-    ("mhm", {"d": 1, "g": 3}, 2, (2, 3, 5), False),
-    ("mhm", {"d": 2, "g": 3}, 2, (2, 3), False),
+    ("mhm", {"d": 1, "g": 2, "domain": 3}, 3, (2, 3, 5), True),
+    ("mhm", {"d": 1, "g": 3, "domain": 3}, 3, (2, 3, 5), True),
+    ("mhm", {"d": 1, "g": 3, "domain": 2}, 2, (2, 3, 5), True),
+    ("mhm", {"d": 1, "g": 3}, 2, (2, 3, 5), True),
+    ("mhm", {"d": 2, "g": 3, "domain": 2}, 2, (2, 3), True),
+    ("mhm", {"d": 2, "g": 3}, 2, (2, 3), True),
 ]
 EPS0S = (0.5, 1.0, 2.0)
 
 
 def _id(case) -> str:
     mech, p, dom, _ns, _low = case
-    tag = ",".join(f"{k}{v}" for k, v in p.items())
+    tag = ",".join(f"{k}{v}" for k, v in p.items() if k != "domain")
+    if mech in ("olh", "mhm"):
+        tag += f",domain{p.get('domain', 'unknown')}"
     return f"{mech}-{tag}" + (f"-dom{dom}" if dom else "")
 
 
 @pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
 def test_bounds_against_exact_enumeration(case):
     mech, p, dom, ns, check_lower = case
-    checked = 0
+    checked, seen = 0, set()
     for eps0 in EPS0S:
         mat = _matrix(mech, p, dom, eps0)
         for n in ns:
@@ -93,10 +99,15 @@ def test_bounds_against_exact_enumeration(case):
                     for name, fn in best.lower_bounds(mech, eps0, n, delta, rtol=RTOL, **p).items():
                         assert fn() <= ex * (1 + 2 * RTOL) + 1e-12, (name, fn(), where)
                         checked += 1
+                        seen.add(name)
                 for name, fn in best.upper_bounds(mech, eps0, n, delta, rtol=RTOL, **p).items():
                     assert fn() >= ex * (1 - 1e-9), (name, fn(), where)
                     checked += 1
     assert checked > 0
+    if mech in ("olh", "mhm"):   # the third-input pair: evaluated exactly where a third input is known to exist
+        third = {"pair-third-input", "third-input-blocked"}
+        assert (third <= seen) == (p.get("domain", 0) >= 3 and p.get("d", 1) == 1), (seen, p)
+        assert not (third & seen) or p.get("domain", 0) >= 3, (seen, p)
 
 
 def test_the_reported_point_oue_d2():
@@ -114,6 +125,9 @@ def test_the_reported_point_oue_d2():
     ("subset-exp", {"d": 3, "s": 2, "k": 1}, "cells-blocked"),
     ("subset-exp", {"d": 2, "s": 3, "k": 1}, "group-one-count"),
     ("subset-exp", {"d": 2, "s": 3, "k": 1}, "pair-group-counts"),
+    ("olh", {"g": 3}, "pair-third-input"), ("olh", {"g": 3}, "third-input-blocked"),
+    ("olh", {"g": 3, "domain": 2}, "pair-third-input"), ("olh", {"g": 3, "domain": 2}, "third-input-blocked"),
+    ("mhm", {"d": 1, "g": 3}, "pair-third-input"), ("mhm", {"d": 1, "g": 3, "domain": 2}, "third-input-blocked"),
 ])
 def test_a_bound_whose_pair_does_not_exist_refuses(mech, p, name):
     acc = registry.get(name)
@@ -123,7 +137,8 @@ def test_a_bound_whose_pair_does_not_exist_refuses(mech, p, name):
         acc.eps_for_delta(mech, 1.0, 50, 1e-3, **p)
     assert name not in best.lower_bounds(mech, 1.0, 50, 1e-3, **p)
     # where the pair exists the same bound is evaluated
-    big = {"oue": {"d": 3}, "subset-exp": {"d": 4, "s": 2, "k": 1}}[mech]
+    big = {"oue": {"d": 3}, "subset-exp": {"d": 4, "s": 2, "k": 1}, "olh": {"g": 3, "domain": 3},
+           "mhm": {"d": 1, "g": 3, "domain": 3}}[mech]
     assert name in best.lower_bounds(mech, 1.0, 50, 1e-3, **big)
 
 
@@ -148,7 +163,7 @@ def test_published_lower_bounds_are_met(eps0, n, published):
 
 def test_three_flag_pair_with_its_window_cut_stays_below_the_full_pair():
     """Cutting the window of C (the budget) drops non-negative terms: the value can only fall."""
-    from shuffledp.accountants import third_flag as tf
+    from shuffledp.accountants.lower import third_flag as tf
 
     r, s = tf.third_flag_rates("oue", 2.0)
     full = tf.ThirdFlagPair(400, r, s, tail=1e-9)
@@ -165,7 +180,7 @@ def test_inverse_query_certifies_failure_only_where_it_fails(target):
     enumeration) and its failing point is certified only where the exact eps there exceeds it
     (target 0.02: the third-input pairs had certified n = 8, exact 0.0102)."""
     mat = O.oue_matrix(2, 1.0)
-    res = best.solve_n("oue", target, 1.0, 0.1, d=2)
+    res = inverse.solve_n("oue", target, 1.0, 0.1, d=2)
     assert X.exact_eps(mat, res["n"], 0.1) <= target
     if res["fail_certified"]:
         assert X.exact_eps(mat, res["fails_at"], 0.1) > target

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from shuffledp.accountants import blanket
+from shuffledp.accountants.upper import blanket
 from shuffledp.claims.core import COLUMNS
 from shuffledp.config import fill_defaults
 from shuffledp.datasets.provenance import write_table

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from shuffledp.accountants.blanket import delta_blanket
+from shuffledp.accountants.upper.blanket import delta_blanket
 from shuffledp.tasks import marginals as M
 from shuffledp.tasks import range_queries as R
 from shuffledp.tasks.frequency import ExactComponent, FLAMEComponent, MHMComponent, make_component

@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pytest
 
-from shuffledp.accountants.blanket import max_eps_local, mhm_printed_ldp_eps, mhm_printed_p
+from shuffledp.accountants.upper.blanket import max_eps_local, mhm_printed_ldp_eps, mhm_printed_p
 from shuffledp.mechanisms.collision import collision_pmf
 from shuffledp.protocols import mhm
 from shuffledp.tasks.multidim import frequency_mse, true_frequencies

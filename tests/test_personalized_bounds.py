@@ -1,4 +1,4 @@
-"""Tests of shuffledp.accountants.personalized (HPS and baselines)."""
+"""Tests of shuffledp.accountants.special.personalized (HPS and baselines)."""
 
 import math
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from shuffledp.accountants import personalized as P
+from shuffledp.accountants.special import personalized as P
 
 
 # ---------------------------------------------------------------- Poisson binomial
@@ -127,7 +127,7 @@ def test_laplace_testing_probability_exceeds_valid_mixture_weight():
 
 # ---------------------------------------------------------------- the clones pair
 def test_pair_delta_matches_clones_module_and_bruteforce():
-    from shuffledp.accountants.clones import delta_from_clone_pmf
+    from shuffledp.accountants.upper.clones import delta_from_clone_pmf
 
     q = np.random.default_rng(7).uniform(0.2, 0.8, 200)
     off, pmf, miss = P.poisson_binomial_pmf(q, tol=0.0)
@@ -242,7 +242,7 @@ def test_monotone_in_n_and_local_eps():
 def test_uniform_rr_hps_agrees_with_clones_fmt23():
     """Uniform eps and binary RR: HPS's clone probabilities are FMT23's, so the exact pair equals
     the clones accountant."""
-    from shuffledp.accountants.clones import delta_clones
+    from shuffledp.accountants.upper.clones import delta_clones
 
     n, eps0 = 2000, 1.0
     r10, r11 = P.rr_pmfs(eps0)

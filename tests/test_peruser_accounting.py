@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from shuffledp.accountants import peruser as A
+from shuffledp.accountants.special import peruser as A
 from shuffledp.cli import main
 
 

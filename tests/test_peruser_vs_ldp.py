@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from shuffledp.accountants import peruser as A
+from shuffledp.accountants.special import peruser as A
 from shuffledp.datasets.peruser import dirichlet_mixture
 from shuffledp.protocols import peruser as P
 

@@ -40,7 +40,7 @@ def test_single_combination_has_no_bar(monkeypatch, capsys):
 
 
 def test_accountant_table_reports_progress_through_its_hook():
-    from shuffledp.accountants.segmented_optimizer import segmented_table
+    from shuffledp.accountants.special.segmented_optimizer import segmented_table
 
     seen = []
 

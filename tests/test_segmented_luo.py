@@ -1,5 +1,5 @@
 """The baselines as the segmented paper calibrated them (segmented.baseline_accounting: paper):
-Luo, Wang and Yi's analysis of balls-into-bins (shuffledp.accountants.luo) against their published
+Luo, Wang and Yi's analysis of balls-into-bins (shuffledp.accountants.special.luo) against their published
 numbers and an exact enumeration, its gap to our sound accountant, the paper-calibration parameter
 table, and the paper-calibrated baselines running as jobs of their own."""
 
@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 from test_segmented_params import prepared  # noqa: F401 (the shared fixture: a prepared MSNBC-shaped table)
 
-from shuffledp.accountants import luo
 from shuffledp.accountants.best import delta_upper
-from shuffledp.accountants.poisson import min_blanket_rate
-from shuffledp.accountants.variation_ratio import vr_delta, vr_params
+from shuffledp.accountants.special import luo
+from shuffledp.accountants.special.poisson import min_blanket_rate
+from shuffledp.accountants.upper.variation_ratio import vr_delta, vr_params
 from shuffledp.experiments import segmented as ex
 from shuffledp.experiments import segmented_params as sp
 

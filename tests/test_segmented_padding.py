@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from shuffledp.accountants.poisson import poisson_delta
-from shuffledp.accountants.segmented_optimizer import segmented_table
+from shuffledp.accountants.special.poisson import poisson_delta
+from shuffledp.accountants.special.segmented_optimizer import segmented_table
 from shuffledp.experiments.segmented_params import mm_blanket_rate
 from shuffledp.mechanisms import poisson_set as ps
 from shuffledp.protocols import mm, segmented
@@ -193,7 +193,7 @@ def test_accountant_table_and_cli_over_the_padded_domain(capsys, tmp_path):
     column keeps the real domain); the CLI's ``--padding`` does the same; other sizes are refused."""
     import json
 
-    from shuffledp.accountants.segmented_optimizer import optimize_segmented
+    from shuffledp.accountants.special.segmented_optimizer import optimize_segmented
     from shuffledp.cli import main
 
     n, d, s, levels, shares, delta, m = 500, 5, 2, [0.5, 1.0], [0.5, 0.5], 2e-5, 1.5

@@ -9,9 +9,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from shuffledp.accountants.poisson import poisson_delta
-from shuffledp.accountants.segmented_optimizer import segmented_table
-from shuffledp.accountants.variation_ratio import vr_delta, vr_eps, vr_params
+from shuffledp.accountants.special.poisson import poisson_delta
+from shuffledp.accountants.special.segmented_optimizer import segmented_table
+from shuffledp.accountants.upper.variation_ratio import vr_delta, vr_eps, vr_params
 from shuffledp.experiments import segmented as ex
 from shuffledp.experiments import segmented_params as sp
 from shuffledp.mechanisms import subset_exp as se
@@ -81,9 +81,9 @@ def test_subexp_shuffle_eps0_is_certified_by_the_tightest_accountant():
     least the variation-ratio eps0 (a real gain at this point); tight (0.1% more breaks the
     certificate); the search rerun gives the same bits; the table names the certifying bound."""
     from shuffledp.accountants import best
-    from shuffledp.accountants import decomposition as dec
-    from shuffledp.accountants import randomizers as rz
     from shuffledp.accountants.best import delta_upper
+    from shuffledp.accountants.randomizers import standard as rz
+    from shuffledp.accountants.upper import decomposition as dec
 
     n, d, s, eps = 5000, 17, 4, 0.5
     delta = 0.01 / n

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from shuffledp.accountants.poisson import poisson_delta
+from shuffledp.accountants.special.poisson import poisson_delta
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "tests" / "fixtures" / "config_tiny.yaml"

@@ -20,11 +20,11 @@ import _oracle as oracle
 import numpy as np
 import pytest
 
-from shuffledp.accountants import blanket as B
-from shuffledp.accountants import clones as C
-from shuffledp.accountants import lower_bounds as LB
-from shuffledp.accountants import personalized as P
-from shuffledp.accountants import variation_ratio as vr
+from shuffledp.accountants.lower import lower_bounds as LB
+from shuffledp.accountants.special import personalized as P
+from shuffledp.accountants.upper import blanket as B
+from shuffledp.accountants.upper import clones as C
+from shuffledp.accountants.upper import variation_ratio as vr
 from shuffledp.accountants.validation import AccountantDomainError
 
 TOL = 1e-9
@@ -259,7 +259,7 @@ def test_cli_domain_errors_are_one_line(capsys):
 
 def test_personalized_eps_for_delta_contract():
     """One contract: an unreachable target gives inf unless the cap is declared valid."""
-    from shuffledp.accountants import hockey_stick as hs
+    from shuffledp.accountants.numerics import hockey_stick as hs
 
     assert P.eps_for_delta(lambda e: math.exp(-e), 1e-3, 2.0) == math.inf
     assert hs.eps_for_delta(lambda e: math.exp(-e), 1e-3, 2.0) == math.inf

@@ -22,9 +22,9 @@ import _oracle as oracle
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shuffledp.accountants import blanket as B
-from shuffledp.accountants import clones as C
-from shuffledp.accountants import variation_ratio as vr
+from shuffledp.accountants.upper import blanket as B
+from shuffledp.accountants.upper import clones as C
+from shuffledp.accountants.upper import variation_ratio as vr
 
 ROUND = 2e-6      # two roundings of rtol = 1e-6
 
@@ -88,7 +88,7 @@ def test_sweep_grouped_randomizers(mechanism, size, s, eps0, log_n, log_delta):
     (exact coarse counts of real pairs) never above it, and monotone in n (x4) and delta (x10) up to
     the search precision (each eps is a verified point rounded up by at most rtol)."""
     from shuffledp.accountants import best as BE
-    from shuffledp.accountants import decomposition as D
+    from shuffledp.accountants.upper import decomposition as D
 
     n = max(2, min(10**6, round(math.exp(log_n))))
     delta = math.exp(log_delta)

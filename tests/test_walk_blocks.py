@@ -1,4 +1,4 @@
-"""The blocked three-group walk (shuffledp.accountants.walk_blocks): its conditional function is
+"""The blocked three-group walk (shuffledp.accountants.numerics.walk_blocks): its conditional function is
 convex, its upper bound is never below the exact decomposed divergence (multinomial enumeration,
 the per-t sums) and within its refinement target above it, and at blanket-draw counts up to 1e15
 it is finite, fast and non-increasing in the count."""
@@ -12,9 +12,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from shuffledp.accountants import best, dependent_flags
-from shuffledp.accountants import decomposition as dec
-from shuffledp.accountants import walk_blocks as wb
+from shuffledp.accountants import best
+from shuffledp.accountants.numerics import grouped as grp
+from shuffledp.accountants.numerics import secant as sec
+from shuffledp.accountants.numerics import walk_blocks as wb
+from shuffledp.accountants.upper import decomposition as dec
+from shuffledp.accountants.upper import dependent_flags
 
 RNG_SEED = 20261126
 
@@ -45,9 +48,9 @@ def _enumerated(pair, N: int, ee: float) -> float:
 def _per_t(pair, ms, ee: float):
     """The decomposition's per-t sums (every t of a window; ``upper=False``: minus its allowances)."""
     s = pair.w[0] + pair.w[1]
-    table = dec._CountTable(ms, s, 1e-30)
-    return (dec._divergence_given_count(table, pair, pair.w[0] / s, ee, upper=True),
-            dec._divergence_given_count(table, pair, pair.w[0] / s, ee, upper=False))
+    table = grp.CountTable(ms, s, 1e-30)
+    return (grp.divergence_given_count(table, pair, pair.w[0] / s, ee, upper=True),
+            grp.divergence_given_count(table, pair, pair.w[0] / s, ee, upper=False))
 
 
 def test_conditional_function_is_convex():
@@ -141,7 +144,7 @@ def test_huge_counts_finite_fast_and_monotone(M):
         pair = dec.krr_pairs(k, eps0)[0]
         ms = np.floor(M * (1.0 + np.array([0.0, 1e-6, 1e-4, 1e-2])))
         # an eps where the divergence is about 1e-8: the leading-order shuffled eps of k-RR
-        eps = dec._asymptotic_guess(k, eps0, M, 1e-8) * scale
+        eps = sec.asymptotic_guess(k, eps0, M, 1e-8) * scale
         for ee in (math.exp(eps * 0.8), math.exp(eps)):
             t0 = time.perf_counter()
             up, lo = wb.walk_divergence(ms, pair, ee)

@@ -9,19 +9,19 @@ distributions), :class:`ShuffleEvent` and :class:`ShuffleAccountant` (dp_account
 
 Modules (import the module for everything; the names below are the public entry points):
 
-* :mod:`~shuffledp.accountants.hockey_stick` -- hockey-stick divergence, eps(delta) by verified
+* :mod:`~shuffledp.accountants.numerics.hockey_stick` -- hockey-stick divergence, eps(delta) by verified
   bisection, composition through dp-accounting's privacy-loss distributions;
-* :mod:`~shuffledp.accountants.variation_ratio` -- the variation-ratio reduction (Wang et al.,
+* :mod:`~shuffledp.accountants.upper.variation_ratio` -- the variation-ratio reduction (Wang et al.,
   VLDB 2024): upper and lower bounds, parameters of the standard randomizers;
-* :mod:`~shuffledp.accountants.poisson` -- random blanket counts, the Poisson randomizer, group
+* :mod:`~shuffledp.accountants.special.poisson` -- random blanket counts, the Poisson randomizer, group
   privacy (segmented paper, Sec. 5.1), with the sound accountant that sees the message count;
-* :mod:`~shuffledp.accountants.segmented_optimizer` -- lambda_k*, m_k, m* and the accountant tables;
-* :mod:`~shuffledp.accountants.clones` -- clones bounds (FMT21 numerical and closed form, FMT23);
-* :mod:`~shuffledp.accountants.blanket` -- the privacy blanket (Hoeffding, Bennett) and its
+* :mod:`~shuffledp.accountants.special.segmented_optimizer` -- lambda_k*, m_k, m* and the accountant tables;
+* :mod:`~shuffledp.accountants.upper.clones` -- clones bounds (FMT21 numerical and closed form, FMT23);
+* :mod:`~shuffledp.accountants.upper.blanket` -- the privacy blanket (Hoeffding, Bennett) and its
   inverse, the largest ``eps_local`` meeting ``(eps_central, delta_central)``;
-* :mod:`~shuffledp.accountants.personalized` -- personalized bounds (HPS, BGN, FV, CCC, LZX);
-* :mod:`~shuffledp.accountants.peruser` -- the per-user-histogram paper's bounds;
-* :mod:`~shuffledp.accountants.lower_bounds` -- exact divergences of neighbouring pairs of shuffled
+* :mod:`~shuffledp.accountants.special.personalized` -- personalized bounds (HPS, BGN, FV, CCC, LZX);
+* :mod:`~shuffledp.accountants.special.peruser` -- the per-user-histogram paper's bounds;
+* :mod:`~shuffledp.accountants.lower.lower_bounds` -- exact divergences of neighbouring pairs of shuffled
   k-RR and the worst pair found (lower bounds on the true eps);
 * :mod:`~shuffledp.accountants.validation` -- the accountants' domains and their one error type,
   :class:`~shuffledp.accountants.validation.AccountantDomainError`.
@@ -32,40 +32,40 @@ Modules (import the module for everything; the names below are the public entry 
 # Names are loaded on first use (PEP 562), so `import shuffledp.accountants.<module>` and the CLI's
 # light commands do not pay for scipy and every accountant module at start-up.
 _EXPORTS = {
-    "BlanketParams": "blanket",
-    "blanket_params": "blanket",
-    "delta_blanket": "blanket",
-    "delta_blanket_from_params": "blanket",
-    "eps_blanket": "blanket",
-    "max_eps_local": "blanket",
-    "ClonePair": "clones",
-    "clone_pair": "clones",
-    "clone_probability": "clones",
-    "delta_clones": "clones",
-    "delta_from_clone_pmf": "clones",
-    "eps_clones": "clones",
-    "eps_clones_closed_form": "clones",
-    "mixing_probability": "clones",
-    "composed_delta": "hockey_stick",
-    "composed_eps": "hockey_stick",
-    "eps_for_delta": "hockey_stick",
-    "hockey_stick_symmetric": "hockey_stick",
-    "krr_eps_lower": "lower_bounds",
-    "krr_pair_eps": "lower_bounds",
-    "krr_worst_pair": "lower_bounds",
-    "hps_delta": "personalized",
-    "hps_eps": "personalized",
-    "personalized_delta": "personalized",
-    "personalized_eps": "personalized",
-    "poisson_binomial_pmf": "personalized",
-    "group_privacy": "poisson",
-    "min_blanket_rate": "poisson",
-    "poisson_delta": "poisson",
-    "poisson_delta_lower": "poisson",
-    "poisson_lambda": "poisson",
-    "poisson_user_delta": "poisson",
-    "optimize_segmented": "segmented_optimizer",
-    "segmented_table": "segmented_optimizer",
+    "BlanketParams": "upper.blanket",
+    "blanket_params": "upper.blanket",
+    "delta_blanket": "upper.blanket",
+    "delta_blanket_from_params": "upper.blanket",
+    "eps_blanket": "upper.blanket",
+    "max_eps_local": "upper.blanket",
+    "ClonePair": "upper.clones",
+    "clone_pair": "upper.clones",
+    "clone_probability": "upper.clones",
+    "delta_clones": "upper.clones",
+    "delta_from_clone_pmf": "upper.clones",
+    "eps_clones": "upper.clones",
+    "eps_clones_closed_form": "upper.clones",
+    "mixing_probability": "upper.clones",
+    "composed_delta": "numerics.hockey_stick",
+    "composed_eps": "numerics.hockey_stick",
+    "eps_for_delta": "numerics.hockey_stick",
+    "hockey_stick_symmetric": "numerics.hockey_stick",
+    "krr_eps_lower": "lower.lower_bounds",
+    "krr_pair_eps": "lower.lower_bounds",
+    "krr_worst_pair": "lower.lower_bounds",
+    "hps_delta": "special.personalized",
+    "hps_eps": "special.personalized",
+    "personalized_delta": "special.personalized",
+    "personalized_eps": "special.personalized",
+    "poisson_binomial_pmf": "special.personalized",
+    "group_privacy": "special.poisson",
+    "min_blanket_rate": "special.poisson",
+    "poisson_delta": "special.poisson",
+    "poisson_delta_lower": "special.poisson",
+    "poisson_lambda": "special.poisson",
+    "poisson_user_delta": "special.poisson",
+    "optimize_segmented": "special.segmented_optimizer",
+    "segmented_table": "special.segmented_optimizer",
     "AccountantDomainError": "validation",
     "best_bounds": "practitioner",
     "solve_eps0": "practitioner",
@@ -75,13 +75,13 @@ _EXPORTS = {
     "round_pld": "practitioner",
     "ShuffleEvent": "practitioner",
     "ShuffleAccountant": "practitioner",
-    "VRParams": "variation_ratio",
-    "vr_delta": "variation_ratio",
-    "vr_delta_lower": "variation_ratio",
-    "vr_eps": "variation_ratio",
-    "vr_eps_lower": "variation_ratio",
-    "vr_params": "variation_ratio",
-    "witness_eps": "variation_ratio",
+    "VRParams": "upper.variation_ratio",
+    "vr_delta": "upper.variation_ratio",
+    "vr_delta_lower": "upper.variation_ratio",
+    "vr_eps": "upper.variation_ratio",
+    "vr_eps_lower": "upper.variation_ratio",
+    "vr_params": "upper.variation_ratio",
+    "witness_eps": "upper.variation_ratio",
 }
 
 

@@ -9,12 +9,12 @@ invariant (checked; a violation raises, it would mean a bug in one of them).
 Mechanisms:
 
 * ``krr`` (k-ary randomized response, ``k >= 2``) -- upper: the blanket decomposition
-  (:mod:`~shuffledp.accountants.decomposition`), the variation-ratio reduction with its sound
+  (:mod:`~shuffledp.accountants.upper.decomposition`), the variation-ratio reduction with its sound
   parameters, the clones bounds (FMT21 numerical and closed form, FMT23; valid for every
   eps0-LDP randomizer), the blanket lemma (Hoeffding, Bennett; exact k-RR moments). Lower: exact
   divergences of real neighbouring pairs -- the worst-pair search over the others' splits
   between the victim's two values (:func:`lower_bounds.krr_worst_pair`) and, for ``k >= 3``, the
-  others all at a third value (:func:`decomposition.krr_pair_lower_eps`, and in blocks).
+  others all at a third value (:func:`exact_pairs.krr_pair_lower_eps`, and in blocks).
 * ``general`` (the class of all eps0-LDP randomizers) -- upper: variation ratio (general
   parameters = FMT23), clones (FMT21, FMT23, closed form), blanket (generic constants). Lower:
   binary randomized response is eps0-LDP, so its worst real pair found lower-bounds the class
@@ -40,7 +40,7 @@ bounds), subset-exp with s = 1 and subset size 1 is (d + 1)-RR (k-RR's pair boun
 
 * ``mhm`` (the multiple hash mechanism: ``d`` attributes hashed into ``g`` values, collisions
   included; ``g`` from Eq. (3) of the multidimensional paper by default) -- upper: the
-  decomposition of :mod:`~shuffledp.accountants.mhm_randomizer` (its victim pairs dominated by
+  decomposition of :mod:`~shuffledp.accountants.randomizers.mhm` (its victim pairs dominated by
   an independent-flag pair, checked per eps), the eps0-LDP bounds and the blanket bounds with MHM's
   exact moments; lower: the same group counts of the real pair whose attributes all differ.
 
@@ -57,13 +57,13 @@ import threading
 import time
 from collections.abc import Callable
 
-from shuffledp.accountants import decomposition as dec
-from shuffledp.accountants import lower_bounds as lbm
-from shuffledp.accountants.registry import GROUPED, RANDOMIZERS
+from shuffledp.accountants.lower import lower_bounds as lbm
+from shuffledp.accountants.params import MECHANISMS, check_query, grouped_pairs_for, mechanism_params
+from shuffledp.accountants.registry import GROUPED
+from shuffledp.accountants.upper import decomposition as dec
 from shuffledp.accountants.validation import (
     K_MAX,
     AccountantDomainError,
-    check_choice,
     check_delta,
     check_eps0,
     check_int,
@@ -71,17 +71,11 @@ from shuffledp.accountants.validation import (
 )
 
 __all__ = ["MECHANISMS", "GROUPED", "mechanism_params", "grouped_pairs_for", "delta_upper", "upper_bounds",
-           "lower_bounds", "best_eps", "eps_local_for", "krr_eps_local", "solve_eps0", "solve_n",
+           "lower_bounds", "best_eps", "eps_local_for", "krr_eps_local", "round_delta",
            "group_count_lower_eps"]
 
-MECHANISMS = RANDOMIZERS  # the registry's (shuffledp.accountants.registry)
-SUBSET_D_MAX = 20_000     # subset-exp: exact binomial coefficients of d + s items stay fast
-SUBSET_SEARCH_MAX = 1_000  # PrivSet's best subset size is searched only up to this d + s
 SUBSET_PAIRS_MAX = 8  # subset-exp: the decomposition maximises over s pairs (one per overlap of the
 # victim's two sets, each a full evaluation); above this s it is not evaluated (time budget)
-BEST_EPS0_MAX = 50.0  # account best: its upper bounds' numerics are checked up to here (below the
-# accountants' common EPS0_MAX of shuffledp.accountants.validation)
-BEST_DELTA_MIN = 1e-300  # account best: smaller deltas are refused (subnormal doubles lose their digits)
 # Largest n at which the bounds whose cost grows with n (about sqrt(n): the exact real-pair lower
 # bounds pair-group-counts, pair-third-value, pair-third-input) are evaluated; above it only the
 # bounds with a cost independent of n answer (the decomposition -- M and the counts in blocks,
@@ -90,110 +84,17 @@ BEST_DELTA_MIN = 1e-300  # account best: smaller deltas are refused (subnormal d
 # 2 s on one core.
 HEAVY_N_MAX = {"krr": 3 * 10**6, "general": 3 * 10**6,
                "subset-exp": 10**5, "oue": 10**5, "olh": 5 * 10**4, "mhm": 5 * 10**4}
+VR_WINDOW_MAX = 20_000  # above HEAVY_N_MAX: the variation ratio's clone counts in blocks beyond this window
 # errors of a bound's numerics at the edge of its range: that bound alone then answers trivially
 # (eps0 for an upper bound, 0 for a lower bound), recorded in its ``note``; the others still answer
-# mhm: above this eps0 the collision pairs' convex-order check fails near eps0 and their spreads are
-# evaluated (measured: d = 8 at eps0 = 40-50 about 2-2.5 s, d = 12 about 6 s; up to 25 every check held)
-MHM_BIG_D, MHM_BIG_D_EPS0_MAX = 6, 25.0
-VR_WINDOW_MAX = 20_000  # above HEAVY_N_MAX: the variation ratio's clone counts in blocks beyond this window
 _DEGENERATE = ("degenerate group split", "carry no mass of the other draws", "need 0 < r < s < 1")
 
-
-def _check(mechanism: str, eps0, n, delta, k) -> tuple[float, int, float, int | None]:
-    """Domain checks; a violation raises :class:`AccountantDomainError` naming the flag."""
-    check_choice(mechanism, "mechanism", MECHANISMS)
-    eps0 = check_eps0(eps0, upper=BEST_EPS0_MAX)
-    n = check_n(n)
-    delta = check_delta(delta)
-    if delta < BEST_DELTA_MIN:
-        raise AccountantDomainError("delta", f"{delta!r} must be >= {BEST_DELTA_MIN:g}")
-    if mechanism == "krr":
-        k = check_int(k, "k", 2, K_MAX)
-    elif mechanism == "subset-exp" and k is not None:
-        k = check_int(k, "k", 1, K_MAX)
-    elif k is not None:
-        raise AccountantDomainError("k", "only used by krr and subset-exp")
-    return eps0, n, delta, k
-
-
-def mechanism_params(mechanism: str, eps0: float, *, k=None, d=None, s=None, g=None) -> dict:
-    """The randomizer's parameters with defaults filled in (``subset-exp``: PrivSet's best subset
-    size; ``olh``: ``round(e^eps0 + 1)``); a flag given to a mechanism that does not use it, or
-    missing where required, raises :class:`AccountantDomainError`."""
-    from shuffledp.accountants import randomizers as rz
-
-    used = {"krr": {"k"}, "general": set(), "subset-exp": {"d", "s", "k"}, "oue": {"d"}, "olh": {"g"},
-            "mhm": {"d", "g"}}
-    given = {"k": k, "d": d, "s": s, "g": g}
-    for name, value in given.items():
-        if value is not None and name not in used[mechanism]:
-            raise AccountantDomainError(name, f"not used by {mechanism}")
-    if mechanism == "subset-exp":
-        if d is None or s is None:
-            raise AccountantDomainError("d" if d is None else "s", "required for subset-exp")
-        d, s = check_int(d, "d", 2, SUBSET_D_MAX), check_int(s, "s", 1, SUBSET_D_MAX)
-        if k is None:
-            if d + s > SUBSET_SEARCH_MAX:
-                raise AccountantDomainError("k", f"give the subset size for d + s > {SUBSET_SEARCH_MAX} "
-                                                 "(PrivSet's best-size search costs d exact binomials of d + s)")
-            from shuffledp.mechanisms.subset_exp import best_subset_size
-            k = best_subset_size(d, s, eps0)
-        k = check_int(k, "k", 1, d - 1)
-        return {"d": d, "s": s, "k": k}
-    if mechanism == "oue":
-        if d is None:
-            raise AccountantDomainError("d", "required for oue")
-        return {"d": check_int(d, "d", 2, K_MAX)}
-    if mechanism == "olh":
-        return {"g": rz.olh_default_g(eps0) if g is None else check_int(g, "g", 2, K_MAX)}
-    if mechanism == "mhm":
-        return _mhm_params(eps0, d, g)
-    if mechanism == "krr":
-        return {"k": check_int(k, "k", 2, K_MAX)}
-    return {}
-
-
-def _mhm_params(eps0: float, d, g) -> dict:
-    """MHM: ``d`` attributes (required, at most ``MHM_D_MAX``), ``g`` the hash range (default: the
-    rounded Eq. (3) of the multidimensional seed, :func:`blanket.mhm_domain`; at least ``d + 1``)."""
-    from shuffledp.accountants.blanket import mhm_domain
-    from shuffledp.accountants.mhm_randomizer import MHM_D_MAX
-
-    if d is None:
-        raise AccountantDomainError("d", "required for mhm")
-    d = check_int(d, "d", 1, MHM_D_MAX)
-    if d > MHM_BIG_D and eps0 > MHM_BIG_D_EPS0_MAX:
-        raise AccountantDomainError("eps0", f"at most {MHM_BIG_D_EPS0_MAX:g} for mhm with d > {MHM_BIG_D} "
-                                            "(the collision pairs then need the slow spread: over 2 s)")
-    g = mhm_domain(eps0, d) if g is None else check_int(g, "g", d + 1, K_MAX)
-    return {"d": d, "g": g}
-
-
-def grouped_pairs_for(mechanism: str, eps0: float, params: dict):
-    """The decomposition's grouped victim pairs of a finite-output randomizer."""
-    from shuffledp.accountants import randomizers as rz
-
-    if mechanism == "krr":
-        return dec.krr_pairs(params["k"], eps0)
-    if mechanism == "subset-exp":
-        return rz.subset_exp_pairs(params["d"], params["s"], params["k"], eps0)
-    if mechanism == "oue":
-        return rz.oue_pairs(params["d"], eps0)
-    if mechanism == "olh":
-        return rz.olh_pairs(params["g"], eps0)
-    if mechanism == "mhm":
-        from shuffledp.accountants.mhm_randomizer import mhm_pairs
-
-        if params["d"] == 1:   # one attribute: MHM is OLH with the same g (same rows, same blanket)
-            return rz.olh_pairs(params["g"], eps0)
-        return mhm_pairs(params["d"], params["g"], eps0)
-    raise AccountantDomainError("mechanism", f"{mechanism} has no grouped pairs")
 
 
 def delta_upper(mechanism: str, eps0: float, n: int, eps: float, **params) -> float:
     """Smallest sound upper bound we have on the shuffled delta at ``eps`` (decomposition and
     variation ratio with the general parameters); used to certify a local eps for a target."""
-    from shuffledp.accountants import variation_ratio as vr
+    from shuffledp.accountants.upper import variation_ratio as vr
 
     p = mechanism_params(mechanism, eps0, **params)
     vals = [vr.vr_delta(vr.vr_params("general", eps0), n, eps)]
@@ -234,32 +135,32 @@ def _bound_fns(kind: str, mechanism: str, eps0: float, n: int, delta: float, par
 
 def upper_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None = None,
                  d: int | None = None, s: int | None = None, g: int | None = None,
-                 rtol: float = 1e-5, guess: float | None = None,
+                 domain: int | None = None, rtol: float = 1e-5, guess: float | None = None,
                  ceiling: float | None = None) -> dict[str, Callable[[], float]]:
     """Name -> zero-argument function returning a sound upper bound on the shuffled eps: every
     registered upper bound for the randomizer (:mod:`~shuffledp.accountants.registry`; above
     ``HEAVY_N_MAX`` only those whose cost does not grow with n, the variation ratio's clone counts
     then in blocks). ``guess``: the decomposition's starting point; ``ceiling``: an eps another
     bound already certified, which the decomposition tries first (:func:`decomposition_eps`)."""
-    eps0, n, delta, k = _check(mechanism, eps0, n, delta, k)
-    filled = mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g)  # flags checked before any bound runs
-    params = {name: v for name, v in (("k", k), ("d", d), ("s", s), ("g", g)) if v is not None}
+    eps0, n, delta, k = check_query(mechanism, eps0, n, delta, k)
+    filled = mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g, domain=domain)  # flags checked first
+    params = {name: v for name, v in (("k", k), ("d", d), ("s", s), ("g", g), ("domain", domain)) if v is not None}
     options = {"guess": guess, "coarse": n > HEAVY_N_MAX[mechanism], "ceiling": ceiling}
     return _bound_fns("upper", mechanism, eps0, n, delta, params, rtol, options, filled)
 
 
 def lower_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None = None,
                  d: int | None = None, s: int | None = None, g: int | None = None,
-                 rtol: float = 1e-5) -> dict[str, Callable[[], float]]:
+                 domain: int | None = None, rtol: float = 1e-5) -> dict[str, Callable[[], float]]:
     """Name -> zero-argument function returning a lower bound on the worst-case shuffled eps:
     every registered lower bound for the randomizer of cost ``fixed`` (and ``grows`` up to
     ``HEAVY_N_MAX``), each only where its pair exists (its premise). k-RR: the worst-pair search over
     the others' splits between the victim's two values, for k >= 3 the others at a third value; the general class:
     the same on binary RR (eps0-LDP, so it lower-bounds the class); subset-exp, OUE, OLH: the count
     of group 1 (any n), three group counts of real pairs, and for OUE/OLH the others at a third input."""
-    eps0, n, delta, k = _check(mechanism, eps0, n, delta, k)
-    filled = mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g)  # flags checked before any bound runs
-    params = {name: v for name, v in (("k", k), ("d", d), ("s", s), ("g", g)) if v is not None}
+    eps0, n, delta, k = check_query(mechanism, eps0, n, delta, k)
+    filled = mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g, domain=domain)  # flags checked first
+    params = {name: v for name, v in (("k", k), ("d", d), ("s", s), ("g", g), ("domain", domain)) if v is not None}
     return _bound_fns("lower", mechanism, eps0, n, delta, params, rtol, {}, filled)
 
 
@@ -303,7 +204,7 @@ def group_count_lower_eps(vic_p, vic_q, configs: dict, n: int, delta: float, eps
     ``Bin(n - 1, b) + Bern(a)``, whose exact divergence (:func:`lower_bounds.count_pair_delta`, a
     closed form in binomial tails minus a rounding allowance) is at most the mechanism's. The
     largest eps found (rounded down) over the configurations."""
-    from shuffledp.accountants.hockey_stick import bisect_eps
+    from shuffledp.accountants.numerics.hockey_stick import bisect_eps
 
     a1, a0 = float(vic_p[0]), float(vic_q[0])
     c1, c0 = float(sum(vic_p[1:])), float(sum(vic_q[1:]))
@@ -469,7 +370,8 @@ def _skipped(done: dict[str, tuple[float, float]]) -> dict:
 
 def best_eps(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None = None,
              d: int | None = None, s: int | None = None, g: int | None = None,
-             rtol: float = 1e-5, bounds: list[str] | None = None, parallel: bool | None = None) -> dict:
+             domain: int | None = None, rtol: float = 1e-5, bounds: list[str] | None = None,
+             parallel: bool | None = None) -> dict:
     """Minimum over the sound upper bounds, maximum over the lower bounds.
 
     Returns ``{"eps", "eps_lower", "upper_by", "lower_by", "gap", "ratio", "seconds", "bounds":
@@ -488,8 +390,8 @@ def best_eps(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None
     (each bound is a pure function of its arguments); a bound's ``seconds`` is then its wall
     time beside the other thread.
     """
-    eps0, n, delta, k = _check(mechanism, eps0, n, delta, k)
-    extra = {"d": d, "s": s, "g": g}
+    eps0, n, delta, k = check_query(mechanism, eps0, n, delta, k)
+    extra = {"d": d, "s": s, "g": g, "domain": domain}
     # flags checked before any bound runs; subset-exp's default size is searched here, once
     params = mechanism_params(mechanism, eps0, k=k, **extra)
     if mechanism == "subset-exp":
@@ -605,44 +507,8 @@ def krr_eps_local(k: int, eps_s: float, delta_s: float, n: int, *, rtol: float =
                          eps_s, delta_s, rtol=rtol, guess=guess)
 
 
-# --------------------------------------------------------------------------- inverse queries
-SOLVE_RTOL = 1e-3  # relative width of the final bracket of an inverse query (eps0 or n)
-SOLVE_PROBE_ROUNDS = 4  # interpolation rounds of the fallback search before plain bisection
-SOLVE_SURROGATE_EVALS = 16  # most one-delta evaluations of an inverse query's first stage
-
-
-def _gap_log(res: dict, target: float) -> float:
-    """``log(eps / target)`` of a forward answer (eps = 0 counted as 1e-300)."""
-    return math.log(max(res["eps"], 1e-300)) - math.log(target)
-
-
-def _crossing(a: float, b: float, ga: float, gb: float) -> float:
-    """Where the line through ``(a, ga)`` and ``(b, gb)`` crosses 0 (log-log interpolation of the
-    forward eps), kept inside ``[a, b]`` away from its ends; only a proposal: the inverse queries
-    evaluate both sides of it and keep what the forward calls verify."""
-    x = 0.5 * (a + b) if gb == ga else a - ga * (b - a) / (gb - ga)
-    margin = 1e-3 * (b - a)
-    return min(max(x, a + margin), b - margin)
-
-
-def _forward(mechanism: str, eps0: float, n: int, delta: float, kw: dict, rtol: float) -> dict:
-    return best_eps(mechanism, eps0, n, delta, rtol=rtol, parallel=False, **kw)
-
-
-def _answer(kind: str, value, res: dict, target: float, bad, bad_res: dict | None, tol: float,
-            calls: int, start: float) -> dict:
-    """An inverse query's answer: the solved value, its forward call, the bracket's other end."""
-    out = {kind: value, "target_eps": target, "eps": res["eps"], "eps_lower": res["eps_lower"],
-           "ratio": res["ratio"], "upper_by": res["upper_by"], "lower_by": res["lower_by"],
-           "fails_at": bad, "eps_at_fail": None if bad_res is None else bad_res["eps"],
-           # the true eps at ``fails_at`` provably exceeds the target (its lower bound does)
-           "fail_certified": bool(bad_res is not None and bad_res["eps_lower"] > target),
-           "tolerance": tol, "forward_calls": calls, "seconds": time.perf_counter() - start}
-    return out
-
-
 def round_delta(mechanism: str, eps0: float, n: int, tail: float, *, k=None, d=None, s=None,
-                g=None, block_cap: int | None = None) -> Callable[[float], float]:
+                g=None, domain=None, block_cap: int | None = None) -> Callable[[float], float]:
     """``eps -> `` an upper bound on one shuffle's delta at ``eps``: the smallest of the blanket
     decomposition (where :func:`best_eps` evaluates it: :func:`evaluated_at`) and the variation
     ratio (k-RR: its sound parameters; otherwise the general ones, which hold for every eps0-LDP
@@ -650,19 +516,19 @@ def round_delta(mechanism: str, eps0: float, n: int, tail: float, *, k=None, d=N
     ``tail`` charged. One evaluation each, no eps search: what the profile and the inverse
     queries' searches need. A bound whose numerics fail at the edge of their range
     (:data:`_DEGENERATE`) is left out; if none answers, the trivial 1."""
-    from shuffledp.accountants import variation_ratio as vr
+    from shuffledp.accountants.upper import variation_ratio as vr
 
-    params = mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g)
+    params = mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g, domain=domain)
     heavy = n <= HEAVY_N_MAX[mechanism] and params.get("s", 0) <= SUBSET_PAIRS_MAX
     fns: list[Callable[[float], float]] = []
     vparams = vr.vr_params("krr", eps0, k=params["k"]) if mechanism == "krr" else vr.vr_params("general", eps0)
-    fns.append(_built_or_none(lambda: vr._vr_solvers(vparams, n, tail, None if heavy else VR_WINDOW_MAX)[0]))
+    fns.append(_built_or_none(lambda: vr.vr_solvers(vparams, n, tail, None if heavy else VR_WINDOW_MAX)[0]))
     if mechanism != "general" and params.get("s", 0) <= SUBSET_PAIRS_MAX and evaluated_at(mechanism,
                                                                                            "decomposition", n):
         def decomposition():
             pairs = grouped_pairs_for(mechanism, eps0, params)
             pair = dec.DecomposedPair(None, n, tail=tail, pairs=pairs, block_cap=block_cap)
-            top = dec._eps_hi(pairs)
+            top = dec.pairs_eps0(pairs)
             return lambda e: 0.0 if e >= top else pair.delta(e)
         fns.append(_built_or_none(decomposition))
     built = [fn for fn in fns if fn is not None]
@@ -694,277 +560,3 @@ def _value_or_none(fn: Callable[[float], float], eps: float) -> float | None:
         if _degenerate_error(exc):
             return None
         raise
-
-
-def _exponent_gap(value: float, delta: float) -> float:
-    """``log(-log D) - log(-log delta)``: ``>= 0`` exactly when ``D <= delta`` (``+inf`` at D = 0,
-    ``-inf`` at D >= 1); nearly linear in ``log n`` (D decays like ``exp(-c n)``)."""
-    if value <= 0.0:
-        return math.inf
-    if value >= 1.0:
-        return -math.inf
-    return math.log(-math.log(value)) - math.log(-math.log(delta))
-
-
-def _surrogate_root(G: Callable[[float], float], lo: float, hi: float, start: float, slope: float,
-                    done: Callable[[float, float], bool], nudge: Callable[[float], float]) -> tuple[float, float]:
-    """A bracket ``(bad, good)`` of the crossing of a non-decreasing ``G`` (``>= 0``: good) in
-    ``[lo, hi]`` (``lo`` taken as bad, ``hi`` as good, neither evaluated). A Newton step with the
-    expected ``slope`` from ``start``, then secant steps, each pushed by ``nudge(u)`` past the
-    estimated crossing so that the two sides are reached; bisection when a step leaves the bracket.
-    At most :data:`SOLVE_SURROGATE_EVALS` evaluations: the bracket returned is a proposal, which
-    the forward calls then verify."""
-    pts: list[tuple[float, float]] = []
-    u = min(max(start, lo), hi)
-    for _ in range(SOLVE_SURROGATE_EVALS):
-        if done(lo, hi):
-            break
-        gu = G(u)
-        if gu >= 0:
-            hi = u
-        else:
-            lo = u
-        if math.isfinite(gu):
-            pts.append((u, gu))
-        prop = None
-        if len(pts) >= 2 and pts[-1][1] != pts[-2][1]:
-            (u0, g0), (u1, g1) = pts[-2], pts[-1]
-            prop = u1 - g1 * (u1 - u0) / (g1 - g0)
-        elif len(pts) == 1 and math.isfinite(gu):
-            prop = u - gu / slope
-        if prop is not None:
-            prop += nudge(prop) if gu < 0 else -nudge(prop)
-        u = prop if prop is not None and lo < prop < hi else 0.5 * (lo + hi)
-    return lo, hi
-
-
-def _vr_asymptotic_eps(eps0: float, n: float, delta: float) -> float:
-    """The order of magnitude of the shuffled eps (the variation ratio's asymptotic form with the
-    general parameters): only a starting point of the searches."""
-    p = math.exp(min(eps0, 700.0))
-    beta = (p - 1.0) / (p + 1.0)
-    return math.sqrt(beta * (p - 1.0) * math.log(1.0 / delta) / max(n - 1.0, 1.0))
-
-
-def _one_delta(mechanism: str, eps0: float, n: int, eps: float, delta: float, kw: dict, rtol: float) -> float:
-    """One round's upper delta at ``eps`` (:func:`round_delta`, the decomposition where
-    :func:`best_eps` evaluates it and the variation ratio): one evaluation, no eps search."""
-    return round_delta(mechanism, eps0, n, max(1e-300, 1e-3 * rtol * delta), **kw)(eps)
-
-
-def _n_candidates(mechanism: str, target: float, eps0: float, delta: float, kw: dict, rtol: float,
-                  tol: float) -> tuple[int, int]:
-    """``(good, bad)``: the smallest n where one round's delta at ``target / (1 + 4 rtol)`` meets
-    ``delta`` (so that the forward eps, rounded up by at most ``rtol``, should meet the target) and
-    a point ``0.9 tol`` below it (which should fail), from :func:`_surrogate_root` on ``log n``."""
-    from shuffledp.accountants.validation import N_MAX
-
-    eps_s = target / (1.0 + 4.0 * rtol)
-
-    def n_of(u: float) -> int:
-        return int(min(N_MAX, max(2, math.ceil(math.exp(u) - 1e-9))))
-
-    seen: dict[int, float] = {}
-
-    def G(u: float) -> float:
-        m = n_of(u)
-        if m not in seen:
-            seen[m] = _exponent_gap(_one_delta(mechanism, eps0, m, eps_s, delta, kw, rtol), delta)
-        return seen[m]
-
-    def done(lo: float, hi: float) -> bool:
-        return n_of(hi) - n_of(lo) <= max(1, tol / 4 * n_of(lo))
-
-    # start: the asymptotic form; log(-log delta) grows about like log n (slope 1)
-    guess = 1.0 + _vr_asymptotic_eps(eps0, 2.0, delta) ** 2 / target ** 2 / 2.0
-    lo, hi = _surrogate_root(G, math.log(2.0), math.log(N_MAX), math.log(max(guess, 3.0)), 1.0, done,
-                             lambda u: max(tol / 24, 1.0 / math.exp(u)))
-    good = n_of(hi)   # the failing point: 0.9 tol below, and at least as far as the surrogate's bad end
-    return good, max(2, min(good - 1, n_of(lo), math.floor(good * (1.0 - 0.9 * tol))))
-
-
-def _eps0_candidates(mechanism: str, target: float, n: int, delta: float, kw: dict, rtol: float,
-                     tol: float) -> tuple[float, float]:
-    """``(good, bad)``: the largest eps0 in ``[target, BEST_EPS0_MAX]`` where one round's delta at
-    ``target / (1 + 4 rtol)`` meets ``delta``, and a point ``0.9 tol`` above it (which should
-    fail), from :func:`_surrogate_root` on ``-log eps0``."""
-    eps_s = target / (1.0 + 4.0 * rtol)
-
-    def G(u: float) -> float:
-        return _exponent_gap(_one_delta(mechanism, math.exp(-u), n, eps_s, delta, kw, rtol), delta)
-
-    def done(lo: float, hi: float) -> bool:
-        return hi - lo <= tol / 4
-
-    lo_e, hi_e = target, BEST_EPS0_MAX   # start where the asymptotic form meets the target
-    for _ in range(60):
-        mid = 0.5 * (lo_e + hi_e)
-        lo_e, hi_e = (mid, hi_e) if _vr_asymptotic_eps(mid, n, delta) <= target else (lo_e, mid)
-    # log(-log delta) falls about twice as fast as log eps0 grows (measured on k-RR): the first step
-    lo, hi = _surrogate_root(G, -math.log(BEST_EPS0_MAX), -math.log(target), -math.log(lo_e), 2.0, done,
-                             lambda u: tol / 24)
-    good = max(target, math.exp(-hi))
-    return good, min(BEST_EPS0_MAX, good * (1.0 + 0.9 * tol))
-
-
-def _refine_eps0(f, lo: float, lo_res: dict, hi: float, hi_res: dict, target: float, tol: float):
-    """The forward-call search of ``solve_eps0`` inside a verified bracket (``lo`` meets the target,
-    ``hi`` does not): probes both sides of the log-log interpolated crossing for a few rounds, then
-    bisects on ``log eps0`` until the bracket is narrower than ``tol`` (relative)."""
-    for _ in range(SOLVE_PROBE_ROUNDS):
-        if hi - lo <= tol * lo:
-            break
-        x = _crossing(math.log(lo), math.log(hi), _gap_log(lo_res, target), _gap_log(hi_res, target))
-        for probe in (math.exp(x) * (1.0 - 0.3 * tol), math.exp(x) * (1.0 + 0.3 * tol)):
-            if not (lo < probe < hi):
-                continue
-            res = f(probe)
-            if res["eps"] <= target:
-                lo, lo_res = probe, res
-            else:
-                hi, hi_res = probe, res
-    while hi - lo > tol * lo:
-        mid = math.sqrt(lo * hi)
-        res = f(mid)
-        if res["eps"] <= target:
-            lo, lo_res = mid, res
-        else:
-            hi, hi_res = mid, res
-    return lo, lo_res, hi, hi_res
-
-
-def solve_eps0(mechanism: str, target_eps: float, n: int, delta: float, *, k=None, d=None, s=None,
-               g=None, rtol: float = 1e-5, tol: float = SOLVE_RTOL) -> dict:
-    """Largest local eps0 (in ``(0, BEST_EPS0_MAX]``) whose shuffled eps at ``n`` users and ``delta``
-    is at most ``target_eps`` by :func:`best_eps`'s upper bound.
-
-    Sound in direction: the returned ``eps0`` is a point where the forward call was made and gave
-    ``eps <= target_eps`` (returned beside it); ``fails_at``, within ``tol`` (relative) above it, is
-    a point where the forward call gave more (None when ``BEST_EPS0_MAX`` itself qualifies and is
-    the answer). ``eps0 = target_eps`` always qualifies (shuffling eps-LDP reports is eps-DP).
-    First stage: the crossing located with one round's delta at the target (one evaluation per
-    step, :func:`_eps0_candidates`), then two forward calls verify the answer and the failing
-    point. Only if either disagrees (or the verified bracket is wider than ``tol``), the
-    forward-call search (:func:`_refine_eps0`) continues from the verified points. The bound is
-    not proven monotone in eps0: the answer is the edge of the bracket kept, each end verified.
-    ``fail_certified``: the lower bound at ``fails_at`` also exceeds the target (no accountant
-    could certify it there)."""
-    start = time.perf_counter()
-    target = check_eps0(target_eps, "target-eps", upper=math.inf)
-    n, delta = check_n(n), check_delta(delta)
-    if not (1e-9 <= tol <= 0.1):
-        raise AccountantDomainError("tolerance", f"{tol!r} must lie in [1e-9, 0.1]")
-    kw = {"k": k, "d": d, "s": s, "g": g}
-    calls = 0
-
-    def f(e: float) -> dict:
-        nonlocal calls
-        calls += 1
-        return _forward(mechanism, e, n, delta, kw, rtol)
-
-    if target >= BEST_EPS0_MAX:
-        res = f(BEST_EPS0_MAX)
-        return _answer("eps0", BEST_EPS0_MAX, res, target, None, None, tol, calls, start)
-    _check(mechanism, target, n, delta, k)
-    mechanism_params(mechanism, target, **kw)   # flags checked before the search
-    ok, fail = _verify(f, *_eps0_candidates(mechanism, target, n, delta, kw, rtol, tol), target)
-    (lo, lo_res), (hi, hi_res) = ok or (target, None), fail or (BEST_EPS0_MAX, None)
-    if lo >= BEST_EPS0_MAX:
-        return _answer("eps0", lo, lo_res, target, None, None, tol, calls, start)
-    lo_res, hi_res = lo_res or f(lo), hi_res or f(hi)
-    if hi_res["eps"] <= target:   # BEST_EPS0_MAX qualifies
-        return _answer("eps0", hi, hi_res, target, None, None, tol, calls, start)
-    lo, lo_res, hi, hi_res = _refine_eps0(f, lo, lo_res, hi, hi_res, target, tol)
-    return _answer("eps0", lo, lo_res, target, hi, hi_res, tol, calls, start)
-
-
-def _verify(f, good, bad, target: float) -> tuple[tuple | None, tuple | None]:
-    """Forward calls at the surrogate's answer ``good`` and failing point ``bad``: ``(ok, fail)``,
-    the point verified to meet the target nearest to the boundary and the one verified to miss
-    it, each ``(value, forward result)`` or None."""
-    res = f(good)
-    if res["eps"] > target:
-        return None, (good, res)
-    bad_res = f(bad)
-    return ((good, res), (bad, bad_res)) if bad_res["eps"] > target else ((bad, bad_res), None)
-
-
-def _refine_n(f, lo: int, lo_res: dict, hi: int, hi_res: dict, target: float, tol: float):
-    """The forward-call search of ``solve_n`` inside a verified bracket (``lo`` fails the target,
-    ``hi`` meets it): steps from the failing end by eps ~ 1/sqrt(n), probes both sides of the
-    log-log interpolated crossing for a few rounds, then bisects on ``log n`` until the bracket is
-    within ``tol`` (relative, at least one user)."""
-    for _ in range(3):
-        guess = int(min(max(lo * (lo_res["eps"] / target) ** 2 * 1.02, lo + 1), hi - 1))
-        if hi - lo <= max(1, tol * lo) or not lo < guess < hi:
-            break
-        res = f(guess)
-        if res["eps"] <= target:
-            hi, hi_res = guess, res
-            break
-        lo, lo_res = guess, res
-    for _ in range(SOLVE_PROBE_ROUNDS):
-        if hi - lo <= max(1, tol * lo):
-            break
-        x = math.exp(_crossing(math.log(lo), math.log(hi), _gap_log(lo_res, target), _gap_log(hi_res, target)))
-        for probe in sorted({math.floor(x * (1.0 - 0.3 * tol)), math.ceil(x * (1.0 + 0.3 * tol))}):
-            if not (lo < probe < hi):
-                continue
-            res = f(probe)
-            if res["eps"] <= target:
-                hi, hi_res = probe, res
-            else:
-                lo, lo_res = probe, res
-    while hi - lo > max(1, tol * lo):
-        mid = max(lo + 1, min(hi - 1, int(math.sqrt(lo * hi))))
-        res = f(mid)
-        if res["eps"] <= target:
-            hi, hi_res = mid, res
-        else:
-            lo, lo_res = mid, res
-    return lo, lo_res, hi, hi_res
-
-
-def solve_n(mechanism: str, target_eps: float, eps0: float, delta: float, *, k=None, d=None, s=None,
-            g=None, rtol: float = 1e-5, tol: float = SOLVE_RTOL) -> dict:
-    """Smallest number of users ``n`` (in ``[2, N_MAX]``) whose shuffled eps at ``eps0`` and ``delta``
-    is at most ``target_eps`` by :func:`best_eps`'s upper bound.
-
-    Sound in direction: the returned ``n`` is a point where the forward call gave ``eps <=
-    target_eps``. It also holds at every larger n: the true worst-case eps does not increase with
-    n (the shuffled output of n + 1 users is a post-processing of that of n users: add one more
-    independent report), so it stays below the certified value. ``fails_at`` (a verified failing
-    n) is within ``tol`` (relative, at least one user) below the answer. n = 2 is tried first;
-    then the crossing is located with one round's delta at the target (one evaluation per step,
-    :func:`_n_candidates`) and two forward calls verify the answer and the failing point; only if
-    either disagrees (or the verified bracket is wider than ``tol``), the forward-call search
-    (:func:`_refine_n`) continues from the verified points. A target not met at ``N_MAX`` users
-    raises :class:`AccountantDomainError` naming ``--target-eps``."""
-    from shuffledp.accountants.validation import N_MAX
-
-    start = time.perf_counter()
-    target = check_eps0(target_eps, "target-eps", upper=math.inf)
-    eps0, delta = check_eps0(eps0, upper=BEST_EPS0_MAX), check_delta(delta)
-    if not (1e-9 <= tol <= 0.1):
-        raise AccountantDomainError("tolerance", f"{tol!r} must lie in [1e-9, 0.1]")
-    kw = {"k": k, "d": d, "s": s, "g": g}
-    calls = 0
-
-    def f(m: int) -> dict:
-        nonlocal calls
-        calls += 1
-        return _forward(mechanism, eps0, m, delta, kw, rtol)
-
-    lo, lo_res = 2, f(2)
-    if lo_res["eps"] <= target:
-        return _answer("n", 2, lo_res, target, None, None, tol, calls, start)
-    good, bad = _n_candidates(mechanism, target, eps0, delta, kw, rtol, tol)
-    ok, fail = _verify(f, good, bad, target)
-    (lo, lo_res), (hi, hi_res) = fail or (lo, lo_res), ok or (N_MAX, None)
-    if hi_res is None:
-        hi_res = fail[1] if good >= N_MAX else f(N_MAX)
-        if hi_res["eps"] > target:
-            raise AccountantDomainError("target-eps", f"{target!r} is not met at n <= {N_MAX:.0e} users "
-                                                      f"(eps there: {hi_res['eps']:.6g})")
-    lo, lo_res, hi, hi_res = _refine_n(f, lo, lo_res, hi, hi_res, target, tol)
-    return _answer("n", hi, hi_res, target, lo, lo_res, tol, calls, start)

@@ -46,10 +46,10 @@ def solve_eps0(mechanism: str, target_eps: float, n: int, delta: float, *, k: in
     """The largest local ``eps0`` whose shuffled eps at ``n`` users and ``delta`` is certified at
     most ``target_eps``: ``{"eps0", "eps"`` (its forward answer, at most the target), ``"fails_at"``
     (a point within ``tol``, relative, above it where the forward answer exceeds the target, or
-    None), ...``}``. See :func:`best.solve_eps0`."""
-    from shuffledp.accountants import best
+    None), ...``}``. See :func:`inverse.solve_eps0`."""
+    from shuffledp.accountants import inverse
 
-    return best.solve_eps0(mechanism, target_eps, n, delta, k=k, d=d, s=s, g=g, tol=tol)
+    return inverse.solve_eps0(mechanism, target_eps, n, delta, k=k, d=d, s=s, g=g, tol=tol)
 
 
 def solve_n(mechanism: str, target_eps: float, eps0: float, delta: float, *, k: int | None = None,
@@ -57,10 +57,10 @@ def solve_n(mechanism: str, target_eps: float, eps0: float, delta: float, *, k: 
             tol: float = 1e-3) -> dict[str, Any]:
     """The smallest number of users ``n`` whose shuffled eps at ``eps0`` and ``delta`` is certified
     at most ``target_eps`` (it then holds at every larger n): ``{"n", "eps", "fails_at", ...}``.
-    See :func:`best.solve_n`."""
-    from shuffledp.accountants import best
+    See :func:`inverse.solve_n`."""
+    from shuffledp.accountants import inverse
 
-    return best.solve_n(mechanism, target_eps, eps0, delta, k=k, d=d, s=s, g=g, tol=tol)
+    return inverse.solve_n(mechanism, target_eps, eps0, delta, k=k, d=d, s=s, g=g, tol=tol)
 
 
 def rounds_eps(mechanism: str, eps0: float, n: int, delta: float, rounds: int, *, k: int | None = None,
@@ -71,7 +71,7 @@ def rounds_eps(mechanism: str, eps0: float, n: int, delta: float, rounds: int, *
     ``"candidates"`` (each evaluated candidate's eps), ...``}``. Never above the advanced or basic
     composition of the one-round eps at ``delta / (2 rounds)``. See
     :func:`composition.composed_eps`."""
-    from shuffledp.accountants import composition
+    from shuffledp.accountants.composition import rounds as composition
 
     return composition.composed_eps(mechanism, eps0, n, delta, rounds, k=k, d=d, s=s, g=g)
 
@@ -82,7 +82,7 @@ def rounds_pld(mechanism: str, eps0: float, n: int, rounds: int, *, delta: float
     (pessimistic: an upper bound on every delta it reports; sized for deltas down to ``delta``).
     Its ``get_epsilon_for_delta`` is the ``pld`` candidate of :func:`rounds_eps`; compose it with
     other PLDs of the same discretization (``pld.compose(other)``)."""
-    from shuffledp.accountants import composition
+    from shuffledp.accountants.composition import rounds as composition
 
     return composition.composed_pld(mechanism, eps0, n, rounds, delta=delta, k=k, d=d, s=s, g=g)[0]
 
@@ -92,7 +92,7 @@ def round_pld(mechanism: str, eps0: float, n: int, *, value_discretization_inter
     """dp_accounting's ``PrivacyLossDistribution`` of one shuffle round on dp_accounting's grid
     (default ``1e-4``, as its own ``from_*`` constructors): compose it with PLDs of other mechanisms
     built on the same grid."""
-    from shuffledp.accountants import composition
+    from shuffledp.accountants.composition import rounds as composition
 
     return composition.round_pld(mechanism, eps0, n, interval=value_discretization_interval, k=k, d=d, s=s, g=g)
 
@@ -174,7 +174,7 @@ class ShuffleAccountant:
     def pld(self, target_delta: float = 1e-6):
         """The composed dp_accounting ``PrivacyLossDistribution`` (pessimistic), sized for deltas
         down to ``target_delta``."""
-        from shuffledp.accountants import composition
+        from shuffledp.accountants.composition import rounds as composition
 
         self._need()
         if len(self.events) == 1:

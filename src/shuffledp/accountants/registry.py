@@ -10,7 +10,8 @@ bounds are the entries of cost ``fixed`` and ``grows``), the cross-paper table (
 registered here, the schema lists none), the CLI's ``--bounds`` choices, and
 ``tests/test_accountant_contract.py``, which every entry inherits.
 
-Adding an accountant (at most three files): its module with the computation and its two
+Adding an accountant (at most three files): its module with the computation (``upper/`` or
+``lower/``, on the public numerics of ``shuffledp.accountants.numerics``) and its two
 functions (interface below; they compute that bound and nothing else), one entry here naming
 them (``eps=`` and ``delta=``, ``"module:function"``: every entry holds its own functions, there
 is no dispatch by name and no default), and a test against an independent computation. The
@@ -22,8 +23,9 @@ edited; ``best``, the cross-paper table, the config check and the CLI read the n
 Interface of the two functions (the entry checks the common arguments first; a violation raises
 :class:`~shuffledp.accountants.validation.AccountantDomainError` naming the flag)::
 
-    eps_for_delta(mechanism, eps0, n, delta, *, rtol=1e-5, k=None, d=None, s=None, g=None, **options)
-    delta_for_eps(mechanism, eps0, n, eps, *, k=None, d=None, s=None, g=None, **options)
+    eps_for_delta(mechanism, eps0, n, delta, *, rtol=1e-5, k=None, d=None, s=None, g=None, domain=None,
+                  **options)
+    delta_for_eps(mechanism, eps0, n, eps, *, k=None, d=None, s=None, g=None, domain=None, **options)
 
 which call the entry's own functions with the randomizer's parameters filled in (``p``, a dict)::
 
@@ -52,20 +54,20 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 
+from shuffledp.accountants.params import GROUPED, RANDOMIZERS
+
 __all__ = ["RANDOMIZERS", "KINDS", "COSTS", "Accountant", "NotEvaluated", "REGISTRY", "NAMES", "RENAMED",
            "get", "names", "for_randomizer"]
 
-RANDOMIZERS = ("krr", "general", "subset-exp", "oue", "olh", "mhm")
-GROUPED = ("subset-exp", "oue", "olh", "mhm")
 KINDS = ("upper", "lower", "reference")
 COSTS = ("fixed", "grows", "per-user", "enumeration", "aggregate")
 _IMPL = "shuffledp.accountants.interface"
-_FILL = f"{_IMPL}:filled"  # the randomizer's parameters with their defaults (best.mechanism_params)
+_FILL = f"{_IMPL}:filled"  # the randomizer's parameters with their defaults (params.mechanism_params)
 _THIRD = f"{_IMPL}:third_input_exists"     # premise: a third input for the other users to hold
 _TWO_SETS = f"{_IMPL}:two_disjoint_sets"  # premise: subset-exp has two disjoint sets
 _KRR = f"{_IMPL}:is_krr"  # premise: the randomizer is k-RR (subset-exp with s = 1, subset size 1)
 _KRR3 = f"{_IMPL}:is_krr_with_third_value"
-_FLAGS = f"{_IMPL}:has_three_flags"  # OUE d >= 3, OLH, MHM with d = 1 (= OLH)
+_FLAGS = f"{_IMPL}:has_three_flags"  # OUE d >= 3, OLH / MHM with d = 1 (= OLH) with domain >= 3
 
 
 class NotEvaluated(Exception):
@@ -141,21 +143,21 @@ class Accountant:
         return float(_resolve(impl)(mechanism, eps0, n, x, p, **kw))
 
     def eps_for_delta(self, mechanism: str, eps0: float, n: int, delta: float, *, rtol: float = 1e-5,
-                      k=None, d=None, s=None, g=None, **options) -> float:
+                      k=None, d=None, s=None, g=None, domain=None, **options) -> float:
         """The bound on the shuffled eps at ``delta`` (upper: rounded up; lower: rounded down)."""
         from shuffledp.accountants.validation import check_delta, check_rtol
 
         delta, rtol = check_delta(delta), check_rtol(rtol)
-        value = self._call(self.eps_impl, mechanism, eps0, n, delta, _params(k, d, s, g), rtol=rtol, **options)
+        value = self._call(self.eps_impl, mechanism, eps0, n, delta, _params(k, d, s, g, domain), rtol=rtol, **options)
         return value if self.kind == "lower" else min(value, float(eps0))
 
     def delta_for_eps(self, mechanism: str, eps0: float, n: int, eps: float, *, k=None, d=None, s=None, g=None,
-                      **options) -> float:
+                      domain=None, **options) -> float:
         """The bound on the shuffled delta at ``eps`` (upper: an upper bound; lower: a lower bound)."""
         from shuffledp.accountants.validation import check_eps
 
         eps = check_eps(eps)
-        return self._call(self.delta_impl, mechanism, eps0, n, eps, _params(k, d, s, g), at_eps=True, **options)
+        return self._call(self.delta_impl, mechanism, eps0, n, eps, _params(k, d, s, g, domain), at_eps=True, **options)
 
 
 def _resolve(impl: str):
@@ -163,8 +165,8 @@ def _resolve(impl: str):
     return getattr(importlib.import_module(module), func)
 
 
-def _params(k, d, s, g) -> dict:
-    return {name: v for name, v in (("k", k), ("d", d), ("s", s), ("g", g)) if v is not None}
+def _params(k, d, s, g, domain=None) -> dict:
+    return {name: v for name, v in (("k", k), ("d", d), ("s", s), ("g", g), ("domain", domain)) if v is not None}
 
 
 def _entry(name, kind, randomizers, cost, citation, summary, *, eps: str, delta: str, **kw) -> Accountant:
@@ -224,24 +226,25 @@ REGISTRY: dict[str, Accountant] = {a.name: a for a in (
            "(binary RR for the general class; subset-exp with s = 1 and subset size 1 is (d + 1)-RR)",
            premise=_KRR, eps=f"{_IMPL}:worst_pair_eps", delta=f"{_IMPL}:worst_pair_delta"),
     _entry("pair-third-value", "lower", ("krr", "subset-exp"), "grows",
-           "this project (decomposition.krr_pair_lower_eps)",
+           "this project (exact_pairs.krr_pair_lower_eps)",
            "real pairs with the others at the victim's values or a third one (k >= 3; subset-exp with s = 1 and "
            "subset size 1 is (d + 1)-RR)", k_range=(3, None), premise=_KRR3,
            eps=f"{_IMPL}:pair_third_value_eps", delta=f"{_IMPL}:pair_third_value_delta"),
     _entry("group-one-count", "lower", GROUPED, "fixed", "this project (best.group_count_lower_eps)",
            "exact divergence of the count of reports favouring the victim's first input only",
            premise=_TWO_SETS, eps=f"{_IMPL}:group_one_count_eps", delta=f"{_IMPL}:group_one_count_delta"),
-    _entry("pair-group-counts", "lower", GROUPED, "grows", "this project (decomposition.pair_lower_eps)",
+    _entry("pair-group-counts", "lower", GROUPED, "grows", "this project (exact_pairs.pair_lower_eps)",
            "exact divergence of three group counts of real pairs (Su, Cheng, Wang's class)",
            premise=_TWO_SETS, eps=f"{_IMPL}:pair_group_counts_eps", delta=f"{_IMPL}:pair_group_counts_delta"),
     _entry("pair-third-input", "lower", ("oue", "olh", "mhm"), "grows", "this project (third_flag)",
-           "the others at a third input, three flags seen per report (OUE d >= 3; OLH; MHM with d = 1, which is OLH)",
+           "the others at a third input, three flags seen per report (OUE d >= 3; OLH and MHM with d = 1, which is "
+           "OLH, given an input domain of at least 3 values)",
            options=("guess",), premise=_FLAGS,
            eps=f"{_IMPL}:pair_third_input_eps", delta=f"{_IMPL}:pair_third_input_delta"),
     _entry("third-input-blocked", "lower", ("krr", "general", "subset-exp", "oue", "olh", "mhm"), "fixed",
            "this project (blocked_pairs)",
            "the others at a third input (k-RR: a third value; the general class: 3-RR; subset-exp with s = 1 and "
-           "subset size 1: (d + 1)-RR; OUE d >= 3, OLH, MHM with d = 1), every count seen, "
+           "subset size 1: (d + 1)-RR; OUE d >= 3, OLH and MHM with d = 1 with domain >= 3), every count seen, "
            "evaluated in blocks at any n (Jensen: rounded down)", k_range=(3, None), options=("guess",),
            premise=f"{_IMPL}:third_input_blocked_premise",
            eps=f"{_IMPL}:third_input_blocked_eps", delta=f"{_IMPL}:third_input_blocked_delta"),

@@ -36,6 +36,9 @@ def register(subparsers, account_subparsers) -> None:
     p.add_argument("--s", help="subset-exp: items per user set (integer >= 1)")
     p.add_argument("--g", help="olh: hash range (integer >= 2; default round(e^eps0 + 1)); mhm: hash range "
                    "(integer >= d + 1; default: Eq. (3) of the multidimensional seed, rounded)")
+    p.add_argument("--domain", help="olh, mhm (optional): number of values of the input (mhm: of each attribute, "
+                   "the smallest); unknown, the lower bounds that put the others at a third input are left out; "
+                   "they need --domain >= 3")
     p.add_argument("--eps0", help="local epsilon in (0, 50] (required unless --solve eps0)")
     p.add_argument("--n", help="number of users (integer in [2, 1e15]; required unless --solve n)")
     p.add_argument("--delta", required=True, help="central delta in [1e-300, 1)")
@@ -67,15 +70,15 @@ def _usage(exc: ValueError) -> UsageError:
 
 
 def _check_mechanism_flags(args, mechanisms) -> None:
-    """``--mechanism`` known, and ``--k --d --s --g`` given exactly where it uses them."""
+    """``--mechanism`` known, and ``--k --d --s --g --domain`` given exactly where it uses them."""
     if args.mechanism not in mechanisms:
         raise UsageError(f"--mechanism: {args.mechanism!r} is not one of {', '.join(mechanisms)}")
     if args.mechanism == "krr" and args.k is None:
         raise UsageError("--k: required for krr")
     if args.mechanism not in ("krr", "subset-exp") and args.k is not None:
         raise UsageError("--k: only used by krr and subset-exp")
-    uses = {"subset-exp": ("d", "s"), "oue": ("d",), "olh": ("g",), "mhm": ("d", "g")}
-    for flag in ("d", "s", "g"):
+    uses = {"subset-exp": ("d", "s"), "oue": ("d",), "olh": ("g", "domain"), "mhm": ("d", "g", "domain")}
+    for flag in ("d", "s", "g", "domain"):
         if getattr(args, flag) is not None and flag not in uses.get(args.mechanism, ()):
             raise UsageError(f"--{flag}: not used by {args.mechanism}")
     for flag in {"subset-exp": ("d", "s"), "oue": ("d",), "mhm": ("d",)}.get(args.mechanism, ()):
@@ -99,6 +102,7 @@ def _grid(args) -> dict:
         "d": parse_list(args.d, "d", int_like),
         "s": parse_list(args.s, "s", int_like),
         "g": parse_list(args.g, "g", int_like),
+        "domain": parse_list(args.domain, "domain", int_like),
         "eps0": parse_list(args.eps0, "eps0"),
         "n": parse_list(args.n, "n", int_like),
         "delta": parse_list(args.delta, "delta"),
@@ -134,13 +138,15 @@ def _run_solve(args, best, rtol: float, grid: dict) -> int:
     grid = {name: values for name, values in grid.items() if name != args.solve}
     grid["target_eps"] = parse_list(args.target_eps, "target-eps")
 
-    def one(k, d, s, g, delta, target_eps, eps0=None, n=None):
-        kw = {"k": k, "d": d, "s": s, "g": g, "rtol": rtol}
+    from shuffledp.accountants import inverse
+
+    def one(k, d, s, g, domain, delta, target_eps, eps0=None, n=None):
+        kw = {"k": k, "d": d, "s": s, "g": g, "domain": domain, "rtol": rtol}
         try:
             if args.solve == "eps0":
-                res = best.solve_eps0(args.mechanism, target_eps, n, delta, **kw)
+                res = inverse.solve_eps0(args.mechanism, target_eps, n, delta, **kw)
             else:
-                res = best.solve_n(args.mechanism, target_eps, eps0, delta, **kw)
+                res = inverse.solve_n(args.mechanism, target_eps, eps0, delta, **kw)
         except ValueError as exc:
             raise _usage(exc) from None
         return {"mechanism": args.mechanism, "solve": args.solve, **res}
@@ -163,9 +169,9 @@ def run_best(args) -> int:
         raise UsageError("--rounds: one value")
     rounds = None if rounds is None else rounds[0]
 
-    def one(k, d, s, g, eps0, n, delta):
+    def one(k, d, s, g, domain, eps0, n, delta):
         try:
-            res = best.best_eps(args.mechanism, eps0, n, delta, k=k, d=d, s=s, g=g, rtol=rtol,
+            res = best.best_eps(args.mechanism, eps0, n, delta, k=k, d=d, s=s, g=g, domain=domain, rtol=rtol,
                                 bounds=bounds)
         except ValueError as exc:
             raise _usage(exc) from None
@@ -175,7 +181,7 @@ def run_best(args) -> int:
         if args.detail:
             out["bounds"] = res["bounds"]
         if rounds is not None:
-            from shuffledp.accountants import composition
+            from shuffledp.accountants.composition import rounds as composition
 
             try:
                 comp = composition.composed_eps(args.mechanism, eps0, n, delta, rounds, k=k, d=d, s=s, g=g,

@@ -112,7 +112,7 @@ def _call(fn, *args, **kw):
 
 # --------------------------------------------------------------------------- clones
 def run_clones(args: argparse.Namespace) -> int:
-    from shuffledp.accountants import clones as C
+    from shuffledp.accountants.upper import clones as C
     from shuffledp.errors import UsageError
 
     eps0s = parse_list(args.eps0, "eps0", float)
@@ -204,7 +204,7 @@ def _blanket_one(args, grid: dict, ns: list, deltas: list, B):
 
 
 def run_blanket(args: argparse.Namespace) -> int:
-    from shuffledp.accountants import blanket as B
+    from shuffledp.accountants.upper import blanket as B
 
     bounds = _choices(args.bound, "bound", B.BOUNDS)
     mechs = _choices(args.mechanism, "mechanism", B.MECHANISMS)

@@ -43,7 +43,7 @@ def register(subparsers, account_subparsers) -> None:
 def _eps_local(args, setting, n, seed) -> np.ndarray:
     import numpy as np
 
-    from shuffledp.accountants.personalized import draw_local_eps
+    from shuffledp.accountants.special.personalized import draw_local_eps
     from shuffledp.errors import UsageError
 
     if args.eps_local_file is not None:
@@ -155,7 +155,7 @@ def _one_fn(args, key: str, P):
 
 
 def run(args: argparse.Namespace) -> int:
-    from shuffledp.accountants import personalized as P
+    from shuffledp.accountants.special import personalized as P
     from shuffledp.errors import UsageError
 
     bounds, mechs = _names(args, P)

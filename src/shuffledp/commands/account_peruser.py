@@ -20,7 +20,7 @@ def register(subparsers, account_subparsers) -> None:
 
 
 def _account(args) -> int:
-    from shuffledp.accountants import peruser as acct
+    from shuffledp.accountants.special import peruser as acct
     from shuffledp.commands._grid import int_like, parse_list, run_grid
 
     grid = {

@@ -57,7 +57,7 @@ def _check_common(n=None, delta=None, eps=None, eps0=None):
 
 # ----------------------------------------------------------------------------- vr
 def _cmd_vr(args) -> int:
-    from shuffledp.accountants import variation_ratio as vr
+    from shuffledp.accountants.upper import variation_ratio as vr
 
     known = {"mechanism", "k", "d", "s", "eps0", "n", "delta", "p", "beta", "q", "eps", "rtol"}
     if any(x is not None for x in (args.p, args.beta, args.q)):
@@ -143,7 +143,7 @@ def _vr_mechanism_form(args, vr, known) -> int:
 
 # ----------------------------------------------------------------------------- poisson
 def _cmd_poisson(args) -> int:
-    from shuffledp.accountants import poisson as ps
+    from shuffledp.accountants.special import poisson as ps
 
     known = {"n", "m", "d", "s", "eps", "delta", "accountant"}
     grid = {
@@ -196,7 +196,7 @@ def _check_nds(n, d, s, delta):
 
 
 def _cmd_segmented(args) -> int:
-    from shuffledp.accountants import segmented_optimizer as so
+    from shuffledp.accountants.special import segmented_optimizer as so
 
     known = {"n", "d", "s", "levels", "shares", "delta", "m", "accountant"}
     levels, shares = _levels_shares(args)
@@ -260,7 +260,7 @@ def log_grid(lo: float, hi: float, num: int) -> list[float]:
 
 
 def _cmd_table_segmented(args) -> int:
-    from shuffledp.accountants import segmented_optimizer as so
+    from shuffledp.accountants.special import segmented_optimizer as so
     from shuffledp.io import write_table
 
     known = {"n", "d", "s", "levels", "shares", "delta", "m-grid", "accountants", "padding"}
@@ -285,7 +285,7 @@ def _cmd_table_segmented(args) -> int:
         if acc not in ("sound", "indicator", "paper"):
             raise UsageError(f"--accountants: {acc!r} is not sound, indicator or paper")
     # one process for every setting: the per-level Poisson rates (the costly part) do not depend on
-    # the shares and are cached across settings (shuffledp.accountants.segmented_optimizer)
+    # the shares and are cached across settings (shuffledp.accountants.special.segmented_optimizer)
     for (levels, shares), out in zip(settings, outs, strict=True):
         table = _call(so.segmented_table, known, n, d, s, levels, shares, delta, grid, accountants=accountants,
                       progress=lambda items, _out=out: progress(items, desc=_out), padding=_padding(args, s))

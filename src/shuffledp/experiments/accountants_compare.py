@@ -31,8 +31,8 @@ from shuffledp.accountants.registry import NAMES as BOUNDS
 
 
 def binary_rr_exact_eps(eps0: float, n: int, delta: float, *, rtol: float = 1e-6) -> float:
-    """The table's ``exact`` value: :func:`shuffledp.accountants.lower_bounds.binary_rr_exact_eps`."""
-    from shuffledp.accountants.lower_bounds import binary_rr_exact_eps as exact
+    """The table's ``exact`` value: :func:`shuffledp.accountants.lower.lower_bounds.binary_rr_exact_eps`."""
+    from shuffledp.accountants.lower.lower_bounds import binary_rr_exact_eps as exact
 
     return exact(eps0, n, delta, rtol=rtol)
 

@@ -84,9 +84,10 @@ def settings(randomizer: str, eps_s: float, delta_s: float, n: int, *, rtol: flo
     """``{"today": (eps_l, g, by), "best": (eps_l, g, by)}`` (``g`` = k for k-RR). For ``mhm1``
     ``best`` is the certified setting with the smaller MSE (:func:`mhm1_mse` on ``domain`` values;
     Eq. (2)'s variance when no domain is given)."""
-    from shuffledp.accountants import best, blanket
-    from shuffledp.accountants import decomposition as dec
-    from shuffledp.accountants import variation_ratio as vr
+    from shuffledp.accountants import best
+    from shuffledp.accountants.upper import blanket
+    from shuffledp.accountants.upper import decomposition as dec
+    from shuffledp.accountants.upper import variation_ratio as vr
     from shuffledp.protocols import mhm
 
     check_randomizer(randomizer)

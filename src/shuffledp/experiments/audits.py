@@ -181,11 +181,11 @@ class Audit:
 
 
 def _krr_pairs_exact(k: int, eps0: float, n: int, delta: float) -> float:
-    from shuffledp.accountants import decomposition as D
-    from shuffledp.accountants.hockey_stick import bisect_eps
+    from shuffledp.accountants.lower import exact_pairs as xp
+    from shuffledp.accountants.numerics.hockey_stick import bisect_eps
 
-    vic_p, vic_q, configs = D._krr_configs(k, eps0)
-    return float(bisect_eps(lambda e: D.pair_delta(e, n, vic_p, vic_q, configs["others_at_third"]),
+    vic_p, vic_q, configs = xp._krr_configs(k, eps0)
+    return float(bisect_eps(lambda e: xp.pair_delta(e, n, vic_p, vic_q, configs["others_at_third"]),
                             delta, eps0, 1e-8)[0])
 
 
@@ -405,8 +405,8 @@ def audit_segmented(p: Mapping, trials: int, rng, *, what: str = "item") -> dict
     size), others two real items, statistic the number of data messages. Where the code sends
     padding, the protocol runs with ``padding=True`` and the accountant over ``d + s`` items, as the
     experiments do."""
-    from shuffledp.accountants.poisson import poisson_lambda
-    from shuffledp.accountants.segmented_optimizer import achieved_eps
+    from shuffledp.accountants.special.poisson import poisson_lambda
+    from shuffledp.accountants.special.segmented_optimizer import achieved_eps
     from shuffledp.mechanisms.poisson_set import PAD
 
     n, m, d, eps, delta = int(p["n"]), float(p["m"]), int(p["d"]), float(p["eps"]), float(p["delta"])
@@ -431,7 +431,7 @@ def audit_segmented(p: Mapping, trials: int, rng, *, what: str = "item") -> dict
 def audit_mm(p: Mapping, trials: int, rng) -> dict:
     """Balls-into-bins (run_mm, lambda = 1) at the accountant's blanket rate: victim {0} or {1},
     others {2}; statistic ``C_0 - C_1`` (recovered from the estimates, a bijection of the counts)."""
-    from shuffledp.accountants.segmented_optimizer import achieved_eps
+    from shuffledp.accountants.special.segmented_optimizer import achieved_eps
     from shuffledp.experiments.segmented_params import mm_blanket_rate
 
     n, d, eps, delta = int(p["n"]), int(p["d"]), float(p["eps"]), float(p["delta"])
@@ -484,7 +484,7 @@ def audit_alg1(p: Mapping, trials: int, rng) -> dict:
     parameters under which every point is noise, hence a singleton group (as the protocol makes
     DBSCAN noise), so each row's release is that of a victim alone in its group, independent of the
     other rows: the rest is empty, and the accountant is evaluated for a group of one."""
-    from shuffledp.accountants.peruser import clones_amplifier, per_user_eps
+    from shuffledp.accountants.special.peruser import clones_amplifier, per_user_eps
     from shuffledp.protocols.peruser import DBSCANParams
 
     dd, eps, frac, c, delta = (int(p["d"]), float(p["eps"]), float(p["eps1_fraction"]), float(p["c"]),

@@ -91,7 +91,7 @@ def run_uniform(data, domains, mechanism: str, eps: float, reps: list[int], *, s
                 bound: str = "bennett", family_bits: int = 32, np_fraction: float = 1 / 3,
                 flame_variant: str = "balle", topk: int = 50) -> tuple[pd.DataFrame, pd.DataFrame]:
     """One job: ``mechanism`` at ``(eps, 1/n)`` for repetitions ``reps``. Returns (results, timings)."""
-    from shuffledp.accountants.blanket import mhm_printed_ldp_eps
+    from shuffledp.accountants.upper.blanket import mhm_printed_ldp_eps
     from shuffledp.protocols import flame, mhm, tcm
 
     n, d = data.shape

@@ -56,7 +56,7 @@ def report(spec: Mapping, points: list[str], rows: list[str], out: Mapping[str, 
 def point(bound: str, setting: str, mechanism: str, n: int, seed: int, delta_central: float,
           delta_local: float, calibration: str) -> pd.DataFrame:
     """One Figure-4 point: eps_s of ``bound`` at delta_s for a seeded draw of local epsilons."""
-    from shuffledp.accountants import personalized as P
+    from shuffledp.accountants.special import personalized as P
 
     e = P.draw_local_eps(setting, n, seed)
     kw = {"calibration": calibration} if bound == "hps" else {}
@@ -74,7 +74,7 @@ def table2_row(bound: str, setting: str, n: int, seed: int, delta_local: float, 
     """One row of Table 2: delta_s at each eps_s. ``mechanism="laplace"``: the pure-PLDP row the
     paper does not print ("similar", Sec. 4), labelled ``<bound>[laplace]``, with delta_l = 0 and no
     paper value beside it."""
-    from shuffledp.accountants import personalized as P
+    from shuffledp.accountants.special import personalized as P
 
     e = P.draw_local_eps(setting, n, seed)
     rows = []

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from shuffledp import seeding
-from shuffledp.accountants import peruser as acct
+from shuffledp.accountants.special import peruser as acct
 from shuffledp.datasets.peruser import HistogramData, dirichlet_mixture, msnbc_histograms
 from shuffledp.experiments.peruser_names import CLUSTERED, METHODS
 from shuffledp.protocols import peruser as proto

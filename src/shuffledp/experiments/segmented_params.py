@@ -2,8 +2,8 @@
 
 Nothing here computes a privacy bound itself: every guarantee comes from
 ``shuffledp.accountants.best`` (``delta_upper``: the blanket decomposition and the variation ratio),
-``shuffledp.accountants.variation_ratio`` (``vr_params``, ``vr_eps``) and
-``shuffledp.accountants.poisson`` (``min_blanket_rate``); this module only searches over their
+``shuffledp.accountants.upper.variation_ratio`` (``vr_params``, ``vr_eps``) and
+``shuffledp.accountants.special.poisson`` (``min_blanket_rate``); this module only searches over their
 inputs (Subexp-shuffle's ``eps0``, an inverse the accountants do not provide).
 
 * Subexp-local: ``eps0`` = the liberal level (2), pure LDP, no accountant needed.
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from shuffledp.accountants.hockey_stick import bisect_switch
+from shuffledp.accountants.numerics.hockey_stick import bisect_switch
 from shuffledp.mechanisms import subset_exp as se
 
 
@@ -67,7 +67,7 @@ def subexp_shuffle_eps0_vr(n: int, d: int, s: int, eps_target: float, delta: flo
     for subset-exp), with ``"published"`` the subset-exp row of the variation-ratio table as
     published (the segmented paper's own accountant for Subexp-shuffle, Sec. 6; can be optimistic,
     see ``vr_params``)."""
-    from shuffledp.accountants.variation_ratio import vr_eps, vr_params
+    from shuffledp.accountants.upper.variation_ratio import vr_eps, vr_params
 
     def amplified(eps0: float) -> float:
         k = se.best_subset_size(d, s, eps0)
@@ -131,7 +131,7 @@ def subexp_shuffle_eps0(n: int, d: int, s: int, eps_target: float, delta: float,
                            f"{evaluated[e_vr][0]!r} > delta = {delta!r}: the bounds disagree")
     e0 = max(feasible)
     dl, k = evaluated[e0]
-    from shuffledp.accountants.variation_ratio import vr_delta, vr_params
+    from shuffledp.accountants.upper.variation_ratio import vr_delta, vr_params
 
     # which bound was needed: the variation ratio alone, or the decomposition
     by = "variation-ratio" if vr_delta(vr_params("general", e0), n, eps_target) <= delta else "decomposition"
@@ -142,7 +142,7 @@ def mm_blanket_rate(n_g: int, d: int, s: int, eps: float, delta: float, m_max: f
                     accountant: str = "sound") -> float:
     """Smallest ``m`` at which ``lambda = 1`` is feasible (balls-into-bins at ``(eps, delta)``), from
     the accountant's ``min_blanket_rate`` (an evaluated feasible point)."""
-    from shuffledp.accountants.poisson import min_blanket_rate
+    from shuffledp.accountants.special.poisson import min_blanket_rate
 
     m = min_blanket_rate(n_g, d, s, eps, delta, lam=1.0, m_max=m_max, accountant=accountant)
     if not math.isfinite(m):
@@ -201,7 +201,7 @@ def paper_baseline_params(n: int, d: int, s: int, levels, settings: dict, delta:
       parameters amplifies to ``(uniform_eps, delta)`` (:func:`subexp_shuffle_eps0_vr`,
       ``variant="published"``; ``certified_by = variation-ratio-published``).
     * Balls-into-bins (MM-shuffle, SepMM, Weighted SepMM): Luo et al.'s analysis, its numeric form
-      (:func:`shuffledp.accountants.luo.luo_blanket_rate`; ``certified_by = luo-numeric``);
+      (:func:`shuffledp.accountants.special.luo.luo_blanket_rate`; ``certified_by = luo-numeric``);
       ``m_closed`` is the closed form of their theorem, for comparison.
 
     ``delta_achieved``: the paper's accountant's delta at the chosen parameter (``<= delta``);
@@ -209,9 +209,9 @@ def paper_baseline_params(n: int, d: int, s: int, levels, settings: dict, delta:
     Subexp-shuffle, the Poisson accountant with ``lambda = 1`` for balls-into-bins): above ``delta``
     where the paper's calibration is optimistic. Balls-into-bins over ``d + padding`` bins (the
     protocol sends padding items, module doc)."""
-    from shuffledp.accountants import luo
     from shuffledp.accountants.best import delta_upper
-    from shuffledp.accountants.variation_ratio import vr_delta, vr_params
+    from shuffledp.accountants.special import luo
+    from shuffledp.accountants.upper.variation_ratio import vr_delta, vr_params
 
     e0, k, _ = subexp_shuffle_eps0_vr(n, d, s, uniform_eps, delta, variant="published")
     rows = [_paper_row("subexp_shuffle", "none", 0, n, uniform_eps, delta, eps0=e0, k=k,

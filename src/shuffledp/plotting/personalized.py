@@ -113,7 +113,7 @@ def draw_fig4(fig: pd.DataFrame, delta_central: float, settings: list[str] | Non
 
 def plot_fig4(fig: pd.DataFrame, out_pdf: str, out_png: str, delta_central: float) -> None:
     """Draw Fig. 4 and write it as ``out_pdf`` and ``out_png``."""
-    from shuffledp.accountants.personalized import SETTINGS
+    from shuffledp.accountants.special.personalized import SETTINGS
 
     settings = [s for s in SETTINGS if s in set(fig["setting"])]
     f = draw_fig4(fig, delta_central, settings)

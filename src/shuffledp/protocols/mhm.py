@@ -14,7 +14,7 @@ Eq. (2) for ``p = e^eps / (d e^eps + g - d)``). We use the latter throughout.
 
 Amplification: the largest ``eps_l`` such that the shuffled reports of ``n`` users are
 ``(eps_s, delta_s)``-DP by the privacy-blanket bound (Lemma 1) with Theorem 1's parameters, from
-:mod:`shuffledp.accountants.blanket` (mechanism ``"mhm"``); ``g`` follows Eq. (3) for that
+:mod:`shuffledp.accountants.upper.blanket` (mechanism ``"mhm"``); ``g`` follows Eq. (3) for that
 ``eps_l`` (rounded to an integer, then ``eps_l`` is recomputed for the integer ``g``).
 """
 
@@ -55,7 +55,7 @@ VARIANTS = ("ours", "paper")
 
 def mhm_pq(eps_l: float, d: int, g: int, variant: str = "ours") -> tuple[float, float]:
     if variant == "paper":
-        from shuffledp.accountants.blanket import mhm_printed_p
+        from shuffledp.accountants.upper.blanket import mhm_printed_p
 
         p = mhm_printed_p(eps_l, d, g)
         if d * p > 1.0:
@@ -122,7 +122,7 @@ def mhm_eps_local(eps_s: float, delta_s: float, n: int, d: int, *, bound: str = 
     ``variant="paper"`` takes the paper's printed accountant instead (``bound`` is then ignored: the
     printed Lemma 1 is Bennett-type) and its printed ``p``; see :data:`VARIANTS`.
     """
-    from shuffledp.accountants.blanket import max_eps_local, max_eps_local_mhm_printed
+    from shuffledp.accountants.upper.blanket import max_eps_local, max_eps_local_mhm_printed
 
     if not (eps_s > 0 and 0 < delta_s < 1 and n >= 2 and d >= 1):
         raise ValueError(f"eps_s/delta_s/n/d: invalid ({eps_s}, {delta_s}, {n}, {d})")

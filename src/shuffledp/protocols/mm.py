@@ -14,7 +14,7 @@ or differs (documented in docs/segmented.md): no hashing to buckets (the domains
 are far below the paper's bucket count ``n / log n``), and the blanket rate is the smallest ``m``
 for which ``lambda = 1`` meets ``(eps, delta)`` under that accountant (an input here). The labelled
 variant calibrated as the segmented paper did takes it from Luo et al.'s own analysis instead
-(:mod:`shuffledp.accountants.luo`); the protocol is the same.
+(:mod:`shuffledp.accountants.special.luo`); the protocol is the same.
 
 * MM-shuffle: all ``n`` users at the most conservative level (0.5).
 * SepMM: each level's users run their own instance (own shuffler, own blankets) at their level;

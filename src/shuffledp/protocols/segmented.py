@@ -3,7 +3,7 @@
 Step 1 (lines 1-5): the level histogram ``n_hat`` through its own shuffler, exact by default or
 from K-ary randomized response with ``epsilon_p`` (:mod:`shuffledp.mechanisms.level_histogram`).
 Step 2 (line 6): ``m`` and ``lambda_1..lambda_K`` are *inputs* here; the workflow reads them from
-the accountant tables (``shuffledp.accountants.segmented_optimizer``), a protocol run never
+the accountant tables (``shuffledp.accountants.special.segmented_optimizer``), a protocol run never
 computes a privacy bound.
 Step 3 (lines 7-21): Poisson randomizer plus random blanket messages
 (:mod:`shuffledp.mechanisms.poisson_set`); the server debiases

@@ -8,7 +8,7 @@ another component is one more class in :data:`COMPONENTS`.
 
 * ``mhm``: the Multiple Hash Mechanism (:mod:`shuffledp.protocols.mhm`); every user reports all ``d``
   dimensions in one hashed report; local budget from the privacy-blanket accountant
-  (:func:`shuffledp.protocols.mhm.mhm_eps_local`, i.e. :func:`shuffledp.accountants.blanket.max_eps_local`
+  (:func:`shuffledp.protocols.mhm.mhm_eps_local`, i.e. :func:`shuffledp.accountants.upper.blanket.max_eps_local`
   with ``mechanism="mhm"``) for ``n`` reports and ``d`` dimensions.
 * ``flame``: FLAME (:mod:`shuffledp.protocols.flame`); every user samples one dimension; the local
   budget of dimension ``j`` is the seed's formula (Sec. 6.1.2 form by default) with ``k = domains[j]``.

@@ -25,7 +25,7 @@ def check_config(config: Mapping) -> None:
     c = config.get("personalized")
     if c is None:
         return
-    from shuffledp.accountants.personalized import SETTINGS
+    from shuffledp.accountants.special.personalized import SETTINGS
 
     for s in c["settings"]:
         if s not in SETTINGS:

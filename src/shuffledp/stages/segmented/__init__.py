@@ -347,11 +347,11 @@ def _prepare(spec, inputs, outputs) -> None:
 
 
 def _accountant(spec, inputs, outputs) -> None:
-    from shuffledp.accountants.segmented_optimizer import segmented_table
+    from shuffledp.accountants.special.segmented_optimizer import segmented_table
     from shuffledp.io import write_table
 
     # one process for every setting: the per-level Poisson rates (the costly part) do not depend on
-    # the shares and are cached across settings (shuffledp.accountants.segmented_optimizer)
+    # the shares and are cached across settings (shuffledp.accountants.special.segmented_optimizer)
     for setting, shares in spec["settings"].items():
         table = segmented_table(int(spec["n"]), int(spec["d"]), int(spec["s"]), spec["levels"], shares,
                                 float(spec["delta"]), spec["m_grid"], accountants=spec["accountants"],

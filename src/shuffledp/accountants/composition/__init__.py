@@ -1,0 +1,7 @@
+"""Composition of T rounds.
+
+* :mod:`.rounds` -- T-round epsilon and dp_accounting privacy-loss distributions of a round;
+* :mod:`.pair_pld` -- the privacy-loss distribution of the dominating pair itself;
+* :mod:`.profile` -- composition of `account best` from its privacy profile;
+* :mod:`.exact` -- the exact T-fold composition of a pair at small n (the oracle).
+"""

@@ -1,0 +1,192 @@
+"""Composition of T shuffle rounds (a fresh shuffle each round, adaptive): the tightest sound
+answer of four, and the composed privacy-loss distribution for dp_accounting users.
+
+Candidates, each an upper bound on the eps at ``delta`` of T adaptive rounds:
+
+* ``pld`` -- the privacy-loss distribution of one round's dominating pair
+  (:mod:`~shuffledp.accountants.composition.pair_pld`: exact per cell, losses rounded up), self-composed T
+  times by dp_accounting (FFT; the truncated tails added to the infinite mass);
+* ``profile`` -- one round's privacy profile from the decomposition (tighter than the pair for
+  many randomizers at one round), turned into one dominating pair and composed
+  (:func:`shuffledp.accountants.composition.profile.composed_profile`); evaluated for ``T <=``
+  :data:`PROFILE_ROUNDS_MAX` only, where it can win;
+* ``advanced`` -- the advanced composition theorem (Dwork, Rothblum and Vadhan; Kairouz, Oh and
+  Viswanath's statement) applied to the project's own one-round guarantee ``eps1`` of
+  :func:`shuffledp.accountants.best.best_eps` at ``delta1 = delta / (2T)``:
+  ``sqrt(2 T log(2/delta)) eps1 + T eps1 (e^eps1 - 1)`` at ``T delta1 + delta/2 = delta``;
+* ``basic`` -- ``T eps1`` (the same ``eps1``, total delta ``delta/2``), and ``T eps0`` (pure).
+
+The answer is their minimum (every one sound, so the minimum is), with the name of the candidate
+that gave it (``by``); at one round it is the forward answer of ``best_eps`` itself. It is never
+above the advanced or basic composition of the project's own one-round eps, by construction.
+
+Grid of the PLD: the losses are rounded up to multiples of ``interval``; each round then adds at
+most ``interval`` to the composed loss (on average half of it), so ``interval`` is chosen to keep
+``T * interval`` below :data:`SHIFT_RTOL` of an estimate of the answer (the normal approximation
+from the loss's mean and spread), unless that would make the composed distribution longer than
+:data:`BINS_MAX` points (then the shift is larger, still sound).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from shuffledp.accountants.validation import check_delta, check_int
+
+__all__ = ["ROUNDS_MAX", "round_loss", "round_pld", "composed_pld", "mixed_pld", "advanced_eps", "composed_eps"]
+
+ROUNDS_MAX = 10_000
+PROFILE_ROUNDS_MAX = 100  # the profile pair is evaluated up to this T (above, the pair's PLD wins)
+BINS_MAX = 2_000_000      # the composed PLD is kept this short (FFT time)
+SHIFT_RTOL = 2e-3         # T * interval is kept below this fraction of the estimated answer
+INTERVAL_MAX = 1e-4       # and the interval no coarser than dp_accounting's default
+
+
+def _checked(mechanism: str, eps0, n, delta, params: dict) -> tuple[float, int, float, dict]:
+    """The domain of ``account best`` (its flags, eps0 up to ``BEST_EPS0_MAX``), checked before any
+    work; returns the randomizer's parameters with defaults filled in."""
+    from shuffledp.accountants import best
+    from shuffledp.accountants import params as query
+    from shuffledp.accountants.validation import check_choice, check_eps0, check_n
+
+    check_choice(mechanism, "mechanism", best.MECHANISMS)
+    eps0 = check_eps0(eps0, upper=query.BEST_EPS0_MAX)
+    n, delta = check_n(n), check_delta(delta)
+    return eps0, n, delta, best.mechanism_params(mechanism, eps0, **params)
+
+
+def _tail(delta: float, rounds: int) -> float:
+    """The windows' left-out mass per round: far below ``delta / rounds``."""
+    return min(1e-16, max(1e-250, 1e-6 * delta / rounds))
+
+
+def round_loss(eps0: float, n: int, *, delta: float = 1e-6, rounds: int = 1):
+    """One round's dominating pair as exact losses and masses (:func:`pair_pld.pair_loss`), its
+    windows sized for ``rounds`` rounds at ``delta``."""
+    from shuffledp.accountants.composition.pair_pld import pair_loss
+
+    return pair_loss(eps0, n, tail=_tail(delta, rounds))
+
+
+def _interval(loss, rounds: int, delta: float) -> float:
+    mean, sd = loss.moments()
+    z = math.sqrt(2.0 * math.log(1.0 / delta))
+    estimate = max(rounds * mean + z * math.sqrt(rounds) * sd, 1e-12)
+    spread = max(float(loss.losses.max() - loss.losses.min()), 1e-12)
+    width = min(rounds * spread, rounds * mean + 2.0 * (z + 8.0) * math.sqrt(rounds) * sd + spread)
+    return min(INTERVAL_MAX, max(SHIFT_RTOL * estimate / rounds, width / BINS_MAX))
+
+
+def round_pld(mechanism: str, eps0: float, n: int, *, interval: float = 1e-4, k: int | None = None,
+              d: int | None = None, s: int | None = None, g: int | None = None, tail: float = 1e-16):
+    """dp_accounting's ``PrivacyLossDistribution`` of one shuffle round of ``mechanism``
+    (pessimistic, both directions): compose it with other mechanisms' PLDs of the same
+    ``interval`` (``pld.compose(other)``), or ``self_compose(T)``. Every randomizer of the
+    accountant is dominated by the same pair (:mod:`~shuffledp.accountants.composition.pair_pld`); its flags
+    are checked."""
+    from shuffledp.accountants.composition.pair_pld import pair_loss, pair_pld
+
+    eps0, n, _, _ = _checked(mechanism, eps0, n, 1e-6, {"k": k, "d": d, "s": s, "g": g})
+    return pair_pld(pair_loss(eps0, n, tail=tail), interval)
+
+
+def composed_pld(mechanism: str, eps0: float, n: int, rounds: int, *, delta: float = 1e-6,
+                 interval: float | None = None, k: int | None = None, d: int | None = None,
+                 s: int | None = None, g: int | None = None):
+    """dp_accounting's ``PrivacyLossDistribution`` of ``rounds`` adaptive shuffle rounds (one
+    round's pair self-composed; pessimistic). ``delta``: the smallest delta the caller will query
+    (the windows and truncations are sized for it); ``interval``: the grid (default: chosen for
+    ``rounds`` and ``delta`` as :func:`composed_eps` does). Returns ``(pld, interval)``."""
+    from shuffledp.accountants.composition.pair_pld import pair_pld
+
+    rounds = check_int(rounds, "rounds", 1, ROUNDS_MAX)
+    eps0, n, delta, _ = _checked(mechanism, eps0, n, delta, {"k": k, "d": d, "s": s, "g": g})
+    loss = round_loss(eps0, n, delta=delta, rounds=rounds)
+    step = _interval(loss, rounds, delta) if interval is None else float(interval)
+    one = pair_pld(loss, step)
+    if rounds == 1:
+        return one, step
+    return one.self_compose(rounds, tail_mass_truncation=min(1e-15, 1e-4 * delta)), step
+
+
+def mixed_pld(rounds_of: list, *, delta: float = 1e-6):
+    """dp_accounting's ``PrivacyLossDistribution`` of several kinds of shuffle rounds:
+    ``rounds_of`` lists ``(mechanism, eps0, n, count, flags)``; each kind's pair self-composed
+    ``count`` times, all composed together on one grid (chosen as :func:`composed_pld` does, for the
+    total number of rounds)."""
+    from shuffledp.accountants.composition.pair_pld import pair_pld
+
+    total = sum(int(c) for *_, c, _ in rounds_of)
+    total = check_int(total, "rounds", 1, ROUNDS_MAX)
+    losses = []
+    for mechanism, eps0, n, count, flags in rounds_of:
+        check_int(count, "count", 1, ROUNDS_MAX)
+        eps0, n, delta, _ = _checked(mechanism, eps0, n, delta, flags)
+        losses.append((round_loss(eps0, n, delta=delta, rounds=total), count))
+    step = min(_interval(loss, total, delta) for loss, _ in losses)
+    out = None
+    for loss, count in losses:
+        one = pair_pld(loss, step)
+        one = one if count == 1 else one.self_compose(count, tail_mass_truncation=min(1e-15, 1e-4 * delta))
+        out = one if out is None else out.compose(one, tail_mass_truncation=min(1e-15, 1e-4 * delta))
+    return out
+
+
+def advanced_eps(eps1: float, rounds: int, delta_slack: float) -> float:
+    """The advanced composition theorem: ``rounds`` adaptive ``(eps1, delta1)``-DP mechanisms are
+    ``(this, rounds * delta1 + delta_slack)``-DP."""
+    return math.sqrt(2.0 * rounds * math.log(1.0 / delta_slack)) * eps1 + rounds * eps1 * math.expm1(eps1)
+
+
+def composed_eps(mechanism: str, eps0: float, n: int, delta: float, rounds: int, *, k=None, d=None,
+                 s=None, g=None, rtol: float = 1e-5, forward: dict | None = None,
+                 candidates: tuple[str, ...] = ("pld", "profile", "advanced")) -> dict:
+    """Upper bound on the eps at ``delta`` of ``rounds`` fresh shuffles of ``n`` reports (module
+    docstring): ``{"eps", "by", "rounds", "candidates": {name: eps}, "eps1": the one-round eps at
+    delta/(2T) or None, "interval", "profile", "seconds"}``. ``forward``: :func:`best.best_eps`'s
+    answer at ``delta`` when the caller has it (one round: the answer itself). ``candidates``:
+    which of ``pld``, ``profile``, ``advanced`` (with basic) to evaluate."""
+    from shuffledp.accountants import best
+    from shuffledp.accountants import params as query
+    from shuffledp.accountants.composition import profile as profile_mod
+    from shuffledp.accountants.composition.pair_pld import N_MAX
+
+    start = time.perf_counter()
+    rounds = check_int(rounds, "rounds", 1, ROUNDS_MAX)
+    delta = check_delta(delta)
+    kw = {"k": k, "d": d, "s": s, "g": g}
+    eps0, n, delta, _ = _checked(mechanism, eps0, n, delta, kw)
+    out = {"rounds": rounds, "candidates": {}, "eps1": None, "interval": None, "profile": None, "skipped": {}}
+    if rounds == 1:
+        one = forward or best.best_eps(mechanism, eps0, n, delta, rtol=rtol, parallel=False, **kw)
+        out.update(eps=float(one["eps"]), by="one-round", seconds=time.perf_counter() - start)
+        out["candidates"]["one-round"] = out["eps"]
+        return out
+    cand = out["candidates"]
+    cand["pure"] = rounds * float(eps0)
+    if "pld" in candidates and n <= N_MAX:
+        pld, step = composed_pld(mechanism, eps0, n, rounds, delta=delta, **kw)
+        cand["pld"] = float(pld.get_epsilon_for_delta(delta))
+        out["interval"] = step
+    if "profile" in candidates and rounds <= PROFILE_ROUNDS_MAX:
+        prof = profile_mod.composed_eps(mechanism, eps0, n, delta, rounds, rtol=rtol, forward=forward, **kw)
+        cand["profile"] = float(prof["eps"])
+        out["profile"] = prof["profile"]
+    if "advanced" in candidates and delta / (2 * rounds) >= query.BEST_DELTA_MIN:
+        # the one-round eps at delta/(2T) is at least the true one there, which is at least the true
+        # one at delta, which is at least the forward answer's lower bound: where the answer is
+        # already below both compositions of that lower bound, they cannot win (not evaluated)
+        low = float(forward["eps_lower"]) if forward and forward.get("eps_lower") else 0.0
+        floor = min(advanced_eps(low, rounds, delta / 2), rounds * low)
+        if low > 0.0 and min(cand.values()) <= floor:
+            out["skipped"] = {"advanced": "not evaluated: at least " + repr(advanced_eps(low, rounds, delta / 2)),
+                              "basic": "not evaluated: at least " + repr(rounds * low)}
+        else:
+            one = best.best_eps(mechanism, eps0, n, delta / (2 * rounds), rtol=rtol, parallel=False, **kw)
+            eps1 = out["eps1"] = float(one["eps"])
+            cand["advanced"] = advanced_eps(eps1, rounds, delta / 2)
+            cand["basic"] = rounds * eps1
+    by = min(cand, key=lambda name: (cand[name], name))
+    out.update(eps=cand[by], by=by, seconds=time.perf_counter() - start)
+    return out

@@ -1,0 +1,446 @@
+"""Grouped pairs and the per-count divergence of a blanket-decomposed pair: the numerics that
+the decomposition accountant (:mod:`shuffledp.accountants.upper.decomposition`), the flag pairs
+(:mod:`shuffledp.accountants.upper.flags` and its siblings), the randomizers' descriptions and
+the exact-pair lower bounds (:mod:`shuffledp.accountants.lower.exact_pairs`) share.
+
+A victim pair ``(x, x')`` reduced to three groups of outputs (:class:`GroupedPair`: blanket
+weights ``w``, the victim's group probabilities ``p`` under ``x`` and ``q`` under ``x'``);
+:class:`CountTable` holds the eps-independent part for a set of counts of other draws, and
+:func:`divergence_given_count` the divergence at each count, exact inside a window of the
+binomial count (:func:`t_window`) and charged with the mass outside (upper side). The checks
+``valid_*`` raise ``ValueError`` (the front's checks, :mod:`shuffledp.accountants.validation`,
+raise the accountants' domain error).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special, stats
+
+from shuffledp.accountants.numerics.tolerances import SUBNORMAL_GUARD, binom_rtol
+
+ROUNDING_RTOL = 1e-10  # relative allowance for rounding in the summed terms
+DEFAULT_TAIL = 1e-30
+EPS_CAP = 700.0
+
+
+# --------------------------------------------------------------------------- validation
+def valid_eps0(eps0) -> float:
+    """``eps0`` as a float in (0, 50], else ``ValueError``."""
+    eps0 = float(eps0)
+    if not (math.isfinite(eps0) and 0.0 < eps0 <= 50.0):
+        raise ValueError(f"eps0 must be a number in (0, 50], got {eps0!r}")
+    return eps0
+
+
+def valid_int(value, name: str, low: int) -> int:
+    """``value`` as an int ``>= low`` (an integral float is accepted), else ``ValueError``."""
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    return int(value)
+
+
+def valid_eps(eps) -> float:
+    """``eps`` as a finite float ``>= 0``, else ``ValueError``."""
+    eps = float(eps)
+    if not (math.isfinite(eps) and eps >= 0):
+        raise ValueError(f"eps must be a finite number >= 0, got {eps!r}")
+    return eps
+
+
+def valid_delta(delta) -> float:
+    """``delta`` as a float in (0, 1), else ``ValueError``."""
+    delta = float(delta)
+    if not (0.0 < delta < 1.0):
+        raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
+    return delta
+
+
+# --------------------------------------------------------------------------- randomizers
+def krr_matrix(k: int, eps0: float) -> np.ndarray:
+    """Output matrix of k-ary randomized response: ``e^eps0 / (e^eps0 + k - 1)`` on the diagonal."""
+    k = valid_int(k, "k", 2)
+    eps0 = valid_eps0(eps0)
+    e = math.exp(eps0)
+    mat = np.full((k, k), 1.0 / (e + k - 1.0))
+    np.fill_diagonal(mat, e / (e + k - 1.0))
+    return mat
+
+
+def blanket_of(matrix) -> tuple[np.ndarray, float]:
+    """``(omega, gamma)``: the blanket ``omega(y) = min_x P[x, y]`` and its mass."""
+    mat = np.asarray(matrix, dtype=np.float64)
+    if mat.ndim != 2 or mat.shape[0] < 2 or mat.shape[1] < 2:
+        raise ValueError("matrix must be 2-D with at least two inputs and two outputs")
+    if not np.all(np.isfinite(mat)) or np.any(mat < 0):
+        raise ValueError("matrix must hold finite non-negative probabilities")
+    if np.any(np.abs(mat.sum(axis=1) - 1.0) > 1e-9):
+        raise ValueError("every row of matrix must sum to 1")
+    omega = mat.min(axis=0)
+    return omega, float(omega.sum())
+
+
+@dataclass(frozen=True)
+class GroupedPair:
+    """A victim pair reduced to its likelihood-ratio groups of outputs (``G >= 2`` of them).
+
+    ``w`` blanket masses of the groups (normalised, sum 1), ``p`` / ``q`` the victim's group
+    probabilities under the two inputs, ``gamma`` the blanket mass. With three groups (k-RR) groups
+    1 and 2 are the two with the most extreme likelihood ratio and the sums are exact; with more,
+    :func:`spread_to_three` reduces the pair per eps.
+    """
+
+    w: tuple[float, ...]
+    p: tuple[float, ...]
+    q: tuple[float, ...]
+    gamma: float
+
+
+def krr_pairs(k: int, eps0: float) -> list[GroupedPair]:
+    """The single grouped pair of k-RR (every pair of inputs is equivalent by symmetry; groups:
+    the victim's two values and the rest), equal to ``grouped_pairs(krr_matrix(k, eps0))``."""
+    k = valid_int(k, "k", 2)
+    eps0 = valid_eps0(eps0)
+    e = math.exp(eps0)
+    p, q = e / (e + k - 1.0), 1.0 / (e + k - 1.0)
+    rest = (k - 2.0) / (e + k - 1.0)
+    w = (1.0 / k, 1.0 / k, (k - 2.0) / k)
+    return [GroupedPair(w, (p, q, rest), (q, p, rest), k / (e + k - 1.0))]
+
+
+def _row_pair_groups(mat: np.ndarray, i: int, j: int, omega: np.ndarray, gamma: float):
+    """``(w, p, q)`` of the ordered pair of rows ``(i, j)`` of :func:`grouped_pairs`: the blanket
+    weight and the two rows' masses of every likelihood-ratio group (groups 1 and 2 the most
+    extreme, at least three groups); None when the rows are identical."""
+    keep = omega > 0
+    if np.any(~keep & ((mat[i] > 0) | (mat[j] > 0))):
+        raise ValueError("an output outside the blanket's support has positive probability; "
+                         "the decomposition cannot bound it")
+    u = mat[i, keep] / omega[keep]
+    v = mat[j, keep] / omega[keep]
+    key = np.round(np.stack([u, v]), 12)
+    groups: dict[tuple[float, float], list[int]] = {}
+    for col, pair in enumerate(map(tuple, key.T)):
+        groups.setdefault(pair, []).append(col)
+    if len(groups) == 1:
+        return None  # identical rows: divergence 0
+    om = omega[keep]
+    cols = list(groups.values())
+    # groups 1 and 2 are the two with the most extreme u/v; the rest is group 3
+    cols.sort(key=lambda c: -abs(math.log(u[c[0]] / v[c[0]])) if u[c[0]] > 0 and v[c[0]] > 0
+              else -math.inf)
+    while len(cols) < 3:
+        cols.append([])
+    w = tuple(float(om[c].sum()) / gamma for c in cols)
+    p = tuple(float(mat[i, keep][c].sum()) for c in cols)
+    q = tuple(float(mat[j, keep][c].sum()) for c in cols)
+    return w, p, q
+
+
+def grouped_pairs(matrix) -> list[GroupedPair]:
+    """Every ordered pair of distinct rows of ``matrix`` reduced to its likelihood-ratio groups.
+
+    Pairs with at most three groups are evaluated exactly; pairs with more through the
+    three-atom spreads of :func:`spread_to_three`. Raises ``ValueError`` if the blanket is empty
+    (``gamma = 0``: no amplification) or an output outside its support has positive probability.
+    """
+    mat = np.asarray(matrix, dtype=np.float64)
+    omega, gamma = blanket_of(mat)
+    if gamma <= 0:
+        raise ValueError("the randomizer has an empty blanket (some output column has a zero); "
+                         "the decomposition certifies nothing")
+    out = []
+    seen = set()
+    for i in range(mat.shape[0]):
+        for j in range(mat.shape[0]):
+            if i == j:
+                continue
+            grouped = _row_pair_groups(mat, i, j, omega, gamma)
+            if grouped is None:
+                continue  # identical rows: divergence 0
+            w, p, q = grouped
+            if len(w) > 3:
+                # more groups: the order is immaterial (the spread sorts them per eps)
+                sig = tuple(sorted(zip(np.round(w, 14), np.round(p, 14), np.round(q, 14), strict=True)))
+                if sig in seen:
+                    continue
+                seen.add(sig)
+                out.append(GroupedPair(w, p, q, gamma))
+                continue
+            sig = (tuple(np.round(w, 14)), tuple(np.round(p, 14)), tuple(np.round(q, 14)))
+            if sig in seen:
+                continue
+            seen.add(sig)
+            # relabelling groups 1 and 2 does not change the divergence
+            seen.add(tuple((x[1], x[0], x[2]) for x in sig))
+            out.append(GroupedPair(w, p, q, gamma))
+    return out
+
+
+def _spread_keeping(z: np.ndarray, w: np.ndarray, mid: int, ee: float,
+                    gamma: float) -> tuple[float, float, GroupedPair]:
+    """One spread of :func:`spread_to_three` (atoms ``z`` sorted, weights ``w``): keep atoms 0,
+    ``mid`` and the last, split every other between its kept neighbours. Returns
+    ``(added variance, scale, pair)``."""
+    last = len(z) - 1
+    keep = (0, mid, last)
+    wk = {i: float(w[i]) for i in keep}
+    added = 0.0  # variance the spread adds: sum of w_j (z_j - z_a)(z_b - z_j)
+    for j in range(1, last):
+        if j == mid:
+            continue
+        a, b = (0, mid) if j < mid else (mid, last)
+        span = z[b] - z[a]
+        to_a = 0.0 if span <= 0 else float(w[j] * (z[b] - z[j]) / span)
+        to_a = min(max(to_a, 0.0), float(w[j]))
+        wk[a] += to_a
+        wk[b] += float(w[j]) - to_a
+        added += float(w[j] * (z[j] - z[a]) * (z[b] - z[j]))
+    total = wk[0] + wk[mid] + wk[last]
+    ws = (wk[0] / total, wk[last] / total, wk[mid] / total)
+    zs = (float(z[0]), float(z[last]), float(z[mid]))
+    c = [wi * zi for wi, zi in zip(ws, zs, strict=True)]
+    pp = [max(ci, 0.0) for ci in c]
+    qq = [max(-ci, 0.0) / ee for ci in c]
+    scale = sum(pp)
+    return (added, scale, GroupedPair(ws, tuple(x / scale for x in pp),
+                                      tuple(x / scale for x in qq), gamma))
+
+
+def spread_to_three(g: GroupedPair, ee: float) -> list[tuple[float, float, GroupedPair]]:
+    """Three-atom pairs that dominate a many-group pair at ``e^eps = ee``, as ``(scale, pair)``.
+
+    Given ``M`` blanket draws, the pair's divergence is ``E[(Z_1 + ... + Z_{M+1})_+] / (M + 1)``
+    with ``Z_i`` i.i.d., ``Z = z_g = (p_g - ee q_g) / w_g`` with probability ``w_g`` (module
+    docstring). Keep the smallest and the largest atom and one middle atom ``m``; split every other
+    atom ``z_j`` between its kept neighbours ``a < j < b`` in the proportions that keep its mean
+    (``w_j (z_b - z_j) / (z_b - z_a)`` to ``a``, the rest to ``b``). The result ``Z'`` is a
+    mean-preserving spread of ``Z`` (``E[Z' | Z] = Z``), so ``Z <= Z'`` in convex order, the sums of
+    ``M + 1`` independent copies are ordered the same way, and ``x -> x_+`` is convex: the spread's
+    divergence is at least the pair's for every ``M``. One spread per choice of ``m`` is returned
+    as ``(added variance, scale, pair)``, the one adding the least variance first (their minimum
+    is a bound too). Each is a three-group pair for the exact sums with
+    ``p'_g - ee q'_g = w'_g z'_g``, scaled so that ``sum p' = 1`` (the window charges assume it);
+    ``scale`` multiplies its divergence back. An empty list means every atom is ``<= 0``: the
+    divergence is 0 for every ``M``.
+    """
+    w = np.asarray(g.w, dtype=np.float64)
+    z = (np.asarray(g.p, dtype=np.float64) - ee * np.asarray(g.q, dtype=np.float64)) / w
+    if not np.max(z) > 0:
+        return []
+    order = np.argsort(z, kind="stable")
+    z, w = z[order], w[order]
+    last = len(z) - 1
+    out = [_spread_keeping(z, w, mid, ee, g.gamma) for mid in range(1, last)]
+    # the spread adding the least variance first
+    out.sort(key=lambda item: item[0])
+    return [(added, scale, pair) for added, scale, pair in out]
+
+
+# --------------------------------------------------------------------------- core sums
+def _pmf(j, N, pi):
+    """Binomial pmf (Boost via scipy), 0 outside the support and for N < 0."""
+    ok = (N >= 0) & (j >= 0) & (j <= N)
+    return np.where(ok, stats.binom.pmf(np.where(ok, j, 0.0), np.maximum(N, 0.0), pi), 0.0)
+
+
+def _f_terms(a, t, Bt1, Bt, pi, c1, c2, c3):
+    """``P(a,t) - e^eps Q(a,t)`` given the coefficient differences ``c_g = P_g - e^eps Q_g``."""
+    return (Bt1 * (c1 * _pmf(a - 1.0, t - 1.0, pi) + c2 * _pmf(a, t - 1.0, pi))
+            + c3 * Bt * _pmf(a, t, pi))
+
+
+def _per_t(t, Bt1, Bt, pi, P, Q, ee, *, upper: bool) -> np.ndarray:
+    """Per row (axis 0) sum over ``t`` (axis 1) of ``sum_a (P(a,t) - e^eps Q(a,t))_+``.
+
+    ``upper=True`` adds the rounding allowance and, where the real threshold lies so close to
+    an integer that rounding could put it on the wrong side, the off-by-one charge;
+    ``upper=False`` returns the sum over the computed half-line minus the allowance (a lower
+    bound: any region gives at most the positive part).
+    """
+    c1, c2, c3 = P[0] - ee * Q[0], P[1] - ee * Q[1], P[2] - ee * Q[2]
+    tt = np.maximum(t, 1.0)
+    k1 = c1 / pi - c2 / (1.0 - pi)
+    slope = Bt1 / tt * k1
+    icpt_a = Bt1 * c2 / (1.0 - pi)
+    icpt_b = c3 * Bt
+    icpt = icpt_a + icpt_b
+    pos = slope > 0
+    neg = slope < 0
+    flat = ~(pos | neg)
+    safe = np.where(flat, 1.0, slope)
+    cross = np.where(flat, 0.0, -icpt / safe)
+    # up (slope > 0 or flat): region a >= a0 ; down (slope < 0): region a <= a0
+    a0 = np.where(pos, np.floor(cross) + 1.0, np.ceil(cross) - 1.0)
+    a0 = np.where(flat, np.where(icpt > 0, 0.0, t + 1.0), a0)
+    a0 = np.clip(a0, -1.0, t + 1.0)
+    up = ~neg
+    T1, T2, T3 = _region_masses(t, a0, pi, neg, up)
+    pmass = Bt1 * (P[0] * T1 + P[1] * T2) + P[2] * Bt * T3
+    qmass = Bt1 * (Q[0] * T1 + Q[1] * T2) + Q[2] * Bt * T3
+    s = pmass - ee * qmass
+    allowance = ROUNDING_RTOL * (pmass + ee * qmass)
+    if not upper:
+        return np.sum(np.maximum(s - allowance, 0.0), axis=-1)
+    # threshold error: relative 1e-9 of the magnitudes entering -icpt/slope (Boost pmfs are
+    # accurate to ~1e-14; the margin covers the arithmetic with a factor > 1e3)
+    err = 1e-9 * ((np.abs(icpt_a) + np.abs(icpt_b)) / np.abs(safe) + np.abs(cross) + 1.0)
+    near = ~flat & (np.abs(cross - np.round(cross)) <= err)
+    corr = np.zeros_like(s)
+    if np.any(near):
+        idx = np.nonzero(near)
+        corr[idx] = _off_by_one_charge(t[idx], a0[idx], up[idx], Bt1[idx], Bt[idx], pi, c1, c2, c3)
+    return np.sum(np.maximum(s, 0.0) + allowance + corr, axis=-1)
+
+
+def _on(mask, fn, *args):
+    """``fn(*args)`` on the cells of ``mask`` only (elementwise ``fn``), 0 elsewhere: the values
+    where it is evaluated are those of the full evaluation, the rest is never read."""
+    out = np.zeros(mask.shape)
+    if np.any(mask):
+        out[mask] = fn(*(a[mask] for a in args))
+    return out
+
+
+def _region_masses(t, a0, pi, neg, up):
+    """``(T1, T2, T3)`` of :func:`_per_t`: the masses of the region (``a >= a0`` where ``up``,
+    ``a <= a0`` elsewhere) under ``Bin(t-1)`` shifted by one (T1), ``Bin(t-1)`` (T2) and ``Bin(t)`` (T3).
+    Each term is evaluated only on the cells whose direction reads it."""
+    pis, cpis = np.full(t.shape, pi), np.full(t.shape, 1.0 - pi)
+    # up: T2 = Pr[Bin(t-1) >= a0] = I_pi(a0, t - a0) ; down: T1 = Pr[Bin(t-1) <= a0-1]
+    mid = (a0 >= 1.0) & (a0 <= t - 1.0)
+    inc_up = _on(mid & up, special.betainc, a0, t - a0, pis)
+    inc_dn = _on(mid & neg, special.betainc, t - a0, a0, cpis)
+    big = a0 > t - 1.0
+    small = a0 < 1.0
+    t_up = np.where(small, 1.0, np.where(big, 0.0, inc_up))
+    t_dn = np.where(small, 0.0, np.where(big, 1.0, inc_dn))
+    pm_lo = _on(up, _pmf, a0 - 1.0, t - 1.0, pis)  # Pr[Bin(t-1) = a0 - 1]
+    pm_at = _on(neg, _pmf, a0, t - 1.0, pis)
+    T2 = np.where(up, t_up, t_dn + pm_at)
+    T1 = np.where(up, t_up + pm_lo, t_dn)
+    nonempty = t >= 1
+    T1 = np.where(nonempty, T1, 0.0)
+    T2 = np.where(nonempty, T2, 0.0)
+    # Pr[Bin(t) >= a0] = pi T1 + (1-pi) T2 (up); Pr[Bin(t) <= a0] likewise (down); t = 0: the
+    # single point a = 0, inside the region iff a0 <= 0 (up) / a0 >= 0 (down)
+    T3 = np.where(nonempty, pi * T1 + (1.0 - pi) * T2,
+                  np.where(up, (a0 <= 0).astype(float), (a0 >= 0).astype(float)))
+    return T1, T2, T3
+
+
+def _off_by_one_charge(tn, an, upn, b1, b0, pi, c1, c2, c3):
+    """Charge of the cells whose threshold ``an`` lies so close to an integer that rounding could
+    put it on the wrong side: the positive part of the cell just outside, the negative part of
+    the one just inside, and the rounding allowance of both."""
+    outside = np.where(upn, an - 1.0, an + 1.0)
+    f_out = _f_terms(outside, tn, b1, b0, pi, c1, c2, c3)
+    f_in = _f_terms(an, tn, b1, b0, pi, c1, c2, c3)
+    f_out = np.where((outside >= 0) & (outside <= tn), f_out, 0.0)
+    f_in = np.where((an >= 0) & (an <= tn), f_in, 0.0)
+    return (np.maximum(f_out, 0.0) + np.maximum(-f_in, 0.0)
+            + ROUNDING_RTOL * (np.abs(f_out) + np.abs(f_in)))
+
+
+def bernstein_half_width(N, s: float, tail: float):
+    """``t`` with ``Pr[|Bin(N, s) - N s| >= t] <= tail`` by Bernstein's inequality (each side at
+    most ``exp(-t^2 / (2 (var + t/3)))``, set to ``tail / 2``): a closed form, no quantile search
+    (scipy's ``binom.ppf`` fails to bracket its root at tiny ``s`` and huge ``N``)."""
+    L = math.log(2.0 / tail)
+    var = np.asarray(N, dtype=np.float64) * s * (1.0 - s)
+    return L / 3.0 + np.sqrt(L * L / 9.0 + 2.0 * L * var)
+
+
+def chernoff_ends(N, s: float, tail: float):
+    """``(lo, hi)`` with ``Pr[Bin(N, s) < lo] <= tail / 2`` and ``Pr[Bin(N, s) > hi] <= tail / 2``
+    (up to the bisection's resolution) by the Chernoff bound ``Pr[X >= N a] <= exp(-N KL(a || s))``
+    (and its mirror below the mean), solved for ``a`` by bisection. Much narrower than Bernstein's
+    where the mean is small against ``log(2/tail)`` (Poisson-like counts at tiny deltas). Only the
+    window's width depends on it: callers compute and charge the mass outside."""
+    N = np.asarray(N, dtype=np.float64)
+    L = math.log(2.0 / tail)
+    ls, l1s = math.log(s), math.log1p(-s)
+
+    def excess(a):  # N KL(a || s) - L, for a in (0, 1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            kl = (np.where(a > 0, a * (np.log(np.maximum(a, 1e-300)) - ls), 0.0)
+                  + np.where(a < 1, (1.0 - a) * (np.log1p(-np.minimum(a, 1.0)) - l1s), -l1s))
+        return N * kl - L
+
+    ends = []
+    for far in (0.0, 1.0):  # lower end: a in (0, s); upper end: a in (s, 1)
+        near_a, far_a = np.full(N.shape, s), np.full(N.shape, far)
+        for _ in range(60):
+            mid = 0.5 * (near_a + far_a)
+            inside = excess(mid) < 0.0
+            near_a, far_a = np.where(inside, mid, near_a), np.where(inside, far_a, mid)
+        ends.append(far_a * N)
+    return np.floor(ends[0]), np.ceil(ends[1])
+
+
+def t_window(N, s: float, tail: float, *, chernoff: bool = True):
+    """Window ``[lo, hi]`` of ``Bin(N, s)`` (arrays of N) holding all but about ``tail`` of the
+    mass (the narrower of :func:`bernstein_half_width` and, with ``chernoff``,
+    :func:`chernoff_ends` on each side), and the mass outside, computed (binomial cdf / sf) and
+    rounded up by the tolerance of :func:`lower_bounds.binom_rtol`: only the window's tightness
+    depends on the inequalities, the charge is the computed mass."""
+    N = np.asarray(N, dtype=np.float64)
+    if s >= 1.0:
+        return N.copy(), N.copy(), np.zeros_like(N)
+    half = bernstein_half_width(N, s, tail)
+    c_lo, c_hi = chernoff_ends(N, s, tail) if chernoff else (-np.inf, np.inf)
+    lo = np.clip(np.maximum(np.floor(N * s - half), c_lo), 0.0, N)
+    hi = np.clip(np.minimum(np.ceil(N * s + half), c_hi), lo, N)
+    out = np.where(lo > 0, stats.binom.cdf(lo - 1.0, N, s), 0.0) + np.where(hi < N, stats.binom.sf(hi, N, s), 0.0)
+    return lo, hi, out * (1.0 + 2.0 * binom_rtol(N, s)) + SUBNORMAL_GUARD * ((lo > 0) | (hi < N))
+
+
+class CountTable:
+    """eps-independent part for a set of other-draw counts ``N``: the t-grid and the weights
+    ``B(t)``, ``B(t-1)`` of the others' count in groups 1 and 2 (``Bin(N, s)``)."""
+
+    def __init__(self, N, s: float, tail: float):
+        N = np.atleast_1d(np.asarray(N, dtype=np.float64))
+        s = min(float(s), 1.0)
+        if not s > 0:
+            raise ValueError("groups 1 and 2 carry no mass of the other draws")
+        lo, hi, outside = t_window(N, s, tail)
+        width = int(np.max(hi - lo)) + 2  # t = t' or t' + 1
+        t = lo[:, None] + np.arange(width, dtype=np.float64)[None, :]
+        valid = t <= (N[:, None] + 1.0)
+        # one pmf per count: B(t - 1) is B(t) one column to the left (t = lo - 1 .. lo + width - 1)
+        pmf = _pmf(lo[:, None] + np.arange(-1.0, width)[None, :], N[:, None], s)
+        self.t = np.where(valid, t, 0.0)
+        self.Bt = np.where(valid, pmf[:, 1:], 0.0)
+        self.Bt1 = np.where(valid, pmf[:, :-1], 0.0)
+        self.outside = outside
+
+
+def divergence_given_count(table: CountTable, g: GroupedPair, pi: float, ee: float, *,
+                            upper: bool) -> np.ndarray:
+    """Divergence ``D_{e^eps}(P||Q)`` for each count of other draws in ``table``.
+
+    Every evaluated t gets its exact terms; t outside [lo, hi + 1] implies the others' count
+    t' outside [lo, hi], whose mass (``table.outside``) bounds the rest (upper bound only).
+    """
+    if not (0.0 < pi < 1.0):
+        raise ValueError("degenerate group split (pi in {0, 1}) is not supported")
+    res = _per_t(table.t, table.Bt1, table.Bt, pi, g.p, g.q, ee, upper=upper)
+    return res + table.outside if upper else res
+
+
+def pair_is_mirror(g: GroupedPair) -> bool:
+    """True when relabelling groups 1 and 2 turns (p, q) into (q, p): D(P||Q) = D(Q||P)."""
+    return g.w[0] == g.w[1] and g.p[0] == g.q[1] and g.p[1] == g.q[0] and g.p[2] == g.q[2]
+
+
+def swapped_pair(g: GroupedPair) -> GroupedPair:
+    """The pair with the victim's two inputs exchanged (``p`` and ``q`` swapped)."""
+    return GroupedPair(g.w, g.q, g.p, g.gamma)

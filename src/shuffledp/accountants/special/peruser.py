@@ -1,0 +1,250 @@
+"""Per-user privacy accounting of Algorithm 1 (Theorem 2 of the per-user-histogram paper), its
+utility bound (Theorem 3) and budget split (Theorem 4).
+
+Theorem 2 made concrete. For user i in group G and any subset Q of G that contains i, with
+``r(Q)`` the largest L1 distance between two normalised true histograms of Q, the second copies of
+Q's members are ``eps0 = (1 + r(Q)/c) * eps2``-LDP with respect to each other (proof of Thm 2), and
+shuffling them is ``(A(eps0, |Q|, delta), delta)``-DP by an amplification-by-shuffling bound A
+(Theorem 6 = the closed form of Feldman-McMillan-Talwar 2021, or their tighter numerical bound).
+The first copy costs ``eps1`` without amplification (Theorem 1). Hence
+
+    eps'_i = eps1 + min(eps2, min_Q A((1 + r(Q)/c) eps2, |Q|, delta)).
+
+The minimum over all subsets Q is out of reach for big groups; :func:`per_user_eps` searches the
+nested balls around the group's centre (mean true histogram): Q_m = the m members closest to the
+centre, ``r(Q_m) <= 2 t_m`` with ``t_m`` the m-th smallest distance to the centre (triangle
+inequality; also bounded by the L1 size of Q_m's bounding box; an upper bound of the diameter,
+hence a valid but possibly loose bound), m on a geometric grid and Q_m containing i.
+:func:`exact_min_eps` enumerates every subset for small groups (used in the tests to check the
+heuristic never goes below the exact minimum).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+Amplifier = Callable[[float, int, float], float]
+
+
+# ----------------------------------------------------------------------------------------------
+# amplification bounds (delegated to accountants.clones; no duplicate implementation here)
+
+
+def clones_amplifier(bound: str, *, eps0_ratio: float = 1.02) -> Amplifier:
+    """``bound`` "closed" (Theorem 6 as printed = FMT21's Theorem 3.1 closed form; it returns eps0
+    outside its regime eps0 <= log(n / (16 log(2/delta)))) or "numeric" (FMT21's tighter numerical
+    clones bound), both from :mod:`shuffledp.accountants.upper.clones`.
+
+    The numerical bound costs tens of milliseconds per call, so ``eps0`` is rounded UP to the grid
+    ``eps0_ratio**k`` and the result cached; the bound grows with eps0, so rounding up can only
+    loosen it (never optimistic)."""
+    from shuffledp.accountants.upper.clones import eps_clones
+
+    cache: dict[tuple[float, int, float], float] = {}
+    if bound == "closed":
+        def amp(eps0: float, n: int, delta: float) -> float:
+            if n < 2:
+                return math.inf
+            return float(eps_clones(eps0, n, delta, variant="fmt21", closed_form=True,
+                                    closed_form_version="theorem"))
+    elif bound == "numeric":
+        lr = math.log(eps0_ratio)
+
+        def amp(eps0: float, n: int, delta: float) -> float:
+            if n < 2:
+                return math.inf
+            e0 = eps0_ratio ** math.ceil(math.log(eps0) / lr - 1e-12)
+            key = (e0, int(n), delta)
+            if key not in cache:
+                cache[key] = float(eps_clones(e0, n, delta, variant="fmt21", closed_form=False))
+            return cache[key]
+    else:
+        raise ValueError(f"bound: {bound!r} (closed|numeric)")
+    return amp
+
+
+def local_eps(eps2: float, r: float, c: float) -> float:
+    """LDP level of the second copies within a subset of diameter r (proof of Theorem 2)."""
+    return (1.0 + r / c) * eps2
+
+
+# ----------------------------------------------------------------------------------------------
+# per-user eps'
+
+
+def group_centre_distances(hbar: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """L1 distance of every user's true histogram to the mean true histogram of its group."""
+    labels = np.asarray(labels)
+    g = labels.max() + 1
+    sums = np.zeros((g, hbar.shape[1]))
+    np.add.at(sums, labels, hbar)
+    cnt = np.bincount(labels, minlength=g)
+    centres = sums / np.maximum(cnt, 1)[:, None]
+    return np.abs(hbar - centres[labels]).sum(axis=1)
+
+
+def per_user_eps(hbar: np.ndarray, labels: np.ndarray, eps1: float, eps2: float, c: float,
+                 delta: float, amplifier: Amplifier, *, grid_points: int = 16,
+                 max_eps0: float = 60.0) -> dict[str, np.ndarray]:
+    """eps' of every user (see the module docstring). ``labels``: the shuffler's groups.
+
+    Candidates whose local level ``eps0`` exceeds ``max_eps0`` or ``log|Q| + 1`` are skipped
+    (skipping a candidate can only raise a user's bound). Returns arrays ``eps_prime``,
+    ``eps_shuffle`` (the amplified part, ``<= eps2``), ``group_size``, ``dist_centre``, ``q_size``
+    and ``q_radius`` (the chosen subset's size and diameter bound; 1 and 0 where no subset amplifies).
+    """
+    for name, v in (("eps2", eps2), ("c", c), ("delta", delta)):
+        if not v > 0:
+            raise ValueError(f"{name}: must be > 0, got {v!r}")
+    if eps1 < 0:
+        raise ValueError(f"eps1: must be >= 0, got {eps1!r}")
+    labels = np.asarray(labels)
+    n = len(labels)
+    dist = group_centre_distances(hbar, labels)
+    order = np.lexsort((dist, labels))
+    sizes = np.bincount(labels)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    eps_sh = np.full(n, float(eps2))
+    q_size = np.ones(n, dtype=np.int64)
+    q_rad = np.zeros(n)
+    cache: dict[tuple[float, int], float] = {}
+    for gi in np.flatnonzero(sizes >= 2):
+        G = int(sizes[gi])
+        members = order[starts[gi] : starts[gi] + G]      # sorted by distance to the centre
+        grid, r, vals = _prefix_bounds(hbar[members], dist[members], G, eps2, c, delta, amplifier,
+                                       grid_points, max_eps0, cache)
+        # suffix minimum: member at rank k lies in Q_m for every m > k
+        suf = np.minimum.accumulate(vals[::-1])[::-1]
+        arg = _suffix_argmin(vals)
+        idx = np.searchsorted(grid, np.arange(G), side="right")   # first grid m with m > rank
+        ok = idx < len(grid)
+        best = np.full(G, math.inf)
+        best[ok] = suf[idx[ok]]
+        better = best < eps2
+        sel = members[better]
+        eps_sh[sel] = best[better]
+        chosen = arg[idx[better]]
+        q_size[sel] = grid[chosen]
+        q_rad[sel] = r[chosen]
+    return {"eps_prime": eps1 + eps_sh, "eps_shuffle": eps_sh, "group_size": sizes[labels],
+            "dist_centre": dist, "q_size": q_size, "q_radius": q_rad}
+
+
+def _prefix_bounds(hm: np.ndarray, t: np.ndarray, G: int, eps2: float, c: float, delta: float,
+                   amplifier: Amplifier, grid_points: int, max_eps0: float,
+                   cache: dict[tuple[float, int], float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(grid, r, vals)`` of one group of :func:`per_user_eps` (``hm``, ``t``: its members'
+    histograms and distances to the centre, sorted by distance): the prefix sizes ``m``, the
+    diameter bound of each prefix ``Q_m`` and its amplified eps (``inf`` where skipped).
+    ``cache`` maps ``(eps0, m)`` to the amplifier's value and is filled here."""
+    grid = np.unique(np.round(np.geomspace(2, G, num=min(grid_points, G - 1))).astype(np.int64))
+    # diameter bounds of the prefix Q_m: 2 t_m (triangle inequality through the centre) and the
+    # L1 size of the prefix's bounding box (|u-v|_1 <= sum_j (max_j - min_j)); both are upper
+    # bounds, so their minimum is one too
+    box = (np.maximum.accumulate(hm, axis=0) - np.minimum.accumulate(hm, axis=0)).sum(axis=1)
+    r = np.minimum(np.minimum(2.0 * t[grid - 1], box[grid - 1]), 2.0)
+    vals = np.full(len(grid), math.inf)
+    for j, (m, rr) in enumerate(zip(grid, r, strict=True)):
+        e0 = local_eps(eps2, float(rr), c)
+        if e0 > max_eps0 or e0 > math.log(m) + 1.0:
+            continue   # e^eps0 > e*|Q|: (almost) no clone; skipping only raises the bound
+        key = (e0, int(m))
+        if key not in cache:
+            cache[key] = amplifier(e0, int(m), delta)
+        vals[j] = cache[key]
+    return grid, r, vals
+
+
+def _suffix_argmin(vals: np.ndarray) -> np.ndarray:
+    out = np.empty(len(vals), dtype=np.int64)
+    best, bi = math.inf, len(vals) - 1
+    for j in range(len(vals) - 1, -1, -1):
+        if vals[j] <= best:
+            best, bi = vals[j], j
+        out[j] = bi
+    return out
+
+
+def exact_min_eps(hbar_group: np.ndarray, i: int, eps1: float, eps2: float, c: float, delta: float,
+                  amplifier: Amplifier) -> float:
+    """Theorem 2's eps' for member ``i`` of a small group, minimising over EVERY subset Q with i in Q
+    and the exact diameter r(Q). Exponential in the group size (tests only, size <= 14)."""
+    G = len(hbar_group)
+    if G > 14:
+        raise ValueError("hbar_group: exact enumeration limited to groups of at most 14")
+    D = np.abs(hbar_group[:, None, :] - hbar_group[None, :, :]).sum(axis=2)
+    others = [j for j in range(G) if j != i]
+    best = float(eps2)
+    for size in range(1, G):
+        for sub in itertools.combinations(others, size):
+            q = (i, *sub)
+            rq = float(D[np.ix_(q, q)].max())
+            best = min(best, amplifier(local_eps(eps2, rq, c), len(q), delta))
+    return eps1 + best
+
+
+# ----------------------------------------------------------------------------------------------
+# Theorem 3 (utility) and Theorem 4 (budget split)
+
+
+def mean_group_l1(hbar: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """For every user, the mean L1 distance of its true histogram to its group's members (itself
+    included): Theorem 3's first term, exact, in O(n d log n) by sorting each coordinate."""
+    labels = np.asarray(labels)
+    n, d = hbar.shape
+    sizes = np.bincount(labels)
+    total = np.zeros(n)
+    starts_all = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    for j in range(d):
+        x = hbar[:, j]
+        o = np.lexsort((x, labels))
+        xs = x[o]
+        cs = np.cumsum(xs)
+        grp = labels[o]
+        st = starts_all[grp]
+        before = cs - xs - np.where(st > 0, cs[np.maximum(st - 1, 0)], 0.0)   # sum of earlier members
+        k = np.arange(n) - st                                                  # rank within group
+        G = sizes[grp]
+        gsum = cs[st + G - 1] - np.where(st > 0, cs[np.maximum(st - 1, 0)], 0.0)
+        after = gsum - before - xs
+        s = xs * k - before + after - xs * (G - k - 1)
+        total[o] += s
+    return total / sizes[labels]
+
+
+def theorem3_noise_term(d: int, c: float, n: int, delta: float, eps1: float, eps2: float) -> float:
+    """Theorem 3's second term 2 d c log(n/delta) / sqrt(eps1^2 + eps2^2)."""
+    return 2.0 * d * c * math.log(n / delta) / math.sqrt(eps1 * eps1 + eps2 * eps2)
+
+
+def theorem3_bound(hbar: np.ndarray, labels: np.ndarray, c: float, delta: float, eps1: float,
+                   eps2: float) -> np.ndarray:
+    """Theorem 3's per-user bound on E||H_hat - H_bar||_1."""
+    n, d = hbar.shape
+    return mean_group_l1(hbar, labels) + theorem3_noise_term(d, c, n, delta, eps1, eps2)
+
+
+def theorem4_eps1(d: int, n: int, delta: float, R: float) -> float:
+    """Theorem 4's split eps1 = 4 d log(n/delta) / R (R: separation in units of c)."""
+    if not R > 0:
+        raise ValueError(f"R: must be > 0, got {R!r}")
+    return 4.0 * d * math.log(n / delta) / R
+
+
+def separation_R(hbar: np.ndarray, clusters: np.ndarray, c: float) -> float:
+    """A dataset-level prior for Theorem 4's R: the median over users of the L1 distance from the
+    user's true histogram to the nearest centre of ANOTHER true cluster, in units of c."""
+    clusters = np.asarray(clusters)
+    g = clusters.max() + 1
+    if g < 2:
+        return 2.0 / c
+    sums = np.zeros((g, hbar.shape[1]))
+    np.add.at(sums, clusters, hbar)
+    centres = sums / np.bincount(clusters, minlength=g)[:, None]
+    D = np.stack([np.abs(hbar - centres[j]).sum(axis=1) for j in range(g)], axis=1)
+    D[np.arange(len(hbar)), clusters] = np.inf
+    return float(np.median(D.min(axis=1)) / c)
