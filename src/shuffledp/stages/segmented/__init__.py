@@ -153,6 +153,11 @@ def check_config(config: Mapping) -> None:
         if ds["s"] >= ds["d"]:
             raise ConfigError(f"config key segmented.datasets.{name}.s: must be < d")
         _check_population(config, name, table, synth, max(cfg["n"]))
+    _check_figures(cfg)
+
+
+def _check_figures(cfg: Mapping) -> None:
+    """Each figure names configured datasets and settings."""
     for fig, spec in cfg["figures"].items():
         for ds in spec["datasets"]:
             if ds not in cfg["datasets"]:
