@@ -148,14 +148,14 @@ def test_cli_jobs_and_report(tmp_path):
 
     report_step = discover()["multidim"].step("report")
     out = {o.name: str(tmp_path / o.path) for o in report_step.outputs}  # tables/..., figures/...
-    _step(jobdir, "report", report_spec, {"uniform": uni, "timings": tim, "personal": per,
+    _step(jobdir, "report", report_spec, {"uniform": uni, "timings": tim, "personal": per, "audits": [],
                                           "data": [str(tmp_path / "br.parquet"), str(tmp_path / "mx.parquet")]}, out)
     assert (tmp_path / "tables" / "multidim_fig3.parquet").is_file()
     for k in (3, 4, 5, 10):
         for ext in ("pdf", "png"):
             assert (tmp_path / "figures" / f"multidim_fig{k}.{ext}").stat().st_size > 1000
     claims = pd.read_parquet(tmp_path / "tables" / "multidim_claims.parquet")
-    assert list(claims.columns) == COLUMNS
+    assert list(claims.columns) == [*COLUMNS, "audit"]   # multidim claims rest on audited protocols
     assert {"mhm_beats_flame_all_eps", "mhm_flame_gap_grows_with_eps", "mhm_beats_tcm", "ogm_beats_nogm",
             "ogm_vs_nogm_244_mx"} <= set(claims["id"])
     timed = pd.read_parquet(tmp_path / "tables" / "multidim_claims_timings.parquet")  # wall clock, own table

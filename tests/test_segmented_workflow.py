@@ -61,7 +61,7 @@ def test_segmented_workflow_tiny_twice(tmp_path):
     claims = pd.read_parquet(tmp_path / "results/tables/segmented_claims.parquet")
     from shuffledp.claims.core import COLUMNS
 
-    assert list(claims.columns) == COLUMNS
+    assert list(claims.columns) == [*COLUMNS, "audit"]   # segmented claims rest on audited protocols
     by_id = claims.set_index("id")
     assert by_id.loc["optimal_m_msnbc_5k", "data"] == "stand-in"          # the provenance reaches the claims
     assert by_id.loc["optimal_m_msnbc_5k", "held"] == "not testable at this scale"   # no run at n = 5,000
