@@ -58,10 +58,11 @@ def test_lower_eps_is_a_verified_point_below_the_exact_eps(mech, mat_fn, kw, del
     assert O.exact_shuffle_delta(mat_fn(eps0), 0, 1, [2] * (n - 1), low) > delta
 
 
-@pytest.mark.parametrize("mech,kw", [("oue", {"d": 17}), ("olh", {"g": 2}), ("olh", {})])
+@pytest.mark.parametrize("mech,kw", [("oue", {"d": 17}), ("olh", {"g": 2, "domain": 3}),
+                                     ("olh", {"domain": 3})])
 def test_best_registers_it_below_the_upper_bound(mech, kw):
-    """n = 1000, eps0 = 4: the third-input pair is registered, above the two-flag pair-group-counts
-    bound and below the decomposition's upper bound."""
+    """n = 1000, eps0 = 4 (OLH over 3 input values: a third input exists): the third-input pair is
+    registered, above the two-flag pair-group-counts bound and below the decomposition's upper bound."""
     res = best.best_eps(mech, 4.0, 1000, 1e-6, parallel=False, **kw)
     b = res["bounds"]
     third = b["pair-third-input"]["eps"]

@@ -117,7 +117,8 @@ def test_published_oue_point():
 
 
 GRID_N = [10**3, 10**6, 10**9, 10**12, 10**15]
-GRID = [("krr", {"k": 10}), ("krr", {"k": 3}), ("general", {}), ("oue", {"d": 10}), ("olh", {}), ("olh", {"g": 2})]
+GRID = [("krr", {"k": 10}), ("krr", {"k": 3}), ("general", {}), ("oue", {"d": 10}), ("olh", {"domain": 3}),
+        ("olh", {"g": 2, "domain": 3})]  # OLH over >= 3 input values: the third input exists
 
 
 @pytest.mark.parametrize("mech,p", GRID)

@@ -214,5 +214,5 @@ def test_olh_binary_gap_is_the_blanket_floor():
     law = cp.olh_at_x_cells(2, eps0)
     at_x = [cp.cell_lower_eps([cp.cell_linear_pair(law, cp._AT_X_GROUPING, n, reverse=r)], delta, eps0)
             for r in (False, True)]
-    third = registry.get("third-input-blocked").eps_for_delta("olh", eps0, n, delta, g=2)
+    third = registry.get("third-input-blocked").eps_for_delta("olh", eps0, n, delta, g=2, domain=3)
     assert 0.5 < min(at_x) and max(*at_x, third) < 1.6, (at_x, third)

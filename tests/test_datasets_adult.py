@@ -45,14 +45,17 @@ def test_real_adult_through_the_mirror(mirror, tmp_path):
 
 
 def test_preprocess_step_refuses_a_bad_public_coding(tmp_path):
-    """The data stage's Adult step checks its public bins before reading anything: one usage error."""
+    """The data stage's Adult step checks its public bins when its typed spec is read, before reading
+    anything: one usage error naming the coding."""
     from shuffledp.errors import UsageError
     from shuffledp.stages.data import _preprocess_adult
+    from shuffledp.stages.data.specs import PreprocessAdult
+    from shuffledp.stages.specs import validate_spec
 
     spec = {"source": "standin", "raw_dir": str(tmp_path), "mirror": "", "seed": 0,
             "coding": {"fnlwgt": {"scale": "log", "lo": 0, "hi": 10, "bins": 4}}}
     with pytest.raises(UsageError, match="coding.*lo > 0"):
-        _preprocess_adult(spec, {}, {"table": str(tmp_path / "a.parquet")})
+        validate_spec(PreprocessAdult, spec)
     assert not (tmp_path / "a.parquet").exists()
     spec["coding"] = {"fnlwgt": {"scale": "log", "lo": 1000, "hi": 10**6, "bins": 4}}
     _preprocess_adult(spec, {}, {"table": str(tmp_path / "a.parquet")})
