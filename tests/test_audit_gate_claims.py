@@ -92,7 +92,7 @@ def test_audits_not_run_says_so_and_changes_nothing():
 def test_markdown_counts_and_names_the_gated_rows(tmp_path):
     from shuffledp.claims.peruser import claims_markdown
     from shuffledp.experiments import peruser as E
-    from tests.test_claims_peruser import runs, users
+    from test_claims_peruser import runs, users
 
     path = tmp_path / "audits.parquet"
     raw = E.claims(runs(), users(), "test")
@@ -132,7 +132,7 @@ def test_claims_steps_read_the_audits_table(enabled):
 def test_peruser_report_step_writes_gated_claims(tmp_path, violation):
     """The stage's own report step (as ``shuffledp step`` runs it) on fabricated runs: its claims
     table and Markdown carry the gate; without the audits input (stage disabled) they say not run."""
-    from tests.test_claims_peruser import runs, users
+    from test_claims_peruser import runs, users
 
     step = discover()["peruser"].step("report")
     r = runs().assign(top3_mean=0.5)
