@@ -86,3 +86,28 @@ def test_delta_bound_is_more_powerful_on_a_partial_shift():
         by_delta += d > 1e-3
         by_eps += distinguish(x0, x1, 1e-3, 5e-4).eps_lb > 1.0
     assert by_delta >= 17 and by_delta > by_eps
+
+
+def test_report_shows_the_delta_bound(tmp_path):
+    """The report step's table carries delta_lb and mutant_delta_lb (NaN where the audit bounds only
+    eps) and draws the delta panel for the rows that have one."""
+    import pandas as pd
+
+    from shuffledp.experiments import audits as A
+
+    row, sec = A.audit_row("krr_shuffle", 2000, 1e-3, 0)
+    raw = dict(row, audit="raw_hdg_loan_split", delta=1e-4, delta_lb=0.0, mutant_delta_lb=0.43,
+               verdict="consistent")
+    files = []
+    for i, r in enumerate((row, raw)):
+        pd.DataFrame([r]).to_parquet(tmp_path / f"r{i}.parquet")
+        pd.DataFrame([{"audit": r["audit"], "trials": r["trials"], "seconds": sec}]).to_parquet(tmp_path / f"t{i}.parquet")
+        files.append(i)
+    out = {k: str(tmp_path / f"out.{k}") for k in ("table", "md", "timings", "pdf", "png")}
+    df = A.report([str(tmp_path / f"r{i}.parquet") for i in files], [str(tmp_path / f"t{i}.parquet") for i in files],
+                  {"scale": "test", "alpha": 1e-3}, out)
+    assert list(df["audit"]) == ["krr_shuffle", "raw_hdg_loan_split"]
+    assert np.isnan(df.loc[0, "delta_lb"]) and df.loc[1, "mutant_delta_lb"] == 0.43
+    md = open(out["md"]).read()
+    assert "delta_lb" in md and "mutant_delta_lb" in md
+    assert all((tmp_path / f"out.{k}").stat().st_size > 0 for k in ("pdf", "png"))

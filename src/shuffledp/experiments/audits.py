@@ -769,7 +769,9 @@ def report(row_files: list[str], timing_files: list[str], spec: Mapping, out: Ma
     write_table(tim, out["timings"])
     shown = df.drop(columns=["setting", "function"])
     caption = (f"Privacy audits (scale {spec['scale']}; confidence 1 - {spec['alpha']:g}): empirical lower "
-               "bound eps_lb against the accountant's upper bound eps_ub; the setting of each audit is in "
+               "bound eps_lb against the accountant's upper bound eps_ub, and on the raw_* rows delta_lb, a "
+               "lower bound on delta at eps_ub, against the claimed delta (each of a row's two bounds at "
+               "confidence 1 - alpha/2); the setting of each audit is in "
                "the Parquet table. Violations: " + (", ".join(df.loc[df.verdict == "violation", "audit"]) or "none")
                + ".")
     write_text(out["md"], markdown_table(shown, caption, float_format="{:.4g}"))
