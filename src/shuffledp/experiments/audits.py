@@ -692,16 +692,8 @@ def run_audit(name: str, trials: int, alpha: float, seed: int, settings: Mapping
     res["samples"] = [np.concatenate([s[i] for s in parts]) for i in (0, 1)]
     x0, x1 = res["samples"]
     ub = res["eps_ub"]
-    dist = distinguish(np.asarray(x0), np.asarray(x1), res["delta"], alpha / 2 if delta_test else alpha)
-    ddist = distinguish_delta(np.asarray(x0), np.asarray(x1), ub, alpha / 2) if delta_test else None
+    dist, ddist, verdict, notes = _bounds(res, alpha, delta_test)
     seconds = time.perf_counter() - t0
-    over = dist.eps_lb > ub or (ddist is not None and ddist.delta_lb > res["delta"])
-    verdict = "violation" if over else "consistent"
-    notes = [res.get("exact_note", "")]
-    if ddist is not None:
-        notes.append(f"delta lower bound at eps = {ub:.4g}: {ddist.delta_lb:.4g} (claimed {res['delta']:.3g}; "
-                     f"event P = {ddist.p_pos:.3f} vs {ddist.p_neg:.3f} on the held-out half); each bound at "
-                     "level alpha/2")
     if res.get("collision_in_pair") is False:
         notes.append("no colliding victim record: the collision mutant cannot be caught by this pair")
     mod, attr = SITES[a.site]
@@ -715,6 +707,22 @@ def run_audit(name: str, trials: int, alpha: float, seed: int, settings: Mapping
            "mutant": a.mutant, "setting": json.dumps(setting, sort_keys=True, default=float),
            "notes": "; ".join(x for x in notes if x)}
     return row, seconds
+
+
+def _bounds(res: dict, alpha: float, delta_test: bool):
+    """The eps lower bound (at level ``alpha``, or ``alpha/2`` beside the delta bound), the delta lower
+    bound at the accountant's eps (``delta_test``, level ``alpha/2``), the verdict and the notes."""
+    x0, x1 = (np.asarray(x) for x in res["samples"])
+    ub = res["eps_ub"]
+    dist = distinguish(x0, x1, res["delta"], alpha / 2 if delta_test else alpha)
+    ddist = distinguish_delta(x0, x1, ub, alpha / 2) if delta_test else None
+    over = dist.eps_lb > ub or (ddist is not None and ddist.delta_lb > res["delta"])
+    notes = [res.get("exact_note", "")]
+    if ddist is not None:
+        notes.append(f"delta lower bound at eps = {ub:.4g}: {ddist.delta_lb:.4g} (claimed {res['delta']:.3g}; "
+                     f"event P = {ddist.p_pos:.3f} vs {ddist.p_neg:.3f} on the held-out half); each bound at "
+                     "level alpha/2")
+    return dist, ddist, "violation" if over else "consistent", notes
 
 
 def names() -> list[str]:

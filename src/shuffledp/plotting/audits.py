@@ -44,19 +44,22 @@ def figure(df, pdf_path: str, png_path: str) -> None:
     ax.legend(fontsize=7, loc="lower right")
     ax.set_title("Privacy audits: empirical lower bound vs accountant", fontsize=10)
     if len(dd):
-        yd = y[dd.index.to_numpy()]
-        bx.scatter(dd["delta"], yd, marker="|", s=200, color="black", zorder=3, label="claimed delta")
-        bad = (dd["delta_lb"] > dd["delta"]).to_numpy()
-        bx.scatter(dd["delta_lb"], yd, color=np.where(bad, "#c0392b", "#1f4e79"), zorder=4,
-                   label="lower bound on delta")
-        if "mutant_delta_lb" in dd:
-            bx.scatter(dd["mutant_delta_lb"], yd, marker="^", facecolors="none", edgecolors="#7f7f7f", zorder=2,
-                       label="with the planted bug")
-        bx.set_xlim(-0.02, 1.02)
-        bx.set_xlabel("delta at the accountant's epsilon")
-        bx.legend(fontsize=7, loc="best")
-        bx.set_title("raw-record audits: delta", fontsize=10)
+        _delta_panel(bx, dd, y[dd.index.to_numpy()])
     fig.tight_layout()
     save_figure_file(fig, pdf_path)
     save_figure_file(fig, png_path, dpi=150)
     plt.close(fig)
+
+
+def _delta_panel(bx, dd, yd) -> None:
+    """The raw rows' lower bound on delta at the accountant's epsilon against the claimed delta."""
+    bx.scatter(dd["delta"], yd, marker="|", s=200, color="black", zorder=3, label="claimed delta")
+    bad = (dd["delta_lb"] > dd["delta"]).to_numpy()
+    bx.scatter(dd["delta_lb"], yd, color=np.where(bad, "#c0392b", "#1f4e79"), zorder=4, label="lower bound on delta")
+    if "mutant_delta_lb" in dd:
+        bx.scatter(dd["mutant_delta_lb"], yd, marker="^", facecolors="none", edgecolors="#7f7f7f", zorder=2,
+                   label="with the planted bug")
+    bx.set_xlim(-0.02, 1.02)
+    bx.set_xlabel("delta at the accountant's epsilon")
+    bx.legend(fontsize=7, loc="best")
+    bx.set_title("raw-record audits: delta", fontsize=10)
