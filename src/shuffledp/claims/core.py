@@ -94,9 +94,11 @@ def decide(claim: Claim, *, testable: bool | None = None, ok: bool | None = None
     """One row of a claims table, its verdict from the decision engine (:mod:`.engine`).
 
     ``verdict``: the engine's verdict (its ``measured`` text with estimate, interval and position,
-    its reason, the smallest detectable effect); ``measured`` then adds context after it. Without
-    it (``testable`` / ``ok``: a condition on the data, not an estimate), the row is decided as a
-    deterministic check through the same engine (:func:`engine.untestable` when not testable).
+    its reason, the smallest detectable effect); ``measured`` then adds context after it. Every held
+    or not-held row comes from the engine (one decision rule): without a verdict the row can only be
+    not testable (``testable`` false or None: :func:`engine.untestable` with ``reason`` or the claim's
+    ``needs``); ``testable=True`` without a verdict is refused (a boolean is not an estimate with its
+    interval, and carries no number).
     A row not held or not testable is explained by the engine's reason, then ``explanation`` (else
     the claim's ``explain``: the cause). ``datasets``: the data the row was decided on; a ``paper``
     row outside the claim's ``scope`` is refused (use :meth:`Claim.ours`). A paper row on stand-in
@@ -108,9 +110,9 @@ def decide(claim: Claim, *, testable: bool | None = None, ok: bool | None = None
                          f"{list(claim.scope)}; make it an ours row (Claim.ours)")
     if verdict is None:
         if testable:
-            verdict = engine.Verdict(HELD if ok else NOT_HELD, "", "")
-        else:
-            verdict = engine.untestable(reason or (f"needs {claim.needs}" if claim.needs else ""))
+            raise ValueError(f"claim {claim.id}: a decided row needs the engine's verdict (an estimate with its "
+                             "interval against the region), not a boolean")
+        verdict = engine.untestable(reason or (f"needs {claim.needs}" if claim.needs else ""))
     elif not verdict.testable and reason:
         verdict = engine.Verdict(verdict.verdict, verdict.measured, f"{verdict.reason}; {reason}"
                                  if verdict.reason else reason, verdict.mde)
