@@ -108,3 +108,21 @@ def test_two_copies_is_our_check_and_never_reads_as_the_papers_failure():
     md = E.claims_markdown(df.reset_index())
     assert md.index("## Our checks") < md.index("| two_copies_hide_grouping |")
     assert "larger_groups_amplify_more" not in df.index       # our formula's monotonicity is not a claim
+
+
+def test_sqrt_n_is_decided_on_every_dataset_and_a_degenerate_one_says_so():
+    """MSNBC at the default scale: nobody amplified. The row is then not testable with MSNBC's count of
+    configurations, never decided on the synthetic dataset alone; a dataset that contradicts the window
+    makes it not held whatever the other says."""
+    flat = users(power=0.0).assign(dataset="msnbc")
+    both = pd.concat([users(), flat], ignore_index=True)
+    df = E.claims(runs(), both, "test").set_index("id")
+    row = df.loc["amplification_roughly_sqrt_n"]
+    assert row["held"] == NOT_TESTABLE
+    assert "msnbc: no user amplified" in row["explanation"] and "any of its 1 configurations" in row["explanation"]
+    assert "c = 0.1" in row["explanation"]
+    assert "synth_sep: " in row["measured"] and "msnbc: no estimate" in row["measured"]
+    steep = pd.concat([users(), users(power=-1.5).assign(dataset="msnbc")], ignore_index=True)
+    assert v(u=steep)["amplification_roughly_sqrt_n"] == NOT_HELD
+    two = pd.concat([users(), users().assign(dataset="msnbc")], ignore_index=True)
+    assert v(u=two)["amplification_roughly_sqrt_n"] == HELD
