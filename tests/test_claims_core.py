@@ -204,3 +204,16 @@ def test_one_decision_rule_no_boolean_verdicts():
         with pytest.raises(ValueError, match="engine's verdict"):
             C.decide(c, testable=True, ok=ok, measured="m", data="real", scale="s")
     assert C.decide(c, data="real", scale="s")["held"] == C.NOT_TESTABLE
+
+
+def test_rows_not_held_carry_their_number():
+    """Class 3: a row not held shows its estimate; a row not testable its number or the input it lacks."""
+    c = C.Claim("x", "s", "p", "t", explain="what differs")
+    numberless = C.decide(c, verdict=E.Verdict(C.NOT_HELD, "below the region", "below"), data="real", scale="s")
+    with pytest.raises(ValueError, match="without their number"):
+        C.frame([numberless])
+    C.frame([C.decide(c, verdict=verdict(False), data="real", scale="s")])            # "x: 0, below ..."
+    vague = C.decide(c, verdict=E.Verdict(C.NOT_TESTABLE, "", "undecided"), data="real", scale="s")
+    with pytest.raises(ValueError, match="without their number or the missing input"):
+        C.frame([vague])
+    C.frame([C.decide(c, verdict=E.untestable("no run at n = 5,000"), data="real", scale="s")])

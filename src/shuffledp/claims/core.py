@@ -157,6 +157,16 @@ def frame(rows: list[dict]) -> pd.DataFrame:
     silent = df[(df["held"] != HELD) & (df["explanation"].str.strip() == "")]
     if len(silent):
         raise ValueError(f"claims {list(silent['id'])} are {sorted(set(silent['held']))} without an explanation")
+    # the number in every row that is not held: its estimate; a row not testable names its estimate (and the
+    # edge it straddles) or says what input is missing
+    digit = df["measured"].str.contains(r"\d", regex=True)
+    bare = df[(df["held"] == NOT_HELD) & ~digit]
+    if len(bare):
+        raise ValueError(f"claims {list(bare['id'])} are not held without their number (measured: the estimate)")
+    said = digit | df["explanation"].str.contains(r"\d|\bno\b|\bneeds\b|\bnone\b", regex=True)
+    bare = df[(df["held"] == NOT_TESTABLE) & ~said]
+    if len(bare):
+        raise ValueError(f"claims {list(bare['id'])} are not testable without their number or the missing input")
     return df
 
 
