@@ -27,7 +27,7 @@ def _claims(path: Path, verdicts, scale="paper", data="real"):
     for i, (ok, testable) in enumerate(verdicts):
         c = Claim(f"c{i}", f"statement {i}", "Sec. 1", f"target {i}", explain=f"why {i}")
         v = E.one(E.judge(E.exact(1.0 if ok else 0.0), E.above(0.5), "x")) if testable else None
-        rows.append(decide(c, verdict=v, measured="x", data=data, scale=scale, reason="small"))
+        rows.append(decide(c, verdict=v, measured="x", data=data, scale=scale, reason="needs 2 repetitions"))
     path.parent.mkdir(parents=True, exist_ok=True)
     frame(rows).to_parquet(path, index=False)
 
