@@ -71,3 +71,32 @@ def test_table_params_equal_params_from_table_at_every_point():
     with pytest.raises(ValueError, match="2 rows"):   # a duplicated row is refused, not picked
         dup = acct[(acct["accountant"] == "sound") & (acct["source"] == "grid")].iloc[:1]
         ex.table_params(pd.concat([acct, dup]), [0.5, 1.0, 2.0], "sound")
+
+
+def test_prepared_data_read_once_per_file_version(tmp_path):
+    import pyarrow as pa
+
+    from shuffledp.io import write_table
+
+    path = tmp_path / "prep.parquet"
+
+    def write(first_item):
+        cols = {"item_0": pa.array([first_item, 1, 2], type=pa.int32()),
+                "item_1": pa.array([3, -1, 4], type=pa.int32())}
+        write_table(pa.table(cols), str(path), {"d": 5, "s": 2, "truth": [0.2] * 5, "padding": 2})
+
+    write(0)
+    a, meta = ex._load_prepared_once(str(path))
+    b, _ = ex._load_prepared_once(str(path))
+    want, want_meta = ex.load_prepared(str(path))
+    assert a is b and np.array_equal(a, want) and meta == want_meta
+    with pytest.raises(ValueError):   # shared between the job's panels: read-only
+        a[0, 0] = 9
+    meta["truth"][0] = 1.0            # the metadata is the caller's copy
+    assert ex._load_prepared_once(str(path))[1] == want_meta
+    import os
+
+    write(3)                          # a new version of the file is read again
+    os.utime(path, ns=(1, 1))         # even with an older modification time
+    c, _ = ex._load_prepared_once(str(path))
+    assert c[0, 0] == 3

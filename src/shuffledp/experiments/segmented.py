@@ -33,6 +33,7 @@ Randomness: user sample and level assignment of repetition ``r`` depend only on
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -184,6 +185,22 @@ def load_prepared(path: str) -> tuple[np.ndarray, dict]:
     tab = pq.read_table(path)
     meta = read_meta(path)
     sets = np.stack([tab.column(f"item_{i}").to_numpy() for i in range(meta["s"])], axis=1).astype(np.int64)
+    return sets, meta
+
+
+def _load_prepared_once(path: str) -> tuple[np.ndarray, dict]:
+    """:func:`load_prepared`, read once per file version in a process (a run job reads one dataset
+    for each of its panels): keyed by the path and the file's size and modification time; the sets
+    come back read-only and the metadata as a copy."""
+    st = Path(path).stat()
+    sets, meta = _prepared_cached(str(path), st.st_size, st.st_mtime_ns)
+    return sets, json.loads(json.dumps(meta))
+
+
+@functools.lru_cache(maxsize=4)
+def _prepared_cached(path: str, size: int, mtime_ns: int) -> tuple[np.ndarray, dict]:
+    sets, meta = load_prepared(path)
+    sets.flags.writeable = False
     return sets, meta
 
 
@@ -352,7 +369,7 @@ def run_job(spec: Mapping, data_path: str, table_path: str | None = None) -> pd.
     protocol = spec["protocol"]
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol: {protocol!r} must be one of {PROTOCOLS}")
-    sets_all, meta = load_prepared(data_path)
+    sets_all, meta = _load_prepared_once(data_path)
     d, s = int(meta["d"]), int(meta["s"])
     if "padding" not in meta:
         raise ValueError(f"{data_path}: no padding record (prepared before padding was sent): rebuild it")
