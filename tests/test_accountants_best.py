@@ -149,15 +149,17 @@ def test_compare_jobs_run_and_collect():
     assert all(isinstance(j, Job) for j in jobs)
     sec = cfg["accountants_compare"]
     runs = [j for j in jobs if j.step == "run"]
-    assert len(runs) == len(sec["mechanisms"]) * len(sec["eps0"])
-    assert {tuple(sorted(j.wildcards)) for j in runs} == {("aceps0", "acmech")}
+    # one run per mechanism, every eps0 inside (ascending: the config's list is order-free)
+    assert len(runs) == len(sec["mechanisms"])
+    assert {tuple(sorted(j.wildcards)) for j in runs} == {("acmech",)}
+    assert all(j.spec["eps0"] == sorted(float(e) for e in sec["eps0"]) for j in runs)
     (report,) = [j for j in jobs if j.step == "report"]
     assert report.spec == {"scale": cfg.get("name", "default")}
     # the report reads every run's table and run times, by name, in job order
     assert report.inputs == {"runs": [Ref("run", "run", j.wildcards) for j in runs],
                              "timings": [Ref("run", "timings", j.wildcards) for j in runs]}
-    assert runs[0].wildcards == {"acmech": sec["mechanisms"][0], "aceps0": f"{sec['eps0'][0]:g}"}
-    spec = dict(runs[0].spec, n_grid=[300], deltas=[1e-6], exact_max_n=300)
+    assert runs[0].wildcards == {"acmech": sec["mechanisms"][0]}
+    spec = dict(runs[0].spec, n_grid=[300], deltas=[1e-6], exact_max_n=300, eps0=[sec["eps0"][0]])
     spec.update(mechanism="krr", k=10, label="krr10")
     df = C.collect([C.run_job(spec)])
     assert set(df["bound"]) == set(sec["bounds"])
@@ -184,7 +186,7 @@ def _step(tmp_path, step, spec, inputs, outputs, name=""):
 def test_compare_steps_run_and_report(tmp_path):
     """The two steps through the CLI, as the workflow calls them: run -> Parquet, report -> the
     table (no run times: byte-identical on a rerun), the Markdown table and the figure."""
-    spec = {"mechanism": "krr", "k": 3, "label": "krr3", "eps0": 1.0, "n_grid": [200], "deltas": [1e-6],
+    spec = {"mechanism": "krr", "k": 3, "label": "krr3", "eps0": [1.0, 4.0], "n_grid": [200], "deltas": [1e-6],
             "bounds": ["decomposition", "blanket-bennett", "lower"], "personalized_max_n": 2,
             "exact_max_n": 2, "rtol": 1e-4}
     run, sec = tmp_path / "run.parquet", tmp_path / "run_timings.parquet"
@@ -202,6 +204,8 @@ def test_compare_steps_run_and_report(tmp_path):
 
     df = pd.read_parquet(out["table"])
     assert "seconds" not in df and "seconds" not in pd.read_parquet(run) and set(df["bound"]) == set(spec["bounds"])
+    # one job, every eps0 of its mechanism: one row per (eps0, n, delta, bound)
+    assert sorted(df.groupby("eps0").size().items()) == [(1.0, 3), (4.0, 3)]
     assert (pd.read_parquet(sec)["seconds"].dropna() >= 0).all()
     assert "krr3" in open(out["md"]).read() and "NOT reproducible" in open(out["timings_md"]).read()
 
@@ -211,7 +215,7 @@ def test_compare_steps_bad_spec(capsys, tmp_path):
     assert _step(tmp_path, "run", {"mechanism": 1}, {}, run_out) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("shuffledp: error: --spec ") and "mechanism: must be one of" in err[0]
-    spec = {"mechanism": "krr", "k": 1, "label": "krr1", "eps0": 1.0, "n_grid": [200], "deltas": [1e-6],
+    spec = {"mechanism": "krr", "k": 1, "label": "krr1", "eps0": [1.0], "n_grid": [200], "deltas": [1e-6],
             "bounds": ["lower"], "personalized_max_n": 2, "exact_max_n": 2, "rtol": 1e-4}
     assert _step(tmp_path, "run", spec, {}, run_out) == 2
     err = capsys.readouterr().err.strip().splitlines()

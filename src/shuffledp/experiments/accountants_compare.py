@@ -1,7 +1,7 @@
 """One table of every shuffle accountant we have, on one grid.
 
 The stage (jobs, config check, steps) is :mod:`shuffledp.stages.accountants_compare`: ``run``, one
-job per (mechanism, eps0): every bound at every (n, delta) of the grid, with its run time
+job per mechanism: every bound at every (eps0, n, delta) of the grid, with its run time
 (:func:`run_job`); ``report``: the table and figure (:func:`report`); ``gain`` (if
 ``accountants_compare.gain`` is set): what the tighter accountant buys,
 :mod:`shuffledp.experiments.accountants_gain`.
@@ -87,9 +87,11 @@ def _one_row(spec: Mapping, n: int, delta: float, name: str) -> dict:
 
 def run_job(spec: Mapping) -> pd.DataFrame:
     """Every selected bound (a registered name, :mod:`shuffledp.accountants.registry`) at every
-    (n, delta) of the spec: one row each."""
-    return pd.DataFrame([_one_row(spec, n, delta, name) for n in spec["n_grid"] for delta in spec["deltas"]
-                         for name in spec["bounds"]])
+    (eps0, n, delta) of the spec: one row each. ``eps0``: one value or a list (the workflow's job:
+    every eps0 of one mechanism, in one process)."""
+    eps0s = spec["eps0"] if isinstance(spec["eps0"], list | tuple) else [spec["eps0"]]
+    return pd.DataFrame([_one_row(dict(spec, eps0=float(e)), n, delta, name) for e in eps0s
+                         for n in spec["n_grid"] for delta in spec["deltas"] for name in spec["bounds"]])
 
 
 def _row(spec, n, delta, name, kind, eps, seconds, note) -> dict:

@@ -33,6 +33,7 @@ Randomness: user sample and level assignment of repetition ``r`` depend only on
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -187,6 +188,22 @@ def load_prepared(path: str) -> tuple[np.ndarray, dict]:
     return sets, meta
 
 
+def _load_prepared_once(path: str) -> tuple[np.ndarray, dict]:
+    """:func:`load_prepared`, read once per file version in a process (a run job reads one dataset
+    for each of its panels): keyed by the path and the file's size and modification time; the sets
+    come back read-only and the metadata as a copy."""
+    st = Path(path).stat()
+    sets, meta = _prepared_cached(str(path), st.st_size, st.st_mtime_ns)
+    return sets, json.loads(json.dumps(meta))
+
+
+@functools.lru_cache(maxsize=4)
+def _prepared_cached(path: str, size: int, mtime_ns: int) -> tuple[np.ndarray, dict]:
+    sets, meta = load_prepared(path)
+    sets.flags.writeable = False
+    return sets, meta
+
+
 # ----------------------------------------------------------------------------- parameters
 def accountant_rows(acct: pd.DataFrame, accountant: str = "sound") -> pd.DataFrame:
     """The grid rows of one accountant variant of an accountant table (which also holds the optimum
@@ -205,25 +222,47 @@ def params_from_table(acct: pd.DataFrame, m_index: int, levels, accountant: str 
     own grid values of ``m`` (ascending), the lambda of level ``k`` from its row with ``level == k``
     (1-based). Nothing is matched by float tolerance: the level values are only checked against
     ``levels`` (a table built for other levels is refused)."""
-    acct = accountant_rows(acct, accountant)
-    grid = np.sort(acct["m"].unique())
+    grid, pick = _table_grid(acct, accountant)
     if not 0 <= int(m_index) < len(grid):
         raise ValueError(f"accountant table has no grid point {m_index} (it has {len(grid)})")
-    m = float(grid[int(m_index)])
-    rows = acct[acct["m"].to_numpy(dtype=float) == m]
-    out = []
-    for k, e in enumerate(levels, start=1):
-        r = rows[rows["level"] == k] if "level" in rows else rows.iloc[k - 1:k]
-        if len(r) != 1:
-            raise ValueError(f"accountant table: {len(r)} rows for m = {m}, level {k}")
-        if not np.isclose(float(r["eps"].iloc[0]), float(e), rtol=1e-12, atol=0):
-            raise ValueError(f"accountant table: level {k} has eps {float(r['eps'].iloc[0])}, the job's levels "
-                             f"say {float(e)} (a table built for other levels: rebuild it)")
-        lam = float(r["lambda"].iloc[0])
-        if not 0.0 <= lam <= 1.0:
-            raise ValueError(f"accountant table: lambda {lam} for m = {m}, eps = {e} outside [0, 1]")
-        out.append(lam)
-    return m, np.asarray(out)
+    return pick(int(m_index), levels)
+
+
+def table_params(acct: pd.DataFrame, levels, accountant: str = "sound") -> list[tuple[float, np.ndarray]]:
+    """:func:`params_from_table` at every grid point of the table, in grid order (the table's rows
+    are selected once, not once per point)."""
+    grid, pick = _table_grid(acct, accountant)
+    return [pick(i, levels) for i in range(int(np.count_nonzero(~np.isnan(grid))))]  # as nunique: NaN is no point
+
+
+def _table_grid(acct: pd.DataFrame, accountant: str):
+    """``(grid, pick)``: the ascending grid values of ``m`` of one accountant variant's rows and
+    ``pick(index, levels)``, the ``(m, lambdas)`` of that grid point (checked as
+    :func:`params_from_table` says), on the rows' columns as arrays."""
+    acct = accountant_rows(acct, accountant)
+    grid = np.sort(acct["m"].unique())
+    m_col = acct["m"].to_numpy(dtype=float)
+    level_col = acct["level"].to_numpy() if "level" in acct else None
+    eps_col, lam_col = acct["eps"].to_numpy(), acct["lambda"].to_numpy()
+
+    def pick(m_index: int, levels) -> tuple[float, np.ndarray]:
+        m = float(grid[m_index])
+        rows = np.flatnonzero(m_col == m)
+        out = []
+        for k, e in enumerate(levels, start=1):
+            r = rows[level_col[rows] == k] if level_col is not None else rows[k - 1:k]
+            if len(r) != 1:
+                raise ValueError(f"accountant table: {len(r)} rows for m = {m}, level {k}")
+            if not np.isclose(float(eps_col[r[0]]), float(e), rtol=1e-12, atol=0):
+                raise ValueError(f"accountant table: level {k} has eps {float(eps_col[r[0]])}, the job's levels "
+                                 f"say {float(e)} (a table built for other levels: rebuild it)")
+            lam = float(lam_col[r[0]])
+            if not 0.0 <= lam <= 1.0:
+                raise ValueError(f"accountant table: lambda {lam} for m = {m}, eps = {e} outside [0, 1]")
+            out.append(lam)
+        return m, np.asarray(out)
+
+    return grid, pick
 
 
 # ----------------------------------------------------------------------------- one job
@@ -285,8 +324,7 @@ def _job_params(spec: Mapping, protocol: str, table_path, levels_eps: list[float
     if protocol in OURS_ALL:
         acct = pd.read_parquet(table_path)
         _check_table_padding(acct, table_path, padding)
-        grid_size = accountant_rows(acct, variant)["m"].nunique()
-        points = [(i, *params_from_table(acct, i, levels_eps, variant)) for i in range(grid_size)]
+        points = [(i, m, lam) for i, (m, lam) in enumerate(table_params(acct, levels_eps, variant))]
     elif protocol in ("subexp_shuffle", "mm_shuffle", "sepmm", "wsepmm"):
         extra, m_levels = _baseline_params(protocol, table_path, spec["setting"], levels_eps, padding)
     if protocol == "subexp_local":
@@ -298,13 +336,15 @@ def _job_params(spec: Mapping, protocol: str, table_path, levels_eps: list[float
 
 
 def _estimate(spec: Mapping, protocol: str, sets, lv, lam, m_val, d: int, s: int, g, extra: dict, m_levels, w,
-              row: dict, n: int, pad: bool):
+              row: dict, n: int, pad: bool, held=None):
     """One protocol run's estimate (our protocol's messages per user go into ``row``); ``pad``: the
-    dataset's padding items are sent (the multi-message protocols; Subexp always pads)."""
+    dataset's padding items are sent (the multi-message protocols; Subexp always pads); ``held``:
+    our protocol's :func:`shuffledp.protocols.segmented.hold` of ``sets`` and ``lv`` (the same at every m)."""
     protocol = base_protocol(protocol)
     if protocol in OURS_ALL:
         run = segmented.run_segmented(sets, lv, lam, m_val, d, g, level_mode=spec["level_histogram"],
-                                      epsilon_p=spec.get("epsilon_p"), sampler=spec["sampler"], padding=pad)
+                                      epsilon_p=spec.get("epsilon_p"), sampler=spec["sampler"], padding=pad,
+                                      held=held)
         row["messages_per_user"] = run.n_messages / n
         return run.estimate
     if protocol in ("subexp_local", "subexp_shuffle"):
@@ -329,7 +369,7 @@ def run_job(spec: Mapping, data_path: str, table_path: str | None = None) -> pd.
     protocol = spec["protocol"]
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol: {protocol!r} must be one of {PROTOCOLS}")
-    sets_all, meta = load_prepared(data_path)
+    sets_all, meta = _load_prepared_once(data_path)
     d, s = int(meta["d"]), int(meta["s"])
     if "padding" not in meta:
         raise ValueError(f"{data_path}: no padding record (prepared before padding was sent): rebuild it")
@@ -348,12 +388,14 @@ def run_job(spec: Mapping, data_path: str, table_path: str | None = None) -> pd.
         idx, with_repl = sample_users(seed, dataset, n, r, sets_all.shape[0])
         sets = sets_all[idx]
         lv = assign_levels(seed, dataset, n, setting, r, shares) if shares is not None else None
+        # our protocol's held sets and item-level counts: the same at every m (they draw nothing)
+        held = segmented.hold(sets, lv, d, len(levels_eps), padding=pad) if protocol in OURS_ALL else None
         for m_index, m_val, lam in points:
             g = make_rng(seed, "segmented", "mech", protocol, dataset, n, setting, m_index, r)
             row = {"m_index": -1 if m_index is None else m_index, "m": m_val, "rep": r,
                    "messages_per_user": np.nan}
             row.update({f"lambda_{k + 1}": float(x) for k, x in enumerate(lam)})
-            est = _estimate(spec, protocol, sets, lv, lam, m_val, d, s, g, extra, m_levels, w, row, n, pad)
+            est = _estimate(spec, protocol, sets, lv, lam, m_val, d, s, g, extra, m_levels, w, row, n, pad, held)
             row["error"] = float(np.sum((est - truth) ** 2))
             row["with_replacement"] = with_repl
             rows_out.append(row)

@@ -50,29 +50,59 @@ def segmented_estimate(counts: np.ndarray, n: int, m: float, n_hat, lambdas) -> 
     return (counts - n * float(m) / d) / denom
 
 
+@dataclass(frozen=True)
+class Held:
+    """What a repetition's users hold, the same for every ``m`` and every draw: the sets they send
+    (:func:`shuffledp.mechanisms.poisson_set.protocol_sets`), the domain messages are drawn from
+    and the count sampler's item-level counts ``c_jk`` (:func:`~shuffledp.mechanisms.poisson_set.item_level_counts`)."""
+
+    source: np.ndarray       # the sets as given (padding entries < 0)
+    sets: np.ndarray
+    levels: np.ndarray
+    d: int
+    domain: int
+    n_levels: int
+    item_level: np.ndarray
+
+
+def hold(sets: np.ndarray, levels: np.ndarray, d: int, n_levels: int, *, padding: bool = True) -> Held:
+    """The :class:`Held` of ``sets`` and ``levels``: computed once per repetition and passed to
+    :func:`run_segmented` at every ``m`` (it draws nothing, so the draws do not change)."""
+    sets, levels = np.asarray(sets), np.asarray(levels)
+    held, domain = ps.protocol_sets(sets, d, padding)
+    return Held(sets, held, levels, int(d), domain, int(n_levels),
+                ps.item_level_counts(held, levels, domain, int(n_levels)))
+
+
 def run_segmented(sets: np.ndarray, levels: np.ndarray, lambdas, m: float, d: int,
                   rng: np.random.Generator, *, level_mode: str = "exact",
                   epsilon_p: float | None = None, sampler: str = "counts",
-                  padding: bool = True) -> SegmentedRun:
+                  padding: bool = True, held: Held | None = None) -> SegmentedRun:
     """One execution of Algorithm 2 on ``sets`` (``(n, s)`` items of ``0..d-1``, entries < 0 for a
     user with fewer than ``s`` items) with user ``levels``; the estimate covers items ``0..d-1``.
 
     ``padding`` (module doc): the lambdas must come from an accountant over ``d + s`` items with
     padding, over ``d`` without. ``sampler='counts'`` draws the server's counts with the
     exactly-equivalent count-level sampler; ``'messages'`` generates and shuffles every message.
+    ``held``: :func:`hold` of these ``sets``, ``levels``, ``d`` and ``padding`` computed beforehand
+    (the same draws and estimate as without it; refused if computed for other arrays or settings).
     """
     lam = np.asarray(lambdas, dtype=float)
     n_levels = lam.size
     levels = np.asarray(levels)
     n = levels.size
-    held, domain = ps.protocol_sets(sets, d, padding)
+    if held is None:
+        held = hold(sets, levels, d, n_levels, padding=padding)
+    elif (held.source is not np.asarray(sets) or held.levels is not levels or held.n_levels != n_levels
+          or held.d != int(d) or held.domain != int(d) + (held.sets.shape[1] if padding else 0)):
+        raise ValueError("held: computed for other sets, levels, d or padding (hold() these arrays)")
     n_hat = lh.level_histogram(levels, n_levels, rng, mode=level_mode, epsilon_p=epsilon_p)
+    domain = held.domain
     if sampler == "counts":
-        cjk = ps.item_level_counts(held, levels, domain, n_levels)
-        counts = ps.sample_counts(cjk, lam, n, m, domain, rng)
+        counts = ps.sample_counts(held.item_level, lam, n, m, domain, rng)
         n_msgs = int(counts.sum())
     elif sampler == "messages":
-        msgs = ps.simulate_messages(held, levels, lam, m, domain, rng)
+        msgs = ps.simulate_messages(held.sets, levels, lam, m, domain, rng)
         counts = ps.counts_from_messages(msgs, domain)
         n_msgs = int(msgs.size)
     else:

@@ -26,7 +26,7 @@ class Run(Spec):
     mechanism: Literal["krr", "general"]
     k: Annotated[StrictInt, Field(ge=2, le=999999)] | None
     label: from_schema(S, f"{P}.mechanisms[]")
-    eps0: from_schema(S, f"{P}.eps0[]")
+    eps0: from_schema(S, f"{P}.eps0")
     n_grid: from_schema(S, f"{P}.n_grid")
     deltas: from_schema(S, f"{P}.deltas")
     bounds: from_schema(S, f"{P}.bounds")

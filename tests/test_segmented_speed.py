@@ -1,0 +1,102 @@
+"""The segmented run job's shortcuts (issue 36) give the draws and numbers of the plain code: the
+held sets and item-level counts computed once per repetition (``protocols.segmented.hold``) and the
+accountant table read once for every grid point (``experiments.segmented.table_params``)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from shuffledp.experiments import segmented as ex
+from shuffledp.protocols import segmented
+
+
+def _data(n=400, d=7, s=3, seed=1):
+    rng = np.random.default_rng(seed)
+    sets = np.stack([rng.choice(d, size=s, replace=False) for _ in range(n)])
+    sets[rng.random((n, s)) < 0.2] = -1   # users with fewer than s items (padding)
+    levels = rng.permutation(np.repeat(np.arange(3), [n // 4, n // 2, n - n // 4 - n // 2]))
+    return sets, levels, d
+
+
+@pytest.mark.parametrize("sampler, level_mode", [("counts", "exact"), ("messages", "exact"), ("counts", "grr")])
+def test_held_gives_the_same_draws_at_every_m(sampler, level_mode):
+    sets, levels, d = _data()
+    held = segmented.hold(sets, levels, d, 3)
+    # what the users hold, counted one by one: padding entry i of a user is item d + i
+    want = np.zeros((d + sets.shape[1], 3), dtype=np.int64)
+    for row, k in zip(sets, levels, strict=True):
+        for i, x in enumerate(row):
+            want[x if x >= 0 else d + i, k] += 1
+    assert held.domain == d + sets.shape[1] and np.array_equal(held.item_level, want)
+    for m in (0.0, 0.3, 1.0, 2.5):
+        lam = [0.2, 0.5, 0.9]
+        kw = dict(level_mode=level_mode, epsilon_p=1.0, sampler=sampler)
+        plain = segmented.run_segmented(sets, levels, lam, m, d, np.random.default_rng(7), **kw)
+        fast = segmented.run_segmented(sets, levels, lam, m, d, np.random.default_rng(7), held=held, **kw)
+        assert np.array_equal(plain.counts, fast.counts) and plain.n_messages == fast.n_messages
+        assert np.array_equal(plain.estimate, fast.estimate) and np.array_equal(plain.n_hat, fast.n_hat)
+
+
+def test_held_of_other_arrays_is_refused():
+    sets, levels, d = _data()
+    held = segmented.hold(sets, levels, d, 3)
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="held"):   # other levels (a copy is another repetition's array)
+        segmented.run_segmented(sets, levels.copy(), [0.2, 0.5, 0.9], 1.0, d, rng, held=held)
+    with pytest.raises(ValueError, match="held"):
+        segmented.run_segmented(sets.copy(), levels, [0.2, 0.5, 0.9], 1.0, d, rng, held=held)
+    with pytest.raises(ValueError, match="held"):   # held with padding, run without
+        segmented.run_segmented(sets, levels, [0.2, 0.5, 0.9], 1.0, d, rng, held=held, padding=False)
+    with pytest.raises(ValueError, match="held"):   # another number of levels
+        segmented.run_segmented(sets, levels, [0.2, 0.5, 0.9, 1.0], 1.0, d, rng, held=held)
+
+
+def test_table_params_equal_params_from_table_at_every_point():
+    rng = np.random.default_rng(3)
+    grid = [0.1, 0.3, 1.0, 3.0]
+    rows = [{"m": m, "level": k, "eps": e, "lambda": float(rng.random()), "source": "grid", "accountant": a}
+            for a in ("sound", "paper") for m in grid for k, e in ((3, 2.0), (1, 0.5), (2, 1.0))]
+    rows.append({"m": 0.7, "level": 1, "eps": 0.5, "lambda": 0.5, "source": "optimum", "accountant": "sound"})
+    acct = pd.DataFrame(rows).sample(frac=1.0, random_state=0)   # rows in no order
+    for variant in ("sound", "paper"):
+        got = ex.table_params(acct, [0.5, 1.0, 2.0], variant)
+        assert len(got) == len(grid)
+        for i, (m, lam) in enumerate(got):
+            want_m, want_lam = ex.params_from_table(acct, i, [0.5, 1.0, 2.0], variant)
+            assert m == want_m == grid[i] and np.array_equal(lam, want_lam)
+            sel = acct[(acct["accountant"] == variant) & (acct["source"] == "grid") & (acct["m"] == grid[i])]
+            assert list(lam) == list(sel.sort_values("level")["lambda"])
+    with pytest.raises(ValueError, match="other levels"):
+        ex.table_params(acct, [0.5, 1.0, 4.0], "sound")
+    with pytest.raises(ValueError, match="2 rows"):   # a duplicated row is refused, not picked
+        dup = acct[(acct["accountant"] == "sound") & (acct["source"] == "grid")].iloc[:1]
+        ex.table_params(pd.concat([acct, dup]), [0.5, 1.0, 2.0], "sound")
+
+
+def test_prepared_data_read_once_per_file_version(tmp_path):
+    import pyarrow as pa
+
+    from shuffledp.io import write_table
+
+    path = tmp_path / "prep.parquet"
+
+    def write(first_item):
+        cols = {"item_0": pa.array([first_item, 1, 2], type=pa.int32()),
+                "item_1": pa.array([3, -1, 4], type=pa.int32())}
+        write_table(pa.table(cols), str(path), {"d": 5, "s": 2, "truth": [0.2] * 5, "padding": 2})
+
+    write(0)
+    a, meta = ex._load_prepared_once(str(path))
+    b, _ = ex._load_prepared_once(str(path))
+    want, want_meta = ex.load_prepared(str(path))
+    assert a is b and np.array_equal(a, want) and meta == want_meta
+    with pytest.raises(ValueError):   # shared between the job's panels: read-only
+        a[0, 0] = 9
+    meta["truth"][0] = 1.0            # the metadata is the caller's copy
+    assert ex._load_prepared_once(str(path))[1] == want_meta
+    import os
+
+    write(3)                          # a new version of the file is read again
+    os.utime(path, ns=(1, 1))         # even with an older modification time
+    c, _ = ex._load_prepared_once(str(path))
+    assert c[0, 0] == 3
