@@ -90,9 +90,10 @@ def test_audits_not_run_says_so_and_changes_nothing():
 
 
 def test_markdown_counts_and_names_the_gated_rows(tmp_path):
+    from test_claims_peruser import runs, users
+
     from shuffledp.claims.peruser import claims_markdown
     from shuffledp.experiments import peruser as E
-    from test_claims_peruser import runs, users
 
     path = tmp_path / "audits.parquet"
     raw = E.claims(runs(), users(), "test")
