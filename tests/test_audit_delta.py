@@ -101,7 +101,8 @@ def test_report_shows_the_delta_bound(tmp_path):
     files = []
     for i, r in enumerate((row, raw)):
         pd.DataFrame([r]).to_parquet(tmp_path / f"r{i}.parquet")
-        pd.DataFrame([{"audit": r["audit"], "trials": r["trials"], "seconds": sec}]).to_parquet(tmp_path / f"t{i}.parquet")
+        timing = pd.DataFrame([{"audit": r["audit"], "trials": r["trials"], "seconds": sec}])
+        timing.to_parquet(tmp_path / f"t{i}.parquet")
         files.append(i)
     out = {k: str(tmp_path / f"out.{k}") for k in ("table", "md", "timings", "pdf", "png")}
     df = A.report([str(tmp_path / f"r{i}.parquet") for i in files], [str(tmp_path / f"t{i}.parquet") for i in files],
