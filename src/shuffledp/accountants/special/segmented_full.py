@@ -96,15 +96,9 @@ def _shift(law: np.ndarray, axes) -> np.ndarray:
     return out
 
 
-def _others_law(n: int, m: float, D: int, s: int, position: str, rates: tuple[float, ...]) -> np.ndarray:
-    """Exact law of ``(C_a, C_b, C_c..., N)`` without the victim's message: every user's blanket
-    trials, and the others (``rates``, one per other user) each holding ``position`` of ``{a, b}``
-    and the same ``s - |position|`` items c_i outside."""
-    shape = _shape(n, m, s, position)
+def _blanket_law(n: int, m: float, D: int, shape: tuple[int, ...]) -> np.ndarray:
+    """Exact law of every user's blanket messages on the axes ``shape`` (the observed items, then N)."""
     k = len(shape) - 1
-    if math.prod(shape) > CELL_BUDGET:
-        raise AccountantDomainError("n", f"the full-output law at n = {n}, m = {m}, s = {s} needs "
-                                    f"{math.prod(shape):,} cells (budget {CELL_BUDGET:,}): small sizes only")
     trials, g = _trials(m)
     law = np.zeros(shape)
     law[(0,) * len(shape)] = 1.0
@@ -113,6 +107,23 @@ def _others_law(n: int, m: float, D: int, s: int, position: str, rates: tuple[fl
         for j in range(k):
             new += (g / D) * _shift(law, (j, k))
         law = new
+    return law
+
+
+def _others_law(n: int, m: float, D: int, s: int, position: str, rates: tuple[float, ...],
+                blankets: dict | None = None) -> np.ndarray:
+    """Exact law of ``(C_a, C_b, C_c..., N)`` without the victim's message: every user's blanket
+    trials, and the others (``rates``, one per other user) each holding ``position`` of ``{a, b}``
+    and the same ``s - |position|`` items c_i outside."""
+    shape = _shape(n, m, s, position)
+    k = len(shape) - 1
+    if math.prod(shape) > CELL_BUDGET:
+        raise AccountantDomainError("n", f"the full-output law at n = {n}, m = {m}, s = {s} needs "
+                                    f"{math.prod(shape):,} cells (budget {CELL_BUDGET:,}): small sizes only")
+    blankets = {} if blankets is None else blankets
+    if shape not in blankets:
+        blankets[shape] = _blanket_law(n, m, D, shape)
+    law = blankets[shape]
     held = ([0] if "a" in position else []) + ([1] if "b" in position else []) + list(range(2, k))
     for r in rates:
         for j in held:
@@ -145,11 +156,12 @@ class _Laws:
     def __init__(self, n, m, D, s):
         self.n, self.m, self.D, self.s = n, m, D, s
         self.cache: dict = {}
+        self.blankets: dict = {}
 
     def get(self, position, rates):
         key = (position, tuple(sorted(float(r) for r in rates)))
         if key not in self.cache:
-            self.cache[key] = _others_law(self.n, self.m, self.D, self.s, position, key[1])
+            self.cache[key] = _others_law(self.n, self.m, self.D, self.s, position, key[1], self.blankets)
         return self.cache[key]
 
 
