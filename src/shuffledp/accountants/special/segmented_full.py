@@ -160,6 +160,8 @@ class _Laws:
 
     def get(self, position, rates):
         key = (position, tuple(sorted(float(r) for r in rates)))
+        if key not in self.cache and sum(a.size for a in self.cache.values()) > 10 * CELL_BUDGET:
+            self.cache.clear()      # memory: at most about ten of the largest arrays kept
         if key not in self.cache:
             self.cache[key] = _others_law(self.n, self.m, self.D, self.s, position, key[1], self.blankets)
         return self.cache[key]
@@ -216,13 +218,14 @@ class FullRates:
     delta_single: list  # per level: the family's single-item delta at the returned rates
 
 
-def _largest(fn, target: float, lo: float, rtol: float) -> float:
-    """Largest evaluated x in [lo, 1] with fn(x) <= target (fn increasing, fn(lo) <= target)."""
-    if fn(1.0) <= target:
-        return 1.0
+def _largest(fn, target: float, lo: float, rtol: float, hi: float = 1.0) -> float:
+    """Largest evaluated x in [lo, hi] with fn(x) <= target (fn increasing; lo is returned when
+    nothing above it is found, so fn(lo) <= target is the caller's to know)."""
+    if fn(hi) <= target:
+        return hi
     if lo <= 0:
         return lo
-    a, b = math.log(lo), 0.0
+    a, b = math.log(lo), math.log(hi)
     while b - a > rtol:
         mid = 0.5 * (a + b)
         if fn(math.exp(mid)) <= target:
@@ -233,13 +236,15 @@ def _largest(fn, target: float, lo: float, rtol: float) -> float:
 
 
 def full_rates(n: int, m: float, D: int, s: int, levels, delta: float, *, level_counts=None, rounds: int = 3,
-               rtol: float = 1e-3) -> FullRates:
+               rtol: float = 1e-3, passes: int = 5) -> FullRates:
     """Per-level rates meeting user-level ``(E_k, delta)`` on the full output (searched worst case,
     see the module). The levels' rates are coupled (the others' rates are the levels'), so they are
-    solved together: start from ``sound`` (sound whatever the others do); each round raises every
-    level's rate to the largest meeting its per-item target against the family with the others at
-    every rate vector met so far; then every level is verified at the final vector, and a level
-    that fails falls back to its ``sound`` rate, until none fails."""
+    solved together: start from ``sound`` (sound whatever the others do); each of ``rounds`` rounds
+    raises every level's rate to the largest meeting its per-item target against the family with
+    the others at the current rates. Then the result is VERIFIED at its own rates (the victim and
+    the others of its level at the same rate): a level that fails is lowered to the largest rate
+    that passes (at most ``passes`` passes), then falls back to its ``sound`` rate, until every
+    level passes or is at its ``sound`` rate."""
     levels = [float(e) for e in levels]
     n, D, s, _ = _check(n, m, D, s, [0.0] * len(levels), level_counts)
     K = len(levels)
@@ -247,24 +252,35 @@ def full_rates(n: int, m: float, D: int, s: int, levels, delta: float, *, level_
     targets = [single_item_target(e, delta, s) for e in levels]
     laws = _Laws(n, m, D, s)
 
-    def dv(v, x, rates):
+    def dv(v, x, rates, own=True):
+        """The family's delta of a victim at level v and rate x, the others at ``rates`` (their
+        level v at x too when ``own``)."""
         r = list(rates)
-        r[v] = x
+        if own:
+            r[v] = x
         return full_delta(x, n, m, D, s, targets[v][0], r, v, level_counts=level_counts, _laws=laws)
 
-    lam, seen = list(sound), [list(sound)]
+    def fails(v, lam):
+        return lam[v] > sound[v] and dv(v, lam[v], lam) > targets[v][1]
+
+    lam = list(sound)
     for _ in range(rounds):
-        new = [_largest(lambda x, v=v: max(dv(v, x, r) for r in seen), targets[v][1], sound[v], rtol)
+        new = [_largest(lambda x, v=v, cur=tuple(lam): dv(v, x, cur, own=False), targets[v][1], sound[v], rtol)
                for v in range(K)]
         if new == lam:
             break
         lam = new
-        seen.append(list(lam))
+    for _ in range(passes):
+        bad = [v for v in range(K) if fails(v, lam)]
+        if not bad:
+            break
+        for v in bad:
+            lam[v] = _largest(lambda x, v=v: dv(v, x, lam), targets[v][1], sound[v], rtol, hi=lam[v])
     changed = True
-    while changed:
+    while changed:      # the guarantee: every level verified at the final rates, or at its sound rate
         changed = False
         for v in range(K):
-            if lam[v] > sound[v] and dv(v, lam[v], lam) > targets[v][1]:
+            if fails(v, lam):
                 lam[v], changed = sound[v], True
     return FullRates(lam, sound, [a > b for a, b in zip(lam, sound, strict=True)],
                      [dv(v, lam[v], lam) for v in range(K)])
