@@ -18,7 +18,7 @@ Proven reductions, for any fixed sets and levels of the others:
    both datasets: the output with them is the output without them passed through one randomized
    map (add an independent draw of them), so by data processing the divergence without them is at
    least the divergence with them. Dropping them gives an upper bound.
-2. An item no one holds receives blankets only; given the number of such messages, their split
+2. An item no other user holds (other than ``a``, ``b``) receives blankets only, after 1; given the number of such messages, their split
    over those items is uniform under both datasets. So ``(C_a, C_b, C_c for every item c held by
    another user, N)`` (``N`` the number of messages) is sufficient: its divergence is the full
    output's.
@@ -34,8 +34,8 @@ outside ``{a, b}``, each seen on its own count), the others' levels split in eve
 levels (or, with a fixed level histogram, as it says). The tests hold the family against the exact
 enumeration of the full output (tests/_oracle_segmented.py: every set of the others, every level,
 every pair) at ``s = 1, 2``, integer and non-integer ``m``: never below it. Summarising the others'
-messages outside ``{a, b}`` by their number (:mod:`.poisson_full`) is NOT an upper bound at
-``s = 2``; seeing them item by item, as here, matters.
+messages outside ``{a, b}`` by their number only is NOT an upper bound at ``s = 2`` (the tests show
+it); seeing them item by item, as here, matters.
 
 Condition for a gain: the others' messages blur the count only if each other user sends something
 at a rate in ``(0, 1)``. With padding sent every user holds ``s`` items, so this holds whenever the
