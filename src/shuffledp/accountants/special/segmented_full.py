@@ -18,8 +18,9 @@ Proven reductions, for any fixed sets and levels of the others:
    both datasets: the output with them is the output without them passed through one randomized
    map (add an independent draw of them), so by data processing the divergence without them is at
    least the divergence with them. Dropping them gives an upper bound.
-2. An item no other user holds (other than ``a``, ``b``) receives blankets only, after 1; given the number of such messages, their split
-   over those items is uniform under both datasets. So ``(C_a, C_b, C_c for every item c held by
+2. An item other than ``a``, ``b`` that no other user holds receives blankets only, after 1;
+   given the number of such messages, their split over those items is uniform under both
+   datasets. So ``(C_a, C_b, C_c for every item c held by
    another user, N)`` (``N`` the number of messages) is sufficient: its divergence is the full
    output's.
 3. The full output is Lemma 2's output plus the others' messages, drawn independently: by data
