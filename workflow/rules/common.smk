@@ -136,9 +136,24 @@ def job_inputs(stage, step, table, stages):
     return lambda wildcards: job_io(stage, step, job_of(stage, step, table, wildcards), ROOTS, stages)["input"]
 
 
+_JOB_FILES = {}
+
+
+def job_files(stage, step, job):
+    """The job's spec and io files ({"spec": path, "io": path}), written once (named by their
+    content) and remembered: the params of its rule, and what pruning results/.jobs keeps."""
+    key = (stage.name, step.name, tuple(sorted(job.wildcards.items())))
+    if key not in _JOB_FILES:
+        _JOB_FILES[key] = {
+            "spec": content_file(JOBFILES, "spec", job.spec),
+            "io": content_file(JOBFILES, "io", job_io(stage, step, job, ROOTS, STAGES, job_tables(STAGES))),
+        }
+    return _JOB_FILES[key]
+
+
 def job_spec_file(stage, step, table):
     """A params function: the path of the job's spec file (written once, named by its content)."""
-    return lambda wildcards: content_file(JOBFILES, "spec", job_of(stage, step, table, wildcards).spec)
+    return lambda wildcards: job_files(stage, step, job_of(stage, step, table, wildcards))["spec"]
 
 
 _JOB_TABLES = {}
@@ -164,5 +179,4 @@ def job_data(step):
 def job_io_file(stage, step, table, stages):
     """A params function: the path of the job's io file (named inputs and outputs, the job's own
     record and the record each input table must carry)."""
-    return lambda wildcards: content_file(JOBFILES, "io", job_io(stage, step, job_of(stage, step, table, wildcards),
-                                                                 ROOTS, stages, job_tables(stages)))
+    return lambda wildcards: job_files(stage, step, job_of(stage, step, table, wildcards))["io"]

@@ -119,9 +119,18 @@ ADULT_CODING = {
 }
 
 
+def _named_bins(name: str, spec: Mapping, **kwargs) -> Bins:
+    """``Bins.from_spec`` whose refusal names the attribute's key (``coding.age: need ...``)."""
+    try:
+        return Bins.from_spec(spec, **kwargs)
+    except ValueError as exc:
+        msg = str(exc)
+        raise ValueError(f"coding.{name}: {msg.removeprefix('coding: ')}") from None
+
+
 def adult_bins(coding: Mapping | None = None) -> dict[str, Bins]:
     spec = {**ADULT_CODING, **(coding or {})}
-    return {a: Bins.from_spec(spec[a]) for a in ADULT_CODING}
+    return {a: _named_bins(a, spec[a]) for a in ADULT_CODING}
 
 
 def code_adult(raw: pd.DataFrame, coding: Mapping | None = None) -> tuple[pd.DataFrame, dict[str, int]]:
@@ -179,7 +188,7 @@ LOAN_CODING = {
 
 def loan_bins(c: int, coding: Mapping | None = None) -> dict[str, Bins]:
     spec = {**LOAN_CODING, **(coding or {})}
-    return {a: Bins.from_spec(spec[a], bins=c - 1, missing=True) for a in LOAN_CODING}
+    return {a: _named_bins(a, spec[a], bins=c - 1, missing=True) for a in LOAN_CODING}
 
 
 def code_loan(raw: pd.DataFrame, c: int, coding: Mapping | None = None) -> pd.DataFrame:

@@ -27,6 +27,7 @@ import json
 import math
 import os
 import pkgutil
+import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -70,10 +71,17 @@ class Output:
     # (:func:`list_caption`).
     over: str | None = None
     values: Callable[[Mapping], Sequence[str]] | None = None
+    # an output list whose files are each in the report with a flag of their own, read from the job's
+    # spec: ``job_report(spec, value)`` gives (caption file, category, subcategory) of the file of
+    # ``value`` (the report stage's pages, each flagged like the table it renders). The workflow then
+    # makes one rule per job of the step, its files named outright.
+    job_report: Callable[[Mapping, str], tuple[str, str, str]] | None = None
 
     def __post_init__(self):
         if self.root not in ROOTS:
             raise ValueError(f"output {self.name}: root must be one of {ROOTS}")
+        if self.job_report is not None and self.over is None:
+            raise ValueError(f"output {self.name}: job_report flags the files of an output list (over)")
         if (self.over is None) != (self.values is None):
             raise ValueError(f"output {self.name}: over and values go together")
         if self.over is not None and f"{{{self.over}}}" not in self.path:
@@ -98,7 +106,9 @@ class Step:
     alone; a number sets the rule's ``threads`` and limits the job's BLAS/OpenMP pools to it
     (``OMP_NUM_THREADS`` before the step's libraries load; :func:`limit_threads`). ``priority``:
     Snakemake's rule priority; a long job that nothing waits on gets a higher one, so that it starts
-    first instead of running alone at the end of a run on few cores.
+    first instead of running alone at the end of a run on few cores. ``summary_input``: the name of
+    an input whose files are the processed data tables the end of every run lists, real or stand-in,
+    with checksums (the data stage's ``datasets_table``; the step has one job).
     """
 
     name: str
@@ -114,6 +124,16 @@ class Step:
     local: bool = False  # runs on the submitting machine (downloads: cluster nodes often have no internet)
     threads: int | None = None  # None: the rule's default (1); a number also limits the job's BLAS/OpenMP pools
     priority: int = 0
+    summary_input: str | None = None
+
+    def __post_init__(self):
+        if self.summary_input is not None and self.summary_input not in self.inputs:
+            raise ValueError(f"step {self.name}: summary_input {self.summary_input!r} is not one of its inputs")
+
+    @property
+    def rule_per_job(self) -> bool:
+        """One rule per job: an output's files each carry a report flag of their own (Output.job_report)."""
+        return any(o.job_report is not None for o in self.outputs)
 
     def output(self, name: str) -> Output:
         for out in self.outputs:
@@ -196,7 +216,8 @@ def _config_schema(stage: Stage, folder: Path) -> dict | None:
     if path.is_file():
         import yaml
 
-        found = yaml.safe_load(path.read_text(encoding="utf-8"))
+        # libyaml's loader when present: a stage's schema is read at every workflow parse
+        found = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
         if not isinstance(found, dict) or not all(isinstance(v, dict) for v in found.values()):
             raise ValueError(f"{path}: must map config keys to their JSON schemas")
         if stage.section is not None and stage.section not in found:
@@ -408,6 +429,50 @@ def content_file(folder: str | os.PathLike, kind: str, obj: Mapping) -> str:
     return str(path)
 
 
+JOB_FILE_NAME = re.compile(r"(spec|io)-[0-9a-f]{32}\.json")  # what content_file names
+
+
+def prune_job_files(folder: str | os.PathLike, keep, base: str | os.PathLike | None = None,
+                    locks: str | os.PathLike | None = ".snakemake/locks") -> int | None:
+    """Remove the job files under ``folder`` (``<results>/.jobs``) that are not in ``keep`` (the
+    paths :func:`content_file` gave for every job of the current config): a dry run or a changed
+    config leaves files that no job reads. Returns how many were removed, or None when nothing was
+    pruned because it would not be safe:
+
+    - ``folder`` is a symbolic link, or does not resolve inside ``base`` (default: the working
+      folder): nothing outside it is ever removed;
+    - another Snakemake run holds a lock on the working folder (``locks`` not empty): its jobs may
+      read files of another config.
+
+    Only regular files directly in ``folder`` whose names :func:`content_file` makes are removed
+    (never a folder, a link, or a file of another name)."""
+    base = Path(base or os.getcwd()).resolve()
+    folder = Path(folder)
+    if folder.is_symlink() or not folder.is_dir():
+        return None
+    real = folder.resolve()
+    if real == base or base not in real.parents:
+        return None
+    if locks is not None:
+        lock_dir = Path(base) / locks if not Path(locks).is_absolute() else Path(locks)
+        if lock_dir.is_dir() and any(lock_dir.iterdir()):
+            return None
+    keep = {os.path.basename(str(p)) for p in keep}
+    removed = 0
+    with os.scandir(real) as entries:
+        for entry in entries:
+            if entry.name in keep or not JOB_FILE_NAME.fullmatch(entry.name):
+                continue
+            if not entry.is_file(follow_symlinks=False):
+                continue
+            try:
+                os.unlink(entry.path)
+                removed += 1
+            except FileNotFoundError:  # removed meanwhile
+                pass
+    return removed
+
+
 # ---------------------------------------------------------------------------------------- run a job
 
 
@@ -438,10 +503,17 @@ def spec_model(stage: Stage, step: Step):
     step that declares none: the class ``step.spec`` of the stage package's ``specs`` module."""
     if step.spec is None:
         return None
-    package = (f"{__name__}.{stage.name}" if stage.folder is None
-               or stage.folder.resolve().parent == Path(__file__).resolve().parent else f"shuffledp_stage_{stage.name}")
+    return _spec_model(stage.name, None if stage.folder is None else str(stage.folder), step.spec)
+
+
+@functools.lru_cache(maxsize=256)
+def _spec_model(name: str, folder: str | None, spec: str):
+    """The model class, looked up once per (stage, folder, class name): the config check and the
+    workflow ask for it once per job."""
+    package = (f"{__name__}.{name}" if folder is None
+               or Path(folder).resolve().parent == Path(__file__).resolve().parent else f"shuffledp_stage_{name}")
     module = importlib.import_module(f"{package}.specs")
-    return getattr(module, step.spec)
+    return getattr(module, spec)
 
 
 def check_spec(step: Step, spec: Mapping, where: str = "--spec", stage: Stage | None = None) -> None:

@@ -274,7 +274,7 @@ STAGE = Stage(
              wildcards={"key": "[A-Za-z0-9_]+"},
              outputs=(Output("table", "processed/ipums_{key}.parquet", root="data"),),
              mem_mb=2000, runtime=20),
-        Step("datasets_table", _datasets_table, spec="Nothing", inputs=("tables",),
+        Step("datasets_table", _datasets_table, spec="Nothing", inputs=("tables",), summary_input="tables",
              outputs=(Output("parquet", "tables/datasets.parquet", final=True),
                       Output("md", "tables/datasets.md", final=True,
                              report=Report("captions/datasets_table.rst", "datasets"))),
