@@ -39,9 +39,12 @@ MAX_ERRORS = 8
 MAX_VALUES = 100_000
 MAX_CONFIG_BYTES = 1 << 20  # a config file is a few kilobytes
 MAX_DEPTH = 32  # levels of nesting (the schema's deepest key is 6 levels down)
-# the most jobs a configuration may make (the paper scale makes a few thousand); more is refused
-# before any job is written (a typo such as ``repetitions: 1000000`` with ``batch_size: 1``)
-MAX_JOBS = 20_000
+# the most jobs a configuration may make; more is refused before any job is built or written (a typo
+# such as ``repetitions: 1000000`` with ``batch_size: 1``). Set from the dry run's cost
+# (benchmarks/dryrun.py; README, "How long it takes"): Snakemake's dry run takes about 2.5 s of CPU
+# plus about 2.3 ms per job, 13.9 CPU s at 4,911 jobs, so 5,000 jobs keep ``snakemake -n`` under 30 s
+# with twice the headroom for a slower or busier machine. The paper scale makes 182 jobs.
+MAX_JOBS = 5_000
 
 
 # ---------------------------------------------------------------------------------------- entry point
@@ -189,7 +192,10 @@ def check_job_count(config: Mapping, stages, limit: int | None = None) -> None:
     all (:data:`MAX_JOBS`) is refused, naming the section that makes the most, before any is built."""
     limit = MAX_JOBS if limit is None else limit
     counts = {}
-    for stage in stages:
+    # the stages of a section first: a stage without one (data, report) derives its jobs from the
+    # others' (the report stage builds every stage's job list), so a config over the limit is refused
+    # from the sections' counts before any whole list is built
+    for stage in sorted(stages, key=lambda s: s.section is None):
         if not stage.enabled(config):
             continue
         key = stage.section or "datasets"
@@ -200,11 +206,11 @@ def check_job_count(config: Mapping, stages, limit: int | None = None) -> None:
         except (KeyError, TypeError, ValueError, IndexError, ArithmeticError) as exc:
             raise ConfigError(f"config key {key}: the jobs cannot be built from it "
                               f"({type(exc).__name__}: {exc})") from exc
-    total = sum(counts.values())
-    if total > limit:
-        worst = max(counts, key=counts.get)
-        raise ConfigError(f"config key {worst}: the configuration makes {total} jobs ({counts[worst]} of them from "
-                          f"{worst}), more than the limit of {limit}; use fewer values or larger batches")
+        total = sum(counts.values())
+        if total > limit:
+            worst = max(counts, key=counts.get)
+            raise ConfigError(f"config key {worst}: the configuration makes at least {total} jobs ({counts[worst]} of "
+                              f"them from {worst}), more than the limit of {limit}; use fewer values or larger batches")
     check_job_specs(config, stages)
 
 

@@ -106,7 +106,9 @@ class Step:
     alone; a number sets the rule's ``threads`` and limits the job's BLAS/OpenMP pools to it
     (``OMP_NUM_THREADS`` before the step's libraries load; :func:`limit_threads`). ``priority``:
     Snakemake's rule priority; a long job that nothing waits on gets a higher one, so that it starts
-    first instead of running alone at the end of a run on few cores. ``summary_input``: the name of
+    first instead of running alone at the end of a run on few cores. ``required_inputs``: inputs that
+    hold at least one file in every job (an io file with none is refused before ``run``).
+    ``summary_input``: the name of
     an input whose files are the processed data tables the end of every run lists, real or stand-in,
     with checksums (the data stage's ``datasets_table``; the step has one job).
     """
@@ -125,10 +127,13 @@ class Step:
     threads: int | None = None  # None: the rule's default (1); a number also limits the job's BLAS/OpenMP pools
     priority: int = 0
     summary_input: str | None = None
+    required_inputs: frozenset[str] = frozenset()  # inputs every job holds at least one file of
 
     def __post_init__(self):
         if self.summary_input is not None and self.summary_input not in self.inputs:
             raise ValueError(f"step {self.name}: summary_input {self.summary_input!r} is not one of its inputs")
+        if not set(self.required_inputs) <= set(self.inputs):
+            raise ValueError(f"step {self.name}: required_inputs {sorted(self.required_inputs)} are not all inputs")
 
     @property
     def rule_per_job(self) -> bool:
@@ -552,6 +557,8 @@ def _check_io(step: Step, spec: Mapping, io: Mapping, where: str) -> tuple[dict,
     for name, paths in inputs.items():
         if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
             raise UsageError(f"{where}: input {name} must be a list of paths")
+        if not paths and name in step.required_inputs:
+            raise UsageError(f"{where}: input {name} holds no file; step {step.name} reads at least one")
         for p in paths:
             _check_input(name, p)
     for o in step.outputs:
@@ -627,6 +634,7 @@ def run_step(stage_name: str, step_name: str, spec_path: str, io_path: str) -> o
         limit_threads(step.threads)
     from shuffledp.io import job_record_context
 
+    inputs = {name: InputFiles(name, paths, f"--io {io_path}") for name, paths in inputs.items()}
     with job_record_context(record, outputs):
         result = step.run(spec, inputs, outputs)
     from shuffledp.io import write_output_record
@@ -634,6 +642,23 @@ def run_step(stage_name: str, step_name: str, spec_path: str, io_path: str) -> o
     # the content hash of every output as this job wrote it (shuffledp verify checks them later)
     write_output_record(io_path, record, outputs)
     return result
+
+
+class InputFiles(list):
+    """The files of one named input, as a step reads them: asking for a file the io file does not
+    hold (``inputs["table"][0]`` of an empty list, a hand-written io file) is one line naming the
+    input, exit 2, not an IndexError."""
+
+    def __init__(self, name: str, paths, where: str):
+        super().__init__(paths)
+        self.name, self.where = name, where
+
+    def __getitem__(self, index):
+        try:
+            return super().__getitem__(index)
+        except IndexError:
+            raise UsageError(f"{self.where}: input {self.name} holds {len(self)} file(s); step reads file "
+                             f"{index + 1 if isinstance(index, int) and index >= 0 else index}") from None
 
 
 def _own_record(stage: Stage, step: Step, spec: Mapping, io: Mapping, where: str) -> dict:
