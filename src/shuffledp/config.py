@@ -22,6 +22,7 @@ file and line for YAML syntax errors), so a user sees which key to fix and never
 
 from __future__ import annotations
 
+import copy
 import difflib
 import functools
 import math
@@ -340,6 +341,26 @@ def load_configs(paths: Iterable[str | os.PathLike], overrides: Mapping | None =
     if overrides:
         config = merge(config, overrides, schema)
     return config
+
+
+def workflow_config(snakemake_config: Mapping, files: Iterable[str | os.PathLike] | None = None,
+                    overrides: Mapping | None = None) -> tuple[dict, str | None]:
+    """The config the workflow's jobs see, and a note (or None) for the user.
+
+    ``snakemake_config``: Snakemake's ``config`` as its documentation defines it (the Snakefile's
+    ``configfile:``, then each ``--configfile``, then ``--config``, deep-merged: mappings key by key).
+    ``files``/``overrides``: the config files in Snakemake's order and the ``--config`` values, when
+    the running Snakemake tells them (``workflow/rules/common.smk``); then the files are merged by
+    :func:`load_configs`, so that a collection a later file names replaces the earlier one's whole
+    (README, "Overlays"), which Snakemake's merge cannot express. When it does not tell them (a
+    Snakemake whose internals changed), the documented ``config`` is used as it is, and the note
+    says that a collection named in several files is then merged key by key."""
+    if files is not None:
+        return load_configs(files, overrides), None
+    note = ("shuffledp: this Snakemake does not tell the workflow its config files; its own merge is used, so "
+            "a collection (e.g. segmented.figures) named in several config files is merged key by key, not "
+            "replaced whole (`shuffledp config validate FILE...` shows the config the README's overlays make)")
+    return copy.deepcopy(dict(snakemake_config)), note
 
 
 def load_validated(paths: Iterable[str | os.PathLike]) -> dict:
