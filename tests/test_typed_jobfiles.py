@@ -101,3 +101,32 @@ def test_a_dry_run_keeps_only_this_configs_job_files(tmp_path):
     n_jobs = sum(len(s.jobs(config)) for s in discover().values() if s.enabled(config))
     assert named and named <= left, named - left
     assert len(left) <= 2 * n_jobs, (len(left), n_jobs)
+
+
+def _dead_pid() -> int:
+    pid = 4_000_000
+    while True:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return pid
+        except PermissionError:
+            pass
+        pid += 1
+
+
+def test_a_killed_writers_temporaries_are_swept_a_living_ones_kept(work):
+    """content_file writes without sweeping the folder at each write (that listed the folder once per
+    file); pruning sweeps it once: a temporary of a dead process of this host goes, a living one's stays."""
+    from shuffledp.io import _host
+
+    jobs = work / "results" / ".jobs"
+    kept = content_file(jobs, "spec", {"a": 6})
+    name = Path(kept).name
+    dead = jobs / f".{name}.{_host()}.{_dead_pid()}.x1y2.part"
+    alive = jobs / f".{name}.{_host()}.{os.getpid()}.x3y4.part"
+    other_host = jobs / f".{name}.elsewhere-host.{_dead_pid()}.x5y6.part"
+    for p in (dead, alive, other_host):
+        p.write_text("partial")
+    assert prune_job_files(jobs, [kept]) == 1
+    assert not dead.exists() and alive.exists() and other_host.exists() and Path(kept).exists()

@@ -342,7 +342,8 @@ def list_caption(stage: Stage, report: Report, over: str, value: str, folder: st
     text = f"{{% set {over} = {json.dumps(str(value))} -%}}\n" + Path(stage.caption(report)).read_text(encoding="utf-8")
     path = Path(folder) / f"caption-{hashlib.sha256(text.encode()).hexdigest()[:32]}.rst"
     if not path.is_file() or path.read_text(encoding="utf-8") != text:
-        write_text(path, text)
+        # no fsync: a job file is read back and rewritten here at every parse, before any job reads it
+        write_text(path, text, durable=False)
     return str(path), report.subcategory.replace(f"{{{over}}}", str(value))
 
 
@@ -430,7 +431,8 @@ def content_file(folder: str | os.PathLike, kind: str, obj: Mapping) -> str:
     text = canonical(obj)
     path = Path(folder) / f"{kind}-{hashlib.sha256(text.encode()).hexdigest()[:32]}.json"
     if not path.is_file() or path.read_text(encoding="utf-8") != text:
-        write_text(path, text)
+        # no fsync: a job file is read back and rewritten here at every parse, before any job reads it
+        write_text(path, text, durable=False)
     return str(path)
 
 
@@ -450,7 +452,8 @@ def prune_job_files(folder: str | os.PathLike, keep, base: str | os.PathLike | N
       read files of another config.
 
     Only regular files directly in ``folder`` whose names :func:`content_file` makes are removed
-    (never a folder, a link, or a file of another name)."""
+    (never a folder, a link, or a file of another name), and the temporaries of a writer of this
+    host that is no longer running (:func:`shuffledp.io.sweep_temporaries`)."""
     base = Path(base or os.getcwd()).resolve()
     folder = Path(folder)
     if folder.is_symlink() or not folder.is_dir():
@@ -463,7 +466,9 @@ def prune_job_files(folder: str | os.PathLike, keep, base: str | os.PathLike | N
         if lock_dir.is_dir() and any(lock_dir.iterdir()):
             return None
     keep = {os.path.basename(str(p)) for p in keep}
-    removed = 0
+    from shuffledp.io import sweep_temporaries
+
+    removed = sweep_temporaries(real)  # a killed parse's temporaries (content_file does not sweep)
     with os.scandir(real) as entries:
         for entry in entries:
             if entry.name in keep or not JOB_FILE_NAME.fullmatch(entry.name):
