@@ -182,9 +182,10 @@ def atomic_write(path: str | os.PathLike, writer: Callable[[str], object], durab
 
     The temporary file lives in ``path``'s folder (so the rename is atomic) and is removed when
     ``writer`` fails or the process is interrupted by an exception. ``durable=False`` skips the two
-    fsyncs (the rename still shows no partial file) and the folder's sweep of old temporaries: for a file that is checked and rewritten
-    whenever it is used (the workflow's job files, :func:`shuffledp.stages.content_file`), where
-    thousands of fsyncs made a first dry run wait on the disk.
+    fsyncs (the rename still shows no partial file) and the folder's sweep of old temporaries: for a
+    file that is checked and rewritten whenever it is used (the workflow's job files,
+    :func:`shuffledp.stages.content_file`), where thousands of fsyncs made a first dry run wait on
+    the disk.
     """
     path = Path(path)
     tmp = temp_file(path, sweep=durable)
