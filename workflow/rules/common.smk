@@ -45,7 +45,7 @@ except InputError as exc:
 try:
     _merged, _note = workflow_config(config, *_config_files())
     if _note:
-        sys.stderr.write(_note + "\n")
+        print(_note, file=sys.stderr)
     config.clear()
     config.update(_merged)
     validate_config(config, os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml"))
