@@ -42,9 +42,9 @@ MAX_CONFIG_BYTES = 1 << 20  # a config file is a few kilobytes
 MAX_DEPTH = 32  # levels of nesting (the schema's deepest key is 6 levels down)
 # the most jobs a configuration may make; more is refused before any job is built or written (a typo
 # such as ``repetitions: 1000000`` with ``batch_size: 1``). Set from the dry run's cost
-# (benchmarks/dryrun.py; README, "How long it takes"): Snakemake's dry run takes about 2.5 s of CPU
-# plus about 2.3 ms per job, 13.9 CPU s at 4,911 jobs, so 5,000 jobs keep ``snakemake -n`` under 30 s
-# with twice the headroom for a slower or busier machine. The paper scale makes 182 jobs.
+# (benchmarks/dryrun.py; README, "How long it takes"): a first `snakemake -n` took a median 10.1 CPU s
+# at 2,511 jobs and 15.2 at 4,911 (about 2.5 s plus 2.6 ms per job), so 5,000 jobs stay under 30 s
+# with about twice the headroom for a slower machine. The paper scale makes 182 jobs.
 MAX_JOBS = 5_000
 
 
