@@ -131,3 +131,22 @@ def test_an_io_file_whose_inputs_hold_no_file_is_refused_naming_one(stage, step,
     # the line names the input, or says the inputs do not hold what the spec names
     assert "input" in lines[0] or any(name in lines[0] for name in s.inputs), lines
     assert not any(Path(p).exists() for o in outputs.values() for p in (o.values() if isinstance(o, dict) else [o]))
+
+
+# every spec key naming a place a step writes to (a raw download's file or folder under data/raw)
+WRITTEN = [(stage, step, key) for stage, step in STEPS for key, value in EXAMPLES[(stage, step)].items()
+           if isinstance(value, str) and value.startswith("data/raw")]
+HOSTILE = {"absolute": "/tmp/shuffledp-hostile/x", "parent": "../outside", "inner-parent": "data/../../outside",
+           "home": "~/outside", "newline": "data/raw/a\nb", "nul": "data/raw/a\x00b"}
+
+
+def test_every_written_path_key_is_covered():
+    assert {(s, k) for s, _, k in WRITTEN} >= {("data", "raw"), ("data", "raw_dir"), ("multidim_frameworks", "raw_dir")}
+
+
+@pytest.mark.parametrize("kind", sorted(HOSTILE))
+@pytest.mark.parametrize(("stage", "step", "key"), WRITTEN, ids=["/".join(c) for c in WRITTEN])
+def test_a_path_outside_the_working_folder_is_refused_naming_the_key(stage, step, key, kind, tmp_path):
+    code, lines = _step(stage, step, {**EXAMPLES[(stage, step)], key: HOSTILE[kind]}, tmp_path)
+    _refused(code, lines, key)
+    assert not Path("/tmp/shuffledp-hostile").exists()
