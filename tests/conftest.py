@@ -57,8 +57,10 @@ TINY_MULTIDIM = {
 }
 
 
-# tiny sections of the two stages the tiny fixture leaves out, so that one configuration runs every stage
+# tiny sections of the three stages the tiny fixture leaves out, so that one configuration runs every stage
+# (the audits: the two cheapest, few trials: the stage's jobs, table, figure and the claims' audit gate run)
 TINY_SECTIONS = {
+    "audits": {"trials": 2000, "loop_trials": 200, "raw_trials": 20, "include": ["krr_shuffle", "oue"]},
     "segmented": {
         "levels": [0.5, 1.0, 2.0], "accountant": "sound", "compare_paper_accountant": False,
         "accountants": ["sound"], "settings": {"S1": [0.25, 0.5, 0.25]}, "delta_factor": 0.01,

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from shuffledp.claims import Claim, decide, frame
+from shuffledp.claims import engine as E
 from shuffledp.claims.artifact import ArtifactError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -49,7 +50,8 @@ def test_experiments_table_from_a_results_folder(tmp_path):
     for i, s in enumerate((100.0, 200.0, 30.0)):
         _bench(r / f"benchmarks/segmented/run_{i}.tsv", s)
     _bench(r / "benchmarks/data/preprocess.tsv", 400.0)
-    rows = [decide(Claim(f"c{i}", "s", "Sec. 1", "t"), testable=True, ok=True, measured="x", data="real",
+    held = E.one(E.judge(E.exact(1.0), E.above(0.5)))
+    rows = [decide(Claim(f"c{i}", "s", "Sec. 1", "t"), verdict=held, measured="x", data="real",
                    scale="paper", reason="") for i in range(3)]
     (r / "tables").mkdir(parents=True)
     frame(rows).to_parquet(r / "tables/segmented_claims.parquet", index=False)

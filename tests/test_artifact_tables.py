@@ -26,7 +26,8 @@ def _claims(path: Path, verdicts, scale="paper", data="real"):
     rows = []
     for i, (ok, testable) in enumerate(verdicts):
         c = Claim(f"c{i}", f"statement {i}", "Sec. 1", f"target {i}", explain=f"why {i}")
-        rows.append(decide(c, testable=testable, ok=ok, measured="x", data=data, scale=scale, reason="small"))
+        v = E.one(E.judge(E.exact(1.0 if ok else 0.0), E.above(0.5), "x")) if testable else None
+        rows.append(decide(c, verdict=v, measured="x", data=data, scale=scale, reason="needs 2 repetitions"))
     path.parent.mkdir(parents=True, exist_ok=True)
     frame(rows).to_parquet(path, index=False)
 
@@ -46,7 +47,8 @@ def results(tmp_path):
                   scale="default")]).to_parquet(r / "tables/multidim_claims_timings.parquet", index=False)
     o = Claim("o0", "our statement", "Sec. 1", "target", by="ours")
     rows = pd.read_parquet(r / "tables/segmented_claims.parquet").to_dict("records")
-    rows.append(decide(o, testable=True, ok=True, measured="m", data="real", scale="paper"))
+    rows.append(decide(o, verdict=E.one(E.judge(E.exact(1.0), E.above(0.5))), measured="m", data="real",
+                       scale="paper"))
     frame(rows).to_parquet(r / "tables/segmented_claims.parquet", index=False)
     return r
 

@@ -41,6 +41,11 @@ def test_fixture_is_a_neighbouring_pair_of_sampled_raw_records(raws, fixture):
         assert info["old"] == np.nanmax(x)
     if fixture in ("loan_low", "loan_tie"):
         assert info["new"] > np.nanmax(x)
+    if fixture == "loan_split":  # a zero moved to the public top; the block of zeros sized for the split
+        from shuffledp.datasets.coding import LOAN_CODING
+
+        assert info["old"] == 0 and info["new"] == LOAN_CODING[attr]["hi"]
+        assert (d0[attr] == 0).sum() == info["block"] == np.floor(499 * info["edges_in_block"] / 15) + 2
     if fixture == "loan_tie":  # the lowest loan already moved above the maximum, in both datasets
         assert (d0[attr] == info["new"]).sum() == 1 and info["old"] >= np.nanmin(x)
     # the same seed gives the same sample; another seed another one
@@ -106,3 +111,55 @@ def test_raw_row_reports_how_far_the_planted_coding_crosses_users():
     assert "coded rows that differ: 1;" in row["notes"]
     moved = int(row["notes"].split("under the planted bug: ")[1].split(";")[0])
     assert moved > 10
+
+
+def _quantile_edges(x: np.ndarray, k: int = 15) -> np.ndarray:
+    """The planted bug's equal-frequency edges (np.quantile at i / k, ties merged)."""
+    return np.unique(np.quantile(x[~np.isnan(x)], np.arange(1, k) / k))
+
+
+@pytest.mark.parametrize("n", [1000, 9000])
+def test_split_pair_separates_two_tied_edges(raws, n):
+    """loan_split: in D two or more equal-frequency edges coincide at 0; in D' one of them leaves the
+    block of zeros, so the equal-frequency coding gains a code and renumbers every loan above zero (most of
+    the population), while the public coding moves the victim's row only."""
+    d0, d1, info = AR.neighbours(raws["loan"], "loan_split", n, seed=0, domain=16)
+    attr = info["attribute"]
+    q0, q1 = (np.quantile(d[attr].to_numpy(float), np.arange(1, 15) / 15) for d in (d0, d1))
+    j = info["edges_in_block"]
+    assert j >= 2 and (q0[:j] == 0).all() and (q1[: j - 1] == 0).all() and 0 < q1[j - 1] < 1
+    assert len(_quantile_edges(d1[attr].to_numpy(float))) == len(_quantile_edges(d0[attr].to_numpy(float))) + 1
+    c0, c1 = AR.code("loan", d0, 16), AR.code("loan", d1, 16)
+    assert int((c0 != c1).any(axis=1).sum()) == 1
+    with M.planted("raw_hdg_loan_split"):
+        m0, m1 = AR.code("loan", d0, 16), AR.code("loan", d1, 16)
+    moved = int((m0 != m1).any(axis=1).sum())
+    assert moved == int((d0[attr] > 0).sum()) + 1  # every loan above zero, and the victim
+    assert moved > 0.7 * n
+
+
+def test_split_pair_refused_where_it_does_not_exist(raws):
+    with pytest.raises(ValueError, match="loan_split: n=9857 needs"):
+        AR.neighbours(raws["loan"], "loan_split", 9857, seed=0)
+    x = np.r_[np.zeros(5), np.arange(1.0, 96.0)]  # the lowest block covers no edge of 15 bins
+    with pytest.raises(ValueError, match="no split pair"):
+        AR.split_population(x, 50, 15, np.random.default_rng(0))
+
+
+@pytest.mark.slow
+def test_raw_audit_catches_data_dependent_edges_on_loan():
+    """HDG with MHM on the loan_split pair (9,000 loans, eps_s = 1, delta_s = 1/n), 100 trials a side, the
+    audit's two bounds each at level alpha / 2 = 5e-4: the public coding is consistent with (1, 1/n); the
+    equal-frequency codes of the data (the planted bug: 7,200 of the 9,000 coded rows move) are flagged
+    by both bounds (seed 0: eps >= 1.71 and delta >= 0.43 at eps = 1, the most 50 held-out trials a side
+    can show: the released outputs separate completely). A sound coding is flagged with probability at
+    most 1e-3; at this fixed seed the public coding's bounds are 0. About a minute and a half."""
+    settings = dict(A.DEFAULT_SETTINGS["raw_hdg_loan_split"])
+    assert settings["n"] == 9000
+    row, _ = A.run_audit("raw_hdg_loan_split", 100, 0.001, 0, settings, raw_paths=PATHS, delta_test=True)
+    assert row["verdict"] == "consistent"
+    assert row["eps_lb"] <= 1.0 and row["delta_lb"] <= row["delta"] == pytest.approx(1 / 9000)
+    mrow, _ = A.run_audit("raw_hdg_loan_split", 100, 0.001, 0, settings, raw_paths=PATHS, delta_test=True,
+                          mutant=True)
+    assert mrow["verdict"] == "violation" and mrow["delta_lb"] > 0.3 and mrow["eps_lb"] > 1.0
+    assert "delta lower bound at eps = 1" in mrow["notes"]

@@ -129,3 +129,28 @@ def test_raw_audit_jobs_read_the_raw_files_and_code_as_the_experiments():
         else:
             assert j.spec["raw_dir"] == "data/raw" and "mirror" in j.spec
     assert cfg["audits"]["raw_trials"] > load_validated(["config/config.yaml"])["audits"]["raw_trials"]
+
+
+def test_raw_audit_jobs_carry_the_delta_mode_and_specs_check_it():
+    """audits.raw_delta reaches every raw-record job (default on) and only those; the typed spec refuses
+    the flag on another audit and a coding that names an attribute the dataset lacks."""
+    from shuffledp.errors import UsageError
+    from shuffledp.stages.audits.specs import Run
+    from shuffledp.stages.specs import validate_spec
+
+    cfg = load_validated(["config/config.yaml"])
+    assert cfg["audits"]["raw_delta"] is True and "raw_hdg_loan_split" in cfg["audits"]["include"]
+    runs = {j.wildcards["audit"]: j for j in discover()["audits"].jobs(cfg) if j.step == "run"}
+    assert runs["raw_hdg_loan_split"].spec["delta_test"] is True
+    assert runs["raw_hdg_loan_split"].spec["settings"]["n"] == 9000
+    assert all("delta_test" not in j.spec for name, j in runs.items() if not name.startswith("raw_"))
+    cfg["audits"]["raw_delta"] = False
+    runs = {j.wildcards["audit"]: j for j in discover()["audits"].jobs(cfg) if j.step == "run"}
+    assert runs["raw_hdg_loan_split"].spec["delta_test"] is False
+    spec = dict(runs["raw_hdg_loan_split"].spec)
+    validate_spec(Run, spec)
+    with pytest.raises(UsageError, match="no ordinal attribute 'int_rat'"):
+        validate_spec(Run, {**spec, "coding": {"int_rat": {"scale": "linear", "lo": 0, "hi": 30}}})
+    other = dict(runs["krr_shuffle"].spec)
+    with pytest.raises(UsageError, match="delta_test: only a raw-record audit"):
+        validate_spec(Run, {**other, "delta_test": True})

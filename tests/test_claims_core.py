@@ -11,26 +11,33 @@ import numpy as np
 import pytest
 
 from shuffledp.claims import core as C
+from shuffledp.claims import engine as E
 from shuffledp.claims import multidim, personalized, peruser, segmented
 from shuffledp.experiments import multidim_frameworks as FW
 
 SEEDS = Path(os.environ.get("SHUFFLEDP_SEEDS", "/work/shared/seeds"))
 
 
+def verdict(ok: bool):
+    """An engine verdict on an exact quantity: 1 (held) or 0 (not held) against the region > 0.5."""
+    return E.one(E.judge(E.exact(1.0 if ok else 0.0), E.above(0.5), "x"))
+
+
 def test_decide_and_frame_explanations():
     c = C.Claim("x", "s", "p", "t", needs="a finer grid", explain="what differs")
     r = C.decide(c, testable=False, ok=True, measured="m", data="real", scale="s")
     assert r["held"] == C.NOT_TESTABLE and r["explanation"] == "needs a finer grid" and not r["evidence"]
-    assert C.decide(c, testable=True, ok=True, measured="", data="stand-in", scale="s")["evidence"] is False
-    bad = C.decide(c, testable=True, ok=False, measured="", data="real+synthetic", scale="s")
-    assert bad["evidence"] is True and bad["explanation"] == "what differs"
-    assert C.decide(c, testable=True, ok=True, measured="", data="real", scale="s")["explanation"] == ""
+    assert C.decide(c, verdict=verdict(True), data="stand-in", scale="s")["evidence"] is False
+    bad = C.decide(c, verdict=verdict(False), data="real+synthetic", scale="s")
+    assert bad["evidence"] is True and bad["explanation"].endswith("what differs")
+    assert "0 lies entirely below" in bad["explanation"] and bad["measured"].startswith("x: 0")
+    assert C.decide(c, verdict=verdict(True), data="real", scale="s")["explanation"] == ""
     assert C.data_kind(["real", "stand-in", "synthetic"]) == C.STANDIN
     with pytest.raises(ValueError):
         C.data_kind(["made-up"])
     with pytest.raises(ValueError, match="unknown verdicts"):
         C.frame([dict(r, held="maybe")])
-    silent = C.decide(C.Claim("y", "s", "p", "t"), testable=True, ok=False, measured="", data="real", scale="s")
+    silent = C.decide(C.Claim("y", "s", "p", "t"), verdict=E.Verdict(C.NOT_HELD, "", ""), data="real", scale="s")
     with pytest.raises(ValueError, match="without an explanation"):
         C.frame([silent])
     with pytest.raises(ValueError, match="by must be"):
@@ -42,8 +49,8 @@ def test_decide_and_frame_explanations():
 def test_markdown_shows_the_new_columns_and_labels_our_checks():
     ours = C.Claim("o", "our check", "Sec. 1", "t", by=C.OURS, explain="not the paper's assumption")
     paper = C.Claim("p", "the paper's sentence", "Sec. 2", "t")
-    df = C.frame([C.decide(ours, testable=True, ok=False, measured="m", data="real", scale="s"),
-                  C.decide(paper, testable=True, ok=True, measured="m", data="real", scale="s", reference="2.0")])
+    df = C.frame([C.decide(ours, verdict=verdict(False), measured="m", data="real", scale="s"),
+                  C.decide(paper, verdict=verdict(True), measured="m", data="real", scale="s", reference="2.0")])
     md = C.markdown(df, "T")
     assert "| id | claim | section | target | paper's numbers (quoted) | measured" in md
     assert "not the paper's assumption" in md
@@ -187,3 +194,26 @@ def test_every_point_counts_signs_and_gives_the_three_outcomes():
     assert held is False and sign == {"a": 1, "b": 0, "c": -1} and counts == {1: 1, -1: 1, 0: 1}
     assert C.every_point({"a": big, "b": tie})[0] is None
     assert C.t_quantile(None) == C.Z_95 and C.t_quantile(20) == pytest.approx(2.093, abs=1e-3)
+
+
+def test_one_decision_rule_no_boolean_verdicts():
+    """A held or not-held row comes only from the engine: a boolean (testable=True, ok=...) without an
+    estimate and its interval is refused; the untestable path stays (a missing run has no estimate)."""
+    c = C.Claim("x", "s", "p", "t", needs="a run")
+    for ok in (True, False):
+        with pytest.raises(ValueError, match="engine's verdict"):
+            C.decide(c, testable=True, ok=ok, measured="m", data="real", scale="s")
+    assert C.decide(c, data="real", scale="s")["held"] == C.NOT_TESTABLE
+
+
+def test_rows_not_held_carry_their_number():
+    """Class 3: a row not held shows its estimate; a row not testable its number or the input it lacks."""
+    c = C.Claim("x", "s", "p", "t", explain="what differs")
+    numberless = C.decide(c, verdict=E.Verdict(C.NOT_HELD, "below the region", "below"), data="real", scale="s")
+    with pytest.raises(ValueError, match="without their number"):
+        C.frame([numberless])
+    C.frame([C.decide(c, verdict=verdict(False), data="real", scale="s")])            # "x: 0, below ..."
+    vague = C.decide(c, verdict=E.Verdict(C.NOT_TESTABLE, "", "undecided"), data="real", scale="s")
+    with pytest.raises(ValueError, match="without their number or the missing input"):
+        C.frame([vague])
+    C.frame([C.decide(c, verdict=E.untestable("no run at n = 5,000"), data="real", scale="s")])

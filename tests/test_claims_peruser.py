@@ -30,20 +30,25 @@ def runs(thm4_feasible=True, thm4_err=1.0, best_err=1.0, err_ratio=0.5, share_un
     return pd.DataFrame(rows)
 
 
-def users(alg_err=1.0, ldp_err=2.0, sd=0.3, n=300, power=-0.5):
-    """Sampled users of Algorithm 1 (two splits; eps = 4, eps - eps1 = 2 and 0.8) and of LDP: per-user
-    errors around the given means; eps' = eps1 + (eps - eps1) * (group size / 10) ** power (capped)."""
+CS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6)   # Algorithm 1's c values: six configurations with eps - eps1 <= 1
+
+
+def users(alg_err=1.0, ldp_err=2.0, sd=0.3, n=300, power=-0.5, cs=CS):
+    """Sampled users of Algorithm 1 (two splits; eps = 4, eps - eps1 = 2 and 0.8; at every c of ``cs``)
+    and of LDP (c = 0.1): per-user errors around the given means; eps' = eps1 + (eps - eps1) * (group
+    size / 10) ** power (capped)."""
     rng = np.random.default_rng(0)
     parts = []
     for method, split, mean in (("alg1", "0.5", alg_err * 1.3), ("alg1", "0.8", alg_err), ("ldp", "none", ldp_err)):
-        size = rng.integers(10, 1000, n).astype(float)
-        eps1 = 4.0 * float(split) if method == "alg1" else np.nan
-        eps2 = 4.0 - eps1
-        parts.append(pd.DataFrame({"method": method, "dataset": "synth_sep", "eps": 4.0, "split": split,
-                                   "clustering": "kmeans" if method == "alg1" else "none", "c": 0.1,
-                                   "err": mean + sd * rng.standard_normal(n), "group_size": size, "eps1": eps1,
-                                   "eps2": eps2, "eps_prime_numeric": eps1 + eps2 * np.minimum(1.0,
-                                                                                             (size / 10) ** power)}))
+        for c in (cs if method == "alg1" else (0.1,)):
+            size = rng.integers(10, 1000, n).astype(float)
+            eps1 = 4.0 * float(split) if method == "alg1" else np.nan
+            eps2 = 4.0 - eps1
+            parts.append(pd.DataFrame({"method": method, "dataset": "synth_sep", "eps": 4.0, "split": split,
+                                       "clustering": "kmeans" if method == "alg1" else "none", "c": c,
+                                       "err": mean + sd * rng.standard_normal(n), "group_size": size, "eps1": eps1,
+                                       "eps2": eps2, "eps_prime_numeric": eps1 + eps2 * np.minimum(
+                                           1.0, (size / 10) ** power)}))
     return pd.concat(parts, ignore_index=True)
 
 
@@ -108,3 +113,22 @@ def test_two_copies_is_our_check_and_never_reads_as_the_papers_failure():
     md = E.claims_markdown(df.reset_index())
     assert md.index("## Our checks") < md.index("| two_copies_hide_grouping |")
     assert "larger_groups_amplify_more" not in df.index       # our formula's monotonicity is not a claim
+
+
+def test_sqrt_n_needs_six_configurations_and_names_each_datasets_count():
+    """The default scale: MSNBC has no amplified user and synth_sep one configuration. A median over
+    configurations cannot be decided on one (the old fallback, one configuration's regression over its
+    users, flipped against the paper scale's median): not testable, with every dataset's count."""
+    flat = users(power=0.0).assign(dataset="msnbc")
+    one = users(power=-1.5, cs=(0.1,))                  # one configuration, slope -1.5: outside the window
+    df = E.claims(runs(), pd.concat([one, flat], ignore_index=True), "test").set_index("id")
+    row = df.loc["amplification_roughly_sqrt_n"]
+    assert row["held"] == NOT_TESTABLE
+    assert "1 configurations with amplified users" in row["explanation"] and "needs >= 6" in row["explanation"]
+    assert "msnbc: 0 of 6 configurations" in row["explanation"] and "6 with no user amplified" in row["explanation"]
+    assert "synth_sep: 1 of 1 configurations" in row["explanation"]
+    # six configurations pooled over the datasets decide it; the degenerate dataset is named in measured
+    df = E.claims(runs(), pd.concat([users(), flat], ignore_index=True), "test").set_index("id")
+    assert df.loc["amplification_roughly_sqrt_n", "held"] == HELD
+    assert "msnbc: 0 of 6" in df.loc["amplification_roughly_sqrt_n", "measured"]
+    assert v(u=users(cs=CS[:5]))["amplification_roughly_sqrt_n"] == NOT_TESTABLE       # five: too few

@@ -129,6 +129,42 @@ def test_bins_edges_clipping_and_missing():
     assert d["size"] == 6 and d["edges"] == [2, 4, 6, 8]
 
 
+@pytest.mark.parametrize("args, message", [
+    (("linear", 1, 1, 3), "finite lo < hi"), (("linear", 2, 1, 3), "finite lo < hi"),
+    (("linear", 0, np.inf, 3), "finite lo < hi"), (("linear", np.nan, 1, 3), "finite lo < hi"),
+    (("int", 0.5, 3), "integer lo, hi"), (("linear", 0, 1), "bins >= 1"), (("log", 1, 10, 0), "bins >= 1"),
+    (("cubic", 0, 1, 2), "scale must be"), (("log1p", -1, 3, 2), "lo > -1"), (("log", -1, 3, 2), "lo > 0"),
+])
+def test_bins_refuse_a_bad_range(args, message):
+    with pytest.raises(ValueError, match=message):
+        Bins(*args)
+
+
+def test_codings_refuse_unknown_attributes_and_codes_outside_the_domain():
+    """A misspelt attribute would keep its default silently; an int scale on Loan would give codes
+    outside HDG's domain: both refused by the functions every caller (data stage, audits) goes through."""
+    with pytest.raises(ValueError, match="no ordinal attribute 'int_rat'"):
+        coding.loan_bins(16, {"int_rat": {"scale": "linear", "lo": 0, "hi": 30}})
+    with pytest.raises(ValueError, match="no ordinal attribute 'fnlwgtt'"):
+        coding.adult_bins({"fnlwgtt": {"scale": "log", "lo": 1, "hi": 10, "bins": 4}})
+    with pytest.raises(ValueError, match="other than 16 codes"):
+        coding.loan_bins(16, {"num_il_tl": {"scale": "int", "lo": 0, "hi": 30}})
+    assert all(b.size == 16 for b in coding.loan_bins(16).values())
+
+
+def test_values_outside_the_public_range_take_the_public_end_codes_one_record_at_a_time():
+    """Loan's int_rate public range is 5%..31% in 15 bins (codes 1..15, 0 for missing): a value below or
+    above it takes the end code (a public top/bottom code), each record's code the same alone as in a
+    table; Adult's ages below 17 and above 90 likewise."""
+    x = [-np.inf, 2.0, 5.0, 31.0, 35.0, np.inf, np.nan]
+    raw = pd.DataFrame({"int_rate": x})
+    table = coding.code_loan(raw, 16)["int_rate"].tolist()
+    assert table == [1, 1, 1, 15, 15, 15, 0]
+    assert [coding.code_loan(raw.iloc[[i]], 16)["int_rate"].item() for i in range(len(x))] == table
+    age = coding.adult_bins()["age"]
+    assert age.codes([0, 16, 17, 90, 120]).tolist() == [0, 0, 0, 73, 73]
+
+
 def test_code_loan_takes_nullable_integers():
     raw = pd.DataFrame({"num_il_tl": pd.array([0, None, 30], dtype="Int32")})
     assert coding.code_loan(raw, 16)["num_il_tl"].tolist() == [1, 0, 15]

@@ -94,9 +94,11 @@ def decide(claim: Claim, *, testable: bool | None = None, ok: bool | None = None
     """One row of a claims table, its verdict from the decision engine (:mod:`.engine`).
 
     ``verdict``: the engine's verdict (its ``measured`` text with estimate, interval and position,
-    its reason, the smallest detectable effect); ``measured`` then adds context after it. Without
-    it (``testable`` / ``ok``: a condition on the data, not an estimate), the row is decided as a
-    deterministic check through the same engine (:func:`engine.untestable` when not testable).
+    its reason, the smallest detectable effect); ``measured`` then adds context after it. Every held
+    or not-held row comes from the engine (one decision rule): without a verdict the row can only be
+    not testable (``testable`` false or None: :func:`engine.untestable` with ``reason`` or the claim's
+    ``needs``); ``testable=True`` without a verdict is refused (a boolean is not an estimate with its
+    interval, and carries no number).
     A row not held or not testable is explained by the engine's reason, then ``explanation`` (else
     the claim's ``explain``: the cause). ``datasets``: the data the row was decided on; a ``paper``
     row outside the claim's ``scope`` is refused (use :meth:`Claim.ours`). A paper row on stand-in
@@ -108,9 +110,9 @@ def decide(claim: Claim, *, testable: bool | None = None, ok: bool | None = None
                          f"{list(claim.scope)}; make it an ours row (Claim.ours)")
     if verdict is None:
         if testable:
-            verdict = engine.Verdict(HELD if ok else NOT_HELD, "", "")
-        else:
-            verdict = engine.untestable(reason or (f"needs {claim.needs}" if claim.needs else ""))
+            raise ValueError(f"claim {claim.id}: a decided row needs the engine's verdict (an estimate with its "
+                             "interval against the region), not a boolean")
+        verdict = engine.untestable(reason or (f"needs {claim.needs}" if claim.needs else ""))
     elif not verdict.testable and reason:
         verdict = engine.Verdict(verdict.verdict, verdict.measured, f"{verdict.reason}; {reason}"
                                  if verdict.reason else reason, verdict.mde)
@@ -155,6 +157,16 @@ def frame(rows: list[dict]) -> pd.DataFrame:
     silent = df[(df["held"] != HELD) & (df["explanation"].str.strip() == "")]
     if len(silent):
         raise ValueError(f"claims {list(silent['id'])} are {sorted(set(silent['held']))} without an explanation")
+    # the number in every row that is not held: its estimate; a row not testable names its estimate (and the
+    # edge it straddles) or says what input is missing
+    digit = df["measured"].str.contains(r"\d", regex=True)
+    bare = df[(df["held"] == NOT_HELD) & ~digit]
+    if len(bare):
+        raise ValueError(f"claims {list(bare['id'])} are not held without their number (measured: the estimate)")
+    said = digit | df["explanation"].str.contains(r"\d|\bno\b|\bneeds\b|\bnone\b", regex=True)
+    bare = df[(df["held"] == NOT_TESTABLE) & ~said]
+    if len(bare):
+        raise ValueError(f"claims {list(bare['id'])} are not testable without their number or the missing input")
     return df
 
 

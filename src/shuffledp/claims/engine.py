@@ -76,6 +76,8 @@ class Interval:
         return (self.hi - self.lo) / 2 * (1.959963984540054 + 0.8416212335729143) / 1.959963984540054
 
     def text(self) -> str:
+        if math.isnan(self.estimate):
+            return "no estimate"
         if self.exact:
             return _g(self.estimate)
         return f"{_g(self.estimate)} [{_g(self.lo)}, {_g(self.hi)}] ({self.method}, {self.reps} reps)"
@@ -236,6 +238,14 @@ def any_of(judgements: Sequence[Judgement], what: str = "points") -> Verdict:
     return Verdict(NOT_TESTABLE, measured, f"held at none of the {len(js)} {what}, undecided at {len(und)}: "
                    + "; ".join(f"{j.label + ': ' if j.label else ''}{j.reason}" for j in und[:3])
                    + (" ..." if len(und) > 3 else ""), mde)
+
+
+def undecided(label: str, reason: str, region: Region | None = None) -> Judgement:
+    """A point with no estimate at all (nothing to measure there: a missing input, no amplified user):
+    not testable, with ``reason`` (which must name what is missing, with its count)."""
+    nan = math.nan
+    return Judgement(NOT_TESTABLE, Interval(nan, nan, nan, "none", 0), region or Region(), "nothing to measure",
+                     reason, label)
 
 
 def one(j: Judgement) -> Verdict:

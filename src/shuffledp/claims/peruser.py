@@ -67,7 +67,9 @@ CLAIMS = {
         "bootstrap 95% interval (over configurations where some user is amplified) of the median (eps - eps1 <= 1, "
         "group sizes spanning >= 2x) of the least-squares slope of "
         "log((eps' - eps1) / (eps - eps1)) on log(group size) inside [-0.75, -0.25] (roughly 1/sqrt(n): "
-        "-0.5 +- 0.25); eps' is our numeric per-user accountant (Theorem 2 via Theorem 6)",
+        "-0.5 +- 0.25), decided with >= 6 such configurations (a median's 95% interval needs 6; each dataset's "
+        "count of configurations without an amplified user is shown); eps' is our numeric per-user accountant "
+        "(Theorem 2 via Theorem 6)",
         "Algorithm-1 users with eps - eps1 <= 1 in groups of different sizes", by=OURS,
         explain="our per-user accountant gives eps' that does not shrink like 1/sqrt(group size) (measured: the "
                 "slopes and the share of users amplified): the amplification applies to eps2 only, after the "
@@ -140,46 +142,55 @@ def _ldp_rows(runs: pd.DataFrame, users: pd.DataFrame, scale: str) -> list[dict]
                    data=_data(ldp_runs if len(ldp_runs) else runs), scale=scale)]
 
 
+MIN_CONFIGS = 6   # a 95% interval of a median needs >= 6 points: with n, the widest order-statistic interval
+                  # [min, max] covers the median with probability 1 - 2 / 2^n, below 95% for n <= 5
+
+
 def _sqrt_n_rows(runs: pd.DataFrame, users: pd.DataFrame, scale: str) -> list[dict]:
-    """Amplification roughly 1/sqrt(group size): the slope of the amplification ratio on the group
-    size, per configuration where some user is amplified (elsewhere there is no amplification to
-    measure); the median slope with a bootstrap interval over those configurations."""
+    """Amplification roughly 1/sqrt(group size): per configuration (dataset, eps, split, clustering, c)
+    where some user is amplified, the slope of the amplification ratio on the group size; their median
+    with a bootstrap interval over the configurations, decided only with >= MIN_CONFIGS of them (a
+    median's interval needs them; one configuration's regression over its users is not the median over
+    configurations). Elsewhere there is nothing to measure: each dataset's count of configurations
+    without an amplified user is named (MSNBC at the default scale), so a scale with too few reads as
+    not testable with its numbers, never as decided on one configuration."""
     need = {"eps_prime_numeric", "group_size", "eps1", "eps2"}
     u = users[(users.method == "alg1") & users.eps_prime_numeric.notna()] if len(users) and need <= set(users) \
         else pd.DataFrame()
     if len(u):
         u = u[(u.eps2 > 0) & (u.eps2 <= 1 + 1e-9) & (u.group_size > 1)]
-    slopes, amplified, flat = [], [], 0
-    for _, g in (u.groupby(["dataset", "eps", "split", "clustering", "c"]) if len(u) else []):
-        if g.group_size.max() < 2 * g.group_size.min():
-            continue
-        ratio = ((g.eps_prime_numeric - g.eps1) / g.eps2).clip(lower=1e-12).to_numpy(float)
-        share = float((ratio < 1 - 1e-9).mean())
-        if share == 0:
-            flat += 1
-            continue
-        lx, ly = np.log(g.group_size.to_numpy(float)), np.log(ratio)
-        slopes.append(float(np.polyfit(lx, ly, 1)[0]))
-        amplified.append(share)
-        one = (lx, ly)
-    if len(slopes) == 1:      # one configuration: the regression slope's t interval (n - 2 df)
-        from scipy import stats
-
-        r = stats.linregress(*one)
-        h = float(stats.t.ppf(0.975, len(one[0]) - 2)) * float(r.stderr)
-        iv = E.Interval(slopes[0], slopes[0] - h, slopes[0] + h, "t on the regression slope", len(one[0]))
-    elif slopes:
+    slopes, amplified, counts = [], [], []
+    for ds, gd in (u.groupby("dataset") if len(u) else []):
+        k_amp = flat = narrow = 0
+        for _, g in gd.groupby(["eps", "split", "clustering", "c"]):
+            if g.group_size.max() < 2 * g.group_size.min():
+                narrow += 1
+                continue
+            ratio = ((g.eps_prime_numeric - g.eps1) / g.eps2).clip(lower=1e-12).to_numpy(float)
+            share = float((ratio < 1 - 1e-9).mean())
+            if share == 0:
+                flat += 1
+                continue
+            slopes.append(float(np.polyfit(np.log(g.group_size.to_numpy(float)), np.log(ratio), 1)[0]))
+            amplified.append(share)
+            k_amp += 1
+        cs = ", ".join(f"{c:g}" for c in sorted(gd.c.unique()))
+        counts.append(f"{ds}: {k_amp} of {k_amp + flat + narrow} configurations (eps - eps1 <= 1, c = {cs}) with "
+                      f"amplified users ({flat} with no user amplified, {narrow} with group sizes spanning < 2x)")
+    per = "; ".join(counts)
+    if len(slopes) >= MIN_CONFIGS:
         iv = E.bootstrap_interval(np.asarray(slopes), np.median, seed=0)
-    if slopes:
         v = E.one(E.judge(iv, E.window(-0.75, -0.25, name="the window (-0.5 +- 0.25)",
                                        below="amplification faster than 1/sqrt", above="slower than 1/sqrt"),
                           f"median slope over {len(slopes)} configurations with amplified users"))
+        extra = f"users amplified (eps' < eps): median share {np.median(amplified):.3g}; {per}"
     else:
-        v = E.untestable(f"no configuration with eps - eps1 <= 1, group sizes spanning a factor 2 and any user "
-                         f"amplified ({flat} configurations have no amplified user: nothing to measure)")
-    extra = (f"users amplified (eps' < eps): median share {np.median(amplified):.3g}; {flat} configurations with no "
-             "amplified user left out") if slopes else ""
-    return [decide(CLAIMS["amplification_roughly_sqrt_n"], verdict=v, measured=extra, data=_data(runs), scale=scale)]
+        shown = (f" (slopes {', '.join(f'{x:.3g}' for x in slopes)})" if slopes else "")
+        v = E.untestable(f"{len(slopes)} configurations with amplified users{shown}; a 95% interval of their median "
+                         f"needs >= {MIN_CONFIGS}: nothing to decide at this scale; {per or 'no Algorithm-1 users'}")
+        extra = ""
+    return [decide(CLAIMS["amplification_roughly_sqrt_n"], verdict=v, measured=extra, data=_data(runs),
+                   scale=scale)]
 
 
 def _theorem3_rows(runs: pd.DataFrame, scale: str) -> list[dict]:

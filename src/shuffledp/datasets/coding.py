@@ -128,7 +128,16 @@ def _named_bins(name: str, spec: Mapping, **kwargs) -> Bins:
         raise ValueError(f"coding.{name}: {msg.removeprefix('coding: ')}") from None
 
 
+def _known(coding: Mapping | None, known: Mapping, dataset: str) -> None:
+    """A coding names only attributes the dataset has (a misspelt one would silently keep its default)."""
+    unknown = sorted(set(coding or {}) - set(known))
+    if unknown:
+        raise ValueError(f"coding: {dataset} has no ordinal attribute {', '.join(map(repr, unknown))} "
+                         f"(known: {', '.join(known)})")
+
+
 def adult_bins(coding: Mapping | None = None) -> dict[str, Bins]:
+    _known(coding, ADULT_CODING, "adult")
     spec = {**ADULT_CODING, **(coding or {})}
     return {a: _named_bins(a, spec[a]) for a in ADULT_CODING}
 
@@ -187,8 +196,16 @@ LOAN_CODING = {
 
 
 def loan_bins(c: int, coding: Mapping | None = None) -> dict[str, Bins]:
+    """Each attribute's ``c - 1`` bins and missing code; refused unless every attribute has exactly ``c``
+    codes (an ``int`` scale would give one code per integer, codes outside HDG's domain)."""
+    _known(coding, LOAN_CODING, "loan")
     spec = {**LOAN_CODING, **(coding or {})}
-    return {a: _named_bins(a, spec[a], bins=c - 1, missing=True) for a in LOAN_CODING}
+    out = {a: _named_bins(a, spec[a], bins=c - 1, missing=True) for a in LOAN_CODING}
+    wrong = [a for a, b in out.items() if b.size != c]
+    if wrong:  # named by the first attribute's key (coding.<attribute>), the others listed
+        raise ValueError(f"coding.{wrong[0]}: loan attribute(s) {', '.join(wrong)} would have other than {c} "
+                         "codes (scale int is not a Loan coding: each attribute is cut into domain - 1 bins)")
+    return out
 
 
 def code_loan(raw: pd.DataFrame, c: int, coding: Mapping | None = None) -> pd.DataFrame:

@@ -124,7 +124,8 @@ def _data_edges(kind: str):
 
 
 #: the raw-record audits (shuffledp.experiments.audits_raw): the fixture's default data-dependent coding
-RAW_MUTANT_KIND = {"adult_min": "minmax", "adult_max": "minmax", "loan_low": "minmax", "loan_tie": "quantile"}
+RAW_MUTANT_KIND = {"adult_min": "minmax", "adult_max": "minmax", "loan_low": "minmax", "loan_tie": "quantile",
+                   "loan_split": "quantile"}
 
 
 def _raw_mutant(name: str):

@@ -164,6 +164,62 @@ def distinguish(x0: np.ndarray, x1: np.ndarray, delta: float, alpha: float, *, b
     return Distinguished(lb, direction, int(event.sum()), fn / mp, fp / mn)
 
 
+def cp_lower(x: np.ndarray, m: int, a: float) -> np.ndarray:
+    """One-sided Clopper-Pearson lower bounds (level ``1 - a``) on a rate from ``x`` of ``m``."""
+    return 1.0 - cp_upper(m - np.asarray(x, dtype=float), m, a)
+
+
+@dataclass
+class DeltaDistinguished:
+    delta_lb: float
+    eps: float           # the epsilon at which delta is bounded (the accountant's)
+    direction: str       # "D" (S favours the first dataset) or "D'"
+    event_cells: int     # statistic values in S
+    p_pos: float         # estimation half, point estimates of Pr[S] under the favoured / other dataset
+    p_neg: float
+
+
+def _delta_from_counts(in_pos, in_neg, m_pos: int, m_neg: int, eps: float, alpha: float) -> np.ndarray:
+    lo = cp_lower(in_pos, m_pos, alpha / 2)
+    hi = cp_upper(in_neg, m_neg, alpha / 2)
+    return np.maximum(lo - math.exp(eps) * hi, 0.0)
+
+
+def distinguish_delta(x0: np.ndarray, x1: np.ndarray, eps: float, alpha: float, *,
+                      bins: int = 64) -> DeltaDistinguished:
+    """Empirical lower bound on delta AT ``eps`` from a statistic's samples under D (``x0``) and D' (``x1``).
+
+    Every ``(eps, delta)``-DP mechanism has ``Pr_D[S] - e^eps Pr_D'[S] <= delta`` for every event ``S``.
+    The event (a set of statistic values, prefixes of the cells ordered by their empirical likelihood
+    ratio, in either direction) is chosen on the first half of the trials to maximise the bound that
+    half would give, so it is fixed before the second half is looked at; on the second half a one-sided
+    Clopper-Pearson lower bound on ``Pr_D[S]`` and upper bound on ``Pr_D'[S]`` (each at level ``alpha/2``)
+    give ``delta_lb = Pr_lower - e^eps Pr_upper`` (clipped at 0) with confidence ``1 - alpha``. For a
+    fixed ``S`` the test ``delta_lb > delta`` is the test ``eps_lb > eps`` of :func:`distinguish`; the
+    event differs: this one maximises the mass difference at the claimed ``eps`` (a large but partial
+    shift), that one the likelihood ratio (a rare but clean event)."""
+    h0, h1 = x0.size // 2, x1.size // 2
+    c0_all, c1_all = _cells(x0, x1, h0, h1, bins)
+    ncell = int(max(c0_all.max(initial=0), c1_all.max(initial=0))) + 1
+    s0, s1 = np.bincount(c0_all[:h0], minlength=ncell), np.bincount(c1_all[:h1], minlength=ncell)
+    e0, e1 = np.bincount(c0_all[h0:], minlength=ncell), np.bincount(c1_all[h1:], minlength=ncell)
+    m0s, m1s, m0e, m1e = h0, h1, x0.size - h0, x1.size - h1
+    best = (-1.0, "D", np.arange(0))
+    for direction, (pos, neg, mp, mn) in (("D", (s0, s1, m0s, m1s)), ("D'", (s1, s0, m1s, m0s))):
+        order = np.argsort(-((pos + 0.5) / mp) / ((neg + 0.5) / mn), kind="stable")
+        val = _delta_from_counts(np.cumsum(pos[order]), np.cumsum(neg[order]), mp, mn, eps, alpha)
+        i = int(np.argmax(val))
+        if val[i] > best[0]:
+            best = (float(val[i]), direction, order[: i + 1])
+    _, direction, chosen = best
+    event = np.zeros(ncell, dtype=bool)
+    event[chosen] = True
+    pos, neg, mp, mn = (e0, e1, m0e, m1e) if direction == "D" else (e1, e0, m1e, m0e)
+    ip, ineg = int(pos[event].sum()), int(neg[event].sum())
+    lb = float(_delta_from_counts(np.array([ip]), np.array([ineg]), mp, mn, eps, alpha)[0])
+    return DeltaDistinguished(lb, float(eps), direction, int(event.sum()), ip / mp, ineg / mn)
+
+
 # ------------------------------------------------------------------ one audit
 
 
@@ -583,8 +639,13 @@ CHUNK = 200_000  # vectorised audits draw their trials in chunks of this size (m
 
 def run_audit(name: str, trials: int, alpha: float, seed: int, settings: Mapping | None = None,
               records: np.ndarray | None = None, *, mutant: bool = False,
-              raw_paths: Mapping[str, str] | None = None, coding: Mapping | None = None) -> tuple[dict, float]:
+              raw_paths: Mapping[str, str] | None = None, coding: Mapping | None = None,
+              delta_test: bool = False) -> tuple[dict, float]:
     """One audit: its table row and its wall seconds (kept out of the row: not reproducible).
+    ``delta_test=True`` (the raw-record audits' mode, ``audits.raw_delta``): besides the lower bound on
+    eps at the claimed delta, a lower bound on delta at the claimed eps (:func:`distinguish_delta`), each
+    at level ``alpha/2`` (so both hold together with confidence ``1 - alpha``); violation when either
+    exceeds its claim.
     ``mutant=True``: the same audit (same seed) with its planted bug in the code
     (:func:`shuffledp.experiments.audit_mutants.planted`). ``raw_paths``: the raw files of a raw-record
     audit (:func:`shuffledp.experiments.audits_raw.read_raw`; default: the data mirror) and the public
@@ -593,10 +654,12 @@ def run_audit(name: str, trials: int, alpha: float, seed: int, settings: Mapping
         from shuffledp.experiments.audit_mutants import planted
 
         with planted(name):
-            return run_audit(name, trials, alpha, seed, settings, records, raw_paths=raw_paths, coding=coding)
+            return run_audit(name, trials, alpha, seed, settings, records, raw_paths=raw_paths, coding=coding,
+                             delta_test=delta_test)
     if name in NOT_RUN:
         return ({"audit": name, "protocols": name, "function": "", "kind": "", "statistic": "", "n": 0,
-                 "trials": 0, "delta": math.nan, "alpha": float(alpha), "eps_lb": math.nan, "eps_ub": math.nan,
+                 "trials": 0, "delta": math.nan, "alpha": float(alpha), "eps_lb": math.nan, "delta_lb": math.nan,
+                 "eps_ub": math.nan,
                  "eps_exact": math.nan, "tightness": math.nan, "verdict": "not run", "upper_by": "",
                  "mutant": "", "setting": "{}", "notes": NOT_RUN[name]}, 0.0)
     import scipy.stats  # noqa: F401  (loaded before the clock starts: the seconds are the audit's)
@@ -628,22 +691,38 @@ def run_audit(name: str, trials: int, alpha: float, seed: int, settings: Mapping
         parts.append(r["samples"])
     res["samples"] = [np.concatenate([s[i] for s in parts]) for i in (0, 1)]
     x0, x1 = res["samples"]
-    dist = distinguish(np.asarray(x0), np.asarray(x1), res["delta"], alpha)
-    seconds = time.perf_counter() - t0
     ub = res["eps_ub"]
-    verdict = "consistent" if dist.eps_lb <= ub else "violation"
-    notes = [res.get("exact_note", "")]
+    dist, ddist, verdict, notes = _bounds(res, alpha, delta_test)
+    seconds = time.perf_counter() - t0
     if res.get("collision_in_pair") is False:
         notes.append("no colliding victim record: the collision mutant cannot be caught by this pair")
     mod, attr = SITES[a.site]
     setting = dict(p, **res.get("setting_extra", {}))
     row = {"audit": name, "protocols": ",".join(a.protocols), "function": f"{mod}.{attr}", "kind": a.kind,
            "statistic": a.statistic, "n": int(res["n"]), "trials": int(len(x0)), "delta": float(res["delta"]),
-           "alpha": float(alpha), "eps_lb": dist.eps_lb, "eps_ub": float(ub), "eps_exact": float(res["eps_exact"]),
+           "alpha": float(alpha), "eps_lb": dist.eps_lb,
+           "delta_lb": ddist.delta_lb if ddist is not None else math.nan, "eps_ub": float(ub),
+           "eps_exact": float(res["eps_exact"]),
            "tightness": dist.eps_lb / ub if ub > 0 else math.nan, "verdict": verdict, "upper_by": res["upper_by"],
            "mutant": a.mutant, "setting": json.dumps(setting, sort_keys=True, default=float),
            "notes": "; ".join(x for x in notes if x)}
     return row, seconds
+
+
+def _bounds(res: dict, alpha: float, delta_test: bool):
+    """The eps lower bound (at level ``alpha``, or ``alpha/2`` beside the delta bound), the delta lower
+    bound at the accountant's eps (``delta_test``, level ``alpha/2``), the verdict and the notes."""
+    x0, x1 = (np.asarray(x) for x in res["samples"])
+    ub = res["eps_ub"]
+    dist = distinguish(x0, x1, res["delta"], alpha / 2 if delta_test else alpha)
+    ddist = distinguish_delta(x0, x1, ub, alpha / 2) if delta_test else None
+    over = dist.eps_lb > ub or (ddist is not None and ddist.delta_lb > res["delta"])
+    notes = [res.get("exact_note", "")]
+    if ddist is not None:
+        notes.append(f"delta lower bound at eps = {ub:.4g}: {ddist.delta_lb:.4g} (claimed {res['delta']:.3g}; "
+                     f"event P = {ddist.p_pos:.3f} vs {ddist.p_neg:.3f} on the held-out half); each bound at "
+                     "level alpha/2")
+    return dist, ddist, "violation" if over else "consistent", notes
 
 
 def names() -> list[str]:
@@ -653,23 +732,24 @@ def names() -> list[str]:
 # ------------------------------------------------------------------ the report step
 
 COLUMNS = ["audit", "protocols", "function", "kind", "statistic", "n", "trials", "delta", "alpha", "eps_lb",
-           "eps_ub", "eps_exact", "tightness", "verdict", "upper_by", "mutant", "mutant_eps_lb", "mutant_caught",
-           "setting", "notes"]
+           "delta_lb", "eps_ub", "eps_exact", "tightness", "verdict", "upper_by", "mutant", "mutant_eps_lb",
+           "mutant_delta_lb", "mutant_caught", "setting", "notes"]
 
 
 def audit_row(name: str, trials: int, alpha: float, seed: int, settings: Mapping | None = None,
               records: np.ndarray | None = None, raw_paths: Mapping[str, str] | None = None,
-              coding: Mapping | None = None) -> tuple[dict, float]:
+              coding: Mapping | None = None, delta_test: bool = False) -> tuple[dict, float]:
     """The stage's row: the audit of the code as it is, then under its planted bug (same seed):
-    ``mutant_eps_lb`` and ``mutant_caught`` (the audit flagged the mutant as a violation); an audit
+    ``mutant_eps_lb``, ``mutant_delta_lb`` and ``mutant_caught`` (the audit flagged the mutant as a violation); an audit
     that does not catch its bug says so in ``notes``. Seconds: both runs."""
-    row, sec = run_audit(name, trials, alpha, seed, settings, records, raw_paths=raw_paths, coding=coding)
+    row, sec = run_audit(name, trials, alpha, seed, settings, records, raw_paths=raw_paths, coding=coding,
+                         delta_test=delta_test)
     if name in NOT_RUN:
-        return dict(row, mutant_eps_lb=math.nan, mutant_caught=False), sec
+        return dict(row, mutant_eps_lb=math.nan, mutant_delta_lb=math.nan, mutant_caught=False), sec
     mrow, msec = run_audit(name, trials, alpha, seed, settings, records, mutant=True, raw_paths=raw_paths,
-                           coding=coding)
+                           coding=coding, delta_test=delta_test)
     caught = mrow["verdict"] == "violation"
-    row = dict(row, mutant_eps_lb=mrow["eps_lb"], mutant_caught=caught)
+    row = dict(row, mutant_eps_lb=mrow["eps_lb"], mutant_delta_lb=mrow["delta_lb"], mutant_caught=caught)
     if name in RAW_AUDITS:  # how far the planted coding crosses users on this fixture
         moved = json.loads(mrow["setting"]).get("moved_rows")
         row["notes"] = "; ".join(x for x in (row["notes"], f"coded rows that differ under the planted bug: {moved}")
@@ -697,7 +777,9 @@ def report(row_files: list[str], timing_files: list[str], spec: Mapping, out: Ma
     write_table(tim, out["timings"])
     shown = df.drop(columns=["setting", "function"])
     caption = (f"Privacy audits (scale {spec['scale']}; confidence 1 - {spec['alpha']:g}): empirical lower "
-               "bound eps_lb against the accountant's upper bound eps_ub; the setting of each audit is in "
+               "bound eps_lb against the accountant's upper bound eps_ub, and on the raw_* rows delta_lb, a "
+               "lower bound on delta at eps_ub, against the claimed delta (each of a row's two bounds at "
+               "confidence 1 - alpha/2); the setting of each audit is in "
                "the Parquet table. Violations: " + (", ".join(df.loc[df.verdict == "violation", "audit"]) or "none")
                + ".")
     write_text(out["md"], markdown_table(shown, caption, float_format="{:.4g}"))

@@ -15,7 +15,14 @@ coded table covers that. These audits therefore start from the raw files:
    * ``loan_low``: the loan with the lowest int_rate, its int_rate moved above the file's maximum (28.99)
      to the top of Lending Club's documented range (31, :data:`shuffledp.datasets.coding.LOAN_CODING`);
    * ``loan_tie``: both datasets hold the lowest loan already moved above the maximum; the victim is
-     the next-lowest loan, moved above the maximum too (a tie-block pair of quantile codes).
+     the next-lowest loan, moved above the maximum too (a tie-block pair of quantile codes);
+   * ``loan_split``: the issue's pair where two tied edges stop coinciding (:func:`split_population`): the
+     population holds exactly ``floor((n - 1) j / k) + 2`` loans with the smallest inq_last_12m (0) and
+     ``n`` minus that many with a larger one, so that the block of zeros covers the equal-frequency edge
+     positions ``1..j`` (``k = domain - 1`` bins, ``j >= 2`` edges inside the block in the file) and ends one
+     rank past edge ``j``; the victim, one of the zeros, moves to the public top (15). Under
+     equal-frequency codes edge ``j`` then leaves the block, the merged edges split and every higher code
+     is renumbered; under the public coding only the victim's row moves.
 
 2. **Coding**: the data stage's own functions (:data:`CODERS`, resolved at run time):
    ``shuffledp.datasets.adult.encode`` then the merge of ``shuffledp.datasets.adult_ordinal`` (Adult's
@@ -55,6 +62,8 @@ FIXTURES: dict[str, tuple[str, str, str]] = {
     "adult_max": ("adult", "fnlwgt", "largest fnlwgt replaced by the file's median"),
     "loan_low": ("loan", "int_rate", "lowest int_rate moved above the file's maximum (to the public top, 31%)"),
     "loan_tie": ("loan", "int_rate", "with the lowest int_rate above the maximum, the next-lowest moved there too"),
+    "loan_split": ("loan", "inq_last_12m", "a record of the lowest value's tie block, built to end one rank past an "
+                   "equal-frequency edge position, moved to the public top (two tied edges stop coinciding)"),
 }
 
 #: the data stage's coders (module, attribute): resolved at run time, so a planted bug is what runs
@@ -92,10 +101,37 @@ def mirror_paths(mirror: str | None = None) -> dict[str, str]:
 # ------------------------------------------------------------------ fixtures
 
 
-def neighbours(raw: pd.DataFrame, fixture: str, n: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+def split_population(x: np.ndarray, n: int, k: int, rng) -> tuple[np.ndarray, int, dict]:
+    """``loan_split``'s population: indices (into ``x``, the attribute's raw values of the file) of ``n``
+    records with a value, sampled without replacement, and the victim among them. With ``v0`` the
+    smallest value and ``j = floor(k * share of v0 in the file)`` the equal-frequency edges (of ``k``
+    bins, ``np.quantile``'s linear rule at ``i / k``) lying in the block of ``v0`` (refused unless
+    ``j >= 2``: two tied edges), the population holds ``Z = floor((n - 1) j / k) + 2`` records at ``v0``
+    (the block covers edge positions ``1..j`` and ends one rank past position ``j``) and ``n - Z`` above
+    it; refused when ``(n - 1) j / k`` is an integer (edge ``j`` would not leave the block)."""
+    ok = np.flatnonzero(~np.isnan(x))
+    v0 = float(x[ok].min())
+    low, high = ok[x[ok] == v0], ok[x[ok] > v0]
+    j = int(np.floor(k * low.size / ok.size))
+    pos = (n - 1) * j / k
+    if j < 2 or pos == int(pos):
+        raise ValueError(f"raw-record audit loan_split: no split pair at n={n}, {k} bins (edges in the lowest "
+                         f"block: {j}; position {pos:g})")
+    z = int(np.floor(pos)) + 2
+    if z > low.size or n - z > high.size or n - z < 1:
+        raise ValueError(f"raw-record audit loan_split: n={n} needs {z} records at the lowest value "
+                         f"({low.size} in the file) and {n - z} above it ({high.size})")
+    pick_low = rng.choice(low, z, replace=False)
+    pick = np.concatenate([pick_low, rng.choice(high, n - z, replace=False)])
+    return np.sort(pick), int(pick_low[0]), {"edges_in_block": j, "block": z, "bins": int(k)}
+
+
+def neighbours(raw: pd.DataFrame, fixture: str, n: int, seed: int, domain: int = 16
+               ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """The fixture's two raw tables of ``n`` records (a seeded sample WITHOUT replacement of the
-    file's other records, the victim and, for ``loan_tie``, the moved lowest loan included), in the
-    file's order; they differ only in the victim's value of the fixture's attribute."""
+    file's other records, the victim and, for ``loan_tie``, the moved lowest loan included; for
+    ``loan_split`` the population of :func:`split_population` at ``domain - 1`` bins), in the file's
+    order; they differ only in the victim's value of the fixture's attribute."""
     dataset, attr, _ = FIXTURES[fixture]
     x = raw[attr].to_numpy(dtype=float)
     order = np.argsort(np.where(np.isnan(x), np.inf, x), kind="stable")
@@ -107,8 +143,11 @@ def neighbours(raw: pd.DataFrame, fixture: str, n: int, seed: int) -> tuple[pd.D
     above = max(float(LOAN_CODING.get(attr, {}).get("hi", top + 1.0)), top + 1.0)
     base = raw.copy()
     base[attr] = base[attr].astype(float)
-    forced = []
-    if fixture == "adult_min":
+    forced, extra = [], {}
+    if fixture == "loan_split":
+        idx, victim, extra = split_population(x, n, int(domain) - 1, seeded_rng(seed, "audits", "raw", fixture))
+        new = float(LOAN_CODING[attr]["hi"])  # the public top (a possible value; inside the range)
+    elif fixture == "adult_min":
         victim, new = int(order[0]), med
     elif fixture == "adult_max":
         victim = int(np.flatnonzero(x == top)[0])
@@ -122,19 +161,20 @@ def neighbours(raw: pd.DataFrame, fixture: str, n: int, seed: int) -> tuple[pd.D
         victim, new = int(order[1]), above
     else:
         raise ValueError(f"raw-record audit: unknown fixture {fixture!r} (known: {', '.join(FIXTURES)})")
-    keep = [victim, *forced]
-    if n < len(keep) + 1 or n > len(raw):
-        raise ValueError(f"raw-record audit {fixture}: n must be in {len(keep) + 1}..{len(raw)}, got {n}")
-    others = np.setdiff1d(np.arange(len(raw)), keep)
-    pick = seeded_rng(seed, "audits", "raw", fixture).choice(others, n - len(keep), replace=False)
-    idx = np.sort(np.concatenate([pick, keep]))
+    if fixture != "loan_split":
+        keep = [victim, *forced]
+        if n < len(keep) + 1 or n > len(raw):
+            raise ValueError(f"raw-record audit {fixture}: n must be in {len(keep) + 1}..{len(raw)}, got {n}")
+        others = np.setdiff1d(np.arange(len(raw)), keep)
+        pick = seeded_rng(seed, "audits", "raw", fixture).choice(others, n - len(keep), replace=False)
+        idx = np.sort(np.concatenate([pick, keep]))
     d0 = base.iloc[idx].reset_index(drop=True)
     d1 = d0.copy()
     pos = int(np.flatnonzero(idx == victim)[0])
     old = float(d0.at[pos, attr])
     d1.at[pos, attr] = new
     info = {"fixture": fixture, "dataset": dataset, "attribute": attr, "victim_row": victim, "old": old,
-            "new": new, "n": int(n)}
+            "new": new, "n": int(n), **extra}
     return d0, d1, info
 
 
@@ -209,7 +249,7 @@ def audit_raw(framework: str, fixture: str, p: Mapping, trials: int, rng, raw: p
 
     dataset = FIXTURES[fixture][0]
     n, c = int(p["n"]), int(p["domain"])
-    d0, d1, info = neighbours(raw, fixture, n, seed)
+    d0, d1, info = neighbours(raw, fixture, n, seed, c)
     data = [code(dataset, t, c, coding) for t in (d0, d1)]
     moved = int((data[0] != data[1]).any(axis=1).sum())
     y = [_released(framework, x, c, p, trials, rng) for x in data]

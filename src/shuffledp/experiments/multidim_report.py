@@ -126,11 +126,21 @@ def table3_md(t: pd.DataFrame, note: str, scale: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def claims(summary: pd.DataFrame, personal: pd.DataFrame, scale: str, timings=None, standin=None) -> pd.DataFrame:
+def claims(summary: pd.DataFrame, personal: pd.DataFrame, scale: str, timings=None, standin=None,
+           domains=None) -> pd.DataFrame:
     """The paper's claims: see :mod:`shuffledp.claims.multidim`."""
     from shuffledp.claims import multidim as C
 
-    return C.claims(summary, personal, scale, timings, standin)
+    return C.claims(summary, personal, scale, timings, standin, domains)
+
+
+def data_domains(data_files: Mapping[str, str], provs: Mapping[str, Mapping]) -> dict[str, list[int]]:
+    """Each dataset's public domain sizes |C_i| (its table's provenance, for its columns)."""
+    import pyarrow.parquet as pq
+
+    from shuffledp.datasets.provenance import public_domains
+
+    return {k: public_domains(provs[k], pq.read_schema(p).names, p) for k, p in data_files.items()}
 
 
 def claims_md(c: pd.DataFrame, note: str, scale: str) -> str:
@@ -199,7 +209,8 @@ def report(uniform_files, timing_files, personal_files, data_files: dict, *, sca
     write_table(t3, out["table3"])
     write_text(out["table3_md"], table3_md(t3, note, scale))
     pers = _personal(personal_files, note, out, provs)
-    c = claims(summ, pers, scale, tim, [k for k, p in provs.items() if p.get("standin")] if provs else None)
+    c = claims(summ, pers, scale, tim, [k for k, p in provs.items() if p.get("standin")] if provs else None,
+               data_domains(data_files, provs))
     from shuffledp.claims import multidim as C
 
     _write_claims(C.gate(c, audits or []), note, scale, out)

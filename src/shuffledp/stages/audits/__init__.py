@@ -59,6 +59,7 @@ def jobs(config: Mapping) -> list[Job]:
             coding = (config["datasets"]["adult"].get("coding") if "_adult_" in name
                       else (mf.get("loan") or {}).get("coding"))
             spec["coding"] = dict(coding or {})
+            spec["delta_test"] = bool(c.get("raw_delta", True))
         if name.startswith("raw_") and "_adult_" in name:  # the data stage's verified raw Adult files
             inputs = {"raw": [Ref("download_adult", "data", stage="data"), Ref("download_adult", "test", stage="data")]}
         elif name.startswith("raw_"):  # the Loan subset, fetched and verified by its SHA-256 in the job
@@ -89,7 +90,8 @@ def _run(spec, inputs, outputs) -> None:
             loan.fetch_subset(spec["raw_dir"], mirror_location(spec["mirror"]))
             raw_paths = {"loan": str(Path(spec["raw_dir"]) / loan.FILENAME)}
     row, seconds = A.audit_row(spec["audit"], int(spec["trials"]), float(spec["alpha"]), int(spec["seed"]),
-                               spec["settings"], raw_paths=raw_paths, coding=spec.get("coding"))
+                               spec["settings"], raw_paths=raw_paths, coding=spec.get("coding"),
+                               delta_test=bool(spec.get("delta_test")))
     write_table(pd.DataFrame([row]), outputs["row"])
     write_table(pd.DataFrame([{"audit": spec["audit"], "trials": row["trials"], "seconds": seconds}]),
                 outputs["timing"])

@@ -45,6 +45,7 @@ class Run(Spec):
     coding: dict[KEY, Bins] | None = None
     mirror: MIRROR | None = None
     raw_dir: PATH | None = None
+    delta_test: from_schema(S, f"{P}.raw_delta") | None = None  # a raw-record audit's delta bound (raw_delta)
 
     @model_validator(mode="after")
     def _known_audit_and_keys(self):
@@ -54,7 +55,7 @@ class Run(Spec):
         if unknown:
             raise ValueError(f"settings: unknown key(s) {', '.join(unknown)} for audit {self.audit}")
         raw = self.audit in RAW_AUDITS
-        for key in ("coding", "mirror", "raw_dir"):
+        for key in ("coding", "mirror", "raw_dir", "delta_test"):
             if not raw and key in self.model_fields_set:
                 raise ValueError(f"{key}: only a raw-record audit (raw_*) reads it")
         if raw and self.coding is None:
