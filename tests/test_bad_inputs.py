@@ -317,10 +317,11 @@ def test_damaged_raw_file_via_the_cli_is_an_error_not_a_standin(tmp_path, capsys
     from shuffledp.datasets import msnbc
 
     monkeypatch.setattr(msnbc, "candidates", lambda mirror: [])  # nothing reachable (no network in tests)
+    monkeypatch.chdir(tmp_path)  # a spec's raw path is inside the working folder (specs.WorkPath)
     raw = tmp_path / "raw"
     raw.mkdir()
     (raw / "msnbc990928.seq.gz").write_bytes(gzip.compress(b"% header\n" * 1000)[:-20])
-    spec = {"source": "auto", "raw": str(raw / "msnbc990928.seq.gz"), "mirror": "", "seed": 1, "standin_users": 100}
+    spec = {"source": "auto", "raw": "raw/msnbc990928.seq.gz", "mirror": "", "seed": 1, "standin_users": 100}
     io = {"input": {"raw": [], "source": []}, "output": {k: str(tmp_path / "p" / f"msnbc_{k}.parquet")
                                            for k in ("sequences", "sets", "categories")}}
     code = main(_step(tmp_path, "data", "preprocess_msnbc", spec, io))
@@ -333,7 +334,8 @@ def test_damaged_raw_file_via_the_cli_is_an_error_not_a_standin(tmp_path, capsys
 
 SYNTH = {"name": "a", "domain": 10, "set_size": 2, "users": 5, "distribution": "uniform", "zipf_exponent": 1.0,
          "seed": 1}
-MSNBC = {"source": "standin", "raw": "{tmp}/raw.gz", "mirror": "", "seed": 1, "standin_users": 100}
+# a spec's raw path is relative, inside the working folder (specs.WorkPath); these specs are refused before any write
+MSNBC = {"source": "standin", "raw": "data/raw/raw.gz", "mirror": "", "seed": 1, "standin_users": 100}
 IPUMS = {"key": "br", "extract": {"sample": "", "source": "standin", "records": 100, "attributes": [["A", 3]]},
          "raw_dir": "{tmp}", "seed": 1}
 _TABLE = {"input": {}, "output": {"table": "{tmp}/o.parquet"}}
@@ -366,7 +368,7 @@ BAD_STEP = [
     ("synthetic-unknown-key", "data", "synthetic", {**SYNTH, "userz": 5}, _TABLE, ["unknown key", "userz"]),
     ("prepare-source", "data", "preprocess_msnbc", {**MSNBC, "source": "maybe"},
      {"input": {"raw": [], "source": []}, "output": _MSNBC_OUT}, ["source"]),
-    ("prepare-seed", "data", "preprocess_adult", {"source": "standin", "raw_dir": "{tmp}", "mirror": "", "seed": -1},
+    ("prepare-seed", "data", "preprocess_adult", {"source": "standin", "raw_dir": "data/raw", "mirror": "", "seed": -1},
      {"input": {"raw": [], "source": []}, "output": {"table": "{tmp}/a.parquet"}}, ["seed"]),
     ("prepare-standin-users", "data", "preprocess_msnbc", {**MSNBC, "standin_users": 0},
      {"input": {"raw": [], "source": []}, "output": _MSNBC_OUT}, ["standin_users"]),

@@ -44,15 +44,16 @@ def test_real_adult_through_the_mirror(mirror, tmp_path):
     assert read_provenance(out)["domains"]["native_country"] == 42
 
 
-def test_preprocess_step_refuses_a_bad_public_coding(tmp_path):
+def test_preprocess_step_refuses_a_bad_public_coding(tmp_path, monkeypatch):
     """The data stage's Adult step checks its public bins when its typed spec is read, before reading
     anything: one usage error naming the coding."""
+    monkeypatch.chdir(tmp_path)  # raw_dir: relative, inside the working folder (specs.WorkPath)
     from shuffledp.errors import UsageError
     from shuffledp.stages.data import _preprocess_adult
     from shuffledp.stages.data.specs import PreprocessAdult
     from shuffledp.stages.specs import validate_spec
 
-    spec = {"source": "standin", "raw_dir": str(tmp_path), "mirror": "", "seed": 0,
+    spec = {"source": "standin", "raw_dir": "data/raw/adult", "mirror": "", "seed": 0,
             "coding": {"fnlwgt": {"scale": "log", "lo": 0, "hi": 10, "bins": 4}}}
     with pytest.raises(UsageError, match="coding.*lo > 0"):
         validate_spec(PreprocessAdult, spec)

@@ -396,7 +396,7 @@ def test_step_bad_spec_is_one_line_error(tmp_path):
                 "rounds": 0, "bound": "hoeffding", "family_bits": 32}
     assert "not valid JSON" in run("run", None, {"table": []}, text="{nope")
     loan = {"dataset": "loan", "seed": 1, "domain": 12, "source": "standin", "path": None, "records": None,
-            "mirror": None, "raw_dir": str(tmp_path)}
+            "mirror": None, "raw_dir": "data/raw"}
     assert "power of two" in run("loan", loan, {"source": []})
     bad_coding = dict(loan, domain=16, coding={"int_rate": {"scale": "log", "lo": 0, "hi": 31}})
     assert "coding" in run("loan", bad_coding, {"source": []})  # a public range that cannot cut: one line

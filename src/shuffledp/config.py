@@ -22,6 +22,7 @@ file and line for YAML syntax errors), so a user sees which key to fix and never
 
 from __future__ import annotations
 
+import copy
 import difflib
 import functools
 import math
@@ -39,9 +40,12 @@ MAX_ERRORS = 8
 MAX_VALUES = 100_000
 MAX_CONFIG_BYTES = 1 << 20  # a config file is a few kilobytes
 MAX_DEPTH = 32  # levels of nesting (the schema's deepest key is 6 levels down)
-# the most jobs a configuration may make (the paper scale makes a few thousand); more is refused
-# before any job is written (a typo such as ``repetitions: 1000000`` with ``batch_size: 1``)
-MAX_JOBS = 20_000
+# the most jobs a configuration may make; more is refused before any job is built or written (a typo
+# such as ``repetitions: 1000000`` with ``batch_size: 1``). Set from the dry run's cost
+# (benchmarks/dryrun.py; README, "How long it takes"): a first `snakemake -n` took a median 10.1 CPU s
+# at 2,511 jobs and 15.2 at 4,911 (about 2.5 s plus 2.6 ms per job), so 5,000 jobs stay under 30 s
+# with about twice the headroom for a slower machine. The paper scale makes 182 jobs.
+MAX_JOBS = 5_000
 
 
 # ---------------------------------------------------------------------------------------- entry point
@@ -189,7 +193,10 @@ def check_job_count(config: Mapping, stages, limit: int | None = None) -> None:
     all (:data:`MAX_JOBS`) is refused, naming the section that makes the most, before any is built."""
     limit = MAX_JOBS if limit is None else limit
     counts = {}
-    for stage in stages:
+    # the stages of a section first: a stage without one (data, report) derives its jobs from the
+    # others' (the report stage builds every stage's job list), so a config over the limit is refused
+    # from the sections' counts before any whole list is built
+    for stage in sorted(stages, key=lambda s: s.section is None):
         if not stage.enabled(config):
             continue
         key = stage.section or "datasets"
@@ -200,11 +207,11 @@ def check_job_count(config: Mapping, stages, limit: int | None = None) -> None:
         except (KeyError, TypeError, ValueError, IndexError, ArithmeticError) as exc:
             raise ConfigError(f"config key {key}: the jobs cannot be built from it "
                               f"({type(exc).__name__}: {exc})") from exc
-    total = sum(counts.values())
-    if total > limit:
-        worst = max(counts, key=counts.get)
-        raise ConfigError(f"config key {worst}: the configuration makes {total} jobs ({counts[worst]} of them from "
-                          f"{worst}), more than the limit of {limit}; use fewer values or larger batches")
+        total = sum(counts.values())
+        if total > limit:
+            worst = max(counts, key=counts.get)
+            raise ConfigError(f"config key {worst}: the configuration makes at least {total} jobs ({counts[worst]} of "
+                              f"them from {worst}), more than the limit of {limit}; use fewer values or larger batches")
     check_job_specs(config, stages)
 
 
@@ -334,6 +341,26 @@ def load_configs(paths: Iterable[str | os.PathLike], overrides: Mapping | None =
     if overrides:
         config = merge(config, overrides, schema)
     return config
+
+
+def workflow_config(snakemake_config: Mapping, files: Iterable[str | os.PathLike] | None = None,
+                    overrides: Mapping | None = None) -> tuple[dict, str | None]:
+    """The config the workflow's jobs see, and a note (or None) for the user.
+
+    ``snakemake_config``: Snakemake's ``config`` as its documentation defines it (the Snakefile's
+    ``configfile:``, then each ``--configfile``, then ``--config``, deep-merged: mappings key by key).
+    ``files``/``overrides``: the config files in Snakemake's order and the ``--config`` values, when
+    the running Snakemake tells them (``workflow/rules/common.smk``); then the files are merged by
+    :func:`load_configs`, so that a collection a later file names replaces the earlier one's whole
+    (README, "Overlays"), which Snakemake's merge cannot express. When it does not tell them (a
+    Snakemake whose internals changed), the documented ``config`` is used as it is, and the note
+    says that a collection named in several files is then merged key by key."""
+    if files is not None:
+        return load_configs(files, overrides), None
+    note = ("shuffledp: this Snakemake does not tell the workflow its config files; its own merge is used, so "
+            "a collection (e.g. segmented.figures) named in several config files is merged key by key, not "
+            "replaced whole (`shuffledp config validate FILE...` shows the config the README's overlays make)")
+    return copy.deepcopy(dict(snakemake_config)), note
 
 
 def load_validated(paths: Iterable[str | os.PathLike]) -> dict:

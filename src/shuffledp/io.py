@@ -71,22 +71,41 @@ def _host() -> str:
     return "".join(c if c.isalnum() or c == "-" else "_" for c in socket.gethostname()) or "host"
 
 
-def temp_file(path: str | os.PathLike, suffix: str = ".part") -> str:
+def temp_file(path: str | os.PathLike, suffix: str = ".part", sweep: bool = True) -> str:
     """A new empty temporary file next to ``path``: ``.<name>.<host>.<pid>.<random><suffix>``.
 
     Temporaries that a process killed with SIGKILL left for the same ``path`` (same host, that
-    process no longer running) are removed first, so a resumed run leaves no ``.part`` behind.
+    process no longer running) are removed first, so a resumed run leaves no ``.part`` behind
+    (``sweep=False``: not here, each call lists the folder; the caller sweeps the folder once,
+    :func:`sweep_temporaries`).
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     host = _host()
-    for old in path.parent.glob(f".{glob.escape(path.name)}.{host}.*{suffix}"):
+    for old in path.parent.glob(f".{glob.escape(path.name)}.{host}.*{suffix}") if sweep else ():
         pid = old.name[len(path.name) + len(host) + 3:].split(".", 1)[0]
         if pid.isdigit() and not _alive(int(pid)):
             old.unlink(missing_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{host}.{os.getpid()}.", suffix=suffix, dir=path.parent)
     os.close(fd)
     return tmp
+
+
+def sweep_temporaries(folder: str | os.PathLike, suffix: str = ".part") -> int:
+    """Remove the temporaries (:func:`temp_file`) directly in ``folder`` that a process of this host
+    that is no longer running left; returns how many. Regular files only, never a link."""
+    host, removed = _host(), 0
+    marker = f".{host}."
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            name = entry.name
+            if not (name.startswith(".") and name.endswith(suffix) and marker in name):
+                continue
+            pid = name.rsplit(marker, 1)[1].split(".", 1)[0]
+            if pid.isdigit() and not _alive(int(pid)) and entry.is_file(follow_symlinks=False):
+                Path(entry.path).unlink(missing_ok=True)
+                removed += 1
+    return removed
 
 
 def _alive(pid: int) -> bool:
@@ -158,24 +177,30 @@ def write_output_record(io_path: str | os.PathLike, record: Mapping, outputs: Ma
     return str(path)
 
 
-def atomic_write(path: str | os.PathLike, writer: Callable[[str], object]) -> None:
+def atomic_write(path: str | os.PathLike, writer: Callable[[str], object], durable: bool = True) -> None:
     """Call ``writer(tmp_path)`` and move the finished, fsync-ed file onto ``path``.
 
     The temporary file lives in ``path``'s folder (so the rename is atomic) and is removed when
-    ``writer`` fails or the process is interrupted by an exception.
+    ``writer`` fails or the process is interrupted by an exception. ``durable=False`` skips the two
+    fsyncs (the rename still shows no partial file) and the folder's sweep of old temporaries: for a
+    file that is checked and rewritten whenever it is used (the workflow's job files,
+    :func:`shuffledp.stages.content_file`), where thousands of fsyncs made a first dry run wait on
+    the disk.
     """
     path = Path(path)
-    tmp = temp_file(path)
+    tmp = temp_file(path, sweep=durable)
     try:
         writer(tmp)
-        with open(tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
+        if durable:
+            with open(tmp, "rb+") as fh:
+                os.fsync(fh.fileno())
         os.chmod(tmp, file_mode())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    _fsync_dir(path.parent)
+    if durable:
+        _fsync_dir(path.parent)
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -191,16 +216,16 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def write_bytes(path: str | os.PathLike, data: bytes) -> None:
+def write_bytes(path: str | os.PathLike, data: bytes, durable: bool = True) -> None:
     def _w(tmp: str) -> None:
         with open(tmp, "wb") as fh:
             fh.write(data)
 
-    atomic_write(path, _w)
+    atomic_write(path, _w, durable)
 
 
-def write_text(path: str | os.PathLike, text: str) -> None:
-    write_bytes(path, text.encode("utf-8"))
+def write_text(path: str | os.PathLike, text: str, durable: bool = True) -> None:
+    write_bytes(path, text.encode("utf-8"), durable)
 
 
 def write_json(path: str | os.PathLike, obj: object) -> None:

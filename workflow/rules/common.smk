@@ -8,24 +8,30 @@ try:
 except ImportError:  # not installed (`pip install -e .` is needed to run jobs): still parse, lint, dry-run
     sys.path.insert(0, os.path.join(workflow.basedir, "src"))
 
-from shuffledp.config import ConfigError, load_configs, validate_config  # noqa: E402
+from shuffledp.config import ConfigError, validate_config, workflow_config  # noqa: E402
 from shuffledp.errors import InputError  # noqa: E402
 from shuffledp.stages import content_file, data_summary, job_io, output_list, output_path  # noqa: E402
 
 
 def _config_files():
-    """The config files in Snakemake's order: the Snakefile's `configfile:` (unless
-    --replace-workflow-config), then each --configfile."""
-    cli = [str(p) for p in workflow.overwrite_configfiles]
-    own = [] if workflow.config_settings.replace_workflow_config else [
-        str(p) for p in workflow.configfiles if str(p) not in cli]
-    return own + cli
+    """The config files in Snakemake's order (the Snakefile's `configfile:`, unless
+    --replace-workflow-config, then each --configfile) and the --config values; (None, None) when
+    this Snakemake does not expose them (they are no documented interface: shuffledp.config.
+    workflow_config then uses the documented, merged `config`)."""
+    try:
+        cli = [str(p) for p in workflow.overwrite_configfiles]
+        settings = workflow.config_settings
+        own = [] if settings.replace_workflow_config else [str(p) for p in workflow.configfiles if str(p) not in cli]
+        return own + cli, dict(settings.config or {})
+    except AttributeError:
+        return None, None
 
 
 # The config the jobs see is built by the package's loader (shuffledp.config.load_configs), as
 # `shuffledp config validate` builds it: the files merged in order with the overlay semantics of
 # the README (a collection the user names, e.g. segmented.datasets, is replaced whole, not merged
-# into the default's), then --config values. Then the one validation (schema with unknown keys
+# into the default's), then --config values (shuffledp.config.workflow_config: Snakemake's documented,
+# merged `config` when the running Snakemake does not expose its files). Then the one validation (schema with unknown keys
 # refused, finite numbers, whole-number floats as integers, limits, every cross-key rule).
 # The environment first (SHUFFLEDP_STAGE_PATH's folders, SHUFFLEDP_DEBUG, the download deadline, the
 # mirror: shuffledp.environment), then the config; each problem one line, exit 2, before any job.
@@ -37,7 +43,9 @@ except InputError as exc:
     sys.stderr.write(f"shuffledp: {exc}\n")
     sys.exit(2)
 try:
-    _merged = load_configs(_config_files(), dict(workflow.config_settings.config or {}))
+    _merged, _note = workflow_config(config, *_config_files())
+    if _note:
+        print(_note, file=sys.stderr)
     config.clear()
     config.update(_merged)
     validate_config(config, os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml"))
@@ -136,9 +144,24 @@ def job_inputs(stage, step, table, stages):
     return lambda wildcards: job_io(stage, step, job_of(stage, step, table, wildcards), ROOTS, stages)["input"]
 
 
+_JOB_FILES = {}
+
+
+def job_files(stage, step, job):
+    """The job's spec and io files ({"spec": path, "io": path}), written once (named by their
+    content) and remembered: the params of its rule, and what pruning results/.jobs keeps."""
+    key = (stage.name, step.name, tuple(sorted(job.wildcards.items())))
+    if key not in _JOB_FILES:
+        _JOB_FILES[key] = {
+            "spec": content_file(JOBFILES, "spec", job.spec),
+            "io": content_file(JOBFILES, "io", job_io(stage, step, job, ROOTS, STAGES, job_tables(STAGES))),
+        }
+    return _JOB_FILES[key]
+
+
 def job_spec_file(stage, step, table):
     """A params function: the path of the job's spec file (written once, named by its content)."""
-    return lambda wildcards: content_file(JOBFILES, "spec", job_of(stage, step, table, wildcards).spec)
+    return lambda wildcards: job_files(stage, step, job_of(stage, step, table, wildcards))["spec"]
 
 
 _JOB_TABLES = {}
@@ -164,5 +187,4 @@ def job_data(step):
 def job_io_file(stage, step, table, stages):
     """A params function: the path of the job's io file (named inputs and outputs, the job's own
     record and the record each input table must carry)."""
-    return lambda wildcards: content_file(JOBFILES, "io", job_io(stage, step, job_of(stage, step, table, wildcards),
-                                                                 ROOTS, stages, job_tables(stages)))
+    return lambda wildcards: job_files(stage, step, job_of(stage, step, table, wildcards))["io"]

@@ -3,7 +3,6 @@
 # benchmark named by the job's identity, the spec and io files as params, and one shell line.
 from shuffledp.stages import discover, list_caption
 from shuffledp.stages import report as report_stage
-from shuffledp.stages.jobs import JobTable
 
 STAGES = discover()
 # the per-file captions of output lists (absolute: Snakemake reads a relative caption from this file's folder)
@@ -32,28 +31,32 @@ def _outputs(stage, step, table):
     return out
 
 
-def _page_rules(stage, step, table):
-    """The report stage: one rule per job (a stage's pages); each page is flagged with the caption,
-    category and subcategory of the table it renders."""
+def _job_rules(stage, step, table):
+    """A step whose output files each carry a report flag of their own (``Output.job_report``, e.g.
+    the report stage's pages, each flagged with the caption, category and subcategory of the table
+    it renders): one rule per job, its files named outright."""
     for job in table.of_step(step.name):
-        _page_rule(stage, step, job)
+        _job_rule(stage, step, job)
 
 
-def _page_rule(stage, step, job):
+def _job_rule(stage, step, job):
     io = job_io(stage, step, job, ROOTS, STAGES)
-    pages = {p["title"]: p for p in job.spec["pages"]}
-    html = []
-    for title, path in io["output"]["html"].items():
-        caption, category, subcategory = report_stage.page_report(pages[title])
-        html.append(report(path, caption=caption, category=category, subcategory=subcategory))
+    out = {}
+    for o in step.outputs:
+        files = io["output"][o.name]
+        if o.job_report is not None:
+            out[o.name] = [report(path, **dict(zip(("caption", "category", "subcategory"), o.job_report(job.spec, v))))
+                           for v, path in files.items()]
+        else:
+            out[o.name] = list(files.values()) if isinstance(files, dict) else files
 
     rule:
         name:
-            f"{stage.name}_{step.name}_{job.wildcards['pstage']}"
+            "_".join([stage.name, step.name, *(str(job.wildcards[w]) for w in step.wildcards)])
         input:
             **io["input"],
         output:
-            html=html,
+            **out,
         log:
             logs(stage, step).format(**job.wildcards),
         benchmark:
@@ -61,9 +64,8 @@ def _page_rule(stage, step, job):
         params:
             stage=lambda wildcards, _name=stage.name: _name,
             step=lambda wildcards, _name=step.name: _name,
-            spec=lambda wildcards, _spec=job.spec: content_file(JOBFILES, "spec", _spec),
-            io=lambda wildcards, _job=job: content_file(JOBFILES, "io", job_io(stage, step, _job, ROOTS, STAGES,
-                                                                               job_tables(STAGES))),
+            spec=lambda wildcards, _job=job: job_files(stage, step, _job)["spec"],
+            io=lambda wildcards, _job=job: job_files(stage, step, _job)["io"],
         resources:
             mem_mb=step.mem_mb,
             runtime=step.runtime,
@@ -72,18 +74,21 @@ def _page_rule(stage, step, job):
         shell:
             "shuffledp step {params.stage} {params.step} --spec {params.spec:q} --io {params.io:q} > {log:q} 2>&1"
 
-    FINAL_TARGETS.extend(io["output"]["html"].values())
+    for o in step.outputs:
+        if o.final:
+            files = io["output"][o.name]
+            FINAL_TARGETS.extend(files.values() if isinstance(files, dict) else [files])
 
 
 for _stage in STAGES.values():
     if not _stage.enabled(config):
         continue
-    _table = JobTable(_stage.jobs(config))
+    _table = job_tables(STAGES)[_stage.name]  # built once, shared with the io files' input records
     for _step in _stage.steps:
         if not _table.of_step(_step.name):
             continue
-        if _stage.name == "report":
-            _page_rules(_stage, _step, _table)
+        if _step.rule_per_job:
+            _job_rules(_stage, _step, _table)
             continue
 
         rule:
@@ -126,16 +131,38 @@ for _stage in STAGES.values():
                                      for j in _table.of_step(_step.name))
 
 
+# ---- results/.jobs holds only this config's job files ------------------------------------------------
+# Every job's spec and io files are written now (the params above then only look them up), and the
+# files of results/.jobs that no job of this config names are removed: a dry run, or a run of another
+# config, leaves files nothing reads. Never while another Snakemake run holds a lock on this folder
+# (its jobs may read them), never outside the working folder, only files named like job files
+# (shuffledp.stages.prune_job_files).
+from shuffledp.stages import prune_job_files  # noqa: E402
+
+for _stage in STAGES.values():
+    if _stage.enabled(config):
+        for _job in job_tables(STAGES)[_stage.name].jobs:
+            job_files(_stage, _stage.step(_job.step), _job)
+prune_job_files(JOBFILES, [p for files in _JOB_FILES.values() for p in files.values()])
+
+
 # ---- the datasets of this run, real or stand-in, with checksums: printed when a run ends -------------
 
 
 def _dataset_tables():
-    """Processed table name -> path: the tables the datasets table lists (the data stage's job)."""
-    data = STAGES["data"]
-    step = data.step("datasets_table")
-    job = JobTable(data.jobs(config)).job("datasets_table", {})
-    paths = job_io(data, step, job, ROOTS, STAGES)["input"]["tables"]
-    return {os.path.splitext(os.path.basename(p))[0]: p for p in paths}
+    """Processed table name -> path: the tables the end of a run lists, the files of the input that a
+    step declares as its ``summary_input`` (the data stage's datasets table), in its one job."""
+    found = {}
+    for stage in STAGES.values():
+        if not stage.enabled(config):
+            continue
+        for step in stage.steps:
+            if step.summary_input is None:
+                continue
+            for job in job_tables(STAGES)[stage.name].of_step(step.name):
+                paths = job_io(stage, step, job, ROOTS, STAGES)["input"][step.summary_input]
+                found.update({os.path.splitext(os.path.basename(p))[0]: p for p in paths})
+    return found
 
 
 DATASET_TABLES = _dataset_tables()

@@ -119,6 +119,15 @@ ADULT_CODING = {
 }
 
 
+def _named_bins(name: str, spec: Mapping, **kwargs) -> Bins:
+    """``Bins.from_spec`` whose refusal names the attribute's key (``coding.age: need ...``)."""
+    try:
+        return Bins.from_spec(spec, **kwargs)
+    except ValueError as exc:
+        msg = str(exc)
+        raise ValueError(f"coding.{name}: {msg.removeprefix('coding: ')}") from None
+
+
 def _known(coding: Mapping | None, known: Mapping, dataset: str) -> None:
     """A coding names only attributes the dataset has (a misspelt one would silently keep its default)."""
     unknown = sorted(set(coding or {}) - set(known))
@@ -130,7 +139,7 @@ def _known(coding: Mapping | None, known: Mapping, dataset: str) -> None:
 def adult_bins(coding: Mapping | None = None) -> dict[str, Bins]:
     _known(coding, ADULT_CODING, "adult")
     spec = {**ADULT_CODING, **(coding or {})}
-    return {a: Bins.from_spec(spec[a]) for a in ADULT_CODING}
+    return {a: _named_bins(a, spec[a]) for a in ADULT_CODING}
 
 
 def code_adult(raw: pd.DataFrame, coding: Mapping | None = None) -> tuple[pd.DataFrame, dict[str, int]]:
@@ -191,11 +200,11 @@ def loan_bins(c: int, coding: Mapping | None = None) -> dict[str, Bins]:
     codes (an ``int`` scale would give one code per integer, codes outside HDG's domain)."""
     _known(coding, LOAN_CODING, "loan")
     spec = {**LOAN_CODING, **(coding or {})}
-    out = {a: Bins.from_spec(spec[a], bins=c - 1, missing=True) for a in LOAN_CODING}
+    out = {a: _named_bins(a, spec[a], bins=c - 1, missing=True) for a in LOAN_CODING}
     wrong = [a for a, b in out.items() if b.size != c]
-    if wrong:
-        raise ValueError(f"coding: loan attribute(s) {', '.join(wrong)} would have other than {c} codes "
-                         "(scale int is not a Loan coding: each attribute is cut into domain - 1 bins)")
+    if wrong:  # named by the first attribute's key (coding.<attribute>), the others listed
+        raise ValueError(f"coding.{wrong[0]}: loan attribute(s) {', '.join(wrong)} would have other than {c} "
+                         "codes (scale int is not a Loan coding: each attribute is cut into domain - 1 bins)")
     return out
 
 

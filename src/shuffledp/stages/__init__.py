@@ -27,6 +27,7 @@ import json
 import math
 import os
 import pkgutil
+import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -70,10 +71,17 @@ class Output:
     # (:func:`list_caption`).
     over: str | None = None
     values: Callable[[Mapping], Sequence[str]] | None = None
+    # an output list whose files are each in the report with a flag of their own, read from the job's
+    # spec: ``job_report(spec, value)`` gives (caption file, category, subcategory) of the file of
+    # ``value`` (the report stage's pages, each flagged like the table it renders). The workflow then
+    # makes one rule per job of the step, its files named outright.
+    job_report: Callable[[Mapping, str], tuple[str, str, str]] | None = None
 
     def __post_init__(self):
         if self.root not in ROOTS:
             raise ValueError(f"output {self.name}: root must be one of {ROOTS}")
+        if self.job_report is not None and self.over is None:
+            raise ValueError(f"output {self.name}: job_report flags the files of an output list (over)")
         if (self.over is None) != (self.values is None):
             raise ValueError(f"output {self.name}: over and values go together")
         if self.over is not None and f"{{{self.over}}}" not in self.path:
@@ -98,7 +106,11 @@ class Step:
     alone; a number sets the rule's ``threads`` and limits the job's BLAS/OpenMP pools to it
     (``OMP_NUM_THREADS`` before the step's libraries load; :func:`limit_threads`). ``priority``:
     Snakemake's rule priority; a long job that nothing waits on gets a higher one, so that it starts
-    first instead of running alone at the end of a run on few cores.
+    first instead of running alone at the end of a run on few cores. ``required_inputs``: inputs that
+    hold at least one file in every job (an io file with none is refused before ``run``).
+    ``summary_input``: the name of
+    an input whose files are the processed data tables the end of every run lists, real or stand-in,
+    with checksums (the data stage's ``datasets_table``; the step has one job).
     """
 
     name: str
@@ -114,6 +126,19 @@ class Step:
     local: bool = False  # runs on the submitting machine (downloads: cluster nodes often have no internet)
     threads: int | None = None  # None: the rule's default (1); a number also limits the job's BLAS/OpenMP pools
     priority: int = 0
+    summary_input: str | None = None
+    required_inputs: frozenset[str] = frozenset()  # inputs every job holds at least one file of
+
+    def __post_init__(self):
+        if self.summary_input is not None and self.summary_input not in self.inputs:
+            raise ValueError(f"step {self.name}: summary_input {self.summary_input!r} is not one of its inputs")
+        if not set(self.required_inputs) <= set(self.inputs):
+            raise ValueError(f"step {self.name}: required_inputs {sorted(self.required_inputs)} are not all inputs")
+
+    @property
+    def rule_per_job(self) -> bool:
+        """One rule per job: an output's files each carry a report flag of their own (Output.job_report)."""
+        return any(o.job_report is not None for o in self.outputs)
 
     def output(self, name: str) -> Output:
         for out in self.outputs:
@@ -196,7 +221,8 @@ def _config_schema(stage: Stage, folder: Path) -> dict | None:
     if path.is_file():
         import yaml
 
-        found = yaml.safe_load(path.read_text(encoding="utf-8"))
+        # libyaml's loader when present: a stage's schema is read at every workflow parse
+        found = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
         if not isinstance(found, dict) or not all(isinstance(v, dict) for v in found.values()):
             raise ValueError(f"{path}: must map config keys to their JSON schemas")
         if stage.section is not None and stage.section not in found:
@@ -316,7 +342,8 @@ def list_caption(stage: Stage, report: Report, over: str, value: str, folder: st
     text = f"{{% set {over} = {json.dumps(str(value))} -%}}\n" + Path(stage.caption(report)).read_text(encoding="utf-8")
     path = Path(folder) / f"caption-{hashlib.sha256(text.encode()).hexdigest()[:32]}.rst"
     if not path.is_file() or path.read_text(encoding="utf-8") != text:
-        write_text(path, text)
+        # no fsync: a job file is read back and rewritten here at every parse, before any job reads it
+        write_text(path, text, durable=False)
     return str(path), report.subcategory.replace(f"{{{over}}}", str(value))
 
 
@@ -404,8 +431,56 @@ def content_file(folder: str | os.PathLike, kind: str, obj: Mapping) -> str:
     text = canonical(obj)
     path = Path(folder) / f"{kind}-{hashlib.sha256(text.encode()).hexdigest()[:32]}.json"
     if not path.is_file() or path.read_text(encoding="utf-8") != text:
-        write_text(path, text)
+        # no fsync: a job file is read back and rewritten here at every parse, before any job reads it
+        write_text(path, text, durable=False)
     return str(path)
+
+
+JOB_FILE_NAME = re.compile(r"(spec|io)-[0-9a-f]{32}\.json")  # what content_file names
+
+
+def prune_job_files(folder: str | os.PathLike, keep, base: str | os.PathLike | None = None,
+                    locks: str | os.PathLike | None = ".snakemake/locks") -> int | None:
+    """Remove the job files under ``folder`` (``<results>/.jobs``) that are not in ``keep`` (the
+    paths :func:`content_file` gave for every job of the current config): a dry run or a changed
+    config leaves files that no job reads. Returns how many were removed, or None when nothing was
+    pruned because it would not be safe:
+
+    - ``folder`` is a symbolic link, or does not resolve inside ``base`` (default: the working
+      folder): nothing outside it is ever removed;
+    - another Snakemake run holds a lock on the working folder (``locks`` not empty): its jobs may
+      read files of another config.
+
+    Only regular files directly in ``folder`` whose names :func:`content_file` makes are removed
+    (never a folder, a link, or a file of another name), and the temporaries of a writer of this
+    host that is no longer running (:func:`shuffledp.io.sweep_temporaries`)."""
+    base = Path(base or os.getcwd()).resolve()
+    folder = Path(folder)
+    if folder.is_symlink() or not folder.is_dir():
+        return None
+    real = folder.resolve()
+    if real == base or base not in real.parents:
+        return None
+    if locks is not None:
+        lock_dir = Path(base) / locks if not Path(locks).is_absolute() else Path(locks)
+        if lock_dir.is_dir() and any(lock_dir.iterdir()):
+            return None
+    keep = {os.path.basename(str(p)) for p in keep}
+    from shuffledp.io import sweep_temporaries
+
+    removed = sweep_temporaries(real)  # a killed parse's temporaries (content_file does not sweep)
+    with os.scandir(real) as entries:
+        for entry in entries:
+            if entry.name in keep or not JOB_FILE_NAME.fullmatch(entry.name):
+                continue
+            if not entry.is_file(follow_symlinks=False):
+                continue
+            try:
+                os.unlink(entry.path)
+                removed += 1
+            except FileNotFoundError:  # removed meanwhile
+                pass
+    return removed
 
 
 # ---------------------------------------------------------------------------------------- run a job
@@ -438,10 +513,17 @@ def spec_model(stage: Stage, step: Step):
     step that declares none: the class ``step.spec`` of the stage package's ``specs`` module."""
     if step.spec is None:
         return None
-    package = (f"{__name__}.{stage.name}" if stage.folder is None
-               or stage.folder.resolve().parent == Path(__file__).resolve().parent else f"shuffledp_stage_{stage.name}")
+    return _spec_model(stage.name, None if stage.folder is None else str(stage.folder), step.spec)
+
+
+@functools.lru_cache(maxsize=256)
+def _spec_model(name: str, folder: str | None, spec: str):
+    """The model class, looked up once per (stage, folder, class name): the config check and the
+    workflow ask for it once per job."""
+    package = (f"{__name__}.{name}" if folder is None
+               or Path(folder).resolve().parent == Path(__file__).resolve().parent else f"shuffledp_stage_{name}")
     module = importlib.import_module(f"{package}.specs")
-    return getattr(module, step.spec)
+    return getattr(module, spec)
 
 
 def check_spec(step: Step, spec: Mapping, where: str = "--spec", stage: Stage | None = None) -> None:
@@ -480,6 +562,8 @@ def _check_io(step: Step, spec: Mapping, io: Mapping, where: str) -> tuple[dict,
     for name, paths in inputs.items():
         if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
             raise UsageError(f"{where}: input {name} must be a list of paths")
+        if not paths and name in step.required_inputs:
+            raise UsageError(f"{where}: input {name} holds no file; step {step.name} reads at least one")
         for p in paths:
             _check_input(name, p)
     for o in step.outputs:
@@ -555,6 +639,7 @@ def run_step(stage_name: str, step_name: str, spec_path: str, io_path: str) -> o
         limit_threads(step.threads)
     from shuffledp.io import job_record_context
 
+    inputs = {name: InputFiles(name, paths, f"--io {io_path}") for name, paths in inputs.items()}
     with job_record_context(record, outputs):
         result = step.run(spec, inputs, outputs)
     from shuffledp.io import write_output_record
@@ -562,6 +647,23 @@ def run_step(stage_name: str, step_name: str, spec_path: str, io_path: str) -> o
     # the content hash of every output as this job wrote it (shuffledp verify checks them later)
     write_output_record(io_path, record, outputs)
     return result
+
+
+class InputFiles(list):
+    """The files of one named input, as a step reads them: asking for a file the io file does not
+    hold (``inputs["table"][0]`` of an empty list, a hand-written io file) is one line naming the
+    input, exit 2, not an IndexError."""
+
+    def __init__(self, name: str, paths, where: str):
+        super().__init__(paths)
+        self.name, self.where = name, where
+
+    def __getitem__(self, index):
+        try:
+            return super().__getitem__(index)
+        except IndexError:
+            raise UsageError(f"{self.where}: input {self.name} holds {len(self)} file(s); step reads file "
+                             f"{index + 1 if isinstance(index, int) and index >= 0 else index}") from None
 
 
 def _own_record(stage: Stage, step: Step, spec: Mapping, io: Mapping, where: str) -> dict:

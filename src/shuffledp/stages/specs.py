@@ -89,6 +89,23 @@ Name = Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_l
 Probability = Annotated[Number, Field(gt=0, lt=1)]
 
 
+def _inside(path: str) -> str:
+    """A path the step writes to (a raw download's file or folder): relative, without ``..`` or
+    control characters, so it stays inside the working folder whatever a spec file says."""
+    from pathlib import PurePosixPath
+
+    if any(ord(c) < 32 for c in path):
+        raise ValueError("must not hold control characters")
+    p = PurePosixPath(path)
+    if p.is_absolute() or path.startswith("~") or ".." in p.parts:
+        raise ValueError(f"{path!r} must be a relative path inside the working folder (no leading / or ~, no ..)")
+    return path
+
+
+# a folder or file inside the working folder that a step writes to (data/raw/...)
+WorkPath = Annotated[StrictStr, Field(min_length=1, max_length=4096), AfterValidator(_inside)]
+
+
 # ---------------------------------------------------------------------------------------- schema -> type
 
 

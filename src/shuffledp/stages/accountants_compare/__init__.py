@@ -218,7 +218,7 @@ STAGE = Stage(
              wildcards={"acmech": "general|krr[0-9]+"},
              mem_mb=2000, runtime=60),
         Step("report", _report, spec="Report",
-             inputs=("runs", "timings"),
+             inputs=("runs", "timings"), required_inputs=frozenset(("runs", "timings")),
              outputs=(Output("table", "tables/accountants_compare.parquet", final=True),
                       Output("md", "tables/accountants_compare.md", final=True,
                              report=Report("captions/table.rst", COMPARE.subcategory)),

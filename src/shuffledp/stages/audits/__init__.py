@@ -119,7 +119,7 @@ STAGE = Stage(
              wildcards={"audit": "[a-z0-9_]+"},
              mem_mb=3000, runtime=30),
         Step("report", _report, spec="Report",
-             inputs=("rows", "timings"),
+             inputs=("rows", "timings"), required_inputs=frozenset(("rows", "timings")),
              outputs=(
                  Output("table", "tables/audits.parquet", final=True),
                  Output("md", "tables/audits.md", final=True, report=Report("captions/table.rst", "audits")),

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import Field, StrictInt, StrictStr, model_validator
 
 from shuffledp.experiments.audit_names import DEFAULT_SETTINGS, NAMES, RAW_AUDITS
-from shuffledp.stages.specs import Name, Number, Seed, Spec, from_schema, section_schema
+from shuffledp.stages.specs import Name, Number, Seed, Spec, WorkPath, from_schema, section_schema
 
 S = section_schema(__file__)
 P = "audits"
@@ -17,7 +17,7 @@ KEY = Annotated[StrictStr, Field(pattern=SETTING_NODE["propertyNames"]["pattern"
 # one setting's value: a number, a name, or a list of numbers (the schema's [number, string, array])
 VALUE = Number | StrictStr | Annotated[list[Number], Field(max_length=SETTING_NODE["additionalProperties"]["maxItems"])]
 MIRROR = Annotated[StrictStr, Field(pattern=r"^[^\x00-\x1f]*$")]
-PATH = Annotated[StrictStr, Field(min_length=1)]
+PATH = WorkPath  # written to: inside the working folder
 BOUND = Annotated[Number, Field(ge=-1.0e12, le=1.0e12)]
 
 

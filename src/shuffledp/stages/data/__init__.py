@@ -187,9 +187,22 @@ def _preprocess_msnbc(spec, inputs, outputs) -> None:
     from shuffledp.datasets import prepare
 
     folder = Path(outputs["sets"]).parent
+    _check_names(STAGE.step("preprocess_msnbc"), outputs, folder)
     written = prepare.prepare_msnbc(spec["source"], spec["raw"], str(folder), _mirror(spec), spec["seed"],
                                     spec["standin_users"], log=_log)
     _check_written(written, outputs)
+
+
+def _check_names(step: Step, outputs: Mapping[str, str], folder: Path) -> None:
+    """The preprocessing names its files itself (``msnbc_sets.parquet``, ...) in one folder: an io
+    file naming others is refused before anything is read or written."""
+    from shuffledp.errors import UsageError
+
+    for o in step.outputs:
+        want = folder / Path(o.path).name
+        if Path(outputs[o.name]) != want:
+            raise UsageError(f"--io: output {o.name}: {outputs[o.name]} must be {want} (the preprocessing names "
+                             f"its files: {', '.join(Path(x.path).name for x in step.outputs)} in one folder)")
 
 
 def _check_written(written, outputs: Mapping[str, str]) -> None:
@@ -274,7 +287,8 @@ STAGE = Stage(
              wildcards={"key": "[A-Za-z0-9_]+"},
              outputs=(Output("table", "processed/ipums_{key}.parquet", root="data"),),
              mem_mb=2000, runtime=20),
-        Step("datasets_table", _datasets_table, spec="Nothing", inputs=("tables",),
+        Step("datasets_table", _datasets_table, spec="Nothing", inputs=("tables",), summary_input="tables",
+             required_inputs=frozenset({"tables"}),
              outputs=(Output("parquet", "tables/datasets.parquet", final=True),
                       Output("md", "tables/datasets.md", final=True,
                              report=Report("captions/datasets_table.rst", "datasets"))),

@@ -7,12 +7,12 @@ from typing import Annotated
 
 from pydantic import Field, StrictStr, model_validator
 
-from shuffledp.stages.specs import Seed, Spec, from_schema, section_schema, without_defaults
+from shuffledp.stages.specs import Seed, Spec, WorkPath, from_schema, section_schema, without_defaults
 
 S = section_schema(__file__)
 # "" when no mirror is configured (SHUFFLEDP_DATA_MIRROR may still name one)
 MIRROR = Annotated[StrictStr, Field(pattern=r"^[^\x00-\x1f]*$")]
-PATH = Annotated[StrictStr, Field(min_length=1)]
+PATH = WorkPath  # written to: inside the working folder
 ATTRIBUTE = from_schema(S, "datasets.ipums.*.attributes", "IpumsAttributes")
 ATTR_NAME, ATTR_SIZE = ATTRIBUTE.__origin__.__args__
 # the attributes as [name, domain size] pairs: their order is the table's column order

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, StrictStr, model_validator
 
-from shuffledp.stages.specs import Name, Seed, Spec, from_schema, section_schema, without_defaults
+from shuffledp.stages.specs import Name, Seed, Spec, WorkPath, from_schema, section_schema, without_defaults
 
 S = section_schema(__file__)
 P = "multidim_frameworks"
@@ -37,7 +37,7 @@ class Loan(Spec):
     path: from_schema(S, f"{P}.loan.path")
     records: from_schema(S, f"{P}.loan.records")
     mirror: Annotated[StrictStr, Field(min_length=1)] | None
-    raw_dir: Annotated[StrictStr, Field(min_length=1)]
+    raw_dir: WorkPath  # the Loan subset is fetched there: inside the working folder
     coding: LOAN_CODING | None = None
 
     @model_validator(mode="after")

@@ -143,7 +143,7 @@ STAGE = Stage(
              outputs=(Output("table", "personalized/table2_rows.parquet"),),
              runtime=5),
         Step("report", _report, spec="Report",
-             inputs=("points", "rows"),
+             inputs=("points", "rows"), required_inputs=frozenset(("points", "rows")),
              outputs=(
                  Output("fig_table", "tables/personalized_fig4.parquet"),
                  Output("pdf", "figures/personalized_fig4.pdf", final=True),

@@ -175,7 +175,7 @@ STAGE = Stage(
              mem_mb=1500, runtime=60,
              threads=1),  # one BLAS/OpenMP thread per job (as OMP_NUM_THREADS=1 before): jobs run side by side
         Step("collect", _collect, spec="Collect",
-             inputs=("tables",),
+             inputs=("tables",), required_inputs=frozenset({"tables"}),
              outputs=(Output("table", "tables/peruser_{kind}.parquet"),),
              wildcards={"kind": "runs|users"},
              mem_mb=1000, runtime=5),

@@ -88,6 +88,11 @@ def page_report(page: Mapping) -> tuple[str, str, str]:
     return stage.caption(report), stage.title, report.subcategory
 
 
+def _page_flag(spec: Mapping, title: str) -> tuple[str, str, str]:
+    """The report flag of the page ``title`` of a ``pages`` job (Output.job_report)."""
+    return page_report(next(p for p in spec["pages"] if p["title"] == title))
+
+
 def _pages(spec, inputs, outputs) -> None:
     from pathlib import Path
 
@@ -113,7 +118,8 @@ STAGE = Stage(
     jobs=jobs,
     steps=(
         Step("pages", _pages, spec="Pages", inputs=("md", "parquet"), wildcards={"pstage": "[A-Za-z0-9_]+"},
-             outputs=(Output("html", "report/{table}.html", final=True, over="table", values=page_titles),),
+             outputs=(Output("html", "report/{table}.html", final=True, over="table", values=page_titles,
+                            job_report=_page_flag),),
              mem_mb=1000, runtime=5),
     ),
 )
