@@ -138,7 +138,7 @@ def test_raw_audit_jobs_carry_the_delta_mode_and_specs_check_it():
     from shuffledp.stages.audits.specs import Run
     from shuffledp.stages.specs import validate_spec
 
-    cfg = load_validated(["config/config.yaml"])
+    cfg = load_validated(["config/config.yaml", "config/paper.yaml"])  # the paper scale runs the Loan pair
     assert cfg["audits"]["raw_delta"] is True and "raw_hdg_loan_split" in cfg["audits"]["include"]
     runs = {j.wildcards["audit"]: j for j in discover()["audits"].jobs(cfg) if j.step == "run"}
     assert runs["raw_hdg_loan_split"].spec["delta_test"] is True
