@@ -152,7 +152,11 @@ def group_laws(mechanism: str, eps0: float, *, k=None, d=None, s=None, g=None):
         if k >= 3:
             configs["others_at_third"] = (lo, lo, 1.0 - 2.0 * lo)
         return vp, vq, configs
-    vp, vq, configs = standard.real_pair_configs(mechanism, eps0, k=k, d=d, s=s, g=g)
+    from shuffledp.accountants.params import mechanism_params
+
+    filled = mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g)   # defaults (subset-exp's k)
+    vp, vq, configs = standard.real_pair_configs(mechanism, eps0, **{f: filled.get(f) for f in ("k", "d", "s", "g")
+                                                                     if filled.get(f) is not None})
     return (standard.coarse_three(vp), standard.coarse_three(vq),
             {name: standard.coarse_three(law) for name, law in configs.items()})
 
