@@ -75,9 +75,9 @@ def part_real(rounds_list) -> None:
                   f"{ours['eps'] / low:.4f} | {time.perf_counter() - start:.1f} |", flush=True)
 
 
-WORST_GRID = (("krr", {"k": 2}, 1.0, 200), ("krr", {"k": 2}, 2.0, 50), ("krr", {"k": 3}, 1.0, 10),
-              ("krr", {"k": 10}, 2.0, 50), ("oue", {"d": 3}, 1.0, 50), ("olh", {"g": 3}, 1.0, 50),
-              ("subset-exp", {"d": 4, "s": 1}, 1.0, 50), ("krr", {"k": 2}, 0.5, 100))
+WORST_GRID = (("krr", {"k": 2}, 1.0, 40), ("krr", {"k": 2}, 2.0, 16), ("krr", {"k": 3}, 1.0, 10),
+              ("krr", {"k": 10}, 2.0, 16), ("subset-exp", {"d": 4, "s": 1}, 1.0, 12), ("oue", {"d": 3}, 1.0, 12),
+              ("olh", {"g": 3}, 1.0, 12), ("krr", {"k": 2}, 1.0, 200))
 
 
 def part_worst(rounds_list) -> None:

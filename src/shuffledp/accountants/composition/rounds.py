@@ -1,5 +1,5 @@
 """Composition of T shuffle rounds (a fresh shuffle each round, adaptive): the tightest sound
-answer of four, and the composed privacy-loss distribution for dp_accounting users.
+answer of several, and the composed privacy-loss distribution for dp_accounting users.
 
 Candidates, each an upper bound on the eps at ``delta`` of T adaptive rounds:
 
