@@ -1,8 +1,8 @@
 """How tight ``shuffledp account best --rounds T`` is (issue 38, item 2).
 
-    python benchmarks/composition_tightness.py [--part pair,real,advanced] [--rounds 1,10,100,1000,10000]
+    python benchmarks/composition_tightness.py [--part pair,real,worst,advanced] [--rounds 1,10,100,1000,10000]
 
-Three comparisons, each printed as a Markdown table (ratios of our composed eps at delta = 1e-6):
+Four comparisons, each printed as a Markdown table (ratios of our composed eps at delta = 1e-6):
 
 * ``pair``: the dominating pair's PLD composed by dp_accounting against an independent T-fold
   composition of the same pair (numpy FFT, losses rounded down / up on a finer grid:
@@ -11,6 +11,9 @@ Three comparisons, each printed as a Markdown table (ratios of our composed eps 
   T-fold composition of real shuffled k-RR pairs (victim's two values, the others split 0, half,
   all; lower end of the bracket, the largest over the splits): a lower bound on the truth, so
   ``ours / real`` bounds how loose we can be;
+* ``worst``: before (without the ``curve`` candidate) and now, against the exact T-fold
+  composition of the worst real pair found for k-RR (k = 2, 3, 10), OUE, OLH and subset-exp
+  (:func:`shuffledp.accountants.composition.exact.worst_pair_composed_eps`);
 * ``advanced``: the composed answer against the advanced composition theorem applied to the
   one-round eps of ``best_eps`` at delta/(2T) (``ours / advanced``, at most 1 by construction).
 """
@@ -72,6 +75,33 @@ def part_real(rounds_list) -> None:
                   f"{ours['eps'] / low:.4f} | {time.perf_counter() - start:.1f} |", flush=True)
 
 
+WORST_GRID = (("krr", {"k": 2}, 1.0, 40), ("krr", {"k": 2}, 2.0, 16), ("krr", {"k": 3}, 1.0, 10),
+              ("krr", {"k": 10}, 2.0, 16), ("subset-exp", {"d": 4, "s": 1}, 1.0, 12), ("oue", {"d": 3}, 1.0, 12),
+              ("olh", {"g": 3}, 1.0, 12), ("krr", {"k": 2}, 1.0, 200))
+
+
+def part_worst(rounds_list) -> None:
+    """Ours (every candidate; and without the ``curve`` candidate, i.e. before it existed) against
+    the exact T-fold composition of the worst real pair found
+    (:func:`exact_composition.worst_pair_composed_eps`: others in one or two configurations)."""
+    print("\n| randomizer | eps0 | n | T | exact worst pair | split | before | before/exact | ours | by | "
+          "ours/exact | s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for mech, kw, eps0, n in WORST_GRID:
+        vp, vq, configs = exact_composition.group_laws(mech, eps0, **kw)
+        P, Q = exact_composition.group_pair_pmfs(vp, vq, [(configs["others_at_x'"], n - 1)])
+        for t in rounds_list:
+            start = time.perf_counter()
+            low, split = exact_composition.worst_pair_composed_eps(mech, eps0, n, t, DELTA, _h(P, Q, t, _rel(t)), **kw)
+            before = composition.composed_eps(mech, eps0, n, DELTA, t, candidates=("pld", "profile", "advanced"),
+                                              **kw)["eps"]
+            ours = composition.composed_eps(mech, eps0, n, DELTA, t, **kw)
+            name = mech + "".join(f" {k}={v}" for k, v in kw.items())
+            print(f"| {name} | {eps0} | {n} | {t} | {low:.6g} | {split} | {before:.6g} | {before / low:.4f} | "
+                  f"{ours['eps']:.6g} | {ours['by']} | {ours['eps'] / low:.4f} | "
+                  f"{time.perf_counter() - start:.1f} |", flush=True)
+
+
 def part_advanced(rounds_list) -> None:
     print("\n| randomizer | n | T | ours | by | advanced | basic | ours/advanced | s |")
     print("|---|---|---|---|---|---|---|---|---|")
@@ -96,7 +126,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     rounds_list = [int(x) for x in args.rounds.split(",")]
     for part in args.part.split(","):
-        {"pair": part_pair, "real": part_real, "advanced": part_advanced}[part](rounds_list)
+        {"pair": part_pair, "real": part_real, "worst": part_worst, "advanced": part_advanced}[part](rounds_list)
     return 0
 
 

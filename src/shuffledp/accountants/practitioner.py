@@ -30,50 +30,55 @@ __all__ = ["best_bounds", "solve_eps0", "solve_n", "rounds_eps", "rounds_pld", "
 
 
 def best_bounds(mechanism: str, eps0: float, n: int, delta: float, *, k: int | None = None,
-                d: int | None = None, s: int | None = None, g: int | None = None) -> dict[str, Any]:
+                d: int | None = None, s: int | None = None, g: int | None = None,
+                domain: int | None = None) -> dict[str, Any]:
     """One shuffle round of ``n`` reports of an ``eps0``-LDP ``mechanism``: ``{"eps"`` (a sound
     upper bound on the shuffled eps at ``delta``), ``"eps_lower"`` (a sound lower bound: the true
     eps lies between), ``"ratio"``, ``"upper_by"``, ``"lower_by"`` (which bounds gave them),
-    ``"seconds", "bounds"}`` (every bound evaluated). See :func:`best.best_eps`."""
+    ``"seconds", "bounds"}`` (every bound evaluated). ``domain``: the number of values of the input
+    where known (OLH, MHM: the lower bounds that place the others at a third input need it >= 3;
+    unknown, they refuse). See :func:`best.best_eps`."""
     from shuffledp.accountants import best
 
-    return best.best_eps(mechanism, eps0, n, delta, k=k, d=d, s=s, g=g)
+    return best.best_eps(mechanism, eps0, n, delta, k=k, d=d, s=s, g=g, domain=domain)
 
 
 def solve_eps0(mechanism: str, target_eps: float, n: int, delta: float, *, k: int | None = None,
                d: int | None = None, s: int | None = None, g: int | None = None,
-               tol: float = 1e-3) -> dict[str, Any]:
+               domain: int | None = None, tol: float = 1e-3) -> dict[str, Any]:
     """The largest local ``eps0`` whose shuffled eps at ``n`` users and ``delta`` is certified at
     most ``target_eps``: ``{"eps0", "eps"`` (its forward answer, at most the target), ``"fails_at"``
     (a point within ``tol``, relative, above it where the forward answer exceeds the target, or
     None), ...``}``. See :func:`inverse.solve_eps0`."""
     from shuffledp.accountants import inverse
 
-    return inverse.solve_eps0(mechanism, target_eps, n, delta, k=k, d=d, s=s, g=g, tol=tol)
+    return inverse.solve_eps0(mechanism, target_eps, n, delta, k=k, d=d, s=s, g=g, domain=domain, tol=tol)
 
 
 def solve_n(mechanism: str, target_eps: float, eps0: float, delta: float, *, k: int | None = None,
             d: int | None = None, s: int | None = None, g: int | None = None,
-            tol: float = 1e-3) -> dict[str, Any]:
+            domain: int | None = None, tol: float = 1e-3) -> dict[str, Any]:
     """The smallest number of users ``n`` whose shuffled eps at ``eps0`` and ``delta`` is certified
     at most ``target_eps`` (it then holds at every larger n): ``{"n", "eps", "fails_at", ...}``.
     See :func:`inverse.solve_n`."""
     from shuffledp.accountants import inverse
 
-    return inverse.solve_n(mechanism, target_eps, eps0, delta, k=k, d=d, s=s, g=g, tol=tol)
+    return inverse.solve_n(mechanism, target_eps, eps0, delta, k=k, d=d, s=s, g=g, domain=domain, tol=tol)
 
 
 def rounds_eps(mechanism: str, eps0: float, n: int, delta: float, rounds: int, *, k: int | None = None,
-               d: int | None = None, s: int | None = None, g: int | None = None) -> dict[str, Any]:
+               d: int | None = None, s: int | None = None, g: int | None = None,
+               domain: int | None = None) -> dict[str, Any]:
     """``rounds`` adaptive shuffle rounds (``1 <= rounds <= 10_000``), a fresh shuffle of ``n``
     reports each: ``{"eps"`` (a sound upper bound at ``delta``), ``"by"`` (which candidate gave it:
-    ``pld``, ``profile``, ``advanced``, ``basic``, ``pure`` or, at one round, ``one-round``),
+    ``curve``, ``pld``, ``profile``, ``advanced``, ``basic``, ``pure`` or, at one round,
+    ``one-round``),
     ``"candidates"`` (each evaluated candidate's eps), ...``}``. Never above the advanced or basic
     composition of the one-round eps at ``delta / (2 rounds)``. See
     :func:`composition.composed_eps`."""
     from shuffledp.accountants.composition import rounds as composition
 
-    return composition.composed_eps(mechanism, eps0, n, delta, rounds, k=k, d=d, s=s, g=g)
+    return composition.composed_eps(mechanism, eps0, n, delta, rounds, k=k, d=d, s=s, g=g, domain=domain)
 
 
 def rounds_pld(mechanism: str, eps0: float, n: int, rounds: int, *, delta: float = 1e-6,
@@ -100,7 +105,8 @@ def round_pld(mechanism: str, eps0: float, n: int, *, value_discretization_inter
 @dataclass(frozen=True)
 class ShuffleEvent:
     """One round of ``n`` reports of an ``eps0``-LDP randomizer, shuffled (dp_accounting calls such
-    a description an *event*). ``k``, ``d``, ``s``, ``g``: the randomizer's flags."""
+    a description an *event*). ``k``, ``d``, ``s``, ``g``: the randomizer's flags; ``domain``: the
+    number of values of the input, where known."""
 
     mechanism: str
     eps0: float
@@ -109,9 +115,15 @@ class ShuffleEvent:
     d: int | None = None
     s: int | None = None
     g: int | None = None
+    domain: int | None = None
 
     def flags(self) -> dict[str, int | None]:
+        """The randomizer's flags (``domain`` apart: :meth:`query_flags`)."""
         return {"k": self.k, "d": self.d, "s": self.s, "g": self.g}
+
+    def query_flags(self) -> dict[str, int | None]:
+        """The flags and the input ``domain``, as the one-round queries take them."""
+        return {**self.flags(), "domain": self.domain}
 
 
 @dataclass
@@ -153,7 +165,7 @@ class ShuffleAccountant:
         self._need()
         if len(self.events) == 1:
             ev, count = self.events[0]
-            return float(rounds_eps(ev.mechanism, ev.eps0, ev.n, target_delta, count, **ev.flags())["eps"])
+            return float(rounds_eps(ev.mechanism, ev.eps0, ev.n, target_delta, count, **ev.query_flags())["eps"])
         return float(self.pld(target_delta).get_epsilon_for_delta(target_delta))
 
     def get_delta(self, target_epsilon: float) -> float:
@@ -167,7 +179,7 @@ class ShuffleAccountant:
             from shuffledp.accountants import best
 
             ev, count = self.events[0]
-            one = best.delta_upper(ev.mechanism, ev.eps0, ev.n, target_epsilon / count, **_given(ev.flags()))
+            one = best.delta_upper(ev.mechanism, ev.eps0, ev.n, target_epsilon / count, **_given(ev.query_flags()))
             value = min(value, count * one)
         return min(value, 1.0)
 

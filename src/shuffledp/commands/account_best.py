@@ -185,7 +185,7 @@ def run_best(args) -> int:
 
             try:
                 comp = composition.composed_eps(args.mechanism, eps0, n, delta, rounds, k=k, d=d, s=s, g=g,
-                                                rtol=rtol, forward=None if bounds else res)
+                                                domain=domain, rtol=rtol, forward=None if bounds else res)
             except ValueError as exc:
                 raise _usage(exc) from None
             out.update(rounds=comp["rounds"], eps_composed=comp["eps"], composed_by=comp["by"],

@@ -7,6 +7,16 @@ T-fold composition of any finite pair, bracketed on a grid (independent of dp_ac
   conditional law), by convolving the n users' laws over the three groups. The exact
   divergence of a real pair is a lower bound on the mechanism's; T rounds of that pair (the
   same datasets each round, non-adaptive) lower-bound T rounds of the mechanism.
+* :func:`group_laws`, :func:`group_pair_pmfs` -- the same for every randomizer of the accountant
+  with a finite output (k-RR, OUE, OLH, subset-exp): each report falls in one of three groups
+  (favours x only, x' only, neither or both: likelihood ratio 1 for the victim), with the laws of
+  :func:`shuffledp.accountants.randomizers.standard.real_pair_configs`; the exact law of the two
+  first groups' counts with the others split between configurations (at x, at x', at a third
+  input where one exists). A post-processing of the real shuffled output: its divergence, and
+  that of its T-fold product, is a lower bound on the mechanism's.
+* :func:`worst_pair_composed_eps` -- the largest, over such splits, of the exact T-fold
+  composition of the pair (the lower end of the bracket below): the reference "exact T-fold
+  composition of the worst pair" that composed upper bounds are held to.
 * :func:`composed_eps_bracket` -- ``(low, high)`` around the exact eps at ``delta`` of the T-fold
   product of a finite pair given as its loss law: losses rounded down (``low``) or up (``high``)
   to a grid, T-fold convolution by FFT with binary powering. Rounding down can only lower
@@ -22,7 +32,8 @@ import math
 import numpy as np
 from scipy import signal
 
-__all__ = ["krr_pair_pmfs", "loss_law", "composed_eps_bracket", "pair_composed_eps_bracket"]
+__all__ = ["krr_pair_pmfs", "loss_law", "composed_eps_bracket", "pair_composed_eps_bracket", "group_laws",
+           "group_pair_pmfs", "worst_pair_composed_eps"]
 
 N_EXACT_MAX = 400  # krr_pair_pmfs: O(n^3) convolution
 
@@ -126,3 +137,68 @@ def pair_composed_eps_bracket(P, Q, rounds: int, delta: float, h: float) -> tupl
     a = composed_eps_bracket(*loss_law(P, Q), rounds, delta, h)
     b = composed_eps_bracket(*loss_law(Q, P), rounds, delta, h)
     return max(a[0], b[0]), max(a[1], b[1])
+
+
+def group_laws(mechanism: str, eps0: float, *, k=None, d=None, s=None, g=None):
+    """``(victim_p, victim_q, {config: one other user's law})`` over the three groups (module
+    docstring); k-RR: report x, report x', any other report."""
+    from shuffledp.accountants.randomizers import standard
+
+    if mechanism == "krr":
+        e = math.exp(eps0)
+        hi, lo = e / (e + k - 1), 1.0 / (e + k - 1)
+        vp, vq = (hi, lo, (k - 2) * lo), (lo, hi, (k - 2) * lo)
+        configs = {"others_at_x": vp, "others_at_x'": vq}
+        if k >= 3:
+            configs["others_at_third"] = (lo, lo, 1.0 - 2.0 * lo)
+        return vp, vq, configs
+    from shuffledp.accountants.params import mechanism_params
+
+    filled = mechanism_params(mechanism, eps0, k=k, d=d, s=s, g=g)   # defaults (subset-exp's k)
+    vp, vq, configs = standard.real_pair_configs(mechanism, eps0, **{f: filled.get(f) for f in ("k", "d", "s", "g")
+                                                                     if filled.get(f) is not None})
+    return (standard.coarse_three(vp), standard.coarse_three(vq),
+            {name: standard.coarse_three(law) for name, law in configs.items()})
+
+
+def group_pair_pmfs(victim_p, victim_q, others) -> tuple[np.ndarray, np.ndarray]:
+    """``(P, Q)``: exact 2-D pmfs of the counts of groups 1 and 2 over the victim (law
+    ``victim_p`` resp. ``victim_q``) and the others (``others``: ``(law, count)`` pairs)."""
+    def kernel(law) -> np.ndarray:
+        ker = np.zeros((2, 2))
+        ker[1, 0], ker[0, 1], ker[0, 0] = law[0], law[1], law[2]
+        return ker
+
+    acc = np.ones((1, 1))
+    for law, count in others:
+        ker = kernel(law)
+        for _ in range(int(count)):
+            acc = signal.convolve(acc, ker, method="direct")
+    P = signal.convolve(acc, kernel(victim_p), method="direct")
+    Q = signal.convolve(acc, kernel(victim_q), method="direct")
+    return np.clip(P, 0.0, None), np.clip(Q, 0.0, None)
+
+
+def _splits(configs: dict, n: int) -> list[tuple[str, ...]]:
+    names = list(configs)
+    out = [(a,) for a in names]
+    out += [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+    return out if n >= 3 else [(a,) for a in names]
+
+
+def worst_pair_composed_eps(mechanism: str, eps0: float, n: int, rounds: int, delta: float, h: float,
+                            **params) -> tuple[float, str]:
+    """``(eps, split)``: the largest lower end of the bracketed exact T-fold composition over the
+    pairs "others all in one configuration" and "others split evenly between two" (both
+    directions), and the split that gave it."""
+    if not 2 <= n <= N_EXACT_MAX:
+        raise ValueError(f"n: {n} outside 2..{N_EXACT_MAX}")
+    vp, vq, configs = group_laws(mechanism, eps0, **params)
+    best, arg = 0.0, ""
+    for split in _splits(configs, n):
+        sizes = [(n - 1) // len(split) + (1 if i < (n - 1) % len(split) else 0) for i in range(len(split))]
+        P, Q = group_pair_pmfs(vp, vq, [(configs[c], m) for c, m in zip(split, sizes, strict=True)])
+        low, _ = pair_composed_eps_bracket(P, Q, rounds, delta, h)
+        if low > best:
+            best, arg = low, "+".join(split)
+    return best, arg

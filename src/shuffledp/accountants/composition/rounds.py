@@ -1,11 +1,15 @@
 """Composition of T shuffle rounds (a fresh shuffle each round, adaptive): the tightest sound
-answer of four, and the composed privacy-loss distribution for dp_accounting users.
+answer of several, and the composed privacy-loss distribution for dp_accounting users.
 
 Candidates, each an upper bound on the eps at ``delta`` of T adaptive rounds:
 
 * ``pld`` -- the privacy-loss distribution of one round's dominating pair
   (:mod:`~shuffledp.accountants.composition.pair_pld`: exact per cell, losses rounded up), self-composed T
   times by dp_accounting (FFT; the truncated tails added to the infinite mass);
+* ``curve`` -- one round's whole privacy profile (the exact one for binary randomized response
+  at small n, else the accountant's :func:`shuffledp.accountants.best.round_delta`), turned into a
+  dominating PLD by connect-the-dots (:mod:`~shuffledp.accountants.composition.profile_pld`) and
+  self-composed T times: the tight candidate at small n;
 * ``profile`` -- one round's privacy profile from the decomposition (tighter than the pair for
   many randomizers at one round), turned into one dominating pair and composed
   (:func:`shuffledp.accountants.composition.profile.composed_profile`); evaluated for ``T <=``
@@ -32,15 +36,24 @@ from __future__ import annotations
 import math
 import time
 
+import numpy as np
+
 from shuffledp.accountants.validation import check_delta, check_int
 
-__all__ = ["ROUNDS_MAX", "round_loss", "round_pld", "composed_pld", "mixed_pld", "advanced_eps", "composed_eps"]
+__all__ = ["ROUNDS_MAX", "round_loss", "round_pld", "composed_pld", "mixed_pld", "advanced_eps", "composed_eps",
+           "round_curve", "composed_curve_eps"]
 
 ROUNDS_MAX = 10_000
 PROFILE_ROUNDS_MAX = 100  # the profile pair is evaluated up to this T (above, the pair's PLD wins)
 BINS_MAX = 2_000_000      # the composed PLD is kept this short (FFT time)
 SHIFT_RTOL = 2e-3         # T * interval is kept below this fraction of the estimated answer
 INTERVAL_MAX = 1e-4       # and the interval no coarser than dp_accounting's default
+CURVE_INTERVAL_MAX = 1e-2  # the curve's connect-the-dots grid (no per-round shift: coarser is fine)
+CURVE_RTOL = 1e-3          # its step about this fraction of the answer per sqrt(round)
+CURVE_POINTS_MAX = 200_000  # its one-round grid at most 2x this many points
+# above this n the curve is not evaluated: 64 evenly spaced profile points lose against the pair's
+# own PLD there (OUE d = 100, n = 1e5, T = 1,000: 2.12 against 1.35) and cost seconds
+CURVE_N_MAX = 5_000
 
 
 def _checked(mechanism: str, eps0, n, delta, params: dict) -> tuple[float, int, float, dict]:
@@ -133,6 +146,55 @@ def mixed_pld(rounds_of: list, *, delta: float = 1e-6):
     return out
 
 
+def _exact_binary(mechanism: str, n: int, params: dict) -> bool:
+    """Binary randomized response at small n: its exact profile is enumerated."""
+    from shuffledp.accountants.composition.profile_pld import BINARY_N_MAX
+
+    return mechanism == "krr" and params.get("k") == 2 and n <= BINARY_N_MAX
+
+
+def _curve_applies(mechanism: str, n: int, kw: dict, domain) -> bool:
+    """The curve candidate is evaluated where it can beat the pair's PLD: where the round's profile
+    is the exact binary one or includes the decomposition (``best.evaluated_at``)."""
+    from shuffledp.accountants import best
+
+    if _exact_binary(mechanism, n, kw):
+        return True
+    return mechanism != "general" and n <= CURVE_N_MAX and best.evaluated_at(mechanism, "decomposition", n)
+
+
+def round_curve(mechanism: str, eps0: float, n: int, *, delta: float = 1e-6, rounds: int = 1, domain=None,
+                **kw) -> tuple[np.ndarray, np.ndarray]:
+    """One round's profile as ``(eps points, deltas)``, every delta an upper bound at its eps for
+    both directions of every neighbouring pair: the exact binary profile (k-RR, k = 2, small n) or
+    :func:`shuffledp.accountants.best.round_delta` (:mod:`~shuffledp.accountants.composition.profile_pld`)."""
+    from shuffledp.accountants import best
+    from shuffledp.accountants.composition import profile_pld
+
+    if _exact_binary(mechanism, n, kw):
+        fn = profile_pld.binary_profile(eps0, n)
+    else:
+        fn = best.round_delta(mechanism, eps0, n, _tail(delta, rounds), domain=domain, **kw)
+    return profile_pld.profile_points(fn, eps0)
+
+
+def composed_curve_eps(mechanism: str, eps0: float, n: int, delta: float, rounds: int, *,
+                       estimate: float | None = None, domain=None, **kw) -> tuple[float, float]:
+    """``(eps, interval)``: the connect-the-dots PLD of one round's whole profile
+    (:func:`round_curve`, :func:`profile_pld.pld_from_profile`) self-composed ``rounds`` times. Its
+    grid: :data:`INTERVAL_MAX` or finer, about :data:`CURVE_RTOL` of the answer per sqrt(round)
+    (``estimate``: an upper bound on the answer already known), at least ``eps0`` /
+    :data:`CURVE_POINTS_MAX`."""
+    from shuffledp.accountants.composition import profile_pld
+
+    eps_pts, deltas = round_curve(mechanism, eps0, n, delta=delta, rounds=rounds, domain=domain, **kw)
+    est = estimate if estimate is not None and math.isfinite(estimate) else rounds * eps0
+    step = min(CURVE_INTERVAL_MAX, max(eps0 / CURVE_POINTS_MAX, CURVE_RTOL * est / math.sqrt(rounds)))
+    one = profile_pld.pld_from_profile(eps_pts, deltas, eps0, step)
+    many = one if rounds == 1 else one.self_compose(rounds, tail_mass_truncation=min(1e-15, 1e-4 * delta))
+    return float(many.get_epsilon_for_delta(delta)), step
+
+
 def advanced_eps(eps1: float, rounds: int, delta_slack: float) -> float:
     """The advanced composition theorem: ``rounds`` adaptive ``(eps1, delta1)``-DP mechanisms are
     ``(this, rounds * delta1 + delta_slack)``-DP."""
@@ -140,13 +202,15 @@ def advanced_eps(eps1: float, rounds: int, delta_slack: float) -> float:
 
 
 def composed_eps(mechanism: str, eps0: float, n: int, delta: float, rounds: int, *, k=None, d=None,
-                 s=None, g=None, rtol: float = 1e-5, forward: dict | None = None,
-                 candidates: tuple[str, ...] = ("pld", "profile", "advanced")) -> dict:
+                 s=None, g=None, domain=None, rtol: float = 1e-5, forward: dict | None = None,
+                 candidates: tuple[str, ...] = ("pld", "curve", "profile", "advanced")) -> dict:
     """Upper bound on the eps at ``delta`` of ``rounds`` fresh shuffles of ``n`` reports (module
     docstring): ``{"eps", "by", "rounds", "candidates": {name: eps}, "eps1": the one-round eps at
     delta/(2T) or None, "interval", "profile", "seconds"}``. ``forward``: :func:`best.best_eps`'s
     answer at ``delta`` when the caller has it (one round: the answer itself). ``candidates``:
-    which of ``pld``, ``profile``, ``advanced`` (with basic) to evaluate."""
+    which of ``pld``, ``curve``, ``profile``, ``advanced`` (with basic) to evaluate. ``domain``: the
+    size of the input domain where known (passed to the one-round bounds; unknown: the bounds that
+    need a third input refuse)."""
     from shuffledp.accountants import best
     from shuffledp.accountants import params as query
     from shuffledp.accountants.composition import profile as profile_mod
@@ -156,12 +220,16 @@ def composed_eps(mechanism: str, eps0: float, n: int, delta: float, rounds: int,
     rounds = check_int(rounds, "rounds", 1, ROUNDS_MAX)
     delta = check_delta(delta)
     kw = {"k": k, "d": d, "s": s, "g": g}
-    eps0, n, delta, _ = _checked(mechanism, eps0, n, delta, kw)
+    eps0, n, delta, filled = _checked(mechanism, eps0, n, delta, kw)
     out = {"rounds": rounds, "candidates": {}, "eps1": None, "interval": None, "profile": None, "skipped": {}}
     if rounds == 1:
-        one = forward or best.best_eps(mechanism, eps0, n, delta, rtol=rtol, parallel=False, **kw)
-        out.update(eps=float(one["eps"]), by="one-round", seconds=time.perf_counter() - start)
-        out["candidates"]["one-round"] = out["eps"]
+        one = forward or best.best_eps(mechanism, eps0, n, delta, rtol=rtol, parallel=False, domain=domain, **kw)
+        out["candidates"]["one-round"] = float(one["eps"])
+        if "curve" in candidates and _exact_binary(mechanism, n, filled):   # the exact profile can win here
+            out["candidates"]["curve"], out["curve_interval"] = composed_curve_eps(
+                mechanism, eps0, n, delta, 1, estimate=float(one["eps"]), domain=domain, **kw)
+        by = min(out["candidates"], key=lambda name: (out["candidates"][name], name))
+        out.update(eps=out["candidates"][by], by=by, seconds=time.perf_counter() - start)
         return out
     cand = out["candidates"]
     cand["pure"] = rounds * float(eps0)
@@ -173,6 +241,10 @@ def composed_eps(mechanism: str, eps0: float, n: int, delta: float, rounds: int,
         prof = profile_mod.composed_eps(mechanism, eps0, n, delta, rounds, rtol=rtol, forward=forward, **kw)
         cand["profile"] = float(prof["eps"])
         out["profile"] = prof["profile"]
+    if "curve" in candidates and _curve_applies(mechanism, n, filled, domain):
+        est = min(cand.values())
+        cand["curve"], out["curve_interval"] = composed_curve_eps(mechanism, eps0, n, delta, rounds, estimate=est,
+                                                                  domain=domain, **kw)
     if "advanced" in candidates and delta / (2 * rounds) >= query.BEST_DELTA_MIN:
         # the one-round eps at delta/(2T) is at least the true one there, which is at least the true
         # one at delta, which is at least the forward answer's lower bound: where the answer is
@@ -183,7 +255,8 @@ def composed_eps(mechanism: str, eps0: float, n: int, delta: float, rounds: int,
             out["skipped"] = {"advanced": "not evaluated: at least " + repr(advanced_eps(low, rounds, delta / 2)),
                               "basic": "not evaluated: at least " + repr(rounds * low)}
         else:
-            one = best.best_eps(mechanism, eps0, n, delta / (2 * rounds), rtol=rtol, parallel=False, **kw)
+            one = best.best_eps(mechanism, eps0, n, delta / (2 * rounds), rtol=rtol, parallel=False,
+                                domain=domain, **kw)
             eps1 = out["eps1"] = float(one["eps"])
             cand["advanced"] = advanced_eps(eps1, rounds, delta / 2)
             cand["basic"] = rounds * eps1
