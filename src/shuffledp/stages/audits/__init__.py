@@ -115,7 +115,7 @@ STAGE = Stage(
         Step("run", _run, spec="Run",
              inputs=("raw",),
              outputs=(Output("row", "audits/{audit}.parquet"),
-                      Output("timing", "audits/{audit}_timing.parquet")),
+                      Output("timing", "audits/timings/{audit}_timings.parquet")),
              wildcards={"audit": "[a-z0-9_]+"},
              mem_mb=3000, runtime=30),
         Step("report", _report, spec="Report",
