@@ -204,6 +204,39 @@ def test_support_counts_match_direct_hashing(g, compiled, monkeypatch, request):
             assert got[j].tolist() == want
 
 
+@pytest.mark.parametrize("kind", ["linear", "mix"])
+def test_compiled_hash_parameters_equal_numpy(kind):
+    """The numba derivation of the family's parameters gives numpy's integers: any index shape
+    (0-d, 1-d, 2-d), negative and huge indices (taken modulo size, Python's sign rule), sizes that are
+    and are not powers of two."""
+    pytest.importorskip("numba")
+    from shuffledp.mechanisms import hashing
+
+    assert hashing._compiled_params() is not None
+    rng = np.random.default_rng(11)
+    for size in (1 << 32, 1 << 62, 1000, 7, 1):
+        fam = HashFamily(g=97, seed=int(rng.integers(2**63)), size=size, kind=kind)
+        for idx in (np.int64(5), np.arange(-20, 20), rng.integers(-2**62, 2**62, size=(300, 3)),
+                    rng.integers(0, max(size, 2), size=5000)):
+            got, want = fam.params(idx), fam._params_numpy(idx)
+            assert len(got) == len(want)
+            for a, b in zip(got, want, strict=True):
+                assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b), (kind, size)
+
+
+def test_personal_classes_equal_unique_rows():
+    """OGM/NOGM's budget classes from 1-D uniques: the rows and inverse of np.unique(axis=0)."""
+    rng = np.random.default_rng(4)
+    for n, k in ((20000, 3), (500, 40), (1, 1)):
+        e = rng.choice([0.1, 0.5, 1.0, 0.25][: min(k, 4)], n)
+        dl = rng.choice(np.geomspace(1e-7, 1e-3, k), n)
+        got, want = personal_groups._classes(e, dl), personal_groups._classes_rows(e, dl)
+        assert got[0].tobytes() == want[0].tobytes() and got[1].tobytes() == want[1].tobytes()
+        assert got[1].dtype == want[1].dtype
+    with pytest.raises(ValueError, match="positive"):
+        personal_groups._classes(np.array([0.5, 0.0]), np.array([1e-6, 1e-6]))
+
+
 def test_mhm_eq3_minimises_eq2():
     for d in (2, 10, 14):
         for eps in (0.5, 2.0, 5.0):

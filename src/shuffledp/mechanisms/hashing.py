@@ -25,6 +25,9 @@ MHM uses the provably 2-universal linear family.
 
 from __future__ import annotations
 
+import functools
+import os
+
 import numpy as np
 
 PRIME = (1 << 31) - 1
@@ -66,7 +69,24 @@ class HashFamily:
         return max(1, int(np.ceil(np.log2(self.size)))) if self.size > 1 else 0
 
     def params(self, idx: np.ndarray) -> tuple[np.ndarray, ...]:
-        """Parameters of the functions ``idx`` (taken modulo ``size``): ``(a, b)`` or ``(key,)``."""
+        """Parameters of the functions ``idx`` (taken modulo ``size``): ``(a, b)`` or ``(key,)``.
+
+        Compiled (:mod:`shuffledp.mechanisms._hashing_numba`) when numba is there; the same integers."""
+        kernels = _compiled_params()
+        if kernels is not None and self.size < 1 << 63:
+            t = np.asarray(idx, dtype=np.int64)
+            flat = np.ascontiguousarray(t.reshape(-1))
+            if self.kind == "mix":
+                key = np.empty(flat.size, dtype=np.uint64)
+                kernels[1](flat, np.int64(self.size), self._key, key)
+                return (key.reshape(t.shape),)
+            a = np.empty(flat.size, dtype=np.int64)
+            b = np.empty(flat.size, dtype=np.int64)
+            kernels[0](flat, np.int64(self.size), self._key, a, b)
+            return a.reshape(t.shape), b.reshape(t.shape)
+        return self._params_numpy(idx)
+
+    def _params_numpy(self, idx: np.ndarray) -> tuple[np.ndarray, ...]:
         t = np.asarray(idx, dtype=np.int64) % self.size
         base = (t.astype(np.uint64) << np.uint64(1)) ^ self._key
         if self.kind == "mix":
@@ -91,6 +111,19 @@ class HashFamily:
     def hash(self, idx: np.ndarray, x: np.ndarray) -> np.ndarray:
         """``h_idx(x)`` elementwise (broadcasting ``idx`` against ``x``)."""
         return self.apply(self.params(idx), x)
+
+
+@functools.lru_cache(maxsize=1)
+def _compiled_params():
+    """``(linear_params, mix_params)`` of :mod:`shuffledp.mechanisms._hashing_numba`, or None without
+    numba or with ``SHUFFLEDP_NUMBA=0`` (then numpy runs: the same parameters)."""
+    if os.environ.get("SHUFFLEDP_NUMBA", "1") == "0":
+        return None
+    try:
+        from shuffledp.mechanisms._hashing_numba import linear_params, mix_params
+    except ImportError:
+        return None
+    return linear_params, mix_params
 
 
 def apply(a: np.ndarray, b: np.ndarray, x: np.ndarray, g: int) -> np.ndarray:

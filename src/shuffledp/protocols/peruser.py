@@ -81,8 +81,33 @@ def renormalise(X: np.ndarray) -> np.ndarray:
 
 def canonical_order(X: np.ndarray) -> np.ndarray:
     """Row indices sorting ``X`` lexicographically: a clustering run in this order depends only on
-    the multiset of rows, so a server that re-clusters the shuffled rows gets the same groups."""
-    return np.lexsort(X.T[::-1])
+    the multiset of rows, so a server that re-clusters the shuffled rows gets the same groups.
+
+    The permutation of ``np.lexsort(X.T[::-1])`` (rows tied on every column keep their index order),
+    computed column by column: a stable sort on the first column, then each later column sorts only
+    the runs still tied on all earlier ones (about half the rows of renormalised noisy histograms
+    at the second column, far fewer after), instead of ``d`` stable sorts of all ``n`` rows."""
+    X = np.asarray(X)
+    if X.ndim != 2 or X.shape[0] < 2 or X.shape[1] < 2 or np.isnan(X).any():
+        return np.lexsort(X.T[::-1])   # NaN: lexsort's own tie rule; nothing to gain on one column
+    n, d = X.shape
+    order = np.argsort(X[:, 0], kind="stable")
+    col = X[order, 0]
+    same = col[1:] == col[:-1]            # sorted position i ties with i + 1 on the columns so far
+    for j in range(1, d):
+        if not same.any():
+            break
+        in_run = np.zeros(n, dtype=bool)
+        in_run[:-1] |= same
+        in_run[1:] |= same
+        pos = np.flatnonzero(in_run)      # the tied runs, each contiguous in ``order``
+        start = np.ones(len(pos), dtype=bool)
+        start[1:] = ~same[pos[1:] - 1]
+        sub = order[pos]
+        order[pos] = sub[np.lexsort((X[sub, j], np.cumsum(start)))]   # stable within each run
+        col = X[order, j]
+        same &= col[1:] == col[:-1]
+    return order
 
 
 def cluster_kmeans(X: np.ndarray, k: int, seed: int, *, canonical: bool = True) -> np.ndarray:
