@@ -4,7 +4,8 @@ integers, which tests/test_multidim_mechanisms.py checks).
 
 numpy evaluates ``SplitMix64`` and the reductions modulo ``P - 1`` and ``P`` in about fifteen passes
 over the index array, each writing a temporary; here one pass per index, the constant moduli
-compiled to multiplications. Compiled once per machine (``cache=True``).
+compiled to multiplications; :func:`linear_hash` and :func:`mix_hash` also evaluate the functions in
+the same pass (what ``HashFamily.hash`` returns). Compiled once per machine (``cache=True``).
 """
 
 from __future__ import annotations
@@ -50,3 +51,24 @@ def mix_params(t, size, key, out):  # pragma: no cover - compiled
     """The key ``out[i]`` of function ``t[i] mod size`` of the ``mix`` family."""
     for i in range(t.size):
         out[i] = _splitmix64((_index(t[i], size) << _ONE) ^ key)
+
+
+@numba.njit(cache=True, nogil=True)
+def linear_hash(t, x, size, key, g, out):  # pragma: no cover - compiled
+    """``out[i] = ((a x[i] + b) mod P) mod g`` with ``(a, b)`` of function ``t[i] mod size``
+    (``0 <= x[i] < P``, checked by the caller)."""
+    for i in range(t.size):
+        base = (_index(t[i], size) << _ONE) ^ key
+        a = np.int64(_splitmix64(base) % _PRIME_M1) + 1
+        b = np.int64(_splitmix64(base ^ _ONE) % _PRIME)
+        out[i] = ((a * x[i] + b) % 2147483647) % g
+
+
+@numba.njit(cache=True, nogil=True)
+def mix_hash(t, x, size, key, g, out):  # pragma: no cover - compiled
+    """``out[i] = SplitMix64(k XOR SplitMix64(x[i])) mod g`` with the key ``k`` of function ``t[i] mod
+    size`` (``x[i] >= 0``, checked by the caller)."""
+    gu = np.uint64(g)
+    for i in range(t.size):
+        k = _splitmix64((_index(t[i], size) << _ONE) ^ key)
+        out[i] = np.int64(_splitmix64(k ^ _splitmix64(np.uint64(x[i]))) % gu)

@@ -109,21 +109,36 @@ class HashFamily:
         return rng.integers(0, self.size, size=int(n), dtype=np.int64)
 
     def hash(self, idx: np.ndarray, x: np.ndarray) -> np.ndarray:
-        """``h_idx(x)`` elementwise (broadcasting ``idx`` against ``x``)."""
-        return self.apply(self.params(idx), x)
+        """``h_idx(x)`` elementwise (broadcasting ``idx`` against ``x``); compiled in one pass when
+        numba is there (the same integers as ``apply(params(idx), x)``)."""
+        kernels = _compiled_params()
+        if kernels is None or self.size >= 1 << 63:
+            return self.apply(self.params(idx), x)
+        t = np.asarray(idx, dtype=np.int64)
+        xs = np.asarray(x, dtype=np.int64)
+        if xs.size and xs.min() < 0:
+            raise ValueError("x: hash inputs must be non-negative")
+        if self.kind == "linear" and xs.size and xs.max() >= PRIME:
+            raise ValueError("x: hash inputs must lie in [0, 2**31 - 1)")
+        tb, xb = np.broadcast_arrays(t, xs)
+        out = np.empty(tb.shape, dtype=np.int64)
+        kernel = kernels[2] if self.kind == "linear" else kernels[3]
+        kernel(np.ascontiguousarray(tb).reshape(-1), np.ascontiguousarray(xb).reshape(-1), np.int64(self.size),
+               self._key, np.int64(self.g), out.reshape(-1))
+        return out[()] if out.ndim == 0 else out
 
 
 @functools.lru_cache(maxsize=1)
 def _compiled_params():
-    """``(linear_params, mix_params)`` of :mod:`shuffledp.mechanisms._hashing_numba`, or None without
-    numba or with ``SHUFFLEDP_NUMBA=0`` (then numpy runs: the same parameters)."""
+    """``(linear_params, mix_params, linear_hash, mix_hash)`` of :mod:`shuffledp.mechanisms._hashing_numba`,
+    or None without numba or with ``SHUFFLEDP_NUMBA=0`` (then numpy runs: the same integers)."""
     if os.environ.get("SHUFFLEDP_NUMBA", "1") == "0":
         return None
     try:
-        from shuffledp.mechanisms._hashing_numba import linear_params, mix_params
+        from shuffledp.mechanisms._hashing_numba import linear_hash, linear_params, mix_hash, mix_params
     except ImportError:
         return None
-    return linear_params, mix_params
+    return linear_params, mix_params, linear_hash, mix_hash
 
 
 def apply(a: np.ndarray, b: np.ndarray, x: np.ndarray, g: int) -> np.ndarray:
