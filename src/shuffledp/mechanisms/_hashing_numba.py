@@ -54,14 +54,16 @@ def mix_params(t, size, key, out):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def linear_hash(t, x, size, key, g, out):  # pragma: no cover - compiled
+def linear_hash(t, x, size, key, g, mult, shift, out):  # pragma: no cover - compiled
     """``out[i] = ((a x[i] + b) mod P) mod g`` with ``(a, b)`` of function ``t[i] mod size``
-    (``0 <= x[i] < P``, checked by the caller)."""
+    (``0 <= x[i] < P``, checked by the caller; uint64 ``g < P``; ``z mod g = z - g ((z mult) >> shift)``
+    for ``z < 2**31``, :func:`shuffledp.mechanisms.hashing.mod_magic`)."""
     for i in range(t.size):
         base = (_index(t[i], size) << _ONE) ^ key
         a = np.int64(_splitmix64(base) % _PRIME_M1) + 1
         b = np.int64(_splitmix64(base ^ _ONE) % _PRIME)
-        out[i] = ((a * x[i] + b) % 2147483647) % g
+        z = np.uint64((a * x[i] + b) % 2147483647)
+        out[i] = np.int64(z - g * ((z * mult) >> shift))
 
 
 @numba.njit(cache=True, nogil=True)

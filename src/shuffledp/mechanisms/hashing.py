@@ -122,10 +122,23 @@ class HashFamily:
             raise ValueError("x: hash inputs must lie in [0, 2**31 - 1)")
         tb, xb = np.broadcast_arrays(t, xs)
         out = np.empty(tb.shape, dtype=np.int64)
-        kernel = kernels[2] if self.kind == "linear" else kernels[3]
-        kernel(np.ascontiguousarray(tb).reshape(-1), np.ascontiguousarray(xb).reshape(-1), np.int64(self.size),
-               self._key, np.int64(self.g), out.reshape(-1))
+        flat_t, flat_x = np.ascontiguousarray(tb).reshape(-1), np.ascontiguousarray(xb).reshape(-1)
+        if self.kind == "linear" and self.g < PRIME:   # z mod g of z < P as a multiply-shift
+            mult, shift = mod_magic(self.g)
+            kernels[2](flat_t, flat_x, np.int64(self.size), self._key, np.uint64(self.g), mult, shift, out.reshape(-1))
+        elif self.kind == "linear":
+            return self.apply(self.params(idx), x)
+        else:
+            kernels[3](flat_t, flat_x, np.int64(self.size), self._key, np.int64(self.g), out.reshape(-1))
         return out[()] if out.ndim == 0 else out
+
+
+def mod_magic(g: int) -> tuple[np.uint64, np.uint64]:
+    """``(M, s)`` with ``(z * M) >> s == z // g`` for every integer ``0 <= z < 2**31`` (Granlund and
+    Montgomery's division by an invariant integer, Thm 4.2, with a 32-bit multiplier: ``l = ceil(log2 g)``,
+    ``M = floor(2**(31+l) / g) + 1 < 2**33``, so ``z * M < 2**64``)."""
+    lg = (int(g) - 1).bit_length()
+    return np.uint64((1 << (31 + lg)) // int(g) + 1), np.uint64(31 + lg)
 
 
 @functools.lru_cache(maxsize=1)
