@@ -167,6 +167,39 @@ def test_mhm_parameters_sound_over_a_wide_grid():
                     assert ex.b_minus <= -ex.a <= ex.b_plus or ex.b_plus <= 0
 
 
+def _mhm_exact_reference(eps0, eps, d, g):
+    """The (l, l', o) enumeration of B._mhm_exact as first written: every configuration's four values
+    and counts stacked into (4, N) arrays (the fast version must return the very same doubles)."""
+    p = B.mhm_p(eps0, d, g)
+    ee = math.exp(eps)
+    ell = np.arange(1, d + 1, dtype=np.float64)
+    q = (1.0 - p * ell) / (g - ell)
+    L1, L2, O = np.meshgrid(ell, ell, np.arange(0, d + 1, dtype=np.float64), indexing="ij")
+    ok = (O <= np.minimum(L1, L2)) & (O >= np.maximum(0.0, L1 + L2 - g))
+    L1, L2, O = L1[ok], L2[ok], O[ok]
+    q1, q2 = q[L1.astype(int) - 1], q[L2.astype(int) - 1]
+    counts = np.stack([O, L1 - O, L2 - O, g - L1 - L2 + O])
+    values = g * np.stack(np.broadcast_arrays(p - ee * p, p - ee * q2, q1 - ee * p, q1 - ee * q2))
+    second = (counts * values**2).sum(axis=0) / g
+    present = counts > 0
+    return (float(np.min(np.where(present, values, np.inf))), float(np.max(np.where(present, values, -np.inf))),
+            float(second.max()))
+
+
+def test_mhm_exact_parameters_equal_the_full_enumeration_bit_for_bit():
+    rng = np.random.default_rng(7)
+    cases = [(d, g, eps0, eps) for d in (1, 2, 3) for g in (d + 1, 2 * d + 1, 50)
+             for eps0 in (0.1, 4.0) for eps in (0.0, 0.05, 0.9)]
+    for d in (5, 10, 14, 45):
+        for _ in range(25):
+            eps0 = float(rng.uniform(0.01, 12.0))
+            g = max(d + 1, int(B.mhm_domain(eps0, d)) + int(rng.integers(-3, 4)))
+            cases.append((d, g, eps0, float(rng.uniform(0.0, 1.5))))
+        cases.append((d, d + 1, 2.0, 0.3))   # l + l' > g: the overlap's lower end binds
+    for d, g, eps0, eps in cases:
+        assert B._mhm_exact(eps0, eps, d, g) == _mhm_exact_reference(eps0, eps, d, g), (d, g, eps0, eps)
+
+
 def test_mhm_helpers():
     d, g, eps0 = 3, 20, 1.5
     p = B.mhm_p(eps0, d, g)

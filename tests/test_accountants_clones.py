@@ -235,6 +235,18 @@ def test_p_equal_one_and_one_half():
     assert C.delta_from_clone_pmf(w, 0.0, 0.5) == 0.0
 
 
+def test_binomial_pmf_shortcut_equals_scipy():
+    """The clones accountant's binomial pmf (the ufunc behind scipy.stats.binom.pmf without its
+    argument checks) gives scipy's doubles; inputs outside its case take scipy's own path."""
+    rng = np.random.default_rng(5)
+    c = np.concatenate([np.arange(0.0, 60.0), rng.integers(1, 10**7, 400).astype(float), [2e9, 3e9 + 1]])
+    k = np.floor(rng.random(c.size) * (c + 1))
+    for p in (0.5, 0.3, 1.0):
+        assert C._binom_pmf(k, c, p).tobytes() == stats.binom.pmf(k, c, p).tobytes()
+    odd = (np.array([1.5, -1.0, 4.0, 2.0]), np.array([3.0, 3.0, 3.0, 2.5]))
+    assert np.array_equal(C._binom_pmf(*odd, 0.5), stats.binom.pmf(*odd, 0.5), equal_nan=True)
+
+
 def test_divergence_per_clone_count_is_non_increasing():
     # the monotonicity that justifies the blocked upper bound, checked by brute force
     for p in (0.6, 0.8, 0.95):

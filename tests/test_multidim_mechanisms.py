@@ -186,10 +186,14 @@ def test_support_counts_match_direct_hashing(g, compiled, monkeypatch, request):
     t + j) and TCM (function t, offset codes), across block boundaries."""
     if compiled:
         pytest.importorskip("numba")
+    from shuffledp.mechanisms import hashing
+
     monkeypatch.setenv("SHUFFLEDP_NUMBA", "1" if compiled else "0")
-    mhm._compiled_counts.cache_clear()
-    request.addfinalizer(mhm._compiled_counts.cache_clear)  # the next test reads its own setting
+    for cached in (mhm._compiled_counts, hashing._compiled_params):
+        cached.cache_clear()
+        request.addfinalizer(cached.cache_clear)  # the next test reads its own setting
     assert (mhm._compiled_counts() is not None) == compiled
+    assert (hashing._compiled_params() is not None) == compiled
     rng = np.random.default_rng(g)
     n, domains = 700, [3, 17, 40]
     fam = HashFamily(g=g, seed=int(rng.integers(2**62)))
@@ -202,6 +206,75 @@ def test_support_counts_match_direct_hashing(g, compiled, monkeypatch, request):
             idx = t if same else t + j
             want = [int(np.count_nonzero(fam.hash(idx, np.full(n, first + v)) == y)) for v in range(c)]
             assert got[j].tolist() == want
+
+
+@pytest.mark.parametrize("kind", ["linear", "mix"])
+def test_compiled_hash_parameters_equal_numpy(kind):
+    """The numba derivation of the family's parameters, and its one-pass hash, give numpy's integers:
+    any index shape (0-d, 1-d, 2-d, broadcast against the inputs), negative and huge indices (taken
+    modulo size, Python's sign rule), sizes that are and are not powers of two; bad inputs refused."""
+    pytest.importorskip("numba")
+    from shuffledp.mechanisms import hashing
+
+    hashing._compiled_params.cache_clear()
+    assert hashing._compiled_params() is not None
+    rng = np.random.default_rng(11)
+    for size in (1 << 32, 1 << 62, 1000, 7, 1):
+        g = int(rng.choice([2, 97, 61109, 1 << 24]))
+        fam = HashFamily(g=g, seed=int(rng.integers(2**63)), size=size, kind=kind)
+        for idx in (np.int64(5), np.arange(-20, 20), rng.integers(-2**62, 2**62, size=(300, 3)),
+                    rng.integers(0, max(size, 2), size=5000)):
+            got, want = fam.params(idx), fam._params_numpy(idx)
+            assert len(got) == len(want)
+            for a, b in zip(got, want, strict=True):
+                assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b), (kind, size)
+            for x in (np.int64(3), rng.integers(0, PRIME, size=np.shape(idx)), rng.integers(0, 50, size=(7, 1, 1))):
+                if np.ndim(x) == 3 and np.ndim(idx) > 1:
+                    continue
+                h, h_np = fam.hash(idx, x), fam.apply(fam._params_numpy(idx), x)
+                assert np.shape(h) == np.shape(h_np) and np.array_equal(h, h_np), (kind, size)
+                assert np.asarray(h).dtype == np.asarray(h_np).dtype == np.int64
+        for bad in (np.array([-1, 2]), np.array([PRIME, 0])):
+            if kind == "mix" and bad.max() > 0 and bad.min() >= 0:
+                continue
+            with pytest.raises(ValueError, match="hash inputs"):
+                fam.hash(np.arange(2), bad)
+
+
+def test_compiled_collision_report_equals_numpy(monkeypatch, request):
+    """The compiled collision randomizer draws the same uniforms in the same order and returns numpy's
+    reports: short and long rows, many collisions (small g), every user inside / outside HR."""
+    pytest.importorskip("numba")
+    from shuffledp.mechanisms import collision
+
+    request.addfinalizer(collision._compiled.cache_clear)
+    rng = np.random.default_rng(12)
+    for n, m, g, p in ((5000, 14, 40, None), (3000, 3, 4, None), (2000, 1, 2, None), (1000, 6, 9, 1 / 6),
+                       (1000, 5, 50, 0.0), (0, 4, 10, None)):
+        hashed = rng.integers(0, g, size=(n, m))
+        pp = collision_p(1.5, m, g) if p is None else p
+        got = {}
+        for flag in ("1", "0"):
+            monkeypatch.setenv("SHUFFLEDP_NUMBA", flag)
+            collision._compiled.cache_clear()
+            assert (collision._compiled() is None) == (flag == "0")
+            draw = np.random.default_rng(n + m)
+            got[flag] = (collision_report(hashed, pp, g, draw), draw.random())
+        assert got["1"][0].dtype == got["0"][0].dtype == np.int64
+        assert np.array_equal(got["1"][0], got["0"][0]) and got["1"][1] == got["0"][1], (n, m, g)
+
+
+def test_personal_classes_equal_unique_rows():
+    """OGM/NOGM's budget classes from 1-D uniques: the rows and inverse of np.unique(axis=0)."""
+    rng = np.random.default_rng(4)
+    for n, k in ((20000, 3), (500, 40), (1, 1)):
+        e = rng.choice([0.1, 0.5, 1.0, 0.25][: min(k, 4)], n)
+        dl = rng.choice(np.geomspace(1e-7, 1e-3, k), n)
+        got, want = personal_groups._classes(e, dl), personal_groups._classes_rows(e, dl)
+        assert got[0].tobytes() == want[0].tobytes() and got[1].tobytes() == want[1].tobytes()
+        assert got[1].dtype == want[1].dtype
+    with pytest.raises(ValueError, match="positive"):
+        personal_groups._classes(np.array([0.5, 0.0]), np.array([1e-6, 1e-6]))
 
 
 def test_mhm_eq3_minimises_eq2():

@@ -120,7 +120,9 @@ def _eps_run(spec: Mapping, data: HistogramData, bounds: tuple[str, ...], shared
     delta = float(spec["delta"])
     k = int(spec["kmeans_k"])
     db = proto.DBSCANParams(**spec.get("dbscan", {}))
-    amps = {b: acct.clones_amplifier(b) for b in bounds}
+    if "amps" not in shared:   # an amplifier caches its values: one per bound for the whole job
+        shared["amps"] = {b: acct.clones_amplifier(b) for b in bounds}
+    amps = shared["amps"]
     return _EpsRun(spec, data, method, eps, clustering, seed, dataset, eps_f, hbar, n, d, delta, k, db, amps,
                    shared.get("truth"))
 

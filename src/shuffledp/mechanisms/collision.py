@@ -12,7 +12,9 @@
 
 from __future__ import annotations
 
+import functools
 import math
+import os
 
 import numpy as np
 
@@ -44,6 +46,19 @@ def collision_report(hashed: np.ndarray, p: float, g: int, rng: np.random.Genera
     n, m = hashed.shape
     if m * p > 1.0 + 1e-12:
         raise ValueError(f"p: m*p = {m * p} exceeds 1")
+    kernels = _compiled()
+    if kernels is not None and m >= 1:
+        # compiled: the same uniforms in the same order (u; ranks inside HR; positions outside)
+        s = np.empty((n, m), dtype=np.int64)
+        ell = np.empty(n, dtype=np.int64)
+        kernels[0](np.ascontiguousarray(hashed), s, ell)
+        in_hr = rng.random(n) < p * ell
+        n_in = int(np.count_nonzero(in_hr))
+        r_u = rng.random(n_in) if n_in else np.empty(0)
+        z_u = rng.random(n - n_in) if n_in < n else np.empty(0)
+        out = np.empty(n, dtype=np.int64)
+        kernels[1](s, ell, in_hr, r_u, z_u, np.int64(g), out)
+        return out
     s = np.sort(hashed, axis=1)
     distinct = np.ones_like(s, dtype=bool)
     distinct[:, 1:] = s[:, 1:] != s[:, :-1]
@@ -68,6 +83,19 @@ def collision_report(hashed: np.ndarray, p: float, g: int, rng: np.random.Genera
             z += (do[:, col] & (z >= so[:, col])).astype(np.int64)
         out[out_mask] = z
     return out
+
+
+@functools.lru_cache(maxsize=1)
+def _compiled():
+    """``(sorted_distinct, pick)`` of :mod:`shuffledp.mechanisms._collision_numba`, or None without numba
+    or with ``SHUFFLEDP_NUMBA=0`` (then numpy runs: the same reports)."""
+    if os.environ.get("SHUFFLEDP_NUMBA", "1") == "0":
+        return None
+    try:
+        from shuffledp.mechanisms._collision_numba import pick, sorted_distinct
+    except ImportError:
+        return None
+    return sorted_distinct, pick
 
 
 def krr_p(eps: float, k: int) -> tuple[float, float]:

@@ -25,6 +25,9 @@ MHM uses the provably 2-universal linear family.
 
 from __future__ import annotations
 
+import functools
+import os
+
 import numpy as np
 
 PRIME = (1 << 31) - 1
@@ -66,7 +69,24 @@ class HashFamily:
         return max(1, int(np.ceil(np.log2(self.size)))) if self.size > 1 else 0
 
     def params(self, idx: np.ndarray) -> tuple[np.ndarray, ...]:
-        """Parameters of the functions ``idx`` (taken modulo ``size``): ``(a, b)`` or ``(key,)``."""
+        """Parameters of the functions ``idx`` (taken modulo ``size``): ``(a, b)`` or ``(key,)``.
+
+        Compiled (:mod:`shuffledp.mechanisms._hashing_numba`) when numba is there; the same integers."""
+        kernels = _compiled_params()
+        if kernels is not None and self.size < 1 << 63:
+            t = np.asarray(idx, dtype=np.int64)
+            flat = np.ascontiguousarray(t.reshape(-1))
+            if self.kind == "mix":
+                key = np.empty(flat.size, dtype=np.uint64)
+                kernels[1](flat, np.int64(self.size), self._key, key)
+                return (key.reshape(t.shape),)
+            a = np.empty(flat.size, dtype=np.int64)
+            b = np.empty(flat.size, dtype=np.int64)
+            kernels[0](flat, np.int64(self.size), self._key, a, b)
+            return a.reshape(t.shape), b.reshape(t.shape)
+        return self._params_numpy(idx)
+
+    def _params_numpy(self, idx: np.ndarray) -> tuple[np.ndarray, ...]:
         t = np.asarray(idx, dtype=np.int64) % self.size
         base = (t.astype(np.uint64) << np.uint64(1)) ^ self._key
         if self.kind == "mix":
@@ -89,8 +109,49 @@ class HashFamily:
         return rng.integers(0, self.size, size=int(n), dtype=np.int64)
 
     def hash(self, idx: np.ndarray, x: np.ndarray) -> np.ndarray:
-        """``h_idx(x)`` elementwise (broadcasting ``idx`` against ``x``)."""
-        return self.apply(self.params(idx), x)
+        """``h_idx(x)`` elementwise (broadcasting ``idx`` against ``x``); compiled in one pass when
+        numba is there (the same integers as ``apply(params(idx), x)``)."""
+        kernels = _compiled_params()
+        if kernels is None or self.size >= 1 << 63:
+            return self.apply(self.params(idx), x)
+        t = np.asarray(idx, dtype=np.int64)
+        xs = np.asarray(x, dtype=np.int64)
+        if xs.size and xs.min() < 0:
+            raise ValueError("x: hash inputs must be non-negative")
+        if self.kind == "linear" and xs.size and xs.max() >= PRIME:
+            raise ValueError("x: hash inputs must lie in [0, 2**31 - 1)")
+        tb, xb = np.broadcast_arrays(t, xs)
+        out = np.empty(tb.shape, dtype=np.int64)
+        flat_t, flat_x = np.ascontiguousarray(tb).reshape(-1), np.ascontiguousarray(xb).reshape(-1)
+        if self.kind == "linear" and self.g < PRIME:   # z mod g of z < P as a multiply-shift
+            mult, shift = mod_magic(self.g)
+            kernels[2](flat_t, flat_x, np.int64(self.size), self._key, np.uint64(self.g), mult, shift, out.reshape(-1))
+        elif self.kind == "linear":
+            return self.apply(self.params(idx), x)
+        else:
+            kernels[3](flat_t, flat_x, np.int64(self.size), self._key, np.int64(self.g), out.reshape(-1))
+        return out[()] if out.ndim == 0 else out
+
+
+def mod_magic(g: int) -> tuple[np.uint64, np.uint64]:
+    """``(M, s)`` with ``(z * M) >> s == z // g`` for every integer ``0 <= z < 2**31`` (Granlund and
+    Montgomery's division by an invariant integer, Thm 4.2, with a 32-bit multiplier: ``l = ceil(log2 g)``,
+    ``M = floor(2**(31+l) / g) + 1 < 2**33``, so ``z * M < 2**64``)."""
+    lg = (int(g) - 1).bit_length()
+    return np.uint64((1 << (31 + lg)) // int(g) + 1), np.uint64(31 + lg)
+
+
+@functools.lru_cache(maxsize=1)
+def _compiled_params():
+    """``(linear_params, mix_params, linear_hash, mix_hash)`` of :mod:`shuffledp.mechanisms._hashing_numba`,
+    or None without numba or with ``SHUFFLEDP_NUMBA=0`` (then numpy runs: the same integers)."""
+    if os.environ.get("SHUFFLEDP_NUMBA", "1") == "0":
+        return None
+    try:
+        from shuffledp.mechanisms._hashing_numba import linear_hash, linear_params, mix_hash, mix_params
+    except ImportError:
+        return None
+    return linear_params, mix_params, linear_hash, mix_hash
 
 
 def apply(a: np.ndarray, b: np.ndarray, x: np.ndarray, g: int) -> np.ndarray:

@@ -3,7 +3,7 @@ optional dependency: without numba, or with ``SHUFFLEDP_NUMBA=0``, the numpy loo
 same integer counts, which tests/test_multidim_mechanisms.py checks).
 
 One pass over the users per value, the linear hash updated in place and ``z mod g`` a multiply-shift
-(:func:`shuffledp.protocols.mhm._mod_magic`): the loop over users compiles to vector instructions,
+(:func:`shuffledp.mechanisms.hashing.mod_magic`): the loop over users compiles to vector instructions,
 where numpy makes nine passes over the block per value. Compiled once per machine (``cache=True``).
 """
 

@@ -29,6 +29,7 @@ import numpy as np
 
 from shuffledp.mechanisms.collision import collision_p, collision_report
 from shuffledp.mechanisms.hashing import PRIME, HashFamily
+from shuffledp.mechanisms.hashing import mod_magic as _mod_magic
 
 DEFAULT_BLOCK = 1 << 17
 
@@ -200,14 +201,6 @@ def support_counts(t: np.ndarray, y: np.ndarray, domains: list[int], family: Has
                 for v in range(c):
                     counts[j][v] += np.count_nonzero(family.apply(prm, np.int64(first + v)) == yb)
     return counts
-
-
-def _mod_magic(g: int) -> tuple[np.uint64, np.uint64]:
-    """``(M, s)`` with ``(z * M) >> s == z // g`` for every integer ``0 <= z < 2**31`` (Granlund and
-    Montgomery's division by an invariant integer, Thm 4.2, with a 32-bit multiplier: ``l = ceil(log2 g)``,
-    ``M = floor(2**(31+l) / g) + 1 < 2**33``, so ``z * M < 2**64``)."""
-    lg = (int(g) - 1).bit_length()
-    return np.uint64((1 << (31 + lg)) // int(g) + 1), np.uint64(31 + lg)
 
 
 @functools.lru_cache(maxsize=1)

@@ -80,8 +80,8 @@ def group_centre_distances(hbar: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """L1 distance of every user's true histogram to the mean true histogram of its group."""
     labels = np.asarray(labels)
     g = labels.max() + 1
-    sums = np.zeros((g, hbar.shape[1]))
-    np.add.at(sums, labels, hbar)
+    # per-group sums, each accumulated in user order (as np.add.at would, at a fraction of its cost)
+    sums = np.stack([np.bincount(labels, weights=hbar[:, j], minlength=g) for j in range(hbar.shape[1])], axis=1)
     cnt = np.bincount(labels, minlength=g)
     centres = sums / np.maximum(cnt, 1)[:, None]
     return np.abs(hbar - centres[labels]).sum(axis=1)
@@ -199,19 +199,27 @@ def mean_group_l1(hbar: np.ndarray, labels: np.ndarray) -> np.ndarray:
     sizes = np.bincount(labels)
     total = np.zeros(n)
     starts_all = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    # users sorted by group, whatever the column: the group of each sorted position and what follows
+    grp = np.repeat(np.arange(len(sizes)), sizes)
+    st = starts_all[grp]
+    k = np.arange(n) - st                                                      # rank within group
+    G = sizes[grp]
+    rest = G - k - 1
+    has_prev, prev, last = st > 0, np.maximum(st - 1, 0), st + G - 1
+    # the order of np.lexsort((x, labels)), ties included (they decide which user gets which rank's
+    # rounding): a stable sort by value, then a stable sort by group (radix on 16-bit labels)
+    key = labels.astype(np.uint16) if len(sizes) <= 1 << 16 else labels
     for j in range(d):
         x = hbar[:, j]
-        o = np.lexsort((x, labels))
+        ox = np.argsort(x, kind="stable")
+        o = ox[np.argsort(key[ox], kind="stable")]
         xs = x[o]
         cs = np.cumsum(xs)
-        grp = labels[o]
-        st = starts_all[grp]
-        before = cs - xs - np.where(st > 0, cs[np.maximum(st - 1, 0)], 0.0)   # sum of earlier members
-        k = np.arange(n) - st                                                  # rank within group
-        G = sizes[grp]
-        gsum = cs[st + G - 1] - np.where(st > 0, cs[np.maximum(st - 1, 0)], 0.0)
+        first = np.where(has_prev, cs[prev], 0.0)
+        before = cs - xs - first                                               # sum of earlier members
+        gsum = cs[last] - first
         after = gsum - before - xs
-        s = xs * k - before + after - xs * (G - k - 1)
+        s = xs * k - before + after - xs * rest
         total[o] += s
     return total / sizes[labels]
 

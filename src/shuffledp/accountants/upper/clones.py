@@ -235,6 +235,26 @@ class ClonePair:
 
 _NEAR_SD = 0.1   # |k - c/2| below this many standard deviations (and c > 1e6): bracket the tail
 
+try:   # the ufunc behind scipy.stats.binom.pmf (Boost's binomial pmf), without rv_discrete's overhead
+    from scipy.special._ufuncs import _binom_pmf as _BINOM_PMF
+except ImportError:  # pragma: no cover - another scipy layout: the public (slower) path
+    _BINOM_PMF = None
+
+
+def _binom_pmf(k: np.ndarray, c: np.ndarray, p: float) -> np.ndarray:
+    """``scipy.stats.binom.pmf(k, c, p)``, bit for bit, for arrays ``k`` and ``c`` of one shape.
+
+    Where every ``k`` is an integer in ``[0, c]`` and every ``c`` a non-negative integer (what the
+    clone counts give) that is ``clip(_binom_pmf(k, c, p), 0, 1)``, the very expression
+    ``rv_discrete.pmf`` evaluates after its argument checks; those checks cost about ten times
+    the pmf itself on the short arrays of the eps searches. Anything else takes the public path."""
+    k = np.asarray(k, dtype=np.float64)
+    c = np.asarray(c, dtype=np.float64)
+    if (_BINOM_PMF is None or k.shape != c.shape or not 0.0 <= p <= 1.0
+            or not np.all((k >= 0.0) & (k <= c) & (np.floor(k) == k) & (np.floor(c) == c))):
+        return stats.binom.pmf(k, c, p)
+    return np.clip(_BINOM_PMF(k, c, p), 0.0, 1.0)
+
 
 def _half_sf_bracket(k: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(lower, upper) on ``P(Bin(c, 1/2) > k)`` for huge ``c`` and ``k`` near ``c/2``, where the
@@ -243,9 +263,9 @@ def _half_sf_bracket(k: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarr
     between, each between the masses at the two ends (the pmf decreases away from the centre)."""
     m = np.floor(c / 2.0)
     odd = np.mod(c, 2.0) == 1.0
-    base = np.where(odd, 0.5, 0.5 * (1.0 - stats.binom.pmf(m, c, 0.5)))
-    pm_centre = stats.binom.pmf(np.where(k >= m, m + 1.0, m), c, 0.5)
-    pm_edge = stats.binom.pmf(np.where(k >= m, k, k + 1.0), c, 0.5)
+    base = np.where(odd, 0.5, 0.5 * (1.0 - _binom_pmf(m, c, 0.5)))
+    pm_centre = _binom_pmf(np.where(k >= m, m + 1.0, m), c, 0.5)
+    pm_edge = _binom_pmf(np.where(k >= m, k, k + 1.0), c, 0.5)
     gap = np.abs(k - m)
     big, small = gap * pm_centre, gap * np.minimum(pm_edge, pm_centre)
     lower = np.where(k >= m, base - big, base + small)
@@ -273,7 +293,7 @@ def _divergence_per_count(c: np.ndarray, p: float, p_bar: float, eps: float, sid
     # sum_{a > k} [P_c(a) - e^eps Q_c(a)] = lead * Pr[B_c = k] + (1 - e^eps) * Pr[B_c > k],
     # B_c ~ Bin(c, 1/2); Pr[B_c > k] = I_{1/2}(k + 1, c - k) (Boost's incomplete beta).
     k = np.clip(k, 0.0, c)
-    pmf_k = stats.binom.pmf(k, c, 0.5)
+    pmf_k = _binom_pmf(k, c, 0.5)
     if eps == 0.0:   # the tail term has weight e^0 - 1 = 0 (and is slow at the symmetric point)
         return np.maximum(lead * pmf_k, 0.0)
     below_top = k < c
