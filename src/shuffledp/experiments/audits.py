@@ -136,22 +136,21 @@ class Distinguished:
     fpr: float
 
 
-def distinguish(x0: np.ndarray, x1: np.ndarray, delta: float, alpha: float, *, bins: int = 64) -> Distinguished:
-    """Empirical lower bound on eps from a statistic's samples under D (``x0``) and D' (``x1``)."""
+def _held_out_event(x0: np.ndarray, x1: np.ndarray, bins: int, score) -> tuple:
+    """The event both audits' bounds use: on the first half of each sample, the prefix (cells ordered by
+    their empirical likelihood ratio, either direction) maximising ``score(in_pos, in_neg, m_pos, m_neg)``;
+    returned with its counts on the held-out second halves: ``(direction, event, in_pos, in_neg, m_pos,
+    m_neg)``, ``pos`` the dataset the event favours."""
     h0, h1 = x0.size // 2, x1.size // 2
     c0_all, c1_all = _cells(x0, x1, h0, h1, bins)
     ncell = int(max(c0_all.max(initial=0), c1_all.max(initial=0))) + 1
-    s0 = np.bincount(c0_all[:h0], minlength=ncell)
-    s1 = np.bincount(c1_all[:h1], minlength=ncell)
-    e0 = np.bincount(c0_all[h0:], minlength=ncell)
-    e1 = np.bincount(c1_all[h1:], minlength=ncell)
+    s0, s1 = np.bincount(c0_all[:h0], minlength=ncell), np.bincount(c1_all[:h1], minlength=ncell)
+    e0, e1 = np.bincount(c0_all[h0:], minlength=ncell), np.bincount(c1_all[h1:], minlength=ncell)
     m0s, m1s, m0e, m1e = h0, h1, x0.size - h0, x1.size - h1
-    best = (-1.0, None, None)
+    best = (-1.0, "D", np.arange(0))
     for direction, (pos, neg, mp, mn) in (("D", (s0, s1, m0s, m1s)), ("D'", (s1, s0, m1s, m0s))):
         order = np.argsort(-((pos + 0.5) / mp) / ((neg + 0.5) / mn), kind="stable")
-        hit_pos = np.cumsum(pos[order])
-        hit_neg = np.cumsum(neg[order])
-        val = _eps_from_counts(mp - hit_pos, hit_neg, mp, mn, delta, alpha)
+        val = score(np.cumsum(pos[order]), np.cumsum(neg[order]), mp, mn)
         i = int(np.argmax(val))
         if val[i] > best[0]:
             best = (float(val[i]), direction, order[: i + 1])
@@ -159,7 +158,16 @@ def distinguish(x0: np.ndarray, x1: np.ndarray, delta: float, alpha: float, *, b
     event = np.zeros(ncell, dtype=bool)
     event[chosen] = True
     pos, neg, mp, mn = (e0, e1, m0e, m1e) if direction == "D" else (e1, e0, m1e, m0e)
-    fn, fp = mp - int(pos[event].sum()), int(neg[event].sum())
+    return direction, event, int(pos[event].sum()), int(neg[event].sum()), mp, mn
+
+
+def distinguish(x0: np.ndarray, x1: np.ndarray, delta: float, alpha: float, *, bins: int = 64) -> Distinguished:
+    """Empirical lower bound on eps from a statistic's samples under D (``x0``) and D' (``x1``)."""
+    def score(in_pos, in_neg, mp, mn):
+        return _eps_from_counts(mp - in_pos, in_neg, mp, mn, delta, alpha)
+
+    direction, event, ip, ineg, mp, mn = _held_out_event(x0, x1, bins, score)
+    fn, fp = mp - ip, ineg
     lb = float(_eps_from_counts(np.array([fn]), np.array([fp]), mp, mn, delta, alpha)[0])
     return Distinguished(lb, direction, int(event.sum()), fn / mp, fp / mn)
 
@@ -198,24 +206,10 @@ def distinguish_delta(x0: np.ndarray, x1: np.ndarray, eps: float, alpha: float, 
     fixed ``S`` the test ``delta_lb > delta`` is the test ``eps_lb > eps`` of :func:`distinguish`; the
     event differs: this one maximises the mass difference at the claimed ``eps`` (a large but partial
     shift), that one the likelihood ratio (a rare but clean event)."""
-    h0, h1 = x0.size // 2, x1.size // 2
-    c0_all, c1_all = _cells(x0, x1, h0, h1, bins)
-    ncell = int(max(c0_all.max(initial=0), c1_all.max(initial=0))) + 1
-    s0, s1 = np.bincount(c0_all[:h0], minlength=ncell), np.bincount(c1_all[:h1], minlength=ncell)
-    e0, e1 = np.bincount(c0_all[h0:], minlength=ncell), np.bincount(c1_all[h1:], minlength=ncell)
-    m0s, m1s, m0e, m1e = h0, h1, x0.size - h0, x1.size - h1
-    best = (-1.0, "D", np.arange(0))
-    for direction, (pos, neg, mp, mn) in (("D", (s0, s1, m0s, m1s)), ("D'", (s1, s0, m1s, m0s))):
-        order = np.argsort(-((pos + 0.5) / mp) / ((neg + 0.5) / mn), kind="stable")
-        val = _delta_from_counts(np.cumsum(pos[order]), np.cumsum(neg[order]), mp, mn, eps, alpha)
-        i = int(np.argmax(val))
-        if val[i] > best[0]:
-            best = (float(val[i]), direction, order[: i + 1])
-    _, direction, chosen = best
-    event = np.zeros(ncell, dtype=bool)
-    event[chosen] = True
-    pos, neg, mp, mn = (e0, e1, m0e, m1e) if direction == "D" else (e1, e0, m1e, m0e)
-    ip, ineg = int(pos[event].sum()), int(neg[event].sum())
+    def score(in_pos, in_neg, mp, mn):
+        return _delta_from_counts(in_pos, in_neg, mp, mn, eps, alpha)
+
+    direction, event, ip, ineg, mp, mn = _held_out_event(x0, x1, bins, score)
     lb = float(_delta_from_counts(np.array([ip]), np.array([ineg]), mp, mn, eps, alpha)[0])
     return DeltaDistinguished(lb, float(eps), direction, int(event.sum()), ip / mp, ineg / mn)
 
