@@ -26,6 +26,10 @@ def test_best_bounds_takes_the_domain():
 
 
 def _spy(monkeypatch):
+    """Record the domain of every best_eps call: in `best` and in `inverse`, which binds the name at
+    import (imported before this test in a whole run, after it when the test runs alone)."""
+    from shuffledp.accountants import inverse
+
     seen = []
     real = best.best_eps
 
@@ -34,6 +38,7 @@ def _spy(monkeypatch):
         return real(*args, **kw)
 
     monkeypatch.setattr(best, "best_eps", spy)
+    monkeypatch.setattr(inverse, "best_eps", spy)
     return seen
 
 

@@ -176,8 +176,13 @@ def test_the_workflow_calls_exactly_this_validation():
     """The fuzzer's property holds for the workflow only if common.smk calls the same function."""
     text = (REPO / "workflow" / "rules" / "common.smk").read_text()
     code = "\n".join(line.split("#", 1)[0] for line in text.splitlines())
-    assert "from shuffledp.config import ConfigError, load_configs, validate_config" in code
+    assert "from shuffledp.config import ConfigError, validate_config, workflow_config" in code
     assert re.search(r"^\s+validate_config\(config, ", code, re.M)
-    # and builds its config with the same merge as `shuffledp config validate` (overlay semantics)
-    assert re.search(r"^\s+_merged = load_configs\(_config_files\(\), ", code, re.M)
+    # and builds its config with the same merge as `shuffledp config validate` (overlay semantics):
+    # workflow_config merges the files Snakemake names with load_configs
+    assert re.search(r"^\s+_merged, _note = workflow_config\(config, \*_config_files\(\)\)", code, re.M)
+    from shuffledp.config import load_configs, workflow_config
+
+    files = [REPO / "config" / "config.yaml", REPO / "config" / "paper.yaml"]
+    assert workflow_config({}, files, {}) == (load_configs(files, {}), None)
     assert "snakemake.utils import validate" not in code and "check_config(" not in code
