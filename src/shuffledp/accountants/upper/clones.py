@@ -235,25 +235,11 @@ class ClonePair:
 
 _NEAR_SD = 0.1   # |k - c/2| below this many standard deviations (and c > 1e6): bracket the tail
 
-try:   # the ufunc behind scipy.stats.binom.pmf (Boost's binomial pmf), without rv_discrete's overhead
-    from scipy.special._ufuncs import _binom_pmf as _BINOM_PMF
-except ImportError:  # pragma: no cover - another scipy layout: the public (slower) path
-    _BINOM_PMF = None
-
-
 def _binom_pmf(k: np.ndarray, c: np.ndarray, p: float) -> np.ndarray:
-    """``scipy.stats.binom.pmf(k, c, p)``, bit for bit, for arrays ``k`` and ``c`` of one shape.
-
-    Where every ``k`` is an integer in ``[0, c]`` and every ``c`` a non-negative integer (what the
-    clone counts give) that is ``clip(_binom_pmf(k, c, p), 0, 1)``, the very expression
-    ``rv_discrete.pmf`` evaluates after its argument checks; those checks cost about ten times
-    the pmf itself on the short arrays of the eps searches. Anything else takes the public path."""
-    k = np.asarray(k, dtype=np.float64)
-    c = np.asarray(c, dtype=np.float64)
-    if (_BINOM_PMF is None or k.shape != c.shape or not 0.0 <= p <= 1.0
-            or not np.all((k >= 0.0) & (k <= c) & (np.floor(k) == k) & (np.floor(c) == c))):
-        return stats.binom.pmf(k, c, p)
-    return np.clip(_BINOM_PMF(k, c, p), 0.0, 1.0)
+    """``scipy.stats.binom.pmf(k, c, p)`` through scipy's public API (the accountants never reach
+    scipy's private names: tests/test_binom_backend.py). Its argument checks cost about ten times the
+    pmf itself on the short arrays of the eps searches; the faster private ufunc is not used."""
+    return stats.binom.pmf(np.asarray(k, dtype=np.float64), np.asarray(c, dtype=np.float64), p)
 
 
 def _half_sf_bracket(k: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
