@@ -17,6 +17,7 @@ from __future__ import annotations
 import _oracle_segmented as O
 import numpy as np
 import pytest
+from test_segmented_padding import _old_item_level_counts
 
 from shuffledp.accountants.special import segmented_full as F
 from shuffledp.accountants.special.poisson import poisson_delta, single_item_target
@@ -149,15 +150,6 @@ def test_mutant_fixing_the_others_levels_falls_below_the_exact_value(monkeypatch
     assert below
 
 
-def _never_sent_item_level_counts(sets, levels, d, n_levels):
-    """The protocol with padding entries (< 0) never sent."""
-    sets, levels = np.asarray(sets), np.asarray(levels)
-    rows = np.broadcast_to(levels[:, None], sets.shape)
-    ok = sets >= 0
-    flat = sets[ok].astype(np.int64) * n_levels + rows[ok].astype(np.int64)
-    return np.bincount(flat, minlength=d * n_levels).reshape(d, n_levels)
-
-
 @pytest.mark.parametrize("n, d, s, levels, delta, m", [(5, 3, 1, (1.0,), 0.002, 1.0), (3, 2, 2, (1.0,), 0.02, 1.0)])
 def test_mutant_that_never_sends_padding_fails(monkeypatch, n, d, s, levels, delta, m):
     """Padding never sent: another user may hold no real item and send nothing, which the family
@@ -165,7 +157,7 @@ def test_mutant_that_never_sends_padding_fails(monkeypatch, n, d, s, levels, del
     breaks the target (user level or per item), so the check above fails on it."""
     r = F.full_rates(n, m, d + s, s, levels, delta)
     monkeypatch.setattr(ps, "pad_sets", lambda sets, d: np.asarray(sets, dtype=np.int64))
-    monkeypatch.setattr(ps, "item_level_counts", _never_sent_item_level_counts)
+    monkeypatch.setattr(ps, "item_level_counts", _old_item_level_counts)  # padding never sent
     with pytest.raises(AssertionError):
         _check_rates(n, d, s, levels, delta, m, r)
 
