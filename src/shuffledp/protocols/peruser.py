@@ -68,10 +68,13 @@ def combined_variance(eps1: float, eps2: float, c: float) -> float:
 
 def renormalise(X: np.ndarray) -> np.ndarray:
     """Clip negative entries to 0 and rescale rows to sum 1; an all-zero row becomes uniform."""
-    Y = np.clip(X, 0.0, None)
-    s = Y.sum(axis=1, keepdims=True)
-    d = X.shape[1]
-    out = np.where(s > 0, Y / np.where(s > 0, s, 1.0), 1.0 / d)
+    out = np.clip(X, 0.0, None)
+    s = out.sum(axis=1, keepdims=True)
+    pos = s > 0
+    out /= np.where(pos, s, 1.0)      # in place: the same quotients as a new array
+    zero = ~pos[:, 0]
+    if zero.any():
+        out[zero] = 1.0 / X.shape[1]
     return out
 
 
@@ -189,7 +192,8 @@ def cluster_dbscan_js(X: np.ndarray, params: DBSCANParams, seed: int) -> np.ndar
     D = js_distance(Xf)
     eps = params.eps
     if eps is None:
-        kth = np.sort(D, axis=1)[:, min(params.min_samples, len(fit_idx) - 1)]
+        kk = min(params.min_samples, len(fit_idx) - 1)
+        kth = np.partition(D, kk, axis=1)[:, kk]   # the kk-th smallest of each row (as a full sort's)
         eps = float(np.quantile(kth, params.quantile))
         eps = max(eps, 1e-12)
     db = DBSCAN(eps=eps, min_samples=params.min_samples, metric="precomputed").fit(D)
