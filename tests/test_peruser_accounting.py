@@ -154,6 +154,21 @@ def test_group_sums_bit_for_bit(groups):
     assert A.group_centre_distances(hbar, labels).tobytes() == _centre_distances_reference(hbar, labels).tobytes()
 
 
+def test_column_orders_given_or_not_give_the_same_bits():
+    """Theorem 3's mean L1 term with the column orders computed once (a job's many groupings) is
+    the term computed from scratch, bit for bit (rounded histograms: ties); a wrong shape is refused."""
+    rng = np.random.default_rng(3)
+    hbar = np.round(rng.dirichlet(np.ones(7) * 0.5, size=4000), 2)
+    orders = A.column_orders(hbar)
+    for groups in (1, 9, 500):
+        labels = np.unique(rng.integers(0, groups, size=4000), return_inverse=True)[1].ravel()
+        assert A.mean_group_l1(hbar, labels, orders).tobytes() == A.mean_group_l1(hbar, labels).tobytes()
+        assert (A.theorem3_bound(hbar, labels, 0.5, 1e-6, 1.0, 2.0, orders).tobytes()
+                == A.theorem3_bound(hbar, labels, 0.5, 1e-6, 1.0, 2.0).tobytes())
+    with pytest.raises(ValueError, match="col_orders"):
+        A.mean_group_l1(hbar, labels, orders[:, :10])
+
+
 def test_theorem3_noise_term():
     assert A.theorem3_noise_term(17, 0.1, 1000, 1e-6, 1.0, 2.0) == pytest.approx(
         2 * 17 * 0.1 * math.log(1e9) / math.sqrt(5))
