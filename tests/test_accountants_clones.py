@@ -247,6 +247,28 @@ def test_binomial_pmf_shortcut_equals_scipy():
     assert np.array_equal(C._binom_pmf(*odd, 0.5), stats.binom.pmf(*odd, 0.5), equal_nan=True)
 
 
+def test_kept_counts_give_the_same_divergences():
+    """A pair's kept clone counts (``_Counts``: the public Binomial built once, the huge-count test
+    skipped when no count exceeds 1e6) give the doubles of the unkept path, at every eps, on both
+    sides, huge counts (bracketed tails) and counts at the top (no tail) included."""
+    cases = [np.arange(0.0, 400.0), np.array([0.0, 1.0, 2.0]), np.arange(3.0e6, 3.0e6 + 50.0),
+             np.array([5.0, 9.0, 2.5e9, 2.5e9 + 1.0])]
+    for c in cases:
+        kept = C._Counts(c)
+        assert kept.dist is not None and kept.huge == bool((c > 1e6).any())
+        for p in (0.55, 0.9, 0.999):
+            for eps in (0.0, 1e-5, 0.01, 0.3, 2.0):
+                for side in ("upper", "lower"):
+                    got = C._divergence_per_count(c, p, 1.0 - p, eps, side, counts=kept)
+                    assert got.tobytes() == C._divergence_per_count(c, p, 1.0 - p, eps, side).tobytes()
+    k = np.floor(cases[0] / 3.0)
+    assert C._Counts(cases[0]).pmf(k).tobytes() == stats.binom.pmf(k, cases[0], 0.5).tobytes()
+    # counts the public Binomial is not used for (not integers): binom.pmf's own path
+    assert C._Counts(np.array([2.5, 3.0])).dist is None
+    pr = C.clone_pair(1.0, 5000)
+    assert pr.delta(0.2) == pr.delta(0.2) and pr._counts("upper") is pr._counts("upper")
+
+
 def test_divergence_per_clone_count_is_non_increasing():
     # the monotonicity that justifies the blocked upper bound, checked by brute force
     for p in (0.6, 0.8, 0.95):

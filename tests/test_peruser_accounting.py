@@ -154,6 +154,39 @@ def test_group_sums_bit_for_bit(groups):
     assert A.group_centre_distances(hbar, labels).tobytes() == _centre_distances_reference(hbar, labels).tobytes()
 
 
+def test_column_orders_given_or_not_give_the_same_bits():
+    """Theorem 3's mean L1 term with the column orders computed once (a job's many groupings) is
+    the term computed from scratch, bit for bit (rounded histograms: ties); a wrong shape is refused."""
+    rng = np.random.default_rng(3)
+    hbar = np.round(rng.dirichlet(np.ones(7) * 0.5, size=4000), 2)
+    orders = A.column_orders(hbar)
+    for groups in (1, 9, 500):
+        labels = np.unique(rng.integers(0, groups, size=4000), return_inverse=True)[1].ravel()
+        assert A.mean_group_l1(hbar, labels, orders).tobytes() == A.mean_group_l1(hbar, labels).tobytes()
+        assert (A.theorem3_bound(hbar, labels, 0.5, 1e-6, 1.0, 2.0, orders).tobytes()
+                == A.theorem3_bound(hbar, labels, 0.5, 1e-6, 1.0, 2.0).tobytes())
+    with pytest.raises(ValueError, match="col_orders"):
+        A.mean_group_l1(hbar, labels, orders[:, :10])
+
+
+def test_several_bounds_at_once_give_each_bound_alone():
+    """per_user_eps_bounds (the geometry once for every bound) returns, per bound, the arrays of
+    per_user_eps run with that bound alone, bit for bit (groups of several sizes, singletons too)."""
+    rng = np.random.default_rng(11)
+    hbar = rng.dirichlet(np.ones(5) * 500.0, size=3000)
+    labels = np.unique(rng.integers(0, 12, size=3000), return_inverse=True)[1].ravel()
+    labels[:5] = labels.max() + 1 + np.arange(5)   # five singleton groups
+    amps = {"closed": A.clones_amplifier("closed"), "numeric": A.clones_amplifier("numeric")}
+    both = A.per_user_eps_bounds(hbar, labels, 0.5, 1.0, 2.0, 1e-6, amps)
+    assert list(both) == ["closed", "numeric"]
+    for b, amp in amps.items():
+        alone = A.per_user_eps(hbar, labels, 0.5, 1.0, 2.0, 1e-6, amp)
+        assert sorted(both[b]) == sorted(alone)
+        for key, arr in alone.items():
+            assert both[b][key].dtype == arr.dtype and both[b][key].tobytes() == arr.tobytes(), (b, key)
+    assert (both["numeric"]["eps_shuffle"] < 1.0).any()   # some users amplified: the arrays are not trivial
+
+
 def test_theorem3_noise_term():
     assert A.theorem3_noise_term(17, 0.1, 1000, 1e-6, 1.0, 2.0) == pytest.approx(
         2 * 17 * 0.1 * math.log(1e9) / math.sqrt(5))

@@ -107,6 +107,35 @@ def test_renormalise_and_metrics():
     np.testing.assert_allclose(P.top3_accuracy(est, h), [2 / 3, 1.0])
 
 
+def test_renormalise_is_the_new_array_formula():
+    """The in-place renormalisation gives the doubles of the expression it replaced (clip, row sums,
+    one division; zero and NaN rows uniform), leaves its input alone and keeps float32 float32."""
+    rng = np.random.default_rng(8)
+    cases = [rng.laplace(0.0, 1.0, size=(3000, 17)), np.array([[1.0, 2.0, -3.0], [0.0, 0.0, 0.0], [-1.0, -1.0, 5.0]]),
+             np.array([[np.nan, 1.0], [0.0, -1.0], [2.0, 2.0]]), rng.laplace(0.0, 1.0, size=(40, 4)).astype(np.float32)]
+    for X in cases:
+        before = X.copy()
+        Y = np.clip(X, 0.0, None)
+        s = Y.sum(axis=1, keepdims=True)
+        expected = np.where(s > 0, Y / np.where(s > 0, s, 1.0), 1.0 / X.shape[1])
+        got = P.renormalise(X)
+        assert got.dtype == expected.dtype and got.tobytes() == expected.tobytes()
+        assert np.array_equal(X, before, equal_nan=True)
+
+
+def test_top3_with_the_truth_given_is_the_same():
+    """The true top-3 sets computed once per job (top_k_truth) give top3_accuracy's values of the
+    computation from scratch, ties and all-zero rows included."""
+    rng = np.random.default_rng(9)
+    hbar = np.round(rng.dirichlet(np.ones(8) * 0.3, size=2000), 1)
+    hbar[:3] = 0.0
+    est = P.renormalise(hbar + rng.laplace(0.0, 0.2, size=hbar.shape))
+    truth = P.top_k_truth(hbar, 3)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        a, b = P.top3_accuracy(est, hbar, truth=truth), P.top3_accuracy(est, hbar)
+    assert a.tobytes() == b.tobytes() and 0.0 < np.nanmean(a) < 1.0
+
+
 def test_algorithm1_output_is_group_shuffled_R():
     data = dirichlet_mixture(600, 6, 3, np.random.default_rng(5), kind="separated", concentration=100)
     hbar = P.normalise_counts(data.counts)

@@ -102,6 +102,27 @@ class _EpsRun:
     db: proto.DBSCANParams
     amps: dict
     truth: np.ndarray | None = None
+    shared: dict | None = None   # the job's shared values (see _eps_run)
+
+    def col_orders(self) -> np.ndarray:
+        """The column orders of ``hbar`` (Theorem 3's sorts), computed once per job."""
+        if self.shared is None:
+            self.shared = {}
+        if "col_orders" not in self.shared:
+            self.shared["col_orders"] = acct.column_orders(self.hbar)
+            self.shared["col_orders"].flags.writeable = False   # shared by every run of the job
+        return self.shared["col_orders"]
+
+    def top3_truth(self) -> tuple[np.ndarray, np.ndarray]:
+        """The true top-3 sets of ``hbar`` (:func:`shuffledp.protocols.peruser.top_k_truth`), once per job."""
+        if self.shared is None:
+            self.shared = {}
+        if "top3_truth" not in self.shared:
+            truth = proto.top_k_truth(self.hbar, 3)
+            for a in truth:
+                a.flags.writeable = False   # shared by every run of the job
+            self.shared["top3_truth"] = truth
+        return self.shared["top3_truth"]
 
 
 def _eps_run(spec: Mapping, data: HistogramData, bounds: tuple[str, ...], shared: dict | None = None) -> _EpsRun:
@@ -124,7 +145,7 @@ def _eps_run(spec: Mapping, data: HistogramData, bounds: tuple[str, ...], shared
         shared["amps"] = {b: acct.clones_amplifier(b) for b in bounds}
     amps = shared["amps"]
     return _EpsRun(spec, data, method, eps, clustering, seed, dataset, eps_f, hbar, n, d, delta, k, db, amps,
-                   shared.get("truth"))
+                   shared.get("truth"), shared)
 
 
 def _run_eps(spec: Mapping, data: HistogramData, bounds: tuple[str, ...],
@@ -193,11 +214,11 @@ def _run_clustered(x: _EpsRun, c, eps1, eps2, rng, row: dict, per_user: dict):
     out = proto.algorithm1(hbar, x.eps_f, eps1, c, rng, clustering=clustering, k=k, dbscan=db,
                            release="R" if x.method == "alg1" else "T")
     raw, est, labels = out.raw, out.output, out.labels
-    for b, amp in x.amps.items():
-        acc = acct.per_user_eps(hbar, labels, eps1, eps2, c, x.delta, amp)
+    accs = acct.per_user_eps_bounds(hbar, labels, eps1, eps2, c, x.delta, x.amps)
+    for b, acc in accs.items():
         per_user[f"eps_prime_{b}"] = acc["eps_prime"]
     per_user["dist_centre"] = acc["dist_centre"]
-    bound = acct.theorem3_bound(hbar, labels, c, x.delta, eps1, eps2)
+    bound = acct.theorem3_bound(hbar, labels, c, x.delta, eps1, eps2, x.col_orders())
     err_raw = proto.l1_error(raw, hbar)
     row["thm3_bound_mean"] = float(bound.mean())
     row["thm3_share_under"] = float((err_raw <= bound).mean())
@@ -238,8 +259,7 @@ def _run_baseline(x: _EpsRun, c, rng, row: dict, per_user: dict):
     raw, est, labels = out.raw, out.output, out.labels
     err_raw = proto.l1_error(raw, hbar)
     if x.method == "global":
-        for b, amp in x.amps.items():
-            acc = acct.per_user_eps(hbar, labels, 0.0, eps_f, c, x.delta, amp)
+        for b, acc in acct.per_user_eps_bounds(hbar, labels, 0.0, eps_f, c, x.delta, x.amps).items():
             per_user[f"eps_prime_{b}"] = acc["eps_prime"]
         per_user["dist_centre"] = acc["dist_centre"]
     elif x.method in ("ldp", "single"):
@@ -259,7 +279,7 @@ def _summarise(x: _EpsRun, row: dict, per_user: dict, est, labels, err_raw):
     """Errors, groups and eps' quantiles into ``row``; returns (error, top-3 accuracy, group sizes)."""
     hbar, data, eps_f = x.hbar, x.data, x.eps_f
     err = proto.l1_error(est, hbar)
-    top3 = proto.top3_accuracy(est, hbar)
+    top3 = proto.top3_accuracy(est, hbar, truth=x.top3_truth())
     sizes = np.bincount(labels)
     if x.truth is None and data.clusters is not None:
         x.truth = np.asarray(data.clusters)

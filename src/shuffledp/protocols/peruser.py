@@ -68,10 +68,13 @@ def combined_variance(eps1: float, eps2: float, c: float) -> float:
 
 def renormalise(X: np.ndarray) -> np.ndarray:
     """Clip negative entries to 0 and rescale rows to sum 1; an all-zero row becomes uniform."""
-    Y = np.clip(X, 0.0, None)
-    s = Y.sum(axis=1, keepdims=True)
-    d = X.shape[1]
-    out = np.where(s > 0, Y / np.where(s > 0, s, 1.0), 1.0 / d)
+    out = np.clip(X, 0.0, None)
+    s = out.sum(axis=1, keepdims=True)
+    pos = s > 0
+    out /= np.where(pos, s, 1.0)      # in place: the same quotients as a new array
+    zero = ~pos[:, 0]
+    if zero.any():
+        out[zero] = 1.0 / X.shape[1]
     return out
 
 
@@ -189,7 +192,8 @@ def cluster_dbscan_js(X: np.ndarray, params: DBSCANParams, seed: int) -> np.ndar
     D = js_distance(Xf)
     eps = params.eps
     if eps is None:
-        kth = np.sort(D, axis=1)[:, min(params.min_samples, len(fit_idx) - 1)]
+        kk = min(params.min_samples, len(fit_idx) - 1)
+        kth = np.partition(D, kk, axis=1)[:, kk]   # the kk-th smallest of each row (as a full sort's)
         eps = float(np.quantile(kth, params.quantile))
         eps = max(eps, 1e-12)
     db = DBSCAN(eps=eps, min_samples=params.min_samples, metric="precomputed").fit(D)
@@ -390,14 +394,23 @@ def l1_error(est: np.ndarray, hbar: np.ndarray) -> np.ndarray:
     return np.abs(est - hbar).sum(axis=1)
 
 
-def top3_accuracy(est: np.ndarray, hbar: np.ndarray, k: int = 3) -> np.ndarray:
+def top_k_truth(hbar: np.ndarray, k: int = 3) -> tuple[np.ndarray, np.ndarray]:
+    """``(true_set, denom)`` of :func:`top3_accuracy`: which categories are each user's true top-k
+    ones and the denominator; they depend on the true histograms only (a job computes them once)."""
+    kth = -np.partition(-hbar, k - 1, axis=1)[:, k - 1 : k]
+    true_set = (hbar >= kth) & (hbar > 0)
+    denom = np.minimum(k, (hbar > 0).sum(axis=1))
+    return true_set, denom
+
+
+def top3_accuracy(est: np.ndarray, hbar: np.ndarray, k: int = 3,
+                  truth: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """Per-user share of the estimate's top-k categories that are among the user's true top-k.
 
     Ties: a category counts as a true top-k one when its true share is positive and at least the
-    k-th largest true share; the denominator is min(k, number of positive categories)."""
+    k-th largest true share; the denominator is min(k, number of positive categories).
+    ``truth``: :func:`top_k_truth` of ``hbar`` and ``k`` (computed here when None)."""
     top_est = np.argpartition(-est, k - 1, axis=1)[:, :k]
-    kth = -np.partition(-hbar, k - 1, axis=1)[:, k - 1 : k]
-    true_set = (hbar >= kth) & (hbar > 0)
+    true_set, denom = top_k_truth(hbar, k) if truth is None else truth
     hits = np.take_along_axis(true_set, top_est, axis=1).sum(axis=1)
-    denom = np.minimum(k, (hbar > 0).sum(axis=1))
     return np.minimum(hits / denom, 1.0)

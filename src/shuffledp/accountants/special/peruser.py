@@ -97,6 +97,16 @@ def per_user_eps(hbar: np.ndarray, labels: np.ndarray, eps1: float, eps2: float,
     ``eps_shuffle`` (the amplified part, ``<= eps2``), ``group_size``, ``dist_centre``, ``q_size``
     and ``q_radius`` (the chosen subset's size and diameter bound; 1 and 0 where no subset amplifies).
     """
+    return per_user_eps_bounds(hbar, labels, eps1, eps2, c, delta, {"": amplifier}, grid_points=grid_points,
+                               max_eps0=max_eps0)[""]
+
+
+def per_user_eps_bounds(hbar: np.ndarray, labels: np.ndarray, eps1: float, eps2: float, c: float,
+                        delta: float, amplifiers: dict[str, Amplifier], *, grid_points: int = 16,
+                        max_eps0: float = 60.0) -> dict[str, dict[str, np.ndarray]]:
+    """:func:`per_user_eps` under each of several amplification bounds (``amplifiers``: name to
+    amplifier), one result per name: the groups' geometry (distances to the centre, nested prefixes
+    and their diameter bounds) does not depend on the bound, so it is computed once for all."""
     for name, v in (("eps2", eps2), ("c", c), ("delta", delta)):
         if not v > 0:
             raise ValueError(f"{name}: must be > 0, got {v!r}")
@@ -108,30 +118,33 @@ def per_user_eps(hbar: np.ndarray, labels: np.ndarray, eps1: float, eps2: float,
     order = np.lexsort((dist, labels))
     sizes = np.bincount(labels)
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    eps_sh = np.full(n, float(eps2))
-    q_size = np.ones(n, dtype=np.int64)
-    q_rad = np.zeros(n)
-    cache: dict[tuple[float, int], float] = {}
+    out = {}
+    for b in amplifiers:
+        out[b] = {"eps_shuffle": np.full(n, float(eps2)), "q_size": np.ones(n, dtype=np.int64), "q_radius": np.zeros(n)}
+    caches: dict[str, dict[tuple[float, int], float]] = {b: {} for b in amplifiers}
     for gi in np.flatnonzero(sizes >= 2):
         G = int(sizes[gi])
         members = order[starts[gi] : starts[gi] + G]      # sorted by distance to the centre
-        grid, r, vals = _prefix_bounds(hbar[members], dist[members], G, eps2, c, delta, amplifier,
-                                       grid_points, max_eps0, cache)
-        # suffix minimum: member at rank k lies in Q_m for every m > k
-        suf = np.minimum.accumulate(vals[::-1])[::-1]
-        arg = _suffix_argmin(vals)
+        grid, r = _prefix_geometry(hbar[members], dist[members], G, grid_points)
         idx = np.searchsorted(grid, np.arange(G), side="right")   # first grid m with m > rank
         ok = idx < len(grid)
-        best = np.full(G, math.inf)
-        best[ok] = suf[idx[ok]]
-        better = best < eps2
-        sel = members[better]
-        eps_sh[sel] = best[better]
-        chosen = arg[idx[better]]
-        q_size[sel] = grid[chosen]
-        q_rad[sel] = r[chosen]
-    return {"eps_prime": eps1 + eps_sh, "eps_shuffle": eps_sh, "group_size": sizes[labels],
-            "dist_centre": dist, "q_size": q_size, "q_radius": q_rad}
+        for b, amplifier in amplifiers.items():
+            vals = _prefix_values(grid, r, eps2, c, delta, amplifier, max_eps0, caches[b])
+            # suffix minimum: member at rank k lies in Q_m for every m > k
+            suf = np.minimum.accumulate(vals[::-1])[::-1]
+            arg = _suffix_argmin(vals)
+            best = np.full(G, math.inf)
+            best[ok] = suf[idx[ok]]
+            better = best < eps2
+            sel = members[better]
+            o = out[b]
+            o["eps_shuffle"][sel] = best[better]
+            chosen = arg[idx[better]]
+            o["q_size"][sel] = grid[chosen]
+            o["q_radius"][sel] = r[chosen]
+    group_size = sizes[labels]
+    return {b: {"eps_prime": eps1 + o["eps_shuffle"], "eps_shuffle": o["eps_shuffle"], "group_size": group_size,
+                "dist_centre": dist, "q_size": o["q_size"], "q_radius": o["q_radius"]} for b, o in out.items()}
 
 
 def _prefix_bounds(hm: np.ndarray, t: np.ndarray, G: int, eps2: float, c: float, delta: float,
@@ -141,12 +154,24 @@ def _prefix_bounds(hm: np.ndarray, t: np.ndarray, G: int, eps2: float, c: float,
     histograms and distances to the centre, sorted by distance): the prefix sizes ``m``, the
     diameter bound of each prefix ``Q_m`` and its amplified eps (``inf`` where skipped).
     ``cache`` maps ``(eps0, m)`` to the amplifier's value and is filled here."""
+    grid, r = _prefix_geometry(hm, t, G, grid_points)
+    return grid, r, _prefix_values(grid, r, eps2, c, delta, amplifier, max_eps0, cache)
+
+
+def _prefix_geometry(hm: np.ndarray, t: np.ndarray, G: int, grid_points: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(grid, r)`` of :func:`_prefix_bounds`: the prefix sizes and their diameter bounds."""
     grid = np.unique(np.round(np.geomspace(2, G, num=min(grid_points, G - 1))).astype(np.int64))
     # diameter bounds of the prefix Q_m: 2 t_m (triangle inequality through the centre) and the
     # L1 size of the prefix's bounding box (|u-v|_1 <= sum_j (max_j - min_j)); both are upper
     # bounds, so their minimum is one too
     box = (np.maximum.accumulate(hm, axis=0) - np.minimum.accumulate(hm, axis=0)).sum(axis=1)
     r = np.minimum(np.minimum(2.0 * t[grid - 1], box[grid - 1]), 2.0)
+    return grid, r
+
+
+def _prefix_values(grid: np.ndarray, r: np.ndarray, eps2: float, c: float, delta: float,
+                   amplifier: Amplifier, max_eps0: float, cache: dict[tuple[float, int], float]) -> np.ndarray:
+    """The amplified eps of each prefix of :func:`_prefix_bounds` (``inf`` where skipped)."""
     vals = np.full(len(grid), math.inf)
     for j, (m, rr) in enumerate(zip(grid, r, strict=True)):
         e0 = local_eps(eps2, float(rr), c)
@@ -156,7 +181,7 @@ def _prefix_bounds(hm: np.ndarray, t: np.ndarray, G: int, eps2: float, c: float,
         if key not in cache:
             cache[key] = amplifier(e0, int(m), delta)
         vals[j] = cache[key]
-    return grid, r, vals
+    return vals
 
 
 def _suffix_argmin(vals: np.ndarray) -> np.ndarray:
@@ -191,11 +216,21 @@ def exact_min_eps(hbar_group: np.ndarray, i: int, eps1: float, eps2: float, c: f
 # Theorem 3 (utility) and Theorem 4 (budget split)
 
 
-def mean_group_l1(hbar: np.ndarray, labels: np.ndarray) -> np.ndarray:
+def column_orders(hbar: np.ndarray) -> np.ndarray:
+    """The stable ascending order of every column of ``hbar`` (row ``j``: ``np.argsort(hbar[:, j],
+    kind="stable")``): what :func:`mean_group_l1` sorts first, the same for every grouping of the
+    same histograms, so a caller with many groupings computes it once."""
+    return np.stack([np.argsort(hbar[:, j], kind="stable") for j in range(hbar.shape[1])])
+
+
+def mean_group_l1(hbar: np.ndarray, labels: np.ndarray, col_orders: np.ndarray | None = None) -> np.ndarray:
     """For every user, the mean L1 distance of its true histogram to its group's members (itself
-    included): Theorem 3's first term, exact, in O(n d log n) by sorting each coordinate."""
+    included): Theorem 3's first term, exact, in O(n d log n) by sorting each coordinate.
+    ``col_orders``: :func:`column_orders` of ``hbar`` (computed here when None)."""
     labels = np.asarray(labels)
     n, d = hbar.shape
+    if col_orders is not None and col_orders.shape != (d, n):
+        raise ValueError(f"col_orders: shape {col_orders.shape}, expected {(d, n)}")
     sizes = np.bincount(labels)
     total = np.zeros(n)
     starts_all = np.concatenate([[0], np.cumsum(sizes)[:-1]])
@@ -211,7 +246,7 @@ def mean_group_l1(hbar: np.ndarray, labels: np.ndarray) -> np.ndarray:
     key = labels.astype(np.uint16) if len(sizes) <= 1 << 16 else labels
     for j in range(d):
         x = hbar[:, j]
-        ox = np.argsort(x, kind="stable")
+        ox = np.argsort(x, kind="stable") if col_orders is None else col_orders[j]
         o = ox[np.argsort(key[ox], kind="stable")]
         xs = x[o]
         cs = np.cumsum(xs)
@@ -230,10 +265,10 @@ def theorem3_noise_term(d: int, c: float, n: int, delta: float, eps1: float, eps
 
 
 def theorem3_bound(hbar: np.ndarray, labels: np.ndarray, c: float, delta: float, eps1: float,
-                   eps2: float) -> np.ndarray:
-    """Theorem 3's per-user bound on E||H_hat - H_bar||_1."""
+                   eps2: float, col_orders: np.ndarray | None = None) -> np.ndarray:
+    """Theorem 3's per-user bound on E||H_hat - H_bar||_1 (``col_orders``: see :func:`mean_group_l1`)."""
     n, d = hbar.shape
-    return mean_group_l1(hbar, labels) + theorem3_noise_term(d, c, n, delta, eps1, eps2)
+    return mean_group_l1(hbar, labels, col_orders) + theorem3_noise_term(d, c, n, delta, eps1, eps2)
 
 
 def theorem4_eps1(d: int, n: int, delta: float, R: float) -> float:

@@ -204,6 +204,16 @@ class ClonePair:
             self.c_lower = self.c
 
     rounding_scale = None   # per-block scale of the block-mass rounding error (blocked pairs)
+    _counts_upper = _counts_lower = None   # _Counts of c_upper and c_lower, built at the first delta
+
+    def _counts(self, side: str) -> _Counts:
+        attr = "_counts_upper" if side == "upper" else "_counts_lower"
+        got = getattr(self, attr)
+        c = self.c_upper if side == "upper" else self.c_lower
+        if got is None or got.c is not c:
+            got = _Counts(c)
+            setattr(self, attr, got)
+        return got
 
     @classmethod
     def from_blocks(cls, first, last, mass, scale, p: float, p_bar: float, outside_mass: float) -> ClonePair:
@@ -222,13 +232,14 @@ class ClonePair:
 
     def delta(self, eps: float) -> float:
         """Upper bound on the hockey-stick divergence at ``e^eps`` (includes ``outside_mass``)."""
-        d = _divergence_per_count(self.c_upper, self.p, self.p_bar, eps)
+        d = _divergence_per_count(self.c_upper, self.p, self.p_bar, eps, counts=self._counts("upper"))
         extra = 0.0 if self.rounding_scale is None else 1e-14 * float(np.dot(self.rounding_scale, d))
         return min(float(np.dot(self.block_w, d)) + extra + self.outside_mass, 1.0)
 
     def delta_lower(self, eps: float) -> float:
         """Lower bound on the divergence restricted to the listed clone counts."""
-        d = _divergence_per_count(self.c_lower, self.p, self.p_bar, eps, side="lower")
+        d = _divergence_per_count(self.c_lower, self.p, self.p_bar, eps, side="lower",
+                                  counts=self._counts("lower"))
         extra = 0.0 if self.rounding_scale is None else 1e-14 * float(np.dot(self.rounding_scale, d))
         return max(0.0, float(np.dot(self.block_w, d)) - extra)
 
@@ -236,10 +247,44 @@ class ClonePair:
 _NEAR_SD = 0.1   # |k - c/2| below this many standard deviations (and c > 1e6): bracket the tail
 
 def _binom_pmf(k: np.ndarray, c: np.ndarray, p: float) -> np.ndarray:
-    """``scipy.stats.binom.pmf(k, c, p)`` through scipy's public API (the accountants never reach
-    scipy's private names: tests/test_binom_backend.py). Its argument checks cost about ten times the
-    pmf itself on the short arrays of the eps searches; the faster private ufunc is not used."""
-    return stats.binom.pmf(np.asarray(k, dtype=np.float64), np.asarray(c, dtype=np.float64), p)
+    """``scipy.stats.binom.pmf(k, c, p)``, bit for bit, through scipy's public API only (the
+    accountants never reach scipy's private names: tests/test_binom_backend.py).
+
+    Where ``k`` and ``c`` are arrays of one shape, every ``k`` an integer in ``[0, c]``, every ``c`` a
+    non-negative integer and ``0 <= p <= 1`` (what the clone counts give), the pmf comes from the
+    public ``scipy.stats.Binomial`` with ``validation_policy="skip_all"``: the same Boost ufunc as
+    ``binom.pmf``, without ``rv_discrete``'s per-call argument checks (about ten times the pmf itself
+    on the short arrays of the eps searches), clipped to [0, 1] as ``rv_discrete.pmf`` clips it.
+    Anything else takes ``binom.pmf`` itself."""
+    k = np.asarray(k, dtype=np.float64)
+    c = np.asarray(c, dtype=np.float64)
+    if (k.ndim != 1 or k.shape != c.shape or k.size == 0 or not 0.0 <= p <= 1.0
+            or not np.all((k >= 0.0) & (k <= c) & (np.floor(k) == k) & (np.floor(c) == c))):
+        return stats.binom.pmf(k, c, p)
+    return np.clip(stats.Binomial(n=c, p=p, validation_policy="skip_all").pmf(k), 0.0, 1.0)
+
+
+class _Counts:
+    """The clone counts ``c`` of a pair and what each eps evaluation of :func:`_divergence_per_count`
+    reuses: ``Bin(c, 1/2)`` as the public ``scipy.stats.Binomial`` built once without argument checks
+    (``dist``; None unless every ``c`` is an integer in ``[0, 2**53)``, so that every threshold ``k``
+    is an integer in ``[0, c]``: the case :func:`_binom_pmf` takes it for) and whether any ``c``
+    exceeds 1e6 (``huge``: only then can a tail be bracketed)."""
+
+    __slots__ = ("c", "dist", "huge")
+
+    def __init__(self, c: np.ndarray):
+        self.c = c
+        ok = (isinstance(c, np.ndarray) and c.dtype == np.float64 and c.ndim == 1 and c.size > 0
+              and bool(np.all((c >= 0.0) & (c < 2.0**53) & (np.floor(c) == c))))
+        self.dist = stats.Binomial(n=c, p=0.5, validation_policy="skip_all") if ok else None
+        self.huge = bool(np.any(np.asarray(c) > 1e6))
+
+    def pmf(self, k: np.ndarray) -> np.ndarray:
+        """``binom.pmf(k, c, 1/2)`` bit for bit, for the thresholds ``k`` (integers in ``[0, c]``)."""
+        if self.dist is None:
+            return _binom_pmf(k, self.c, 0.5)
+        return np.clip(self.dist.pmf(k), 0.0, 1.0)
 
 
 def _half_sf_bracket(k: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -259,12 +304,14 @@ def _half_sf_bracket(k: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return np.clip(lower * (1 - 1e-12), 0.0, 1.0), np.clip(upper * (1 + 1e-12), 0.0, 1.0)
 
 
-def _divergence_per_count(c: np.ndarray, p: float, p_bar: float, eps: float, side: str = "upper") -> np.ndarray:
+def _divergence_per_count(c: np.ndarray, p: float, p_bar: float, eps: float, side: str = "upper",
+                          counts: _Counts | None = None) -> np.ndarray:
     """``D_{e^eps}(P_c || Q_c)`` for every clone count ``c`` (vectorised, exact); p_bar = 1 - p.
 
     For ``c > 1e6`` with the threshold within 0.1 standard deviations of ``c/2`` (tiny eps at
     huge n) the binomial tail is bracketed instead (:func:`_half_sf_bracket`): ``side="upper"``
-    returns an upper bound on ``D_c``, ``side="lower"`` a lower bound (relative width ~1e-7)."""
+    returns an upper bound on ``D_c``, ``side="lower"`` a lower bound (relative width ~1e-7).
+    ``counts``: ``_Counts(c)`` kept by the caller across eps (the same doubles, fewer checks)."""
     ee = math.exp(eps)
     lead = p - ee * p_bar  # P(a) - e^eps Q(a) weight of the "own report" side
     if lead <= 0.0 or c.size == 0:
@@ -279,15 +326,20 @@ def _divergence_per_count(c: np.ndarray, p: float, p_bar: float, eps: float, sid
     # sum_{a > k} [P_c(a) - e^eps Q_c(a)] = lead * Pr[B_c = k] + (1 - e^eps) * Pr[B_c > k],
     # B_c ~ Bin(c, 1/2); Pr[B_c > k] = I_{1/2}(k + 1, c - k) (Boost's incomplete beta).
     k = np.clip(k, 0.0, c)
-    pmf_k = _binom_pmf(k, c, 0.5)
+    pmf_k = _binom_pmf(k, c, 0.5) if counts is None else counts.pmf(k)
     if eps == 0.0:   # the tail term has weight e^0 - 1 = 0 (and is slow at the symmetric point)
         return np.maximum(lead * pmf_k, 0.0)
-    below_top = k < c
-    near = (c > 1e6) & (np.abs(k - c / 2.0) <= _NEAR_SD * np.sqrt(c / 4.0))
-    sf_k = np.zeros_like(c)
-    far = below_top & ~near
-    sf_k[far] = special.betainc(k[far] + 1.0, c[far] - k[far], 0.5)
-    if near.any():
+    far = k < c    # below the top (and, below, not near the centre of a huge c)
+    near = None
+    if counts is None or counts.huge:
+        near = (c > 1e6) & (np.abs(k - c / 2.0) <= _NEAR_SD * np.sqrt(c / 4.0))
+        far &= ~near
+    if far.all():   # elementwise: the same doubles as the masked evaluation below
+        sf_k = special.betainc(k + 1.0, c - k, 0.5)
+    else:
+        sf_k = np.zeros_like(c)
+        sf_k[far] = special.betainc(k[far] + 1.0, c[far] - k[far], 0.5)
+    if near is not None and near.any():
         lo_sf, hi_sf = _half_sf_bracket(k[near], c[near])
         sf_k[near] = lo_sf if side == "upper" else hi_sf   # D = lead pmf - (e^eps - 1) sf
     return np.maximum(lead * pmf_k - math.expm1(eps) * sf_k, 0.0)
