@@ -243,15 +243,23 @@ def test_compiled_hash_parameters_equal_numpy(kind):
 
 def test_compiled_collision_report_equals_numpy(monkeypatch, request):
     """The compiled collision randomizer draws the same uniforms in the same order and returns numpy's
-    reports: short and long rows, many collisions (small g), every user inside / outside HR."""
+    reports: short and long rows, many collisions (small g), every user inside / outside HR, a g above
+    the bitmap's limit and rows with values outside [0, g) (both compared pairwise)."""
     pytest.importorskip("numba")
     from shuffledp.mechanisms import collision
 
     request.addfinalizer(collision._compiled.cache_clear)
     rng = np.random.default_rng(12)
     for n, m, g, p in ((5000, 14, 40, None), (3000, 3, 4, None), (2000, 1, 2, None), (1000, 6, 9, 1 / 6),
-                       (1000, 5, 50, 0.0), (0, 4, 10, None)):
-        hashed = rng.integers(0, g, size=(n, m))
+                       (1000, 5, 50, 0.0), (0, 4, 10, None), (3000, 55, 22144, None), (1500, 8, (1 << 24) + 3, None),
+                       (1500, 8, -30, None)):
+        if g == -30:  # some rows with a value outside [0, g): the kernel's pairwise path
+            g = 30
+            hashed = rng.integers(-3, g + 3, size=(n, m))
+        elif g > 1 << 24:  # above the bitmap's limit, with collisions
+            hashed = rng.integers(g - 20, g, size=(n, m))
+        else:
+            hashed = rng.integers(0, g, size=(n, m))
         pp = collision_p(1.5, m, g) if p is None else p
         got = {}
         for flag in ("1", "0"):
