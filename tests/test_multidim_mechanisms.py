@@ -178,12 +178,14 @@ def test_mod_magic_exact():
         assert np.array_equal((z * mult) >> shift, z // np.uint64(g)), g
 
 
+@pytest.mark.parametrize("kind", ["linear", "mix"])
 @pytest.mark.parametrize("compiled", [False, True], ids=["numpy", "numba"])
 @pytest.mark.parametrize("g", [2, 5, 64, 1402, 61109])
-def test_support_counts_match_direct_hashing(g, compiled, monkeypatch, request):
+def test_support_counts_match_direct_hashing(g, compiled, kind, monkeypatch, request):
     """The curator's support counts (incremental hashing, multiply-shift remainder; numpy or the
-    numba kernel) equal a direct evaluation of every user's hash at every value, for MHM (function
-    t + j) and TCM (function t, offset codes), across block boundaries."""
+    numba kernels, which derive the functions' parameters themselves) equal a direct evaluation of every
+    user's hash at every value, for MHM (function t + j) and TCM (function t, offset codes), across block
+    boundaries, for both families (a family size that is not a power of two too)."""
     if compiled:
         pytest.importorskip("numba")
     from shuffledp.mechanisms import hashing
@@ -196,7 +198,7 @@ def test_support_counts_match_direct_hashing(g, compiled, monkeypatch, request):
     assert (hashing._compiled_params() is not None) == compiled
     rng = np.random.default_rng(g)
     n, domains = 700, [3, 17, 40]
-    fam = HashFamily(g=g, seed=int(rng.integers(2**62)))
+    fam = HashFamily(g=g, seed=int(rng.integers(2**62)), kind=kind, size=(1 << 32) if g != 5 else 1001)
     t = fam.sample_indices(rng, n)
     y = rng.integers(0, g, n)
     for offsets, same in ((None, False), ([0, 3, 20], True)):

@@ -188,12 +188,17 @@ def support_counts(t: np.ndarray, y: np.ndarray, domains: list[int], family: Has
     y = np.asarray(y, dtype=np.int64)
     counts = [np.zeros(c, dtype=np.int64) for c in domains]
     g = family.g
+    fused = _compiled_counts() if family.size < 1 << 63 else None
     for s in range(0, t.size, block):
         tb, yb = t[s:s + block], y[s:s + block]
         for j, c in enumerate(domains):
             first = int(offsets[j]) if offsets is not None else 0
             if first + c > PRIME:
                 raise ValueError("domains: encoded values exceed the hash family's input range")
+            if fused is not None and (family.kind == "mix" or g < PRIME):
+                # compiled, the functions' parameters derived inside the kernel: the same counts
+                _fused_counts(fused, counts[j], family, tb, 0 if same_function else j, first, yb)
+                continue
             prm = family.params(tb + (0 if same_function else j))
             if family.kind == "linear" and g < PRIME:
                 _linear_counts(counts[j], prm, first, yb, g)
@@ -205,17 +210,35 @@ def support_counts(t: np.ndarray, y: np.ndarray, domains: list[int], family: Has
 
 @functools.lru_cache(maxsize=1)
 def _compiled_counts():
-    """The numba kernel of :func:`_linear_counts` (:mod:`shuffledp.protocols._support_numba`), or None
-    without numba or with ``SHUFFLEDP_NUMBA=0`` (then numpy runs: the same counts)."""
+    """The numba kernels of the support counts (:mod:`shuffledp.protocols._support_numba`): ``(linear_counts,
+    linear_counts_of, mix_counts_of)``, or None without numba or with ``SHUFFLEDP_NUMBA=0`` (then numpy
+    runs: the same counts)."""
     import os
 
     if os.environ.get("SHUFFLEDP_NUMBA", "1") == "0":
         return None
     try:
-        from shuffledp.protocols._support_numba import linear_counts
+        from shuffledp.protocols._support_numba import linear_counts, linear_counts_of, mix_counts_of
     except ImportError:
         return None
-    return linear_counts
+    return linear_counts, linear_counts_of, mix_counts_of
+
+
+def _fused_counts(kernels, out: np.ndarray, family: HashFamily, tb: np.ndarray, shift_t: int, first: int,
+                  yb: np.ndarray) -> None:
+    """Add to ``out[v]`` the users of the block whose function ``tb + shift_t`` maps ``first + v`` to their
+    report, the functions' parameters derived inside the compiled kernel (one pass, no parameter arrays):
+    the linear family's incremental hashing of :func:`_linear_counts`, or the ``mix`` family's
+    ``HashFamily.apply`` one value at a time."""
+    t = np.ascontiguousarray(tb, dtype=np.int64)
+    y = np.ascontiguousarray(yb, dtype=np.int64)
+    if family.kind == "mix":
+        kernels[2](out, t, np.int64(shift_t), np.int64(family.size), family._key, np.int64(first), y,
+                   np.int64(family.g))
+        return
+    mult, shift = _mod_magic(family.g)
+    kernels[1](out, t, np.int64(shift_t), np.int64(family.size), family._key, np.int64(first), y,
+               np.int64(family.g), mult, shift)
 
 
 def _linear_counts(out: np.ndarray, prm: tuple[np.ndarray, np.ndarray], first: int, yb: np.ndarray, g: int) -> None:
@@ -225,8 +248,9 @@ def _linear_counts(out: np.ndarray, prm: tuple[np.ndarray, np.ndarray], first: i
     which costs about ten times a multiplication here); every operation writes into a buffer of the block.
     With numba installed the same arithmetic runs compiled (:func:`_compiled_counts`, about 5x faster)."""
     a, b = prm
-    kernel = _compiled_counts()
-    if kernel is not None:
+    kernels = _compiled_counts()
+    if kernels is not None:
+        kernel = kernels[0]
         mult, shift = _mod_magic(g)
         kernel(out, np.ascontiguousarray(a, dtype=np.int64), np.ascontiguousarray(b, dtype=np.int64), int(first),
                np.ascontiguousarray(yb, dtype=np.int64), int(g), mult, shift)
