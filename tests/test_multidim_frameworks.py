@@ -514,3 +514,8 @@ def test_answer_queries_equal_answer_query():
     mats = R.response_matrices(R.postprocess(noisy, grids), grids)
     queries = [q for dim in (2, 3, 4) for q in R.random_queries(d, c, dim, 15, 0.5, rng)]
     assert R.answer_queries(mats, queries) == [R.answer_query(mats, q) for q in queries]
+    # several repetitions' matrices at once (a job's): each its own answers, bit for bit
+    reps = [R.response_matrices(R.postprocess([np.maximum(t + rng.normal(0, s, t.shape), 0) for t in truth], grids),
+                                grids) for s in (0.001, 0.01, 0.05)]
+    got = R.answer_queries_many(reps, queries)
+    assert got == [[R.answer_query(m, q) for q in queries] for m in reps]
