@@ -243,6 +243,33 @@ def test_compiled_hash_parameters_equal_numpy(kind):
                 fam.hash(np.arange(2), bad)
 
 
+@pytest.mark.parametrize("compiled", [False, True], ids=["numpy", "numba"])
+def test_hash_rows_equals_hash_of_shifted_indices(compiled, monkeypatch, request):
+    """MHM's row hashing (attribute j with function t + j, compiled without the index table) gives the
+    integers of ``hash(t[:, None] + arange(m), x)``: sizes that are and are not powers of two, negative
+    and huge indices, g near P, the mix family (its fallback); inputs outside [0, P) refused."""
+    if compiled:
+        pytest.importorskip("numba")
+    from shuffledp.mechanisms import hashing
+
+    monkeypatch.setenv("SHUFFLEDP_NUMBA", "1" if compiled else "0")
+    hashing._compiled_params.cache_clear()
+    request.addfinalizer(hashing._compiled_params.cache_clear)
+    assert (hashing._compiled_params() is not None) == compiled
+    rng = np.random.default_rng(21)
+    for size, g, kind in ((1 << 32, 22144, "linear"), (1000, 97, "linear"), (7, 2, "linear"),
+                          (1 << 62, PRIME - 1, "linear"), (1 << 32, 61109, "mix")):
+        fam = HashFamily(g=g, seed=int(rng.integers(2**63)), size=size, kind=kind)
+        for n, m in ((500, 55), (3, 1), (0, 4)):
+            t = rng.integers(-2**62, 2**62, size=n) if size == 7 else fam.sample_indices(rng, n)
+            x = rng.integers(0, PRIME if kind == "linear" else 2**40, size=(n, m))
+            want = fam.hash(t[:, None] + np.arange(m, dtype=np.int64)[None, :], x)
+            got = fam.hash_rows(t, x)
+            assert got.dtype == np.int64 and got.shape == want.shape and np.array_equal(got, want), (size, g, n)
+    with pytest.raises(ValueError, match="hash inputs"):
+        HashFamily(g=5, seed=1).hash_rows(np.arange(2), np.array([[0, PRIME], [1, 2]]))
+
+
 def test_compiled_collision_report_equals_numpy(monkeypatch, request):
     """The compiled collision randomizer draws the same uniforms in the same order and returns numpy's
     reports: short and long rows, many collisions (small g), every user inside / outside HR, a g above

@@ -166,7 +166,7 @@ def mhm_randomize(data: np.ndarray, eps_l: float, g: int, family: HashFamily,
     data = np.asarray(data, dtype=np.int64)
     n, d = data.shape
     t = family.sample_indices(rng, n)
-    hashed = family.hash(t[:, None] + np.arange(d, dtype=np.int64)[None, :], data)
+    hashed = family.hash_rows(t, data)  # attribute j with function t + j
     p = mhm_pq(eps_l, d, g, variant)[0]
     y = collision_report(hashed, p, g, rng)
     return t, y
