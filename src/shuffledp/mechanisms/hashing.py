@@ -162,8 +162,9 @@ def mod_magic(g: int) -> tuple[np.uint64, np.uint64]:
 
 @functools.lru_cache(maxsize=1)
 def _compiled_params():
-    """``(linear_params, mix_params, linear_hash, mix_hash, linear_hash_rows)`` of :mod:`shuffledp.mechanisms._hashing_numba`,
-    or None without numba or with ``SHUFFLEDP_NUMBA=0`` (then numpy runs: the same integers)."""
+    """``(linear_params, mix_params, linear_hash, mix_hash, linear_hash_rows)`` of
+    :mod:`shuffledp.mechanisms._hashing_numba`, or None without numba or with ``SHUFFLEDP_NUMBA=0`` (then
+    numpy runs: the same integers)."""
     if os.environ.get("SHUFFLEDP_NUMBA", "1") == "0":
         return None
     try:
