@@ -183,7 +183,7 @@ def test_mod_magic_exact():
 @pytest.mark.parametrize("g", [2, 5, 64, 1402, 61109])
 def test_support_counts_match_direct_hashing(g, compiled, kind, monkeypatch, request):
     """The curator's support counts (incremental hashing, multiply-shift remainder; numpy or the
-    numba kernels, which derive the functions' parameters themselves) equal a direct evaluation of every
+    numba kernels; the mix family's derives its keys itself) equal a direct evaluation of every
     user's hash at every value, for MHM (function t + j) and TCM (function t, offset codes), across block
     boundaries, for both families (a family size that is not a power of two too)."""
     if compiled:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from shuffledp.mechanisms._hashing_numba import _ONE, _PRIME, _PRIME_M1, _index, _splitmix64
+from shuffledp.mechanisms._hashing_numba import _ONE, _index, _splitmix64
 
 
 @numba.njit(cache=True, nogil=True)
@@ -32,36 +32,6 @@ def linear_counts(out, a, b, first, y, g, mult, shift):  # pragma: no cover - co
             for i in range(n):
                 t = z[i] + au[i]
                 z[i] = t - prime if t >= prime else t
-        hits = 0
-        for i in range(n):
-            zi = z[i]
-            hits += 1 if zi - gu * ((zi * mult) >> shift) == yu[i] else 0
-        out[v] += hits
-
-
-@numba.njit(cache=True, nogil=True)
-def linear_counts_of(out, t, shift_t, size, key, first, y, g, mult, shift):  # pragma: no cover - compiled
-    """:func:`linear_counts` with the parameters ``(a, b)`` of function ``(t[i] + shift_t) mod size`` derived
-    in the first pass (:func:`shuffledp.mechanisms._hashing_numba.linear_params`' integers) instead of read
-    from two arrays built beforehand."""
-    prime = np.uint64(2147483647)
-    n = t.size
-    z = np.empty(n, np.uint64)
-    au = np.empty(n, np.uint64)
-    yu = np.empty(n, np.uint64)
-    for i in range(n):
-        base = (_index(t[i] + shift_t, size) << _ONE) ^ key
-        a = np.int64(_splitmix64(base) % _PRIME_M1) + 1
-        b = np.int64(_splitmix64(base ^ _ONE) % _PRIME)
-        z[i] = np.uint64((a * first + b) % 2147483647)
-        au[i] = np.uint64(a)
-        yu[i] = np.uint64(y[i])
-    gu = np.uint64(g)
-    for v in range(out.size):
-        if v:
-            for i in range(n):
-                s = z[i] + au[i]
-                z[i] = s - prime if s >= prime else s
         hits = 0
         for i in range(n):
             zi = z[i]

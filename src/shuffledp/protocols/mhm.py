@@ -195,9 +195,10 @@ def support_counts(t: np.ndarray, y: np.ndarray, domains: list[int], family: Has
             first = int(offsets[j]) if offsets is not None else 0
             if first + c > PRIME:
                 raise ValueError("domains: encoded values exceed the hash family's input range")
-            if fused is not None and (family.kind == "mix" or g < PRIME):
-                # compiled, the functions' parameters derived inside the kernel: the same counts
-                _fused_counts(fused, counts[j], family, tb, 0 if same_function else j, first, yb)
+            if fused is not None and family.kind == "mix":
+                # compiled, the functions' keys derived inside the kernel: the same counts (the linear
+                # family keeps its parameter kernel, whose loop vectorises better than a derivation inline)
+                _mix_counts(fused, counts[j], family, tb, 0 if same_function else j, first, yb)
                 continue
             prm = family.params(tb + (0 if same_function else j))
             if family.kind == "linear" and g < PRIME:
@@ -211,34 +212,26 @@ def support_counts(t: np.ndarray, y: np.ndarray, domains: list[int], family: Has
 @functools.lru_cache(maxsize=1)
 def _compiled_counts():
     """The numba kernels of the support counts (:mod:`shuffledp.protocols._support_numba`): ``(linear_counts,
-    linear_counts_of, mix_counts_of)``, or None without numba or with ``SHUFFLEDP_NUMBA=0`` (then numpy
-    runs: the same counts)."""
+    mix_counts_of)``, or None without numba or with ``SHUFFLEDP_NUMBA=0`` (then numpy runs: the same
+    counts)."""
     import os
 
     if os.environ.get("SHUFFLEDP_NUMBA", "1") == "0":
         return None
     try:
-        from shuffledp.protocols._support_numba import linear_counts, linear_counts_of, mix_counts_of
+        from shuffledp.protocols._support_numba import linear_counts, mix_counts_of
     except ImportError:
         return None
-    return linear_counts, linear_counts_of, mix_counts_of
+    return linear_counts, mix_counts_of
 
 
-def _fused_counts(kernels, out: np.ndarray, family: HashFamily, tb: np.ndarray, shift_t: int, first: int,
-                  yb: np.ndarray) -> None:
-    """Add to ``out[v]`` the users of the block whose function ``tb + shift_t`` maps ``first + v`` to their
-    report, the functions' parameters derived inside the compiled kernel (one pass, no parameter arrays):
-    the linear family's incremental hashing of :func:`_linear_counts`, or the ``mix`` family's
-    ``HashFamily.apply`` one value at a time."""
-    t = np.ascontiguousarray(tb, dtype=np.int64)
-    y = np.ascontiguousarray(yb, dtype=np.int64)
-    if family.kind == "mix":
-        kernels[2](out, t, np.int64(shift_t), np.int64(family.size), family._key, np.int64(first), y,
-                   np.int64(family.g))
-        return
-    mult, shift = _mod_magic(family.g)
-    kernels[1](out, t, np.int64(shift_t), np.int64(family.size), family._key, np.int64(first), y,
-               np.int64(family.g), mult, shift)
+def _mix_counts(kernels, out: np.ndarray, family: HashFamily, tb: np.ndarray, shift_t: int, first: int,
+                yb: np.ndarray) -> None:
+    """Add to ``out[v]`` the users of the block whose function ``tb + shift_t`` of the ``mix`` family maps
+    ``first + v`` to their report (``HashFamily.apply`` one value at a time, compiled in one pass per
+    value with the functions' keys derived inside the kernel)."""
+    kernels[1](out, np.ascontiguousarray(tb, dtype=np.int64), np.int64(shift_t), np.int64(family.size), family._key,
+               np.int64(first), np.ascontiguousarray(yb, dtype=np.int64), np.int64(family.g))
 
 
 def _linear_counts(out: np.ndarray, prm: tuple[np.ndarray, np.ndarray], first: int, yb: np.ndarray, g: int) -> None:
