@@ -178,12 +178,14 @@ def test_mod_magic_exact():
         assert np.array_equal((z * mult) >> shift, z // np.uint64(g)), g
 
 
+@pytest.mark.parametrize("kind", ["linear", "mix"])
 @pytest.mark.parametrize("compiled", [False, True], ids=["numpy", "numba"])
 @pytest.mark.parametrize("g", [2, 5, 64, 1402, 61109])
-def test_support_counts_match_direct_hashing(g, compiled, monkeypatch, request):
+def test_support_counts_match_direct_hashing(g, compiled, kind, monkeypatch, request):
     """The curator's support counts (incremental hashing, multiply-shift remainder; numpy or the
-    numba kernel) equal a direct evaluation of every user's hash at every value, for MHM (function
-    t + j) and TCM (function t, offset codes), across block boundaries."""
+    numba kernels; the mix family's derives its keys itself) equal a direct evaluation of every
+    user's hash at every value, for MHM (function t + j) and TCM (function t, offset codes), across block
+    boundaries, for both families (a family size that is not a power of two too)."""
     if compiled:
         pytest.importorskip("numba")
     from shuffledp.mechanisms import hashing
@@ -196,7 +198,7 @@ def test_support_counts_match_direct_hashing(g, compiled, monkeypatch, request):
     assert (hashing._compiled_params() is not None) == compiled
     rng = np.random.default_rng(g)
     n, domains = 700, [3, 17, 40]
-    fam = HashFamily(g=g, seed=int(rng.integers(2**62)))
+    fam = HashFamily(g=g, seed=int(rng.integers(2**62)), kind=kind, size=(1 << 32) if g != 5 else 1001)
     t = fam.sample_indices(rng, n)
     y = rng.integers(0, g, n)
     for offsets, same in ((None, False), ([0, 3, 20], True)):
@@ -241,17 +243,52 @@ def test_compiled_hash_parameters_equal_numpy(kind):
                 fam.hash(np.arange(2), bad)
 
 
+@pytest.mark.parametrize("compiled", [False, True], ids=["numpy", "numba"])
+def test_hash_rows_equals_hash_of_shifted_indices(compiled, monkeypatch, request):
+    """MHM's row hashing (attribute j with function t + j, compiled without the index table) gives the
+    integers of ``hash(t[:, None] + arange(m), x)``: sizes that are and are not powers of two, negative
+    and huge indices, g near P, the mix family (its fallback); inputs outside [0, P) refused."""
+    if compiled:
+        pytest.importorskip("numba")
+    from shuffledp.mechanisms import hashing
+
+    monkeypatch.setenv("SHUFFLEDP_NUMBA", "1" if compiled else "0")
+    hashing._compiled_params.cache_clear()
+    request.addfinalizer(hashing._compiled_params.cache_clear)
+    assert (hashing._compiled_params() is not None) == compiled
+    rng = np.random.default_rng(21)
+    for size, g, kind in ((1 << 32, 22144, "linear"), (1000, 97, "linear"), (7, 2, "linear"),
+                          (1 << 62, PRIME - 1, "linear"), (1 << 32, 61109, "mix")):
+        fam = HashFamily(g=g, seed=int(rng.integers(2**63)), size=size, kind=kind)
+        for n, m in ((500, 55), (3, 1), (0, 4)):
+            t = rng.integers(-2**62, 2**62, size=n) if size == 7 else fam.sample_indices(rng, n)
+            x = rng.integers(0, PRIME if kind == "linear" else 2**40, size=(n, m))
+            want = fam.hash(t[:, None] + np.arange(m, dtype=np.int64)[None, :], x)
+            got = fam.hash_rows(t, x)
+            assert got.dtype == np.int64 and got.shape == want.shape and np.array_equal(got, want), (size, g, n)
+    with pytest.raises(ValueError, match="hash inputs"):
+        HashFamily(g=5, seed=1).hash_rows(np.arange(2), np.array([[0, PRIME], [1, 2]]))
+
+
 def test_compiled_collision_report_equals_numpy(monkeypatch, request):
     """The compiled collision randomizer draws the same uniforms in the same order and returns numpy's
-    reports: short and long rows, many collisions (small g), every user inside / outside HR."""
+    reports: short and long rows, many collisions (small g), every user inside / outside HR, a g above
+    the bitmap's limit and rows with values outside [0, g) (both compared pairwise)."""
     pytest.importorskip("numba")
     from shuffledp.mechanisms import collision
 
     request.addfinalizer(collision._compiled.cache_clear)
     rng = np.random.default_rng(12)
     for n, m, g, p in ((5000, 14, 40, None), (3000, 3, 4, None), (2000, 1, 2, None), (1000, 6, 9, 1 / 6),
-                       (1000, 5, 50, 0.0), (0, 4, 10, None)):
-        hashed = rng.integers(0, g, size=(n, m))
+                       (1000, 5, 50, 0.0), (0, 4, 10, None), (3000, 55, 22144, None), (1500, 8, (1 << 24) + 3, None),
+                       (1500, 8, -30, None)):
+        if g == -30:  # some rows with a value outside [0, g): the kernel's pairwise path
+            g = 30
+            hashed = rng.integers(-3, g + 3, size=(n, m))
+        elif g > 1 << 24:  # above the bitmap's limit, with collisions
+            hashed = rng.integers(g - 20, g, size=(n, m))
+        else:
+            hashed = rng.integers(0, g, size=(n, m))
         pp = collision_p(1.5, m, g) if p is None else p
         got = {}
         for flag in ("1", "0"):

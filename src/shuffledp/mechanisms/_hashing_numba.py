@@ -74,3 +74,17 @@ def mix_hash(t, x, size, key, g, out):  # pragma: no cover - compiled
     for i in range(t.size):
         k = _splitmix64((_index(t[i], size) << _ONE) ^ key)
         out[i] = np.int64(_splitmix64(k ^ _splitmix64(np.uint64(x[i]))) % gu)
+
+
+@numba.njit(cache=True, nogil=True)
+def linear_hash_rows(t, x, size, key, g, mult, shift, out):  # pragma: no cover - compiled
+    """:func:`linear_hash` of function ``t[i] + j`` at ``x[i, j]`` (an ``(n, m)`` table), without the
+    ``(n, m)`` array of indices."""
+    n, m = x.shape
+    for i in range(n):
+        for j in range(m):
+            base = (_index(t[i] + j, size) << _ONE) ^ key
+            a = np.int64(_splitmix64(base) % _PRIME_M1) + 1
+            b = np.int64(_splitmix64(base ^ _ONE) % _PRIME)
+            z = np.uint64((a * x[i, j] + b) % 2147483647)
+            out[i, j] = np.int64(z - g * ((z * mult) >> shift))

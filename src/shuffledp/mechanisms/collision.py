@@ -49,9 +49,9 @@ def collision_report(hashed: np.ndarray, p: float, g: int, rng: np.random.Genera
     kernels = _compiled()
     if kernels is not None and m >= 1:
         # compiled: the same uniforms in the same order (u; ranks inside HR; positions outside)
-        s = np.empty((n, m), dtype=np.int64)
+        s = np.empty((n, m), dtype=np.int64)  # each row's distinct values (first ell[i] entries)
         ell = np.empty(n, dtype=np.int64)
-        kernels[0](np.ascontiguousarray(hashed), s, ell)
+        kernels[0](np.ascontiguousarray(hashed), np.int64(g), s, ell)
         in_hr = rng.random(n) < p * ell
         n_in = int(np.count_nonzero(in_hr))
         r_u = rng.random(n_in) if n_in else np.empty(0)
@@ -87,15 +87,15 @@ def collision_report(hashed: np.ndarray, p: float, g: int, rng: np.random.Genera
 
 @functools.lru_cache(maxsize=1)
 def _compiled():
-    """``(sorted_distinct, pick)`` of :mod:`shuffledp.mechanisms._collision_numba`, or None without numba
+    """``(distinct, pick)`` of :mod:`shuffledp.mechanisms._collision_numba`, or None without numba
     or with ``SHUFFLEDP_NUMBA=0`` (then numpy runs: the same reports)."""
     if os.environ.get("SHUFFLEDP_NUMBA", "1") == "0":
         return None
     try:
-        from shuffledp.mechanisms._collision_numba import pick, sorted_distinct
+        from shuffledp.mechanisms._collision_numba import distinct, pick
     except ImportError:
         return None
-    return sorted_distinct, pick
+    return distinct, pick
 
 
 def krr_p(eps: float, k: int) -> tuple[float, float]:

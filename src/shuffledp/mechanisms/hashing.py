@@ -133,6 +133,25 @@ class HashFamily:
         return out[()] if out.ndim == 0 else out
 
 
+    def hash_rows(self, t: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """``out[i, j] = h_{t[i] + j}(x[i, j])`` for an ``(n, m)`` table ``x`` (MHM's users: attribute ``j``
+        hashed with the user's function ``t + j``): :meth:`hash` of ``t[:, None] + arange(m)``, the same
+        integers, compiled in one pass without that array of indices (linear family)."""
+        t = np.asarray(t, dtype=np.int64)
+        xs = np.asarray(x, dtype=np.int64)
+        kernels = _compiled_params()
+        if (kernels is None or self.size >= 1 << 63 or self.kind != "linear" or self.g >= PRIME or xs.ndim != 2
+                or t.shape != xs.shape[:1]):
+            return self.hash(t[:, None] + np.arange(xs.shape[-1], dtype=np.int64)[None, :], xs)
+        if xs.size and (xs.min() < 0 or xs.max() >= PRIME):
+            raise ValueError("x: hash inputs must lie in [0, 2**31 - 1)")
+        out = np.empty(xs.shape, dtype=np.int64)
+        mult, shift = mod_magic(self.g)
+        kernels[4](np.ascontiguousarray(t), np.ascontiguousarray(xs), np.int64(self.size), self._key,
+                   np.uint64(self.g), mult, shift, out)
+        return out
+
+
 def mod_magic(g: int) -> tuple[np.uint64, np.uint64]:
     """``(M, s)`` with ``(z * M) >> s == z // g`` for every integer ``0 <= z < 2**31`` (Granlund and
     Montgomery's division by an invariant integer, Thm 4.2, with a 32-bit multiplier: ``l = ceil(log2 g)``,
@@ -143,15 +162,22 @@ def mod_magic(g: int) -> tuple[np.uint64, np.uint64]:
 
 @functools.lru_cache(maxsize=1)
 def _compiled_params():
-    """``(linear_params, mix_params, linear_hash, mix_hash)`` of :mod:`shuffledp.mechanisms._hashing_numba`,
-    or None without numba or with ``SHUFFLEDP_NUMBA=0`` (then numpy runs: the same integers)."""
+    """``(linear_params, mix_params, linear_hash, mix_hash, linear_hash_rows)`` of
+    :mod:`shuffledp.mechanisms._hashing_numba`, or None without numba or with ``SHUFFLEDP_NUMBA=0`` (then
+    numpy runs: the same integers)."""
     if os.environ.get("SHUFFLEDP_NUMBA", "1") == "0":
         return None
     try:
-        from shuffledp.mechanisms._hashing_numba import linear_hash, linear_params, mix_hash, mix_params
+        from shuffledp.mechanisms._hashing_numba import (
+            linear_hash,
+            linear_hash_rows,
+            linear_params,
+            mix_hash,
+            mix_params,
+        )
     except ImportError:
         return None
-    return linear_params, mix_params, linear_hash, mix_hash
+    return linear_params, mix_params, linear_hash, mix_hash, linear_hash_rows
 
 
 def apply(a: np.ndarray, b: np.ndarray, x: np.ndarray, g: int) -> np.ndarray:

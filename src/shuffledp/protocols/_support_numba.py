@@ -12,6 +12,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from shuffledp.mechanisms._hashing_numba import _ONE, _index, _splitmix64
+
 
 @numba.njit(cache=True, nogil=True)
 def linear_counts(out, a, b, first, y, g, mult, shift):  # pragma: no cover - compiled
@@ -34,4 +36,22 @@ def linear_counts(out, a, b, first, y, g, mult, shift):  # pragma: no cover - co
         for i in range(n):
             zi = z[i]
             hits += 1 if zi - gu * ((zi * mult) >> shift) == yu[i] else 0
+        out[v] += hits
+
+
+@numba.njit(cache=True, nogil=True)
+def mix_counts_of(out, t, shift_t, size, key, first, y, g):  # pragma: no cover - compiled
+    """The ``mix`` family's support counts: ``out[v] +=`` the number of users with
+    ``SplitMix64(k_i XOR SplitMix64(first + v)) mod g == y[i]``, ``k_i`` the key of function
+    ``(t[i] + shift_t) mod size`` (what ``HashFamily.apply`` gives, one value at a time)."""
+    n = t.size
+    k = np.empty(n, np.uint64)
+    for i in range(n):
+        k[i] = _splitmix64((_index(t[i] + shift_t, size) << _ONE) ^ key)
+    gu = np.uint64(g)
+    for v in range(out.size):
+        hv = _splitmix64(np.uint64(first + v))
+        hits = 0
+        for i in range(n):
+            hits += 1 if np.int64(_splitmix64(k[i] ^ hv) % gu) == y[i] else 0
         out[v] += hits

@@ -166,7 +166,7 @@ def mhm_randomize(data: np.ndarray, eps_l: float, g: int, family: HashFamily,
     data = np.asarray(data, dtype=np.int64)
     n, d = data.shape
     t = family.sample_indices(rng, n)
-    hashed = family.hash(t[:, None] + np.arange(d, dtype=np.int64)[None, :], data)
+    hashed = family.hash_rows(t, data)  # attribute j with function t + j
     p = mhm_pq(eps_l, d, g, variant)[0]
     y = collision_report(hashed, p, g, rng)
     return t, y
@@ -188,12 +188,18 @@ def support_counts(t: np.ndarray, y: np.ndarray, domains: list[int], family: Has
     y = np.asarray(y, dtype=np.int64)
     counts = [np.zeros(c, dtype=np.int64) for c in domains]
     g = family.g
+    fused = _compiled_counts() if family.size < 1 << 63 else None
     for s in range(0, t.size, block):
         tb, yb = t[s:s + block], y[s:s + block]
         for j, c in enumerate(domains):
             first = int(offsets[j]) if offsets is not None else 0
             if first + c > PRIME:
                 raise ValueError("domains: encoded values exceed the hash family's input range")
+            if fused is not None and family.kind == "mix":
+                # compiled, the functions' keys derived inside the kernel: the same counts (the linear
+                # family keeps its parameter kernel, whose loop vectorises better than a derivation inline)
+                _mix_counts(fused, counts[j], family, tb, 0 if same_function else j, first, yb)
+                continue
             prm = family.params(tb + (0 if same_function else j))
             if family.kind == "linear" and g < PRIME:
                 _linear_counts(counts[j], prm, first, yb, g)
@@ -205,17 +211,27 @@ def support_counts(t: np.ndarray, y: np.ndarray, domains: list[int], family: Has
 
 @functools.lru_cache(maxsize=1)
 def _compiled_counts():
-    """The numba kernel of :func:`_linear_counts` (:mod:`shuffledp.protocols._support_numba`), or None
-    without numba or with ``SHUFFLEDP_NUMBA=0`` (then numpy runs: the same counts)."""
+    """The numba kernels of the support counts (:mod:`shuffledp.protocols._support_numba`): ``(linear_counts,
+    mix_counts_of)``, or None without numba or with ``SHUFFLEDP_NUMBA=0`` (then numpy runs: the same
+    counts)."""
     import os
 
     if os.environ.get("SHUFFLEDP_NUMBA", "1") == "0":
         return None
     try:
-        from shuffledp.protocols._support_numba import linear_counts
+        from shuffledp.protocols._support_numba import linear_counts, mix_counts_of
     except ImportError:
         return None
-    return linear_counts
+    return linear_counts, mix_counts_of
+
+
+def _mix_counts(kernels, out: np.ndarray, family: HashFamily, tb: np.ndarray, shift_t: int, first: int,
+                yb: np.ndarray) -> None:
+    """Add to ``out[v]`` the users of the block whose function ``tb + shift_t`` of the ``mix`` family maps
+    ``first + v`` to their report (``HashFamily.apply`` one value at a time, compiled in one pass per
+    value with the functions' keys derived inside the kernel)."""
+    kernels[1](out, np.ascontiguousarray(tb, dtype=np.int64), np.int64(shift_t), np.int64(family.size), family._key,
+               np.int64(first), np.ascontiguousarray(yb, dtype=np.int64), np.int64(family.g))
 
 
 def _linear_counts(out: np.ndarray, prm: tuple[np.ndarray, np.ndarray], first: int, yb: np.ndarray, g: int) -> None:
@@ -225,8 +241,9 @@ def _linear_counts(out: np.ndarray, prm: tuple[np.ndarray, np.ndarray], first: i
     which costs about ten times a multiplication here); every operation writes into a buffer of the block.
     With numba installed the same arithmetic runs compiled (:func:`_compiled_counts`, about 5x faster)."""
     a, b = prm
-    kernel = _compiled_counts()
-    if kernel is not None:
+    kernels = _compiled_counts()
+    if kernels is not None:
+        kernel = kernels[0]
         mult, shift = _mod_magic(g)
         kernel(out, np.ascontiguousarray(a, dtype=np.int64), np.ascontiguousarray(b, dtype=np.int64), int(first),
                np.ascontiguousarray(yb, dtype=np.int64), int(g), mult, shift)

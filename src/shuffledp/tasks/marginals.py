@@ -214,15 +214,18 @@ def _ipf_targets(constraints) -> list[tuple[tuple[int, ...], np.ndarray]]:
 def ipf_many(shape: Sequence[int], problems: list[list[tuple[tuple[int, ...], np.ndarray]]], *, iters: int = 1000,
              tol: float = 1e-10) -> list[np.ndarray]:
     """:func:`ipf` of many problems of one ``shape`` at once, each problem's result bit for bit the
-    result :func:`ipf` gives it alone (each stops at its own iteration; the arithmetic is elementwise).
-    Batched only where every problem has the same constraint axes and each constraint leaves out at
-    most one axis of length 2 (a margin is then one addition per cell, whatever the batch: the same
-    rounding); otherwise one at a time."""
+    result :func:`ipf` gives it alone (each stops at its own iteration; the arithmetic is elementwise
+    except the margins). Batched where every problem has the same constraint axes; otherwise one at a
+    time. A margin of the batch sums each problem's cells in the order :func:`ipf` sums them: the
+    batch is a leading axis, outermost in the table and in the margin and never summed, so numpy's
+    loops over the summed axes (sequential over an outer axis, pairwise along the innermost) are those
+    of one problem (tests/test_multidim_frameworks.py checks ``==`` against :func:`ipf` on random
+    shapes, axes, batch sizes and long innermost axes)."""
     shape = tuple(int(s) for s in shape)
     if not problems:
         return []
     axes_of = [tuple(tuple(a) for a, _ in p) for p in problems]
-    if len(set(axes_of)) != 1 or any(sum(shape[i] for i in range(len(shape)) if i not in a) > 2 for a in axes_of[0]):
+    if len(set(axes_of)) != 1:
         return [ipf(shape, p, iters=iters, tol=tol) for p in problems]
     cons = [_ipf_targets(p) for p in problems]
     q, ndim = len(problems), len(shape)
@@ -231,20 +234,24 @@ def ipf_many(shape: Sequence[int], problems: list[list[tuple[tuple[int, ...], np
              tuple(shape[i] if i in axes else 1 for i in range(ndim))) for axes in axes_of[0]]
     x = np.full((q, *shape), 1.0 / math.prod(shape))
     active = np.arange(q)
+    xa = x.copy()  # the active problems' tables, and their targets (shrunk only when a problem stops)
     for _ in range(iters):
-        xa = x[active]
         worst = np.zeros(active.size)
-        for (other, bshape), t in zip(plan, targets, strict=True):
-            ta = t[active]
+        for (other, bshape), ta in zip(plan, targets, strict=True):
             cur = xa.sum(axis=other) if other else xa
             # ipf's max(worst, float(max |cur - t|)): a NaN deviation is ignored, as Python's max ignores it
             worst = np.fmax(worst, np.abs(cur - ta).reshape(active.size, -1).max(axis=1))
             ratio = np.divide(ta, cur, out=np.zeros_like(ta), where=cur > 0)
             xa = xa * ratio.reshape((active.size, *bshape))
-        x[active] = xa
-        active = active[~(worst < tol)]
-        if not active.size:
-            break
+        done = worst < tol
+        if done.any():
+            x[active[done]] = xa[done]
+            keep = ~done
+            active, xa = active[keep], xa[keep]
+            targets = [t[keep] for t in targets]
+            if not active.size:
+                break
+    x[active] = xa
     return list(x)
 
 
@@ -255,15 +262,30 @@ def answer_marginal(tables: list[np.ndarray], views: Sequence[View], domains: Se
     for t, v in zip(tables, views, strict=True):
         if set(attrs) <= set(v):
             return project(t, v, attrs)
-    # maximum entropy from the views' projections on their intersections with attrs (maximal ones)
+    return ipf([int(domains[a]) for a in attrs], _maxent_constraints(tables, views, attrs))
+
+
+def _maxent_constraints(tables, views, attrs: tuple[int, ...]) -> list[tuple[tuple[int, ...], np.ndarray]]:
+    """The maximum-entropy fit's constraints: the views' projections on their (maximal) intersections
+    with ``attrs``, axes numbered in ``attrs``."""
     inter = {}
     for t, v in zip(tables, views, strict=True):
         s = tuple(a for a in attrs if a in v)
         if s and s not in inter:
             inter[s] = project(t, v, s)
     keys = [s for s in inter if not any(set(s) < set(o) for o in inter)]
-    cons = [(tuple(attrs.index(a) for a in s), inter[s]) for s in keys]
-    return ipf([int(domains[a]) for a in attrs], cons)
+    return [(tuple(attrs.index(a) for a in s), inter[s]) for s in keys]
+
+
+def answer_marginal_many(tables_of: Sequence[list[np.ndarray]], views: Sequence[View], domains: Sequence[int],
+                         attrs: Sequence[int]) -> list[np.ndarray]:
+    """:func:`answer_marginal` of one marginal for several sets of view tables (a job's repetitions),
+    each answer bit for bit the one :func:`answer_marginal` gives that set alone: the maximum-entropy
+    fits share their constraint axes and run batched (:func:`ipf_many`)."""
+    attrs = tuple(int(a) for a in attrs)
+    if any(set(attrs) <= set(v) for v in views) or len(tables_of) < 2:
+        return [answer_marginal(t, views, domains, attrs) for t in tables_of]
+    return ipf_many([int(domains[a]) for a in attrs], [_maxent_constraints(t, views, attrs) for t in tables_of])
 
 
 def marginal_mse(est: np.ndarray, truth: np.ndarray) -> float:

@@ -279,18 +279,27 @@ def answer_query(mats: dict[tuple[int, int], np.ndarray], q: RangeQuery) -> floa
 def answer_queries(mats: dict[tuple[int, int], np.ndarray], queries: Sequence[RangeQuery]) -> list[float]:
     """:func:`answer_query` of every query, the same numbers, the maximum-entropy fits of the queries of
     one dimension run together (:func:`shuffledp.tasks.marginals.ipf_many`)."""
-    out: list[float | None] = [None] * len(queries)
-    by_dim: dict[int, list[tuple[int, list]]] = {}
-    for k, q in enumerate(queries):
-        cons = _query_constraints(mats, q)
-        if isinstance(cons, float):
-            out[k] = cons
-        else:
-            by_dim.setdefault(len(q.attrs), []).append((k, cons))
+    return answer_queries_many([mats], queries)[0]
+
+
+def answer_queries_many(mats_of: Sequence[dict[tuple[int, int], np.ndarray]],
+                        queries: Sequence[RangeQuery]) -> list[list[float]]:
+    """:func:`answer_queries` for several sets of response matrices (a job's repetitions), each answer
+    the one :func:`answer_query` gives it alone: the maximum-entropy fits of one query dimension, every
+    set's, run together (:func:`shuffledp.tasks.marginals.ipf_many`)."""
+    out: list[list[float | None]] = [[None] * len(queries) for _ in mats_of]
+    by_dim: dict[int, list[tuple[int, int, list]]] = {}
+    for r, mats in enumerate(mats_of):
+        for k, q in enumerate(queries):
+            cons = _query_constraints(mats, q)
+            if isinstance(cons, float):
+                out[r][k] = cons
+            else:
+                by_dim.setdefault(len(q.attrs), []).append((r, k, cons))
     for lam, items in by_dim.items():
-        fits = ipf_many([2] * lam, [cons for _, cons in items])
-        for (k, _), x in zip(items, fits, strict=True):
-            out[k] = float(x[(0,) * lam])
+        fits = ipf_many([2] * lam, [cons for _, _, cons in items])
+        for (r, k, _), x in zip(items, fits, strict=True):
+            out[r][k] = float(x[(0,) * lam])
     return out
 
 
