@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import NoReturn
 
 from shuffledp.errors import DataError
-from shuffledp.io import file_mode, temp_file
 
 MIRROR_ENV = "SHUFFLEDP_DATA_MIRROR"
 TIMEOUT_S = 30  # one read (or connect) waits at most this long
@@ -204,6 +203,10 @@ def _try_candidate(dest: Path, cand: Candidate, checksum: Checksum, errors: list
                    log: Callable[[str], None]) -> str:
     """One candidate: ``"fetched"`` (verified and renamed onto ``dest``), ``"unreachable"`` or
     ``"damaged"`` (reported in ``errors``); the temporary file never outlives the attempt."""
+    # imported here: shuffledp.io loads pandas and pyarrow, and every CLI command imports this
+    # module to check the environment (shuffledp.environment) before any work
+    from shuffledp.io import file_mode, temp_file
+
     tmp = temp_file(dest)
     try:
         try:
