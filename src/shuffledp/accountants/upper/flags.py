@@ -63,6 +63,11 @@ CACHE_BYTES = 32 << 20  # eps-independent windows and weights kept per process, 
 # exact arguments (the arrays' bytes), read-only: the same numbers as computing them again.
 _WINDOWS: dict = {}
 _WEIGHTS: dict = {}
+_TABLES: dict = {}
+_ASKED: dict = {}
+TABLE_AFTER = 4           # a count set's tail table is built at its 4th evaluation (:func:`_tail_table`)
+TABLE_CELLS_MAX = 1 << 20  # at most this many cells (t values times counts)
+TABLE_RATIO = 16           # and at most this many times the cells of one evaluation
 
 
 def _kept(cache: dict, key, build):
@@ -222,7 +227,39 @@ def _phi(N, B, alpha: float, u, v, ee: float, upper: bool, shift=None, tails=Non
 def _exact_sum(N, lo, hi, alpha, beta, u, v, ee, upper: bool) -> np.ndarray:
     """``sum_B w(B) phi(B)`` over each window ``[lo, hi]`` term by term (rows: the counts ``N``)."""
     B, wB = _weights(N, lo, hi, beta, upper)
-    return np.sum(wB * _phi(N[:, None], B, alpha, u, v, ee, upper), axis=1)
+    return np.sum(wB * _phi(N[:, None], B, alpha, u, v, ee, upper, tails=_tail_table(N, alpha, B.size)), axis=1)
+
+
+def _tail_table(N, alpha: float, cells: int):
+    """For the counts ``N`` (rows) asked about again and again (:data:`TABLE_AFTER` calls: a
+    privacy profile evaluates one pair at many eps), :func:`_tail_terms` at every ``t`` in ``[0,
+    N + 1]`` tabulated once and read at the ``t`` asked (an integer in ``[0, N + 1]``, as
+    :func:`_phi` asks): the same function at the same arguments, elementwise, hence the same
+    numbers. None (compute them) before that, or when the table would exceed
+    :data:`TABLE_CELLS_MAX` cells or :data:`TABLE_RATIO` times the ``cells`` of one call."""
+    key = (N.tobytes(), float(alpha))
+    hit = _TABLES.get(key)
+    if hit is None:
+        seen = _ASKED[key] = _ASKED.get(key, 0) + 1
+        size = N.size * (int(np.max(N)) + 2)
+        if seen < TABLE_AFTER or size > min(TABLE_CELLS_MAX, TABLE_RATIO * cells):
+            return None
+        if len(_ASKED) > 4096:
+            _ASKED.clear()
+
+        def build():
+            j = np.arange(int(np.max(N)) + 2, dtype=np.float64)[None, :]
+            return _tail_terms(N[:, None], np.minimum(j, N[:, None] + 1.0), alpha)
+
+        hit = _kept(_TABLES, key, build)
+    rows = np.arange(N.size)[:, None]
+
+    def tails(t):
+        if not np.all(np.isfinite(t)):
+            return _tail_terms(N[:, None], t, alpha)
+        idx = t.astype(np.int64)
+        return hit[0][rows, idx], hit[1][rows, idx]
+    return tails
 
 
 def _weights(N, lo, hi, beta: float, upper: bool):
