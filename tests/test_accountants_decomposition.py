@@ -208,3 +208,29 @@ def test_property_sound_and_monotone(k, eps0, logn, logdelta):
     up_d = D.decomposition_eps(None, n, min(0.5, 4 * delta), pairs=pairs, guess=lo)
     assert up_n <= up * (1 + 1e-4) + 1e-12
     assert up_d <= up * (1 + 1e-4) + 1e-12
+
+
+@pytest.mark.parametrize("k, eps0, n", [(3, 1.0, 60), (10, 2.0, 400), (4, 0.5, 300)])
+def test_tabulated_region_terms_give_the_same_numbers(k, eps0, n, monkeypatch):
+    """A count table asked about one split again and again tabulates the region terms
+    (``CountTable.region_lookup``: an eps search or a privacy profile evaluates one pair at many
+    eps): the divergence at every eps and on both sides equals, bit for bit, the one computed
+    term by term with no table."""
+    from shuffledp.accountants.numerics import grouped as G
+
+    g = D.krr_pairs(k, eps0)[0]
+    s = g.w[0] + g.w[1]
+    ms = np.unique(np.round(np.geomspace(1.0, n, 40))) - 1.0   # as many counts as the blanket's blocks
+    ees = [math.exp(e) for e in np.linspace(0.0, eps0, 11)]
+
+    def values(table):
+        return [x for ee in ees for upper in (True, False)
+                for x in G.divergence_given_count(table, g, g.w[0] / s, ee, upper=upper).tolist()]
+
+    with monkeypatch.context() as m:
+        m.setattr(G, "TABLE_AFTER", 10**9)
+        fresh = values(G.CountTable(ms, s, 1e-12))
+    table = G.CountTable(ms, s, 1e-12)
+    first, again = values(table), values(table)
+    assert table._terms, "the table was never built (the repeated evaluations must use it)"
+    assert first == fresh and again == fresh

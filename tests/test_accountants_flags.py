@@ -175,3 +175,31 @@ def test_exact_path_within_the_oracle_bracket_at_large_n(g, eps0):
     ours = acc.delta(eps)
     assert lo <= ours <= up * (1 + 5e-3)
     assert acc.delta_lower(eps) <= up
+
+
+@pytest.mark.parametrize("name", ["oue-d5", "asym", "asym-mirror"])
+def test_remembered_windows_and_tail_tables_give_the_same_numbers(name, monkeypatch):
+    """flag_divergence keeps each count set's B windows and weights and, after a few evaluations,
+    tabulates the A tails (a privacy profile evaluates one pair at many eps): every value equals,
+    bit for bit, the one computed with nothing remembered, at every eps, both sides, and the kept
+    arrays are read-only."""
+    fp = PAIRS[name]()
+    ms = np.array([0.0, 3.0, 40.0, 299.0, 1200.0])
+    ees = [math.exp(e) for e in np.linspace(0.0, 1.5, 9)]
+
+    def values():
+        return [flag_div for ee in ees for upper in (True, False)
+                for flag_div in flags.flag_divergence(ms, fp.gamma, fp.alpha, fp.beta, fp.u, fp.v, ee, 1e-12,
+                                                      upper=upper).tolist()]
+
+    with monkeypatch.context() as m:   # nothing remembered: every call computes everything
+        m.setattr(flags, "_kept", lambda cache, key, build: tuple(build()))
+        m.setattr(flags, "TABLE_AFTER", 10**9)
+        fresh = values()
+    for cache in (flags._WINDOWS, flags._WEIGHTS, flags._TABLES, flags._ASKED):
+        cache.clear()
+    first, again = values(), values()
+    assert flags._TABLES, "the tail table was never built (the repeated evaluations must use it)"
+    assert first == fresh and again == fresh
+    for kept in (*flags._WINDOWS.values(), *flags._WEIGHTS.values(), *flags._TABLES.values()):
+        assert all(not arr.flags.writeable for arr in kept)

@@ -6,6 +6,7 @@ every configuration, its eps a verified point below the exact eps and below the 
 from __future__ import annotations
 
 import _oracle_decomposition as O
+import numpy as np
 import pytest
 
 from shuffledp.accountants import best
@@ -95,3 +96,14 @@ def test_rates_reject_other_mechanisms():
         tf.third_flag_rates("krr", 1.0)
     with pytest.raises(ValueError, match="r < s"):
         tf.ThirdFlagPair(10, 0.6, 0.5)
+
+
+@pytest.mark.parametrize("r, tail", [(0.12, 1e-12), (0.5, 1e-12), (0.02, 1e-30), (0.9, 1e-6)])
+def test_windows_of_many_counts_equal_one_at_a_time(r, tail):
+    """The pair's per-count windows are built for all counts at once (one scipy call of each
+    kind): every window's start and pmf equal, bit for bit, those of one count at a time."""
+    counts = np.array([0, 1, 2, 5, 17, 100, 999, 4000, 123457])
+    batch = tf._windows(counts, r, tail)
+    for N, (lo, pmf) in zip(counts.tolist(), batch, strict=True):
+        lo1, pmf1 = tf._window(N, r, tail)
+        assert lo == lo1 and pmf.tolist() == pmf1.tolist()

@@ -13,16 +13,23 @@ ignored because this run happens not to need it).
 ==============================  =============================================================
 
 :func:`check_environment` is called by the CLI (every command) and by the workflow before any job.
-Imports nothing heavy.
+Imports nothing heavy: the variables' names and the deadline's reading live here, and the modules
+that use them (:mod:`shuffledp.datasets.download`, :mod:`shuffledp.stages`) import them from here,
+so that checking the environment loads neither (nor pandas, which the download module's writes use).
 """
 
 from __future__ import annotations
 
+import math
 import os
 
-from shuffledp.errors import UsageError
+from shuffledp.errors import DataError, UsageError
 
 DEBUG_ENV = "SHUFFLEDP_DEBUG"
+MIRROR_ENV = "SHUFFLEDP_DATA_MIRROR"
+STAGE_PATH_ENV = "SHUFFLEDP_STAGE_PATH"
+DEADLINE_ENV = "SHUFFLEDP_DOWNLOAD_DEADLINE_S"
+DEADLINE_S = 3600.0   # one download's total time, unless DEADLINE_ENV says otherwise
 TRUE = ("1", "true", "yes", "on")
 FALSE = ("", "0", "false", "no", "off")
 
@@ -38,9 +45,21 @@ def debug_enabled() -> bool:
     raise UsageError(f"environment variable {DEBUG_ENV}={raw!r}: must be 1 (tracebacks) or 0 (none)")
 
 
-def check_stage_path() -> None:
-    from shuffledp.stages import STAGE_PATH_ENV
+def download_deadline() -> float:
+    """The total time one download may take, in seconds (``SHUFFLEDP_DOWNLOAD_DEADLINE_S`` or :data:`DEADLINE_S`)."""
+    raw = os.environ.get(DEADLINE_ENV, "").strip()
+    if not raw:
+        return DEADLINE_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise DataError(f"environment variable {DEADLINE_ENV}={raw!r}: must be a positive number of seconds")
+    return value
 
+
+def check_stage_path() -> None:
     raw = os.environ.get(STAGE_PATH_ENV, "")
     for folder in (p for p in raw.split(os.pathsep) if p):
         if not os.path.isdir(folder):
@@ -49,8 +68,6 @@ def check_stage_path() -> None:
 
 
 def check_mirror() -> None:
-    from shuffledp.datasets.download import MIRROR_ENV
-
     raw = os.environ.get(MIRROR_ENV, "")
     if any(ord(c) < 0x20 for c in raw):
         raise UsageError(f"environment variable {MIRROR_ENV}={raw!r}: holds a control character")
@@ -59,8 +76,6 @@ def check_mirror() -> None:
 def check_environment() -> None:
     """Every variable of the table above that is set holds a value shuffledp understands."""
     debug_enabled()
-    from shuffledp.datasets.download import download_deadline
-
     download_deadline()  # a DataError naming the variable
     check_stage_path()
     check_mirror()

@@ -15,7 +15,6 @@ import glob
 import gzip
 import hashlib
 import http.client
-import math
 import os
 import shutil
 import tempfile
@@ -30,15 +29,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
+from shuffledp.environment import DEADLINE_ENV, DEADLINE_S, MIRROR_ENV, download_deadline  # noqa: F401
 from shuffledp.errors import DataError
-from shuffledp.io import file_mode, temp_file
 
-MIRROR_ENV = "SHUFFLEDP_DATA_MIRROR"
 TIMEOUT_S = 30  # one read (or connect) waits at most this long
-# one download takes at most this long in total, however the server paces its bytes (a source that
-# answers one byte at a time would defeat the per-read timeout); the environment variable overrides it
-DEADLINE_ENV = "SHUFFLEDP_DOWNLOAD_DEADLINE_S"
-DEADLINE_S = 3600.0
+# one download takes at most DEADLINE_S in total, however the server paces its bytes (a source that
+# answers one byte at a time would defeat the per-read timeout); the environment variable overrides it.
+# Read in shuffledp.environment, which the CLI checks before any work without importing this module.
 
 
 class ChecksumError(DataError):
@@ -204,6 +201,10 @@ def _try_candidate(dest: Path, cand: Candidate, checksum: Checksum, errors: list
                    log: Callable[[str], None]) -> str:
     """One candidate: ``"fetched"`` (verified and renamed onto ``dest``), ``"unreachable"`` or
     ``"damaged"`` (reported in ``errors``); the temporary file never outlives the attempt."""
+    # imported here: shuffledp.io loads pandas and pyarrow, and every CLI command imports this
+    # module to check the environment (shuffledp.environment) before any work
+    from shuffledp.io import file_mode, temp_file
+
     tmp = temp_file(dest)
     try:
         try:
@@ -282,20 +283,6 @@ def _copy_candidate(cand: Candidate, tmp: str) -> None:
             shutil.copyfileobj(src, dst, 1 << 20)
     finally:
         Path(ztmp).unlink(missing_ok=True)
-
-
-def download_deadline() -> float:
-    """The total time one download may take, in seconds (``SHUFFLEDP_DOWNLOAD_DEADLINE_S`` or :data:`DEADLINE_S`)."""
-    raw = os.environ.get(DEADLINE_ENV, "").strip()
-    if not raw:
-        return DEADLINE_S
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise DataError(f"environment variable {DEADLINE_ENV}={raw!r}: must be a positive number of seconds")
-    return value
 
 
 def _copy_until(src, dst, deadline: float, location: str) -> None:

@@ -33,13 +33,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from shuffledp.environment import STAGE_PATH_ENV
 from shuffledp.errors import UsageError
 from shuffledp.stages.jobs import Job, JobTable, Ref, canonical
 
 __all__ = ["Job", "JobTable", "Output", "Ref", "Report", "Stage", "Step", "artifact_papers", "discover", "get",
            "run_step"]
 
-STAGE_PATH_ENV = "SHUFFLEDP_STAGE_PATH"
 ROOTS = ("results", "data")
 
 

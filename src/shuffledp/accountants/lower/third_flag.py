@@ -40,7 +40,7 @@ import math
 import numpy as np
 from scipy import stats
 
-from shuffledp.accountants.numerics.binomial_blocks import lower_quantile
+from shuffledp.accountants.numerics.binomial_blocks import lower_quantile, lower_quantiles
 from shuffledp.accountants.numerics.grouped import valid_delta, valid_eps, valid_int
 from shuffledp.accountants.numerics.secant import secant_eps
 from shuffledp.accountants.numerics.tolerances import TAIL_MIN
@@ -86,6 +86,21 @@ def _window(N: int, p: float, tail: float) -> tuple[int, np.ndarray]:
     return lo, stats.binom.pmf(ks, N, p)
 
 
+def _windows(Ns, p: float, tail: float) -> list[tuple[int, np.ndarray]]:
+    """:func:`_window` of ``Bin(N, p)`` for every count of ``Ns``, each kind of scipy call made once
+    for all of them (elementwise: the same numbers as one call per count)."""
+    Ns = np.asarray(Ns, dtype=np.int64)
+    q_lo = lower_quantiles(tail / 2, Ns, p)
+    q_hi = lower_quantiles(tail / 2, Ns, 1.0 - p)
+    bounds = []
+    for N, a, b in zip(Ns.tolist(), q_lo.tolist(), q_hi.tolist(), strict=True):
+        bounds.append((0, 0) if N == 0 else (int(max(a - 1, 0)), int(min(N - b + 1, N))))
+    sizes = [hi - lo + 1 for lo, hi in bounds]
+    ks = np.concatenate([np.arange(lo, hi + 1, dtype=np.float64) for lo, hi in bounds])
+    pmf = np.split(stats.binom.pmf(ks, np.repeat(Ns.astype(np.float64), sizes), p), np.cumsum(sizes)[:-1])
+    return [(0, np.ones(1)) if N == 0 else (lo, pm) for N, (lo, _), pm in zip(Ns.tolist(), bounds, pmf, strict=True)]
+
+
 class ThirdFlagPair:
     """The pair at ``n`` users; :meth:`delta` is a lower bound on its exact divergence."""
 
@@ -112,9 +127,7 @@ class ThirdFlagPair:
         self.kept_mass = float(c_pmf.sum())
         # eps-independent: the windows of A_1 (= B_1) and A_0 (= B_0) per C
         self._tables = []
-        for C in cs:
-            lo1, p1 = _window(int(C), r, tail)
-            lo0, p0 = _window(self.n - int(C), r, tail)
+        for (lo1, p1), (lo0, p0) in zip(_windows(cs, r, tail), _windows(self.n - cs, r, tail), strict=True):
             self._tables.append((np.arange(lo1, lo1 + p1.size) / self.f1, p1,
                                  np.arange(lo0, lo0 + p0.size) / self.f0, p0))
 

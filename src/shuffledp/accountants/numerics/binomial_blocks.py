@@ -92,6 +92,24 @@ def lower_quantile(q: float, N: float, p: float) -> float:
     return value if math.isfinite(value) else 0.0
 
 
+def lower_quantiles(q: float, N, p: float) -> np.ndarray:
+    """:func:`lower_quantile` at every count of the array ``N``, the searches in one scipy call
+    (elementwise: the same numbers as one call per count)."""
+    N = np.asarray(N, dtype=np.float64)
+    out = np.zeros(N.shape)
+    if p <= 0.0:
+        return out
+    need = N > 0
+    if p < 1.0:
+        need &= ~(N * math.log1p(-p) >= math.log(q))
+    if np.any(need):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            values = stats.binom.ppf(q, N[need], p)
+        out[need] = np.where(np.isfinite(values), values, 0.0)
+    return out
+
+
 def _masses(edges, N: float, p: float):
     """Masses of the blocks ``[edges[i], edges[i+1] - 1]`` of Bin(N, p) and error bounds: each a
     difference of two tails on the small side (or one minus two tails for the block holding the

@@ -25,6 +25,9 @@ from shuffledp.accountants.numerics.tolerances import SUBNORMAL_GUARD, binom_rto
 ROUNDING_RTOL = 1e-10  # relative allowance for rounding in the summed terms
 DEFAULT_TAIL = 1e-30
 EPS_CAP = 700.0
+TABLE_AFTER = 4            # a count table tabulates its region terms at the 4th evaluation of one split
+TABLE_CELLS_MAX = 1 << 20  # at most this many (t, a) cells
+TABLE_RATIO = 16           # and at most this many times the cells of one evaluation
 
 
 # --------------------------------------------------------------------------- validation
@@ -257,7 +260,7 @@ def _f_terms(a, t, Bt1, Bt, pi, c1, c2, c3):
             + c3 * Bt * _pmf(a, t, pi))
 
 
-def _per_t(t, Bt1, Bt, pi, P, Q, ee, *, upper: bool) -> np.ndarray:
+def _per_t(t, Bt1, Bt, pi, P, Q, ee, *, upper: bool, lookup=None) -> np.ndarray:
     """Per row (axis 0) sum over ``t`` (axis 1) of ``sum_a (P(a,t) - e^eps Q(a,t))_+``.
 
     ``upper=True`` adds the rounding allowance and, where the real threshold lies so close to
@@ -282,7 +285,7 @@ def _per_t(t, Bt1, Bt, pi, P, Q, ee, *, upper: bool) -> np.ndarray:
     a0 = np.where(flat, np.where(icpt > 0, 0.0, t + 1.0), a0)
     a0 = np.clip(a0, -1.0, t + 1.0)
     up = ~neg
-    T1, T2, T3 = _region_masses(t, a0, pi, neg, up)
+    T1, T2, T3 = _region_masses(t, a0, pi, neg, up, lookup)
     pmass = Bt1 * (P[0] * T1 + P[1] * T2) + P[2] * Bt * T3
     qmass = Bt1 * (Q[0] * T1 + Q[1] * T2) + Q[2] * Bt * T3
     s = pmass - ee * qmass
@@ -309,21 +312,29 @@ def _on(mask, fn, *args):
     return out
 
 
-def _region_masses(t, a0, pi, neg, up):
-    """``(T1, T2, T3)`` of :func:`_per_t`: the masses of the region (``a >= a0`` where ``up``,
-    ``a <= a0`` elsewhere) under ``Bin(t-1)`` shifted by one (T1), ``Bin(t-1)`` (T2) and ``Bin(t)`` (T3).
-    Each term is evaluated only on the cells whose direction reads it."""
+def _region_terms(t, a0, pi, mid, neg, up):
+    """The four elementwise terms of :func:`_region_masses`, each 0 off the cells that read it."""
     pis, cpis = np.full(t.shape, pi), np.full(t.shape, 1.0 - pi)
     # up: T2 = Pr[Bin(t-1) >= a0] = I_pi(a0, t - a0) ; down: T1 = Pr[Bin(t-1) <= a0-1]
-    mid = (a0 >= 1.0) & (a0 <= t - 1.0)
     inc_up = _on(mid & up, special.betainc, a0, t - a0, pis)
     inc_dn = _on(mid & neg, special.betainc, t - a0, a0, cpis)
+    pm_lo = _on(up, _pmf, a0 - 1.0, t - 1.0, pis)  # Pr[Bin(t-1) = a0 - 1]
+    pm_at = _on(neg, _pmf, a0, t - 1.0, pis)
+    return inc_up, inc_dn, pm_lo, pm_at
+
+
+def _region_masses(t, a0, pi, neg, up, lookup=None):
+    """``(T1, T2, T3)`` of :func:`_per_t`: the masses of the region (``a >= a0`` where ``up``,
+    ``a <= a0`` elsewhere) under ``Bin(t-1)`` shifted by one (T1), ``Bin(t-1)`` (T2) and ``Bin(t)`` (T3).
+    Each term is evaluated only on the cells whose direction reads it (``lookup``: read from
+    :meth:`CountTable.region_lookup`'s table of the same terms instead)."""
+    mid = (a0 >= 1.0) & (a0 <= t - 1.0)
+    terms = lookup(t, a0, mid, neg, up) if lookup is not None else None
+    inc_up, inc_dn, pm_lo, pm_at = _region_terms(t, a0, pi, mid, neg, up) if terms is None else terms
     big = a0 > t - 1.0
     small = a0 < 1.0
     t_up = np.where(small, 1.0, np.where(big, 0.0, inc_up))
     t_dn = np.where(small, 0.0, np.where(big, 1.0, inc_dn))
-    pm_lo = _on(up, _pmf, a0 - 1.0, t - 1.0, pis)  # Pr[Bin(t-1) = a0 - 1]
-    pm_at = _on(neg, _pmf, a0, t - 1.0, pis)
     T2 = np.where(up, t_up, t_dn + pm_at)
     T1 = np.where(up, t_up + pm_lo, t_dn)
     nonempty = t >= 1
@@ -421,6 +432,38 @@ class CountTable:
         self.Bt = np.where(valid, pmf[:, 1:], 0.0)
         self.Bt1 = np.where(valid, pmf[:, :-1], 0.0)
         self.outside = outside
+        self._asked: dict = {}
+        self._terms: dict = {}
+
+    def region_lookup(self, pi: float):
+        """For the split ``pi`` asked about again and again (:data:`TABLE_AFTER` evaluations: an eps
+        search or a privacy profile evaluates one pair at many eps), :func:`_region_terms` at every
+        ``(t, a0)`` these counts can ask, ``t`` in ``[0, max t]``, ``a0`` in ``[-1, t + 1]``, tabulated
+        once and read where asked: the same functions at the same arguments, elementwise, hence the
+        same numbers. None (compute them) before that, or when the table would exceed
+        :data:`TABLE_CELLS_MAX` cells or :data:`TABLE_RATIO` times one evaluation's cells."""
+        pi = float(pi)
+        tab = self._terms.get(pi)
+        if tab is None:
+            self._asked[pi] = self._asked.get(pi, 0) + 1
+            top = int(np.max(self.t))
+            cells = (top + 1) * (top + 3)
+            if self._asked[pi] < TABLE_AFTER or cells > min(TABLE_CELLS_MAX, TABLE_RATIO * self.t.size):
+                return None
+            tt = np.broadcast_to(np.arange(top + 1.0)[:, None], (top + 1, top + 3))
+            aa = np.broadcast_to(np.arange(-1.0, top + 2.0)[None, :], (top + 1, top + 3))
+            aa = np.minimum(aa, tt + 1.0)
+            mid = (aa >= 1.0) & (aa <= tt - 1.0)
+            every = np.ones(tt.shape, dtype=bool)
+            tab = self._terms[pi] = _region_terms(tt, aa, pi, mid, every, every)
+
+        def lookup(t, a0, mid, neg, up):
+            if not (np.all(np.isfinite(a0)) and np.all((t >= 0) & (t <= tab[0].shape[0] - 1))):
+                return None
+            ti, ai = t.astype(np.int64), a0.astype(np.int64) + 1
+            return (np.where(mid & up, tab[0][ti, ai], 0.0), np.where(mid & neg, tab[1][ti, ai], 0.0),
+                    np.where(up, tab[2][ti, ai], 0.0), np.where(neg, tab[3][ti, ai], 0.0))
+        return lookup
 
 
 def divergence_given_count(table: CountTable, g: GroupedPair, pi: float, ee: float, *,
@@ -432,7 +475,7 @@ def divergence_given_count(table: CountTable, g: GroupedPair, pi: float, ee: flo
     """
     if not (0.0 < pi < 1.0):
         raise ValueError("degenerate group split (pi in {0, 1}) is not supported")
-    res = _per_t(table.t, table.Bt1, table.Bt, pi, g.p, g.q, ee, upper=upper)
+    res = _per_t(table.t, table.Bt1, table.Bt, pi, g.p, g.q, ee, upper=upper, lookup=table.region_lookup(pi))
     return res + table.outside if upper else res
 
 

@@ -56,6 +56,38 @@ B_EXACT_MAX = 2048  # B windows narrower than this are summed term by term, wide
 B_EVEN = 256        # chord points spread evenly over a wide B window ...
 B_KINK = 256        # ... and over phi's kink, KINK_SPAN of its scales either side (:func:`_chord_points`)
 KINK_SPAN = 12.0
+CACHE_BYTES = 32 << 20  # eps-independent windows and weights kept per process, each cache at most this
+
+# An eps search and a privacy profile evaluate the same pair at many eps: the B window of each
+# count and the B weights summed term by term do not depend on eps. Kept here keyed by their
+# exact arguments (the arrays' bytes), read-only: the same numbers as computing them again.
+_WINDOWS: dict = {}
+_WEIGHTS: dict = {}
+_TABLES: dict = {}
+_ASKED: dict = {}
+TABLE_AFTER = 4           # a count set's tail table is built at its 4th evaluation (:func:`_tail_table`)
+TABLE_CELLS_MAX = 1 << 20  # at most this many cells (t values times counts)
+TABLE_RATIO = 16           # and at most this many times the cells of one evaluation
+
+
+def _kept(cache: dict, key, build):
+    """``build()``'s arrays, read-only, remembered under ``key`` (the cache emptied when full)."""
+    hit = cache.get(key)
+    if hit is None:
+        hit = tuple(build())
+        for arr in hit:
+            arr.flags.writeable = False
+        size = sum(arr.nbytes for arr in hit)
+        if sum(a.nbytes for v in cache.values() for a in v) + size > CACHE_BYTES:
+            cache.clear()
+        if size <= CACHE_BYTES:
+            cache[key] = hit
+    return hit
+
+
+def _window(N: np.ndarray, beta: float, tail: float):
+    """:func:`t_window` of ``Bin(N, beta)`` (``N`` float64), remembered."""
+    return _kept(_WINDOWS, (N.tobytes(), float(beta), float(tail)), lambda: t_window(N, beta, tail))
 ROW_CELLS = 8192    # cost of one chord-summed M block in the decomposition's cell budget (python per row)
 
 
@@ -143,7 +175,7 @@ def flag_divergence(ms, gamma: float, alpha: float, beta: float, u, v, ee: float
             raise ValueError("the pair's first flag carries no information")
         return flag_divergence(ms, gamma, 1.0 - alpha, 1.0 - beta, (u[1], u[0]), (v[1], v[0]), ee, tail,
                                upper=upper)
-    lo, hi, outside = t_window(N, beta, tail)
+    lo, hi, outside = _window(N, beta, tail)
     wide = (hi - lo) >= B_EXACT_MAX
     res = np.zeros_like(N)
     if np.any(~wide):
@@ -194,15 +226,58 @@ def _phi(N, B, alpha: float, u, v, ee: float, upper: bool, shift=None, tails=Non
 
 def _exact_sum(N, lo, hi, alpha, beta, u, v, ee, upper: bool) -> np.ndarray:
     """``sum_B w(B) phi(B)`` over each window ``[lo, hi]`` term by term (rows: the counts ``N``)."""
-    width = int(np.max(hi - lo)) + 1
-    B = lo[:, None] + np.arange(width, dtype=np.float64)[None, :]
-    valid = B <= hi[:, None]
-    B = np.where(valid, B, 0.0)
-    Nc = N[:, None]
-    wB = np.where(valid, stats.binom.pmf(B, Nc, beta), 0.0)
-    if upper:
-        wB = wB * (1.0 + binom_rtol(Nc, beta))
-    return np.sum(wB * _phi(Nc, B, alpha, u, v, ee, upper), axis=1)
+    B, wB = _weights(N, lo, hi, beta, upper)
+    return np.sum(wB * _phi(N[:, None], B, alpha, u, v, ee, upper, tails=_tail_table(N, alpha, B.size)), axis=1)
+
+
+def _tail_table(N, alpha: float, cells: int):
+    """For the counts ``N`` (rows) asked about again and again (:data:`TABLE_AFTER` calls: a
+    privacy profile evaluates one pair at many eps), :func:`_tail_terms` at every ``t`` in ``[0,
+    N + 1]`` tabulated once and read at the ``t`` asked (an integer in ``[0, N + 1]``, as
+    :func:`_phi` asks): the same function at the same arguments, elementwise, hence the same
+    numbers. None (compute them) before that, or when the table would exceed
+    :data:`TABLE_CELLS_MAX` cells or :data:`TABLE_RATIO` times the ``cells`` of one call."""
+    key = (N.tobytes(), float(alpha))
+    hit = _TABLES.get(key)
+    if hit is None:
+        seen = _ASKED[key] = _ASKED.get(key, 0) + 1
+        size = N.size * (int(np.max(N)) + 2)
+        if seen < TABLE_AFTER or size > min(TABLE_CELLS_MAX, TABLE_RATIO * cells):
+            return None
+        if len(_ASKED) > 4096:
+            _ASKED.clear()
+
+        def build():
+            j = np.arange(int(np.max(N)) + 2, dtype=np.float64)[None, :]
+            return _tail_terms(N[:, None], np.minimum(j, N[:, None] + 1.0), alpha)
+
+        hit = _kept(_TABLES, key, build)
+    rows = np.arange(N.size)[:, None]
+
+    def tails(t):
+        if not np.all(np.isfinite(t)):
+            return _tail_terms(N[:, None], t, alpha)
+        idx = t.astype(np.int64)
+        return hit[0][rows, idx], hit[1][rows, idx]
+    return tails
+
+
+def _weights(N, lo, hi, beta: float, upper: bool):
+    """``(B, w(B))`` of :func:`_exact_sum`: each window's counts (0 past ``hi``) and ``Bin(N, beta)``'s
+    pmf there (0 past ``hi``; raised by its tolerance when ``upper``), remembered."""
+    def build():
+        width = int(np.max(hi - lo)) + 1
+        B = lo[:, None] + np.arange(width, dtype=np.float64)[None, :]
+        valid = B <= hi[:, None]
+        B = np.where(valid, B, 0.0)
+        Nc = N[:, None]
+        wB = np.where(valid, stats.binom.pmf(B, Nc, beta), 0.0)
+        if upper:
+            wB = wB * (1.0 + binom_rtol(Nc, beta))
+        return B, wB
+
+    key = (N.tobytes(), lo.tobytes(), hi.tobytes(), float(beta), bool(upper))
+    return _kept(_WEIGHTS, key, build)
 
 
 def _chord_points(N: float, lo: float, hi: float, alpha: float, u, v, ee: float) -> np.ndarray:
