@@ -153,12 +153,20 @@ def _exact_binary(mechanism: str, n: int, params: dict) -> bool:
     return mechanism == "krr" and params.get("k") == 2 and n <= BINARY_N_MAX
 
 
-def _curve_applies(mechanism: str, n: int, kw: dict, domain) -> bool:
+def _enumerated(mechanism: str, eps0: float, n: int, params: dict, domain) -> bool:
+    """Every neighbouring pair is enumerated at this tiny n (:mod:`.enumerated`): the exact profile."""
+    from shuffledp.accountants.composition import enumerated
+
+    known = {**params, "domain": domain} if mechanism == "olh" and domain is not None else params
+    return enumerated.applies(mechanism, eps0, n, known)
+
+
+def _curve_applies(mechanism: str, eps0: float, n: int, kw: dict, domain) -> bool:
     """The curve candidate is evaluated where it can beat the pair's PLD: where the round's profile
-    is the exact binary one or includes the decomposition (``best.evaluated_at``)."""
+    is exact (binary, or every pair enumerated) or includes the decomposition (``best.evaluated_at``)."""
     from shuffledp.accountants import best
 
-    if _exact_binary(mechanism, n, kw):
+    if _exact_binary(mechanism, n, kw) or _enumerated(mechanism, eps0, n, kw, domain):
         return True
     return mechanism != "general" and n <= CURVE_N_MAX and best.evaluated_at(mechanism, "decomposition", n)
 
@@ -166,13 +174,18 @@ def _curve_applies(mechanism: str, n: int, kw: dict, domain) -> bool:
 def round_curve(mechanism: str, eps0: float, n: int, *, delta: float = 1e-6, rounds: int = 1, domain=None,
                 **kw) -> tuple[np.ndarray, np.ndarray]:
     """One round's profile as ``(eps points, deltas)``, every delta an upper bound at its eps for
-    both directions of every neighbouring pair: the exact binary profile (k-RR, k = 2, small n) or
+    both directions of every neighbouring pair: the exact binary profile (k-RR, k = 2, small n), the
+    exact profile of every enumerated pair (:func:`.enumerated.exact_profile`, tiny n and domain) or
     :func:`shuffledp.accountants.best.round_delta` (:mod:`~shuffledp.accountants.composition.profile_pld`)."""
     from shuffledp.accountants import best
-    from shuffledp.accountants.composition import profile_pld
+    from shuffledp.accountants.composition import enumerated, profile_pld
 
-    if _exact_binary(mechanism, n, kw):
+    filled = best.mechanism_params(mechanism, eps0, **kw)
+    if _exact_binary(mechanism, n, filled):
         fn = profile_pld.binary_profile(eps0, n)
+    elif _enumerated(mechanism, eps0, n, filled, domain):
+        known = {**filled, "domain": domain} if mechanism == "olh" and domain is not None else filled
+        fn = enumerated.exact_profile(mechanism, eps0, n, known)
     else:
         fn = best.round_delta(mechanism, eps0, n, _tail(delta, rounds), domain=domain, **kw)
     return profile_pld.profile_points(fn, eps0)
@@ -225,7 +238,8 @@ def composed_eps(mechanism: str, eps0: float, n: int, delta: float, rounds: int,
     if rounds == 1:
         one = forward or best.best_eps(mechanism, eps0, n, delta, rtol=rtol, parallel=False, domain=domain, **kw)
         out["candidates"]["one-round"] = float(one["eps"])
-        if "curve" in candidates and _exact_binary(mechanism, n, filled):   # the exact profile can win here
+        if "curve" in candidates and (_exact_binary(mechanism, n, filled)    # an exact profile can win here
+                                      or _enumerated(mechanism, eps0, n, filled, domain)):
             out["candidates"]["curve"], out["curve_interval"] = composed_curve_eps(
                 mechanism, eps0, n, delta, 1, estimate=float(one["eps"]), domain=domain, **kw)
         by = min(out["candidates"], key=lambda name: (out["candidates"][name], name))
@@ -241,7 +255,7 @@ def composed_eps(mechanism: str, eps0: float, n: int, delta: float, rounds: int,
         prof = profile_mod.composed_eps(mechanism, eps0, n, delta, rounds, rtol=rtol, forward=forward, **kw)
         cand["profile"] = float(prof["eps"])
         out["profile"] = prof["profile"]
-    if "curve" in candidates and _curve_applies(mechanism, n, filled, domain):
+    if "curve" in candidates and _curve_applies(mechanism, eps0, n, filled, domain):
         est = min(cand.values())
         cand["curve"], out["curve_interval"] = composed_curve_eps(mechanism, eps0, n, delta, rounds, estimate=est,
                                                                   domain=domain, **kw)
