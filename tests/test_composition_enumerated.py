@@ -2,8 +2,9 @@
 
 Brute force, written independently: every dataset of the others over the whole domain (no symmetry
 used), every ordered victim pair ``x != x'``, the law of the multiset of the *full* reports (the
-randomizer's whole output matrix, no sufficient classes; only exactly equal columns merged) by adding one user at a time to a dict keyed
-by the sorted tuple of reports; the hockey-stick divergence in both directions, the largest."""
+randomizer's whole output matrix, no sufficient classes; only exactly equal columns merged) by
+adding one user at a time to a dict keyed by the sorted tuple of reports; the hockey-stick
+divergence in both directions, the largest."""
 
 from __future__ import annotations
 
