@@ -17,7 +17,8 @@ that fixes ``x`` and ``x'``, and a known domain: k-RR (``D = k``), OUE (``D = d`
 functions ``[D] -> [g]`` with ``--domain D`` given, subset-exp with ``s = 1`` (``D = d + 1`` items).
 Elsewhere (general, mhm, subset-exp with ``s >= 2``, OLH without a domain) :func:`applies` is
 False. It is also False beyond the enumeration budget: :data:`CONFIGS_MAX` datasets of the others
-or :data:`CELLS_MAX` output multisets in all; there the caller does not use it (no fallback).
+or :data:`CELLS_MAX` output multisets in all, or more than :data:`N_MAX` users; there the caller
+does not use it (no fallback).
 
 Exact reductions
 ----------------
@@ -45,10 +46,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["CONFIGS_MAX", "CELLS_MAX", "domain_size", "class_matrix", "configurations", "size", "applies",
+__all__ = ["CONFIGS_MAX", "CELLS_MAX", "N_MAX", "domain_size", "class_matrix", "configurations", "size", "applies",
            "pair_laws", "exact_profile"]
 
-CONFIGS_MAX = 3_000     # datasets of the others (up to symmetry) enumerated at most
+CONFIGS_MAX = 1_000     # datasets of the others (up to symmetry) enumerated at most (~1 ms each)
+N_MAX = 200             # users at most (the depth-first walk adds ~n^3 / 6 users where D = 2, 3)
 CELLS_MAX = 5_000_000   # output multisets, summed over those datasets, at most (memory: ~120 MB)
 DELTA_RTOL = 1e-12      # every delta raised by this relative amount (convolution rounding: ~n ulps)
 LOSS_SLACK = 1e-12      # the delta at eps is evaluated at eps - this (the losses' rounding: ~1e-15)
@@ -120,9 +122,9 @@ def _partitions(total: int, parts: int, cap: int):
 def configurations(n: int, big: int):
     """Every dataset of the others up to symmetry: ``(a, b, partition)`` (module docstring)."""
     for a in range(n):
-        for b in range(n - a):
-            for part in _partitions(n - 1 - a - b, big - 2, n):
-                yield a, b, part
+        for rest in range(n - a if big > 2 else 1):   # the others at third values
+            for part in _partitions(rest, big - 2, n):
+                yield a, n - 1 - a - rest, part
 
 
 def _in_use(n: int, big: int) -> int:
@@ -132,7 +134,7 @@ def _in_use(n: int, big: int) -> int:
 def size(mechanism: str, eps0: float, n: int, params: dict) -> tuple[int, int] | None:
     """``(configurations, output multisets in all)``, or None where the profile does not apply."""
     big = domain_size(mechanism, params)
-    if big is None or big < 2 or n < 1:
+    if big is None or big < 2 or not 1 <= n <= N_MAX:
         return None
     u = _in_use(n, big)
     if u > 12:

@@ -7,7 +7,9 @@ Candidates, each an upper bound on the eps at ``delta`` of T adaptive rounds:
   (:mod:`~shuffledp.accountants.composition.pair_pld`: exact per cell, losses rounded up), self-composed T
   times by dp_accounting (FFT; the truncated tails added to the infinite mass);
 * ``curve`` -- one round's whole privacy profile (the exact one for binary randomized response
-  at small n, else the accountant's :func:`shuffledp.accountants.best.round_delta`), turned into a
+  at small n, or at tiny n and domain the exact largest over every neighbouring pair
+  (:mod:`~shuffledp.accountants.composition.enumerated`), else the accountant's
+  :func:`shuffledp.accountants.best.round_delta`), turned into a
   dominating PLD by connect-the-dots (:mod:`~shuffledp.accountants.composition.profile_pld`) and
   self-composed T times: the tight candidate at small n;
 * ``profile`` -- one round's privacy profile from the decomposition (tighter than the pair for
@@ -21,7 +23,8 @@ Candidates, each an upper bound on the eps at ``delta`` of T adaptive rounds:
 * ``basic`` -- ``T eps1`` (the same ``eps1``, total delta ``delta/2``), and ``T eps0`` (pure).
 
 The answer is their minimum (every one sound, so the minimum is), with the name of the candidate
-that gave it (``by``); at one round it is the forward answer of ``best_eps`` itself. It is never
+that gave it (``by``); at one round it is the forward answer of ``best_eps`` itself, or the curve
+where the round's profile is exact (it can only be lower there). It is never
 above the advanced or basic composition of the project's own one-round eps, by construction.
 
 Grid of the PLD: the losses are rounded up to multiples of ``interval``; each round then adds at
