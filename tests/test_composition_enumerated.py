@@ -105,3 +105,19 @@ def test_refuses_where_it_does_not_apply():
     assert not en.applies("subset-exp", 1.0, 4, {"d": 4, "s": 2, "k": 2})
     with pytest.raises(ValueError):
         en.exact_profile("krr", 1.0, 16, {"k": 10})
+
+
+@pytest.mark.parametrize("mech,kw", [("oue", {"d": 2}), ("krr", {"k": 3}), ("olh", {"g": 2, "domain": 3})])
+def test_one_round_answer_brackets_the_brute_force_eps(mech, kw):
+    """One round (T = 1) at n = 5: the answer is the curve of the exact profile, at least the exact
+    eps at delta (bisection on the brute force) and within 1% of it."""
+    from shuffledp.accountants.composition import rounds
+
+    eps0, n, delta = 1.0, 5, 1e-3
+    p = mechanism_params(mech, eps0, **kw)
+    lo, hi = 0.0, eps0
+    for _ in range(30):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if brute_profile(mech, eps0, n, p, [mid])[0] > delta else (lo, mid)
+    res = rounds.composed_eps(mech, eps0, n, delta, 1, **kw)
+    assert res["by"] == "curve" and lo <= res["eps"] <= 1.01 * hi, (res, lo, hi)
