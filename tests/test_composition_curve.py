@@ -155,3 +155,23 @@ def test_a_single_pair_profile_is_caught(monkeypatch):
     monkeypatch.setattr(enumerated, "pair_laws", balanced)
     with pytest.raises(AssertionError):
         _check("oue", {"d": 2}, 2.0, 8, 1e-3, 100)
+
+
+def test_binary_at_ten_thousand_rounds_within_ten_percent_of_every_pair():
+    """Binary randomized response, T = 10,000 (eps0 = 0.5, n = 12, delta = 1e-6): sound and within
+    10% of the largest exact T-fold composition over every neighbouring pair (lower end: the
+    optimistic PLD of each pair)."""
+    eps0, n, delta, rounds = 0.5, 12, 1e-6, 10_000
+    low = max(exact.optimistic_pair_eps(*exact.krr_pair_pmfs(2, eps0, n, m), rounds, delta, 2e-4) for m in range(n))
+    res = composition.composed_eps("krr", eps0, n, delta, rounds, k=2)
+    assert low <= res["eps"] <= 1.10 * low, (low, res["eps"], res["by"])
+
+
+@pytest.mark.parametrize("m", [0, 2, 5])
+def test_optimistic_lower_end_is_below_the_bracket(m):
+    """The optimistic PLD's eps is at most the bracket's upper end (so at most the exact eps), and
+    close to its lower end."""
+    P, Q = exact.krr_pair_pmfs(2, 1.0, 6, m)
+    low, high = exact.pair_composed_eps_bracket(P, Q, 8, 1e-6, 1e-4)
+    opt = exact.optimistic_pair_eps(P, Q, 8, 1e-6, 1e-4)
+    assert opt <= high + 1e-12 and opt >= low - 1e-2 * low
