@@ -150,7 +150,10 @@ def test_a_single_pair_profile_is_caught(monkeypatch):
     orig = enumerated.pair_laws
 
     def balanced(mechanism, eps0, n, params):
-        return [c for c in orig(mechanism, eps0, n, params) if c[0][:2] == ((n - 1) // 2, n - 1 - (n - 1) // 2)]
+        kept = [c for c in orig(mechanism, eps0, n, params) if c[0][:2] == (n - 1 - (n - 1) // 2, (n - 1) // 2)]
+        if len(kept) != 1:
+            raise RuntimeError(f"the mutant's configuration is not enumerated: {kept}")
+        return kept
 
     monkeypatch.setattr(enumerated, "pair_laws", balanced)
     with pytest.raises(AssertionError):

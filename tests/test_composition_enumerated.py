@@ -86,12 +86,15 @@ def test_exact_profile_is_the_brute_force_maximum(mech, kw, ns):
 
 
 def test_a_single_pair_is_caught(monkeypatch):
-    """Mutation: the profile of one configuration only (the others all at x') is below the brute
+    """Mutation: the profile of one configuration only (the others all at x) is below the brute
     force's maximum: the test above fails on it."""
     orig = en.pair_laws
 
     def one(*args):
-        return [c for c in orig(*args) if c[0][:2] == (0, args[2] - 1)]
+        kept = [c for c in orig(*args) if c[0][:2] == (args[2] - 1, 0)]
+        if len(kept) != 1:
+            raise RuntimeError(f"the mutant's configuration is not enumerated: {kept}")
+        return kept
 
     monkeypatch.setattr(en, "pair_laws", one)
     p = mechanism_params("oue", 1.0, d=3)

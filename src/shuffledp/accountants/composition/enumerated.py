@@ -25,7 +25,9 @@ Exact reductions
 * **Symmetry.** Only which others share an input matters, not the input's name: the others are
   ``a`` at ``x``, ``b`` at ``x'`` and the rest at third values in a non-increasing partition
   ``l1 >= l2 >= ...`` (at most ``D - 2`` parts); the permutation that renames the third values maps
-  the outputs of one dataset onto those of any other with the same counts.
+  the outputs of one dataset onto those of any other with the same counts. Renaming ``x`` and
+  ``x'`` maps ``(a, b, l)`` to ``(b, a, l)`` with the two directions exchanged; both directions
+  are evaluated, so ``b <= a`` suffices.
 * **Sufficient reports.** Only ``u = 2 + min(D - 2, n - 1)`` inputs can be in use. A report is
   replaced by its class: k-RR: the value when it is in use, else "another value"; OUE: the bits of
   the inputs in use; OLH: which inputs in use the hash maps to the reported value; subset-exp: which
@@ -123,8 +125,8 @@ def configurations(n: int, big: int):
     """Every dataset of the others up to symmetry: ``(a, b, partition)`` (module docstring)."""
     for a in range(n):
         for rest in range(n - a if big > 2 else 1):   # the others at third values
-            for part in _partitions(rest, big - 2, n):
-                yield a, n - 1 - a - rest, part
+            if n - 1 - a - rest <= a:   # b <= a: the mirror image (module docstring)
+                yield from ((a, n - 1 - a - rest, part) for part in _partitions(rest, big - 2, n))
 
 
 def _in_use(n: int, big: int) -> int:
@@ -185,12 +187,12 @@ def pair_laws(mechanism: str, eps0: float, n: int, params: dict):
             return
         if slot >= u:
             return
-        if slot < 2:
-            yield from walk(pmf, j, slot + 1, n, [*counts, 0])
+        if slot < 2:   # b <= a (the mirror image), the third values' counts non-increasing
+            yield from walk(pmf, j, slot + 1, 0 if slot == 0 else n, [*counts, 0])
         top = min(n - 1 - j, cap)
         for c in range(1, top + 1):
             pmf = lat.add(pmf, j + c - 1, mat[slot])
-            yield from walk(pmf, j + c, slot + 1, c if slot >= 2 else n, [*counts, c])
+            yield from walk(pmf, j + c, slot + 1, n if slot == 1 else c, [*counts, c])
 
     yield from walk(np.ones(1), 0, 0, n, [])
 
