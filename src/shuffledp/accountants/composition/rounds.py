@@ -7,7 +7,9 @@ Candidates, each an upper bound on the eps at ``delta`` of T adaptive rounds:
   (:mod:`~shuffledp.accountants.composition.pair_pld`: exact per cell, losses rounded up), self-composed T
   times by dp_accounting (FFT; the truncated tails added to the infinite mass);
 * ``curve`` -- one round's whole privacy profile (the exact one for binary randomized response
-  at small n, else the accountant's :func:`shuffledp.accountants.best.round_delta`), turned into a
+  at small n, or at tiny n and domain the exact largest over every neighbouring pair
+  (:mod:`~shuffledp.accountants.composition.enumerated`), else the accountant's
+  :func:`shuffledp.accountants.best.round_delta`), turned into a
   dominating PLD by connect-the-dots (:mod:`~shuffledp.accountants.composition.profile_pld`) and
   self-composed T times: the tight candidate at small n;
 * ``profile`` -- one round's privacy profile from the decomposition (tighter than the pair for
@@ -21,7 +23,8 @@ Candidates, each an upper bound on the eps at ``delta`` of T adaptive rounds:
 * ``basic`` -- ``T eps1`` (the same ``eps1``, total delta ``delta/2``), and ``T eps0`` (pure).
 
 The answer is their minimum (every one sound, so the minimum is), with the name of the candidate
-that gave it (``by``); at one round it is the forward answer of ``best_eps`` itself. It is never
+that gave it (``by``); at one round it is the forward answer of ``best_eps`` itself, or the curve
+where the round's profile is exact (it can only be lower there). It is never
 above the advanced or basic composition of the project's own one-round eps, by construction.
 
 Grid of the PLD: the losses are rounded up to multiples of ``interval``; each round then adds at
@@ -51,6 +54,10 @@ INTERVAL_MAX = 1e-4       # and the interval no coarser than dp_accounting's def
 CURVE_INTERVAL_MAX = 1e-2  # the curve's connect-the-dots grid (no per-round shift: coarser is fine)
 CURVE_RTOL = 1e-3          # its step about this fraction of the answer per sqrt(round)
 CURVE_POINTS_MAX = 200_000  # its one-round grid at most 2x this many points
+# where every neighbouring pair is enumerated, the pair's PLD and the profile pair are not evaluated:
+# each dominates the exact profile the curve is built from (measured 1.2-2x above the curve at
+# T = 10 to 10,000, OUE d = 2, 3, OLH g = 3, k-RR k = 3, n = 12), and they cost twice the rest
+EXACT_SKIP = "not evaluated: a dominating pair of the exact one-round profile the curve composes"
 # above this n the curve is not evaluated: 64 evenly spaced profile points lose against the pair's
 # own PLD there (OUE d = 100, n = 1e5, T = 1,000: 2.12 against 1.35) and cost seconds
 CURVE_N_MAX = 5_000
@@ -153,12 +160,20 @@ def _exact_binary(mechanism: str, n: int, params: dict) -> bool:
     return mechanism == "krr" and params.get("k") == 2 and n <= BINARY_N_MAX
 
 
-def _curve_applies(mechanism: str, n: int, kw: dict, domain) -> bool:
+def _enumerated(mechanism: str, eps0: float, n: int, params: dict, domain) -> bool:
+    """Every neighbouring pair is enumerated at this tiny n (:mod:`.enumerated`): the exact profile."""
+    from shuffledp.accountants.composition import enumerated
+
+    known = {**params, "domain": domain} if mechanism == "olh" and domain is not None else params
+    return enumerated.applies(mechanism, eps0, n, known)
+
+
+def _curve_applies(mechanism: str, eps0: float, n: int, kw: dict, domain) -> bool:
     """The curve candidate is evaluated where it can beat the pair's PLD: where the round's profile
-    is the exact binary one or includes the decomposition (``best.evaluated_at``)."""
+    is exact (binary, or every pair enumerated) or includes the decomposition (``best.evaluated_at``)."""
     from shuffledp.accountants import best
 
-    if _exact_binary(mechanism, n, kw):
+    if _exact_binary(mechanism, n, kw) or _enumerated(mechanism, eps0, n, kw, domain):
         return True
     return mechanism != "general" and n <= CURVE_N_MAX and best.evaluated_at(mechanism, "decomposition", n)
 
@@ -166,13 +181,18 @@ def _curve_applies(mechanism: str, n: int, kw: dict, domain) -> bool:
 def round_curve(mechanism: str, eps0: float, n: int, *, delta: float = 1e-6, rounds: int = 1, domain=None,
                 **kw) -> tuple[np.ndarray, np.ndarray]:
     """One round's profile as ``(eps points, deltas)``, every delta an upper bound at its eps for
-    both directions of every neighbouring pair: the exact binary profile (k-RR, k = 2, small n) or
+    both directions of every neighbouring pair: the exact binary profile (k-RR, k = 2, small n), the
+    exact profile of every enumerated pair (:func:`.enumerated.exact_profile`, tiny n and domain) or
     :func:`shuffledp.accountants.best.round_delta` (:mod:`~shuffledp.accountants.composition.profile_pld`)."""
     from shuffledp.accountants import best
-    from shuffledp.accountants.composition import profile_pld
+    from shuffledp.accountants.composition import enumerated, profile_pld
 
-    if _exact_binary(mechanism, n, kw):
+    filled = best.mechanism_params(mechanism, eps0, **kw)
+    if _exact_binary(mechanism, n, filled):
         fn = profile_pld.binary_profile(eps0, n)
+    elif _enumerated(mechanism, eps0, n, filled, domain):
+        known = {**filled, "domain": domain} if mechanism == "olh" and domain is not None else filled
+        fn = enumerated.exact_profile(mechanism, eps0, n, known)
     else:
         fn = best.round_delta(mechanism, eps0, n, _tail(delta, rounds), domain=domain, **kw)
     return profile_pld.profile_points(fn, eps0)
@@ -225,7 +245,8 @@ def composed_eps(mechanism: str, eps0: float, n: int, delta: float, rounds: int,
     if rounds == 1:
         one = forward or best.best_eps(mechanism, eps0, n, delta, rtol=rtol, parallel=False, domain=domain, **kw)
         out["candidates"]["one-round"] = float(one["eps"])
-        if "curve" in candidates and _exact_binary(mechanism, n, filled):   # the exact profile can win here
+        if "curve" in candidates and (_exact_binary(mechanism, n, filled)    # an exact profile can win here
+                                      or _enumerated(mechanism, eps0, n, filled, domain)):
             out["candidates"]["curve"], out["curve_interval"] = composed_curve_eps(
                 mechanism, eps0, n, delta, 1, estimate=float(one["eps"]), domain=domain, **kw)
         by = min(out["candidates"], key=lambda name: (out["candidates"][name], name))
@@ -233,6 +254,9 @@ def composed_eps(mechanism: str, eps0: float, n: int, delta: float, rounds: int,
         return out
     cand = out["candidates"]
     cand["pure"] = rounds * float(eps0)
+    if _enumerated(mechanism, eps0, n, filled, domain):   # the curve of the exact profile: the others lose
+        out["skipped"] = {name: EXACT_SKIP for name in ("pld", "profile") if name in candidates}
+        candidates = tuple(name for name in candidates if name not in ("pld", "profile"))
     if "pld" in candidates and n <= N_MAX:
         pld, step = composed_pld(mechanism, eps0, n, rounds, delta=delta, **kw)
         cand["pld"] = float(pld.get_epsilon_for_delta(delta))
@@ -241,7 +265,7 @@ def composed_eps(mechanism: str, eps0: float, n: int, delta: float, rounds: int,
         prof = profile_mod.composed_eps(mechanism, eps0, n, delta, rounds, rtol=rtol, forward=forward, **kw)
         cand["profile"] = float(prof["eps"])
         out["profile"] = prof["profile"]
-    if "curve" in candidates and _curve_applies(mechanism, n, filled, domain):
+    if "curve" in candidates and _curve_applies(mechanism, eps0, n, filled, domain):
         est = min(cand.values())
         cand["curve"], out["curve_interval"] = composed_curve_eps(mechanism, eps0, n, delta, rounds, estimate=est,
                                                                   domain=domain, **kw)
@@ -252,7 +276,7 @@ def composed_eps(mechanism: str, eps0: float, n: int, delta: float, rounds: int,
         low = float(forward["eps_lower"]) if forward and forward.get("eps_lower") else 0.0
         floor = min(advanced_eps(low, rounds, delta / 2), rounds * low)
         if low > 0.0 and min(cand.values()) <= floor:
-            out["skipped"] = {"advanced": "not evaluated: at least " + repr(advanced_eps(low, rounds, delta / 2)),
+            out["skipped"] |= {"advanced": "not evaluated: at least " + repr(advanced_eps(low, rounds, delta / 2)),
                               "basic": "not evaluated: at least " + repr(rounds * low)}
         else:
             one = best.best_eps(mechanism, eps0, n, delta / (2 * rounds), rtol=rtol, parallel=False,

@@ -1,0 +1,235 @@
+"""One shuffle round's exact privacy profile at tiny n: every neighbouring pair of datasets enumerated.
+
+The pair family
+---------------
+Datasets of ``n`` users with inputs in the randomizer's whole input domain (``D`` values); two are
+neighbours when they differ in one user's input (the victim holds ``x`` in one, ``x'`` in the
+other; the other ``n - 1`` users hold the same inputs in both). The shuffled output is the multiset
+of the ``n`` reports. :func:`exact_profile` returns ``eps -> max`` over *every* such pair, in both
+directions, of the hockey-stick divergence of the two shuffled outputs: the exact largest delta at
+``eps`` of one round, no bound involved. Every pair is evaluated (no worst case is assumed), up to
+the two exact reductions below.
+
+Where it applies (the condition)
+--------------------------------
+A randomizer with a finite output whose law is symmetric under every permutation of the domain
+that fixes ``x`` and ``x'``, and a known domain: k-RR (``D = k``), OUE (``D = d``), OLH over all
+functions ``[D] -> [g]`` with ``--domain D`` given, subset-exp with ``s = 1`` (``D = d + 1`` items).
+Elsewhere (general, mhm, subset-exp with ``s >= 2``, OLH without a domain) :func:`applies` is
+False. It is also False beyond the enumeration budget: :data:`CONFIGS_MAX` datasets of the others
+or :data:`CELLS_MAX` output multisets in all, or more than :data:`N_MAX` users; there the caller
+does not use it (no fallback).
+
+Exact reductions
+----------------
+* **Symmetry.** Only which others share an input matters, not the input's name: the others are
+  ``a`` at ``x``, ``b`` at ``x'`` and the rest at third values in a non-increasing partition
+  ``l1 >= l2 >= ...`` (at most ``D - 2`` parts); the permutation that renames the third values maps
+  the outputs of one dataset onto those of any other with the same counts. Renaming ``x`` and
+  ``x'`` maps ``(a, b, l)`` to ``(b, a, l)`` with the two directions exchanged; both directions
+  are evaluated, so ``b <= a`` suffices.
+* **Sufficient reports.** Only ``u = 2 + min(D - 2, n - 1)`` inputs can be in use. A report is
+  replaced by its class: k-RR: the value when it is in use, else "another value"; OUE: the bits of
+  the inputs in use; OLH: which inputs in use the hash maps to the reported value; subset-exp: which
+  items in use the reported subset meets. In each case the report's law given its class is the same
+  for every input in use (the rest of the report is independent noise: the bits of other values,
+  the hash at other values, the subset's other items), so the multiset of classes is sufficient
+  for every pair of datasets using those inputs and the divergences are unchanged.
+
+The law of the multiset of classes is the exact convolution of the users' class laws over
+compositions of ``n`` (sums of positive terms; relative rounding of a few ulps per user).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+__all__ = ["CONFIGS_MAX", "CELLS_MAX", "N_MAX", "domain_size", "class_matrix", "configurations", "size", "applies",
+           "pair_laws", "exact_profile"]
+
+CONFIGS_MAX = 1_000     # datasets of the others (up to symmetry) enumerated at most (~1 ms each)
+N_MAX = 200             # users at most (the depth-first walk adds ~n^3 / 6 users where D = 2, 3)
+CELLS_MAX = 5_000_000   # output multisets, summed over those datasets, at most (memory: ~120 MB)
+DELTA_RTOL = 1e-12      # every delta raised by this relative amount (convolution rounding: ~n ulps)
+LOSS_SLACK = 1e-12      # the delta at eps is evaluated at eps - this (the losses' rounding: ~1e-15)
+
+
+def domain_size(mechanism: str, params: dict) -> int | None:
+    """``D``, the number of inputs (module docstring), or None where the profile does not apply."""
+    if mechanism == "krr":
+        return int(params["k"])
+    if mechanism == "oue":
+        return int(params["d"])
+    if mechanism == "olh":
+        return params.get("domain")
+    if mechanism == "subset-exp" and params.get("s") == 1:
+        return int(params["d"]) + 1
+    return None
+
+
+def class_matrix(mechanism: str, eps0: float, params: dict, u: int) -> np.ndarray:
+    """``(u, classes)``: row ``v`` the law of a report's class (module docstring) given input ``v``
+    of the ``u`` inputs in use (0 is ``x``, 1 is ``x'``, the rest third values)."""
+    e = math.exp(eps0)
+    big = domain_size(mechanism, params)
+    if mechanism == "krr":
+        hi, lo = e / (e + big - 1.0), 1.0 / (e + big - 1.0)
+        mat = np.full((u, u), lo)
+        np.fill_diagonal(mat, hi)
+        return mat if big == u else np.hstack([mat, np.full((u, 1), (big - u) * lo)])
+    pats = np.array(list(itertools.product((0, 1), repeat=u)), dtype=bool)   # classes: subsets of the inputs
+    size_t = pats.sum(axis=1)
+    mat = np.empty((u, len(pats)))
+    if mechanism == "oue":
+        p, q = 0.5, 1.0 / (e + 1.0)
+        for v in range(u):
+            bit = np.where(pats, q, 1.0 - q)
+            bit[:, v] = np.where(pats[:, v], p, 1.0 - p)
+            mat[v] = bit.prod(axis=1)
+    elif mechanism == "olh":
+        g = int(params["g"])
+        hi = e / (e + g - 1.0)
+        for v in range(u):   # y = h(v) w.p. hi; the hash at other inputs in use: iid uniform
+            rest = size_t - pats[:, v]
+            others = (1.0 / g) ** rest * (1.0 - 1.0 / g) ** (u - 1 - rest)
+            mat[v] = np.where(pats[:, v], hi, 1.0 - hi) * others
+    elif mechanism == "subset-exp":
+        k = int(params["k"])
+        omega = math.comb(big - 1, k) + (math.comb(big, k) - math.comb(big - 1, k)) * e
+        count = np.array([math.comb(big - u, k - int(t)) if 0 <= k - t <= big - u else 0 for t in size_t], float)
+        for v in range(u):
+            mat[v] = count * np.where(pats[:, v], e, 1.0) / omega
+    else:
+        raise ValueError(f"no class matrix for {mechanism!r}")
+    keep = mat.sum(axis=0) > 0
+    return mat[:, keep]
+
+
+def _partitions(total: int, parts: int, cap: int):
+    """Non-increasing partitions of ``total`` into at most ``parts`` parts, each at most ``cap``."""
+    if total == 0:
+        yield ()
+        return
+    if parts == 0:
+        return
+    for first in range(min(total, cap), 0, -1):
+        for rest in _partitions(total - first, parts - 1, first):
+            yield (first, *rest)
+
+
+def configurations(n: int, big: int):
+    """Every dataset of the others up to symmetry: ``(a, b, partition)`` (module docstring)."""
+    for a in range(n):
+        for rest in range(n - a if big > 2 else 1):   # the others at third values
+            if n - 1 - a - rest <= a:   # b <= a: the mirror image (module docstring)
+                yield from ((a, n - 1 - a - rest, part) for part in _partitions(rest, big - 2, n))
+
+
+def _in_use(n: int, big: int) -> int:
+    return 2 + min(big - 2, n - 1)
+
+
+def size(mechanism: str, eps0: float, n: int, params: dict) -> tuple[int, int] | None:
+    """``(configurations, output multisets in all)``, or None where the profile does not apply."""
+    big = domain_size(mechanism, params)
+    if big is None or big < 2 or not 1 <= n <= N_MAX:
+        return None
+    u = _in_use(n, big)
+    if u > 12:
+        return None
+    configs = sum(1 for _ in itertools.islice(configurations(n, big), CONFIGS_MAX + 1))
+    classes = class_matrix(mechanism, eps0, params, u).shape[1]
+    return configs, configs * math.comb(n + classes - 1, classes - 1)
+
+
+def applies(mechanism: str, eps0: float, n: int, params: dict) -> bool:
+    """The profile is exact and within the budget here (module docstring)."""
+    got = size(mechanism, eps0, n, params)
+    return got is not None and got[0] <= CONFIGS_MAX and got[1] <= CELLS_MAX
+
+
+class _Lattice:
+    """Compositions of ``j = 0 .. n`` into ``m`` parts (codes in base ``n + 1``, sorted) and the
+    index of ``c + e_y`` for each composition ``c`` of ``j``."""
+
+    def __init__(self, n: int, m: int):
+        powers = (n + 1) ** np.arange(m, dtype=np.int64)
+        self.codes = [np.zeros(1, dtype=np.int64)]
+        self.succ = []
+        for _ in range(n):
+            nxt = np.unique((self.codes[-1][:, None] + powers[None, :]).ravel())
+            self.succ.append(np.searchsorted(nxt, self.codes[-1][:, None] + powers[None, :]))
+            self.codes.append(nxt)
+
+    def add(self, pmf: np.ndarray, j: int, law: np.ndarray) -> np.ndarray:
+        """The law after one more user (``pmf`` over compositions of ``j``; ``law`` over classes)."""
+        return np.bincount(self.succ[j].ravel(), weights=(pmf[:, None] * law[None, :]).ravel(),
+                           minlength=self.codes[j + 1].size)
+
+
+def pair_laws(mechanism: str, eps0: float, n: int, params: dict):
+    """Yield ``((a, b, partition), P, Q)`` for every configuration: the exact laws of the multiset
+    of classes with the victim at ``x`` (``P``) and at ``x'`` (``Q``). Shared prefixes of the
+    configurations are convolved once (depth-first)."""
+    big = domain_size(mechanism, params)
+    u = _in_use(n, big)
+    mat = class_matrix(mechanism, eps0, params, u)
+    lat = _Lattice(n, mat.shape[1])
+
+    def walk(pmf, j, slot, cap, counts):
+        if j == n - 1:
+            full = [*counts, 0, 0][:max(2, len(counts))]
+            yield (full[0], full[1], tuple(full[2:])), lat.add(pmf, j, mat[0]), lat.add(pmf, j, mat[1])
+            return
+        if slot >= u:
+            return
+        if slot < 2:   # b <= a (the mirror image), the third values' counts non-increasing
+            yield from walk(pmf, j, slot + 1, 0 if slot == 0 else n, [*counts, 0])
+        top = min(n - 1 - j, cap)
+        for c in range(1, top + 1):
+            pmf = lat.add(pmf, j + c - 1, mat[slot])
+            yield from walk(pmf, j + c, slot + 1, n if slot == 1 else c, [*counts, c])
+
+    yield from walk(np.ones(1), 0, 0, n, [])
+
+
+def _sums(P: np.ndarray, Q: np.ndarray):
+    """``(losses log P/Q sorted, P-mass and Q-mass at positions >= i, at positions < i, allowance)``:
+    the allowance ``2 N u`` bounds the relative rounding of the ``N``-term cumulative sums."""
+    L = np.log(P) - np.log(Q)
+    order = np.argsort(L)
+    L, P, Q = L[order], P[order], Q[order]
+    zero = np.zeros(1)
+    up = (np.concatenate([np.cumsum(P[::-1])[::-1], zero]), np.concatenate([np.cumsum(Q[::-1])[::-1], zero]))
+    down = (np.concatenate([zero, np.cumsum(P)]), np.concatenate([zero, np.cumsum(Q)]))
+    return L, up, down, 2.0 * L.size * np.finfo(float).eps
+
+
+def exact_profile(mechanism: str, eps0: float, n: int, params: dict) -> Callable[[float], float]:
+    """``eps -> `` the largest delta at ``eps`` over every neighbouring pair and both directions
+    (module docstring), raised by :data:`DELTA_RTOL` of itself and read at ``eps -``
+    :data:`LOSS_SLACK`; refuses outside :func:`applies`."""
+    if not applies(mechanism, eps0, n, params):
+        raise ValueError(f"the exact profile of {mechanism} at n = {n} ({params}) is not enumerated here")
+    data = []
+    for _, P, Q in pair_laws(mechanism, eps0, n, params):
+        if np.any(P <= 0) or np.any(Q <= 0):
+            raise ValueError("an output class without mass: the class matrix is not positive")
+        data.append(_sums(P, Q))
+
+    def delta_at(eps: float) -> float:
+        eps = eps - LOSS_SLACK   # a smaller eps: a larger delta, covering the losses' rounding
+        w = math.exp(eps)
+        best = 0.0
+        for L, (ap, aq), (bp, bq), allow in data:
+            i = int(np.searchsorted(L, eps, side="right"))    # P || Q: the losses above eps
+            j = int(np.searchsorted(L, -eps, side="left"))    # Q || P: the losses below -eps
+            best = max(best, ap[i] - w * aq[i] + allow * (ap[i] + w * aq[i]),
+                       bq[j] - w * bp[j] + allow * (bq[j] + w * bp[j]))
+        return min(1.0, best * (1.0 + DELTA_RTOL))
+
+    return delta_at

@@ -1,0 +1,126 @@
+"""The exact one-round profile of :mod:`shuffledp.accountants.composition.enumerated` against brute force.
+
+Brute force, written independently: every dataset of the others over the whole domain (no symmetry
+used), every ordered victim pair ``x != x'``, the law of the multiset of the *full* reports (the
+randomizer's whole output matrix, no sufficient classes; only exactly equal columns merged) by
+adding one user at a time to a dict keyed by the sorted tuple of reports; the hockey-stick
+divergence in both directions, the largest."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from shuffledp.accountants.composition import enumerated as en
+from shuffledp.accountants.params import mechanism_params
+from shuffledp.accountants.randomizers import standard
+
+
+def _matrix(mech: str, eps0: float, p: dict) -> np.ndarray:
+    if mech == "krr":
+        e, k = math.exp(eps0), p["k"]
+        return np.where(np.eye(k, dtype=bool), e, 1.0) / (e + k - 1.0)
+    if mech == "oue":
+        return standard.oue_matrix(p["d"], eps0)
+    if mech == "olh":
+        return standard.olh_matrix(p["domain"], p["g"], eps0)
+    return standard.subset_exp_matrix(p["d"], p["s"], p["k"], eps0)
+
+
+def _multiset_law(rows) -> dict:
+    law = {(): 1.0}
+    for row in rows:
+        nxt: dict = {}
+        for key, mass in law.items():
+            for y, py in enumerate(row):
+                new = tuple(sorted((*key, y)))
+                nxt[new] = nxt.get(new, 0.0) + mass * py
+        law = nxt
+    return law
+
+
+def brute_profile(mech: str, eps0: float, n: int, p: dict, eps_points) -> np.ndarray:
+    full = _matrix(mech, eps0, p)
+    _, label = np.unique(full, axis=1, return_inverse=True)   # exactly equal columns merged (OLH: many)
+    mat = np.stack([full[:, label.ravel() == c].sum(axis=1) for c in range(label.max() + 1)], axis=1)
+    inputs = range(mat.shape[0])
+    out = np.zeros(len(eps_points))
+    for others in itertools.combinations_with_replacement(inputs, n - 1):
+        base = _multiset_law([mat[v] for v in others])
+        for x, x2 in itertools.permutations(inputs, 2):
+            P, Q = {}, {}
+            for key, mass in base.items():
+                for y in range(mat.shape[1]):
+                    new = tuple(sorted((*key, y)))
+                    P[new] = P.get(new, 0.0) + mass * mat[x, y]
+                    Q[new] = Q.get(new, 0.0) + mass * mat[x2, y]
+            pv, qv = np.array(list(P.values())), np.array([Q[k] for k in P])
+            for i, eps in enumerate(eps_points):
+                out[i] = max(out[i], float(np.maximum(pv - math.exp(eps) * qv, 0).sum()))
+    return out
+
+
+CASES = [("krr", {"k": 2}, range(2, 13)), ("krr", {"k": 3}, range(2, 13)),
+         ("oue", {"d": 2}, range(2, 13)), ("oue", {"d": 3}, range(2, 7)),
+         ("olh", {"g": 2, "domain": 2}, range(2, 10)), ("olh", {"g": 2, "domain": 3}, range(2, 6)),
+         ("olh", {"g": 3, "domain": 2}, range(2, 7)), ("olh", {"g": 3, "domain": 3}, range(2, 5)),
+         ("subset-exp", {"d": 2, "s": 1}, range(2, 9)), ("subset-exp", {"d": 3, "s": 1, "k": 2}, range(2, 6))]
+
+
+@pytest.mark.parametrize("mech,kw,ns", CASES)
+def test_exact_profile_is_the_brute_force_maximum(mech, kw, ns):
+    """At d, g, k = 2 and 3 and n = 2..12 (fewer where the brute force is slow): the enumerated
+    profile is the largest divergence over every neighbouring pair and direction."""
+    for n in ns:
+        for eps0 in (0.5, 2.0):
+            p = mechanism_params(mech, eps0, **kw)
+            pts = [0.0, 0.05, 0.2, eps0 / 2, 0.9 * eps0]
+            want = brute_profile(mech, eps0, n, p, pts)
+            got = en.exact_profile(mech, eps0, n, p)
+            for e, w in zip(pts, want, strict=True):
+                g = got(e)
+                assert w <= g <= w * (1 + 1e-9) + 1e-15, (mech, kw, n, eps0, e, g, w)
+
+
+def test_a_single_pair_is_caught(monkeypatch):
+    """Mutation: the profile of one configuration only (the others all at x) is below the brute
+    force's maximum: the test above fails on it."""
+    orig = en.pair_laws
+
+    def one(*args):
+        kept = [c for c in orig(*args) if c[0][:2] == (args[2] - 1, 0)]
+        if len(kept) != 1:
+            raise RuntimeError(f"the mutant's configuration is not enumerated: {kept}")
+        return kept
+
+    monkeypatch.setattr(en, "pair_laws", one)
+    p = mechanism_params("oue", 1.0, d=3)
+    want = brute_profile("oue", 1.0, 4, p, [0.2])[0]
+    assert en.exact_profile("oue", 1.0, 4, p)(0.2) < want * (1 - 1e-3)
+
+
+def test_refuses_where_it_does_not_apply():
+    assert not en.applies("olh", 1.0, 12, {"g": 3})            # domain unknown
+    assert not en.applies("krr", 1.0, 16, {"k": 10})           # beyond the budget
+    assert not en.applies("subset-exp", 1.0, 4, {"d": 4, "s": 2, "k": 2})
+    with pytest.raises(ValueError):
+        en.exact_profile("krr", 1.0, 16, {"k": 10})
+
+
+@pytest.mark.parametrize("mech,kw", [("oue", {"d": 2}), ("krr", {"k": 3}), ("olh", {"g": 2, "domain": 3})])
+def test_one_round_answer_brackets_the_brute_force_eps(mech, kw):
+    """One round (T = 1) at n = 5: the answer is the curve of the exact profile, at least the exact
+    eps at delta (bisection on the brute force) and within 1% of it."""
+    from shuffledp.accountants.composition import rounds
+
+    eps0, n, delta = 1.0, 5, 1e-3
+    p = mechanism_params(mech, eps0, **kw)
+    lo, hi = 0.0, eps0
+    for _ in range(30):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if brute_profile(mech, eps0, n, p, [mid])[0] > delta else (lo, mid)
+    res = rounds.composed_eps(mech, eps0, n, delta, 1, **kw)
+    assert res["by"] == "curve" and lo <= res["eps"] <= 1.01 * hi, (res, lo, hi)
