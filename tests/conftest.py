@@ -139,6 +139,7 @@ def tiny_workflow(tmp_path_factory) -> Path:
 # does carry the group, the scheduler uses it as pytest-xdist does.
 GROUPS_ENV = "SHUFFLEDP_XDIST_GROUPS"  # the folder of the workers' group files, set by the controller
 TINY_GROUP = "tiny_workflow"
+_GROUPS_DIR = pytest.StashKey[str]()
 
 
 def _group(item) -> str | None:
@@ -170,24 +171,26 @@ class _WriteGroups:
 
         folder = Path(os.environ[GROUPS_ENV])
         rows = {item.nodeid: [_group(item), item.get_closest_marker("slow") is not None] for item in items}
-        tmp = folder / f"{os.environ['PYTEST_XDIST_WORKER']}.json.part"
+        tmp = folder / f"{config.workerinput['workerid']}.json.part"
         tmp.write_text(json.dumps(rows))
         tmp.replace(tmp.with_suffix(""))
 
 
 def pytest_configure(config):
-    if os.environ.get("PYTEST_XDIST_WORKER"):
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker
         if os.environ.get(GROUPS_ENV):  # set by a controller with --dist loadgroup only
             config.pluginmanager.register(_WriteGroups(), "shuffledp_write_groups")
     elif getattr(config.option, "dist", "no") == "loadgroup":
         import tempfile  # the controller, before it starts the workers (they inherit the environment)
 
-        os.environ[GROUPS_ENV] = tempfile.mkdtemp(prefix="shuffledp-xdist-groups-")
+        config.stash[_GROUPS_DIR] = os.environ[GROUPS_ENV] = tempfile.mkdtemp(prefix="shuffledp-xdist-groups-")
 
 
 def pytest_unconfigure(config):
-    if not os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get(GROUPS_ENV):
-        shutil.rmtree(os.environ.pop(GROUPS_ENV), ignore_errors=True)
+    folder = config.stash.get(_GROUPS_DIR, None)
+    if folder:
+        os.environ.pop(GROUPS_ENV, None)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: no error where pytest-xdist is missing

@@ -77,6 +77,7 @@ def test_the_parallel_command_keeps_a_module_fixtures_tests_on_one_worker(tmp_pa
     """The README's command on a module whose tests share a module-scoped fixture: they all run on one
     worker (tests/conftest.py's scheduler; pytest-xdist's own loadgroup spreads them under pytest 9.2),
     while the other worker runs the rest."""
+    import os
     import subprocess
     import sys
 
@@ -89,8 +90,9 @@ def test_the_parallel_command_keeps_a_module_fixtures_tests_on_one_worker(tmp_pa
     args = shlex.split(_readme_command())[1:]
     assert "auto" in args
     args[args.index("auto")] = "2"  # two workers whatever this machine has
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_XDIST", "SHUFFLEDP_XDIST"))}
     proc = subprocess.run([sys.executable, "-m", "pytest", *args, "-p", "no:cacheprovider", "-q", str(suite)],
-                          cwd=suite, capture_output=True, text=True, timeout=600)
+                          cwd=suite, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     workers = {p.name: p.read_text() for p in out.iterdir()}
     assert len(workers) == 12, workers
