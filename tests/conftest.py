@@ -129,6 +129,110 @@ def tiny_workflow(tmp_path_factory) -> Path:
     return workdir
 
 
+# --- the README's parallel test command: pytest-xdist, --dist loadgroup --------------------------------
+# Which tests share a worker: every test that reads the shared tiny run (one worker builds it once; no
+# other worker sits waiting on its lock), and the tests of a module that share a module-scoped fixture
+# (built once, as in a serial run). Correctness never depends on this (the tiny run is built under a
+# lock, a module fixture is per process): it only saves time. pytest-xdist 3.8's own loadgroup passes
+# the group in the test id, which pytest 9.2 no longer lets a plugin change (pytest-xdist issue 1386),
+# so the workers write the groups to a file the controller's scheduler reads (below); where the id
+# does carry the group, the scheduler uses it as pytest-xdist does.
+GROUPS_ENV = "SHUFFLEDP_XDIST_GROUPS"  # the folder of the workers' group files, set by the controller
+TINY_GROUP = "tiny_workflow"
+_GROUPS_DIR = pytest.StashKey[str]()
+
+
+def _group(item) -> str | None:
+    mark = item.get_closest_marker("xdist_group")
+    if mark:  # a test's own mark (e.g. one that asks for the tiny run inside the test)
+        return str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+    if "tiny_workflow" in getattr(item, "fixturenames", ()):
+        return TINY_GROUP
+    defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+    if any(d.scope == "module" for chain in defs.values() for d in chain):
+        return item.nodeid.split("::", 1)[0]
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook, which reads the marks
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        group = _group(item)
+        if group and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+class _WriteGroups:
+    """On a pytest-xdist worker: {test id: [group or None, slow]} to the controller's folder."""
+
+    @pytest.hookimpl(trylast=True)  # after every hook that may change the ids
+    def pytest_collection_modifyitems(self, config, items):
+        import json
+
+        folder = Path(os.environ[GROUPS_ENV])
+        rows = {item.nodeid: [_group(item), item.get_closest_marker("slow") is not None] for item in items}
+        tmp = folder / f"{config.workerinput['workerid']}.json.part"
+        tmp.write_text(json.dumps(rows))
+        tmp.replace(tmp.with_suffix(""))
+
+
+def pytest_configure(config):
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker
+        if os.environ.get(GROUPS_ENV):  # set by a controller with --dist loadgroup only
+            config.pluginmanager.register(_WriteGroups(), "shuffledp_write_groups")
+    elif getattr(config.option, "dist", "no") == "loadgroup":
+        import tempfile  # the controller, before it starts the workers (they inherit the environment)
+
+        config.stash[_GROUPS_DIR] = os.environ[GROUPS_ENV] = tempfile.mkdtemp(prefix="shuffledp-xdist-groups-")
+
+
+def pytest_unconfigure(config):
+    folder = config.stash.get(_GROUPS_DIR, None)
+    if folder:
+        os.environ.pop(GROUPS_ENV, None)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: no error where pytest-xdist is missing
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadgroup" or not os.environ.get(GROUPS_ENV):
+        return None
+    import json
+
+    from xdist.scheduler import LoadGroupScheduling
+
+    class Scheduling(LoadGroupScheduling):
+        """pytest-xdist's loadgroup with the groups from the workers' files; the tiny run's group
+        first, then the units that hold a `slow` test (longest first is the shortest wall), then
+        the rest, largest unit first as pytest-xdist orders them."""
+
+        rows: dict | None = None
+        ordered = False
+
+        def _row(self, nodeid: str):
+            if self.rows is None:
+                files = sorted(Path(os.environ[GROUPS_ENV]).glob("*.json"))
+                self.rows = {}
+                for f in files:  # every worker collected the same tests (pytest-xdist checks)
+                    self.rows.update(json.loads(f.read_text()))
+            return self.rows.get(nodeid, [None, False])
+
+        def _split_scope(self, nodeid: str) -> str:
+            group = self._row(nodeid)[0]
+            return group if group else super()._split_scope(nodeid)
+
+        def _assign_work_unit(self, node) -> None:
+            if not self.ordered:
+                self.ordered = True
+                slow = [s for s, unit in self.workqueue.items() if any(self._row(n)[1] for n in unit)]
+                for scope in reversed([TINY_GROUP, *slow]):
+                    if scope in self.workqueue:
+                        self.workqueue.move_to_end(scope, last=False)
+            super()._assign_work_unit(node)
+
+    return Scheduling(config, log)
+
+
 def copy_of_tiny_workflow(shared: Path, dest: Path) -> Path:
     """A copy of the shared run at ``dest`` (file times kept: Snakemake finds it complete)."""
     shutil.copytree(shared, dest, symlinks=True)

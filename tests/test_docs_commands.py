@@ -147,7 +147,10 @@ def test_benchmark_script_takes_the_flags_shown(cmd):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("flags", sorted(SNAKEMAKE), ids=lambda f: " ".join(f) or "(none)")
+# the --report command reads the shared tiny run: on that run's worker under pytest-xdist (tests/conftest.py)
+@pytest.mark.parametrize("flags", [pytest.param(f, marks=pytest.mark.xdist_group("tiny_workflow"))
+                                   if any(p.startswith("--report") for p in f) else f for f in sorted(SNAKEMAKE)],
+                         ids=lambda f: " ".join(f) or "(none)")
 def test_snakemake_command_runs(flags, scratch, request):
     # targets first: --configfile takes every file name that follows it
     args = ["--cores", "2", *SNAKEMAKE[flags], *(t for f in flags for t in f.split())]

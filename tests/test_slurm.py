@@ -24,7 +24,8 @@ from slurm_cluster import LocalSlurm, why_unavailable
 REPO = Path(__file__).resolve().parents[1]
 CONFIG_ENV = os.environ.get("SHUFFLEDP_SLURM_CONFIG")
 
-pytestmark = [pytest.mark.slurm, pytest.mark.slow]
+# it asks for the shared tiny run inside the test: on that run's worker under pytest-xdist (tests/conftest.py)
+pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.xdist_group("tiny_workflow")]
 
 
 def _snakemake(args: list[str], cwd: Path, env: dict, timeout_s: int, config: Path) -> float:
