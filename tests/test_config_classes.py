@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from shuffledp.config import ConfigError, load_configs, load_validated, load_yaml, merge, validate_config
+from shuffledp.config import ConfigError, load_configs, load_yaml, merge, validate_config
 from shuffledp.stages import discover
 from shuffledp.stages.jobs import canonical
 
