@@ -3,8 +3,8 @@
 The files are merged as the workflow merges ``config/config.yaml`` (the first file) and the
 ``--configfile`` files (the others: merged among themselves as Snakemake merges them, then over
 the first with the README's overlay rule, :func:`shuffledp.config.load_configs`), then checked
-by :func:`shuffledp.config.validate_config`, the very function the workflow calls before any job. A YAML syntax error names the file and line (snakemake's own loader
-only says that some config file is not valid YAML).
+by :func:`shuffledp.config.validate_config`, the very function the workflow calls before any job.
+A YAML syntax error names the file and line (snakemake's own loader only says that some config file is not valid YAML).
 """
 
 from __future__ import annotations
