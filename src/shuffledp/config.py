@@ -374,6 +374,10 @@ def workflow_config(user: Mapping, defaults: str | os.PathLike = DEFAULTS_FILE) 
     (``config/config.yaml`` of the working folder), read here, when it exists; ``user`` goes over it
     with the overlay rule (:func:`merge`: a collection the user names replaces the default's, a
     section is merged key by key). Neither file nor ``--configfile``: one line naming the file."""
+    try:  # before anything walks it: an alias "bomb" in a --configfile (Snakemake keeps the aliases shared)
+        check_size(user)
+    except ConfigError as exc:
+        raise ConfigError(f"--configfile/--config: {exc}") from None
     base: dict = {}
     if os.path.lexists(defaults):
         base = load_yaml(defaults)
