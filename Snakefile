@@ -8,23 +8,13 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
-# The default config read by the package's loader before Snakemake's: a YAML syntax error, a file
-# that is not UTF-8, a folder, a list, an alias "bomb" each stop here with one line naming the file.
-try:
-    import shuffledp  # noqa: F401
-except ImportError:  # not installed: still parse, lint, dry-run
-    sys.path.insert(0, os.path.join(workflow.basedir, "src"))
-from shuffledp.config import ConfigError as _ConfigError, load_yaml as _load_yaml  # noqa: E402
-
-if os.path.lexists("config/config.yaml"):
-    try:
-        _load_yaml("config/config.yaml")
-    except _ConfigError as _exc:
-        sys.stderr.write(f"shuffledp: invalid configuration:\n{_exc}\n")
-        sys.exit(2)
+# No `configfile:`: Snakemake's `config` holds only what the user passes (each --configfile, merged by
+# Snakemake among themselves as its documentation says, then --config); workflow/rules/common.smk
+# reads the defaults, config/config.yaml of the working folder, with the package's loader (a YAML
+# syntax error, a file that is not UTF-8, a folder, a list, an alias "bomb": one line naming the file)
+# and puts the user's config over them with the README's overlay rule (shuffledp.config.workflow_config).
 
 
-configfile: "config/config.yaml"
 report: "workflow/report/workflow.rst"  # snakemake --report: the global description (captions: workflow/report/)
 
 

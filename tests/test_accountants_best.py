@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -180,7 +181,8 @@ def _step(tmp_path, step, spec, inputs, outputs, name=""):
     spec_file, io_file = tmp_path / f"{step}{name}.spec.json", tmp_path / f"{step}{name}.io.json"
     spec_file.write_text(spec if isinstance(spec, str) else json.dumps(spec))
     io_file.write_text(json.dumps({"input": inputs, "output": outputs}))
-    return main(["step", "accountants_compare", step, "--spec", str(spec_file), "--io", str(io_file)])
+    with contextlib.chdir(tmp_path):  # a job's files lie inside its working folder
+        return main(["step", "accountants_compare", step, "--spec", str(spec_file), "--io", str(io_file)])
 
 
 def test_compare_steps_run_and_report(tmp_path):

@@ -3,6 +3,7 @@ and by running the protocols under fixed seeds."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import pytest
@@ -83,7 +84,7 @@ def test_gain_rows_and_markdown():
                                                           ratio_rel_diff=[], ratio_rel_se=[], tolerance=[]))
 
 
-def _gain_step(tmp_path, spec, outputs, params=()):
+def _gain_step(tmp_path, spec, outputs, params=(), cwd=None):
     """``shuffledp step accountants_compare gain``, as the workflow calls it (spec and io files);
     ``params``: the segmented parameter tables the spec's ``subexp`` entries index."""
     import json
@@ -92,8 +93,9 @@ def _gain_step(tmp_path, spec, outputs, params=()):
 
     (tmp_path / "spec.json").write_text(json.dumps(spec))
     (tmp_path / "io.json").write_text(json.dumps({"input": {"params": list(params)}, "output": outputs}))
-    return main(["step", "accountants_compare", "gain", "--spec", str(tmp_path / "spec.json"),
-                 "--io", str(tmp_path / "io.json")])
+    with contextlib.chdir(cwd or tmp_path):  # a job's files lie inside its working folder
+        return main(["step", "accountants_compare", "gain", "--spec", str(tmp_path / "spec.json"),
+                     "--io", str(tmp_path / "io.json")])
 
 
 def test_gain_job_and_step_errors(capsys, tmp_path):
@@ -247,7 +249,7 @@ def test_gain_reads_subexp_from_the_segmented_params_table_with_the_same_numbers
             monkeypatch.setattr(sp, "subexp_shuffle_eps0_vr", no_search)
         (tmp_path / name).mkdir()
         out[name] = {k: str(tmp_path / name / f"g.{k}") for k in ("table", "measured", "md", "pdf", "png")}
-        assert _gain_step(tmp_path / name, dict(spec, subexp=[sub]), out[name], tables) == 0
+        assert _gain_step(tmp_path / name, dict(spec, subexp=[sub]), out[name], tables, cwd=tmp_path) == 0
     for k in ("table", "measured"):
         a, b = pd.read_parquet(out["read"][k]), pd.read_parquet(out["searched"][k])
         assert len(a[a.randomizer.str.startswith("subexp")]) == 1

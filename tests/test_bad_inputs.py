@@ -8,6 +8,7 @@ exit 2 with one line ``shuffledp: error: ...`` naming the flag or file -- never 
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import gzip
 import json
@@ -397,7 +398,8 @@ def _check_bad_step(tmp_path, capsys, stage, step, spec, io, needles) -> None:
         return json.loads(json.dumps(x).replace("{tmp}", str(tmp_path)).replace("{ok}", ok))
 
     spec = spec.replace("{tmp}", str(tmp_path)) if isinstance(spec, str) else fill(spec)
-    code = main(_step(tmp_path, stage, step, spec, fill(io)))
+    with contextlib.chdir(tmp_path):  # a job's files lie inside its working folder
+        code = main(_step(tmp_path, stage, step, spec, fill(io)))
     err = capsys.readouterr().err
     assert code == 2, err
     lines = err.strip().splitlines()
@@ -447,6 +449,7 @@ def test_a_bug_is_an_internal_error_exit_1_and_traceback_on_request(tmp_path, mo
             "delta_central": 1e-5, "delta_local": 0.0}
     io = {"input": {}, "output": {"table": str(tmp_path / "o.parquet")}}
     argv = _step(tmp_path, "personalized", "points", spec, io)
+    monkeypatch.chdir(tmp_path)  # a job's files lie inside its working folder
     for exc, code, word in ((KeyError("k"), 1, "internal error: KeyError"),
                             (ZeroDivisionError("x"), 1, "internal error: ZeroDivisionError"),
                             (ValueError("v"), 1, "internal error: ValueError"),
@@ -497,7 +500,7 @@ def test_bad_job_in_a_real_process_has_no_traceback(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
     env.pop("SHUFFLEDP_DEBUG", None)
     proc = subprocess.run([sys.executable, "-m", "shuffledp", *_step(tmp_path, stage, step, spec, io)],
-                          capture_output=True, text=True, env=env, timeout=120)
+                          capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert all(n in proc.stderr for n in needles)

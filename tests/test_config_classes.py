@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from shuffledp.config import ConfigError, load_configs, load_validated, load_yaml, merge, validate_config
+from shuffledp.config import ConfigError, load_configs, load_yaml, merge, validate_config
 from shuffledp.stages import discover
 from shuffledp.stages.jobs import canonical
 
@@ -287,16 +287,32 @@ def _job_specs(folder: Path) -> set[str]:
 
 
 @pytest.mark.slow
-def test_workflow_and_cli_build_the_same_overlaid_config(tmp_path):
-    """The Snakefile path uses the same merge: the dry run's jobs are those of load_configs' config."""
+@pytest.mark.parametrize("case", ["one-overlay", "two-overlays-and-config"])
+def test_workflow_and_cli_build_the_same_overlaid_config(tmp_path, case):
+    """The Snakefile path uses the same merge: the dry run's jobs are those of load_configs' config.
+    The defaults are config/config.yaml of the working folder (read by the workflow itself); the
+    user names only the overlays; with one overlay the config is the earlier loader's (each file
+    over the previous with the overlay rule), with two Snakemake merges them first."""
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.yaml").write_text((REPO / "config" / "config.yaml").read_text())
     mine = _overlay(tmp_path)
-    proc = _snakemake(tmp_path, "-n", "--configfile", str(REPO / "config" / "config.yaml"), str(mine))
+    files, args = [mine], []
+    if case == "two-overlays-and-config":
+        more = tmp_path / "more.yaml"  # a second figure and another seed: merged with mine's by Snakemake
+        more.write_text(yaml.safe_dump({"segmented": {"figures": {"other": DEFAULT["segmented"]["figures"]["fig2"]}}}))
+        files, args = [mine, more], ["--config", "seed=11"]
+    proc = _snakemake(tmp_path, "-n", "--configfile", *map(str, files), *args)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    cfg = load_validated([REPO / "config" / "config.yaml", mine])
+    cfg = load_configs([REPO / "config" / "config.yaml", *files], {"seed": 11} if args else None)
+    if case == "one-overlay":  # main's loader: each file over the previous with the overlay rule
+        assert cfg == merge(copy.deepcopy(DEFAULT), load_yaml(mine))
+    else:
+        assert list(cfg["segmented"]["figures"]) == ["only", "other"] and cfg["seed"] == 11
+    validate_config(cfg)
     expected = {canonical(j.spec) for s in discover().values() if s.enabled(cfg) for j in s.jobs(cfg)}
-    written = _job_specs(tmp_path)
-    assert written and written <= expected
+    assert _job_specs(tmp_path) == expected
     assert "segmented_fig2" not in proc.stdout and "results/figures/segmented_only.pdf" in proc.stdout
+    assert ("results/figures/segmented_other.pdf" in proc.stdout) == (case != "one-overlay")
     assert "ipums_mx" not in proc.stdout and "ipums_br" in proc.stdout
     # a dry run writes no data, only the real datasets' source markers (data/.sources: stand-ins never stick)
     assert not (tmp_path / "data").exists() or [p.name for p in (tmp_path / "data").iterdir()] == [".sources"]
@@ -369,6 +385,8 @@ def test_snakemake_refuses_an_alias_bomb_configfile_quickly(tmp_path):
     proc = _snakemake(tmp_path, "-n", "--configfile", str(path))
     assert time.monotonic() - start < 120
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
-    assert f"{path}: config key " in proc.stderr and "more than 100000 values" in proc.stderr, proc.stderr[-2000:]
+    # the file is Snakemake's to read (no `configfile:`, no undocumented attribute tells which file held it)
+    assert "--configfile/--config: config key " in proc.stderr and "more than 100000 values" in proc.stderr, \
+        proc.stderr[-2000:]
     assert not (tmp_path / "results").exists()
 

@@ -177,12 +177,17 @@ def test_the_workflow_calls_exactly_this_validation():
     text = (REPO / "workflow" / "rules" / "common.smk").read_text()
     code = "\n".join(line.split("#", 1)[0] for line in text.splitlines())
     assert "from shuffledp.config import ConfigError, validate_config, workflow_config" in code
-    assert re.search(r"^\s+validate_config\(config, ", code, re.M)
+    assert re.search(r"^\s+validate_config\(config\)", code, re.M)
     # and builds its config with the same merge as `shuffledp config validate` (overlay semantics):
-    # workflow_config merges the files Snakemake names with load_configs
-    assert re.search(r"^\s+_merged, _note = workflow_config\(config, \*_config_files\(\)\)", code, re.M)
+    # the defaults read by workflow_config, Snakemake's `config` (only the user's files) over them
+    assert re.search(r"^\s+_merged = workflow_config\(config\)$", code, re.M)
     from shuffledp.config import load_configs, workflow_config
 
-    files = [REPO / "config" / "config.yaml", REPO / "config" / "paper.yaml"]
-    assert workflow_config({}, files, {}) == (load_configs(files, {}), None)
+    cwd = os.getcwd()
+    try:
+        os.chdir(REPO)
+        paper = load_configs([REPO / "config" / "paper.yaml"])
+        assert workflow_config(paper) == load_configs([REPO / "config" / "config.yaml", REPO / "config" / "paper.yaml"])
+    finally:
+        os.chdir(cwd)
     assert "snakemake.utils import validate" not in code and "check_config(" not in code

@@ -56,6 +56,7 @@ def test_a_trickling_mirror_ends_at_the_total_deadline(tmp_path, capsys, monkeyp
     (tmp_path / "spec.json").write_text(json.dumps({"mirror": trickle_mirror}))
     dest = tmp_path / "raw" / "msnbc990928.seq.gz"
     (tmp_path / "io.json").write_text(json.dumps({"input": {}, "output": {"raw": str(dest)}}))
+    monkeypatch.chdir(tmp_path)  # a job's files lie inside its working folder
     start = time.monotonic()
     code = main(["step", "data", "download_msnbc", "--spec", str(tmp_path / "spec.json"),
                  "--io", str(tmp_path / "io.json")])

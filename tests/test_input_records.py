@@ -81,8 +81,9 @@ def test_a_table_copied_over_another_is_refused_naming_file_content_and_rebuild(
     assert set(written) == results_before  # nothing written (not even the refused job's output record)
 
 
-def test_a_table_without_a_record_or_from_another_config_is_refused(tmp_path, capsys):
+def test_a_table_without_a_record_or_from_another_config_is_refused(tmp_path, capsys, monkeypatch):
     """A table not written by the workflow (no record), or by a job of another config (other spec)."""
+    monkeypatch.chdir(tmp_path)  # a job's files lie inside its working folder
     stage = discover()["data"]
     want = job_record("data", "synthetic", {"name": "a"}, {"x": 1})
     plain = tmp_path / "plain.parquet"
@@ -121,8 +122,9 @@ def test_the_record_is_deterministic_and_holds_no_time_or_absolute_path(tmp_path
     assert read_job_record(tmp_path / "c.parquet") is None
 
 
-def test_io_file_of_another_job_is_refused(tmp_path, capsys):
+def test_io_file_of_another_job_is_refused(tmp_path, capsys, monkeypatch):
     """The io file's job record must be the job the spec describes (spec and io belong together)."""
+    monkeypatch.chdir(tmp_path)  # a job's files lie inside its working folder
     spec = {"name": "a", "domain": 10, "set_size": 2, "users": 5, "distribution": "uniform", "zipf_exponent": 1.0,
             "seed": 1}
     io = {"input": {}, "output": {"table": str(tmp_path / "o.parquet")},

@@ -174,7 +174,7 @@ def test_step_command_refuses_bad_specs_and_io_with_one_line(tmp_path):
         (tmp_path / "io.json").write_text(json.dumps(io))
         return subprocess.run([sys.executable, "-m", "shuffledp", "step", stage, step, "--spec",
                                str(tmp_path / "s.json"), "--io", str(tmp_path / "io.json")],
-                              capture_output=True, text=True)
+                              capture_output=True, text=True, cwd=tmp_path)  # its files: inside the working folder
 
     cases = [
         (("personalized", "points", {k: v for k, v in spec_ok.items() if k != "bound"}, io_ok), "bound: missing key"),

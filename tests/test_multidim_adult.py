@@ -107,7 +107,7 @@ def test_step_prepare_then_uniform_on_the_prepared_table(tmp_path):
         (tmp_path / "spec.json").write_text(json.dumps(spec))
         return subprocess.run([sys.executable, "-m", "shuffledp", "step", "multidim", "prepare", "--spec",
                                str(tmp_path / "spec.json"), "--io", str(tmp_path / "io.json")],
-                              capture_output=True, text=True)
+                              capture_output=True, text=True, cwd=tmp_path)  # its files: inside the working folder
 
     proc = step({"dataset": "adult", "attributes": list(ADULT_ATTRIBUTES)})
     assert proc.returncode == 0, proc.stderr

@@ -385,9 +385,9 @@ def test_step_bad_spec_is_one_line_error(tmp_path):
         (tmp_path / "io.json").write_text(json.dumps({"input": inputs, "output": {"table": str(tmp_path / "y")}}))
         proc = subprocess.run([sys.executable, "-m", "shuffledp", "step", "multidim_frameworks", step, "--spec",
                                str(tmp_path / "s.json"), "--io", str(tmp_path / "io.json")], capture_output=True,
-                              text=True)
+                              text=True, cwd=tmp_path)  # its files: inside the working folder
         assert proc.returncode == 2, proc.stderr
-        assert proc.stderr.startswith("shuffledp: error: --spec") or proc.stderr.startswith("shuffledp: error: input")
+        assert proc.stderr.startswith(("shuffledp: error: --spec", "shuffledp: error: input", "shuffledp: error: --io"))
         assert proc.stderr.count("\n") == 1, proc.stderr
         return proc.stderr
 
@@ -400,7 +400,8 @@ def test_step_bad_spec_is_one_line_error(tmp_path):
     assert "power of two" in run("loan", loan, {"source": []})
     bad_coding = dict(loan, domain=16, coding={"int_rate": {"scale": "log", "lo": 0, "hi": 31}})
     assert "coding" in run("loan", bad_coding, {"source": []})  # a public range that cannot cut: one line
-    assert "no such file" in run("run", run_spec, {"table": ["/nonexistent.parquet"]})
+    assert "no such file" in run("run", run_spec, {"table": [str(tmp_path / "nonexistent.parquet")]})
+    assert "outside the working folder" in run("run", run_spec, {"table": ["/nonexistent.parquet"]})
     assert "eps[0]: must be > 0" in run("run", dict(run_spec, eps=[-1.0]), {"table": [__file__]})
     # a key of the other framework (or component) is refused, naming it
     assert "view_size: not a key of a hdg run" in run("run", dict(run_spec, view_size=2), {"table": [__file__]})

@@ -47,7 +47,7 @@ def _run(tmp_path, step):
     env["SHUFFLEDP_STAGE_PATH"] = str(tmp_path / "stages")
     proc = subprocess.run([sys.executable, "-m", "shuffledp", "step", "threadprobe", step, "--spec",
                            str(tmp_path / "spec.json"), "--io", str(tmp_path / "io.json")],
-                          capture_output=True, text=True, env=env)
+                          capture_output=True, text=True, env=env, cwd=tmp_path)  # its files: inside the working folder
     assert proc.returncode == 0, proc.stderr
     return json.loads(out.read_text())
 

@@ -58,9 +58,10 @@ def test_a_table_of_an_older_version_without_output_is_still_matched(tmp_path):
 
 
 @pytest.mark.parametrize("content", [b"", b"PAR1 not really", b"garbage" * 100])
-def test_an_unreadable_input_table_says_to_delete_it(tmp_path, capsys, content):
+def test_an_unreadable_input_table_says_to_delete_it(tmp_path, capsys, content, monkeypatch):
     from shuffledp.cli import main
 
+    monkeypatch.chdir(tmp_path)  # a job's files lie inside its working folder
     bad = tmp_path / "ipums_br.parquet"
     bad.write_bytes(content)
     io = {"input": {"tables": [str(bad)]}, "output": {"parquet": str(tmp_path / "o.parquet"),
@@ -173,7 +174,7 @@ def test_mplbackend_does_not_reach_the_figures(tmp_path):
     (tmp_path / "io.json").write_text(json.dumps({"input": {"draws": [str(draw)]}, "output": out}))
     (tmp_path / "spec.json").write_text(json.dumps({"scale": "t"}))
     proc = _cli(["step", "toy", "report", "--spec", str(tmp_path / "spec.json"), "--io", str(tmp_path / "io.json")],
-                {"MPLBACKEND": "bogus", "SHUFFLEDP_STAGE_PATH": str(REPO / "tests" / "stages")})
+                {"MPLBACKEND": "bogus", "SHUFFLEDP_STAGE_PATH": str(REPO / "tests" / "stages")}, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert Path(out["png"]).stat().st_size > 0
 

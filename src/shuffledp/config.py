@@ -331,36 +331,60 @@ def _full_schema() -> dict:
     return load_schema()
 
 
+# the defaults: read by the workflow itself (never through Snakemake's ``configfile:``), relative to
+# the working folder, as Snakemake reads a ``configfile:`` path
+DEFAULTS_FILE = "config/config.yaml"
+
+
+def snakemake_merge(base: Mapping, overlay: Mapping) -> dict:
+    """``overlay`` over ``base`` as Snakemake merges its ``--configfile`` files and ``--config``
+    values (its documentation, "Configuration": mappings key by key, at every level; any other value
+    replaced): a copy, neither argument changed."""
+    out = copy.deepcopy(dict(base))
+    for key, value in overlay.items():
+        if isinstance(value, Mapping):
+            below = out.get(key)
+            out[key] = snakemake_merge(below if isinstance(below, Mapping) else {}, value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
 def load_configs(paths: Iterable[str | os.PathLike], overrides: Mapping | None = None) -> dict:
-    """The config files merged in order (:func:`merge`), then ``overrides`` (``--config`` values);
-    what the workflow's ``config`` is too (``workflow/rules/common.smk`` rebuilds it with this)."""
-    config: dict = {}
-    schema = _full_schema()
-    for p in paths:
-        config = merge(config, load_yaml(p), schema)
+    """The config the workflow builds from ``snakemake --configfile B C ... --config K=V`` run where
+    the first of ``paths`` is ``config/config.yaml``: the later files and ``overrides`` merged among
+    themselves as Snakemake merges them (:func:`snakemake_merge`), that result over the first file
+    with the overlay rule (:func:`merge`: a collection it names replaces the first file's). One or two
+    files: the second file over the first."""
+    paths = list(paths)
+    if not paths:
+        return merge({}, dict(overrides or {}))
+    user: dict = {}
+    for p in paths[1:]:
+        user = snakemake_merge(user, load_yaml(p))
     if overrides:
-        config = merge(config, overrides, schema)
-    return config
+        user = snakemake_merge(user, overrides)
+    return merge(load_yaml(paths[0]), user, _full_schema())
 
 
-def workflow_config(snakemake_config: Mapping, files: Iterable[str | os.PathLike] | None = None,
-                    overrides: Mapping | None = None) -> tuple[dict, str | None]:
-    """The config the workflow's jobs see, and a note (or None) for the user.
-
-    ``snakemake_config``: Snakemake's ``config`` as its documentation defines it (the Snakefile's
-    ``configfile:``, then each ``--configfile``, then ``--config``, deep-merged: mappings key by key).
-    ``files``/``overrides``: the config files in Snakemake's order and the ``--config`` values, when
-    the running Snakemake tells them (``workflow/rules/common.smk``); then the files are merged by
-    :func:`load_configs`, so that a collection a later file names replaces the earlier one's whole
-    (README, "Overlays"), which Snakemake's merge cannot express. When it does not tell them (a
-    Snakemake whose internals changed), the documented ``config`` is used as it is, and the note
-    says that a collection named in several files is then merged key by key."""
-    if files is not None:
-        return load_configs(files, overrides), None
-    note = ("shuffledp: this Snakemake does not tell the workflow its config files; its own merge is used, so "
-            "a collection (e.g. segmented.figures) named in several config files is merged key by key, not "
-            "replaced whole (`shuffledp config validate FILE...` shows the config the README's overlays make)")
-    return copy.deepcopy(dict(snakemake_config)), note
+def workflow_config(user: Mapping, defaults: str | os.PathLike = DEFAULTS_FILE) -> dict:
+    """The config the workflow's jobs see. ``user``: Snakemake's documented global ``config``, which
+    holds only what the user passed (each ``--configfile``, merged by Snakemake among themselves
+    key by key, then ``--config``): the Snakefile has no ``configfile:``. ``defaults``
+    (``config/config.yaml`` of the working folder), read here, when it exists; ``user`` goes over it
+    with the overlay rule (:func:`merge`: a collection the user names replaces the default's, a
+    section is merged key by key). Neither file nor ``--configfile``: one line naming the file."""
+    try:  # before anything walks it: an alias "bomb" in a --configfile (Snakemake keeps the aliases shared)
+        check_size(user)
+    except ConfigError as exc:
+        raise ConfigError(f"--configfile/--config: {exc}") from None
+    base: dict = {}
+    if os.path.lexists(defaults):
+        base = load_yaml(defaults)
+    elif not user:
+        raise ConfigError(f"{defaults}: no such config file in the working folder {Path.cwd()}, and no --configfile "
+                          "given: run in the repository's folder or pass a whole config with --configfile")
+    return merge(base, copy.deepcopy(dict(user)), _full_schema())
 
 
 def load_validated(paths: Iterable[str | os.PathLike]) -> dict:

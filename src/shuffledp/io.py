@@ -166,9 +166,11 @@ def record_name(record: Mapping) -> str:
 
 def write_output_record(io_path: str | os.PathLike, record: Mapping, outputs: Mapping) -> str | None:
     """After a workflow job: its output record beside its io file's folder (``<results>/.jobs`` ->
-    ``<results>/.outputs``); None (nothing written) for an io file outside a ``.jobs`` folder."""
+    ``<results>/.outputs``); None (nothing written) for an io file outside a ``.jobs`` folder or
+    outside the working folder."""
     folder = Path(io_path).parent
-    if folder.name != ".jobs":
+    here = Path.cwd().resolve()
+    if folder.name != ".jobs" or here not in folder.resolve().parents:  # never written outside the working folder
         return None
     hashes = {p: sha256_file(p) for p in sorted(_files(outputs)) if os.path.isfile(p)}
     job = {k: record[k] for k in ("stage", "step", "wildcards", "spec") if k in record}

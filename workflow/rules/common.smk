@@ -6,33 +6,20 @@ import sys
 try:
     import shuffledp  # noqa: F401
 except ImportError:  # not installed (`pip install -e .` is needed to run jobs): still parse, lint, dry-run
-    sys.path.insert(0, os.path.join(workflow.basedir, "src"))
+    sys.path.insert(0, os.path.abspath("src"))
 
 from shuffledp.config import ConfigError, validate_config, workflow_config  # noqa: E402
 from shuffledp.errors import InputError  # noqa: E402
 from shuffledp.stages import content_file, data_summary, job_io, output_list, output_path  # noqa: E402
 
-
-def _config_files():
-    """The config files in Snakemake's order (the Snakefile's `configfile:`, unless
-    --replace-workflow-config, then each --configfile) and the --config values; (None, None) when
-    this Snakemake does not expose them (they are no documented interface: shuffledp.config.
-    workflow_config then uses the documented, merged `config`)."""
-    try:
-        cli = [str(p) for p in workflow.overwrite_configfiles]
-        settings = workflow.config_settings
-        own = [] if settings.replace_workflow_config else [str(p) for p in workflow.configfiles if str(p) not in cli]
-        return own + cli, dict(settings.config or {})
-    except AttributeError:
-        return None, None
-
-
-# The config the jobs see is built by the package's loader (shuffledp.config.load_configs), as
-# `shuffledp config validate` builds it: the files merged in order with the overlay semantics of
-# the README (a collection the user names, e.g. segmented.datasets, is replaced whole, not merged
-# into the default's), then --config values (shuffledp.config.workflow_config: Snakemake's documented,
-# merged `config` when the running Snakemake does not expose its files). Then the one validation (schema with unknown keys
-# refused, finite numbers, whole-number floats as integers, limits, every cross-key rule).
+# The config the jobs see, built with Snakemake's documented interface only: the Snakefile has no
+# `configfile:`, so Snakemake's global `config` holds only what the user passed (each --configfile,
+# merged by Snakemake among themselves key by key, then --config). shuffledp.config.workflow_config
+# reads the defaults (config/config.yaml of the working folder) itself and puts that `config` over
+# them with the README's overlay rule (a collection the user names, e.g. segmented.figures, replaces
+# the default's; a section is merged key by key); `config` is then replaced by the result, which the
+# jobs' specs are built from. Then the one validation (schema with unknown keys refused, finite
+# numbers, whole-number floats as integers, limits, every cross-key rule).
 # The environment first (SHUFFLEDP_STAGE_PATH's folders, SHUFFLEDP_DEBUG, the download deadline, the
 # mirror: shuffledp.environment), then the config; each problem one line, exit 2, before any job.
 try:
@@ -43,12 +30,10 @@ except InputError as exc:
     sys.stderr.write(f"shuffledp: {exc}\n")
     sys.exit(2)
 try:
-    _merged, _note = workflow_config(config, *_config_files())
-    if _note:
-        print(_note, file=sys.stderr)
+    _merged = workflow_config(config)
     config.clear()
     config.update(_merged)
-    validate_config(config, os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml"))
+    validate_config(config)  # the schema: workflow/schemas/config.schema.yaml of the package's checkout
 except ConfigError as exc:
     sys.stderr.write(f"shuffledp: invalid configuration:\n{exc}\n")
     sys.exit(2)

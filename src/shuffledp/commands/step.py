@@ -8,6 +8,9 @@ command line applies. The stages are those of :func:`shuffledp.stages.discover`.
 
 from __future__ import annotations
 
+import argparse
+from pathlib import Path
+
 from shuffledp.commands import _args as A
 
 
@@ -15,9 +18,26 @@ def register(sub, account_sub) -> None:
     p = sub.add_parser("step", help="run one job of a workflow stage (the command of every stage rule)")
     p.add_argument("stage", help="a stage name (shuffledp.stages)")
     p.add_argument("step", help="a step of that stage")
-    p.add_argument("--spec", required=True, type=A.existing_file, help="JSON file: the job's spec")
-    p.add_argument("--io", required=True, type=A.existing_file, help="JSON file: the job's inputs and outputs")
+    p.add_argument("--spec", required=True, type=job_file, help="JSON file: the job's spec")
+    p.add_argument("--io", required=True, type=job_file, help="JSON file: the job's inputs and outputs")
     p.set_defaults(func=_run)
+
+
+def job_file(text: str) -> str:
+    """An existing spec or io file. A missing job file of the workflow (``<results>/.jobs/spec-<hash>.json``)
+    was removed by the parse of another run in this folder (pruning keeps only the job files of the
+    parsing run's config; a run started with ``--nolock`` holds no lock that stops it): one line
+    saying so and how to rerun (the same command writes it again)."""
+    path = Path(text)
+    if not path.exists() and not path.is_symlink() and path.parent.name == ".jobs":
+        from shuffledp.stages import JOB_FILE_NAME
+
+        if JOB_FILE_NAME.fullmatch(path.name):
+            raise argparse.ArgumentTypeError(
+                f"no such file: {text}: this job file was removed by another snakemake run in this folder that "
+                "parsed another config (it keeps only its own jobs' files; a run with --nolock holds no lock that "
+                "prevents it); rerun the same snakemake command: it writes the file again")
+    return A.existing_file(text)
 
 
 def _run(args) -> int:

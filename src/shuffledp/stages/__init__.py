@@ -565,6 +565,7 @@ def _check_io(step: Step, spec: Mapping, io: Mapping, where: str) -> tuple[dict,
         if not paths and name in step.required_inputs:
             raise UsageError(f"{where}: input {name} holds no file; step {step.name} reads at least one")
         for p in paths:
+            _check_inside(f"input {name}", p, where)
             _check_input(name, p)
     for o in step.outputs:
         paths = outputs[o.name]
@@ -579,7 +580,23 @@ def _check_io(step: Step, spec: Mapping, io: Mapping, where: str) -> tuple[dict,
             paths = [paths]
         if not all(isinstance(p, str) and p for p in paths):
             raise UsageError(f"{where}: every output must be a path")
+        for p in paths:
+            _check_inside(f"output {o.name}", p, where)
     return inputs, outputs
+
+
+def _check_inside(key: str, path: str, where: str) -> None:
+    """A path of an io file resolves inside the working folder (symbolic links followed, a dangling
+    one too): the workflow's own io files never leave it, a hand-written one is refused in one line."""
+    here = Path.cwd().resolve()
+    try:
+        real = Path(path).resolve()
+    except (OSError, ValueError, RuntimeError) as exc:  # a NUL byte, a loop of links
+        raise UsageError(f"{where}: {key}: {path!r} is not a usable path ({exc})") from None
+    if real != here and here not in real.parents:
+        shown = "" if str(real) == path else f" (resolves to {real})"
+        raise UsageError(f"{where}: {key}: {path}{shown} is outside the working folder {here}; a job reads and "
+                         "writes only inside it (run it from the folder that holds its files)")
 
 
 def _check_input(name: str, path: str) -> None:
