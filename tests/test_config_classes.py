@@ -390,3 +390,43 @@ def test_snakemake_refuses_an_alias_bomb_configfile_quickly(tmp_path):
         proc.stderr[-2000:]
     assert not (tmp_path / "results").exists()
 
+
+
+# --- a privacy parameter too small to compute with (e^eps == 1 in floating point) ---------------------
+# A positive eps of 1e-300 passed "exclusiveMinimum: 0" and reached a step (the variation-ratio bound:
+# p = e^eps0 = 1.0, "--p: 1.0 must be > 1"). Every eps of every stage now has the floor 1e-6.
+EPS_NAMES = {"eps0", "eps", "eps_s", "levels", "epsilon_p", "subexp_local_eps", "uniform_eps"}
+
+
+def _eps_leaves(node, path=()):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _eps_leaves(v, (*path, k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _eps_leaves(v, (*path, i))
+    elif isinstance(node, (int, float)) and not isinstance(node, bool):
+        names = [p for p in path if isinstance(p, str)]
+        if names and names[-1] in EPS_NAMES and "figure" not in names and names[0] != "personalized":
+            yield path
+
+
+def _set(cfg, path, value):
+    for p in path[:-1]:
+        cfg = cfg[p]
+    cfg[path[-1]] = value
+
+
+@pytest.mark.parametrize("base", ["default", "paper"])
+def test_every_eps_has_a_floor_that_exp_can_see(base):
+    cfg0 = DEFAULT if base == "default" else merge(copy.deepcopy(DEFAULT), PAPER)
+    paths = list(_eps_leaves(cfg0))
+    assert len(paths) >= 10, paths  # the class is not empty
+    for path in paths:
+        for tiny in (1e-300, 5e-7):
+            cfg = copy.deepcopy(cfg0)
+            _set(cfg, path, tiny)
+            msg = _validate(cfg)
+            name = [p for p in path if isinstance(p, str)][-1]
+            assert name in msg and msg.count("\n") == 0, (path, msg)
+    validate_config(copy.deepcopy(cfg0))  # the unmutated config passes

@@ -21,8 +21,8 @@ def _eps_text(text: str) -> str:
         x = float(text)
     except ValueError:
         raise ValueError(f"{text!r} is not a number") from None
-    if not (math.isfinite(x) and EPS_ITEM["exclusiveMinimum"] < x <= EPS_ITEM["maximum"]):
-        raise ValueError(f"{text!r} must lie in ({EPS_ITEM['exclusiveMinimum']}, {EPS_ITEM['maximum']}]")
+    if not (math.isfinite(x) and EPS_ITEM["minimum"] <= x <= EPS_ITEM["maximum"]):
+        raise ValueError(f"{text!r} must lie in [{EPS_ITEM['minimum']:g}, {EPS_ITEM['maximum']:g}]")
     return text
 
 
