@@ -15,6 +15,7 @@ import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -22,6 +23,19 @@ from pathlib import Path
 BINARIES = ("slurmctld", "slurmd", "sbatch", "squeue", "sinfo", "munged", "munge")
 MUNGE_PID = Path("/run/munge/munged.pid")
 SYSTEM_CONF = Path("/etc/slurm/slurm.conf")
+# slurmd's job-step sockets are {spool}/{node}_{job}.{step} (e.g. localhost_10.4294967291), and a Unix
+# socket path holds at most 107 bytes: a longer spool path fails every job launch ("launch failed
+# requeued held"; pytest-xdist's popen-gwN/ in tmp_path was enough)
+SPOOL_MAX = 60
+
+
+def spool_dir(root: Path) -> tuple[Path, bool]:
+    """The spool folder for a cluster under ``root``: ``root/spool`` when its path is short enough for
+    slurmd's sockets, else a new private folder under /tmp (True: the caller removes it)."""
+    spool = Path(root) / "spool"
+    if len(str(spool)) <= SPOOL_MAX:
+        return spool, False
+    return Path(tempfile.mkdtemp(prefix="slurmd-", dir="/tmp")), True
 
 
 def why_unavailable() -> str | None:
@@ -74,6 +88,7 @@ class LocalSlurm:
         self.backup = self.root / "slurm.conf.before-test"
         self.pidfiles: list[Path] = []
         self.env = dict(os.environ, SLURM_CONF=str(self.conf))
+        self.spool, self._own_spool = self.root / "spool", False
 
     def __enter__(self) -> LocalSlurm:
         # a SIGTERM (an outer timeout, a cancelled CI job) becomes SystemExit, so __exit__ still
@@ -96,8 +111,10 @@ class LocalSlurm:
                 signal.signal(signal.SIGTERM, self._old_sigterm)
 
     def _start(self) -> None:
-        for sub in ("state", "spool", "log"):
+        for sub in ("state", "log"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
+        self.spool, self._own_spool = spool_dir(self.root)
+        self.spool.mkdir(parents=True, exist_ok=True)
         self._start_munge()
         self.conf.parent.mkdir(parents=True, exist_ok=True)
         # a configuration of this test's own cluster is a leftover of a run that was killed before it
@@ -125,7 +142,7 @@ SelectTypeParameters=CR_Core_Memory
 ReturnToService=2
 MinJobAge=300
 StateSaveLocation={self.root}/state
-SlurmdSpoolDir={self.root}/spool
+SlurmdSpoolDir={self.spool}
 SlurmctldPidFile={self.root}/slurmctld.pid
 SlurmdPidFile={self.root}/slurmd.pid
 SlurmctldLogFile={self.root}/log/slurmctld.log
@@ -177,6 +194,9 @@ PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
             shutil.move(self.backup, self.conf)
         elif self.conf.exists() and _own_leftover(self.conf):
             self.conf.unlink()
+        if self._own_spool:
+            shutil.rmtree(self.spool, ignore_errors=True)
+            self._own_spool = False
 
     def logs(self) -> str:
         out = []

@@ -120,3 +120,18 @@ def test_slurm_profile_matches_local_run(tmp_path, request):
     bad = [k for k in timing if not _same_but_timings(local / k, cluster / k)
            and not _same_claims(local / k, cluster / k)]
     assert not bad, f"timing tables differ beyond their measured seconds: {bad}"
+
+
+def test_spool_path_fits_slurmd_sockets(tmp_path):
+    """slurmd's step sockets live in the spool folder; a long test folder (pytest-xdist's popen-gwN/)
+    made every job launch fail. A long root gets a short private spool folder, a short one keeps its own."""
+    from slurm_cluster import SPOOL_MAX, spool_dir
+
+    long_root = tmp_path / ("x" * 80)
+    spool, own = spool_dir(long_root)
+    try:
+        assert own and spool.is_dir() and len(str(spool)) <= SPOOL_MAX
+        assert len(f"{spool}/localhost_4294967294.4294967291") <= 107
+    finally:
+        spool.rmdir()
+    assert spool_dir(Path("/tmp/s")) == (Path("/tmp/s/spool"), False)
