@@ -104,7 +104,8 @@ def _step(folder, step, spec, inputs, outputs):
 
 
 @pytest.mark.slow
-def test_cli_jobs_and_report(tmp_path):
+def test_cli_jobs_and_report(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a job reads and writes only inside the working folder
     rng = np.random.default_rng(0)
     domains = {"A": 3, "B": 6, "C": 2, "D": 4}
     for ds, d in (("br", 3), ("mx", 4)):

@@ -402,7 +402,7 @@ def test_step_bad_spec_is_one_line_error(tmp_path):
     assert "coding" in run("loan", bad_coding, {"source": []})  # a public range that cannot cut: one line
     assert "no such file" in run("run", run_spec, {"table": [str(tmp_path / "nonexistent.parquet")]})
     assert "outside the working folder" in run("run", run_spec, {"table": ["/nonexistent.parquet"]})
-    assert "eps[0]: must be > 0" in run("run", dict(run_spec, eps=[-1.0]), {"table": [__file__]})
+    assert "eps[0]: must be >= 1e-06" in run("run", dict(run_spec, eps=[-1.0]), {"table": [__file__]})
     # a key of the other framework (or component) is refused, naming it
     assert "view_size: not a key of a hdg run" in run("run", dict(run_spec, view_size=2), {"table": [__file__]})
     assert "queries: missing key" in run("run", {k: v for k, v in run_spec.items() if k != "queries"},

@@ -139,6 +139,7 @@ def test_figures_draw_the_paper_calibrated_baselines_and_refuse_a_summary_withou
     from shuffledp.experiments import segmented as ex
     from shuffledp.plotting import segmented as pl
 
+    monkeypatch.chdir(tmp_path)  # a job reads and writes only inside the working folder
     cfg = yaml.safe_load(TINY.read_text())
     cfg["segmented"] = dict(SEGMENTED, baseline_accounting=["ours", "paper"])
     path = tmp_path / "config.yaml"
