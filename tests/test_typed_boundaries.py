@@ -138,6 +138,7 @@ def _one_line(proc, *needles):
     ({"SHUFFLEDP_DOWNLOAD_DEADLINE_S": "nan", "SHUFFLEDP_DATA_MIRROR": "/work"}, ["SHUFFLEDP_DOWNLOAD_DEADLINE_S"]),
     ({"SHUFFLEDP_STAGE_PATH": "/no/such/folder"}, ["SHUFFLEDP_STAGE_PATH", "/no/such/folder", "no such folder"]),
     ({"SHUFFLEDP_DATA_MIRROR": "/tmp/a\x01b"}, ["SHUFFLEDP_DATA_MIRROR"]),
+    ({"SHUFFLEDP_NUMBA": "fast"}, ["SHUFFLEDP_NUMBA", "fast"]),
 ])
 def test_a_bad_environment_variable_is_one_line(env, needles):
     _one_line(_cli(MHM, env), *needles)
@@ -148,6 +149,26 @@ def test_shuffledp_debug_0_is_off():
     _one_line(proc, "unknown stage")
     proc = _cli(["step", "nosuchstage", "x", "--spec", __file__, "--io", __file__], {"SHUFFLEDP_DEBUG": "1"})
     assert "Traceback" in proc.stderr  # 1 is on
+
+
+@pytest.mark.parametrize(("raw", "on"), [(None, True), ("1", True), ("on", True), ("0", False), ("off", False),
+                                          ("false", False), ("", True)])
+def test_shuffledp_numba_is_a_switch(monkeypatch, raw, on):
+    """``SHUFFLEDP_NUMBA`` reads like ``SHUFFLEDP_DEBUG`` (``off`` is off, not on as a plain ``!= "0"``
+    read it), and the kernels' loader follows it."""
+    from shuffledp.environment import compiled_kernels, numba_enabled
+
+    if raw is None:
+        monkeypatch.delenv("SHUFFLEDP_NUMBA", raising=False)
+    else:
+        monkeypatch.setenv("SHUFFLEDP_NUMBA", raw)
+    assert numba_enabled() is on
+    got = compiled_kernels("shuffledp.mechanisms._collision_numba", "distinct", "pick")
+    if on:
+        pytest.importorskip("numba")
+        assert got is not None and [f.__name__ for f in got] == ["distinct", "pick"]
+    else:
+        assert got is None
 
 
 def test_a_stage_package_with_a_syntax_error_is_one_line(tmp_path):

@@ -9,6 +9,9 @@ ignored because this run happens not to need it).
                                 mirror means nothing is downloaded)
 ``SHUFFLEDP_STAGE_PATH``        folders (``os.pathsep``-separated) that exist
 ``SHUFFLEDP_DATA_MIRROR``       a folder or a URL prefix, no control characters
+``SHUFFLEDP_NUMBA``             ``1``/``true``/``yes``/``on``, unset or empty: compiled kernels (when
+                                numba is installed); ``0``/``false``/``no``/``off``: numpy
+                                (the same numbers either way)
 ``MPLBACKEND``                  ignored by shuffledp: its figures are always drawn with Agg
 ==============================  =============================================================
 
@@ -29,6 +32,7 @@ DEBUG_ENV = "SHUFFLEDP_DEBUG"
 MIRROR_ENV = "SHUFFLEDP_DATA_MIRROR"
 STAGE_PATH_ENV = "SHUFFLEDP_STAGE_PATH"
 DEADLINE_ENV = "SHUFFLEDP_DOWNLOAD_DEADLINE_S"
+NUMBA_ENV = "SHUFFLEDP_NUMBA"
 DEADLINE_S = 3600.0   # one download's total time, unless DEADLINE_ENV says otherwise
 TRUE = ("1", "true", "yes", "on")
 FALSE = ("", "0", "false", "no", "off")
@@ -43,6 +47,31 @@ def debug_enabled() -> bool:
     if value in FALSE:
         return False
     raise UsageError(f"environment variable {DEBUG_ENV}={raw!r}: must be 1 (tracebacks) or 0 (none)")
+
+
+def numba_enabled() -> bool:
+    """``SHUFFLEDP_NUMBA`` read as a switch, on when unset; another value is a :class:`UsageError`."""
+    raw = os.environ.get(NUMBA_ENV)
+    value = "1" if raw is None or not raw.strip() else raw.strip().lower()  # unset or empty: the default
+    if value in TRUE:
+        return True
+    if value in FALSE:
+        return False
+    raise UsageError(f"environment variable {NUMBA_ENV}={raw!r}: must be 1 (compiled kernels) or 0 (numpy)")
+
+
+def compiled_kernels(module: str, *names: str) -> tuple | None:
+    """The functions ``names`` of the numba kernel module ``module``, or None when
+    ``SHUFFLEDP_NUMBA`` is off or numba is not installed (the caller's numpy path then runs)."""
+    if not numba_enabled():
+        return None
+    import importlib
+
+    try:
+        mod = importlib.import_module(module)
+    except ImportError:
+        return None
+    return tuple(getattr(mod, name) for name in names)
 
 
 def download_deadline() -> float:
@@ -76,6 +105,7 @@ def check_mirror() -> None:
 def check_environment() -> None:
     """Every variable of the table above that is set holds a value shuffledp understands."""
     debug_enabled()
+    numba_enabled()
     download_deadline()  # a DataError naming the variable
     check_stage_path()
     check_mirror()

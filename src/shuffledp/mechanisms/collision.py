@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 
 import numpy as np
+
+from shuffledp.environment import compiled_kernels
 
 
 def collision_p(eps: float, m: int, g: int) -> float:
@@ -89,13 +90,7 @@ def collision_report(hashed: np.ndarray, p: float, g: int, rng: np.random.Genera
 def _compiled():
     """``(distinct, pick)`` of :mod:`shuffledp.mechanisms._collision_numba`, or None without numba
     or with ``SHUFFLEDP_NUMBA=0`` (then numpy runs: the same reports)."""
-    if os.environ.get("SHUFFLEDP_NUMBA", "1") == "0":
-        return None
-    try:
-        from shuffledp.mechanisms._collision_numba import distinct, pick
-    except ImportError:
-        return None
-    return distinct, pick
+    return compiled_kernels("shuffledp.mechanisms._collision_numba", "distinct", "pick")
 
 
 def krr_p(eps: float, k: int) -> tuple[float, float]:

@@ -26,9 +26,10 @@ MHM uses the provably 2-universal linear family.
 from __future__ import annotations
 
 import functools
-import os
 
 import numpy as np
+
+from shuffledp.environment import compiled_kernels
 
 PRIME = (1 << 31) - 1
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -165,19 +166,8 @@ def _compiled_params():
     """``(linear_params, mix_params, linear_hash, mix_hash, linear_hash_rows)`` of
     :mod:`shuffledp.mechanisms._hashing_numba`, or None without numba or with ``SHUFFLEDP_NUMBA=0`` (then
     numpy runs: the same integers)."""
-    if os.environ.get("SHUFFLEDP_NUMBA", "1") == "0":
-        return None
-    try:
-        from shuffledp.mechanisms._hashing_numba import (
-            linear_hash,
-            linear_hash_rows,
-            linear_params,
-            mix_hash,
-            mix_params,
-        )
-    except ImportError:
-        return None
-    return linear_params, mix_params, linear_hash, mix_hash, linear_hash_rows
+    return compiled_kernels("shuffledp.mechanisms._hashing_numba", "linear_params", "mix_params", "linear_hash",
+                            "mix_hash", "linear_hash_rows")
 
 
 def apply(a: np.ndarray, b: np.ndarray, x: np.ndarray, g: int) -> np.ndarray:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from shuffledp.environment import compiled_kernels
 from shuffledp.mechanisms.collision import collision_p, collision_report
 from shuffledp.mechanisms.hashing import PRIME, HashFamily
 from shuffledp.mechanisms.hashing import mod_magic as _mod_magic
@@ -214,15 +215,7 @@ def _compiled_counts():
     """The numba kernels of the support counts (:mod:`shuffledp.protocols._support_numba`): ``(linear_counts,
     mix_counts_of)``, or None without numba or with ``SHUFFLEDP_NUMBA=0`` (then numpy runs: the same
     counts)."""
-    import os
-
-    if os.environ.get("SHUFFLEDP_NUMBA", "1") == "0":
-        return None
-    try:
-        from shuffledp.protocols._support_numba import linear_counts, mix_counts_of
-    except ImportError:
-        return None
-    return linear_counts, mix_counts_of
+    return compiled_kernels("shuffledp.protocols._support_numba", "linear_counts", "mix_counts_of")
 
 
 def _mix_counts(kernels, out: np.ndarray, family: HashFamily, tb: np.ndarray, shift_t: int, first: int,
