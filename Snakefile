@@ -1,6 +1,5 @@
 # shuffledp: the reproducible workflow. `snakemake --cores 2` builds rule all from config/config.yaml;
 # `snakemake --cores 2 --configfile config/paper.yaml` builds the papers' full scale.
-import os
 import sys
 
 from snakemake.utils import min_version
