@@ -15,10 +15,26 @@ Where it applies (the condition)
 A randomizer with a finite output whose law is symmetric under every permutation of the domain
 that fixes ``x`` and ``x'``, and a known domain: k-RR (``D = k``), OUE (``D = d``), OLH over all
 functions ``[D] -> [g]`` with ``--domain D`` given, subset-exp with ``s = 1`` (``D = d + 1`` items).
-Elsewhere (general, mhm, subset-exp with ``s >= 2``, OLH without a domain) :func:`applies` is
-False. It is also False beyond the enumeration budget: :data:`CONFIGS_MAX` datasets of the others
-or :data:`CELLS_MAX` output multisets in all, or more than :data:`N_MAX` users; there the caller
-does not use it (no fallback).
+OLH without a domain is covered too, as ``D = n + 1`` (below). Elsewhere (general, mhm, subset-exp
+with ``s >= 2``) :func:`applies` is False. It is also False beyond the enumeration budget:
+:data:`CONFIGS_MAX` datasets of the others or :data:`CELLS_MAX` output multisets in all, more than
+:data:`N_MAX` users or more than 12 inputs in use; there the caller does not use it (no fallback).
+
+OLH without a domain (the neighbouring relation: every domain size ``D >= 2``). A pair of datasets
+of ``n`` users uses at most ``n + 1`` inputs (the others' ``n - 1``, ``x`` and ``x'``). A report's
+class given its input in use does not depend on ``D`` (the hash at every input is an independent
+uniform value; "Sufficient reports" below), so a pair over any ``D`` is, up to renaming the inputs,
+a pair over ``n + 1`` inputs with the same divergences, and every pair over ``n + 1`` inputs exists
+wherever ``D >= n + 1``. The largest divergence over every domain is therefore that at
+``D = n + 1`` (the profile is non-decreasing in ``D``: a smaller domain's pairs are among a larger
+one's). Within the budget this reaches ``n <= 4`` only (``2^(n+1)`` classes).
+
+Open (not used): whether the largest divergence is always attained with the others on at most one
+value besides ``x`` and ``x'`` (then ``D = 3`` would do for every ``D``). Exhaustive enumeration
+found no counterexample (OLH ``g = 3``, OUE ``d = 4`` up to n = 8, subset-exp ``d = 4`` up to n = 7;
+``tests/test_composition_enumerated.py``), but the natural proof, that the others' marks at two
+values are a garbling of their marks at one, is false (an exact linear program is infeasible at
+n = 4), so no bound here relies on it.
 
 Exact reductions
 ----------------
@@ -58,14 +74,17 @@ DELTA_RTOL = 1e-12      # every delta raised by this relative amount (convolutio
 LOSS_SLACK = 1e-12      # the delta at eps is evaluated at eps - this (the losses' rounding: ~1e-15)
 
 
-def domain_size(mechanism: str, params: dict) -> int | None:
-    """``D``, the number of inputs (module docstring), or None where the profile does not apply."""
+def domain_size(mechanism: str, params: dict, n: int | None = None) -> int | None:
+    """``D``, the number of inputs (module docstring), or None where the profile does not apply.
+    OLH without a domain: ``n + 1`` (every domain's pairs, module docstring), None without ``n``."""
     if mechanism == "krr":
         return int(params["k"])
     if mechanism == "oue":
         return int(params["d"])
     if mechanism == "olh":
-        return params.get("domain")
+        if params.get("domain") is not None:
+            return int(params["domain"])
+        return None if n is None else int(n) + 1
     if mechanism == "subset-exp" and params.get("s") == 1:
         return int(params["d"]) + 1
     return None
@@ -135,7 +154,7 @@ def _in_use(n: int, big: int) -> int:
 
 def size(mechanism: str, eps0: float, n: int, params: dict) -> tuple[int, int] | None:
     """``(configurations, output multisets in all)``, or None where the profile does not apply."""
-    big = domain_size(mechanism, params)
+    big = domain_size(mechanism, params, n)
     if big is None or big < 2 or not 1 <= n <= N_MAX:
         return None
     u = _in_use(n, big)
@@ -175,7 +194,7 @@ def pair_laws(mechanism: str, eps0: float, n: int, params: dict):
     """Yield ``((a, b, partition), P, Q)`` for every configuration: the exact laws of the multiset
     of classes with the victim at ``x`` (``P``) and at ``x'`` (``Q``). Shared prefixes of the
     configurations are convolved once (depth-first)."""
-    big = domain_size(mechanism, params)
+    big = domain_size(mechanism, params, n)
     u = _in_use(n, big)
     mat = class_matrix(mechanism, eps0, params, u)
     lat = _Lattice(n, mat.shape[1])
