@@ -187,3 +187,55 @@ def test_one_round_answer_brackets_the_brute_force_eps(mech, kw):
         lo, hi = (mid, hi) if brute_profile(mech, eps0, n, p, [mid])[0] > delta else (lo, mid)
     res = rounds.composed_eps(mech, eps0, n, delta, 1, **kw)
     assert res["by"] == "curve" and lo <= res["eps"] <= 1.01 * hi, (res, lo, hi)
+
+
+def _marks_garbling_status(n: int, p: float, q: float) -> int:
+    """linprog's status (0 feasible, 2 infeasible) for a kernel K from the marks on one value to the
+    marks on two, with K(merged(Z)) = split(Z) for every set Z of two users' reports among n: merged,
+    every report's bit at the one value is Bern(p) for a member of Z, else Bern(q); split, one member
+    (uniform) has Bern(p) at the first value, the other at the second, every other bit Bern(q)."""
+    from scipy.optimize import linprog
+
+    zs = [z for z in itertools.product((0, 1), repeat=n) if sum(z) == 2]
+    bs = list(itertools.product((0, 1), repeat=n))
+    ts = list(itertools.product(range(4), repeat=n))   # per report: 2 * first bit + second bit
+
+    def bern(r, b):
+        return r if b else 1.0 - r
+
+    def merged(z, b):
+        return math.prod(bern(p if zj else q, bj) for zj, bj in zip(z, b, strict=True))
+
+    def split(z, t):
+        first, second = (j for j in range(n) if z[j])
+        total = 0.0
+        for one in (first, second):
+            total += 0.5 * math.prod(bern(p if j == one else q, tj >> 1) * bern(p if z[j] and j != one else q, tj & 1)
+                                     for j, tj in enumerate(t))
+        return total
+
+    rows, rhs = [], []
+    for z in zs:
+        mz = np.array([merged(z, b) for b in bs])
+        for ti, t in enumerate(ts):
+            row = np.zeros(len(bs) * len(ts))
+            row[np.arange(len(bs)) * len(ts) + ti] = mz
+            rows.append(row)
+            rhs.append(split(z, t))
+    for bi in range(len(bs)):
+        row = np.zeros(len(bs) * len(ts))
+        row[bi * len(ts):(bi + 1) * len(ts)] = 1.0
+        rows.append(row)
+        rhs.append(1.0)
+    res = linprog(np.zeros(len(bs) * len(ts)), A_eq=np.array(rows), b_eq=np.array(rhs), bounds=(0, None),
+                  method="highs")
+    return res.status
+
+
+def test_open_natural_proof_fails_at_four_users():
+    """The module docstring's claim: the garbling that would prove "one other value suffices" exists
+    at n = 3 (so the program is not vacuous) and not at n = 4 (OLH g = 3, eps0 = 0.5: p = e^0.5 /
+    (e^0.5 + 2), q = 1/3)."""
+    p, q = math.exp(0.5) / (math.exp(0.5) + 2.0), 1.0 / 3.0
+    assert _marks_garbling_status(3, p, q) == 0
+    assert _marks_garbling_status(4, p, q) == 2

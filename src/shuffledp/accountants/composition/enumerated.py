@@ -30,11 +30,13 @@ wherever ``D >= n + 1``. The largest divergence over every domain is therefore t
 one's). Within the budget this reaches ``n <= 4`` only (``2^(n+1)`` classes).
 
 Open (not used): whether the largest divergence is always attained with the others on at most one
-value besides ``x`` and ``x'`` (then ``D = 3`` would do for every ``D``). Exhaustive enumeration
-found no counterexample (OLH ``g = 3``, OUE ``d = 4`` up to n = 8, subset-exp ``d = 4`` up to n = 7;
-``tests/test_composition_enumerated.py``), but the natural proof, that the others' marks at two
-values are a garbling of their marks at one, is false (an exact linear program is infeasible at
-n = 4), so no bound here relies on it.
+value besides ``x`` and ``x'`` (then ``D = 3`` would do for every ``D``, and OLH without a domain
+and subset-exp would be enumerated at n = 12). Exhaustive enumeration found no counterexample (OLH
+``g = 3``: ``D = 4`` up to n = 8, ``D = 5`` at n = 5; OUE ``d = 4`` up to n = 8; subset-exp
+``d = 4``, ``s = 1`` up to n = 7; pinned in ``tests/test_composition_enumerated.py``). The natural
+proof does not go through: the others' marks on two values (one user each) are not a garbling of
+their marks on one value as an experiment about which reports are theirs (the garbling's linear
+program is infeasible at n = 4 for every OLH/OUE ``(p, q)`` tried), so no bound here relies on it.
 
 Exact reductions
 ----------------
