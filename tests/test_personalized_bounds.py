@@ -331,3 +331,93 @@ def test_theorem2_no_overflow_for_concentrated_large_counts():
             d = P.theorem2_delta(eps, w, 50_000, np.array([1.0]))
             assert 0.0 <= d <= 1.0
             assert d >= P.pair_delta(eps, w, 50_000, np.array([1.0])) * (1 - 1e-4)
+
+
+
+def _sigma_full_bisection(eps, delta):
+    """The analytic Gaussian sigma by the plain bracket doubling and 80 geometric bisection steps."""
+    from scipy import special
+
+    lo, hi = 1e-6, 1.0
+
+    def prof(s):
+        return special.ndtr(0.5 / s - eps * s) - np.exp(eps) * special.ndtr(-0.5 / s - eps * s)
+
+    for _ in range(60):
+        if not prof(hi) > delta:
+            break
+        hi *= 2
+    for _ in range(80):
+        mid = np.sqrt(lo * hi)
+        lo, hi = (mid, hi) if prof(mid) > delta else (lo, mid)
+    return hi
+
+
+def test_gaussian_sigmas_each_pair_as_alone():
+    """gaussian_sigmas bisects each distinct (eps, delta) pair once and stops when every bracket is
+    at a fixed point: every user's sigma is, bit for bit, the one the plain 80-step bisection gives
+    (duplicates, several deltas, pairs far apart)."""
+    rng = np.random.default_rng(2)
+    eps = np.concatenate([rng.uniform(0.05, 4.0, 100), np.full(20, 1.0), [1e-3, 30.0]])
+    rng.shuffle(eps)
+    for delta in (1e-10, np.where(np.arange(eps.size) % 3 == 0, 1e-6, 1e-10)):
+        got = P.gaussian_sigmas(eps, delta)
+        d = np.broadcast_to(delta, eps.shape)
+        ref = np.array([_sigma_full_bisection(np.float64(e), np.float64(x)) for e, x in zip(eps, d, strict=True)])
+        assert got.shape == eps.shape and got.tobytes() == ref.tobytes()
+    assert P.gaussian_sigmas(np.array(2.0), 1e-10).shape == ()
+
+
+def _theorem2_direct(eps, w, off, pmf, delta1):
+    """Formula (5) with t_eps by 48 bisection steps on log t, every condition evaluated afresh."""
+    from scipy import special
+
+    E = math.exp(eps)
+    c = (off + np.arange(pmf.size)).astype(float)
+    keep = pmf > 0
+    c, wts = c[keep], pmf[keep]
+    ci = c.astype(np.int64)
+    G = special.gammaln(np.arange(ci.max() + 2, dtype=float) + 1)
+    base = np.log(wts) + G[ci] - c * math.log(2)
+
+    def lse(k):
+        k = k.astype(np.int64)
+        ok = (k >= 0) & (k <= ci)
+        kk = np.where(ok, k, 0)
+        x = np.where(ok, base - G[kk] - G[ci - kk], -np.inf)
+        m = x.max()
+        return m + math.log(np.exp(x - m).sum()) if np.isfinite(m) else -np.inf
+
+    def cond(t):
+        top = lse(np.floor(c + 1 - (c + 1) / (t + 1)))
+        bot = lse(np.floor(c - (c + 1) / (t + 1)))
+        l_t = -math.exp(min(top - bot, 700.0)) if np.isfinite(bot) else -np.inf
+        return (1 - delta1) * (-2 * w + (1 - 2 * w) * l_t) - delta1 >= -E
+
+    lo, hi = -40.0, 1.0
+    while not cond(math.exp(hi)) and hi < 40:
+        hi += 2.0
+    for _ in range(48):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if cond(math.exp(mid)) else (mid, hi)
+    t = math.exp(hi)
+    from shuffledp.accountants.special.personalized_clones import _half_cdf  # the binomial cdf: not under test
+
+    fl = _half_cdf(np.floor(c - (c + 1) / (t + 1)), c)
+    fr = _half_cdf(np.floor(c + 1 - (c + 1) / (t + 1)), c)
+    val = (-E + (1 - delta1) * 2 * w + delta1) * np.dot(wts, fl) + (1 - delta1) * (1 - 2 * w) * np.dot(wts, fr)
+    return float(max(val, 0.0))
+
+
+def test_theorem2_delta_fn_gives_theorem2_delta():
+    """theorem2_delta_fn keeps the condition's value at each bisection point across eps: in any order
+    of eps (close ones too) its numbers are theorem2_delta's and the direct evaluation's."""
+    q = np.clip(np.random.default_rng(4).uniform(0.0, 0.4, 2000), 0, 1)
+    off, pmf, _ = P.poisson_binomial_pmf(q, tol=1e-20)
+    for w, delta1 in ((0.2, 0.0), (0.05, 1e-8)):
+        fn = P.theorem2_delta_fn(w, off, pmf, delta1)
+        eps = [0.3, 0.31, 0.3000001, 1.0, 0.05, 0.3000002, 2.0, 0.7]
+        got = [fn(e) for e in eps]
+        assert got == [P.theorem2_delta(e, w, off, pmf, delta1) for e in eps]
+        assert got == [_theorem2_direct(e, w, off, pmf, delta1) for e in eps]
+        assert got[0] > got[3] > 0

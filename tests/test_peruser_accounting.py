@@ -187,6 +187,44 @@ def test_several_bounds_at_once_give_each_bound_alone():
     assert (both["numeric"]["eps_shuffle"] < 1.0).any()   # some users amplified: the arrays are not trivial
 
 
+def test_capped_numeric_amplifier_gives_the_uncapped_arrays():
+    """The numerical amplifier takes a cap (per_user_eps passes eps2: values not below it are unused)
+    and skips the eps search where the bound exceeds it; the arrays are those of the same amplifier
+    called without a cap, bit for bit, and searches were skipped (else the cap would buy nothing)."""
+    from shuffledp.accountants.upper import clones
+
+    rng = np.random.default_rng(5)
+    # groups of several sizes and spreads: users amplified to 0.1-0.9 eps2, others not at all
+    groups = [(4000, 0.02), (3000, 0.3), (300, 0.1), (500, 0.8), (200, 0.4), (2000, 1.0), (100, 0.05)]
+    hbar = np.vstack([_cluster(m, spread, rng) for m, spread in groups])
+    labels = np.repeat(np.arange(len(groups)), [m for m, _ in groups])
+    calls = []
+    orig = clones.eps_clones
+
+    def spy(*a, **k):
+        v = orig(*a, **k)
+        calls.append(v)
+        return v
+
+    clones.eps_clones = spy   # the amplifiers bind eps_clones when made
+    try:
+        capped = A.clones_amplifier("numeric")
+        plain = A.clones_amplifier("numeric")
+    finally:
+        clones.eps_clones = orig
+    uncapped = lambda e0, n, delta: plain(e0, n, delta)   # noqa: E731 (no takes_cap: no cap passed)
+    for eps1, eps2, c in ((0.5, 1.0, 0.5), (0.2, 2.0, 0.1)):
+        n0 = len(calls)
+        got = A.per_user_eps(hbar, labels, eps1, eps2, c, 1e-6, capped)
+        assert math.inf in calls[n0:]   # some searches were skipped
+        ref = A.per_user_eps(hbar, labels, eps1, eps2, c, 1e-6, uncapped)
+        for key, arr in ref.items():
+            assert got[key].tobytes() == arr.tobytes(), key
+        assert (got["eps_shuffle"] < eps2).any()
+    assert capped(1.0, 100, 1e-6, cap=0.5) == math.inf and plain(1.0, 100, 1e-6) >= 0.5
+    assert capped(2.0, 50_000, 1e-6, cap=2.0) == plain(2.0, 50_000, 1e-6) < 2.0
+
+
 def test_theorem3_noise_term():
     assert A.theorem3_noise_term(17, 0.1, 1000, 1e-6, 1.0, 2.0) == pytest.approx(
         2 * 17 * 0.1 * math.log(1e9) / math.sqrt(5))

@@ -134,6 +134,18 @@ def test_data_messages_carry_no_level():
     assert np.array_equal(np.sort(lm), np.sort(lv1)) and not np.array_equal(lm, lv1)
 
 
+def test_exact_level_histogram_counts_the_shuffled_messages_and_draws_the_shuffle():
+    """The exact level histogram is the count of the shuffled level messages, and the generator is
+    left where drawing those messages leaves it (the protocol's later draws are unchanged)."""
+    levels = _levels(5000, [0.2, 0.3, 0.5], np.random.default_rng(3))
+    for seed in range(3):
+        g1, g2 = np.random.default_rng(seed), np.random.default_rng(seed)
+        got = lh.level_histogram(levels, 4, g1)
+        ref = np.bincount(lh.level_messages_exact(levels, g2), minlength=4).astype(float)
+        assert got.dtype == ref.dtype and np.array_equal(got, ref) and got[3] == 0
+        assert np.array_equal(g1.integers(0, 2**62, 8), g2.integers(0, 2**62, 8))
+
+
 def test_dp_level_histogram_unbiased():
     rng = np.random.default_rng(5)
     levels = _levels(2000, [0.25, 0.5, 0.25], rng)

@@ -44,8 +44,12 @@ def level_histogram(levels: np.ndarray, n_levels: int, rng: np.random.Generator,
     """``n_hat`` (float array of length K) as the server obtains it in Step 1."""
     k = int(n_levels)
     if mode == "exact":
-        msgs = level_messages_exact(levels, rng)
-        return np.bincount(msgs, minlength=k).astype(float)
+        # the counts of the shuffled messages are those of the levels (a permutation moves no count),
+        # so the shuffle is drawn (the generator's later draws stay the same) but not applied:
+        # np.bincount(level_messages_exact(levels, rng)) without gathering n messages
+        levels = np.asarray(levels)
+        rng.permutation(levels.size)
+        return np.bincount(levels, minlength=k).astype(float)
     if mode == "grr":
         if epsilon_p is None:
             raise ValueError("epsilon_p: required when mode is 'grr'")

@@ -55,6 +55,7 @@ from shuffledp.accountants.special.personalized_clones import (  # noqa: F401
     poisson_binomial_pmf,
     rr_pmfs,
     theorem2_delta,
+    theorem2_delta_fn,
 )
 from shuffledp.accountants.validation import check_delta
 
@@ -139,6 +140,9 @@ def hps_eps(eps_local, delta_local, delta: float, *, mechanism: str = "laplace",
                                     calibration=calibration, clone_rule=clone_rule)
     off, pmf, miss = poisson_binomial_pmf(q, tol=delta * 1e-12)
     hi = max(eps1, math.log((1 - w) / w) if w > 0 else eps1) + 1.0
+    if method == "theorem2":   # _hps_delta_from's numbers, t_eps's bisection points shared by the search's eps
+        t2 = theorem2_delta_fn(w, off, pmf, delta1)
+        return eps_for_delta(lambda x: t2(x) + miss, delta, hi, rtol=1e-6)
     return eps_for_delta(lambda x: _hps_delta_from(x, w, delta1, off, pmf, miss, method), delta, hi, rtol=1e-6)
 
 

@@ -122,13 +122,18 @@ def gaussian_sigmas(eps: np.ndarray, delta: np.ndarray, calibration: str = "anal
         return _hps_code_sigma(eps, delta)
     if calibration != "analytic":
         raise ValueError(f"calibration: unknown {calibration!r}")
-    # exact per unique (eps, delta) pair; the settings repeat few values only when clipped, so
-    # bisect all at once
+    # exact per (eps, delta) pair, bisected all at once, each distinct pair once (the Gaussian
+    # settings clip many users to one eps; every pair's bisection is elementwise, so its result does
+    # not depend on which other pairs share the arrays)
+    shape = eps.shape
+    eps, delta, inv = _distinct_pairs(eps.ravel(), delta.ravel())
     lo = np.full(eps.shape, 1e-6)
     hi = np.full(eps.shape, 1.0)
 
+    e_eps = np.exp(eps)   # the same doubles at every step
+
     def prof(s):
-        return special.ndtr(0.5 / s - eps * s) - np.exp(eps) * special.ndtr(-0.5 / s - eps * s)
+        return special.ndtr(0.5 / s - eps * s) - e_eps * special.ndtr(-0.5 / s - eps * s)
 
     for _ in range(60):
         bad = prof(hi) > delta
@@ -138,9 +143,22 @@ def gaussian_sigmas(eps: np.ndarray, delta: np.ndarray, calibration: str = "anal
     for _ in range(80):
         mid = np.sqrt(lo * hi)
         over = prof(mid) > delta
-        lo = np.where(over, mid, lo)
-        hi = np.where(over, hi, mid)
-    return hi
+        new_lo = np.where(over, mid, lo)
+        new_hi = np.where(over, hi, mid)
+        if np.array_equal(new_lo, lo) and np.array_equal(new_hi, hi):
+            break   # every bracket at a fixed point (after about 57 steps): later steps change nothing
+        lo, hi = new_lo, new_hi
+    return hi[inv].reshape(shape)
+
+
+def _distinct_pairs(eps: np.ndarray, delta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(eps_u, delta_u, inv)``: the distinct (eps, delta) pairs of two 1-d arrays and the index of
+    each element's pair (``eps_u[inv]`` is ``eps``)."""
+    if delta.size and np.all(delta == delta[0]):   # one delta (the usual case): distinct eps only
+        eps_u, inv = np.unique(eps, return_inverse=True)
+        return eps_u, np.full(eps_u.shape, delta[0]), inv.ravel()
+    pairs, inv = np.unique(np.stack([eps, delta], axis=1), axis=0, return_inverse=True)
+    return np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1]), inv.ravel()
 
 
 # ----------------------------------------------------------------------------- clone probabilities
@@ -386,9 +404,16 @@ def theorem2_delta(eps: float, w: float, off: int, pmf: np.ndarray, delta1: floa
     """The paper's formula (5) with its t_eps (by bisection on log t), for comparison with pair_delta.
 
     Uses the sum over all c of the clone-count support (the paper writes i = 1..n-1) and
-    F_i(x) = 0 for x < 0.
+    F_i(x) = 0 for x < 0. Several eps of one clone-count law: :func:`theorem2_delta_fn`.
     """
-    E = math.exp(eps)
+    return theorem2_delta_fn(w, off, pmf, delta1)(eps)
+
+
+def theorem2_delta_fn(w: float, off: int, pmf: np.ndarray, delta1: float = 0.0) -> Callable[[float], float]:
+    """``eps -> theorem2_delta(eps, w, off, pmf, delta1)``, the same numbers, for an eps search: the
+    left side of t_eps's condition does not depend on eps (only the ``-e^eps`` it is compared with),
+    so its value at each bisection point (log t) is kept and the many nearby eps of a search, whose
+    bisections share most of their points, compute each point once."""
     c = (off + np.arange(pmf.size)).astype(float)
     keep = pmf > 0
     c, wts = c[keep], pmf[keep]
@@ -404,27 +429,37 @@ def theorem2_delta(eps: float, w: float, off: int, pmf: np.ndarray, delta1: floa
         m = x.max()
         return m + math.log(np.exp(x - m).sum()) if np.isfinite(m) else -np.inf
 
-    def cond(t):
-        # l(t) = -sum w f(top) / sum w f(bot), in log space (both sums underflow for large c)
-        top = lse(np.floor(c + 1 - (c + 1) / (t + 1)))
-        bot = lse(np.floor(c - (c + 1) / (t + 1)))
-        l_t = -math.exp(min(top - bot, 700.0)) if np.isfinite(bot) else -np.inf
-        return (1 - delta1) * (-2 * w + (1 - 2 * w) * l_t) - delta1 >= -E
+    lhs_at: dict[float, float] = {}   # log t -> the condition's left side at t = e^(log t)
 
-    lo, hi = -40.0, 1.0  # log t
-    while not cond(math.exp(hi)) and hi < 40:
-        hi += 2.0
-    for _ in range(48):
-        mid = 0.5 * (lo + hi)
-        if cond(math.exp(mid)):
-            hi = mid
-        else:
-            lo = mid
-    t = math.exp(hi)
-    fl = _half_cdf(np.floor(c - (c + 1) / (t + 1)), c)
-    fr = _half_cdf(np.floor(c + 1 - (c + 1) / (t + 1)), c)
-    val = (-E + (1 - delta1) * 2 * w + delta1) * np.dot(wts, fl) + (1 - delta1) * (1 - 2 * w) * np.dot(wts, fr)
-    return float(max(val, 0.0))
+    def lhs(log_t: float) -> float:
+        got = lhs_at.get(log_t)
+        if got is None:
+            t = math.exp(log_t)
+            # l(t) = -sum w f(top) / sum w f(bot), in log space (both sums underflow for large c)
+            top = lse(np.floor(c + 1 - (c + 1) / (t + 1)))
+            bot = lse(np.floor(c - (c + 1) / (t + 1)))
+            l_t = -math.exp(min(top - bot, 700.0)) if np.isfinite(bot) else -np.inf
+            got = lhs_at[log_t] = (1 - delta1) * (-2 * w + (1 - 2 * w) * l_t) - delta1
+        return got
+
+    def delta_at(eps: float) -> float:
+        E = math.exp(eps)
+        lo, hi = -40.0, 1.0  # log t
+        while not lhs(hi) >= -E and hi < 40:
+            hi += 2.0
+        for _ in range(48):
+            mid = 0.5 * (lo + hi)
+            if lhs(mid) >= -E:
+                hi = mid
+            else:
+                lo = mid
+        t = math.exp(hi)
+        fl = _half_cdf(np.floor(c - (c + 1) / (t + 1)), c)
+        fr = _half_cdf(np.floor(c + 1 - (c + 1) / (t + 1)), c)
+        val = (-E + (1 - delta1) * 2 * w + delta1) * np.dot(wts, fl) + (1 - delta1) * (1 - 2 * w) * np.dot(wts, fr)
+        return float(max(val, 0.0))
+
+    return delta_at
 
 
 def eps_for_delta(delta_of_eps: Callable[[float], float], delta: float, eps_hi: float,

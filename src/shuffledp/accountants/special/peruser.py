@@ -39,14 +39,21 @@ def clones_amplifier(bound: str, *, eps0_ratio: float = 1.02) -> Amplifier:
     outside its regime eps0 <= log(n / (16 log(2/delta)))) or "numeric" (FMT21's tighter numerical
     clones bound), both from :mod:`shuffledp.accountants.upper.clones`.
 
-    The numerical bound costs tens of milliseconds per call, so ``eps0`` is rounded UP to the grid
+    The numerical bound costs milliseconds per call, so ``eps0`` is rounded UP to the grid
     ``eps0_ratio**k`` and the result cached; the bound grows with eps0, so rounding up can only
-    loosen it (never optimistic)."""
+    loosen it (never optimistic).
+
+    The amplifier takes an optional ``cap``: a caller that uses the value only where it lies below
+    ``cap`` (:func:`per_user_eps`: a subset whose bound is not below eps2 amplifies nothing) may get
+    ``inf`` instead of any value >= ``cap``. The numerical bound then checks its delta at ``cap``
+    first and skips the eps search when the bound exceeds ``cap`` (remembered per key for any
+    later cap at or below it); a value below ``cap`` is the same number as without it."""
     from shuffledp.accountants.upper.clones import eps_clones
 
     cache: dict[tuple[float, int, float], float] = {}
+    above: dict[tuple[float, int, float], float] = {}   # key -> a cap the bound is known to exceed
     if bound == "closed":
-        def amp(eps0: float, n: int, delta: float) -> float:
+        def amp(eps0: float, n: int, delta: float, cap: float | None = None) -> float:
             if n < 2:
                 return math.inf
             return float(eps_clones(eps0, n, delta, variant="fmt21", closed_form=True,
@@ -54,16 +61,24 @@ def clones_amplifier(bound: str, *, eps0_ratio: float = 1.02) -> Amplifier:
     elif bound == "numeric":
         lr = math.log(eps0_ratio)
 
-        def amp(eps0: float, n: int, delta: float) -> float:
+        def amp(eps0: float, n: int, delta: float, cap: float | None = None) -> float:
             if n < 2:
                 return math.inf
             e0 = eps0_ratio ** math.ceil(math.log(eps0) / lr - 1e-12)
             key = (e0, int(n), delta)
-            if key not in cache:
-                cache[key] = float(eps_clones(e0, n, delta, variant="fmt21", closed_form=False))
-            return cache[key]
+            if key in cache:
+                return cache[key]
+            if cap is not None and above.get(key, -math.inf) >= cap:
+                return math.inf
+            v = float(eps_clones(e0, n, delta, variant="fmt21", closed_form=False, cap=cap))
+            if v == math.inf and cap is not None:
+                above[key] = max(above.get(key, -math.inf), float(cap))
+                return v
+            cache[key] = v
+            return v
     else:
         raise ValueError(f"bound: {bound!r} (closed|numeric)")
+    amp.takes_cap = True   # type: ignore[attr-defined]  (see _prefix_values)
     return amp
 
 
@@ -171,7 +186,11 @@ def _prefix_geometry(hm: np.ndarray, t: np.ndarray, G: int, grid_points: int) ->
 
 def _prefix_values(grid: np.ndarray, r: np.ndarray, eps2: float, c: float, delta: float,
                    amplifier: Amplifier, max_eps0: float, cache: dict[tuple[float, int], float]) -> np.ndarray:
-    """The amplified eps of each prefix of :func:`_prefix_bounds` (``inf`` where skipped)."""
+    """The amplified eps of each prefix of :func:`_prefix_bounds` (``inf`` where skipped, and where
+    an amplifier that takes a cap finds it not below ``eps2``)."""
+    # only values below eps2 are used (a member's eps_shuffle is min(eps2, the prefixes' values)), so
+    # an amplifier that takes a cap (clones_amplifier's) may answer inf for any value >= eps2
+    kw = {"cap": eps2} if getattr(amplifier, "takes_cap", False) else {}
     vals = np.full(len(grid), math.inf)
     for j, (m, rr) in enumerate(zip(grid, r, strict=True)):
         e0 = local_eps(eps2, float(rr), c)
@@ -179,7 +198,7 @@ def _prefix_values(grid: np.ndarray, r: np.ndarray, eps2: float, c: float, delta
             continue   # e^eps0 > e*|Q|: (almost) no clone; skipping only raises the bound
         key = (e0, int(m))
         if key not in cache:
-            cache[key] = amplifier(e0, int(m), delta)
+            cache[key] = amplifier(e0, int(m), delta, **kw)
         vals[j] = cache[key]
     return vals
 

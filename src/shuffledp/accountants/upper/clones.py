@@ -410,13 +410,17 @@ def delta_clones(eps0: float, n: int, eps: float, *, variant: str = "fmt21",
 
 def eps_clones(eps0: float, n: int, delta: float, *, variant: str = "fmt21",
                closed_form: bool = False, closed_form_version: str = "code",
-               rtol: float = 1e-7, max_points: int | None = DEFAULT_MAX_POINTS) -> float:
+               rtol: float = 1e-7, max_points: int | None = DEFAULT_MAX_POINTS,
+               cap: float | None = None) -> float:
     """Shuffled epsilon for n eps0-LDP reports at the given delta (clones analysis).
 
     ``closed_form=False`` (default): the numerical bound, the smallest eps (to relative
     precision ``rtol``, rounded up) with :func:`delta_clones` <= delta.
     ``closed_form=True``: FMT21's closed form (only for ``variant="fmt21"``); see
     :func:`eps_clones_closed_form` for ``closed_form_version``.
+    ``cap`` (numerical bound only): for a caller who uses the bound only where it lies below
+    ``cap``: when ``delta_clones(cap) > delta`` (so the bound exceeds ``cap``) ``inf`` is returned
+    without the search; otherwise the same number as without ``cap``.
     """
     eps0 = _check_eps0(eps0)
     n = _check_n(n)
@@ -431,6 +435,8 @@ def eps_clones(eps0: float, n: int, delta: float, *, variant: str = "fmt21",
     def fn(e: float) -> float:
         return 0.0 if e >= eps0 else pair.delta(e)  # shuffling eps0-LDP reports is eps0-DP
 
+    if cap is not None and fn(float(cap)) > delta:   # delta is non-increasing in eps: the bound exceeds cap
+        return math.inf
     return smallest_eps(fn, delta, eps0, rtol=rtol)
 
 
