@@ -107,3 +107,42 @@ def test_windows_of_many_counts_equal_one_at_a_time(r, tail):
     for N, (lo, pmf) in zip(counts.tolist(), batch, strict=True):
         lo1, pmf1 = tf._window(N, r, tail)
         assert lo == lo1 and pmf.tolist() == pmf1.tolist()
+
+
+
+def _per_c_sorting_anew(pair, C, table, ee):
+    """The sum of ThirdFlagPair._per_c computed as it was before its cells were kept: the X cells
+    above the smallest threshold sorted at this eps, their suffix sums, each threshold searched."""
+    v1, p1, v0, p0 = table
+    kappa = (ee - 1.0) * pair.f0 * (C / pair.f1 + (pair.n - C) / pair.f0) / pair.df
+    x = v1[:, None] + v0[None, :]
+    xmin, xmax = v1[0] + v0[0], v1[-1] + v0[-1]
+    t_min = ee * xmin + kappa
+    if t_min >= xmax:
+        return 0.0
+    up = x > t_min
+    xs, ps = x[up], (p1[:, None] * p0[None, :])[up]
+    order = np.argsort(xs, kind="stable")
+    xs, ps = xs[order], ps[order]
+    t0 = np.concatenate([np.cumsum(ps[::-1])[::-1], [0.0]])
+    t1 = np.concatenate([np.cumsum((ps * xs)[::-1])[::-1], [0.0]])
+    thr_all = ee * x + kappa
+    low = thr_all < xmax
+    thr, py = thr_all[low], (p1[:, None] * p0[None, :])[low]
+    idx = np.searchsorted(xs, thr, side="right")
+    val, mag = t1[idx] - thr * t0[idx], t1[idx] + np.abs(thr) * t0[idx]
+    return float(np.dot(py, np.maximum(val - tf.ALLOWANCE * mag, 0.0)))
+
+
+@pytest.mark.parametrize("n, r, s", [(3, 0.4, 0.45), (60, 0.1, 0.5), (400, 0.05, 0.3)])
+def test_kept_sorted_cells_give_the_same_numbers_as_sorting_at_every_eps(n, r, s):
+    """The per-C sorted cells and suffix sums kept across eps (and the search of the thresholds
+    below max x only) give bit for bit the numbers of sorting the cells above the smallest
+    threshold anew at each eps, with or without the kept cells, the order of eps mixed."""
+    pair = tf.ThirdFlagPair(n, r, s)
+    for eps in (0.7, 0.0, 2.5, 0.05, 0.7, 1.2, 0.3):
+        ee = float(np.exp(eps))
+        for i, (C, table) in enumerate(zip(pair.cs, pair._tables, strict=True)):
+            want = _per_c_sorting_anew(pair, int(C), table, ee)
+            assert pair._per_c(int(C), table, ee, i) == want
+            assert pair._per_c(int(C), table, ee) == want

@@ -130,31 +130,65 @@ class ThirdFlagPair:
         for (lo1, p1), (lo0, p0) in zip(_windows(cs, r, tail), _windows(self.n - cs, r, tail), strict=True):
             self._tables.append((np.arange(lo1, lo1 + p1.size) / self.f1, p1,
                                  np.arange(lo0, lo0 + p0.size) / self.f0, p0))
+        self._sorted: dict[int, tuple] = {}
 
-    def _per_c(self, C: int, table, ee: float) -> float:
+    def _sorted_cells(self, i: int, table) -> tuple:
+        """eps-independent, per ``C``: the cells' values ``x`` and masses (row-major), ``x``
+        sorted (stable) with its masses, their suffix sums (of ``p`` and ``p x``, summed from the
+        largest ``x`` down, as :meth:`_per_c` needs them) and each cell's rank in the sorted order.
+        The cells above any threshold are a suffix of the sorted order, and a suffix sum read at
+        an index is the same sum of the same terms in the same order as the sum over that suffix
+        alone: the numbers are those of sorting and summing the suffix at every eps."""
+        got = self._sorted.get(i)
+        if got is None:
+            v1, p1, v0, p0 = table
+            x = v1[:, None] + v0[None, :]
+            pp = p1[:, None] * p0[None, :]
+            order = np.argsort(x, axis=None, kind="stable")
+            xs, ps = x.ravel()[order], pp.ravel()[order]
+            t0 = np.concatenate([np.cumsum(ps[::-1])[::-1], [0.0]])
+            t1 = np.concatenate([np.cumsum((ps * xs)[::-1])[::-1], [0.0]])
+            rank = np.empty(order.size, dtype=np.intp)
+            rank[order] = np.arange(order.size)
+            got = self._sorted[i] = (x, pp, xs, t0, t1, rank)
+        return got
+
+    def _per_c(self, C: int, table, ee: float, i: int | None = None) -> float:
         """``E[(X - e^eps Y - kappa)_+]`` given ``C`` (``kappa`` scaled by ``1/df``). Only the upper
         tail of X (above the smallest threshold) and the lower tail of Y (thresholds below the
-        largest x) can contribute: the rest of the cells are skipped (their terms are 0)."""
+        largest x) can contribute: the rest of the cells are skipped (their terms are 0). ``i``:
+        the index of ``table`` in this pair's tables (its sorted cells are kept across eps)."""
         v1, p1, v0, p0 = table
         kappa = (ee - 1.0) * self.f0 * (C / self.f1 + (self.n - C) / self.f0) / self.df
-        x = v1[:, None] + v0[None, :]
         xmin, xmax = v1[0] + v0[0], v1[-1] + v0[-1]
         t_min = ee * xmin + kappa
         if t_min >= xmax:
             return 0.0
-        # X cells above the smallest threshold (sorted), Y cells whose threshold is below max X
-        up = x > t_min
-        xs = x[up]
-        ps = (p1[:, None] * p0[None, :])[up]
-        order = np.argsort(xs, kind="stable")
-        xs, ps = xs[order], ps[order]
-        t0 = np.concatenate([np.cumsum(ps[::-1])[::-1], [0.0]])
-        t1 = np.concatenate([np.cumsum((ps * xs)[::-1])[::-1], [0.0]])
+        if i is None:
+            x = v1[:, None] + v0[None, :]
+            pp = p1[:, None] * p0[None, :]
+            order = np.argsort(x, axis=None, kind="stable")
+            xs = x.ravel()[order]
+            ps = pp.ravel()[order]
+            t0 = np.concatenate([np.cumsum(ps[::-1])[::-1], [0.0]])
+            t1 = np.concatenate([np.cumsum((ps * xs)[::-1])[::-1], [0.0]])
+            rank = np.empty(order.size, dtype=np.intp)
+            rank[order] = np.arange(order.size)
+        else:
+            x, pp, xs, t0, t1, rank = self._sorted_cells(i, table)
+        # every threshold is at least t_min (x >= xmin, the same rounding), so the cells a
+        # threshold reads (x above it) are among the X cells above t_min: suffix sums of the
+        # sorted cells. Thresholds computed in sorted order (ee x + kappa is increasing in x) are
+        # searched as one sorted array, then read back per cell in row-major order; only those
+        # below xmax are read (a prefix of the sorted order).
+        thr_sorted = ee * xs + kappa
+        m = int(np.searchsorted(thr_sorted, xmax, side="left"))
+        idx_sorted = np.searchsorted(xs, thr_sorted[:m], side="right")
         thr_all = ee * x + kappa
         low = thr_all < xmax
         thr = thr_all[low]
-        py = (p1[:, None] * p0[None, :])[low]
-        idx = np.searchsorted(xs, thr, side="right")
+        py = pp[low]
+        idx = idx_sorted[rank.reshape(x.shape)[low]]
         val = t1[idx] - thr * t0[idx]
         mag = t1[idx] + np.abs(thr) * t0[idx]
         cell = np.maximum(val - ALLOWANCE * mag, 0.0)
@@ -165,8 +199,8 @@ class ThirdFlagPair:
         eps = valid_eps(eps)
         ee = math.exp(min(eps, 700.0))
         total = 0.0
-        for C, wc, table in zip(self.cs, self.c_pmf, self._tables, strict=True):
-            total += wc * self._per_c(int(C), table, ee)
+        for i, (C, wc, table) in enumerate(zip(self.cs, self.c_pmf, self._tables, strict=True)):
+            total += wc * self._per_c(int(C), table, ee, i)
         return max(total * self.df * (1.0 - ALLOWANCE), 0.0) / self.n
 
 
