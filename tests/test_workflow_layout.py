@@ -65,14 +65,16 @@ def _snakemake(cwd: Path, cfg: Path, *args: str) -> str:
 
 
 def _targets(root: Path) -> list[str]:
-    """The Parquet tables of the BATCHED stages in the run at ``root`` (paths relative to it),
-    wall-clock timings (multidim's Figure 4) left out: they are measured, not reproducible."""
+    """The tables (results/tables/*.parquet and the segmented summary) of the BATCHED stages in the
+    run at ``root`` (paths relative to it); wall-clock timings (multidim's Figure 4) left out: they
+    are measured, not reproducible. (A batch's own files differ by design: one repetition or all.)"""
     from fnmatch import fnmatch
 
     from shuffledp.stages import discover
 
     patterns = [re.sub(r"\{[^}]*\}", "*", o.path) for name in BATCHED for st in discover()[name].steps
-                for o in st.outputs if o.path.endswith(".parquet") and o.path.startswith(("tables/", "segmented/"))]
+                for o in st.outputs if o.path.endswith(".parquet")
+                and (o.path.startswith("tables/") or o.path == "segmented/summary.parquet")]
     found = sorted(str(p.relative_to(root)) for p in (root / "results").rglob("*.parquet")
                    if any(fnmatch(str(p.relative_to(root / "results")), pat) for pat in patterns))
     return [t for t in found if "timings" not in t]
