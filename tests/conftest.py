@@ -139,6 +139,9 @@ def tiny_workflow(tmp_path_factory) -> Path:
 # does carry the group, the scheduler uses it as pytest-xdist does.
 GROUPS_ENV = "SHUFFLEDP_XDIST_GROUPS"  # the folder of the workers' group files, set by the controller
 TINY_GROUP = "tiny_workflow"
+# the longest units, started first, in this order (on 2 workers: the tiny run's group on one, the
+# SLURM test beside it on the other): the longest first is the shortest tail
+FIRST_GROUPS = (TINY_GROUP, "slurm")
 _GROUPS_DIR = pytest.StashKey[str]()
 
 
@@ -202,8 +205,8 @@ def pytest_xdist_make_scheduler(config, log):
     from xdist.scheduler import LoadGroupScheduling
 
     class Scheduling(LoadGroupScheduling):
-        """pytest-xdist's loadgroup with the groups from the workers' files; the tiny run's group
-        first, then the units that hold a `slow` test (longest first is the shortest wall), then
+        """pytest-xdist's loadgroup with the groups from the workers' files; FIRST_GROUPS first,
+        then the units that hold a `slow` test (longest first is the shortest wall), then
         the rest, largest unit first as pytest-xdist orders them."""
 
         rows: dict | None = None
@@ -225,7 +228,7 @@ def pytest_xdist_make_scheduler(config, log):
             if not self.ordered:
                 self.ordered = True
                 slow = [s for s, unit in self.workqueue.items() if any(self._row(n)[1] for n in unit)]
-                for scope in reversed([TINY_GROUP, *slow]):
+                for scope in reversed([*FIRST_GROUPS, *(s for s in slow if s not in FIRST_GROUPS)]):
                     if scope in self.workqueue:
                         self.workqueue.move_to_end(scope, last=False)
             super()._assign_work_unit(node)

@@ -146,7 +146,7 @@ def test_figures_draw_the_paper_calibrated_baselines_and_refuse_a_summary_withou
     path.write_text(yaml.safe_dump(cfg))
     from conftest import run_snakemake
 
-    run_snakemake("--configfile", str(path), "--cores", "1", *TARGETS[2:], cwd=tmp_path)
+    run_snakemake("--configfile", str(path), "--cores", "2", *TARGETS[2:], cwd=tmp_path)
     spec, io = _figures_job(tmp_path)
     assert spec["paper_baselines"] is True
     summary = tmp_path / io["input"]["summary"][0]

@@ -19,13 +19,17 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
+from conftest import all_stages_tiny_config
 from slurm_cluster import LocalSlurm, why_unavailable
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG_ENV = os.environ.get("SHUFFLEDP_SLURM_CONFIG")
 
-# it asks for the shared tiny run inside the test: on that run's worker under pytest-xdist (tests/conftest.py)
-pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.xdist_group("tiny_workflow")]
+# its own group under pytest-xdist (tests/conftest.py), started beside the tiny run's group: the cluster
+# run needs nothing of the shared tiny run, which it asks for only afterwards (built by then, on the other
+# worker); in the tiny run's group the two longest units ran one after the other on one worker
+pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.xdist_group("slurm")]
 
 
 def _snakemake(args: list[str], cwd: Path, env: dict, timeout_s: int, config: Path) -> float:
@@ -86,9 +90,10 @@ def test_slurm_profile_matches_local_run(tmp_path, request):
         config, local = Path(CONFIG_ENV), tmp_path / "local"
         local.mkdir()
         local_s = _snakemake(["--cores", "2"], local, dict(os.environ), 1500, config)
-    else:  # the shared tiny run of every stage is the local run (its config: all_stages_tiny_config)
-        local = request.getfixturevalue("tiny_workflow")
-        config, local_s = local / "config.yaml", float((local / "seconds").read_text())
+    else:  # the shared tiny run of every stage is the local run (its config: all_stages_tiny_config),
+        # asked for after the cluster run (under pytest-xdist another worker builds it meanwhile)
+        config = tmp_path / "config.yaml"
+        config.write_text(yaml.safe_dump(all_stages_tiny_config()))
     # status every second at first (the plugin adds 10 s per check that finds nothing finished, and
     # starts again from this after one that does): the cluster run took 287 s at 5, 179 s at 1
     with LocalSlurm(tmp_path / "slurm") as slurm:
@@ -101,6 +106,10 @@ def test_slurm_profile_matches_local_run(tmp_path, request):
             )
         except AssertionError as exc:
             raise AssertionError(f"{exc}\n{slurm.logs()}") from None
+    if not CONFIG_ENV:
+        local = request.getfixturevalue("tiny_workflow")
+        assert yaml.safe_load((local / "config.yaml").read_text()) == yaml.safe_load(config.read_text())
+        local_s = float((local / "seconds").read_text())
     label = CONFIG_ENV or "all_stages_tiny_config"
     print(f"\nwall time of {label}: local --cores 2 {local_s:.0f} s, through SLURM {slurm_s:.0f} s")
     a, b = _tables(local), _tables(cluster)

@@ -65,9 +65,10 @@ def test_tiny_workflow_end_to_end_and_byte_identical(tiny_workflow, tmp_path):
         assert (shared / f"results/figures/multidim_fig{k}.png").stat().st_size > 1000
     assert (shared / "results/tables/multidim_frameworks_claims.parquet") in tables
     first = {p.relative_to(shared): p.read_bytes() for p in tables}
-    # the same configuration again, from nothing, in another folder
+    # the same configuration again, from nothing, in another folder: the jobs of these tables (the
+    # jobs that draw only figures or report pages are left out: nothing of theirs is compared)
     (tmp_path / "config.yaml").write_text((shared / "config.yaml").read_text())
-    snakemake("--configfile", str(tmp_path / "config.yaml"), "--cores", "2", cwd=tmp_path)
+    snakemake("--configfile", str(tmp_path / "config.yaml"), "--cores", "2", *map(str, first), cwd=tmp_path)
     second = {p.relative_to(tmp_path): p.read_bytes()
               for p in _reproducible(sorted((tmp_path / "results").rglob("*.parquet")))}
     assert first.keys() == second.keys()
