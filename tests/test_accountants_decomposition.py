@@ -237,9 +237,10 @@ def test_tabulated_region_terms_give_the_same_numbers(k, eps0, n, monkeypatch):
 
 
 def test_binomial_pmf_without_the_wrapper_is_scipys_to_the_bit():
-    """grouped._binom_pmf: the numbers of scipy.stats.binom.pmf (the same Boost ufunc on the same
-    cells), outside the support, at p = 0 and 1, non-integer k and N, nan k and broadcast shapes."""
-    from shuffledp.accountants.numerics.grouped import _binom_pmf
+    """boost_binom.binom_pmf (what grouped._pmf calls): the numbers of scipy.stats.binom.pmf (the
+    same Boost ufunc on the same cells), outside the support, at p = 0 and 1, non-integer k and N,
+    nan k and broadcast shapes."""
+    from shuffledp.accountants.numerics.boost_binom import binom_pmf as _binom_pmf
 
     rng = np.random.default_rng(7)
     k = rng.integers(-3, 320, (300, 25)).astype(float)

@@ -163,3 +163,40 @@ def test_one_figure_saver_fixes_the_metadata_and_one_table_writer_the_bytes(tmp_
     assert pd.read_parquet(tmp_path / "t.parquet").equals(df.reset_index(drop=True))
     io.write_table(df, tmp_path / "u.parquet")
     assert pq.read_schema(tmp_path / "u.parquet").metadata is None
+
+
+def test_a_figure_after_tight_layout_is_drawn_once_per_save_and_written_the_same(tmp_path, monkeypatch):
+    """fig.tight_layout() leaves matplotlib's place-holder layout engine, and with any engine set
+    savefig first draws the whole figure without rendering; save_figure_file saves without it (one
+    draw per file), writes the same bytes as the figure saved with it, and puts the engine back. A
+    real engine (constrained) is kept: its pre-draw does the layout."""
+    from matplotlib.figure import Figure
+    from matplotlib.layout_engine import PlaceHolderLayoutEngine
+
+    def tight_fig():
+        fig, axes = plt.subplots(1, 2)
+        for ax in axes:
+            ax.loglog([0.1, 1, 10], [1e-3, 1e-1, 1])
+            ax.set_title("panel")
+        fig.tight_layout()
+        return fig
+
+    draws = []
+    real_draw = Figure.draw
+    monkeypatch.setattr(Figure, "draw", lambda self, renderer: (draws.append(1), real_draw(self, renderer))[1])
+    for ext in ("pdf", "png"):
+        fig = tight_fig()
+        assert isinstance(fig.get_layout_engine(), PlaceHolderLayoutEngine)
+        fig.savefig(tmp_path / f"plain.{ext}", format=ext, metadata=io.FIGURE_METADATA[ext])  # with the engine
+        draws.clear()
+        io.save_figure_file(fig, tmp_path / f"ours.{ext}")
+        assert len(draws) == 1
+        assert isinstance(fig.get_layout_engine(), PlaceHolderLayoutEngine)  # left as it was
+        assert (tmp_path / f"ours.{ext}").read_bytes() == (tmp_path / f"plain.{ext}").read_bytes()
+        plt.close(fig)
+    fig, ax = plt.subplots(layout="constrained")
+    ax.plot([0, 1])
+    draws.clear()
+    io.save_figure_file(fig, tmp_path / "constrained.png")
+    assert len(draws) == 2 and fig.get_layout_engine().__class__.__name__ == "ConstrainedLayoutEngine"
+    plt.close(fig)

@@ -354,7 +354,35 @@ def save_figure_file(fig, path: str | os.PathLike, **savefig_kwargs) -> None:
     if "metadata" in savefig_kwargs or "format" in savefig_kwargs:
         raise TypeError("save_figure_file fixes the format and metadata itself")
     meta = FIGURE_METADATA[fmt]
-    atomic_write(path, lambda tmp: fig.savefig(tmp, format=fmt, metadata=meta, **savefig_kwargs))
+    with _no_placeholder_layout(fig):
+        atomic_write(path, lambda tmp: fig.savefig(tmp, format=fmt, metadata=meta, **savefig_kwargs))
+
+
+class _no_placeholder_layout:
+    """While saving, no layout engine on a figure that ``fig.tight_layout()`` left with matplotlib's
+    place-holder engine (a layout done once, none to redo): with any engine set, ``savefig`` first
+    draws the whole figure without rendering (text extents, ticks, mathtext) only to run the engine,
+    which the place-holder does not do, so that draw changes nothing written and costs as much as
+    the real one. The engine is put back afterwards (the figure is left as it was). A real engine
+    (tight or constrained, ``figure.autolayout``) is kept and runs as before."""
+
+    def __init__(self, fig):
+        self.fig, self.saved = fig, None
+
+    def __enter__(self):
+        import matplotlib as mpl
+        from matplotlib.layout_engine import PlaceHolderLayoutEngine
+
+        engine = self.fig.get_layout_engine()
+        if (isinstance(engine, PlaceHolderLayoutEngine) and not mpl.rcParams["figure.autolayout"]
+                and not mpl.rcParams["figure.constrained_layout.use"]):
+            self.saved = engine
+            self.fig.set_layout_engine(None)  # None, given neither rcParam asks for an engine
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.saved is not None:
+            self.fig.set_layout_engine(self.saved)
 
 
 def markdown_table(df: pd.DataFrame, caption: str, float_format: str = "{:.6g}") -> str:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
+from shuffledp.accountants.numerics.boost_binom import binom_pmf
 from shuffledp.accountants.numerics.tolerances import SUBNORMAL_GUARD, binom_rtol
 
 ROUNDING_RTOL = 1e-10  # relative allowance for rounding in the summed terms
@@ -249,31 +250,10 @@ def spread_to_three(g: GroupedPair, ee: float) -> list[tuple[float, float, Group
 
 # --------------------------------------------------------------------------- core sums
 def _pmf(j, N, pi):
-    """Binomial pmf (Boost via scipy), 0 outside the support and for N < 0."""
+    """Binomial pmf (Boost: ``stats.binom.pmf``'s numbers, :func:`boost_binom.binom_pmf`), 0 outside
+    the support and for N < 0."""
     ok = (N >= 0) & (j >= 0) & (j <= N)
-    return np.where(ok, _binom_pmf(np.where(ok, j, 0.0), np.maximum(N, 0.0), pi), 0.0)
-
-
-def _binom_pmf(k, N, p):
-    """``scipy.stats.binom.pmf(k, N, p)``, the same numbers without its generic wrapper (a
-    quarter of the time of a privacy profile's evaluations): the Boost ufunc ``binom.pmf`` calls,
-    on the cells the wrapper passes to it (``N`` a non-negative integer, ``p`` in [0, 1], ``k`` an
-    integer in [0, N]), clipped to [0, 1]; 0 at other ``k``, nan for invalid ``N``, ``p`` or
-    nan ``k``, as the wrapper gives."""
-    ufunc = getattr(getattr(special, "_ufuncs", None), "_binom_pmf", None)
-    if ufunc is None:   # another scipy layout: the public function
-        return stats.binom.pmf(k, N, p)
-    k, N, p = np.broadcast_arrays(np.asarray(k, dtype=np.float64), np.asarray(N, dtype=np.float64),
-                                  np.asarray(p, dtype=np.float64))
-    good = (N >= 0) & (N == np.round(N)) & (p >= 0) & (p <= 1)
-    cond = good & (k >= 0) & (k <= N) & (np.floor(k) == k)
-    out = np.zeros(k.shape)
-    out[~good | np.isnan(k)] = np.nan
-    if np.all(cond):
-        out[...] = np.clip(ufunc(k, N, p), 0.0, 1.0)
-    elif np.any(cond):
-        out[cond] = np.clip(ufunc(k[cond], N[cond], p[cond]), 0.0, 1.0)
-    return out[()] if out.ndim == 0 else out
+    return np.where(ok, binom_pmf(np.where(ok, j, 0.0), np.maximum(N, 0.0), pi), 0.0)
 
 
 def _f_terms(a, t, Bt1, Bt, pi, c1, c2, c3):
