@@ -235,17 +235,3 @@ def test_tabulated_region_terms_give_the_same_numbers(k, eps0, n, monkeypatch):
     assert table._terms, "the table was never built (the repeated evaluations must use it)"
     assert first == fresh and again == fresh
 
-
-def test_binomial_pmf_without_the_wrapper_is_scipys_to_the_bit():
-    """boost_binom.binom_pmf (what grouped._pmf calls): the numbers of scipy.stats.binom.pmf (the
-    same Boost ufunc on the same cells), outside the support, at p = 0 and 1, non-integer k and N,
-    nan k and broadcast shapes."""
-    from shuffledp.accountants.numerics.boost_binom import binom_pmf as _binom_pmf
-
-    rng = np.random.default_rng(7)
-    k = rng.integers(-3, 320, (300, 25)).astype(float)
-    N = rng.integers(-2, 300, (300, 1)).astype(float)
-    for p in (0.0, 1e-9, 0.137, 0.5, 1.0 - 1e-12, 1.0):
-        for kk, NN in ((k, N), (k + 0.5, N), (k, N + 0.25), (np.where(k > 100, np.nan, k), N)):
-            assert np.array_equal(_binom_pmf(kk, NN, p), stats.binom.pmf(kk, NN, p), equal_nan=True)
-    assert _binom_pmf(3.0, 5.0, 0.3) == stats.binom.pmf(3.0, 5.0, 0.3)

@@ -56,6 +56,13 @@ def _scipy_violations(tree: ast.AST) -> list[str]:
                 bad.append(f"line {node.lineno}: {root.id}...{node.attr}")
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in ("_pmf", "_cdf", "_sf"):
             bad.append(f"line {node.lineno}: getattr(..., {node.value!r})")
+        # getattr(<anything>, "_private"): a private name spelled as a string (a private ufunc of
+        # scipy.special reached as getattr(getattr(special, "_ufuncs"), "_binom_pmf"), say)
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+                and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
+                and isinstance(node.args[1].value, str) and node.args[1].value.startswith("_")
+                and not node.args[1].value.startswith("__") and node.args[1].value not in ("_pmf", "_cdf", "_sf")):
+            bad.append(f"line {node.lineno}: getattr(..., {node.args[1].value!r})")
     return bad
 
 
@@ -65,6 +72,10 @@ def test_the_scan_finds_each_kind_of_private_access():
             "from scipy import stats\nx = stats.binom._pmf\nimport importlib\nimportlib._bootstrap\n"
             "y = getattr(stats.binom, '_cdf')\n")
     assert len(_scipy_violations(ast.parse(code))) == 6
+    # a private ufunc reached through strings
+    hidden = ("from scipy import special\n"
+              "f = getattr(getattr(special, '_ufuncs', None), '_binom_pmf', None)\n")
+    assert len(_scipy_violations(ast.parse(hidden))) == 2
     assert _scipy_violations(ast.parse("from scipy import special, stats\nfrom scipy.optimize import brentq\n"
                                        "a = stats.binom.pmf\nb = special.betainc\nc = stats.binom.__name__\n")) == []
 

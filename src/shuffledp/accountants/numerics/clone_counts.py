@@ -10,13 +10,11 @@ from functools import lru_cache
 import numpy as np
 from scipy import special, stats
 
-from shuffledp.accountants.numerics.boost_binom import binom_pmf as _boost_pmf
-
 
 def binom_pmf_fast(k, n, p):
-    """Binomial pmf (Boost: ``stats.binom.pmf``'s numbers, :func:`boost_binom.binom_pmf`) as a float
-    array; only called with valid arguments (0 <= k <= n, 0 < p < 1)."""
-    return _boost_pmf(k, n, p)
+    """Binomial pmf (Boost, through ``stats.binom.pmf``) as a float array; only called with valid
+    arguments (0 <= k <= n, 0 < p < 1)."""
+    return np.asarray(stats.binom.pmf(np.asarray(k, dtype=float), np.asarray(n, dtype=float), float(p)))
 
 
 @lru_cache(maxsize=64)

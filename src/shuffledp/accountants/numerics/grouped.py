@@ -20,7 +20,6 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
-from shuffledp.accountants.numerics.boost_binom import binom_pmf
 from shuffledp.accountants.numerics.tolerances import SUBNORMAL_GUARD, binom_rtol
 
 ROUNDING_RTOL = 1e-10  # relative allowance for rounding in the summed terms
@@ -250,10 +249,9 @@ def spread_to_three(g: GroupedPair, ee: float) -> list[tuple[float, float, Group
 
 # --------------------------------------------------------------------------- core sums
 def _pmf(j, N, pi):
-    """Binomial pmf (Boost: ``stats.binom.pmf``'s numbers, :func:`boost_binom.binom_pmf`), 0 outside
-    the support and for N < 0."""
+    """Binomial pmf (Boost via scipy), 0 outside the support and for N < 0."""
     ok = (N >= 0) & (j >= 0) & (j <= N)
-    return np.where(ok, binom_pmf(np.where(ok, j, 0.0), np.maximum(N, 0.0), pi), 0.0)
+    return np.where(ok, stats.binom.pmf(np.where(ok, j, 0.0), np.maximum(N, 0.0), pi), 0.0)
 
 
 def _f_terms(a, t, Bt1, Bt, pi, c1, c2, c3):

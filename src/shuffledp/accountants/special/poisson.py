@@ -63,7 +63,6 @@ from functools import lru_cache
 import numpy as np
 from scipy import stats
 
-from shuffledp.accountants.numerics.boost_binom import binom_cdf
 from shuffledp.accountants.numerics.clone_counts import clone_window, half_binom, window_tail
 from shuffledp.accountants.numerics.hockey_stick import bisect_eps, smallest_rate
 from shuffledp.accountants.upper.variation_ratio import EPS_CAP, ROUNDING_RTOL, VRParams, clone_delta_parts
@@ -163,9 +162,9 @@ def single_item_target(eps: float, delta: float, s: int) -> tuple[float, float]:
 
 
 def _cdf_fast(k, n, p):
-    """Binomial cdf (Boost: ``stats.binom.cdf``'s numbers, :func:`boost_binom.binom_cdf`) as a float
-    array; only called with valid arguments 0 <= k < n, 0 < p < 1."""
-    return binom_cdf(k, n, p)
+    """Binomial cdf (Boost, through ``stats.binom.cdf``) as a float array; only called with valid
+    arguments 0 <= k < n, 0 < p < 1."""
+    return np.asarray(stats.binom.cdf(np.asarray(k, dtype=float), np.asarray(n, dtype=float), float(p)))
 
 
 @lru_cache(maxsize=256)
