@@ -9,7 +9,6 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from scipy import special
 
 from shuffledp.accountants.numerics.hockey_stick import eps_for_delta as _hs_eps_for_delta
 from shuffledp.accountants.validation import (
@@ -74,6 +73,8 @@ def gaussian_sigma(eps: float, delta: float, calibration: str = "analytic") -> f
     ``analytic``: the smallest sigma with exact privacy profile <= delta (Balle and Wang 2018),
     valid for every eps. ``classic``: sqrt(2 ln(1.25/delta)) / eps (Dwork-Roth; proven for eps < 1).
     """
+    from scipy import special
+
     if not (eps > 0 and 0 < delta < 1):
         raise ValueError("eps/delta: need eps > 0 and 0 < delta < 1 for the Gaussian mechanism")
     if calibration == "classic":
@@ -112,6 +113,8 @@ def _hps_code_sigma(eps, delta, clip: float = 0.1):
 
 def gaussian_sigmas(eps: np.ndarray, delta: np.ndarray, calibration: str = "analytic") -> np.ndarray:
     """Vectorised :func:`gaussian_sigma` (bisection on all users at once)."""
+    from scipy import special
+
     eps = np.asarray(eps, float)
     delta = np.broadcast_to(np.asarray(delta, float), eps.shape)
     if np.any(delta <= 0) or np.any(delta >= 1):
@@ -185,6 +188,8 @@ def laplace_clone_probs(eps_others, eps1: float) -> tuple[float, np.ndarray]:
 def gaussian_clone_probs(eps_others, delta_others, eps1: float, delta1: float,
                          calibration: str = "analytic") -> tuple[float, np.ndarray]:
     """(w, p) of the Gaussian mechanism on [0, 1] by hypothesis testing, failure sets removed."""
+    from scipy import special
+
     e = _check_eps_arr(eps_others, "eps_others")
     d = _check_delta_arr(delta_others, e.size, "delta_others")
     if np.any(e > eps1 * (1 + 1e-12)):
@@ -354,6 +359,8 @@ def pair_delta(eps: float, w: float, off: int, pmf: np.ndarray, missing: float =
 
 def _half_logpmf(k: np.ndarray, c: np.ndarray) -> np.ndarray:
     """log Pr[Bin(c, 1/2) = k] (-inf outside 0..c), through log-gamma."""
+    from scipy import special
+
     k = np.asarray(k, float)
     ok = (k >= 0) & (k <= c)
     kk = np.where(ok, k, 0.0)
@@ -368,6 +375,8 @@ def _half_pmf(k: np.ndarray, c: np.ndarray) -> np.ndarray:
 
 def _half_cdf(k: np.ndarray, c: np.ndarray) -> np.ndarray:
     """Pr[Bin(c, 1/2) <= k] with k possibly negative (0) or >= c (1)."""
+    from scipy import special
+
     k = np.asarray(k, float)
     ci = np.asarray(c).astype(np.int64)
     out = special.bdtr(np.clip(np.floor(k), 0, ci).astype(np.int64), ci, 0.5)
@@ -376,6 +385,8 @@ def _half_cdf(k: np.ndarray, c: np.ndarray) -> np.ndarray:
 
 def _half_sf(j: np.ndarray, c: np.ndarray) -> np.ndarray:
     """Pr[Bin(c, 1/2) >= j], accurate in the upper tail."""
+    from scipy import special
+
     j = np.asarray(j, float)
     ci = np.asarray(c).astype(np.int64)
     out = special.bdtrc(np.clip(np.floor(j) - 1, 0, ci).astype(np.int64), ci, 0.5)
@@ -388,6 +399,8 @@ def theorem2_delta(eps: float, w: float, off: int, pmf: np.ndarray, delta1: floa
     Uses the sum over all c of the clone-count support (the paper writes i = 1..n-1) and
     F_i(x) = 0 for x < 0.
     """
+    from scipy import special
+
     E = math.exp(eps)
     c = (off + np.arange(pmf.size)).astype(float)
     keep = pmf > 0
