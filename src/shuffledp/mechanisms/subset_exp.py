@@ -20,7 +20,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import comb
 
 
 @dataclass(frozen=True)
@@ -44,6 +43,8 @@ def _check(d: int, s: int, eps: float) -> None:
 
 
 def subset_exp_rates(d: int, s: int, eps: float, k: int) -> SubsetExpRates:
+    from scipy.special import comb
+
     _check(d, s, eps)
     big = d + s
     if not 1 <= int(k) < big:
@@ -101,6 +102,8 @@ def expected_mse(r: SubsetExpRates, n: int, mean_items: float | None = None) -> 
 
 def intersection_pmf(r: SubsetExpRates) -> np.ndarray:
     """``P(|z & x| = i)`` for ``i = 0..min(k, s)``."""
+    from scipy.special import comb
+
     e = math.exp(r.eps)
     i = np.arange(min(r.k, r.s) + 1)
     w = np.array([comb(r.s, ii, exact=True) * comb(r.d, r.k - ii, exact=True) for ii in i], dtype=float)

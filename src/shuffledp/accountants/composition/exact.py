@@ -33,7 +33,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import signal
 
 __all__ = ["krr_pair_pmfs", "loss_law", "composed_eps_bracket", "pair_composed_eps_bracket", "group_laws",
            "group_pair_pmfs", "worst_pair_composed_eps", "optimistic_pair_eps"]
@@ -44,6 +43,8 @@ N_EXACT_MAX = 400  # krr_pair_pmfs: O(n^3) convolution
 def krr_pair_pmfs(k: int, eps0: float, n: int, m: int) -> tuple[np.ndarray, np.ndarray]:
     """``(P, Q)``, 2-D pmfs over ``(h_x, h_x')`` of shuffled k-RR (victim at x resp. x'; ``m``
     others at x and ``n - 1 - m`` at x')."""
+    from scipy import signal
+
     if not (2 <= k and 2 <= n <= N_EXACT_MAX and 0 <= m <= n - 1):
         raise ValueError(f"need k >= 2, 2 <= n <= {N_EXACT_MAX}, 0 <= m <= n - 1; got {k}, {n}, {m}")
     e = math.exp(eps0)
@@ -75,6 +76,8 @@ def loss_law(P: np.ndarray, Q: np.ndarray) -> tuple[np.ndarray, np.ndarray, floa
 def _power(pmf: np.ndarray, low: int, rounds: int, drop: float) -> tuple[np.ndarray, int]:
     """``pmf`` (grid indices from ``low``) convolved with itself ``rounds`` times (binary
     powering), at most ``drop`` of mass cut at each end after each convolution."""
+    from scipy import signal
+
     def trim(x: np.ndarray, off: int) -> tuple[np.ndarray, int]:
         x = np.clip(x, 0.0, None)
         c = np.cumsum(x)
@@ -167,6 +170,8 @@ def group_laws(mechanism: str, eps0: float, *, k=None, d=None, s=None, g=None):
 def group_pair_pmfs(victim_p, victim_q, others) -> tuple[np.ndarray, np.ndarray]:
     """``(P, Q)``: exact 2-D pmfs of the counts of groups 1 and 2 over the victim (law
     ``victim_p`` resp. ``victim_q``) and the others (``others``: ``(law, count)`` pairs)."""
+    from scipy import signal
+
     def kernel(law) -> np.ndarray:
         ker = np.zeros((2, 2))
         ker[1, 0], ker[0, 1], ker[0, 0] = law[0], law[1], law[2]

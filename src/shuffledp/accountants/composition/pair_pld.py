@@ -57,7 +57,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from shuffledp.accountants.validation import check_eps0, check_n
 
@@ -100,6 +99,8 @@ class PairLoss:
 def _count_window(N: int, pc: float, tail: float) -> tuple[int, int, float]:
     """``[c_lo, c_hi]`` of ``Bin(N, pc)`` leaving out about ``tail`` on each side, and the exact
     mass left out (binomial tails)."""
+    from scipy import stats
+
     c_lo = max(0, int(stats.binom.ppf(tail, N, pc)) - 1)
     c_hi = min(N, int(stats.binom.isf(tail, N, pc)) + 1)
     out = (float(stats.binom.cdf(c_lo - 1, N, pc)) if c_lo > 0 else 0.0) + (
@@ -111,6 +112,8 @@ def pair_loss(eps0: float, n: int, *, tail: float = 1e-16, cells_max: int = CELL
     """Every cell's privacy loss and P-mass of one round's dominating pair (module docstring) at
     ``n`` users, the windows leaving out about ``3 tail`` of P-mass (charged as infinite loss),
     the counts of C in blocks where the rows would exceed ``cells_max`` cells."""
+    from scipy import stats
+
     eps0 = check_eps0(eps0)
     n = check_n(n)
     if n > N_MAX:

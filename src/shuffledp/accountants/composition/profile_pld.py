@@ -41,7 +41,6 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from scipy import stats
 
 __all__ = ["PROFILE_EVALS", "BINARY_N_MAX", "hull_curve", "profile_points", "pld_from_profile",
            "binary_profile"]
@@ -121,6 +120,8 @@ def pld_from_profile(eps_points, deltas, eps0: float, interval: float):
 def binary_profile(eps0: float, n: int) -> Callable[[float], float]:
     """``eps -> `` the exact largest delta at ``eps`` of shuffled binary randomized response
     (k-RR, k = 2) over every neighbouring pair (module docstring), ``n <=`` :data:`BINARY_N_MAX`."""
+    from scipy import stats
+
     if not 1 <= n <= BINARY_N_MAX:
         raise ValueError(f"n: {n} outside 1..{BINARY_N_MAX} for the exact binary profile")
     hi = 1.0 / (1.0 + math.exp(-eps0))

@@ -55,7 +55,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special, stats
 
 from shuffledp.accountants.lower.lower_bounds import _krr_probs
 from shuffledp.accountants.numerics.binomial_blocks import block_stats, lower_quantile
@@ -115,6 +114,8 @@ def scarf_upper(atoms, n: int, ee: float) -> float:
 def _edges(lo, hi, N, p, nblocks: int):
     """Block edges (first counts, one per block, and the end ``hi + 1``) on ``[lo, hi]``: unit
     blocks when the window is short, else half evenly spaced and half at normal quantiles."""
+    from scipy import special
+
     if hi - lo + 1 <= nblocks:
         return np.arange(lo, hi + 2, dtype=np.float64)
     even = np.linspace(lo, hi + 1, nblocks // 2 + 1)
@@ -126,6 +127,8 @@ def _edges(lo, hi, N, p, nblocks: int):
 def _window(N: float, p: float, tail: float) -> tuple[float, float]:
     """A window of Bin(N, p) outside which at most about ``tail`` lies (only the value's
     tightness depends on it: what lies outside is dropped)."""
+    from scipy import stats
+
     if N <= 0 or p <= 0.0:
         return 0.0, 0.0
     if p >= 1.0:
@@ -212,6 +215,8 @@ def _hockey_cell(c: float, N, p: float, T, t_err) -> np.ndarray:
     large terms cancel where the positive part is a few points at the end of the support. Any
     split point gives a sum of non-negative terms' lower bounds, so a threshold misjudged by
     rounding only lowers the value."""
+    from scipy import stats
+
     N = np.broadcast_to(np.asarray(N, dtype=np.float64), np.shape(T))
     sig = T / c                                   # c > 0: X > sig counts; c < 0: X < sig counts
     j = np.arange(DIRECT, dtype=np.float64)

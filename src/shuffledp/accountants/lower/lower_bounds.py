@@ -30,7 +30,6 @@ import functools
 import math
 
 import numpy as np
-from scipy import stats
 
 from shuffledp.accountants.numerics.hockey_stick import bisect_eps
 from shuffledp.accountants.numerics.tolerances import (  # noqa: F401 (re-exported)
@@ -73,6 +72,8 @@ def _krr_probs(k: int, eps0: float) -> tuple[float, float, float, float]:
 def _binom_pmf_sf(t: int, N: int, b: float, b_bar: float) -> tuple[float, float]:
     """``P(Bin(N, b) = t - 1)`` and ``P(Bin(N, b) >= t)``, evaluated with the smaller of ``b``
     and its complement ``b_bar`` as success probability (accurate when ``b`` is near 1)."""
+    from scipy import stats
+
     if t < 1:
         return 0.0, 1.0
     if b <= 0.5:
@@ -125,6 +126,8 @@ def count_pair_delta(a1: float, a0: float, b: float, N: int, eps: float, *, c1: 
 
 def _window_pmf(N: int, p: float) -> tuple[int, np.ndarray, float]:
     """(start, pmf on a window of Bin(N, p), exact mass outside the window)."""
+    from scipy import stats
+
     if N == 0:
         return 0, np.ones(1), 0.0
     # 13 standard deviations (plus a margin for skewed small-N laws); the mass left out is
@@ -256,6 +259,7 @@ def _binary_rr_laws(eps0: float, n: int) -> tuple[np.ndarray, np.ndarray]:
     ``scipy.signal.fftconvolve`` picks for each row alone: the same numbers, bit for bit; tested).
     Cached (read-only arrays) for the several deltas and eps of one (eps0, n)."""
     from scipy import fft as sfft
+    from scipy import stats
 
     e = math.exp(eps0)
     p, q = e / (e + 1.0), 1.0 / (e + 1.0)

@@ -38,7 +38,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
 
 from shuffledp.accountants.numerics.binomial_blocks import lower_quantile, lower_quantiles
 from shuffledp.accountants.numerics.grouped import valid_delta, valid_eps, valid_int
@@ -78,6 +77,8 @@ def third_flag_rates(mechanism: str, eps0: float, *, g: int | None = None) -> tu
 
 def _window(N: int, p: float, tail: float) -> tuple[int, np.ndarray]:
     """(start, pmf) of ``Bin(N, p)`` on a window holding all but about ``tail`` of its mass."""
+    from scipy import stats
+
     if N == 0:
         return 0, np.ones(1)
     lo = int(max(lower_quantile(tail / 2, N, p) - 1, 0))
@@ -89,6 +90,8 @@ def _window(N: int, p: float, tail: float) -> tuple[int, np.ndarray]:
 def _windows(Ns, p: float, tail: float) -> list[tuple[int, np.ndarray]]:
     """:func:`_window` of ``Bin(N, p)`` for every count of ``Ns``, each kind of scipy call made once
     for all of them (elementwise: the same numbers as one call per count)."""
+    from scipy import stats
+
     Ns = np.asarray(Ns, dtype=np.int64)
     q_lo = lower_quantiles(tail / 2, Ns, p)
     q_hi = lower_quantiles(tail / 2, Ns, 1.0 - p)

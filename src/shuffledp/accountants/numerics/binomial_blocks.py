@@ -9,7 +9,6 @@ import warnings
 from functools import lru_cache
 
 import numpy as np
-from scipy import special, stats
 
 from shuffledp.accountants.numerics.tolerances import SUBNORMAL_GUARD, binom_rtol
 
@@ -21,6 +20,8 @@ def blocks(N: int, pc: float, tail: float, n_blocks: int = N_BLOCKS):
     """Blocks of consecutive clone counts of ``Bin(N, pc)`` covering all but ``tail`` of the mass:
     (first count, last count, mass, rounding scale of each mass: ``1e-14 x scale`` bounds its error,
     mass outside the blocks)."""
+    from scipy import special, stats
+
     Nf = float(N)
     lo = max(0, int(stats.binom.ppf(tail, Nf, pc)) - 1)
     hi = min(N, int(stats.binom.isf(tail, Nf, pc)) + 1)
@@ -65,6 +66,8 @@ def smaller_tails(x, N, p: float):
     """``(Pr[X <= x], Pr[X > x])`` for ``X ~ Bin(N, p)`` at each ``x`` (``N`` a number or one per
     element), only the smaller side evaluated (NaN on the other: never used in a difference, where
     the larger side would cancel)."""
+    from scipy import stats
+
     x, N = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(N, dtype=np.float64))
     lo, up = np.full(x.shape, np.nan), np.full(x.shape, np.nan)
     lo[x < 0], up[x < 0] = 0.0, 1.0
@@ -82,6 +85,8 @@ def lower_quantile(q: float, N: float, p: float) -> float:
     lies outside is charged or dropped by the caller): 0 without a search when ``Pr[X = 0] >= q``,
     and 0 (a wider window) where Boost's root search fails at extreme ``q`` -- instead of the
     RuntimeWarning it prints there."""
+    from scipy import stats
+
     if N <= 0 or p <= 0.0:
         return 0.0
     if p < 1.0 and N * math.log1p(-p) >= math.log(q):
@@ -95,6 +100,8 @@ def lower_quantile(q: float, N: float, p: float) -> float:
 def lower_quantiles(q: float, N, p: float) -> np.ndarray:
     """:func:`lower_quantile` at every count of the array ``N``, the searches in one scipy call
     (elementwise: the same numbers as one call per count)."""
+    from scipy import stats
+
     N = np.asarray(N, dtype=np.float64)
     out = np.zeros(N.shape)
     if p <= 0.0:
@@ -144,6 +151,8 @@ def block_stats(edges, N: float, p: float):
     so (likelihood-ratio order) the block's conditional mean lies between the means of the two
     truncated geometric laws with those ratios; the estimate is the middle of that bracket (no
     difference of tails enters it). Unit blocks are exact points."""
+    from scipy import stats
+
     edges = np.asarray(edges, dtype=np.float64)
     first, last = edges[:-1], edges[1:] - 1.0
     mass, m_err = _masses(edges, N, p)

@@ -8,18 +8,21 @@ import math
 from functools import lru_cache
 
 import numpy as np
-from scipy import special, stats
 
 
 def binom_pmf_fast(k, n, p):
     """Binomial pmf (Boost, through ``stats.binom.pmf``) as a float array; only called with valid
     arguments (0 <= k <= n, 0 < p < 1)."""
+    from scipy import stats
+
     return np.asarray(stats.binom.pmf(np.asarray(k, dtype=float), np.asarray(n, dtype=float), float(p)))
 
 
 @lru_cache(maxsize=64)
 def clone_window(N: int, pc: float, tail: float):
     """Clone-count window [c_lo, c_hi] of Bin(N, pc), its pmf arrays and the skipped mass."""
+    from scipy import stats
+
     if pc <= 0.0 or N == 0:
         c_lo = c_hi = 0
     elif pc >= 1.0:
@@ -61,6 +64,8 @@ def binom_pmf(k: np.ndarray, N: int, pc: float) -> np.ndarray:
 
 def half_binom(t: np.ndarray, a: np.ndarray):
     """For c = t-1: ``pm = P(Bin(c,1/2) = a-1)`` and ``S = P(Bin(c,1/2) >= a)`` (0 when c < 0)."""
+    from scipy import special
+
     c = t - 1
     interior = (c >= 0) & (a >= 1) & (a <= c)
     if interior.all():

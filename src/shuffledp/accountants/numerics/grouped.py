@@ -18,7 +18,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special, stats
 
 from shuffledp.accountants.numerics.tolerances import SUBNORMAL_GUARD, binom_rtol
 
@@ -250,6 +249,8 @@ def spread_to_three(g: GroupedPair, ee: float) -> list[tuple[float, float, Group
 # --------------------------------------------------------------------------- core sums
 def _pmf(j, N, pi):
     """Binomial pmf (Boost via scipy), 0 outside the support and for N < 0."""
+    from scipy import stats
+
     ok = (N >= 0) & (j >= 0) & (j <= N)
     return np.where(ok, stats.binom.pmf(np.where(ok, j, 0.0), np.maximum(N, 0.0), pi), 0.0)
 
@@ -314,6 +315,8 @@ def _on(mask, fn, *args):
 
 def _region_terms(t, a0, pi, mid, neg, up):
     """The four elementwise terms of :func:`_region_masses`, each 0 off the cells that read it."""
+    from scipy import special
+
     pis, cpis = np.full(t.shape, pi), np.full(t.shape, 1.0 - pi)
     # up: T2 = Pr[Bin(t-1) >= a0] = I_pi(a0, t - a0) ; down: T1 = Pr[Bin(t-1) <= a0-1]
     inc_up = _on(mid & up, special.betainc, a0, t - a0, pis)
@@ -402,6 +405,8 @@ def t_window(N, s: float, tail: float, *, chernoff: bool = True):
     :func:`chernoff_ends` on each side), and the mass outside, computed (binomial cdf / sf) and
     rounded up by the tolerance of :func:`lower_bounds.binom_rtol`: only the window's tightness
     depends on the inequalities, the charge is the computed mass."""
+    from scipy import stats
+
     N = np.asarray(N, dtype=np.float64)
     if s >= 1.0:
         return N.copy(), N.copy(), np.zeros_like(N)

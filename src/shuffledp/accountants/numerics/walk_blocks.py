@@ -55,7 +55,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from shuffledp.accountants.numerics.binomial_blocks import smaller_tails as _tails
 from shuffledp.accountants.numerics.tolerances import SUBNORMAL_GUARD, binom_rtol
@@ -113,6 +112,8 @@ def walk_of(w, p, q, ee: float) -> Walk | None:
 def _edge_values(j, N, wk: Walk):
     """``(F, err)`` at integer ``j`` (arrays; ``N`` per element): ``F(j)`` of the module docstring
     computed in floating point and a bound on its error."""
+    from scipy import stats
+
     j, N = np.broadcast_arrays(np.asarray(j, dtype=np.float64), np.asarray(N, dtype=np.float64))
     m = N - j
     beta = wk.z_a - wk.z_b

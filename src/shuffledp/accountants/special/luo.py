@@ -42,7 +42,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
 
 from shuffledp.accountants.numerics.hockey_stick import bisect_switch, smallest_rate
 from shuffledp.accountants.validation import AccountantDomainError, check_delta, check_int, check_positive
@@ -65,6 +64,8 @@ def _x1_window(N: int, p: float) -> np.ndarray:
 def luo_event_delta(N: int, p: float, eps: float) -> float:
     """``P[X0 + 1 >= e^eps X1]`` for ``X0, X1`` i.i.d. ``Bin(N, p)``: Luo et al.'s privacy-loss event
     for one bin pair (module doc). Summed over a window of ``X1`` with the mass outside it added."""
+    from scipy import stats
+
     N = check_int(N, "N", 1, N_MAX)
     p = float(p)
     if not 0.0 <= p <= 1.0:

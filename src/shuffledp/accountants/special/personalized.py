@@ -28,7 +28,6 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import special
 
 # re-exported: the shared part lives in personalized_clones, this module is the one to import
 from shuffledp.accountants.special.personalized_clones import (  # noqa: F401
@@ -67,6 +66,8 @@ MECHANISMS = ("laplace", "gaussian")
 def hps_inputs(eps_local, delta_local=0.0, *, mechanism: str = "laplace",
                calibration: str = "analytic", clone_rule: str = "testing"):
     """(eps1, delta1, w, q) of HPS: user 1 = largest eps; q_i = 2 p_i over the n - 1 others."""
+    from scipy import special
+
     e = _check_eps_arr(eps_local)
     d = _check_delta_arr(delta_local, e.size)
     i1 = int(np.argmax(e))
@@ -165,6 +166,8 @@ def ccc_mu(eps_local, delta_local=0.0, *, clone_factor: float = 1.0) -> float:
 
 def gdp_delta(mu: float, eps: float) -> float:
     """delta(eps) of mu-GDP (Dong, Roth, Su)."""
+    from scipy import special
+
     if math.isinf(mu):
         return 1.0
     # e^eps Phi(b) as exp(eps + log Phi(b)): no overflow at large eps

@@ -9,7 +9,6 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from scipy import special
 
 from shuffledp.accountants.numerics.hockey_stick import eps_for_delta as _hs_eps_for_delta
 from shuffledp.accountants.validation import (
@@ -74,6 +73,8 @@ def gaussian_sigma(eps: float, delta: float, calibration: str = "analytic") -> f
     ``analytic``: the smallest sigma with exact privacy profile <= delta (Balle and Wang 2018),
     valid for every eps. ``classic``: sqrt(2 ln(1.25/delta)) / eps (Dwork-Roth; proven for eps < 1).
     """
+    from scipy import special
+
     if not (eps > 0 and 0 < delta < 1):
         raise ValueError("eps/delta: need eps > 0 and 0 < delta < 1 for the Gaussian mechanism")
     if calibration == "classic":
@@ -112,6 +113,8 @@ def _hps_code_sigma(eps, delta, clip: float = 0.1):
 
 def gaussian_sigmas(eps: np.ndarray, delta: np.ndarray, calibration: str = "analytic") -> np.ndarray:
     """Vectorised :func:`gaussian_sigma` (bisection on all users at once)."""
+    from scipy import special
+
     eps = np.asarray(eps, float)
     delta = np.broadcast_to(np.asarray(delta, float), eps.shape)
     if np.any(delta <= 0) or np.any(delta >= 1):
@@ -203,6 +206,8 @@ def laplace_clone_probs(eps_others, eps1: float) -> tuple[float, np.ndarray]:
 def gaussian_clone_probs(eps_others, delta_others, eps1: float, delta1: float,
                          calibration: str = "analytic") -> tuple[float, np.ndarray]:
     """(w, p) of the Gaussian mechanism on [0, 1] by hypothesis testing, failure sets removed."""
+    from scipy import special
+
     e = _check_eps_arr(eps_others, "eps_others")
     d = _check_delta_arr(delta_others, e.size, "delta_others")
     if np.any(e > eps1 * (1 + 1e-12)):
@@ -372,6 +377,8 @@ def pair_delta(eps: float, w: float, off: int, pmf: np.ndarray, missing: float =
 
 def _half_logpmf(k: np.ndarray, c: np.ndarray) -> np.ndarray:
     """log Pr[Bin(c, 1/2) = k] (-inf outside 0..c), through log-gamma."""
+    from scipy import special
+
     k = np.asarray(k, float)
     ok = (k >= 0) & (k <= c)
     kk = np.where(ok, k, 0.0)
@@ -386,6 +393,8 @@ def _half_pmf(k: np.ndarray, c: np.ndarray) -> np.ndarray:
 
 def _half_cdf(k: np.ndarray, c: np.ndarray) -> np.ndarray:
     """Pr[Bin(c, 1/2) <= k] with k possibly negative (0) or >= c (1)."""
+    from scipy import special
+
     k = np.asarray(k, float)
     ci = np.asarray(c).astype(np.int64)
     out = special.bdtr(np.clip(np.floor(k), 0, ci).astype(np.int64), ci, 0.5)
@@ -394,6 +403,8 @@ def _half_cdf(k: np.ndarray, c: np.ndarray) -> np.ndarray:
 
 def _half_sf(j: np.ndarray, c: np.ndarray) -> np.ndarray:
     """Pr[Bin(c, 1/2) >= j], accurate in the upper tail."""
+    from scipy import special
+
     j = np.asarray(j, float)
     ci = np.asarray(c).astype(np.int64)
     out = special.bdtrc(np.clip(np.floor(j) - 1, 0, ci).astype(np.int64), ci, 0.5)
@@ -414,6 +425,8 @@ def theorem2_delta_fn(w: float, off: int, pmf: np.ndarray, delta1: float = 0.0) 
     left side of t_eps's condition does not depend on eps (only the ``-e^eps`` it is compared with),
     so its value at each bisection point (log t) is kept and the many nearby eps of a search, whose
     bisections share most of their points, compute each point once."""
+    from scipy import special
+
     c = (off + np.arange(pmf.size)).astype(float)
     keep = pmf > 0
     c, wts = c[keep], pmf[keep]

@@ -61,7 +61,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy import stats
 
 from shuffledp.accountants.numerics.clone_counts import clone_window, half_binom, window_tail
 from shuffledp.accountants.numerics.hockey_stick import bisect_eps, smallest_rate
@@ -164,6 +163,8 @@ def single_item_target(eps: float, delta: float, s: int) -> tuple[float, float]:
 def _cdf_fast(k, n, p):
     """Binomial cdf (Boost, through ``stats.binom.cdf``) as a float array; only called with valid
     arguments 0 <= k < n, 0 < p < 1."""
+    from scipy import stats
+
     return np.asarray(stats.binom.cdf(np.asarray(k, dtype=float), np.asarray(n, dtype=float), float(p)))
 
 
@@ -171,6 +172,8 @@ def _cdf_fast(k, n, p):
 def _exact_window(T: int, g: float, d: int, tail: float):
     """Windows of the blanket clone count C ~ Bin(T, 2g/d) and of the count of trials that send
     nothing, ``none ~ Bin(T, 1-g)``, with the exactly computed masses left outside."""
+    from scipy import stats
+
     pc = 2.0 * g / d
     t, b_prev, b_here, skipped_c = clone_window(T, pc, tail)
     q_none = 1.0 - g

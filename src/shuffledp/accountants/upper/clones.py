@@ -37,7 +37,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special, stats
 
 from shuffledp.accountants.numerics.hockey_stick import smallest_eps  # noqa: F401 (re-exported: moved to the light module)
 from shuffledp.accountants.validation import EPS0_MAX, check_choice, check_delta, check_eps, check_eps0, check_n
@@ -102,6 +101,8 @@ def clone_count_window(n: int, q: float, width: float = 15.0) -> tuple[int, np.n
     ``width`` standard deviations (plus a margin) either side of the mean; the exact mass outside
     it is returned so callers can add it to delta (it is typically below 1e-100).
     """
+    from scipy import stats
+
     n_other = int(n) - 1
     mean = n_other * q
     sd = math.sqrt(max(n_other * q * (1.0 - q), 0.0))
@@ -117,6 +118,8 @@ def clone_count_window(n: int, q: float, width: float = 15.0) -> tuple[int, np.n
 
 def _binom_pmf(k: np.ndarray, n: int, q: float) -> np.ndarray:
     """Binomial pmf (Boost's implementation via scipy.stats: accurate far in the tails)."""
+    from scipy import stats
+
     return stats.binom.pmf(k, n, q)
 
 
@@ -256,6 +259,8 @@ def _binom_pmf(k: np.ndarray, c: np.ndarray, p: float) -> np.ndarray:
     ``binom.pmf``, without ``rv_discrete``'s per-call argument checks (about ten times the pmf itself
     on the short arrays of the eps searches), clipped to [0, 1] as ``rv_discrete.pmf`` clips it.
     Anything else takes ``binom.pmf`` itself."""
+    from scipy import stats
+
     k = np.asarray(k, dtype=np.float64)
     c = np.asarray(c, dtype=np.float64)
     if (k.ndim != 1 or k.shape != c.shape or k.size == 0 or not 0.0 <= p <= 1.0
@@ -274,6 +279,8 @@ class _Counts:
     __slots__ = ("c", "dist", "huge")
 
     def __init__(self, c: np.ndarray):
+        from scipy import stats
+
         self.c = c
         ok = (isinstance(c, np.ndarray) and c.dtype == np.float64 and c.ndim == 1 and c.size > 0
               and bool(np.all((c >= 0.0) & (c < 2.0**53) & (np.floor(c) == c))))
@@ -312,6 +319,8 @@ def _divergence_per_count(c: np.ndarray, p: float, p_bar: float, eps: float, sid
     huge n) the binomial tail is bracketed instead (:func:`_half_sf_bracket`): ``side="upper"``
     returns an upper bound on ``D_c``, ``side="lower"`` a lower bound (relative width ~1e-7).
     ``counts``: ``_Counts(c)`` kept by the caller across eps (the same doubles, fewer checks)."""
+    from scipy import special
+
     ee = math.exp(eps)
     lead = p - ee * p_bar  # P(a) - e^eps Q(a) weight of the "own report" side
     if lead <= 0.0 or c.size == 0:

@@ -65,7 +65,6 @@ of distinct rows is evaluated and the largest divergence is kept.
 import math
 
 import numpy as np
-from scipy import stats
 
 from shuffledp.accountants.numerics.grouped import (
     DEFAULT_TAIL,
@@ -173,6 +172,8 @@ def _m_law(N: int, gam: float, tail: float, max_blocks: int | None, pairs, block
     :func:`_count_blocks`; wider, it is cut into ``max_blocks`` even blocks whose masses are
     binomial cdf / sf differences on the small side (never an enumeration: any ``N``). Every mass
     is rounded up by its error bound (:func:`lower_bounds.binom_rtol`)."""
+    from scipy import stats
+
     if gam >= 1.0:
         ones = np.array([float(N)])
         return np.array([1.0 + ROUNDING_RTOL]), ones, ones, 0.0
@@ -199,6 +200,8 @@ def _block_masses(edges, N: float, p: float) -> np.ndarray:
     """Upper bounds on the masses of the blocks ``[edges[i], edges[i+1] - 1]`` of ``Bin(N, p)``:
     each a difference of two cdfs (below the mean) or two sfs (above), or one minus both for the
     block holding the mean, plus :func:`lower_bounds.binom_rtol` of the terms differenced."""
+    from scipy import stats
+
     first, last = edges[:-1], edges[1:] - 1.0
     mean = N * p
     below = stats.binom.cdf(first - 1.0, N, p)   # Pr[X < first]

@@ -43,7 +43,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy import stats
 
 from shuffledp.accountants.numerics.binomial_blocks import block_stats
 from shuffledp.accountants.numerics.grouped import (
@@ -273,6 +272,8 @@ def _tables_for(keys: np.ndarray, a1: float, b1: float, tail: float) -> list:
     ``Pr[X = t]`` and ``Pr[X >= t]`` for ``t`` in ``[loA, hiA + 1]``, and ``Pr[X < loA]`` (rounded
     up). None of it depends on eps: the tables serve every eps a search tries. The counts not yet
     tabulated are built together (one scipy call per kind of value for all of them)."""
+    from scipy import stats
+
     new = np.array([k for k in keys.tolist() if (k, a1, b1, tail) not in _TABLES], dtype=np.float64)
     if new.size and len(_TABLES) + new.size > TABLE_CACHE:
         _TABLES.clear()  # and every key of this call is built again (none may be missing below)

@@ -44,7 +44,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special, stats
 
 from shuffledp.accountants.numerics.binomial_blocks import block_stats
 from shuffledp.accountants.numerics.grouped import ROUNDING_RTOL, GroupedPair, bernstein_half_width, t_window
@@ -151,6 +150,8 @@ def flag_pair(gamma: float, alpha: float, beta: float, u: tuple[float, float], v
 
 def _tail_terms(N, t, alpha):
     """``(Pr[Bin(N, alpha) = t], Pr[Bin(N, alpha) >= t])`` for integer ``t`` in ``[0, N + 1]``."""
+    from scipy import special, stats
+
     with np.errstate(invalid="ignore", divide="ignore"):
         mid = (t >= 1.0) & (t <= N)
         sf = np.where(t <= 0.0, 1.0, np.where(t > N, 0.0, special.betainc(
@@ -265,6 +266,8 @@ def _tail_table(N, alpha: float, cells: int):
 def _weights(N, lo, hi, beta: float, upper: bool):
     """``(B, w(B))`` of :func:`_exact_sum`: each window's counts (0 past ``hi``) and ``Bin(N, beta)``'s
     pmf there (0 past ``hi``; raised by its tolerance when ``upper``), remembered."""
+    from scipy import stats
+
     def build():
         width = int(np.max(hi - lo)) + 1
         B = lo[:, None] + np.arange(width, dtype=np.float64)[None, :]

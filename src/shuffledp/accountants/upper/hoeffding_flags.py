@@ -30,7 +30,6 @@ integrand is at most ``N u1``: at most ``gamma u1`` times that mass), the binomi
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 from shuffledp.accountants.numerics.grouped import ROUNDING_RTOL, bernstein_half_width, t_window
 from shuffledp.accountants.numerics.lattice_sums import UNIT
@@ -66,6 +65,8 @@ def _b_chunks(Ns: np.ndarray, wb: float, window, *, up: bool):
     each): ``B ~ Bin(N, wb)`` on its ``window`` (``(lo, hi, ...)`` of :func:`t_window`; entries past
     a row's window carry mass 0), the pmf rounded up (``up``) or down by
     :func:`lower_bounds.binom_rtol`."""
+    from scipy import stats
+
     lo, hi = window[0], window[1]
     width = int(np.max(hi - lo)) + 1
     j = np.arange(width, dtype=np.float64)[None, :]

@@ -48,7 +48,6 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 
 import numpy as np
-from scipy import special, stats
 
 from shuffledp.accountants.numerics.binomial_blocks import blocks as _blocks
 from shuffledp.accountants.numerics.clone_counts import binom_pmf, clone_window, half_binom, window_tail
@@ -209,6 +208,8 @@ def _balls_into_bins_params(eps0, d, s) -> VRParams:
 def _subset_exp_params(e: float, k, d, s, variant: str) -> VRParams:
     """:func:`vr_params` of the k-subset exponential mechanism (``e = e^eps0``): the table's
     ``beta`` for ``variant="published"``, the general parameters for ``"sound"``."""
+    from scipy import special
+
     d = _int_at_least(d, "d", 2)
     s = _int_at_least(s, "s", 1)
     k = _int_at_least(k, "k", 1)
@@ -451,6 +452,8 @@ def vr_eps_lower(params: VRParams, n: int, delta: float, *, rtol: float = 1e-6) 
 def vr_pair_pmf(params: VRParams, n: int) -> tuple[np.ndarray, np.ndarray]:
     """The 2-D pmfs of ``P`` and ``Q`` (indexed [a, b], a, b = 0..n) by direct enumeration of the
     random variables of Theorem 1. For small ``n`` only (tests, independent checks)."""
+    from scipy import stats
+
     params = _check_params(params)
     n = _check_n(n)
     if n > 3000:
@@ -481,6 +484,8 @@ def _witness_probs(mechanism: str, eps0: float, *, k=None, d=None, s=None) -> tu
     """(a1, a0, b, 1 - a1, 1 - a0): a 0/1 statistic of one output ("hits value x1") with
     probability a1 for the victim on x1, a0 on x0, and b (= a0) for every other user holding x0;
     the complements are computed without cancellation."""
+    from scipy import special
+
     e = math.exp(eps0)
     if mechanism == "general":  # binary randomized response, others hold 0, count ones
         return e / (e + 1), 1 / (e + 1), 1 / (e + 1), 1 / (e + 1), e / (e + 1)

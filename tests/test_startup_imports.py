@@ -1,0 +1,46 @@
+"""What a workflow job pays before its work: the libraries it loads. Each job is a process of its own
+(``shuffledp step ...``), so a heavy library imported at module level is paid by every job that
+imports the module, whether it calls the library or not. These tests pin that the heavy ones
+(scipy.stats about 0.9 s of CPU, sklearn 1.5 s, matplotlib 0.6 s, numba 0.3 s, scipy.signal 1 s)
+load only where a job calls them: the accountants import them inside the functions that use them."""
+
+from __future__ import annotations
+
+import json
+import pkgutil
+import subprocess
+import sys
+
+import shuffledp.accountants
+
+HEAVY = ("scipy.stats", "scipy.special", "scipy.signal", "scipy.optimize", "sklearn", "matplotlib", "numba",
+         "dp_accounting")
+
+
+def _loaded_after(code: str, cwd) -> tuple[list[str], subprocess.CompletedProcess]:
+    """Run ``code`` in a fresh interpreter; the heavy modules it left in ``sys.modules``."""
+    probe = f"{code}\nimport json, sys\nprint(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))\n"
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=cwd)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1]), proc
+
+
+def test_importing_every_accountant_loads_no_heavy_library(tmp_path):
+    names = sorted(m.name for m in pkgutil.walk_packages(shuffledp.accountants.__path__, "shuffledp.accountants."))
+    assert len(names) > 40
+    loaded, _ = _loaded_after("\n".join(f"import {n}" for n in names), tmp_path)
+    assert loaded == []
+
+
+def test_a_light_step_loads_no_heavy_library(tmp_path):
+    """A personalized points job of a bound that evaluates no binomial law (BGN), after discovering
+    every stage: none of the heavy libraries is loaded."""
+    spec = {"bound": "bgn", "settings": ["uniform1"], "mechanism": "laplace", "n_grid": [1000], "seeds": [1],
+            "delta_central": 1e-5, "delta_local": 0.0}
+    (tmp_path / "s.json").write_text(json.dumps(spec))
+    (tmp_path / "io.json").write_text(json.dumps({"input": {}, "output": {"table": "out.parquet"}}))
+    code = ("from shuffledp.cli import main\nfrom shuffledp.stages import discover\ndiscover()\n"
+            "assert main(['step', 'personalized', 'points', '--spec', 's.json', '--io', 'io.json']) == 0")
+    loaded, _ = _loaded_after(code, tmp_path)
+    assert (tmp_path / "out.parquet").is_file()
+    assert loaded == []
