@@ -420,21 +420,16 @@ def theorem2_delta(eps: float, w: float, off: int, pmf: np.ndarray, delta1: floa
     return theorem2_delta_fn(w, off, pmf, delta1)(eps)
 
 
-def theorem2_delta_fn(w: float, off: int, pmf: np.ndarray, delta1: float = 0.0) -> Callable[[float], float]:
-    """``eps -> theorem2_delta(eps, w, off, pmf, delta1)``, the same numbers, for an eps search: the
-    left side of t_eps's condition does not depend on eps (only the ``-e^eps`` it is compared with),
-    so its value at each bisection point (log t) is kept and the many nearby eps of a search, whose
-    bisections share most of their points, compute each point once."""
+def _log_half_mixture(c: np.ndarray, wts: np.ndarray) -> Callable[[np.ndarray], float]:
+    """``k -> log sum_c w_c Pr[Bin(c, 1/2) = k_c]`` (0 mass outside ``[0, c]``), in log space: both
+    of Theorem 2's sums underflow for large c."""
     from scipy import special
 
-    c = (off + np.arange(pmf.size)).astype(float)
-    keep = pmf > 0
-    c, wts = c[keep], pmf[keep]
     ci = c.astype(np.int64)
     G = special.gammaln(np.arange(ci.max() + 2, dtype=float) + 1)  # G[k] = log k!
     base = np.log(wts) + G[ci] - c * math.log(2)
 
-    def lse(k):  # log sum_c w_c f_c(k_c)
+    def lse(k):
         k = k.astype(np.int64)
         ok = (k >= 0) & (k <= ci)
         kk = np.where(ok, k, 0)
@@ -442,6 +437,18 @@ def theorem2_delta_fn(w: float, off: int, pmf: np.ndarray, delta1: float = 0.0) 
         m = x.max()
         return m + math.log(np.exp(x - m).sum()) if np.isfinite(m) else -np.inf
 
+    return lse
+
+
+def theorem2_delta_fn(w: float, off: int, pmf: np.ndarray, delta1: float = 0.0) -> Callable[[float], float]:
+    """``eps -> theorem2_delta(eps, w, off, pmf, delta1)``, the same numbers, for an eps search: the
+    left side of t_eps's condition does not depend on eps (only the ``-e^eps`` it is compared with),
+    so its value at each bisection point (log t) is kept and the many nearby eps of a search, whose
+    bisections share most of their points, compute each point once."""
+    c = (off + np.arange(pmf.size)).astype(float)
+    keep = pmf > 0
+    c, wts = c[keep], pmf[keep]
+    lse = _log_half_mixture(c, wts)
     lhs_at: dict[float, float] = {}   # log t -> the condition's left side at t = e^(log t)
 
     def lhs(log_t: float) -> float:
