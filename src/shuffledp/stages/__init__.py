@@ -448,18 +448,25 @@ def rule_name(stage: Stage, step: Step) -> str:
 
 def batches(stage: Stage, step: Step, jobs: Sequence[Job], config: Mapping) -> list[list[Job]] | None:
     """The workflow jobs the jobs of ``step`` run in, when the config batches the step
-    (``workflow.batches.<stage>_<step>: k``): the jobs sorted by identity (step, then the wildcards'
-    names and values as text), cut into ``k`` consecutive batches whose sizes differ by at most one.
+    (``workflow.batches.<stage>_<step>: k``, unless ``workflow.batching`` is false): the jobs sorted
+    by their wildcard values (as text, in the step's order of wildcards), cut into ``k`` consecutive
+    batches whose sizes differ by at most one.
     ``None``: one workflow job per job (the step is not named, or ``k`` is at least the number of its
     jobs). The batches depend on the config only (the job list's order does not matter); each member
     keeps its own spec, seed, file names and job record, so its tables do not depend on batching."""
-    want = ((config.get("workflow") or {}).get("batches") or {}).get(rule_name(stage, step))
+    layout = config.get("workflow") or {}
+    if not layout.get("batching", True):
+        return None
+    want = (layout.get("batches") or {}).get(rule_name(stage, step))
     jobs = list(jobs)
     if not want or int(want) >= len(jobs):
         return None
     from shuffledp.stages.jobs import _key
 
-    members = sorted(jobs, key=lambda j: _key(j.step, j.wildcards))
+    # by the wildcards in the step's order (neighbours share the leading ones: a method, a dataset),
+    # then the whole identity: a total order fixed by the config
+    members = sorted(jobs, key=lambda j: (tuple(str(j.wildcards.get(w, "")) for w in step.wildcards),
+                                          _key(j.step, j.wildcards)))
     size, extra = divmod(len(members), int(want))
     out, start = [], 0
     for b in range(int(want)):
