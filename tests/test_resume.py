@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -42,11 +43,22 @@ def _tables(workdir: Path) -> dict[str, bytes]:
             if "timings" not in p.name and p.parent.name != "timings"}
 
 
+# "batches": the killed run runs its short steps in batches (workflow.batches, several jobs in one
+# process): a batch killed mid-way is incomplete as a whole and reruns whole, and its tables equal the
+# clean run's, which has one workflow job per job
+BATCHES = {"audits_run": 2, "data_synthetic": 1, "multidim_uniform": 2, "personalized_points": 2, "peruser_job": 2,
+           "report_pages": 2, "segmented_params": 2, "segmented_run": 2}
+
+
 @pytest.mark.slow
-def test_sigkill_unlock_rerun_incomplete_gives_the_clean_tables(tmp_path, tiny_workflow):
+@pytest.mark.parametrize("layout", ["jobs", "batches"])
+def test_sigkill_unlock_rerun_incomplete_gives_the_clean_tables(tmp_path, tiny_workflow, layout):
     clean, killed = tiny_workflow, tmp_path / "killed"  # the clean run: the shared one, read only
     killed.mkdir()
-    (killed / "config.yaml").write_text((clean / "config.yaml").read_text())
+    cfg = yaml.safe_load((clean / "config.yaml").read_text())
+    if layout == "batches":
+        cfg["workflow"] = {"batches": BATCHES}
+    (killed / "config.yaml").write_text(yaml.safe_dump(cfg))
 
     # a run killed with SIGKILL (the whole process group: snakemake and its running jobs) mid-way
     proc = subprocess.Popen(_cmd(killed, "--cores", "2"), cwd=killed, env=_env(), stdout=subprocess.DEVNULL,
@@ -74,6 +86,8 @@ def test_sigkill_unlock_rerun_incomplete_gives_the_clean_tables(tmp_path, tiny_w
     _run(killed, "--cores", "2", "--rerun-incomplete")
     assert not list(killed.rglob("*.part")), "a temporary file survived"
 
+    if layout == "batches":  # the layout really differs
+        assert (killed / "results" / "logs" / "segmented" / "run_batch1of2.log").is_file()
     a, b = _tables(clean), _tables(killed)
     assert a and a.keys() == b.keys()
     differing = [k for k in a if a[k] != b[k]]
