@@ -26,10 +26,11 @@ TOY_PATH = str(REPO / "tests" / "stages")
 
 
 def _stage(n: int) -> tuple[Stage, Step, list[Job]]:
-    step = Step("run", lambda spec, inputs, outputs: None, outputs=(Output("t", "x/{a}_{b}.parquet"),),
-                wildcards={"a": "[a-z]+", "b": "[0-9]+"})
+    # the step's wildcard order (method, then batch) is not the alphabetical one
+    step = Step("run", lambda spec, inputs, outputs: None, outputs=(Output("t", "x/{method}_{batch}.parquet"),),
+                wildcards={"method": "[a-z]+", "batch": "[0-9]+"})
     stage = Stage(name="st", title="t", steps=(step,), jobs=lambda config: [])
-    jobs = [Job("run", {"a": "abcdefghij"[i % 3], "b": str(i)}, {"i": i}) for i in range(n)]
+    jobs = [Job("run", {"method": "abcdefghij"[i % 3], "batch": str(i // 3)}, {"i": i}) for i in range(n)]
     return stage, step, jobs
 
 
@@ -59,9 +60,9 @@ def test_no_batches_when_the_step_is_not_named_or_has_no_more_jobs_than_batches(
 
 
 def test_neighbours_in_a_batch_share_their_leading_wildcards():
-    stage, step, jobs = _stage(9)  # a in a, b, c (three jobs each), then b
+    stage, step, jobs = _stage(9)  # methods a, b, c, three batches of repetitions each
     got = batches(stage, step, jobs, {"workflow": {"batches": {"st_run": 3}}})
-    assert [sorted({j.wildcards["a"] for j in b}) for b in got] == [["a"], ["b"], ["c"]]
+    assert [sorted({j.wildcards["method"] for j in b}) for b in got] == [["a"], ["b"], ["c"]]
 
 
 def test_a_batches_key_naming_no_rule_is_refused_naming_it():
