@@ -51,7 +51,7 @@ def _flagged(stage, step, o, job, files):
 
 
 def _explicit_rule(stage, step, jobs, label):
-    """One rule for ``jobs`` (one job, or a batch of several: shuffledp.stages.batches), its files
+    """The rule of ``jobs`` (one job, or a batch of several, shuffledp.stages.batches), its files
     named outright: the union of the members' inputs and outputs; ``label`` names its log, benchmark and
     rule (the job's wildcard values, or batch<i>of<k>). The one shell line runs every member in order."""
     inputs, out = {}, {}
