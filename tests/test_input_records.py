@@ -75,7 +75,8 @@ def test_a_table_copied_over_another_is_refused_naming_file_content_and_rebuild(
     assert line.startswith("shuffledp: error: ") and "data/processed/ipums_br.parquet" in line
     assert "holds the table output of data/preprocess_ipums [key=mx]" in line
     assert "expects the table output of data/preprocess_ipums [key=br]" in line
-    assert "snakemake --forcerun data_preprocess_ipums" in line
+    # the file itself: Snakemake reruns the job (or batch, workflow.batches) that writes it
+    assert "snakemake --forcerun data/processed/ipums_br.parquet" in line
     assert {p: p.read_bytes() for p in (tmp_path / "data/processed").iterdir()} == before  # nothing lost
     written = [p for p in (tmp_path / "results").rglob("*") if p.is_file() and ".jobs" not in p.parts]
     assert set(written) == results_before  # nothing written (not even the refused job's output record)
@@ -102,7 +103,7 @@ def test_a_table_without_a_record_or_from_another_config_is_refused(tmp_path, ca
                      "--io", str(tmp_path / "io.json")])
         err = capsys.readouterr().err.strip().splitlines()
         assert code == 2 and len(err) == 1 and str(path) in err[0] and needle in err[0], err
-        assert "snakemake --forcerun data_synthetic" in err[0]
+        assert f"snakemake --forcerun {path}" in err[0]
         assert not (tmp_path / "o.parquet").exists()
 
 
@@ -162,8 +163,9 @@ def test_workflow_refuses_a_copied_intermediate_and_forcerun_rebuilds_it(tmp_pat
     assert run.returncode != 0
     assert ("shuffledp: error: input draws: results/toy/draws/2.parquet holds the table output of toy/draw [k=5]"
             in out), out[-3000:]
-    assert "expects the table output of toy/draw [k=2]" in out and "snakemake --forcerun toy_draw" in out
+    assert ("expects the table output of toy/draw [k=2]" in out
+            and "snakemake --forcerun results/toy/draws/2.parquet" in out)
     assert (draws / "5.parquet").read_bytes() == good5 and (draws / "2.parquet").read_bytes() == good5
-    fixed = _snakemake(tmp_path, toy, "toy_report", "--forcerun", "toy_draw")
+    fixed = _snakemake(tmp_path, toy, "toy_report", "--forcerun", "results/toy/draws/2.parquet")
     assert fixed.returncode == 0, fixed.stderr[-3000:]
     assert (draws / "2.parquet").read_bytes() == good2  # rebuilt byte-identical

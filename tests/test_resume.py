@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 TARGETS = ("results/tables/datasets.parquet", "results/tables/datasets.md", "results/figures/msnbc_category_shares.png",
@@ -50,11 +51,22 @@ def _tables(workdir: Path) -> dict[str, bytes]:
             if "timings" not in p.name and p.parent.name != "timings"}
 
 
+# "batches": the killed run runs its short steps in batches (workflow.batches, several jobs in one
+# process): a batch killed mid-way is incomplete as a whole and reruns whole, and its tables equal the
+# clean run's, which has one workflow job per job
+BATCHES = {"audits_run": 2, "data_synthetic": 1, "multidim_uniform": 2, "personalized_points": 2, "peruser_job": 2,
+           "report_pages": 2, "segmented_params": 2, "segmented_run": 2}
+
+
 @pytest.mark.slow
-def test_sigkill_unlock_rerun_incomplete_gives_the_clean_tables(tmp_path, tiny_workflow):
+@pytest.mark.parametrize("layout", ["jobs", "batches"])
+def test_sigkill_unlock_rerun_incomplete_gives_the_clean_tables(tmp_path, tiny_workflow, layout):
     clean, killed = tiny_workflow, tmp_path / "killed"  # the clean run: the shared one, read only
     killed.mkdir()
-    (killed / "config.yaml").write_text((clean / "config.yaml").read_text())
+    cfg = yaml.safe_load((clean / "config.yaml").read_text())
+    if layout == "batches":
+        cfg["workflow"] = {"batches": BATCHES}
+    (killed / "config.yaml").write_text(yaml.safe_dump(cfg))
 
     # a run killed with SIGKILL (the whole process group: snakemake and its running jobs) mid-way
     proc = subprocess.Popen(_cmd(killed, "--cores", "2", *TARGETS), cwd=killed, env=_env(), stdout=subprocess.DEVNULL,
@@ -82,6 +94,8 @@ def test_sigkill_unlock_rerun_incomplete_gives_the_clean_tables(tmp_path, tiny_w
     _run(killed, "--cores", "2", "--rerun-incomplete", *TARGETS)
     assert not list(killed.rglob("*.part")), "a temporary file survived"
 
+    if layout == "batches":  # the layout really differs
+        assert (killed / "results" / "logs" / "segmented" / "run_batch1of2.log").is_file()
     b = _tables(killed)
     a = {k: v for k, v in _tables(clean).items() if k in b}  # the clean run's tables of the same jobs
     assert all((killed / t).exists() for t in TARGETS) and len(b) >= 10

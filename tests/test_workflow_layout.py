@@ -1,6 +1,7 @@
 """The jobs contract end to end (docs/architecture.md): on the shared tiny run of every stage
-(tests/conftest.py; every repetition in one job), a second run with one repetition per job gives
-byte-identical tables, and editing one config key reruns only the jobs whose spec holds it.
+(tests/conftest.py; every repetition in one job), a second run with one repetition per job, its short
+steps run in batches (``workflow.batches``), gives byte-identical tables, and editing one config key
+reruns only the jobs whose spec holds it (the batches that hold them, where a step is batched).
 
 The second run builds only the tables of the stages with a batch key (and the data stage's, which
 they read): the other stages' jobs are the same in both layouts (tests/test_workflow.py checks
@@ -41,6 +42,10 @@ def _whole(shared: dict) -> None:
         assert reps > 1 and sec[keys[-1]] == reps, keys
 
 
+# the second run's batched steps (rule -> number of batches): each has more jobs than that there
+BATCHES = {"segmented_run": 2, "multidim_uniform": 3, "multidim_personal": 2, "peruser_job": 2, "report_pages": 2}
+
+
 def _one_per_job(shared: dict, path: Path) -> Path:
     cfg = yaml.safe_load(yaml.safe_dump(shared))
     for name in NO_BATCH_KEY:
@@ -50,8 +55,28 @@ def _one_per_job(shared: dict, path: Path) -> Path:
         for k in keys[:-1]:
             sec = sec[k]
         sec[keys[-1]] = 1
+    cfg["workflow"] = {"batches": dict(BATCHES)}
     path.write_text(yaml.safe_dump(cfg))
     return path
+
+
+def _rerun_batches(old: dict, new: dict, rule: str) -> set[str]:
+    """The batch rules of ``rule`` that hold a job whose spec differs between the two configs."""
+    import copy
+
+    from shuffledp.config import validate_config
+    from shuffledp.stages import batch_label, batches, discover, rule_name
+    from shuffledp.stages.jobs import canonical
+
+    old, new = copy.deepcopy(old), copy.deepcopy(new)
+    validate_config(old)
+    validate_config(new)
+    stage, step = next((st, sp) for st in discover().values() for sp in st.steps if rule_name(st, sp) == rule)
+    before = {canonical(j.wildcards): j.spec for j in stage.jobs(old) if j.step == step.name}
+    parts = batches(stage, step, [j for j in stage.jobs(new) if j.step == step.name], new)
+    assert parts is not None and len(parts) == BATCHES[rule]
+    return {f"{rule}_{batch_label(i, len(parts))}" for i, members in enumerate(parts)
+            if any(before.get(canonical(j.wildcards)) != j.spec for j in members)}
 
 
 def _snakemake(cwd: Path, cfg: Path, *args: str) -> str:
@@ -102,9 +127,11 @@ def test_two_layouts_same_tables_and_one_key_reruns_only_its_jobs(tiny_workflow,
     a, b = _tables(whole, targets), _tables(single, targets)
     assert len(a) >= 10 and a.keys() == b.keys() == set(targets)
     assert [k for k in a if a[k] != b[k]] == []
-    # the layouts really differ: one repetition per job means more jobs
+    # the layouts really differ: one repetition per job means more jobs, run in batches
     assert len(list((single / "results/segmented/runs").rglob("*.parquet"))) > \
         len(list((whole / "results/segmented/runs").rglob("*.parquet")))
+    assert sorted(p.name for p in (single / "results/logs/segmented").glob("run_*.log")) == \
+        ["run_batch1of2.log", "run_batch2of2.log"]
 
     # editing one key reruns exactly the jobs whose spec holds it (and what reads their outputs)
     cfg_whole = whole / "config.yaml"
@@ -122,3 +149,20 @@ def test_two_layouts_same_tables_and_one_key_reruns_only_its_jobs(tiny_workflow,
                                                    "multidim_frameworks"))]
     # nothing changed: nothing to do
     assert "Nothing to be done" in _snakemake(whole, cfg_whole, "--dry-run", "--rerun-triggers", "params")
+
+    # batched: the same edit reruns the batches that hold an edited job, whole, and no other batch
+    cfg_single = single / "config.yaml"
+    cfg = yaml.safe_load(cfg_single.read_text())
+    edited_cfg = yaml.safe_load(cfg_single.read_text())
+    edited_cfg["multidim"]["flame_variant"] = "seed33"
+    edited_cfg["segmented"]["wsepmm_power"] = 1.0
+    edited = single / "edited.yaml"
+    edited.write_text(yaml.safe_dump(edited_cfg))
+    counts = _job_counts(_snakemake(single, edited, "--dry-run", "--rerun-triggers", "params"))
+    for rule in ("multidim_uniform", "segmented_run"):
+        want = _rerun_batches(cfg, edited_cfg, rule)
+        assert want and {r for r in counts if r.startswith(f"{rule}_batch")} == want, (rule, want, counts)
+    # the Weighted SepMM jobs are neighbours (sorted by method): one batch of two reruns
+    assert _rerun_batches(cfg, edited_cfg, "segmented_run") == {"segmented_run_batch2of2"}
+    assert not [r for r in counts if r.startswith(("multidim_personal", "peruser", "segmented_accountant"))]
+    assert "Nothing to be done" in _snakemake(single, cfg_single, "--dry-run", "--rerun-triggers", "params")

@@ -80,6 +80,9 @@ def validate_config(config: Mapping, schema_path: str | os.PathLike | None = Non
             # a check that trips over a value the schema let through: still name the section
             key = stage.section if stage.section in config else "(top level)"
             raise ConfigError(f"config key {key}: invalid value ({type(exc).__name__}: {exc})") from exc
+    from shuffledp.stages import check_batches
+
+    check_batches(config, stages)
     check_job_count(config, stages)
 
 

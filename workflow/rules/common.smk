@@ -144,6 +144,20 @@ def job_files(stage, step, job):
     return _JOB_FILES[key]
 
 
+def batch_files(stage, step, jobs):
+    """A batch's spec and io files (shuffledp.stages.batches): ``{"batch": [...]}`` of its members'
+    specs and io files, in order, written once (named by their content): a changed member is a
+    changed path, so Snakemake's params trigger reruns the batch that holds it."""
+    key = (stage.name, step.name, tuple(tuple(sorted(j.wildcards.items())) for j in jobs))
+    if key not in _JOB_FILES:
+        tables = job_tables(STAGES)
+        _JOB_FILES[key] = {
+            "spec": content_file(JOBFILES, "spec", {"batch": [j.spec for j in jobs]}),
+            "io": content_file(JOBFILES, "io", {"batch": [job_io(stage, step, j, ROOTS, STAGES, tables) for j in jobs]}),
+        }
+    return _JOB_FILES[key]
+
+
 def job_spec_file(stage, step, table):
     """A params function: the path of the job's spec file (written once, named by its content)."""
     return lambda wildcards: job_files(stage, step, job_of(stage, step, table, wildcards))["spec"]

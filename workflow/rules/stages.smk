@@ -1,10 +1,11 @@
 # One rule per step of every stage that shuffledp.stages.discover() finds (docs/architecture.md), all of
 # one shape: named inputs from the job's references, named outputs from the step's templates, log and
 # benchmark named by the job's identity, the spec and io files as params, and one shell line.
-from shuffledp.stages import discover, list_caption
+from shuffledp.stages import batch_label, batches, discover, list_caption, rule_name
 from shuffledp.stages import report as report_stage
 
 STAGES = discover()
+BATCHED = set()  # (stage, step) of every step whose jobs run in batches (workflow.batches)
 # the per-file captions of output lists (absolute: Snakemake reads a relative caption from this file's folder)
 CAPTION_FILES = os.path.abspath(os.path.join(".snakemake", "shuffledp", "captions"))
 
@@ -31,53 +32,75 @@ def _outputs(stage, step, table):
     return out
 
 
-def _job_rules(stage, step, table):
-    """A step whose output files each carry a report flag of their own (``Output.job_report``, e.g.
-    the report stage's pages, each flagged with the caption, category and subcategory of the table
-    it renders): one rule per job, its files named outright."""
-    for job in table.of_step(step.name):
-        _job_rule(stage, step, job)
+def _flagged(stage, step, o, job, files):
+    """The files of output ``o`` of one job (``files``: its io file's entry), each with the report flag
+    or directory() mark that ``_outputs`` gives the step's pattern, as a list."""
+    if o.job_report is not None:  # each file flagged with its own caption, category and subcategory
+        return [report(p, **dict(zip(("caption", "category", "subcategory"), o.job_report(job.spec, v))))
+                for v, p in files.items()]
+    flag = report_stage.figure_report(step, o)
+    if o.over is not None:
+        if flag is None:
+            return list(files.values())
+        return [report(p, **dict(zip(("caption", "subcategory"), list_caption(stage, flag, o.over, v, CAPTION_FILES))),
+                       category=stage.title) for v, p in files.items()]
+    path = directory(files) if o.directory else files
+    if flag is not None and not report_stage.rendered(step, o):
+        path = report(path, caption=stage.caption(flag), category=stage.title, subcategory=flag.subcategory)
+    return [path]
 
 
-def _job_rule(stage, step, job):
-    io = job_io(stage, step, job, ROOTS, STAGES)
-    out = {}
-    for o in step.outputs:
-        files = io["output"][o.name]
-        if o.job_report is not None:
-            out[o.name] = [report(path, **dict(zip(("caption", "category", "subcategory"), o.job_report(job.spec, v))))
-                           for v, path in files.items()]
-        else:
-            out[o.name] = list(files.values()) if isinstance(files, dict) else files
+def _explicit_rule(stage, step, jobs, label):
+    """The rule of ``jobs`` (one job, or a batch of several, shuffledp.stages.batches), its files
+    named outright: the union of the members' inputs and outputs; ``label`` names its log, benchmark and
+    rule (the job's wildcard values, or batch<i>of<k>). The one shell line runs every member in order."""
+    inputs, out = {}, {}
+    for job in jobs:
+        io = job_io(stage, step, job, ROOTS, STAGES)
+        for name, paths in io["input"].items():
+            inputs.setdefault(name, [])
+            inputs[name] += [p for p in paths if p not in inputs[name]]
+        for o in step.outputs:
+            out.setdefault(o.name, [])
+            out[o.name] += _flagged(stage, step, o, job, io["output"][o.name])
+            if o.final:
+                files = io["output"][o.name]
+                FINAL_TARGETS.extend(files.values() if isinstance(files, dict) else [files])
+    written = {str(p) for paths in out.values() for p in paths}
+    inside = sorted(p for paths in inputs.values() for p in paths if p in written)
+    if inside:  # a member reading another member's output: the step cannot be batched
+        raise ValueError(f"workflow.batches.{rule_name(stage, step)}: a member reads another member's output "
+                         f"({inside[0]}); this step's jobs cannot share a batch")
+    files = job_files(stage, step, jobs[0]) if len(jobs) == 1 else batch_files(stage, step, jobs)
+    stem = "_".join([step.name, *label])
 
     rule:
         name:
-            "_".join([stage.name, step.name, *(str(job.wildcards[w]) for w in step.wildcards)])
+            "_".join([stage.name, stem])
         input:
-            **io["input"],
+            **inputs,
         output:
             **out,
         log:
-            logs(stage, step).format(**job.wildcards),
+            f"{LOGS}/{stage.name}/{stem}.log",
         benchmark:
-            benchmarks(stage, step).format(**job.wildcards)
+            f"{BENCH}/{stage.name}/{stem}.tsv"
         params:
             stage=lambda wildcards, _name=stage.name: _name,
             step=lambda wildcards, _name=step.name: _name,
-            spec=lambda wildcards, _job=job: job_files(stage, step, _job)["spec"],
-            io=lambda wildcards, _job=job: job_files(stage, step, _job)["io"],
+            spec=lambda wildcards, _f=files: _f["spec"],
+            io=lambda wildcards, _f=files: _f["io"],
+            data=job_data(step),
+        threads: step.threads or 1
         resources:
             mem_mb=step.mem_mb,
-            runtime=step.runtime,
+            runtime=step.runtime * len(jobs),  # the members run one after another
+        localrule: step.local
+        priority: step.priority
         conda:
             env_file()
         shell:
             "shuffledp step {params.stage} {params.step} --spec {params.spec:q} --io {params.io:q} > {log:q} 2>&1"
-
-    for o in step.outputs:
-        if o.final:
-            files = io["output"][o.name]
-            FINAL_TARGETS.extend(files.values() if isinstance(files, dict) else [files])
 
 
 for _stage in STAGES.values():
@@ -87,8 +110,15 @@ for _stage in STAGES.values():
     for _step in _stage.steps:
         if not _table.of_step(_step.name):
             continue
-        if _step.rule_per_job:
-            _job_rules(_stage, _step, _table)
+        _batches = batches(_stage, _step, _table.of_step(_step.name), config)
+        if _batches is not None:  # workflow.batches: one rule per batch, its members run in one process
+            BATCHED.add((_stage.name, _step.name))
+            for _i, _members in enumerate(_batches):
+                _explicit_rule(_stage, _step, _members, [batch_label(_i, len(_batches))])
+            continue
+        if _step.rule_per_job:  # one rule per job, named by its wildcard values
+            for _job in _table.of_step(_step.name):
+                _explicit_rule(_stage, _step, [_job], [str(_job.wildcards[w]) for w in _step.wildcards])
             continue
 
         rule:
@@ -142,7 +172,8 @@ from shuffledp.stages import prune_job_files  # noqa: E402
 for _stage in STAGES.values():
     if _stage.enabled(config):
         for _job in job_tables(STAGES)[_stage.name].jobs:
-            job_files(_stage, _stage.step(_job.step), _job)
+            if (_stage.name, _job.step) not in BATCHED:  # a batch's files were written with its rule
+                job_files(_stage, _stage.step(_job.step), _job)
 prune_job_files(JOBFILES, [p for files in _JOB_FILES.values() for p in files.values()])
 
 

@@ -3,7 +3,9 @@
 Every stage rule of the workflow runs this one command. ``--spec`` holds the job's spec (the keys
 the step reads, as ``jobs(config)`` derived them), ``--io`` its named inputs and outputs
 (``{"input": {name: [paths]}, "output": {name: path}}``); both are JSON files, so no size limit of a
-command line applies. The stages are those of :func:`shuffledp.stages.discover`.
+command line applies. A batch (``workflow.batches``) holds several jobs of the step,
+``{"batch": [...]}`` in both files: they run one after another in this process, each as it would
+alone (:func:`shuffledp.stages.run_step`). The stages are those of :func:`shuffledp.stages.discover`.
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ def register(sub, account_sub) -> None:
     p = sub.add_parser("step", help="run one job of a workflow stage (the command of every stage rule)")
     p.add_argument("stage", help="a stage name (shuffledp.stages)")
     p.add_argument("step", help="a step of that stage")
-    p.add_argument("--spec", required=True, type=job_file, help="JSON file: the job's spec")
-    p.add_argument("--io", required=True, type=job_file, help="JSON file: the job's inputs and outputs")
+    p.add_argument("--spec", required=True, type=job_file,
+                   help="JSON file: the job's spec (a batch's: {\"batch\": [specs]})")
+    p.add_argument("--io", required=True, type=job_file,
+                   help="JSON file: the job's inputs and outputs (a batch's: {\"batch\": [io]})")
     p.set_defaults(func=_run)
 
 

@@ -436,6 +436,65 @@ def content_file(folder: str | os.PathLike, kind: str, obj: Mapping) -> str:
     return str(path)
 
 
+# ------------------------------------------------------------------------------------------- batches
+
+BATCH_KEY = "batch"  # a batch's spec file is {"batch": [member specs]}, its io file {"batch": [member ios]}
+
+
+def rule_name(stage: Stage, step: Step) -> str:
+    """``<stage>_<step>``: the name of a step's rule, and its key under ``workflow.batches``."""
+    return f"{stage.name}_{step.name}"
+
+
+def batches(stage: Stage, step: Step, jobs: Sequence[Job], config: Mapping) -> list[list[Job]] | None:
+    """The workflow jobs the jobs of ``step`` run in, when the config batches the step
+    (``workflow.batches.<stage>_<step>: k``, unless ``workflow.batching`` is false): the jobs sorted
+    by their wildcard values (as text, in the step's order of wildcards), cut into ``k`` consecutive
+    batches whose sizes differ by at most one.
+    ``None``: one workflow job per job (the step is not named, or ``k`` is at least the number of its
+    jobs). The batches depend on the config only (the job list's order does not matter); each member
+    keeps its own spec, seed, file names and job record, so its tables do not depend on batching."""
+    layout = config.get("workflow") or {}
+    if not layout.get("batching", True):
+        return None
+    want = (layout.get("batches") or {}).get(rule_name(stage, step))
+    jobs = list(jobs)
+    if not want or int(want) >= len(jobs):
+        return None
+    from shuffledp.stages.jobs import _key
+
+    # by the wildcards in the step's order (neighbours share the leading ones: a method, a dataset),
+    # then the whole identity: a total order fixed by the config
+    members = sorted(jobs, key=lambda j: (tuple(str(j.wildcards.get(w, "")) for w in step.wildcards),
+                                          _key(j.step, j.wildcards)))
+    size, extra = divmod(len(members), int(want))
+    out, start = [], 0
+    for b in range(int(want)):
+        end = start + size + (1 if b < extra else 0)
+        out.append(members[start:end])
+        start = end
+    return out
+
+
+def batch_label(index: int, count: int) -> str:
+    """The identity of batch ``index`` (0-based) of ``count`` in its log, benchmark and rule names."""
+    return f"batch{index + 1}of{count}"
+
+
+def check_batches(config: Mapping, stages: Mapping[str, Stage] | Sequence[Stage]) -> None:
+    """Each key of ``workflow.batches`` names the rule of a step of a discovered stage (``<stage>_<step>``);
+    one that names none is refused naming the key."""
+    from shuffledp.errors import ConfigError
+
+    wanted = ((config.get("workflow") or {}).get("batches") or {})
+    stages = list(stages.values()) if isinstance(stages, Mapping) else list(stages)
+    known = {rule_name(st, sp) for st in stages for sp in st.steps}
+    for key in wanted:
+        if key not in known:
+            raise ConfigError(f"config key workflow.batches.{key}: no step has that rule name (<stage>_<step>; "
+                              f"`snakemake -n` lists the rules)")
+
+
 JOB_FILE_NAME = re.compile(r"(spec|io)-[0-9a-f]{32}\.json")  # what content_file names
 
 
@@ -638,8 +697,34 @@ def limit_threads(threads: int) -> None:
         threadpool_limits(limits=int(threads))
 
 
+def _is_batch(obj: Mapping) -> bool:
+    return set(obj) == {BATCH_KEY} and isinstance(obj[BATCH_KEY], list)
+
+
+def _members(spec: dict, spec_path: str, io_path: str) -> list[tuple[dict, dict | None, str, str]]:
+    """(spec, io or None (read later), where of the spec, where of the io) of each job the files hold:
+    one for a job's files, each member in order for a batch's (:func:`batches`)."""
+    if not _is_batch(spec):
+        return [(spec, None, f"--spec {spec_path}", f"--io {io_path}")]
+    io = _read_json(io_path, "--io")
+    specs, ios = spec[BATCH_KEY], io.get(BATCH_KEY)
+    if not _is_batch(io) or len(ios) != len(specs) or not specs:
+        raise UsageError(f"--io {io_path}: a batch's io file must hold {{\"{BATCH_KEY}\": [...]}} with one io per "
+                         f"member of its spec file --spec {spec_path} ({len(specs)})")
+    out = []
+    for i, (s, o) in enumerate(zip(specs, ios, strict=True)):
+        if not isinstance(s, dict) or not isinstance(o, dict):
+            raise UsageError(f"--spec {spec_path}: batch member {i + 1}: spec and io must be JSON objects")
+        out.append((s, o, f"--spec {spec_path} (batch member {i + 1})", f"--io {io_path} (batch member {i + 1})"))
+    return out
+
+
 def run_step(stage_name: str, step_name: str, spec_path: str, io_path: str) -> object:
-    """Run one job: read and check its spec and its files, then call the step's ``run``."""
+    """Run one workflow job: read and check its spec and its files, then call the step's ``run``.
+
+    A batch (spec file ``{"batch": [specs]}``, io file ``{"batch": [ios]}``: :func:`batches`) runs
+    its members one after another in this process, each exactly as it would run alone (its own spec,
+    files, job record and output record); every member is checked before the first one runs."""
     stage = get(stage_name)
     try:
         step = stage.step(step_name)
@@ -647,22 +732,29 @@ def run_step(stage_name: str, step_name: str, spec_path: str, io_path: str) -> o
         raise UsageError(f"stage {stage_name} has no step {step_name!r} "
                          f"(one of {', '.join(s.name for s in stage.steps)})") from None
     spec = _read_json(spec_path, "--spec")
-    check_spec(step, spec, f"--spec {spec_path}", stage)
-    io = _read_json(io_path, "--io")
-    inputs, outputs = _check_io(step, spec, io, f"--io {io_path}")
-    record = _own_record(stage, step, spec, io, f"--io {io_path}")
-    record["sources"] = check_input_records(inputs, io.get("expect"), f"--io {io_path}")
+    members = []
+    for m_spec, m_io, where_spec, where_io in _members(spec, spec_path, io_path):
+        check_spec(step, m_spec, where_spec, stage)
+        io = _read_json(io_path, "--io") if m_io is None else m_io
+        inputs, outputs = _check_io(step, m_spec, io, where_io)
+        record = _own_record(stage, step, m_spec, io, where_io)
+        record["sources"] = check_input_records(inputs, io.get("expect"), where_io)
+        inputs = {name: InputFiles(name, paths, where_io) for name, paths in inputs.items()}
+        members.append((m_spec, inputs, outputs, record))
     if step.threads is not None:
         limit_threads(step.threads)
-    from shuffledp.io import job_record_context
+    from shuffledp.io import job_record_context, write_output_record
 
-    inputs = {name: InputFiles(name, paths, f"--io {io_path}") for name, paths in inputs.items()}
-    with job_record_context(record, outputs):
-        result = step.run(spec, inputs, outputs)
-    from shuffledp.io import write_output_record
-
-    # the content hash of every output as this job wrote it (shuffledp verify checks them later)
-    write_output_record(io_path, record, outputs)
+    result = None
+    for i, (m_spec, inputs, outputs, record) in enumerate(members):
+        if len(members) > 1:
+            wc = ", ".join(f"{k}={v}" for k, v in record["wildcards"].items())
+            print(f"shuffledp: batch member {i + 1} of {len(members)}: {stage.name}/{step.name} [{wc}]",
+                  file=sys.stderr, flush=True)
+        with job_record_context(record, outputs):
+            result = step.run(m_spec, inputs, outputs)
+        # the content hash of every output as this job wrote it (shuffledp verify checks them later)
+        write_output_record(io_path, record, outputs)
     return result
 
 
@@ -736,9 +828,8 @@ def check_input_records(inputs: Mapping[str, list], expect, where: str) -> list[
             if want is not None and have is not None and "output" not in have:
                 want = {k: v for k, v in want.items() if k != "output"}
             if want is not None and (have is None or {k: have.get(k) for k in want} != want):
-                rule = f"{want['stage']}_{want['step']}"
                 raise DataError(f"input {name}: {path} holds {_describe_record(have)}, but this job expects "
-                                f"{_describe_record(want)}; rebuild it: snakemake --forcerun {rule} "
+                                f"{_describe_record(want)}; rebuild it: snakemake --forcerun {path} "
                                 f"(or delete {path} and rerun)")
             sources = merge_sources(sources, (have or {}).get("sources", []), [own] if own else [])
     return sources
