@@ -1,7 +1,7 @@
 # One rule per step of every stage that shuffledp.stages.discover() finds (docs/architecture.md), all of
 # one shape: named inputs from the job's references, named outputs from the step's templates, log and
 # benchmark named by the job's identity, the spec and io files as params, and one shell line.
-from shuffledp.stages import batch_label, batches, discover, list_caption, rule_name
+from shuffledp.stages import batch_label, batches, discover, list_caption, refuse_self_reading_batch
 from shuffledp.stages import report as report_stage
 
 STAGES = discover()
@@ -69,8 +69,7 @@ def _explicit_rule(stage, step, jobs, label):
     written = {str(p) for paths in out.values() for p in paths}
     inside = sorted(p for paths in inputs.values() for p in paths if p in written)
     if inside:  # a member reading another member's output: the step cannot be batched
-        raise ValueError(f"workflow.batches.{rule_name(stage, step)}: a member reads another member's output "
-                         f"({inside[0]}); this step's jobs cannot share a batch")
+        refuse_self_reading_batch(stage, step, inside[0])
     files = job_files(stage, step, jobs[0]) if len(jobs) == 1 else batch_files(stage, step, jobs)
     stem = "_".join([step.name, *label])
 

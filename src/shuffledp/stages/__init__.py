@@ -495,6 +495,13 @@ def check_batches(config: Mapping, stages: Mapping[str, Stage] | Sequence[Stage]
                               f"`snakemake -n` lists the rules)")
 
 
+def refuse_self_reading_batch(stage: Stage, step: Step, path: str) -> None:
+    """A batch one of whose members reads another member's output cannot run (its members are
+    checked, inputs included, before the first runs): refused while the workflow is parsed."""
+    raise ValueError(f"workflow.batches.{rule_name(stage, step)}: a member reads another member's output "
+                     f"({path}); this step's jobs cannot share a batch")
+
+
 JOB_FILE_NAME = re.compile(r"(spec|io)-[0-9a-f]{32}\.json")  # what content_file names
 
 
