@@ -159,11 +159,11 @@ def test_two_layouts_same_tables_and_one_key_reruns_only_its_jobs(tiny_workflow,
     edited = single / "edited.yaml"
     edited.write_text(yaml.safe_dump(edited_cfg))
     # (the single run built the targets only: the dry runs ask for them)
-    counts = _job_counts(_snakemake(single, edited, "--dry-run", "--rerun-triggers", "params", *targets))
+    counts = _job_counts(_snakemake(single, edited, *targets, "--dry-run", "--rerun-triggers", "params"))
     for rule in ("multidim_uniform", "segmented_run"):
         want = _rerun_batches(cfg, edited_cfg, rule)
         assert want and {r for r in counts if r.startswith(f"{rule}_batch")} == want, (rule, want, counts)
     # the Weighted SepMM jobs are neighbours (sorted by method): one batch of two reruns
     assert _rerun_batches(cfg, edited_cfg, "segmented_run") == {"segmented_run_batch2of2"}
     assert not [r for r in counts if r.startswith(("multidim_personal", "peruser", "segmented_accountant"))]
-    assert "Nothing to be done" in _snakemake(single, cfg_single, "--dry-run", "--rerun-triggers", "params", *targets)
+    assert "Nothing to be done" in _snakemake(single, cfg_single, *targets, "--dry-run", "--rerun-triggers", "params")
