@@ -116,9 +116,11 @@ def prepare(source: str, raw_dir: str, out_path: str, mirror: str | None, seed: 
                     sha256=sha256_of(path), citation="Lending Club loans (user-supplied file)")
     elif source in ("auto", "real"):
         try:
-            origin = fetch_subset(raw_dir, mirror, log=log)
+            # where the file came from (the mirror, a publisher, or raw_dir's verified copy of an
+            # earlier run) is logged, not recorded: the table's provenance must not depend on a cache
+            fetch_subset(raw_dir, mirror, log=log)
             raw = read_any(Path(raw_dir) / FILENAME)
-            prov.update(source="real", standin=False, subset=True, origin=origin, sha256=SHA256,
+            prov.update(source="real", standin=False, subset=True, sha256=SHA256,
                         citation=CITATION,
                         note=f"a real {ROWS}-loan subset, not the paper's 200,000-record file")
         except DownloadError as exc:
