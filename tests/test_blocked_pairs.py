@@ -250,3 +250,34 @@ def test_extreme_tails_print_no_quantile_warning(mech, eps0, n, delta, kw):
         warnings.simplefilter("error", RuntimeWarning)
         res = best.best_eps(mech, eps0, n, delta, parallel=False, **kw)
     assert 0.0 <= res["eps_lower"] <= res["eps"] <= eps0
+
+
+@pytest.mark.parametrize("k, eps0, n, tail", [(10, 4.0, 10**4, 1e-9), (100, 0.5, 1000, 1e-12),
+                                              (10, 2.0, 10**7, 1e-12), (10, 8.0, 1000, 1e-9),
+                                              (3, 0.3, 50, 1e-12), (4, 6.0, 200, 1e-12)])
+def test_blocks_of_every_row_at_once_give_the_same_bits(k, eps0, n, tail, monkeypatch):
+    """The rows of X_B blocks built with one scipy call per function over all rows
+    (``BlockedPair._b_rows``: the windows' quantiles, the blocks' tails and pmfs) equal, bit for
+    bit, the rows built one by one (``_b_row``), and so does the pair's delta (the last setting
+    has rows of both window kinds: the quantile search and the scan of small variances)."""
+    new = bp.krr_pair(k, eps0, n, tail)
+    monkeypatch.setattr(bp.BlockedPair, "_b_rows",
+                        lambda self, nbs, tail, b: [self._b_row(nb, tail, b) for nb in nbs])
+    old = bp.krr_pair(k, eps0, n, tail)
+    for name in ("b_mass", "b_err", "b_mean", "b_mean_err"):
+        assert getattr(new, name).tobytes() == getattr(old, name).tobytes(), name
+    ees = [math.exp(e) for e in np.linspace(0.05, eps0, 5)]
+    assert [new.delta(ee) for ee in ees] == [old.delta(ee) for ee in ees]
+
+
+def test_pmf_once_per_distinct_point_gives_the_same_bits():
+    """``_distinct_pmf`` (one pmf per distinct (x, N), spread back) equals scipy's pmf at every
+    point bit for bit, with repeated points, broadcast counts and a signed zero among them."""
+    rng = np.random.default_rng(3)
+    N = rng.integers(1, 400, size=(30, 1, 1)).astype(float)
+    x = np.floor(rng.uniform(-2, 60, size=(30, 5, 8)))
+    x[0, 0, :2] = -0.0, 0.0
+    for p in (0.013, 0.5, 0.97):
+        got = bp._distinct_pmf(x, N, p)
+        want = stats.binom.pmf(x, N, p)
+        assert got.shape == want.shape and got.tobytes() == want.tobytes()
