@@ -239,7 +239,7 @@ def test_tabulated_region_terms_give_the_same_numbers(k, eps0, n, monkeypatch):
 @pytest.mark.parametrize("k, eps0, n", [(3, 1.0, 60), (10, 2.0, 400), (4, 0.5, 3000)])
 def test_region_terms_once_per_distinct_cell_give_the_same_numbers(k, eps0, n, monkeypatch):
     """The region terms evaluated once per distinct ``(t, a0)`` and spread back over the cells
-    (``grouped._on`` with a key: the rows of a count table share most cells) equal, bit for bit,
+    (``grouped._on`` with groups: the rows of a count table share most cells) equal, bit for bit,
     the terms evaluated at every cell, on both directions of the threshold and both sides."""
     from shuffledp.accountants.numerics import grouped as G
 
@@ -268,5 +268,5 @@ def test_region_terms_once_per_distinct_cell_give_the_same_numbers(k, eps0, n, m
     monkeypatch.setattr(G, "_region_terms", counting)
     deduped = values()
     assert seen["up"] > 0 and seen["dn"] > 0, "both threshold directions must be exercised"
-    monkeypatch.setattr(G, "_cell_key", lambda t, a0: None)
+    monkeypatch.setattr(G, "_cell_groups", lambda t, a0: None)
     assert values() == deduped

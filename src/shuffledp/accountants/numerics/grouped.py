@@ -304,26 +304,34 @@ def _per_t(t, Bt1, Bt, pi, P, Q, ee, *, upper: bool, lookup=None) -> np.ndarray:
     return np.sum(np.maximum(s, 0.0) + allowance + corr, axis=-1)
 
 
-def _on(mask, fn, *args, key=None):
+def _on(mask, fn, *args, groups=None):
     """``fn(*args)`` on the cells of ``mask`` only (elementwise ``fn``), 0 elsewhere: the values
-    where it is evaluated are those of the full evaluation, the rest is never read. ``key``: an
-    integer per cell that determines the cell's arguments; ``fn`` then runs once per distinct key
-    among the cells (its first cell's arguments) and the values are spread back: the same function
-    at the same arguments, hence the same numbers (the rows of a count table share most ``(t, a0)``)."""
+    where it is evaluated are those of the full evaluation, the rest is never read. ``groups``:
+    ``(first, inverse)`` of cells whose arguments are equal when their group is (each group's
+    first cell, every cell's group, flat); ``fn`` then runs once per group among the cells of
+    ``mask`` (at its first cell's arguments) and the values are spread back: the same function at
+    the same arguments, hence the same numbers (the rows of a count table share most ``(t, a0)``)."""
     out = np.zeros(mask.shape)
     if not np.any(mask):
         return out
-    if key is None:
+    if groups is None:
         out[mask] = fn(*(a[mask] for a in args))
         return out
-    _, first, inverse = np.unique(key[mask], return_index=True, return_inverse=True)
-    out[mask] = fn(*(a[mask][first] for a in args))[inverse]
+    first, inverse = groups
+    inv = inverse.reshape(mask.shape)[mask]
+    needed = np.zeros(first.size, dtype=bool)
+    needed[inv] = True
+    idx = np.nonzero(needed)[0]
+    vals = np.zeros(first.size)
+    vals[idx] = fn(*(a.reshape(-1)[first[idx]] for a in args))
+    out[mask] = vals[inv]
     return out
 
 
-def _cell_key(t, a0):
-    """``(t, a0)`` as one integer per cell (both integral here), or None where they are not all
-    finite integers in a range that keeps the key exact (then every cell is evaluated)."""
+def _cell_groups(t, a0):
+    """``(first, inverse)`` of the distinct ``(t, a0)`` cells (:func:`_on`), or None where they are
+    not all finite integers in a range that keeps one integer key per cell exact (then every cell
+    is evaluated)."""
     if t.size == 0 or not (np.all(np.isfinite(t)) and np.all(np.isfinite(a0))):
         return None
     if not (np.all(t == np.floor(t)) and np.all(a0 == np.floor(a0))):
@@ -332,7 +340,9 @@ def _cell_key(t, a0):
     span = hi - lo + 1.0
     if not span * span < 2.0 ** 52:
         return None
-    return (t - lo) * span + (a0 - lo)
+    _, first, inverse = np.unique(((t - lo) * span + (a0 - lo)).reshape(-1), return_index=True,
+                                  return_inverse=True)
+    return first, inverse.reshape(-1)
 
 
 def _region_terms(t, a0, pi, mid, neg, up, *, dedupe: bool = True):
@@ -341,12 +351,12 @@ def _region_terms(t, a0, pi, mid, neg, up, *, dedupe: bool = True):
     from scipy import special
 
     pis, cpis = np.full(t.shape, pi), np.full(t.shape, 1.0 - pi)
-    key = _cell_key(t, a0) if dedupe else None
+    groups = _cell_groups(t, a0) if dedupe else None
     # up: T2 = Pr[Bin(t-1) >= a0] = I_pi(a0, t - a0) ; down: T1 = Pr[Bin(t-1) <= a0-1]
-    inc_up = _on(mid & up, special.betainc, a0, t - a0, pis, key=key)
-    inc_dn = _on(mid & neg, special.betainc, t - a0, a0, cpis, key=key)
-    pm_lo = _on(up, _pmf, a0 - 1.0, t - 1.0, pis, key=key)  # Pr[Bin(t-1) = a0 - 1]
-    pm_at = _on(neg, _pmf, a0, t - 1.0, pis, key=key)
+    inc_up = _on(mid & up, special.betainc, a0, t - a0, pis, groups=groups)
+    inc_dn = _on(mid & neg, special.betainc, t - a0, a0, cpis, groups=groups)
+    pm_lo = _on(up, _pmf, a0 - 1.0, t - 1.0, pis, groups=groups)  # Pr[Bin(t-1) = a0 - 1]
+    pm_at = _on(neg, _pmf, a0, t - 1.0, pis, groups=groups)
     return inc_up, inc_dn, pm_lo, pm_at
 
 
