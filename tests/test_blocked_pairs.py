@@ -270,14 +270,19 @@ def test_blocks_of_every_row_at_once_give_the_same_bits(k, eps0, n, tail, monkey
     assert [new.delta(ee) for ee in ees] == [old.delta(ee) for ee in ees]
 
 
-def test_pmf_once_per_distinct_point_gives_the_same_bits():
-    """``_distinct_pmf`` (one pmf per distinct (x, N), spread back) equals scipy's pmf at every
-    point bit for bit, with repeated points, broadcast counts and a signed zero among them."""
+@pytest.mark.parametrize("c", [0.7, -1.3])
+def test_hockey_cell_once_per_distinct_cell_gives_the_same_bits(c, monkeypatch):
+    """``_hockey_cell`` with its scipy terms evaluated once per distinct (threshold, N) cell and
+    spread back equals the evaluation at every cell bit for bit, on both signs of ``c`` (upper and
+    lower tail), with repeated cells, broadcast counts and thresholds beyond both ends."""
     rng = np.random.default_rng(3)
-    N = rng.integers(1, 400, size=(30, 1, 1)).astype(float)
-    x = np.floor(rng.uniform(-2, 60, size=(30, 5, 8)))
-    x[0, 0, :2] = -0.0, 0.0
+    N = rng.integers(1, 400, size=(30, 1)).astype(float)
+    T = c * np.round(rng.uniform(-5, 420, size=(30, 40)) / 3.0) * 3.0 + 0.25
+    T[:, :10] = T[:, :1]                   # repeated cells along a row
+    t_err = np.full(T.shape, 1e-12)
     for p in (0.013, 0.5, 0.97):
-        got = bp._distinct_pmf(x, N, p)
-        want = stats.binom.pmf(x, N, p)
+        got = bp._hockey_cell(c, N, p, T, t_err)
+        with monkeypatch.context() as m:
+            m.setattr(bp, "_cell_groups", lambda v, n: None)
+            want = bp._hockey_cell(c, N, p, T, t_err)
         assert got.shape == want.shape and got.tobytes() == want.tobytes()

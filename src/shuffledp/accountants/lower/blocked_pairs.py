@@ -252,22 +252,34 @@ class BlockedPair:
         return max(total * (1.0 - 1e-12), 0.0) / pr.n
 
 
-def _distinct_pmf(x, N, p: float) -> np.ndarray:
-    """``stats.binom.pmf(x, N, p)`` (arrays broadcast) evaluated once per distinct ``(x, N)`` (their
-    bit patterns) and spread back: the same function at the same arguments, hence the same bits.
-    The direct terms of neighbouring blocks of X_B share most of their points (a delta evaluation
-    at k-RR, n = 1e5: 7e5 points, 2e4 distinct)."""
-    from scipy import stats
+def _cell_groups(v, N):
+    """``(first, inverse)`` of the distinct cells ``(v, N)`` (flat: each group's first cell, every
+    cell's group), or None where they are not all finite integers in a range that keeps one float
+    key per cell exact (then every cell is evaluated). Neighbouring blocks of X_B share their
+    threshold: a delta evaluation at k-RR, n = 1e5 asks 7e5 pmf points, 2e4 distinct."""
+    if v.size == 0 or not (np.all(np.isfinite(v)) and np.all(np.isfinite(N))):
+        return None
+    if not (np.all(v == np.floor(v)) and np.all(N == np.floor(N))):
+        return None
+    lo = min(float(np.min(v)), float(np.min(N)))
+    span = max(float(np.max(v)), float(np.max(N))) - lo + 1.0
+    if not span * span < 2.0 ** 52:
+        return None
+    _, first, inverse = np.unique(((v - lo) * span + (N - lo)).reshape(-1), return_index=True,
+                                  return_inverse=True)
+    return first, inverse.reshape(-1)
 
-    x, N = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(N, dtype=np.float64))
-    bx, bn = np.ascontiguousarray(x).reshape(-1).view(np.int64), np.ascontiguousarray(N).reshape(-1).view(np.int64)
-    order = np.lexsort((bn, bx))
-    new = np.ones(order.size, dtype=bool)
-    new[1:] = (bx[order][1:] != bx[order][:-1]) | (bn[order][1:] != bn[order][:-1])
-    inverse = np.empty(order.size, dtype=np.int64)
-    inverse[order] = np.cumsum(new) - 1
-    first = order[new]
-    return stats.binom.pmf(x.reshape(-1)[first], N.reshape(-1)[first], p)[inverse].reshape(x.shape)
+
+def _by_cell(groups, fn, *args) -> np.ndarray:
+    """``fn(*args)`` (elementwise; arrays broadcast to the cells' shape, with at most one more
+    trailing axis, their values a function of the cell's group) evaluated at each group's first
+    cell and spread back: the same function at the same arguments, hence the same bits."""
+    args = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in args))
+    if groups is None:
+        return fn(*args)
+    first, inverse = groups
+    sub = [a.reshape(inverse.size, -1)[first] for a in args]
+    return fn(*sub)[inverse].reshape(args[0].shape)
 
 
 def _hockey_cell(c: float, N, p: float, T, t_err) -> np.ndarray:
@@ -284,26 +296,34 @@ def _hockey_cell(c: float, N, p: float, T, t_err) -> np.ndarray:
     N = np.broadcast_to(np.asarray(N, dtype=np.float64), np.shape(T))
     sig = T / c                                   # c > 0: X > sig counts; c < 0: X < sig counts
     j = np.arange(DIRECT, dtype=np.float64)
+    def pmf_at(x, m):
+        return stats.binom.pmf(x, m, p)
+
     if c > 0:
         t = np.clip(np.floor(sig) + 1.0, 0.0, N + 1.0)
+        g = _cell_groups(t, N)                     # every scipy argument below is a function of (t, N)
         pts = t[..., None] + j                     # t, t+1, ...: X - sig > 0
         rest = t + DIRECT                          # closed form from here up
         ok = pts <= N[..., None]
-        direct = np.where(ok, (pts - sig[..., None]) * _distinct_pmf(np.where(ok, pts, 0.0), N[..., None], p), 0.0)
+        direct = np.where(ok, (pts - sig[..., None]) * _by_cell(g, pmf_at, np.where(ok, pts, 0.0), N[..., None]),
+                          0.0)
         inside = (rest >= 1.0) & (rest <= N)
-        pmf = np.where(inside, stats.binom.pmf(np.where(inside, rest, 0.0), N, p), 0.0)
-        tail = np.where(inside, stats.binom.sf(np.where(inside, rest - 1.0, 0.0), N, p),
+        pmf = np.where(inside, _by_cell(g, pmf_at, np.where(inside, rest, 0.0), N), 0.0)
+        tail = np.where(inside, _by_cell(g, lambda x, m: stats.binom.sf(x, m, p), np.where(inside, rest - 1.0, 0.0), N),
                         np.where(rest <= 0.0, 1.0, 0.0))
         first, second = rest * (1.0 - p) * pmf, (N * p - sig) * tail
     else:
         u = np.clip(np.ceil(sig) - 1.0, -1.0, N)  # largest X with X < sig
+        g = _cell_groups(u, N)                     # every scipy argument below is a function of (u, N)
         pts = u[..., None] - j
         rest = u - DIRECT                          # closed form from here down
         ok = pts >= 0.0
-        direct = np.where(ok, (sig[..., None] - pts) * _distinct_pmf(np.where(ok, pts, 0.0), N[..., None], p), 0.0)
+        direct = np.where(ok, (sig[..., None] - pts) * _by_cell(g, pmf_at, np.where(ok, pts, 0.0), N[..., None]),
+                          0.0)
         inside = (rest >= 0.0) & (rest < N)
-        cdf = np.where(inside, stats.binom.cdf(np.where(inside, rest, 0.0), N, p), np.where(rest >= N, 1.0, 0.0))
-        nxt = np.where(rest + 1.0 <= N, stats.binom.pmf(np.clip(rest + 1.0, 0.0, N), N, p), 0.0)
+        cdf = np.where(inside, _by_cell(g, lambda x, m: stats.binom.cdf(x, m, p), np.where(inside, rest, 0.0), N),
+                       np.where(rest >= N, 1.0, 0.0))
+        nxt = np.where(rest + 1.0 <= N, _by_cell(g, pmf_at, np.clip(rest + 1.0, 0.0, N), N), 0.0)
         first, second = (sig - N * p) * cdf, (rest + 1.0) * (1.0 - p) * nxt * (rest >= 0.0)
     d = direct.sum(axis=-1)
     val = abs(c) * (d + first + second)
