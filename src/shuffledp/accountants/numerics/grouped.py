@@ -304,25 +304,59 @@ def _per_t(t, Bt1, Bt, pi, P, Q, ee, *, upper: bool, lookup=None) -> np.ndarray:
     return np.sum(np.maximum(s, 0.0) + allowance + corr, axis=-1)
 
 
-def _on(mask, fn, *args):
+def _on(mask, fn, *args, groups=None):
     """``fn(*args)`` on the cells of ``mask`` only (elementwise ``fn``), 0 elsewhere: the values
-    where it is evaluated are those of the full evaluation, the rest is never read."""
+    where it is evaluated are those of the full evaluation, the rest is never read. ``groups``:
+    ``(first, inverse)`` of cells whose arguments are equal when their group is (each group's
+    first cell, every cell's group, flat); ``fn`` then runs once per group among the cells of
+    ``mask`` (at its first cell's arguments) and the values are spread back: the same function at
+    the same arguments, hence the same numbers (the rows of a count table share most ``(t, a0)``)."""
     out = np.zeros(mask.shape)
-    if np.any(mask):
+    if not np.any(mask):
+        return out
+    if groups is None:
         out[mask] = fn(*(a[mask] for a in args))
+        return out
+    first, inverse = groups
+    inv = inverse.reshape(mask.shape)[mask]
+    needed = np.zeros(first.size, dtype=bool)
+    needed[inv] = True
+    idx = np.nonzero(needed)[0]
+    vals = np.zeros(first.size)
+    vals[idx] = fn(*(a.reshape(-1)[first[idx]] for a in args))
+    out[mask] = vals[inv]
     return out
 
 
-def _region_terms(t, a0, pi, mid, neg, up):
-    """The four elementwise terms of :func:`_region_masses`, each 0 off the cells that read it."""
+def _cell_groups(t, a0):
+    """``(first, inverse)`` of the distinct ``(t, a0)`` cells (:func:`_on`), or None where they are
+    not all finite integers in a range that keeps one integer key per cell exact (then every cell
+    is evaluated)."""
+    if t.size == 0 or not (np.all(np.isfinite(t)) and np.all(np.isfinite(a0))):
+        return None
+    if not (np.all(t == np.floor(t)) and np.all(a0 == np.floor(a0))):
+        return None
+    lo, hi = min(float(np.min(t)), float(np.min(a0))), max(float(np.max(t)), float(np.max(a0)))
+    span = hi - lo + 1.0
+    if not span * span < 2.0 ** 52:
+        return None
+    _, first, inverse = np.unique(((t - lo) * span + (a0 - lo)).reshape(-1), return_index=True,
+                                  return_inverse=True)
+    return first, inverse.reshape(-1)
+
+
+def _region_terms(t, a0, pi, mid, neg, up, *, dedupe: bool = True):
+    """The four elementwise terms of :func:`_region_masses`, each 0 off the cells that read it
+    (``dedupe``: each evaluated once per distinct ``(t, a0)``, :func:`_on`)."""
     from scipy import special
 
     pis, cpis = np.full(t.shape, pi), np.full(t.shape, 1.0 - pi)
+    groups = _cell_groups(t, a0) if dedupe else None
     # up: T2 = Pr[Bin(t-1) >= a0] = I_pi(a0, t - a0) ; down: T1 = Pr[Bin(t-1) <= a0-1]
-    inc_up = _on(mid & up, special.betainc, a0, t - a0, pis)
-    inc_dn = _on(mid & neg, special.betainc, t - a0, a0, cpis)
-    pm_lo = _on(up, _pmf, a0 - 1.0, t - 1.0, pis)  # Pr[Bin(t-1) = a0 - 1]
-    pm_at = _on(neg, _pmf, a0, t - 1.0, pis)
+    inc_up = _on(mid & up, special.betainc, a0, t - a0, pis, groups=groups)
+    inc_dn = _on(mid & neg, special.betainc, t - a0, a0, cpis, groups=groups)
+    pm_lo = _on(up, _pmf, a0 - 1.0, t - 1.0, pis, groups=groups)  # Pr[Bin(t-1) = a0 - 1]
+    pm_at = _on(neg, _pmf, a0, t - 1.0, pis, groups=groups)
     return inc_up, inc_dn, pm_lo, pm_at
 
 
@@ -460,7 +494,7 @@ class CountTable:
             aa = np.minimum(aa, tt + 1.0)
             mid = (aa >= 1.0) & (aa <= tt - 1.0)
             every = np.ones(tt.shape, dtype=bool)
-            tab = self._terms[pi] = _region_terms(tt, aa, pi, mid, every, every)
+            tab = self._terms[pi] = _region_terms(tt, aa, pi, mid, every, every, dedupe=False)  # all distinct
 
         def lookup(t, a0, mid, neg, up):
             if not (np.all(np.isfinite(a0)) and np.all((t >= 0) & (t <= tab[0].shape[0] - 1))):
