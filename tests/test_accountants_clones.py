@@ -269,6 +269,28 @@ def test_kept_counts_give_the_same_divergences():
     assert pr.delta(0.2) == pr.delta(0.2) and pr._counts("upper") is pr._counts("upper")
 
 
+def test_kept_thresholds_give_the_same_divergences_in_any_order():
+    """A pair's kept counts remember the latest thresholds' pmf and tail per side: evaluations in
+    the order of an eps search (repeated thresholds, both sides interleaved, eps 0 before and after
+    a tail was needed) give the doubles of fresh counts at every step."""
+    for c in (np.arange(0.0, 400.0), np.arange(3.0e6, 3.0e6 + 50.0)):
+        kept = C._Counts(c)
+        p = 0.8
+        eps_seq = [0.0, 0.3, 0.3, 0.3000001, 0.0, 0.31, 0.3, 1e-5, 1e-5, 0.0, 2.0, 2.0]
+        for i, eps in enumerate(eps_seq):
+            for side in (("upper", "lower") if i % 2 else ("lower", "upper")):
+                got = C._divergence_per_count(c, p, 1.0 - p, eps, side, counts=kept)
+                want = C._divergence_per_count(c, p, 1.0 - p, eps, side, counts=C._Counts(c))
+                assert got.tobytes() == want.tobytes(), (eps, side)
+    # the search itself: the same eps as with nothing kept between its steps
+    pair = C.clone_pair(1.5, 3000)
+    fresh = C.clone_pair(1.5, 3000)
+    for e in (0.05, 0.1, 0.1, 0.10000001, 0.2):
+        want = fresh.delta(e)
+        fresh._counts_upper = None   # forget what the previous step kept
+        assert pair.delta(e) == want
+
+
 def test_divergence_per_clone_count_is_non_increasing():
     # the monotonicity that justifies the blocked upper bound, checked by brute force
     for p in (0.6, 0.8, 0.95):

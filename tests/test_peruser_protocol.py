@@ -165,6 +165,52 @@ def test_recluster_attack_recovers_single_copy_groups():
     assert P.partition_agreement(out.labels, server)["identical"]
 
 
+def _fresh_kmeans(X, k, seed):
+    P._LAST_FIT.clear()
+    P._PREPARED.clear()
+    return P.cluster(X, "kmeans", k=k, seed=seed)
+
+
+def test_kmeans_remembered_fit_gives_the_labels_of_a_new_fit():
+    """The latest k-means fit is reused only for the same rows (in canonical order), k and seed:
+    the single-copy server's re-clustering of the shuffled copy then gets the shuffler's groups,
+    as a new fit does; another seed, k or copy is fitted again."""
+    data = dirichlet_mixture(600, 6, 4, np.random.default_rng(3), kind="overlapping")
+    hbar = P.normalise_counts(data.counts)
+    rng = np.random.default_rng(11)
+    Z = P.laplace_copy(hbar, 2.0, 0.5, rng)
+    Z2 = P.laplace_copy(hbar, 2.0, 0.5, rng)
+    perm = rng.permutation(len(Z))
+    for X, k, seed in ((Z, 5, 7), (Z[perm], 5, 7), (Z[perm], 5, 8), (Z[perm], 4, 8), (Z2, 4, 8), (Z, 5, 7)):
+        got = P.cluster(X, "kmeans", k=k, seed=seed)
+        assert np.array_equal(got, _fresh_kmeans(X, k, seed))
+    labels = P.cluster(Z, "kmeans", k=5, seed=7)
+    server = P.cluster(Z[perm], "kmeans", k=5, seed=7)
+    assert np.array_equal(server, P._relabel(labels[perm]))
+
+
+def test_kmeans_prepared_read_only_input_is_reused_and_gives_the_same_labels():
+    """The oracle clusters the job's read-only true histograms at every run: their renormalised
+    rows and canonical order are kept while they are the latest such input; a writable array is
+    prepared again each time (it may have changed), and the labels equal a fresh computation."""
+    data = dirichlet_mixture(400, 5, 3, np.random.default_rng(4), kind="separated")
+    hbar = P.normalise_counts(data.counts)
+    P._PREPARED.clear()
+    first = P._prepared(hbar, True)
+    assert not P._PREPARED    # writable: nothing kept
+    hbar.flags.writeable = False
+    a = P._prepared(hbar, True)
+    assert P._prepared(hbar, True)[1] is a[1]
+    assert np.array_equal(a[0], first[0]) and np.array_equal(a[1], first[1])
+    for seed in (1, 2, 3):
+        got = P.cluster(hbar, "kmeans", k=3, seed=seed)
+        assert np.array_equal(got, _fresh_kmeans(hbar.copy(), 3, seed))
+    w = hbar.copy()
+    P.cluster(w, "kmeans", k=3, seed=1)
+    w[:] = w[::-1]
+    assert np.array_equal(P.cluster(w, "kmeans", k=3, seed=1), _fresh_kmeans(w.copy(), 3, 1))
+
+
 def test_dbscan_js_finds_separated_clusters():
     data = dirichlet_mixture(2000, 17, 4, np.random.default_rng(2), kind="separated", concentration=200,
                              views=(50, 200))

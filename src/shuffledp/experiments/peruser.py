@@ -244,6 +244,7 @@ def _baseline_output(x: _EpsRun, c, rng, row: dict):
     # single copy; the shuffler's clustering function is fixed and public
     fseed = seeding.derive_seed(x.seed, "peruser-f", x.dataset)
     out = proto.single_copy(hbar, eps_f, c, rng, clustering=clustering, k=k, dbscan=db, cluster_seed=fseed)
+    out.raw.flags.writeable = False   # re-clustered twice below: renormalised and sorted once (proto.cluster)
     server = proto.recluster_attack(out.raw, clustering=clustering, k=k, dbscan=db, cluster_seed=fseed)
     agree = proto.partition_agreement(out.labels, server)
     row["attack_ari"], row["attack_identical"] = agree["ari"], float(agree["identical"])

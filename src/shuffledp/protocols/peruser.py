@@ -113,17 +113,40 @@ def canonical_order(X: np.ndarray) -> np.ndarray:
     return order
 
 
-def cluster_kmeans(X: np.ndarray, k: int, seed: int, *, canonical: bool = True) -> np.ndarray:
-    """k-means labels (scikit-learn, k-means++ init, one run) of the rows of ``X``."""
-    from sklearn.cluster import KMeans
-
+def cluster_kmeans(X: np.ndarray, k: int, seed: int, *, canonical: bool = True,
+                   order: np.ndarray | None = None) -> np.ndarray:
+    """k-means labels (scikit-learn, k-means++ init, one run) of the rows of ``X`` (``order``: its
+    :func:`canonical_order`, when the caller has it)."""
     n = X.shape[0]
     k = int(min(k, n))
-    order = canonical_order(X) if canonical else np.arange(n)
-    km = KMeans(n_clusters=k, n_init=1, random_state=int(seed % (2**32)), max_iter=100)
+    if order is None:
+        order = canonical_order(X) if canonical else np.arange(n)
     lab = np.empty(n, dtype=np.int64)
-    lab[order] = km.fit_predict(X[order])
+    lab[order] = _kmeans_fit_predict(X[order], k, int(seed % (2**32)))
     return _relabel(lab)
+
+
+_LAST_FIT: list = []   # [(rows, k, random_state, labels)] of the latest k-means fit (see below)
+
+
+def _kmeans_fit_predict(Xs: np.ndarray, k: int, random_state: int) -> np.ndarray:
+    """``KMeans(n_clusters=k, n_init=1, random_state=random_state, max_iter=100).fit_predict(Xs)``.
+
+    The latest fit is remembered: the same rows (equal doubles, same order), ``k`` and seed give the
+    same labels, so a second call with them (the single-copy server re-clustering the shuffled
+    output with the shuffler's public seed: the same rows in canonical order) takes the labels of
+    the first instead of fitting again. ``Xs`` is kept as it is (made read-only): pass a new array."""
+    last = _LAST_FIT[0] if _LAST_FIT else None
+    if (last is not None and last[1] == k and last[2] == random_state and last[0].shape == Xs.shape
+            and np.array_equal(last[0][:1], Xs[:1]) and np.array_equal(last[0], Xs)):
+        return last[3].copy()
+    from sklearn.cluster import KMeans
+
+    km = KMeans(n_clusters=k, n_init=1, random_state=random_state, max_iter=100)
+    labels = km.fit_predict(Xs)
+    Xs.flags.writeable = False   # kept, not copied: the callers pass a new array (rows in their order)
+    _LAST_FIT[:] = [(Xs, k, random_state, labels.copy())]
+    return labels
 
 
 def js_distance(P: np.ndarray, Q: np.ndarray | None = None) -> np.ndarray:
@@ -288,12 +311,32 @@ class Alg1Output:
     R: np.ndarray
 
 
+_PREPARED: list = []   # [(X, renormalise(X), its canonical order)] of the latest read-only X
+
+
+def _prepared(X: np.ndarray, canonical: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``renormalise(X)`` and its canonical order (``arange`` when not ``canonical``). For an array
+    that owns its data and is read-only (the job's true histograms, which the oracle clusters at
+    every run with a new seed) both are kept and reused while ``X`` is the latest such input."""
+    last = _PREPARED[0] if _PREPARED else None
+    if canonical and last is not None and last[0] is X and not X.flags.writeable:
+        return last[1], last[2]
+    Xn = renormalise(X)
+    order = canonical_order(Xn) if canonical else np.arange(X.shape[0])
+    if canonical and isinstance(X, np.ndarray) and X.flags.owndata and not X.flags.writeable:
+        Xn.flags.writeable = False
+        order.flags.writeable = False
+        _PREPARED[:] = [(X, Xn, order)]
+    return Xn, order
+
+
 def cluster(X: np.ndarray, method: str, *, k: int, seed: int, dbscan: DBSCANParams | None = None,
             canonical: bool = True) -> np.ndarray:
     """Group labels of the rows of renormalised ``X`` with ``method`` in kmeans|dbscan."""
-    Xn = renormalise(X)
     if method == "kmeans":
-        return cluster_kmeans(Xn, k, seed, canonical=canonical)
+        Xn, order = _prepared(X, canonical)
+        return cluster_kmeans(Xn, k, seed, canonical=canonical, order=order)
+    Xn = renormalise(X)
     if method == "dbscan":
         return cluster_dbscan_js(Xn, dbscan or DBSCANParams(), seed)
     raise ValueError(f"method: unknown clustering {method!r} (kmeans|dbscan)")

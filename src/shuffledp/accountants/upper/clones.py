@@ -274,9 +274,14 @@ class _Counts:
     reuses: ``Bin(c, 1/2)`` as the public ``scipy.stats.Binomial`` built once without argument checks
     (``dist``; None unless every ``c`` is an integer in ``[0, 2**53)``, so that every threshold ``k``
     is an integer in ``[0, c]``: the case :func:`_binom_pmf` takes it for) and whether any ``c``
-    exceeds 1e6 (``huge``: only then can a tail be bracketed)."""
+    exceeds 1e6 (``huge``: only then can a tail be bracketed).
 
-    __slots__ = ("c", "dist", "huge")
+    ``last``: the thresholds ``k`` of the latest evaluation and its ``(pmf_k, sf_k)`` per side. Both
+    depend on ``k`` and ``c`` only, not on eps, and an eps search ends with many steps whose
+    thresholds are all the same (about two thirds of its evaluations): those take the arrays kept
+    here, the same doubles as computing them again."""
+
+    __slots__ = ("c", "dist", "huge", "last")
 
     def __init__(self, c: np.ndarray):
         from scipy import stats
@@ -286,6 +291,21 @@ class _Counts:
               and bool(np.all((c >= 0.0) & (c < 2.0**53) & (np.floor(c) == c))))
         self.dist = stats.Binomial(n=c, p=0.5, validation_policy="skip_all") if ok else None
         self.huge = bool(np.any(np.asarray(c) > 1e6))
+        self.last: dict = {}   # side -> (k, pmf_k, sf_k) of the latest evaluation on that side
+
+    def recall(self, k: np.ndarray, side: str, need_sf: bool):
+        """``(pmf_k, sf_k)`` kept from the latest evaluation at the same thresholds ``k`` (``sf_k``
+        None where only the pmf was computed), else None."""
+        got = self.last.get(side)
+        if got is None or (need_sf and got[2] is None) or not np.array_equal(got[0], k):
+            return None
+        return got[1], got[2]
+
+    def keep(self, k: np.ndarray, side: str, pmf_k: np.ndarray, sf_k: np.ndarray | None) -> None:
+        for a in (k, pmf_k, sf_k):
+            if a is not None:
+                a.flags.writeable = False   # kept for later evaluations: nothing may change them
+        self.last[side] = (k, pmf_k, sf_k)
 
     def pmf(self, k: np.ndarray) -> np.ndarray:
         """``binom.pmf(k, c, 1/2)`` bit for bit, for the thresholds ``k`` (integers in ``[0, c]``)."""
@@ -318,9 +338,8 @@ def _divergence_per_count(c: np.ndarray, p: float, p_bar: float, eps: float, sid
     For ``c > 1e6`` with the threshold within 0.1 standard deviations of ``c/2`` (tiny eps at
     huge n) the binomial tail is bracketed instead (:func:`_half_sf_bracket`): ``side="upper"``
     returns an upper bound on ``D_c``, ``side="lower"`` a lower bound (relative width ~1e-7).
-    ``counts``: ``_Counts(c)`` kept by the caller across eps (the same doubles, fewer checks)."""
-    from scipy import special
-
+    ``counts``: ``_Counts(c)`` kept by the caller across eps (the same doubles, fewer checks and,
+    at thresholds ``k`` equal to the latest evaluation's, no new pmf or tail)."""
     ee = math.exp(eps)
     lead = p - ee * p_bar  # P(a) - e^eps Q(a) weight of the "own report" side
     if lead <= 0.0 or c.size == 0:
@@ -335,9 +354,25 @@ def _divergence_per_count(c: np.ndarray, p: float, p_bar: float, eps: float, sid
     # sum_{a > k} [P_c(a) - e^eps Q_c(a)] = lead * Pr[B_c = k] + (1 - e^eps) * Pr[B_c > k],
     # B_c ~ Bin(c, 1/2); Pr[B_c > k] = I_{1/2}(k + 1, c - k) (Boost's incomplete beta).
     k = np.clip(k, 0.0, c)
-    pmf_k = _binom_pmf(k, c, 0.5) if counts is None else counts.pmf(k)
-    if eps == 0.0:   # the tail term has weight e^0 - 1 = 0 (and is slow at the symmetric point)
+    kept = None if counts is None else counts.recall(k, side, need_sf=eps != 0.0)
+    if kept is not None:
+        pmf_k, sf_k = kept
+    else:
+        pmf_k = _binom_pmf(k, c, 0.5) if counts is None else counts.pmf(k)
+        # eps 0: the tail term has weight e^0 - 1 = 0 (and is slow at the symmetric point)
+        sf_k = None if eps == 0.0 else _tail_sf(k, c, side, counts)
+        if counts is not None:
+            counts.keep(k, side, pmf_k, sf_k)
+    if eps == 0.0:
         return np.maximum(lead * pmf_k, 0.0)
+    return np.maximum(lead * pmf_k - math.expm1(eps) * sf_k, 0.0)
+
+
+def _tail_sf(k: np.ndarray, c: np.ndarray, side: str, counts: _Counts | None) -> np.ndarray:
+    """``Pr[Bin(c, 1/2) > k]`` of :func:`_divergence_per_count` (bracketed near the centre of a
+    huge ``c``: its lower end for ``side="upper"``, its upper end for ``"lower"``)."""
+    from scipy import special
+
     far = k < c    # below the top (and, below, not near the centre of a huge c)
     near = None
     if counts is None or counts.huge:
@@ -351,7 +386,7 @@ def _divergence_per_count(c: np.ndarray, p: float, p_bar: float, eps: float, sid
     if near is not None and near.any():
         lo_sf, hi_sf = _half_sf_bracket(k[near], c[near])
         sf_k[near] = lo_sf if side == "upper" else hi_sf   # D = lead pmf - (e^eps - 1) sf
-    return np.maximum(lead * pmf_k - math.expm1(eps) * sf_k, 0.0)
+    return sf_k
 
 
 def delta_from_clone_pmf(c_pmf, eps, p: float, *, c_start: int = 0, outside_mass: float = 0.0,
