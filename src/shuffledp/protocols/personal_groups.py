@@ -161,7 +161,8 @@ def run_ogm(data, domains, eps, delta, rng, *, family_size=1 << 32, bound="benne
         if n_r < 2:
             continue
         st = mhm_eps_local(x, y, n_r, d, bound=bound)
-        res = run_mhm(data[mask], domains, x, y, rng, family_size=family_size, setting=st)
+        rows = data if n_r == mask.size else data[mask]  # the first round takes every user: no copy
+        res = run_mhm(rows, domains, x, y, rng, family_size=family_size, setting=st)
         for c in members:
             spent[c] = (spent[c][0] + Fraction(x), spent[c][1] + Fraction(y))
         var = _variance(weighting, st.eps_l, d, st.g, n_r, domains)
