@@ -493,3 +493,27 @@ def test_gaussian_sigmas_equal_the_fresh_array_bisection(setting):
     e = np.unique(P.draw_local_eps(setting, 2000, 3))
     for delta in (np.full(e.shape, 1e-10), np.where(np.arange(e.size) % 2 == 0, 1e-6, 0.05)):
         assert P.gaussian_sigmas(e, delta).tobytes() == _reference_gaussian_sigmas(e, delta).tobytes()
+
+
+def test_log_half_mixture_equals_the_masked_sum():
+    """Theorem 2's log-sum without the masks when every k_c lies in [0, c]: the masked formula's bits."""
+    from scipy import special
+
+    from shuffledp.accountants.special.personalized_clones import _log_half_mixture
+
+    rng = np.random.default_rng(5)
+    c = np.arange(40, 400, dtype=float)
+    wts = rng.uniform(0.1, 1.0, c.size)
+    lse = _log_half_mixture(c, wts)
+    ci = c.astype(np.int64)
+    G = special.gammaln(np.arange(ci.max() + 2, dtype=float) + 1)
+    base = np.log(wts) + G[ci] - c * math.log(2)
+    for frac in (0.1, 0.5, 0.93):
+        for shift in (0, -3, 30):   # inside [0, c] everywhere, below 0 for some c, above c for some c
+            k = np.floor(frac * c) + shift
+            ok = (k >= 0) & (k <= c)
+            kk = np.where(ok, k, 0).astype(np.int64)
+            x = np.where(ok, base - G[kk] - G[ci - kk], -np.inf)
+            m = x.max()
+            want = m + math.log(np.exp(x - m).sum()) if np.isfinite(m) else -np.inf
+            assert float(lse(k)).hex() == float(want).hex(), (frac, shift)

@@ -448,8 +448,11 @@ def _log_half_mixture(c: np.ndarray, wts: np.ndarray) -> Callable[[np.ndarray], 
     def lse(k):
         k = k.astype(np.int64)
         ok = (k >= 0) & (k <= ci)
-        kk = np.where(ok, k, 0)
-        x = np.where(ok, base - G[kk] - G[ci - kk], -np.inf)
+        if ok.all():   # every k_c inside [0, c] (most calls): the same terms without the masks
+            x = base - G[k] - G[ci - k]
+        else:
+            kk = np.where(ok, k, 0)
+            x = np.where(ok, base - G[kk] - G[ci - kk], -np.inf)
         m = x.max()
         return m + math.log(np.exp(x - m).sum()) if np.isfinite(m) else -np.inf
 
@@ -466,14 +469,17 @@ def theorem2_delta_fn(w: float, off: int, pmf: np.ndarray, delta1: float = 0.0) 
     c, wts = c[keep], pmf[keep]
     lse = _log_half_mixture(c, wts)
     lhs_at: dict[float, float] = {}   # log t -> the condition's left side at t = e^(log t)
+    c1 = c + 1
 
     def lhs(log_t: float) -> float:
         got = lhs_at.get(log_t)
         if got is None:
             t = math.exp(log_t)
-            # l(t) = -sum w f(top) / sum w f(bot), in log space (both sums underflow for large c)
-            top = lse(np.floor(c + 1 - (c + 1) / (t + 1)))
-            bot = lse(np.floor(c - (c + 1) / (t + 1)))
+            # l(t) = -sum w f(top) / sum w f(bot), in log space (both sums underflow for large c);
+            # top at floor(c + 1 - (c + 1)/(t + 1)), bot at floor(c - (c + 1)/(t + 1)), the quotient once
+            r = c1 / (t + 1)
+            top = lse(np.floor(c1 - r))
+            bot = lse(np.floor(c - r))
             l_t = -math.exp(min(top - bot, 700.0)) if np.isfinite(bot) else -np.inf
             got = lhs_at[log_t] = (1 - delta1) * (-2 * w + (1 - 2 * w) * l_t) - delta1
         return got
