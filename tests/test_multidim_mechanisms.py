@@ -314,6 +314,19 @@ def test_personal_classes_equal_unique_rows():
         personal_groups._classes(np.array([0.5, 0.0]), np.array([1e-6, 1e-6]))
 
 
+@pytest.mark.parametrize("k", [1, 2, 3, 8, 9, 40])
+def test_unique_inverse_is_numpys(k):
+    """The budget classes' unique values without a sort (at most 8 distinct) and with numpy's (more):
+    the values and inverse of np.unique, bit for bit, floats and ints, values in any order."""
+    rng = np.random.default_rng(k)
+    for x in (rng.choice(rng.normal(size=k), 3000), rng.integers(-5, 5 + k, 777)[: 3 * k],
+              np.array([0.3] * 5), np.zeros(0)):
+        got = personal_groups._unique_inverse(x)
+        u, inv = np.unique(x, return_inverse=True)
+        assert got[0].dtype == u.dtype and got[1].dtype == inv.dtype
+        assert got[0].tobytes() == u.tobytes() and got[1].tobytes() == inv.ravel().tobytes()
+
+
 def test_mhm_eq3_minimises_eq2():
     for d in (2, 10, 14):
         for eps in (0.5, 2.0, 5.0):

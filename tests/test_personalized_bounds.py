@@ -421,3 +421,99 @@ def test_theorem2_delta_fn_gives_theorem2_delta():
         assert got == [P.theorem2_delta(e, w, off, pmf, delta1) for e in eps]
         assert got == [_theorem2_direct(e, w, off, pmf, delta1) for e in eps]
         assert got[0] > got[3] > 0
+
+
+def _reference_poisson_binomial(q, tol):
+    """The Poisson-binomial pmf as first written (full-width DP on every step, numpy's wrappers):
+    the reference the faster code must equal bit for bit."""
+    def trim(off, a, dropped):
+        a = np.maximum(a, 0.0)
+        lo = min(int(np.searchsorted(np.cumsum(a), tol, side="right")), int(np.argmax(a)))
+        hi = max(a.size - int(np.searchsorted(np.cumsum(a[::-1]), tol, side="right")), int(np.argmax(a)) + 1)
+        dropped[0] += float(a[:lo].sum() + a[hi:].sum())
+        return off + lo, a[lo:hi].copy()
+
+    block = 128
+    nb = -(-q.size // block)
+    Q = np.zeros(nb * block)
+    Q[: q.size] = q
+    Q = Q.reshape(nb, block)
+    P = np.zeros((nb, block + 1))
+    P[:, 0] = 1.0
+    for j in range(block):
+        qj = Q[:, j : j + 1]
+        P[:, 1:] = P[:, 1:] * (1 - qj) + P[:, :-1] * qj
+        P[:, 0] *= 1 - qj[:, 0]
+    dropped = [0.0]
+    parts = [trim(0, P[b], dropped) for b in range(nb)]
+    while len(parts) > 1:
+        nxt = [trim(parts[k][0] + parts[k + 1][0], np.convolve(parts[k][1], parts[k + 1][1]), dropped)
+               for k in range(0, len(parts) - 1, 2)]
+        parts = nxt + ([parts[-1]] if len(parts) % 2 else [])
+    return parts[0][0], parts[0][1], dropped[0]
+
+
+@pytest.mark.parametrize("n", [1, 127, 129, 3000])
+def test_poisson_binomial_pmf_equals_the_full_width_dp(n):
+    """The leaves' DP on the columns that can be non-zero, in buffers: the same bits as the full DP."""
+    rng = np.random.default_rng(n)
+    for q in (rng.uniform(0, 1, n), rng.uniform(0, 0.01, n), np.where(rng.random(n) < 0.5, 0.0, 1.0)):
+        for tol in (1e-250, 1e-12, 0.2):
+            got, want = P.poisson_binomial_pmf(q, tol=tol), _reference_poisson_binomial(q, tol)
+            assert got[0] == want[0] and got[1].tobytes() == want[1].tobytes() and got[2] == want[2]
+
+
+def _reference_gaussian_sigmas(eps, delta):
+    """The analytic calibration's vectorised bisection as first written (fresh arrays at every step)."""
+    from scipy import special
+
+    lo, hi, e_eps = np.full(eps.shape, 1e-6), np.full(eps.shape, 1.0), np.exp(eps)
+
+    def prof(s):
+        return special.ndtr(0.5 / s - eps * s) - e_eps * special.ndtr(-0.5 / s - eps * s)
+
+    for _ in range(60):
+        bad = prof(hi) > delta
+        if not bad.any():
+            break
+        hi = np.where(bad, hi * 2, hi)
+    for _ in range(80):
+        mid = np.sqrt(lo * hi)
+        over = prof(mid) > delta
+        new_lo, new_hi = np.where(over, mid, lo), np.where(over, hi, mid)
+        if np.array_equal(new_lo, lo) and np.array_equal(new_hi, hi):
+            break
+        lo, hi = new_lo, new_hi
+    return hi
+
+
+@pytest.mark.parametrize("setting", ["uniform1", "gauss2"])
+def test_gaussian_sigmas_equal_the_fresh_array_bisection(setting):
+    """The buffered profile: the same sigmas, bit for bit, one delta or several."""
+    e = np.unique(P.draw_local_eps(setting, 2000, 3))
+    for delta in (np.full(e.shape, 1e-10), np.where(np.arange(e.size) % 2 == 0, 1e-6, 0.05)):
+        assert P.gaussian_sigmas(e, delta).tobytes() == _reference_gaussian_sigmas(e, delta).tobytes()
+
+
+def test_log_half_mixture_equals_the_masked_sum():
+    """Theorem 2's log-sum without the masks when every k_c lies in [0, c]: the masked formula's bits."""
+    from scipy import special
+
+    from shuffledp.accountants.special.personalized_clones import _log_half_mixture
+
+    rng = np.random.default_rng(5)
+    c = np.arange(40, 400, dtype=float)
+    wts = rng.uniform(0.1, 1.0, c.size)
+    lse = _log_half_mixture(c, wts)
+    ci = c.astype(np.int64)
+    G = special.gammaln(np.arange(ci.max() + 2, dtype=float) + 1)
+    base = np.log(wts) + G[ci] - c * math.log(2)
+    for frac in (0.1, 0.5, 0.93):
+        for shift in (0, -3, 30):   # inside [0, c] everywhere, below 0 for some c, above c for some c
+            k = np.floor(frac * c) + shift
+            ok = (k >= 0) & (k <= c)
+            kk = np.where(ok, k, 0).astype(np.int64)
+            x = np.where(ok, base - G[kk] - G[ci - kk], -np.inf)
+            m = x.max()
+            want = m + math.log(np.exp(x - m).sum()) if np.isfinite(m) else -np.inf
+            assert float(lse(k)).hex() == float(want).hex(), (frac, shift)

@@ -68,13 +68,32 @@ def _classes(eps: np.ndarray, delta: np.ndarray):
     e, dl = np.asarray(eps, float).ravel(), np.asarray(delta, float).ravel()
     if e.shape != dl.shape or np.isnan(e).any() or np.isnan(dl).any():
         return _classes_rows(e, dl)
-    ue, ie = np.unique(e, return_inverse=True)
-    ud, idl = np.unique(dl, return_inverse=True)
-    codes, inv = np.unique(ie.ravel() * len(ud) + idl.ravel(), return_inverse=True)
+    ue, ie = _unique_inverse(e)
+    ud, idl = _unique_inverse(dl)
+    codes, inv = _unique_inverse(ie * len(ud) + idl)
     uniq = np.stack([ue[codes // len(ud)], ud[codes % len(ud)]], axis=1)
     if np.any(uniq <= 0):
         raise ValueError("eps/delta: every user's budget must be positive")
     return uniq, inv.ravel()
+
+
+def _unique_inverse(x: np.ndarray, limit: int = 8) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(x, return_inverse=True)`` of a 1-D array without NaN (inverse raveled), without its
+    sort when ``x`` holds at most ``limit`` distinct values (a few budget classes): each value found
+    by one pass, the inverse by a binary search among the sorted values (the same indices)."""
+    vals = []
+    rest = np.ones(x.size, dtype=bool)
+    while x.size:
+        i = int(rest.argmax())
+        if not rest[i]:
+            break
+        if len(vals) == limit:  # many distinct values: numpy's sort
+            u, inv = np.unique(x, return_inverse=True)
+            return u, inv.ravel()
+        vals.append(x[i])
+        np.logical_and(rest, x != x[i], out=rest)
+    u = np.sort(np.array(vals, dtype=x.dtype))
+    return u, np.searchsorted(u, x)
 
 
 def _classes_rows(eps: np.ndarray, delta: np.ndarray):
@@ -135,12 +154,15 @@ def run_ogm(data, domains, eps, delta, rng, *, family_size=1 << 32, bound="benne
     spent = {c: (Fraction(0), Fraction(0)) for c in budgets}
     rounds, ests = [], []
     for x, y, members in ogm_schedule([(float(a), float(b)) for a, b in uniq]):
-        mask = np.isin(cls, members)
+        mask = np.zeros(len(uniq), dtype=bool)
+        mask[members] = True
+        mask = mask[cls]  # the users of the member classes (np.isin's mask)
         n_r = int(mask.sum())
         if n_r < 2:
             continue
         st = mhm_eps_local(x, y, n_r, d, bound=bound)
-        res = run_mhm(data[mask], domains, x, y, rng, family_size=family_size, setting=st)
+        rows = data if n_r == mask.size else data[mask]  # the first round takes every user: no copy
+        res = run_mhm(rows, domains, x, y, rng, family_size=family_size, setting=st)
         for c in members:
             spent[c] = (spent[c][0] + Fraction(x), spent[c][1] + Fraction(y))
         var = _variance(weighting, st.eps_l, d, st.g, n_r, domains)

@@ -135,8 +135,17 @@ def gaussian_sigmas(eps: np.ndarray, delta: np.ndarray, calibration: str = "anal
 
     e_eps = np.exp(eps)   # the same doubles at every step
 
+    t, u, v = np.empty(eps.shape), np.empty(eps.shape), np.empty(eps.shape)
+
     def prof(s):
-        return special.ndtr(0.5 / s - eps * s) - e_eps * special.ndtr(-0.5 / s - eps * s)
+        # ndtr(0.5/s - eps s) - e^eps ndtr(-0.5/s - eps s): the same operations in three buffers (fresh
+        # arrays of this size cost more in page faults than the arithmetic), eps s once
+        np.multiply(eps, s, out=u)
+        np.subtract(np.divide(0.5, s, out=t), u, out=v)
+        special.ndtr(v, out=v)
+        np.subtract(np.divide(-0.5, s, out=t), u, out=t)
+        special.ndtr(t, out=t)
+        return np.subtract(v, np.multiply(e_eps, t, out=t), out=v)
 
     for _ in range(60):
         bad = prof(hi) > delta
@@ -314,12 +323,18 @@ def poisson_binomial_pmf(q, tol: float = 1e-60, block: int = 128) -> tuple[int, 
     Q = np.zeros(nb * block)
     Q[: q.size] = q
     Q = Q.reshape(nb, block)
+    R = 1 - Q
     P = np.zeros((nb, block + 1))
     P[:, 0] = 1.0
+    x, y = np.empty((nb, block)), np.empty((nb, block))
     for j in range(block):
-        qj = Q[:, j : j + 1]
-        P[:, 1:] = P[:, 1:] * (1 - qj) + P[:, :-1] * qj
-        P[:, 0] *= 1 - qj[:, 0]
+        # P[:, 1:] = P[:, 1:] (1 - q_j) + P[:, :-1] q_j on the columns 1..j+1 only: the others hold
+        # zeros before and after (0 (1 - q) + 0 q = 0), so the same numbers, in buffers
+        w = j + 1
+        np.multiply(P[:, 1 : w + 1], R[:, j : j + 1], out=x[:, :w])
+        np.multiply(P[:, :w], Q[:, j : j + 1], out=y[:, :w])
+        np.add(x[:, :w], y[:, :w], out=P[:, 1 : w + 1])
+        P[:, 0] *= R[:, j]
     dropped = [0.0]
     parts = [_trim(0, P[b], tol, dropped) for b in range(nb)]
     while len(parts) > 1:
@@ -336,16 +351,17 @@ def poisson_binomial_pmf(q, tol: float = 1e-60, block: int = 128) -> tuple[int, 
 
 
 def _trim(off: int, a: np.ndarray, tol: float, dropped: list) -> tuple[int, np.ndarray]:
+    # called about n / 64 times per pmf on short arrays: the arrays' methods and numpy's reduction
+    # (what np.cumsum, np.searchsorted, np.argmax and .sum() call, without their wrappers), one argmax
     a = np.maximum(a, 0.0)
-    c = np.cumsum(a)
-    lo = int(np.searchsorted(c, tol, side="right"))
-    lo = min(lo, int(np.argmax(a)))
-    r = np.cumsum(a[::-1])
-    hi_drop = int(np.searchsorted(r, tol, side="right"))
-    hi = a.size - hi_drop
-    hi = max(hi, int(np.argmax(a)) + 1)
-    dropped[0] += float(a[:lo].sum() + a[hi:].sum())
+    top = int(a.argmax())
+    lo = min(int(a.cumsum().searchsorted(tol, "right")), top)
+    hi = max(a.size - int(a[::-1].cumsum().searchsorted(tol, "right")), top + 1)
+    dropped[0] += float(_add_reduce(a[:lo]) + _add_reduce(a[hi:]))
     return off + lo, a[lo:hi].copy()
+
+
+_add_reduce = np.add.reduce   # ndarray.sum of a 1-d float array
 
 
 # ----------------------------------------------------------------------------- the clones pair
@@ -432,8 +448,11 @@ def _log_half_mixture(c: np.ndarray, wts: np.ndarray) -> Callable[[np.ndarray], 
     def lse(k):
         k = k.astype(np.int64)
         ok = (k >= 0) & (k <= ci)
-        kk = np.where(ok, k, 0)
-        x = np.where(ok, base - G[kk] - G[ci - kk], -np.inf)
+        if ok.all():   # every k_c inside [0, c] (most calls): the same terms without the masks
+            x = base - G[k] - G[ci - k]
+        else:
+            kk = np.where(ok, k, 0)
+            x = np.where(ok, base - G[kk] - G[ci - kk], -np.inf)
         m = x.max()
         return m + math.log(np.exp(x - m).sum()) if np.isfinite(m) else -np.inf
 
@@ -450,14 +469,17 @@ def theorem2_delta_fn(w: float, off: int, pmf: np.ndarray, delta1: float = 0.0) 
     c, wts = c[keep], pmf[keep]
     lse = _log_half_mixture(c, wts)
     lhs_at: dict[float, float] = {}   # log t -> the condition's left side at t = e^(log t)
+    c1 = c + 1
 
     def lhs(log_t: float) -> float:
         got = lhs_at.get(log_t)
         if got is None:
             t = math.exp(log_t)
-            # l(t) = -sum w f(top) / sum w f(bot), in log space (both sums underflow for large c)
-            top = lse(np.floor(c + 1 - (c + 1) / (t + 1)))
-            bot = lse(np.floor(c - (c + 1) / (t + 1)))
+            # l(t) = -sum w f(top) / sum w f(bot), in log space (both sums underflow for large c);
+            # top at floor(c + 1 - (c + 1)/(t + 1)), bot at floor(c - (c + 1)/(t + 1)), the quotient once
+            r = c1 / (t + 1)
+            top = lse(np.floor(c1 - r))
+            bot = lse(np.floor(c - r))
             l_t = -math.exp(min(top - bot, 700.0)) if np.isfinite(bot) else -np.inf
             got = lhs_at[log_t] = (1 - delta1) * (-2 * w + (1 - 2 * w) * l_t) - delta1
         return got
