@@ -242,7 +242,7 @@ def ipf_many(shape: Sequence[int], problems: list[list[tuple[tuple[int, ...], np
             # ipf's max(worst, float(max |cur - t|)): a NaN deviation is ignored, as Python's max ignores it
             worst = np.fmax(worst, np.abs(cur - ta).reshape(active.size, -1).max(axis=1))
             ratio = np.divide(ta, cur, out=np.zeros_like(ta), where=cur > 0)
-            xa = xa * ratio.reshape((active.size, *bshape))
+            np.multiply(xa, ratio.reshape((active.size, *bshape)), out=xa)  # in place: no new table per step
         done = worst < tol
         if done.any():
             x[active[done]] = xa[done]
