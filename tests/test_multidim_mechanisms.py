@@ -210,6 +210,26 @@ def test_support_counts_match_direct_hashing(g, compiled, kind, monkeypatch, req
             assert got[j].tolist() == want
 
 
+@pytest.mark.parametrize("g", [2, 1402, 61109])
+def test_compiled_linear_counts_across_chunks(g):
+    """The compiled linear support-count kernel works through its users ``CHUNK`` at a time: over
+    several chunks and a partial last one (and values from an offset ``first``), its counts equal a
+    direct evaluation of every user's hash at every value."""
+    pytest.importorskip("numba")
+    from shuffledp.protocols import _support_numba as K
+
+    rng = np.random.default_rng(g + 1)
+    n, c, first = 2 * K.CHUNK + 37, 23, 5
+    fam = HashFamily(g=g, seed=int(rng.integers(2**62)))
+    t = fam.sample_indices(rng, n)
+    y = rng.integers(0, g, n)
+    a, b = fam.params(t)
+    out = np.zeros(c, dtype=np.int64)
+    K.linear_counts(out, a, b, first, y, g, *mhm._mod_magic(g))
+    want = [int(np.count_nonzero(fam.apply((a, b), np.full(n, first + v)) == y)) for v in range(c)]
+    assert out.tolist() == want and sum(want) > 0
+
+
 @pytest.mark.parametrize("kind", ["linear", "mix"])
 def test_compiled_hash_parameters_equal_numpy(kind):
     """The numba derivation of the family's parameters, and its one-pass hash, give numpy's integers:

@@ -107,44 +107,67 @@ def _calm_setup(data, domains, spec: Mapping) -> dict:
             "attr_truth": true_frequencies(data, domains)}
 
 
-def run_calm(data, domains, spec: Mapping, setup: Mapping | None = None) -> pd.DataFrame:
-    """The repetitions of one eps_s (``setup``: :func:`_calm_setup` of the job, computed here without)."""
+def _calm_reps(data, domains, spec: Mapping, su: Mapping) -> list[tuple]:
+    """The repetitions of one eps_s: each one's ``(estimate, post-processed views, Fig. 3's estimate,
+    seconds)``, its draws in its own seeded order (estimate, then Fig. 3's estimate)."""
+    from shuffledp.tasks import marginals as M
+    from shuffledp.tasks.frequency import make_component
+
+    n = data.shape[0]
+    eps, delta = float(spec["eps"]), 1.0 / n
+    seed, ds, comp_name = int(spec["seed"]), spec["dataset"], spec["component"]
+    comp = make_component(comp_name, **spec)
+    runs = []
+    for rep in range(int(spec["reps"])):
+        rng = seeded_rng(seed, "multidim_frameworks", "calm", comp_name, ds, eps, rep)
+        t0 = time.perf_counter()
+        fe = comp.estimate(su["codes"], su["vdoms"], eps, delta, rng)
+        tables = M.postprocess(fe.estimates, su["views"], domains, fe.cell_variance, rounds=int(spec["rounds"]))
+        seconds = time.perf_counter() - t0
+        fa = comp.estimate(data, domains, eps, delta, rng)  # Fig. 3's quantity at the same (n, eps)
+        runs.append((fe, tables, fa, seconds))
+    return runs
+
+
+def _calm_answers(runs_of: list[list[tuple]], domains, su: Mapping) -> list[list[list[np.ndarray]]]:
+    """Every run's answers to the workload (``[eps][rep][target]``): one marginal of every eps_s and
+    repetition at once (the maximum-entropy fits batched; each answer the one its run gives alone)."""
+    from shuffledp.tasks import marginals as M
+
+    flat = [r[1] for runs in runs_of for r in runs]
+    by_target = [M.answer_marginal_many(flat, su["views"], domains, q) for q in su["targets"]]
+    out, k = [], 0
+    for runs in runs_of:
+        out.append([[a[k + rep] for a in by_target] for rep in range(len(runs))])
+        k += len(runs)
+    return out
+
+
+def _calm_rows(data, domains, spec: Mapping, su: Mapping, runs: list[tuple], answers) -> pd.DataFrame:
+    """The table rows of one eps_s's repetitions (``answers``: their workload answers)."""
     from shuffledp.tasks import marginals as M
     from shuffledp.tasks.frequency import make_component
     from shuffledp.tasks.multidim import frequency_mse
 
     n, d = data.shape
     eps, delta = float(spec["eps"]), 1.0 / n
-    seed, ds, comp_name = int(spec["seed"]), spec["dataset"], spec["component"]
+    ds, comp_name = spec["dataset"], spec["component"]
     comp = make_component(comp_name, **spec)
-    su = _calm_setup(data, domains, spec) if setup is None else setup
-    views, codes, vdoms, targets = su["views"], su["codes"], su["vdoms"], su["targets"]
-    true_views, true_targets, maxent, attr_truth = su["true_views"], su["true_targets"], su["maxent"], su["attr_truth"]
-    runs = []  # each repetition's draws, in its own seeded order (estimate, then Fig. 3's estimate)
-    for rep in range(int(spec["reps"])):
-        rng = seeded_rng(seed, "multidim_frameworks", "calm", comp_name, ds, eps, rep)
-        t0 = time.perf_counter()
-        fe = comp.estimate(codes, vdoms, eps, delta, rng)
-        tables = M.postprocess(fe.estimates, views, domains, fe.cell_variance, rounds=int(spec["rounds"]))
-        seconds = time.perf_counter() - t0
-        fa = comp.estimate(data, domains, eps, delta, rng)  # Fig. 3's quantity at the same (n, eps)
-        runs.append((fe, tables, fa, seconds))
-    # every repetition's answer to one marginal at once (the maximum-entropy fits batched; each answer
-    # the one its repetition gives alone)
-    by_target = [M.answer_marginal_many([r[1] for r in runs], views, domains, q) for q in targets]
+    views, vdoms, true_views = su["views"], su["vdoms"], su["true_views"]
     rows = []
     for rep, (fe, tables, fa, seconds) in enumerate(runs):
         raw = [e.reshape(t.shape) for e, t in zip(fe.estimates, true_views, strict=True)]
-        answers = [a[rep] for a in by_target]
         rows.append({
             "framework": "calm", "dataset": ds, "component": comp_name, "eps": eps, "delta": delta, "rep": rep,
             "n": n, "d": d, "units": len(views), "max_unit_cells": int(max(vdoms)),
             "eps_l_min": float(min(fe.eps_l)), "eps_l_max": float(max(fe.eps_l)),
             "unit_mse": float(np.mean([M.marginal_mse(t, u) for t, u in zip(tables, true_views, strict=True)])),
             "unit_mse_raw": float(np.mean([M.marginal_mse(t, u) for t, u in zip(raw, true_views, strict=True)])),
-            "query_mse": float(np.mean([M.marginal_mse(a, u) for a, u in zip(answers, true_targets, strict=True)])),
-            "attribute_mse": frequency_mse(fa.estimates, attr_truth),
-            "eps_free_share": _eps_free_share(comp, n, vdoms, eps, delta), "maxent_share": maxent / len(targets),
+            "query_mse": float(np.mean([M.marginal_mse(a, u)
+                                        for a, u in zip(answers[rep], su["true_targets"], strict=True)])),
+            "attribute_mse": frequency_mse(fa.estimates, su["attr_truth"]),
+            "eps_free_share": _eps_free_share(comp, n, vdoms, eps, delta),
+            "maxent_share": su["maxent"] / len(su["targets"]),
             "flame_capped": _flame_capped(comp, n, vdoms, eps, delta),
             "g1": 0, "g2": 0,
         })
@@ -152,12 +175,28 @@ def run_calm(data, domains, spec: Mapping, setup: Mapping | None = None) -> pd.D
     return pd.DataFrame(rows)
 
 
-def run_hdg(data, domains, spec: Mapping, cache: dict | None = None) -> pd.DataFrame:
-    """The repetitions of one eps_s (``cache``: the job's grids by granularity and its workload, shared
-    by its eps_s values)."""
+def run_calm_many(data, domains, spec: Mapping, eps: list[float], setup: Mapping | None = None) -> list[pd.DataFrame]:
+    """The repetitions of every eps_s in ``eps`` (one table each; ``setup``: :func:`_calm_setup` of the
+    job, computed here without). The workload's maximum-entropy fits of all of them run batched."""
+    su = _calm_setup(data, domains, spec) if setup is None else setup
+    specs = [{**spec, "eps": float(e)} for e in eps]
+    runs_of = [_calm_reps(data, domains, sp, su) for sp in specs]
+    answers = _calm_answers(runs_of, domains, su)
+    return [_calm_rows(data, domains, sp, su, runs, ans) for sp, runs, ans in zip(specs, runs_of, answers, strict=True)]
+
+
+def run_calm(data, domains, spec: Mapping, setup: Mapping | None = None) -> pd.DataFrame:
+    """The repetitions of one eps_s (``setup``: :func:`_calm_setup` of the job, computed here without)."""
+    return run_calm_many(data, domains, spec, [float(spec["eps"])], setup)[0]
+
+
+def _hdg_reps(data, domains, spec: Mapping, cache: dict) -> tuple[dict, list[tuple]]:
+    """One eps_s's set-up (``cache``: the job's grids by granularity and its workload, shared by its
+    eps_s values) and repetitions: each one's ``(estimate, post-processed grids, response matrices,
+    Fig. 3's estimate, seconds)``, its draws in its own seeded order (estimate, then Fig. 3's)."""
     from shuffledp.tasks import range_queries as R
     from shuffledp.tasks.frequency import make_component
-    from shuffledp.tasks.multidim import frequency_mse, true_frequencies
+    from shuffledp.tasks.multidim import true_frequencies
 
     n, d = data.shape
     c = int(spec["domain"])
@@ -171,7 +210,6 @@ def run_hdg(data, domains, spec: Mapping, cache: dict | None = None) -> pd.DataF
     else:  # the guideline with the component's own cell variance
         g1, g2 = R.choose_granularities(comp, n, d, c, eps, delta)
     grids = R.Grids(d, c, g1, g2)
-    cache = {} if cache is None else cache
     if grids not in cache:
         codes = R.encode_grids(data, grids)
         cache[grids] = (codes, R.true_grids(data, grids, codes))
@@ -180,8 +218,7 @@ def run_hdg(data, domains, spec: Mapping, cache: dict | None = None) -> pd.DataF
         wl = seeded_rng(seed, "multidim_frameworks", "hdg", ds, "workload")
         queries = R.random_queries(d, c, int(spec["query_dim"]), int(spec["queries"]), float(spec["volume"]), wl)
         cache["workload"] = (queries, [R.true_answer(data, q) for q in queries], true_frequencies(data, domains))
-    queries, true_ans, attr_truth = cache["workload"]
-    runs = []  # each repetition's draws, in its own seeded order (estimate, then Fig. 3's estimate)
+    runs = []
     for rep in range(int(spec["reps"])):
         rng = seeded_rng(seed, "multidim_frameworks", "hdg", comp_name, ds, eps, rep)
         t0 = time.perf_counter()
@@ -191,8 +228,20 @@ def run_hdg(data, domains, spec: Mapping, cache: dict | None = None) -> pd.DataF
         seconds = time.perf_counter() - t0
         fa = comp.estimate(data, domains, eps, delta, rng)
         runs.append((fe, tables, mats, fa, seconds))
-    # every repetition's answers at once (the maximum-entropy fits batched; each the one it gives alone)
-    answers = R.answer_queries_many([r[2] for r in runs], queries)
+    return {"comp": comp, "grids": grids, "truth": truth, "g": (g1, g2)}, runs
+
+
+def _hdg_rows(data, spec: Mapping, st: Mapping, runs: list[tuple], answers, cache: dict) -> pd.DataFrame:
+    """The table rows of one eps_s's repetitions (``st``, ``runs``: :func:`_hdg_reps`; ``answers``:
+    each repetition's answers to the workload)."""
+    from shuffledp.tasks import range_queries as R
+    from shuffledp.tasks.multidim import frequency_mse
+
+    n, d = data.shape
+    eps, delta = float(spec["eps"]), 1.0 / n
+    ds, comp_name = spec["dataset"], spec["component"]
+    comp, grids, truth, (g1, g2) = st["comp"], st["grids"], st["truth"], st["g"]
+    _, true_ans, attr_truth = cache["workload"]
     rows = []
     for rep, ((fe, tables, _, fa, seconds), ans) in enumerate(zip(runs, answers, strict=True)):
         rows.append({
@@ -210,6 +259,28 @@ def run_hdg(data, domains, spec: Mapping, cache: dict | None = None) -> pd.DataF
     return pd.DataFrame(rows)
 
 
+def run_hdg_many(data, domains, spec: Mapping, eps: list[float], cache: dict | None = None) -> list[pd.DataFrame]:
+    """The repetitions of every eps_s in ``eps`` (one table each; ``cache``: the job's grids by granularity
+    and its workload). The workload's maximum-entropy fits of all of them run batched."""
+    from shuffledp.tasks import range_queries as R
+
+    cache = {} if cache is None else cache
+    specs = [{**spec, "eps": float(e)} for e in eps]
+    parts = [_hdg_reps(data, domains, sp, cache) for sp in specs]
+    flat = R.answer_queries_many([r[2] for _, runs in parts for r in runs], cache["workload"][0])
+    out, k = [], 0
+    for sp, (st, runs) in zip(specs, parts, strict=True):
+        out.append(_hdg_rows(data, sp, st, runs, flat[k:k + len(runs)], cache))
+        k += len(runs)
+    return out
+
+
+def run_hdg(data, domains, spec: Mapping, cache: dict | None = None) -> pd.DataFrame:
+    """The repetitions of one eps_s (``cache``: the job's grids by granularity and its workload, shared
+    by its eps_s values)."""
+    return run_hdg_many(data, domains, spec, [float(spec["eps"])], cache)[0]
+
+
 def run_job(spec: Mapping, data_path: str) -> pd.DataFrame:
     """Every eps_s of the spec (a list, or one number) with every repetition; the rows of one eps_s do
     not depend on the other eps_s values (seeds derive from eps_s and the repetition only)."""
@@ -217,11 +288,10 @@ def run_job(spec: Mapping, data_path: str) -> pd.DataFrame:
                                         spec["framework"])
     eps = spec["eps"] if isinstance(spec["eps"], list) else [spec["eps"]]
     if spec["framework"] == "calm":
-        setup = _calm_setup(data, domains, spec)
-        parts = [run_calm(data, domains, {**spec, "eps": float(e)}, setup) for e in eps]
+        parts = run_calm_many(data, domains, spec, [float(e) for e in eps])
     else:
-        cache: dict = {}  # grids of one granularity are encoded once (several eps_s share them)
-        parts = [run_hdg(data, domains, {**spec, "eps": float(e)}, cache) for e in eps]
+        # grids of one granularity are encoded once (several eps_s share them)
+        parts = run_hdg_many(data, domains, spec, [float(e) for e in eps])
     df = pd.concat(parts, ignore_index=True)
     df["standin"] = bool(prov.get("standin", False))
     return df

@@ -23,6 +23,7 @@ Steps (each a function here):
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Sequence
@@ -134,35 +135,48 @@ def consistency(tables: list[np.ndarray], views: Sequence[View], domains: Sequen
     times the cells summed), and the difference is spread evenly over the cells of ``V`` mapping to each
     cell of ``A``. With ``total`` the empty subset is included first (all views get the same total).
     Processing subsets in this order keeps earlier subsets consistent (a later adjustment sums to zero on
-    them). Returns new arrays.
+    them). Returns new arrays. (The subsets, their members and shapes depend on the views only:
+    :func:`_consistency_plan`, computed once per set of views.)
     """
     out = [np.array(t, dtype=float).reshape([int(domains[a]) for a in v]) for t, v in zip(tables, views, strict=True)]
     var = np.ones(len(views)) if cell_variance is None else np.maximum(np.asarray(cell_variance, float), 1e-300)
     if np.all(np.asarray(var) <= 1e-300):
         var = np.ones(len(views))
-    subsets = ([()] if total else []) + _subsets_in_order(views)
-    for sub in subsets:
+    plan = _consistency_plan(tuple(tuple(int(a) for a in v) for v in views), tuple(int(c) for c in domains),
+                             bool(total))
+    for sub, members in plan:
+        projs, weights = [], []
+        for i, summed, _, _ in members:
+            projs.append(project(out[i], views[i], sub) if sub else np.asarray(out[i].sum()))
+            weights.append(1.0 / (var[i] * summed))
+        w = np.asarray(weights) / np.sum(weights)
+        target = sum(wi * p for wi, p in zip(w, projs, strict=True))
+        for (i, summed, shape, perm), p in zip(members, projs, strict=True):
+            diff = (target - p) / summed
+            # broadcast diff (axes = sub) over the view's axes
+            diff_t = np.transpose(diff, perm) if sub else diff
+            out[i] = out[i] + np.reshape(diff_t, shape)
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def _consistency_plan(views: tuple[View, ...], domains: tuple[int, ...], total: bool) -> tuple:
+    """:func:`consistency`'s loop invariants: per subset with two or more member views (in CALM's order),
+    each member's ``(index, cells summed, broadcast shape, axes order of the subset in the view)``."""
+    plan = []
+    for sub in ([()] if total else []) + _subsets_in_order(views):
         members = [i for i, v in enumerate(views) if set(sub) <= set(v)]
         if len(members) < 2:
             continue
         sub_cells = view_domain(sub, domains) if sub else 1
-        projs, weights = [], []
+        rows = []
         for i in members:
-            projs.append(project(out[i], views[i], sub) if sub else np.asarray(out[i].sum()))
-            summed = view_domain(views[i], domains) / sub_cells
-            weights.append(1.0 / (var[i] * summed))
-        w = np.asarray(weights) / np.sum(weights)
-        target = sum(wi * p for wi, p in zip(w, projs, strict=True))
-        for i, p in zip(members, projs, strict=True):
             v = views[i]
-            summed = view_domain(v, domains) / sub_cells
-            diff = (target - p) / summed
-            # broadcast diff (axes = sub) over the view's axes
             shape = [int(domains[a]) if a in sub else 1 for a in v]
             order = [a for a in v if a in sub]
-            diff_t = np.transpose(diff, [list(sub).index(a) for a in order]) if sub else diff
-            out[i] = out[i] + np.reshape(diff_t, shape)
-    return out
+            rows.append((i, view_domain(v, domains) / sub_cells, shape, [list(sub).index(a) for a in order]))
+        plan.append((sub, rows))
+    return tuple(plan)
 
 
 def postprocess(estimates: list[np.ndarray], views: Sequence[View], domains: Sequence[int],
@@ -242,7 +256,7 @@ def ipf_many(shape: Sequence[int], problems: list[list[tuple[tuple[int, ...], np
             # ipf's max(worst, float(max |cur - t|)): a NaN deviation is ignored, as Python's max ignores it
             worst = np.fmax(worst, np.abs(cur - ta).reshape(active.size, -1).max(axis=1))
             ratio = np.divide(ta, cur, out=np.zeros_like(ta), where=cur > 0)
-            xa = xa * ratio.reshape((active.size, *bshape))
+            np.multiply(xa, ratio.reshape((active.size, *bshape)), out=xa)  # in place: no new table per step
         done = worst < tol
         if done.any():
             x[active[done]] = xa[done]
