@@ -87,12 +87,44 @@ def load_dataset(path: str | Path, records: int | None, seed: int, dataset: str)
 # ------------------------------------------------------------------ jobs
 
 
+WARM_UP_USERS = 256  # users of the untimed warm-up run before a job's timed repetitions
+
+
+def _run_mechanism(mechanism: str, data, domains, eps: float, delta: float, rng, setting, *,
+                   family_bits: int, np_fraction: float, flame_variant: str):
+    """One run of ``mechanism``: its result and the row fields it adds."""
+    from shuffledp.accountants.upper.blanket import mhm_printed_ldp_eps
+    from shuffledp.protocols import flame, mhm, tcm
+
+    if setting is not None:  # MHM, ours or the paper's printed choices
+        r = mhm.run_mhm(data, domains, eps, delta, rng, family_size=1 << family_bits, setting=setting)
+        row = dict(eps_l=r.eps_l, g=r.g, amplified=r.amplified, valid_range=True,
+                   bits_sent=float(r.bits), bits_received=0.0)
+        if mechanism == "mhm_paper":  # the LDP budget its randomizer really has (> eps_l)
+            row["ldp_eps"] = mhm_printed_ldp_eps(r.eps_l, data.shape[1], r.g)
+    elif mechanism == "tcm":
+        r = tcm.run_tcm(data, domains, eps, delta, rng, family_size=1 << family_bits)
+        row = dict(eps_l=r.eps_l, g=r.g, amplified=r.amplified, valid_range=r.valid_range,
+                   bits_sent=float(r.bits["sent"]), bits_received=float(r.bits["received"]))
+    elif mechanism == "flame":
+        r = flame.run_flame(data, domains, eps, delta, rng, np_fraction=np_fraction, variant=flame_variant)
+        row = dict(eps_l=float(np.mean(r.eps_l)), g=0, amplified=True, valid_range=r.valid_range,
+                   bits_sent=r.bits, bits_received=0.0, flame_capped=bool(r.capped))
+    else:
+        raise ValueError(f"mechanism: unknown {mechanism!r}")
+    return r, row
+
+
 def run_uniform(data, domains, mechanism: str, eps: float, reps: list[int], *, seed: int, dataset: str,
                 bound: str = "bennett", family_bits: int = 32, np_fraction: float = 1 / 3,
                 flame_variant: str = "balle", topk: int = 50) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """One job: ``mechanism`` at ``(eps, 1/n)`` for repetitions ``reps``. Returns (results, timings)."""
-    from shuffledp.accountants.upper.blanket import mhm_printed_ldp_eps
-    from shuffledp.protocols import flame, mhm, tcm
+    """One job: ``mechanism`` at ``(eps, 1/n)`` for repetitions ``reps``. Returns (results, timings).
+
+    Before the timed repetitions, every mechanism runs once, untimed and with its own generator, on
+    the first :data:`WARM_UP_USERS` users: the first call of a compiled kernel (MHM's and TCM's) loads
+    it, which would otherwise land in the first repetition's user time and not in FLAME's (plain
+    numpy). The repetitions' draws come from their own seeds, so their results do not change."""
+    from shuffledp.protocols import mhm
 
     n, d = data.shape
     delta = 1.0 / n
@@ -102,26 +134,15 @@ def run_uniform(data, domains, mechanism: str, eps: float, reps: list[int], *, s
     if mechanism in ("mhm", "mhm_paper"):
         setting = mhm.mhm_eps_local(eps, delta, n, d, bound=bound,
                                     variant="paper" if mechanism == "mhm_paper" else "ours")
+    opts = dict(family_bits=family_bits, np_fraction=np_fraction, flame_variant=flame_variant)
+    warm = seeded_rng(seed, "multidim", "uniform", "warm-up", dataset, mechanism, float(eps))
+    _run_mechanism(mechanism, data[:WARM_UP_USERS], domains, eps, delta, warm, setting, **opts)
     for rep in reps:
         rng = seeded_rng(seed, "multidim", "uniform", dataset, mechanism, float(eps), rep)
         row = {"dataset": dataset, "mechanism": mechanism, "eps": float(eps), "delta": delta, "rep": rep,
                "n": n, "d": d}
-        if setting is not None:  # MHM, ours or the paper's printed choices
-            r = mhm.run_mhm(data, domains, eps, delta, rng, family_size=1 << family_bits, setting=setting)
-            row.update(eps_l=r.eps_l, g=r.g, amplified=r.amplified, valid_range=True,
-                       bits_sent=float(r.bits), bits_received=0.0)
-            if mechanism == "mhm_paper":  # the LDP budget its randomizer really has (> eps_l)
-                row["ldp_eps"] = mhm_printed_ldp_eps(r.eps_l, d, r.g)
-        elif mechanism == "tcm":
-            r = tcm.run_tcm(data, domains, eps, delta, rng, family_size=1 << family_bits)
-            row.update(eps_l=r.eps_l, g=r.g, amplified=r.amplified, valid_range=r.valid_range,
-                       bits_sent=float(r.bits["sent"]), bits_received=float(r.bits["received"]))
-        elif mechanism == "flame":
-            r = flame.run_flame(data, domains, eps, delta, rng, np_fraction=np_fraction, variant=flame_variant)
-            row.update(eps_l=float(np.mean(r.eps_l)), g=0, amplified=True, valid_range=r.valid_range,
-                       bits_sent=r.bits, bits_received=0.0, flame_capped=bool(r.capped))
-        else:
-            raise ValueError(f"mechanism: unknown {mechanism!r}")
+        r, fields = _run_mechanism(mechanism, data, domains, eps, delta, rng, setting, **opts)
+        row.update(fields)
         row.setdefault("ldp_eps", row["eps_l"])  # every other randomizer is eps_l-LDP
         row.setdefault("flame_capped", False)  # FLAME's eps_l capped to certify the whole-record claim
         row["bits_total"] = row["bits_sent"] + row["bits_received"]
