@@ -39,6 +39,63 @@ def level_messages_grr(levels: np.ndarray, n_levels: int, epsilon_p: float,
     return out[rng.permutation(out.size)]
 
 
+SKIP_MIN = 16384  # the smallest n whose permutation skip_permutation counts instead of drawing
+# numba's import (about 1.5 s) costs what counting instead of shuffling saves on a few times this
+# many elements: until a process has asked for that many (in permutations of n >= SKIP_MIN) the
+# kernel is used only if numba is already loaded
+SKIP_AFTER = 100_000_000
+_asked = [0]
+
+
+def _kernels(n: int):
+    """The counting kernel when :func:`skip_permutation` should use it for ``n`` (else None)."""
+    import sys
+
+    from shuffledp.environment import compiled_kernels
+
+    if n < SKIP_MIN:
+        return None
+    _asked[0] += n
+    if _asked[0] < SKIP_AFTER and "numba" not in sys.modules:
+        return None
+    return compiled_kernels("shuffledp.mechanisms._shuffle_numba", "count_interval_draws")
+
+
+def skip_permutation(rng: np.random.Generator, n: int) -> None:
+    """Move ``rng`` exactly as ``rng.permutation(n)`` does (the same draws consumed, the same state
+    after), without building the permutation: its 32-bit draws are counted by
+    :mod:`shuffledp.mechanisms._shuffle_numba` from a copy of the generator and the generator is
+    then advanced past them. Without numba, for another bit generator than PCG64, for ``n`` below
+    :data:`SKIP_MIN` (the generator's state handling costs what counting saves) and until numba's
+    import pays (:data:`SKIP_AFTER`), it calls ``rng.permutation(n)``: the same draws either way."""
+    import sys
+
+    n = int(n)
+    bg = rng.bit_generator
+    kernels = _kernels(n)
+    if kernels is None or type(bg) is not np.random.PCG64 or sys.byteorder != "little" or n > 1 << 32:
+        rng.permutation(n)
+        return
+    if n <= 1:
+        return  # no draw
+    (count,) = kernels
+    state = bg.state
+    i, halves, last_high = n - 1, 0, int(state["uinteger"])
+    if state["has_uint32"]:
+        i, _ = count(np.array([state["uinteger"]], dtype=np.uint32), i)
+    copy = np.random.PCG64()
+    copy.state = state
+    while i > 0:
+        block = copy.random_raw((3 * i) // 4 + 64)
+        i, used = count(block.view(np.uint32), i)
+        halves += used
+        last_high = int(block[(used - 1) // 2] >> np.uint64(32)) if used else last_high
+    bg.advance((halves + 1) // 2)
+    state = bg.state
+    state["has_uint32"], state["uinteger"] = halves % 2, last_high
+    bg.state = state
+
+
 def level_histogram(levels: np.ndarray, n_levels: int, rng: np.random.Generator, *,
                     mode: str = "exact", epsilon_p: float | None = None) -> np.ndarray:
     """``n_hat`` (float array of length K) as the server obtains it in Step 1."""
@@ -48,7 +105,7 @@ def level_histogram(levels: np.ndarray, n_levels: int, rng: np.random.Generator,
         # so the shuffle is drawn (the generator's later draws stay the same) but not applied:
         # np.bincount(level_messages_exact(levels, rng)) without gathering n messages
         levels = np.asarray(levels)
-        rng.permutation(levels.size)
+        skip_permutation(rng, levels.size)
         return np.bincount(levels, minlength=k).astype(float)
     if mode == "grr":
         if epsilon_p is None:

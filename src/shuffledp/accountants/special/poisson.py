@@ -57,6 +57,7 @@ Theorem 3's 2.2e-8. Hence four accountants:
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -64,6 +65,7 @@ import numpy as np
 
 from shuffledp.accountants.numerics.clone_counts import clone_window, half_binom, window_tail
 from shuffledp.accountants.numerics.hockey_stick import bisect_eps, smallest_rate
+from shuffledp.accountants.numerics.pair_memo import PairMemo
 from shuffledp.accountants.upper.variation_ratio import EPS_CAP, ROUNDING_RTOL, VRParams, clone_delta_parts
 from shuffledp.accountants.validation import POISSON_N_MAX, AccountantDomainError, check_delta, check_int
 
@@ -193,14 +195,36 @@ def _exact_window(T: int, g: float, d: int, tail: float):
 MAX_PAIRS = 40000  # above this many (t, a) cells per evaluation, Z is grouped (upper/lower bracket)
 
 
+_MEMOS: OrderedDict[tuple, PairMemo] = OrderedDict()
+_MEMOS_KEPT = 8    # memos kept, the most recently used (the levels of one m share a rate rho)
+
+
+def _memo(key: tuple, fn, n_out: int) -> PairMemo:
+    """The memo of ``fn`` named ``key`` (made on first use; the least recently used dropped)."""
+    memo = _MEMOS.get(key)
+    if memo is None:
+        memo = _MEMOS[key] = PairMemo(fn, n_out)
+        while len(_MEMOS) > _MEMOS_KEPT:
+            _MEMOS.popitem(last=False)
+    else:
+        _MEMOS.move_to_end(key)
+    return memo
+
+
+def _cdf_memo(rho: float) -> PairMemo:
+    """The memo of ``P(Bin(n, rho) <= k)`` by ``(n, k)``."""
+    return _memo(("cdf", rho), lambda n, k: (_cdf_fast(k, n, rho),), 1)
+
+
 def _binom_cdf(k, nn, rho):
-    """``P(Bin(nn, rho) <= k)`` elementwise (1 where ``k >= nn``, 0 where ``k < 0``)."""
+    """``P(Bin(nn, rho) <= k)`` elementwise (1 where ``k >= nn``, 0 where ``k < 0``); ``k`` and
+    ``nn`` integer arrays. The values between come from scipy's binomial cdf, through a memo."""
     out = np.zeros(k.shape, dtype=float)
     full = k >= nn
     out[full] = 1.0
     mid = (k >= 0) & ~full
     if mid.any():
-        out[mid] = _cdf_fast(k[mid], nn[mid], rho)
+        out[mid] = _cdf_memo(float(rho))(nn[mid], k[mid])[0]
     return out
 
 
@@ -239,16 +263,19 @@ def _cell_weights(T, tt, idx, offs, zl, zh, b_prev, b_here, rho):
     # once at each t's first lower end, then difference.
     first = offs == 0
     zh_eff = np.where(ok, zh, zl - 1)
-    n1 = np.maximum(T - (tt - 1), 0).astype(float)
-    n0 = np.maximum(T - tt, 0).astype(float)
-    up1 = _binom_cdf(zh_eff, n1, rho)
-    up0 = _binom_cdf(zh_eff - 1, n0, rho)
+    n1 = np.maximum(T - (tt - 1), 0).astype(np.int64)
+    n0 = np.maximum(T - tt, 0).astype(np.int64)
+    # one batch: the upper ends with the victim sending and silent, then each t's first lower ends
+    zf = zl[first]
+    ks = np.concatenate([zh_eff, zh_eff - 1, zf - 1, zf - 2]).astype(np.int64)
+    cdf = _binom_cdf(ks, np.concatenate([n1, n0, n1[first], n0[first]]), rho)
+    size, nf = zh_eff.size, zf.size
+    up1, up0 = cdf[:size], cdf[size:2 * size]
     low1 = np.empty_like(up1)
     low0 = np.empty_like(up0)
     low1[1:], low0[1:] = up1[:-1], up0[:-1]
-    if first.any():
-        low1[first] = _binom_cdf(zl[first] - 1, n1[first], rho)
-        low0[first] = _binom_cdf(zl[first] - 2, n0[first], rho)
+    low1[first] = cdf[2 * size:2 * size + nf]
+    low0[first] = cdf[2 * size + nf:]
     w1 = np.maximum(np.where(tt - 1 >= 0, b_prev[idx] * (up1 - low1), 0.0), 0.0)
     w0 = np.maximum(b_here[idx] * (up0 - low0), 0.0)
     return w1, w0
@@ -295,7 +322,7 @@ def _exact_parts(lam: float, T: int, g: float, d: int, eps: float, tail: float, 
     grouped, idx, offs, a, zl, zh = _exact_cells(t, base, kappa, a_lo, counts, z_lo, zmax, max_pairs)
     tt = t[idx]
     w1, w0 = _cell_weights(T, tt, idx, offs, zl, zh, b_prev, b_here, rho)
-    pm, S = half_binom(tt, a)
+    pm, S = _memo(("half", eps), half_binom, 2)(tt, a)
     exact_total, magnitude = _cells_sum(pm, S, u, w, ee, w1, w0)
     slack = ROUNDING_RTOL * magnitude + 64 * np.finfo(float).eps * float(b_prev.sum() + b_here.sum())
     if not grouped:
