@@ -27,6 +27,7 @@ EPS_CAP = 700.0
 TABLE_AFTER = 4            # a count table tabulates its region terms at the 4th evaluation of one split
 TABLE_CELLS_MAX = 1 << 20  # at most this many (t, a) cells
 TABLE_RATIO = 16           # and at most this many times the cells of one evaluation
+DISTINCT_DENSE = 4         # _distinct keys densely where the (t, a0) box spans at most this many keys per cell
 
 
 # --------------------------------------------------------------------------- validation
@@ -313,16 +314,57 @@ def _on(mask, fn, *args):
     return out
 
 
+def _distinct(t: np.ndarray, a0: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(t_u, a0_u, inverse)``: the distinct ``(t, a0)`` pairs of two equal-shaped 1-d arrays of
+    integers held as floats, and for every cell the index of its pair (``t_u[inverse] == t``).
+    Keyed densely (no sort) where the pairs span at most :data:`DISTINCT_DENSE` times as many keys
+    as there are cells; by :func:`numpy.unique` otherwise."""
+    if t.size == 0:
+        return t, a0, np.zeros(0, dtype=np.int64)
+    t0, a_lo = float(t.min()), float(a0.min())
+    rows, cols = int(t.max() - t0) + 1, int(a0.max() - a_lo) + 1
+    key = (t - t0).astype(np.int64) * cols + (a0 - a_lo).astype(np.int64)
+    if rows * cols <= DISTINCT_DENSE * t.size:
+        seen = np.zeros(rows * cols, dtype=bool)
+        seen[key] = True
+        keys = np.flatnonzero(seen)
+        slot = np.cumsum(seen) - 1
+        inverse = slot[key]
+    else:
+        keys, inverse = np.unique(key, return_inverse=True)
+    return (keys // cols).astype(np.float64) + t0, (keys % cols).astype(np.float64) + a_lo, inverse
+
+
 def _region_terms(t, a0, pi, mid, neg, up):
-    """The four elementwise terms of :func:`_region_masses`, each 0 off the cells that read it."""
+    """The four elementwise terms of :func:`_region_masses`, each 0 off the cells that read it.
+
+    Many cells share their ``(t, a0)`` (the rows are counts of blanket draws whose windows
+    overlap; the threshold moves slowly with the count): each special function is evaluated once
+    per distinct pair of a direction and read back into every cell that has it -- the same
+    function at the same arguments, hence the same numbers as evaluating every cell."""
     from scipy import special
 
-    pis, cpis = np.full(t.shape, pi), np.full(t.shape, 1.0 - pi)
-    # up: T2 = Pr[Bin(t-1) >= a0] = I_pi(a0, t - a0) ; down: T1 = Pr[Bin(t-1) <= a0-1]
-    inc_up = _on(mid & up, special.betainc, a0, t - a0, pis)
-    inc_dn = _on(mid & neg, special.betainc, t - a0, a0, cpis)
-    pm_lo = _on(up, _pmf, a0 - 1.0, t - 1.0, pis)  # Pr[Bin(t-1) = a0 - 1]
-    pm_at = _on(neg, _pmf, a0, t - 1.0, pis)
+    if not (np.all(np.isfinite(a0)) and np.all(np.isfinite(t))):
+        pis, cpis = np.full(t.shape, pi), np.full(t.shape, 1.0 - pi)   # every cell on its own
+        return (_on(mid & up, special.betainc, a0, t - a0, pis), _on(mid & neg, special.betainc, t - a0, a0, cpis),
+                _on(up, _pmf, a0 - 1.0, t - 1.0, pis), _on(neg, _pmf, a0, t - 1.0, pis))
+    inc_up, inc_dn, pm_lo, pm_at = (np.zeros(t.shape) for _ in range(4))
+    for cells, inc, pm in ((up, inc_up, pm_lo), (neg, inc_dn, pm_at)):
+        if not np.any(cells):
+            continue
+        tu, au, inverse = _distinct(t[cells], a0[cells])
+        inside = (au >= 1.0) & (au <= tu - 1.0)   # the cells' ``mid``, a function of (t, a0)
+        pis = np.full(tu.shape, pi)
+        if inc is inc_up:
+            # up: T2 = Pr[Bin(t-1) >= a0] = I_pi(a0, t - a0) ; Pr[Bin(t-1) = a0 - 1]
+            vals = _on(inside, special.betainc, au, tu - au, pis)
+            pms = _pmf(au - 1.0, tu - 1.0, pis)
+        else:
+            # down: T1 = Pr[Bin(t-1) <= a0-1] = I_{1-pi}(t - a0, a0) ; Pr[Bin(t-1) = a0]
+            vals = _on(inside, special.betainc, tu - au, au, np.full(tu.shape, 1.0 - pi))
+            pms = _pmf(au, tu - 1.0, pis)
+        inc[cells] = np.where(mid[cells], vals[inverse], 0.0)
+        pm[cells] = pms[inverse]
     return inc_up, inc_dn, pm_lo, pm_at
 
 
