@@ -372,10 +372,18 @@ def _region_masses(t, a0, pi, neg, up, lookup=None):
     """``(T1, T2, T3)`` of :func:`_per_t`: the masses of the region (``a >= a0`` where ``up``,
     ``a <= a0`` elsewhere) under ``Bin(t-1)`` shifted by one (T1), ``Bin(t-1)`` (T2) and ``Bin(t)`` (T3).
     Each term is evaluated only on the cells whose direction reads it (``lookup``: read from
-    :meth:`CountTable.region_lookup`'s table of the same terms instead)."""
+    :meth:`CountTable.region_lookup`'s table of the same masses instead)."""
+    if lookup is not None:
+        masses = lookup(t, a0, neg)
+        if masses is not None:
+            return masses
     mid = (a0 >= 1.0) & (a0 <= t - 1.0)
-    terms = lookup(t, a0, mid, neg, up) if lookup is not None else None
-    inc_up, inc_dn, pm_lo, pm_at = _region_terms(t, a0, pi, mid, neg, up) if terms is None else terms
+    return _masses_of_terms(t, a0, pi, neg, up, _region_terms(t, a0, pi, mid, neg, up))
+
+
+def _masses_of_terms(t, a0, pi, neg, up, terms):
+    """:func:`_region_masses` from the four terms of :func:`_region_terms`."""
+    inc_up, inc_dn, pm_lo, pm_at = terms
     big = a0 > t - 1.0
     small = a0 < 1.0
     t_up = np.where(small, 1.0, np.where(big, 0.0, inc_up))
@@ -429,15 +437,16 @@ def chernoff_ends(N, s: float, tail: float):
               + np.where(a < 1, (1.0 - a) * (np.log1p(-np.minimum(a, 1.0)) - l1s), -l1s))
         return N * kl - L
 
-    ends = []
+    # both ends at once (row 0: the lower end, a in (0, s); row 1: the upper end, a in (s, 1)),
+    # every element bisected on its own: the same numbers as one end at a time
     with np.errstate(divide="ignore", invalid="ignore"):
-        for far in (0.0, 1.0):  # lower end: a in (0, s); upper end: a in (s, 1)
-            near_a, far_a = np.full(N.shape, s), np.full(N.shape, far)
-            for _ in range(60):
-                mid = 0.5 * (near_a + far_a)
-                inside = excess(mid) < 0.0
-                near_a, far_a = np.where(inside, mid, near_a), np.where(inside, far_a, mid)
-            ends.append(far_a * N)
+        near_a = np.full((2, *N.shape), s)
+        far_a = np.stack([np.zeros(N.shape), np.ones(N.shape)])
+        for _ in range(60):
+            mid = 0.5 * (near_a + far_a)
+            inside = excess(mid) < 0.0
+            near_a, far_a = np.where(inside, mid, near_a), np.where(inside, far_a, mid)
+        ends = far_a * N
     return np.floor(ends[0]), np.ceil(ends[1])
 
 
@@ -484,11 +493,12 @@ class CountTable:
 
     def region_lookup(self, pi: float):
         """For the split ``pi`` asked about again and again (:data:`TABLE_AFTER` evaluations: an eps
-        search or a privacy profile evaluates one pair at many eps), :func:`_region_terms` at every
-        ``(t, a0)`` these counts can ask, ``t`` in ``[0, max t]``, ``a0`` in ``[-1, t + 1]``, tabulated
-        once and read where asked: the same functions at the same arguments, elementwise, hence the
-        same numbers. None (compute them) before that, or when the table would exceed
-        :data:`TABLE_CELLS_MAX` cells or :data:`TABLE_RATIO` times one evaluation's cells."""
+        search or a privacy profile evaluates one pair at many eps), :func:`_region_masses` at every
+        ``(t, a0)`` these counts can ask, ``t`` in ``[0, max t]``, ``a0`` in ``[-1, t + 1]``, for both
+        directions, tabulated once and read where asked: the same functions at the same arguments,
+        elementwise, hence the same numbers. None (compute them) before that, or when the table
+        would exceed :data:`TABLE_CELLS_MAX` cells or :data:`TABLE_RATIO` times one evaluation's
+        cells. The lookup returns None (compute them) for cells outside the table."""
         pi = float(pi)
         tab = self._terms.get(pi)
         if tab is None:
@@ -501,15 +511,27 @@ class CountTable:
             aa = np.broadcast_to(np.arange(-1.0, top + 2.0)[None, :], (top + 1, top + 3))
             aa = np.minimum(aa, tt + 1.0)
             mid = (aa >= 1.0) & (aa <= tt - 1.0)
-            every = np.ones(tt.shape, dtype=bool)
-            tab = self._terms[pi] = _region_terms(tt, aa, pi, mid, every, every)
+            every, none = np.ones(tt.shape, dtype=bool), np.zeros(tt.shape, dtype=bool)
+            terms = _region_terms(tt, aa, pi, mid, every, every)
+            # (T1, T2, T3) flat, the upward region's cells first, then the downward one's
+            up_side = _masses_of_terms(tt, aa, pi, none, every, terms)
+            down_side = _masses_of_terms(tt, aa, pi, every, none, terms)
+            tab = self._terms[pi] = tuple(np.concatenate([u.ravel(), d.ravel()])
+                                          for u, d in zip(up_side, down_side, strict=True))
+        rows, width = int(np.max(self.t)) + 1, int(np.max(self.t)) + 3
+        base = self.t.astype(np.int64) * width + 1   # the table's flat index of (t, a0 = 0)
 
-        def lookup(t, a0, mid, neg, up):
-            if not (np.all(np.isfinite(a0)) and np.all((t >= 0) & (t <= tab[0].shape[0] - 1))):
+        def lookup(t, a0, neg):
+            if t is not self.t:
+                if not np.all((t >= 0) & (t <= rows - 1)):
+                    return None
+                start = t.astype(np.int64) * width + 1
+            else:
+                start = base
+            if not np.all(np.isfinite(a0)):
                 return None
-            ti, ai = t.astype(np.int64), a0.astype(np.int64) + 1
-            return (np.where(mid & up, tab[0][ti, ai], 0.0), np.where(mid & neg, tab[1][ti, ai], 0.0),
-                    np.where(up, tab[2][ti, ai], 0.0), np.where(neg, tab[3][ti, ai], 0.0))
+            idx = start + a0.astype(np.int64) + neg * (rows * width)
+            return tab[0][idx], tab[1][idx], tab[2][idx]
         return lookup
 
 
