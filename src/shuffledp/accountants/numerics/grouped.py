@@ -24,9 +24,9 @@ from shuffledp.accountants.numerics.tolerances import SUBNORMAL_GUARD, binom_rto
 ROUNDING_RTOL = 1e-10  # relative allowance for rounding in the summed terms
 DEFAULT_TAIL = 1e-30
 EPS_CAP = 700.0
-TABLE_AFTER = 4            # a count table tabulates its region terms at the 4th evaluation of one split
-TABLE_CELLS_MAX = 1 << 20  # at most this many (t, a) cells
-TABLE_RATIO = 16           # and at most this many times the cells of one evaluation
+TABLE_AFTER = 4            # a count table tabulates its region masses at the 4th evaluation of one split at the
+TABLE_CELLS_MAX = 1 << 20  # earliest, at most this many (t, a) cells, and once the distinct (t, a0) evaluated
+TABLE_PAYBACK = 0.5        # one at a time for that split add up to this many times the table's cells (rent or buy)
 DISTINCT_DENSE = 4         # _distinct keys densely where the (t, a0) box spans at most this many keys per cell
 
 
@@ -335,13 +335,14 @@ def _distinct(t: np.ndarray, a0: np.ndarray) -> tuple[np.ndarray, np.ndarray, np
     return (keys // cols).astype(np.float64) + t0, (keys % cols).astype(np.float64) + a_lo, inverse
 
 
-def _region_terms(t, a0, pi, mid, neg, up):
+def _region_terms(t, a0, pi, mid, neg, up, tally=None):
     """The four elementwise terms of :func:`_region_masses`, each 0 off the cells that read it.
 
     Many cells share their ``(t, a0)`` (the rows are counts of blanket draws whose windows
     overlap; the threshold moves slowly with the count): each special function is evaluated once
     per distinct pair of a direction and read back into every cell that has it -- the same
-    function at the same arguments, hence the same numbers as evaluating every cell."""
+    function at the same arguments, hence the same numbers as evaluating every cell. ``tally``: a
+    one-element list, increased by the number of distinct pairs evaluated."""
     from scipy import special
 
     if not (np.all(np.isfinite(a0)) and np.all(np.isfinite(t))):
@@ -353,6 +354,8 @@ def _region_terms(t, a0, pi, mid, neg, up):
         if not np.any(cells):
             continue
         tu, au, inverse = _distinct(t[cells], a0[cells])
+        if tally is not None:
+            tally[0] += tu.size
         inside = (au >= 1.0) & (au <= tu - 1.0)   # the cells' ``mid``, a function of (t, a0)
         pis = np.full(tu.shape, pi)
         if inc is inc_up:
@@ -378,7 +381,8 @@ def _region_masses(t, a0, pi, neg, up, lookup=None):
         if masses is not None:
             return masses
     mid = (a0 >= 1.0) & (a0 <= t - 1.0)
-    return _masses_of_terms(t, a0, pi, neg, up, _region_terms(t, a0, pi, mid, neg, up))
+    terms = _region_terms(t, a0, pi, mid, neg, up, getattr(lookup, "tally", None))
+    return _masses_of_terms(t, a0, pi, neg, up, terms)
 
 
 def _masses_of_terms(t, a0, pi, neg, up, terms):
@@ -469,6 +473,17 @@ def t_window(N, s: float, tail: float, *, chernoff: bool = True):
     return lo, hi, out * (1.0 + 2.0 * binom_rtol(N, s)) + SUBNORMAL_GUARD * ((lo > 0) | (hi < N))
 
 
+class _Tally:
+    """A region lookup with no table: answers None (compute the terms) and carries ``tally``, the
+    count of distinct ``(t, a0)`` pairs evaluated so far for its split."""
+
+    def __init__(self, tally: list):
+        self.tally = tally
+
+    def __call__(self, t, a0, neg):
+        return None
+
+
 class CountTable:
     """eps-independent part for a set of other-draw counts ``N``: the t-grid and the weights
     ``B(t)``, ``B(t-1)`` of the others' count in groups 1 and 2 (``Bin(N, s)``)."""
@@ -490,23 +505,27 @@ class CountTable:
         self.outside = outside
         self._asked: dict = {}
         self._terms: dict = {}
+        self._spent: dict = {}
 
     def region_lookup(self, pi: float):
         """For the split ``pi`` asked about again and again (:data:`TABLE_AFTER` evaluations: an eps
         search or a privacy profile evaluates one pair at many eps), :func:`_region_masses` at every
         ``(t, a0)`` these counts can ask, ``t`` in ``[0, max t]``, ``a0`` in ``[-1, t + 1]``, for both
         directions, tabulated once and read where asked: the same functions at the same arguments,
-        elementwise, hence the same numbers. None (compute them) before that, or when the table
-        would exceed :data:`TABLE_CELLS_MAX` cells or :data:`TABLE_RATIO` times one evaluation's
-        cells. The lookup returns None (compute them) for cells outside the table."""
+        elementwise, hence the same numbers. Before that (fewer than :data:`TABLE_AFTER` evaluations,
+        or fewer distinct ``(t, a0)`` evaluated one at a time than :data:`TABLE_PAYBACK` times the
+        table's cells: the table would cost more than it saves), or when it would exceed
+        :data:`TABLE_CELLS_MAX` cells: a lookup that answers None (compute them) and counts the
+        pairs evaluated (``tally``). The lookup also answers None for cells outside the table."""
         pi = float(pi)
         tab = self._terms.get(pi)
         if tab is None:
             self._asked[pi] = self._asked.get(pi, 0) + 1
             top = int(np.max(self.t))
             cells = (top + 1) * (top + 3)
-            if self._asked[pi] < TABLE_AFTER or cells > min(TABLE_CELLS_MAX, TABLE_RATIO * self.t.size):
-                return None
+            spent = self._spent.setdefault(pi, [0])
+            if self._asked[pi] < TABLE_AFTER or cells > TABLE_CELLS_MAX or spent[0] < TABLE_PAYBACK * cells:
+                return _Tally(spent)
             tt = np.broadcast_to(np.arange(top + 1.0)[:, None], (top + 1, top + 3))
             aa = np.broadcast_to(np.arange(-1.0, top + 2.0)[None, :], (top + 1, top + 3))
             aa = np.minimum(aa, tt + 1.0)
