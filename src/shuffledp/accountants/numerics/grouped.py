@@ -27,7 +27,7 @@ EPS_CAP = 700.0
 TABLE_AFTER = 4            # a count table tabulates its region masses at the 4th evaluation of one split at the
 TABLE_CELLS_MAX = 1 << 20  # earliest, at most this many (t, a) cells, and once the distinct (t, a0) evaluated
 TABLE_PAYBACK = 0.5        # one at a time for that split add up to this many times the table's cells (rent or buy)
-DISTINCT_DENSE = 4         # _distinct keys densely where the (t, a0) box spans at most this many keys per cell
+DISTINCT_DENSE = 32        # _distinct keys densely where the (t, a0) box spans at most this many keys per cell
 
 
 # --------------------------------------------------------------------------- validation
@@ -328,7 +328,8 @@ def _distinct(t: np.ndarray, a0: np.ndarray) -> tuple[np.ndarray, np.ndarray, np
         seen = np.zeros(rows * cols, dtype=bool)
         seen[key] = True
         keys = np.flatnonzero(seen)
-        slot = np.cumsum(seen) - 1
+        slot = np.zeros(rows * cols, dtype=np.int64)   # touched only at the keys (calloc'd pages)
+        slot[keys] = np.arange(keys.size)
         inverse = slot[key]
     else:
         keys, inverse = np.unique(key, return_inverse=True)
