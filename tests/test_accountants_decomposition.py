@@ -331,3 +331,39 @@ def test_a_split_evaluated_often_enough_gets_its_table():
     with pytest.MonkeyPatch.context() as m:
         m.setattr(G, "TABLE_AFTER", 10**9)
         assert again.tobytes() == G.divergence_given_count(fresh, g, g.w[0] / s, math.exp(e), upper=True).tobytes()
+
+
+@pytest.mark.parametrize("k, eps0, n", [(3, 1.0, 60), (10, 2.0, 400), (4, 0.5, 3000)])
+def test_region_terms_once_per_distinct_cell_give_the_same_numbers(k, eps0, n, monkeypatch):
+    """The region terms evaluated once per distinct ``(t, a0)`` and spread back over the cells
+    (``grouped._on`` with groups: the rows of a count table share most cells) equal, bit for bit,
+    the terms evaluated at every cell, on both directions of the threshold and both sides."""
+    from shuffledp.accountants.numerics import grouped as G
+
+    ms = np.unique(np.round(np.geomspace(1.0, n, 40))) - 1.0
+    ees = [math.exp(e) for e in np.linspace(0.0, eps0, 7)]
+    pairs = list(D.krr_pairs(k, eps0)) + [G.swapped_pair(g) for g in D.krr_pairs(k, eps0)]
+    pairs.append(G.GroupedPair((0.2, 0.3, 0.5), (0.3, 0.1, 0.6), (0.1, 0.35, 0.55), 0.9))
+    seen = {"dn": 0, "up": 0}
+    real_terms = G._region_terms
+
+    def counting(t, a0, pi, mid, neg, up, **kw):
+        seen["dn"] += int(np.sum(neg & mid))
+        seen["up"] += int(np.sum(up & mid))
+        return real_terms(t, a0, pi, mid, neg, up, **kw)
+
+    def values():
+        out = []
+        for g in pairs:
+            s = g.w[0] + g.w[1]
+            table = G.CountTable(ms, s, 1e-12)
+            out += [x for ee in ees for upper in (True, False)
+                    for x in G.divergence_given_count(table, g, g.w[0] / s, ee, upper=upper).tolist()]
+        return out
+
+    monkeypatch.setattr(G, "TABLE_AFTER", 10**9)  # no tabulation: every evaluation computes its terms
+    monkeypatch.setattr(G, "_region_terms", counting)
+    deduped = values()
+    assert seen["up"] > 0 and seen["dn"] > 0, "both threshold directions must be exercised"
+    monkeypatch.setattr(G, "_region_terms", lambda *a, **kw: real_terms(*a, **{**kw, "dedupe": False}))
+    assert values() == deduped

@@ -250,3 +250,39 @@ def test_extreme_tails_print_no_quantile_warning(mech, eps0, n, delta, kw):
         warnings.simplefilter("error", RuntimeWarning)
         res = best.best_eps(mech, eps0, n, delta, parallel=False, **kw)
     assert 0.0 <= res["eps_lower"] <= res["eps"] <= eps0
+
+
+@pytest.mark.parametrize("k, eps0, n, tail", [(10, 4.0, 10**4, 1e-9), (100, 0.5, 1000, 1e-12),
+                                              (10, 2.0, 10**7, 1e-12), (10, 8.0, 1000, 1e-9),
+                                              (3, 0.3, 50, 1e-12), (4, 6.0, 200, 1e-12)])
+def test_blocks_of_every_row_at_once_give_the_same_bits(k, eps0, n, tail, monkeypatch):
+    """The rows of X_B blocks built with one scipy call per function over all rows
+    (``BlockedPair._b_rows``: the windows' quantiles, the blocks' tails and pmfs) equal, bit for
+    bit, the rows built one by one (``_b_row``), and so does the pair's delta (the last setting
+    has rows of both window kinds: the quantile search and the scan of small variances)."""
+    new = bp.krr_pair(k, eps0, n, tail)
+    monkeypatch.setattr(bp.BlockedPair, "_b_rows",
+                        lambda self, nbs, tail, b: [self._b_row(nb, tail, b) for nb in nbs])
+    old = bp.krr_pair(k, eps0, n, tail)
+    for name in ("b_mass", "b_err", "b_mean", "b_mean_err"):
+        assert getattr(new, name).tobytes() == getattr(old, name).tobytes(), name
+    ees = [math.exp(e) for e in np.linspace(0.05, eps0, 5)]
+    assert [new.delta(ee) for ee in ees] == [old.delta(ee) for ee in ees]
+
+
+@pytest.mark.parametrize("c", [0.7, -1.3])
+def test_hockey_cell_once_per_distinct_cell_gives_the_same_bits(c, monkeypatch):
+    """``_hockey_cell`` with its scipy terms evaluated once per distinct (threshold, N) cell and
+    spread back equals the evaluation at every cell bit for bit, on both signs of ``c`` (upper and
+    lower tail), with repeated cells, broadcast counts and thresholds beyond both ends."""
+    rng = np.random.default_rng(3)
+    N = rng.integers(1, 400, size=(30, 1)).astype(float)
+    T = c * np.round(rng.uniform(-5, 420, size=(30, 40)) / 3.0) * 3.0 + 0.25
+    T[:, :10] = T[:, :1]                   # repeated cells along a row
+    t_err = np.full(T.shape, 1e-12)
+    for p in (0.013, 0.5, 0.97):
+        got = bp._hockey_cell(c, N, p, T, t_err)
+        with monkeypatch.context() as m:
+            m.setattr(bp, "_cell_groups", lambda v, n: None)
+            want = bp._hockey_cell(c, N, p, T, t_err)
+        assert got.shape == want.shape and got.tobytes() == want.tobytes()

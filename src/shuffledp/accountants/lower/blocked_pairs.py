@@ -57,7 +57,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from shuffledp.accountants.lower.lower_bounds import _krr_probs
-from shuffledp.accountants.numerics.binomial_blocks import block_stats, lower_quantile
+from shuffledp.accountants.numerics.binomial_blocks import (
+    block_stats,
+    block_stats_rows,
+    lower_quantile,
+    lower_quantiles,
+)
 from shuffledp.accountants.numerics.grouped import bernstein_half_width
 from shuffledp.accountants.numerics.secant import secant_eps
 from shuffledp.accountants.numerics.tolerances import TAIL_MIN, binom_rtol
@@ -153,6 +158,30 @@ def _window(N: float, p: float, tail: float) -> tuple[float, float]:
     return lo, hi
 
 
+def _windows(Ns, p: float, tail: float) -> list[tuple[float, float]]:
+    """:func:`_window` of ``Bin(N, p)`` for every ``N > 0`` of ``Ns`` (``0 < p < 1``), the quantile
+    searches in one scipy call each (elementwise: the same numbers as one call per count)."""
+    from scipy import stats
+
+    Ns = np.asarray(Ns, dtype=np.float64)
+    q = lower_quantiles(tail, Ns, p) - 1.0
+    lo = np.where(q > 0.0, q, 0.0)              # max(0.0, q)
+    scan = Ns * p * (1.0 - p) < 1.0             # _window's scan (a few scalar sfs): row by row
+    hi = np.full(Ns.shape, np.nan)
+    if np.any(~scan):
+        top = stats.binom.isf(tail, Ns[~scan], p) + 1.0
+        hi[~scan] = np.where(top < Ns[~scan], top, Ns[~scan])   # min(N, top)
+    out = []
+    for i, N in enumerate(Ns):
+        if scan[i]:
+            out.append(_window(N, p, tail))
+        elif not (math.isfinite(lo[i]) and math.isfinite(hi[i])) or hi[i] < lo[i]:
+            out.append((0.0, float(N)))
+        else:
+            out.append((float(lo[i]), float(hi[i])))
+    return out
+
+
 class BlockedPair:
     """The eps-independent part of the evaluation: blocks of ``m`` and of ``X_B`` with masses
     and means (lower-rounded, errors kept); :meth:`delta` adds the closed-form cells."""
@@ -170,7 +199,7 @@ class BlockedPair:
         b0, b1 = pair.b
         self.na_min = np.minimum(a0 + a1 * mf, a0 + a1 * ml)
         self.nb_min = np.minimum(b0 + b1 * mf, b0 + b1 * ml)
-        rows = [self._b_row(nb, tail, b_blocks) for nb in self.nb_min]
+        rows = self._b_rows(self.nb_min, tail, b_blocks)
         width = max(len(r[0]) for r in rows)
         self.b_mass, self.b_err, self.b_mean, self.b_mean_err = (
             np.array([np.pad(r[i], (0, width - len(r[i]))) for r in rows]) for i in range(4))
@@ -182,6 +211,23 @@ class BlockedPair:
             return np.ones(1), np.zeros(1), np.full(1, max(val, 0.0)), np.zeros(1)
         lo, hi = _window(nb, p, tail)
         return block_stats(_edges(lo, hi, nb, p, b_blocks), nb, p)
+
+    def _b_rows(self, nbs, tail: float, b_blocks: int) -> list:
+        """:meth:`_b_row` of every count of ``nbs``, the windows' quantiles and the blocks' tails
+        and pmfs in one scipy call each over the rows (:func:`_windows`, :func:`block_stats_rows`)."""
+        p = self.pair.pB
+        if p <= 0.0 or p >= 1.0:
+            return [self._b_row(nb, tail, b_blocks) for nb in nbs]
+        rows: list = [None] * len(nbs)
+        live = [i for i, nb in enumerate(nbs) if not nb <= 0]
+        for i in set(range(len(nbs))) - set(live):
+            rows[i] = self._b_row(nbs[i], tail, b_blocks)
+        if live:
+            wins = _windows([nbs[i] for i in live], p, tail)
+            edges = [_edges(lo, hi, nbs[i], p, b_blocks) for i, (lo, hi) in zip(live, wins, strict=True)]
+            for i, st in zip(live, block_stats_rows(edges, [nbs[i] for i in live], p), strict=True):
+                rows[i] = st
+        return rows
 
     def delta(self, ee: float) -> float:
         """Lower bound on ``D_{ee}`` of the pair (module docstring)."""
@@ -206,6 +252,36 @@ class BlockedPair:
         return max(total * (1.0 - 1e-12), 0.0) / pr.n
 
 
+def _cell_groups(v, N):
+    """``(first, inverse)`` of the distinct cells ``(v, N)`` (flat: each group's first cell, every
+    cell's group), or None where they are not all finite integers in a range that keeps one float
+    key per cell exact (then every cell is evaluated). Neighbouring blocks of X_B share their
+    threshold: a delta evaluation at k-RR, n = 1e5 asks 7e5 pmf points, 2e4 distinct."""
+    if v.size == 0 or not (np.all(np.isfinite(v)) and np.all(np.isfinite(N))):
+        return None
+    if not (np.all(v == np.floor(v)) and np.all(N == np.floor(N))):
+        return None
+    lo = min(float(np.min(v)), float(np.min(N)))
+    span = max(float(np.max(v)), float(np.max(N))) - lo + 1.0
+    if not span * span < 2.0 ** 52:
+        return None
+    _, first, inverse = np.unique(((v - lo) * span + (N - lo)).reshape(-1), return_index=True,
+                                  return_inverse=True)
+    return first, inverse.reshape(-1)
+
+
+def _by_cell(groups, fn, *args) -> np.ndarray:
+    """``fn(*args)`` (elementwise; arrays broadcast to the cells' shape, with at most one more
+    trailing axis, their values a function of the cell's group) evaluated at each group's first
+    cell and spread back: the same function at the same arguments, hence the same bits."""
+    args = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in args))
+    if groups is None:
+        return fn(*args)
+    first, inverse = groups
+    sub = [a.reshape(inverse.size, -1)[first] for a in args]
+    return fn(*sub)[inverse].reshape(args[0].shape)
+
+
 def _hockey_cell(c: float, N, p: float, T, t_err) -> np.ndarray:
     """Lower-rounded ``E[(c X - T)_+]`` for ``X ~ Bin(N, p)`` (``c != 0``; arrays broadcast);
     ``t_err`` bounds the error of ``T`` (the value moves by at most that much: its slope in ``T``
@@ -220,26 +296,34 @@ def _hockey_cell(c: float, N, p: float, T, t_err) -> np.ndarray:
     N = np.broadcast_to(np.asarray(N, dtype=np.float64), np.shape(T))
     sig = T / c                                   # c > 0: X > sig counts; c < 0: X < sig counts
     j = np.arange(DIRECT, dtype=np.float64)
+    def pmf_at(x, m):
+        return stats.binom.pmf(x, m, p)
+
     if c > 0:
         t = np.clip(np.floor(sig) + 1.0, 0.0, N + 1.0)
+        g = _cell_groups(t, N)                     # every scipy argument below is a function of (t, N)
         pts = t[..., None] + j                     # t, t+1, ...: X - sig > 0
         rest = t + DIRECT                          # closed form from here up
         ok = pts <= N[..., None]
-        direct = np.where(ok, (pts - sig[..., None]) * stats.binom.pmf(np.where(ok, pts, 0.0), N[..., None], p), 0.0)
+        direct = np.where(ok, (pts - sig[..., None]) * _by_cell(g, pmf_at, np.where(ok, pts, 0.0), N[..., None]),
+                          0.0)
         inside = (rest >= 1.0) & (rest <= N)
-        pmf = np.where(inside, stats.binom.pmf(np.where(inside, rest, 0.0), N, p), 0.0)
-        tail = np.where(inside, stats.binom.sf(np.where(inside, rest - 1.0, 0.0), N, p),
+        pmf = np.where(inside, _by_cell(g, pmf_at, np.where(inside, rest, 0.0), N), 0.0)
+        tail = np.where(inside, _by_cell(g, lambda x, m: stats.binom.sf(x, m, p), np.where(inside, rest - 1.0, 0.0), N),
                         np.where(rest <= 0.0, 1.0, 0.0))
         first, second = rest * (1.0 - p) * pmf, (N * p - sig) * tail
     else:
         u = np.clip(np.ceil(sig) - 1.0, -1.0, N)  # largest X with X < sig
+        g = _cell_groups(u, N)                     # every scipy argument below is a function of (u, N)
         pts = u[..., None] - j
         rest = u - DIRECT                          # closed form from here down
         ok = pts >= 0.0
-        direct = np.where(ok, (sig[..., None] - pts) * stats.binom.pmf(np.where(ok, pts, 0.0), N[..., None], p), 0.0)
+        direct = np.where(ok, (sig[..., None] - pts) * _by_cell(g, pmf_at, np.where(ok, pts, 0.0), N[..., None]),
+                          0.0)
         inside = (rest >= 0.0) & (rest < N)
-        cdf = np.where(inside, stats.binom.cdf(np.where(inside, rest, 0.0), N, p), np.where(rest >= N, 1.0, 0.0))
-        nxt = np.where(rest + 1.0 <= N, stats.binom.pmf(np.clip(rest + 1.0, 0.0, N), N, p), 0.0)
+        cdf = np.where(inside, _by_cell(g, lambda x, m: stats.binom.cdf(x, m, p), np.where(inside, rest, 0.0), N),
+                       np.where(rest >= N, 1.0, 0.0))
+        nxt = np.where(rest + 1.0 <= N, _by_cell(g, pmf_at, np.clip(rest + 1.0, 0.0, N), N), 0.0)
         first, second = (sig - N * p) * cdf, (rest + 1.0) * (1.0 - p) * nxt * (rest >= 0.0)
     d = direct.sum(axis=-1)
     val = abs(c) * (d + first + second)

@@ -305,12 +305,27 @@ def _per_t(t, Bt1, Bt, pi, P, Q, ee, *, upper: bool, lookup=None) -> np.ndarray:
     return np.sum(np.maximum(s, 0.0) + allowance + corr, axis=-1)
 
 
-def _on(mask, fn, *args):
+def _on(mask, fn, *args, groups=None):
     """``fn(*args)`` on the cells of ``mask`` only (elementwise ``fn``), 0 elsewhere: the values
-    where it is evaluated are those of the full evaluation, the rest is never read."""
+    where it is evaluated are those of the full evaluation, the rest is never read. ``groups``:
+    ``(first, inverse)`` of cells whose arguments are equal when their group is (each group's
+    first cell, every cell's group, flat); ``fn`` then runs once per group among the cells of
+    ``mask`` (at its first cell's arguments) and the values are spread back: the same function at
+    the same arguments, hence the same numbers (the rows of a count table share most ``(t, a0)``)."""
     out = np.zeros(mask.shape)
-    if np.any(mask):
+    if not np.any(mask):
+        return out
+    if groups is None:
         out[mask] = fn(*(a[mask] for a in args))
+        return out
+    first, inverse = groups
+    inv = inverse.reshape(mask.shape)[mask]
+    needed = np.zeros(first.size, dtype=bool)
+    needed[inv] = True
+    idx = np.nonzero(needed)[0]
+    vals = np.zeros(first.size)
+    vals[idx] = fn(*(a.reshape(-1)[first[idx]] for a in args))
+    out[mask] = vals[inv]
     return out
 
 
@@ -336,17 +351,18 @@ def _distinct(t: np.ndarray, a0: np.ndarray) -> tuple[np.ndarray, np.ndarray, np
     return (keys // cols).astype(np.float64) + t0, (keys % cols).astype(np.float64) + a_lo, inverse
 
 
-def _region_terms(t, a0, pi, mid, neg, up, tally=None):
+def _region_terms(t, a0, pi, mid, neg, up, tally=None, *, dedupe: bool = True):
     """The four elementwise terms of :func:`_region_masses`, each 0 off the cells that read it.
 
     Many cells share their ``(t, a0)`` (the rows are counts of blanket draws whose windows
     overlap; the threshold moves slowly with the count): each special function is evaluated once
     per distinct pair of a direction and read back into every cell that has it -- the same
     function at the same arguments, hence the same numbers as evaluating every cell. ``tally``: a
-    one-element list, increased by the number of distinct pairs evaluated."""
+    one-element list, increased by the number of distinct pairs evaluated; ``dedupe=False``: every
+    cell evaluated on its own (where they are known to be distinct, or to check the dedupe)."""
     from scipy import special
 
-    if not (np.all(np.isfinite(a0)) and np.all(np.isfinite(t))):
+    if not (dedupe and np.all(np.isfinite(a0)) and np.all(np.isfinite(t))):
         pis, cpis = np.full(t.shape, pi), np.full(t.shape, 1.0 - pi)   # every cell on its own
         return (_on(mid & up, special.betainc, a0, t - a0, pis), _on(mid & neg, special.betainc, t - a0, a0, cpis),
                 _on(up, _pmf, a0 - 1.0, t - 1.0, pis), _on(neg, _pmf, a0, t - 1.0, pis))
@@ -382,7 +398,7 @@ def _region_masses(t, a0, pi, neg, up, lookup=None):
         if masses is not None:
             return masses
     mid = (a0 >= 1.0) & (a0 <= t - 1.0)
-    terms = _region_terms(t, a0, pi, mid, neg, up, getattr(lookup, "tally", None))
+    terms = _region_terms(t, a0, pi, mid, neg, up, tally=getattr(lookup, "tally", None))
     return _masses_of_terms(t, a0, pi, neg, up, terms)
 
 
@@ -532,7 +548,7 @@ class CountTable:
             aa = np.minimum(aa, tt + 1.0)
             mid = (aa >= 1.0) & (aa <= tt - 1.0)
             every, none = np.ones(tt.shape, dtype=bool), np.zeros(tt.shape, dtype=bool)
-            terms = _region_terms(tt, aa, pi, mid, every, every)
+            terms = _region_terms(tt, aa, pi, mid, every, every, dedupe=False)   # all distinct
             # (T1, T2, T3) flat, the upward region's cells first, then the downward one's
             up_side = _masses_of_terms(tt, aa, pi, none, every, terms)
             down_side = _masses_of_terms(tt, aa, pi, every, none, terms)
