@@ -230,10 +230,107 @@ def test_tabulated_region_terms_give_the_same_numbers(k, eps0, n, monkeypatch):
     with monkeypatch.context() as m:
         m.setattr(G, "TABLE_AFTER", 10**9)
         fresh = values(G.CountTable(ms, s, 1e-12))
+    monkeypatch.setattr(G, "TABLE_PAYBACK", 0.0)   # tabulated at the 4th evaluation, whatever it saves
     table = G.CountTable(ms, s, 1e-12)
     first, again = values(table), values(table)
     assert table._terms, "the table was never built (the repeated evaluations must use it)"
     assert first == fresh and again == fresh
+
+
+
+def _cell_by_cell_terms(t, a0, pi, mid, neg, up):
+    """The region terms evaluated at every cell on its own (the definition)."""
+    from scipy import special
+
+    from shuffledp.accountants.numerics import grouped as G
+
+    pis, cpis = np.full(t.shape, pi), np.full(t.shape, 1.0 - pi)
+    return (G._on(mid & up, special.betainc, a0, t - a0, pis), G._on(mid & neg, special.betainc, t - a0, a0, cpis),
+            G._on(up, G._pmf, a0 - 1.0, t - 1.0, pis), G._on(neg, G._pmf, a0, t - 1.0, pis))
+
+
+@pytest.mark.parametrize("t_top", [3, 300, 10**7])   # dense keys; dense; numpy.unique
+def test_region_terms_once_per_distinct_pair_give_every_cells_numbers(t_top):
+    """The region terms are evaluated once per distinct (t, a0) of a direction and read back into
+    every cell: bit for bit the numbers of the cell-by-cell evaluation, on random grids with
+    repeated and unrepeated pairs, both directions, thresholds at and beyond the ends."""
+    from shuffledp.accountants.numerics import grouped as G
+
+    rng = np.random.default_rng(t_top)
+    for trial in range(40):
+        shape = (int(rng.integers(1, 40)), int(rng.integers(1, 60)))
+        t = rng.integers(0, t_top + 1, shape).astype(float)
+        a0 = np.clip(np.floor(rng.random(shape) * (t + 3.0)) - 1.0, -1.0, t + 1.0)
+        if trial % 2:
+            a0 = np.minimum(a0, 4.0)   # many cells share their pair
+        neg = rng.random(shape) < 0.4
+        up = ~neg
+        mid = (a0 >= 1.0) & (a0 <= t - 1.0)
+        pi = float(rng.uniform(0.01, 0.99))
+        tally = [0]
+        got = G._region_terms(t, a0, pi, mid, neg, up, tally)
+        want = _cell_by_cell_terms(t, a0, pi, mid, neg, up)
+        assert all(g.tobytes() == w.tobytes() for g, w in zip(got, want, strict=True)), trial
+        assert 0 < tally[0] <= t.size
+
+
+def test_chernoff_ends_both_at_once_match_one_at_a_time():
+    """chernoff_ends bisects the lower and the upper end in one array: the same numbers as one end
+    at a time (the loop it replaced), on random counts, probabilities and tails."""
+    import math
+
+    from shuffledp.accountants.numerics import grouped as G
+
+    def one_at_a_time(N, s, tail):
+        N = np.asarray(N, dtype=np.float64)
+        L = math.log(2.0 / tail)
+        ls, l1s = math.log(s), math.log1p(-s)
+
+        def excess(a):
+            kl = (np.where(a > 0, a * (np.log(np.maximum(a, 1e-300)) - ls), 0.0)
+                  + np.where(a < 1, (1.0 - a) * (np.log1p(-np.minimum(a, 1.0)) - l1s), -l1s))
+            return N * kl - L
+
+        ends = []
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for far in (0.0, 1.0):
+                near_a, far_a = np.full(N.shape, s), np.full(N.shape, far)
+                for _ in range(60):
+                    mid = 0.5 * (near_a + far_a)
+                    inside = excess(mid) < 0.0
+                    near_a, far_a = np.where(inside, mid, near_a), np.where(inside, far_a, mid)
+                ends.append(far_a * N)
+        return np.floor(ends[0]), np.ceil(ends[1])
+
+    rng = np.random.default_rng(7)
+    for trial in range(60):
+        N = np.floor(10 ** rng.uniform(0, rng.uniform(1, 15), int(rng.integers(1, 400))))
+        s, tail = float(10 ** rng.uniform(-12, 0)) * 0.999, float(10 ** rng.uniform(-300, -3))
+        got, want = G.chernoff_ends(N, s, tail), one_at_a_time(N, s, tail)
+        assert all(g.tobytes() == w.tobytes() for g, w in zip(got, want, strict=True)), trial
+
+
+def test_a_split_evaluated_often_enough_gets_its_table():
+    """Rent or buy: a count table evaluates a split's terms pair by pair until they add up to
+    TABLE_PAYBACK times the table's cells, then tabulates them (and reads the same numbers)."""
+    from shuffledp.accountants.numerics import grouped as G
+
+    g = D.krr_pairs(10, 2.0)[0]
+    s = g.w[0] + g.w[1]
+    ms = np.unique(np.round(np.geomspace(1.0, 300, 40))) - 1.0
+    table = G.CountTable(ms, s, 1e-12)
+    fresh = G.CountTable(ms, s, 1e-12)
+    for e in np.linspace(0.0, 2.0, 400):
+        got = G.divergence_given_count(table, g, g.w[0] / s, math.exp(e), upper=True)
+        if table._terms:
+            break
+        assert table._spent[g.w[0] / s][0] > 0
+    assert table._terms, "never tabulated"
+    again = G.divergence_given_count(table, g, g.w[0] / s, math.exp(e), upper=True)
+    assert got.tobytes() == again.tobytes()
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(G, "TABLE_AFTER", 10**9)
+        assert again.tobytes() == G.divergence_given_count(fresh, g, g.w[0] / s, math.exp(e), upper=True).tobytes()
 
 
 @pytest.mark.parametrize("k, eps0, n", [(3, 1.0, 60), (10, 2.0, 400), (4, 0.5, 3000)])
@@ -268,5 +365,5 @@ def test_region_terms_once_per_distinct_cell_give_the_same_numbers(k, eps0, n, m
     monkeypatch.setattr(G, "_region_terms", counting)
     deduped = values()
     assert seen["up"] > 0 and seen["dn"] > 0, "both threshold directions must be exercised"
-    monkeypatch.setattr(G, "_cell_groups", lambda t, a0: None)
+    monkeypatch.setattr(G, "_region_terms", lambda *a, **kw: real_terms(*a, **{**kw, "dedupe": False}))
     assert values() == deduped

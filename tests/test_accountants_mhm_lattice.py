@@ -192,3 +192,38 @@ def test_chord_ends_stay_above_the_exact_sum(monkeypatch):
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([str(Path(__file__))]))
+
+
+def test_chord_ends_built_without_a_sort_match_the_sorted_construction():
+    """_chord's bucket ends are built sorted and distinct and each point's bucket by integer
+    division: the same ends, widths and weights, bit for bit, as the construction through
+    numpy.unique and searchsorted it replaced, on random laws of every scale of spread."""
+    import math
+
+    from shuffledp.accountants.numerics import lattice_sums as L
+
+    def sorted_construction(p, s, s0):
+        sd = math.sqrt(max(float(np.dot(p, (s - s0) ** 2) / max(p.sum(), 1e-300)), 0.0))
+        width = 2 ** max(int(math.floor(math.log2(max(sd / L.CHORD_PER_SD, 1.0)))), 0)
+        ends = np.unique(np.append(np.arange(0, p.size, width), p.size - 1))
+        i = np.arange(p.size)
+        k = np.searchsorted(ends, i, side="right") - 1
+        k1 = np.minimum(k + 1, ends.size - 1)
+        span = (ends[k1] - ends[k]).astype(np.float64)
+        lam = np.where(span > 0, (ends[k1] - i) / np.where(span > 0, span, 1.0), 1.0)
+        wts = np.bincount(k, weights=p * lam, minlength=ends.size) + np.bincount(
+            k1, weights=p * (1.0 - lam), minlength=ends.size)
+        return ends, wts, width
+
+    rng = np.random.default_rng(2)
+    widths = set()
+    for trial in range(400):
+        size = int(rng.integers(1, 3000))
+        p = rng.random(size)
+        s = np.arange(size, dtype=np.float64) * 10 ** rng.uniform(-2, 4)
+        s0 = float(rng.uniform(0.0, s[-1] + 1.0))
+        want, got = sorted_construction(p, s, s0), L._chord(p, s, s0)
+        assert got[2] == want[2] and got[0].dtype == want[0].dtype, trial
+        assert got[0].tobytes() == want[0].tobytes() and got[1].tobytes() == want[1].tobytes(), trial
+        widths.add(got[2])
+    assert len(widths) > 5   # buckets of many widths were exercised

@@ -24,9 +24,10 @@ from shuffledp.accountants.numerics.tolerances import SUBNORMAL_GUARD, binom_rto
 ROUNDING_RTOL = 1e-10  # relative allowance for rounding in the summed terms
 DEFAULT_TAIL = 1e-30
 EPS_CAP = 700.0
-TABLE_AFTER = 4            # a count table tabulates its region terms at the 4th evaluation of one split
-TABLE_CELLS_MAX = 1 << 20  # at most this many (t, a) cells
-TABLE_RATIO = 16           # and at most this many times the cells of one evaluation
+TABLE_AFTER = 4            # a count table tabulates its region masses at the 4th evaluation of one split at the
+TABLE_CELLS_MAX = 1 << 20  # earliest, at most this many (t, a) cells, and once the distinct (t, a0) evaluated
+TABLE_PAYBACK = 0.5        # one at a time for that split add up to this many times the table's cells (rent or buy)
+DISTINCT_DENSE = 32        # _distinct keys densely where the (t, a0) box spans at most this many keys per cell
 
 
 # --------------------------------------------------------------------------- validation
@@ -328,35 +329,62 @@ def _on(mask, fn, *args, groups=None):
     return out
 
 
-def _cell_groups(t, a0):
-    """``(first, inverse)`` of the distinct ``(t, a0)`` cells (:func:`_on`), or None where they are
-    not all finite integers in a range that keeps one integer key per cell exact (then every cell
-    is evaluated)."""
-    if t.size == 0 or not (np.all(np.isfinite(t)) and np.all(np.isfinite(a0))):
-        return None
-    if not (np.all(t == np.floor(t)) and np.all(a0 == np.floor(a0))):
-        return None
-    lo, hi = min(float(np.min(t)), float(np.min(a0))), max(float(np.max(t)), float(np.max(a0)))
-    span = hi - lo + 1.0
-    if not span * span < 2.0 ** 52:
-        return None
-    _, first, inverse = np.unique(((t - lo) * span + (a0 - lo)).reshape(-1), return_index=True,
-                                  return_inverse=True)
-    return first, inverse.reshape(-1)
+def _distinct(t: np.ndarray, a0: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(t_u, a0_u, inverse)``: the distinct ``(t, a0)`` pairs of two equal-shaped 1-d arrays of
+    integers held as floats, and for every cell the index of its pair (``t_u[inverse] == t``).
+    Keyed densely (no sort) where the pairs span at most :data:`DISTINCT_DENSE` times as many keys
+    as there are cells; by :func:`numpy.unique` otherwise."""
+    if t.size == 0:
+        return t, a0, np.zeros(0, dtype=np.int64)
+    t0, a_lo = float(t.min()), float(a0.min())
+    rows, cols = int(t.max() - t0) + 1, int(a0.max() - a_lo) + 1
+    key = (t - t0).astype(np.int64) * cols + (a0 - a_lo).astype(np.int64)
+    if rows * cols <= DISTINCT_DENSE * t.size:
+        seen = np.zeros(rows * cols, dtype=bool)
+        seen[key] = True
+        keys = np.flatnonzero(seen)
+        slot = np.zeros(rows * cols, dtype=np.int64)   # touched only at the keys (calloc'd pages)
+        slot[keys] = np.arange(keys.size)
+        inverse = slot[key]
+    else:
+        keys, inverse = np.unique(key, return_inverse=True)
+    return (keys // cols).astype(np.float64) + t0, (keys % cols).astype(np.float64) + a_lo, inverse
 
 
-def _region_terms(t, a0, pi, mid, neg, up, *, dedupe: bool = True):
-    """The four elementwise terms of :func:`_region_masses`, each 0 off the cells that read it
-    (``dedupe``: each evaluated once per distinct ``(t, a0)``, :func:`_on`)."""
+def _region_terms(t, a0, pi, mid, neg, up, tally=None, *, dedupe: bool = True):
+    """The four elementwise terms of :func:`_region_masses`, each 0 off the cells that read it.
+
+    Many cells share their ``(t, a0)`` (the rows are counts of blanket draws whose windows
+    overlap; the threshold moves slowly with the count): each special function is evaluated once
+    per distinct pair of a direction and read back into every cell that has it -- the same
+    function at the same arguments, hence the same numbers as evaluating every cell. ``tally``: a
+    one-element list, increased by the number of distinct pairs evaluated; ``dedupe=False``: every
+    cell evaluated on its own (where they are known to be distinct, or to check the dedupe)."""
     from scipy import special
 
-    pis, cpis = np.full(t.shape, pi), np.full(t.shape, 1.0 - pi)
-    groups = _cell_groups(t, a0) if dedupe else None
-    # up: T2 = Pr[Bin(t-1) >= a0] = I_pi(a0, t - a0) ; down: T1 = Pr[Bin(t-1) <= a0-1]
-    inc_up = _on(mid & up, special.betainc, a0, t - a0, pis, groups=groups)
-    inc_dn = _on(mid & neg, special.betainc, t - a0, a0, cpis, groups=groups)
-    pm_lo = _on(up, _pmf, a0 - 1.0, t - 1.0, pis, groups=groups)  # Pr[Bin(t-1) = a0 - 1]
-    pm_at = _on(neg, _pmf, a0, t - 1.0, pis, groups=groups)
+    if not (dedupe and np.all(np.isfinite(a0)) and np.all(np.isfinite(t))):
+        pis, cpis = np.full(t.shape, pi), np.full(t.shape, 1.0 - pi)   # every cell on its own
+        return (_on(mid & up, special.betainc, a0, t - a0, pis), _on(mid & neg, special.betainc, t - a0, a0, cpis),
+                _on(up, _pmf, a0 - 1.0, t - 1.0, pis), _on(neg, _pmf, a0, t - 1.0, pis))
+    inc_up, inc_dn, pm_lo, pm_at = (np.zeros(t.shape) for _ in range(4))
+    for cells, inc, pm in ((up, inc_up, pm_lo), (neg, inc_dn, pm_at)):
+        if not np.any(cells):
+            continue
+        tu, au, inverse = _distinct(t[cells], a0[cells])
+        if tally is not None:
+            tally[0] += tu.size
+        inside = (au >= 1.0) & (au <= tu - 1.0)   # the cells' ``mid``, a function of (t, a0)
+        pis = np.full(tu.shape, pi)
+        if inc is inc_up:
+            # up: T2 = Pr[Bin(t-1) >= a0] = I_pi(a0, t - a0) ; Pr[Bin(t-1) = a0 - 1]
+            vals = _on(inside, special.betainc, au, tu - au, pis)
+            pms = _pmf(au - 1.0, tu - 1.0, pis)
+        else:
+            # down: T1 = Pr[Bin(t-1) <= a0-1] = I_{1-pi}(t - a0, a0) ; Pr[Bin(t-1) = a0]
+            vals = _on(inside, special.betainc, tu - au, au, np.full(tu.shape, 1.0 - pi))
+            pms = _pmf(au, tu - 1.0, pis)
+        inc[cells] = np.where(mid[cells], vals[inverse], 0.0)
+        pm[cells] = pms[inverse]
     return inc_up, inc_dn, pm_lo, pm_at
 
 
@@ -364,10 +392,19 @@ def _region_masses(t, a0, pi, neg, up, lookup=None):
     """``(T1, T2, T3)`` of :func:`_per_t`: the masses of the region (``a >= a0`` where ``up``,
     ``a <= a0`` elsewhere) under ``Bin(t-1)`` shifted by one (T1), ``Bin(t-1)`` (T2) and ``Bin(t)`` (T3).
     Each term is evaluated only on the cells whose direction reads it (``lookup``: read from
-    :meth:`CountTable.region_lookup`'s table of the same terms instead)."""
+    :meth:`CountTable.region_lookup`'s table of the same masses instead)."""
+    if lookup is not None:
+        masses = lookup(t, a0, neg)
+        if masses is not None:
+            return masses
     mid = (a0 >= 1.0) & (a0 <= t - 1.0)
-    terms = lookup(t, a0, mid, neg, up) if lookup is not None else None
-    inc_up, inc_dn, pm_lo, pm_at = _region_terms(t, a0, pi, mid, neg, up) if terms is None else terms
+    terms = _region_terms(t, a0, pi, mid, neg, up, tally=getattr(lookup, "tally", None))
+    return _masses_of_terms(t, a0, pi, neg, up, terms)
+
+
+def _masses_of_terms(t, a0, pi, neg, up, terms):
+    """:func:`_region_masses` from the four terms of :func:`_region_terms`."""
+    inc_up, inc_dn, pm_lo, pm_at = terms
     big = a0 > t - 1.0
     small = a0 < 1.0
     t_up = np.where(small, 1.0, np.where(big, 0.0, inc_up))
@@ -421,15 +458,16 @@ def chernoff_ends(N, s: float, tail: float):
               + np.where(a < 1, (1.0 - a) * (np.log1p(-np.minimum(a, 1.0)) - l1s), -l1s))
         return N * kl - L
 
-    ends = []
+    # both ends at once (row 0: the lower end, a in (0, s); row 1: the upper end, a in (s, 1)),
+    # every element bisected on its own: the same numbers as one end at a time
     with np.errstate(divide="ignore", invalid="ignore"):
-        for far in (0.0, 1.0):  # lower end: a in (0, s); upper end: a in (s, 1)
-            near_a, far_a = np.full(N.shape, s), np.full(N.shape, far)
-            for _ in range(60):
-                mid = 0.5 * (near_a + far_a)
-                inside = excess(mid) < 0.0
-                near_a, far_a = np.where(inside, mid, near_a), np.where(inside, far_a, mid)
-            ends.append(far_a * N)
+        near_a = np.full((2, *N.shape), s)
+        far_a = np.stack([np.zeros(N.shape), np.ones(N.shape)])
+        for _ in range(60):
+            mid = 0.5 * (near_a + far_a)
+            inside = excess(mid) < 0.0
+            near_a, far_a = np.where(inside, mid, near_a), np.where(inside, far_a, mid)
+        ends = far_a * N
     return np.floor(ends[0]), np.ceil(ends[1])
 
 
@@ -450,6 +488,17 @@ def t_window(N, s: float, tail: float, *, chernoff: bool = True):
     hi = np.clip(np.minimum(np.ceil(N * s + half), c_hi), lo, N)
     out = np.where(lo > 0, stats.binom.cdf(lo - 1.0, N, s), 0.0) + np.where(hi < N, stats.binom.sf(hi, N, s), 0.0)
     return lo, hi, out * (1.0 + 2.0 * binom_rtol(N, s)) + SUBNORMAL_GUARD * ((lo > 0) | (hi < N))
+
+
+class _Tally:
+    """A region lookup with no table: answers None (compute the terms) and carries ``tally``, the
+    count of distinct ``(t, a0)`` pairs evaluated so far for its split."""
+
+    def __init__(self, tally: list):
+        self.tally = tally
+
+    def __call__(self, t, a0, neg):
+        return None
 
 
 class CountTable:
@@ -473,35 +522,52 @@ class CountTable:
         self.outside = outside
         self._asked: dict = {}
         self._terms: dict = {}
+        self._spent: dict = {}
 
     def region_lookup(self, pi: float):
         """For the split ``pi`` asked about again and again (:data:`TABLE_AFTER` evaluations: an eps
-        search or a privacy profile evaluates one pair at many eps), :func:`_region_terms` at every
-        ``(t, a0)`` these counts can ask, ``t`` in ``[0, max t]``, ``a0`` in ``[-1, t + 1]``, tabulated
-        once and read where asked: the same functions at the same arguments, elementwise, hence the
-        same numbers. None (compute them) before that, or when the table would exceed
-        :data:`TABLE_CELLS_MAX` cells or :data:`TABLE_RATIO` times one evaluation's cells."""
+        search or a privacy profile evaluates one pair at many eps), :func:`_region_masses` at every
+        ``(t, a0)`` these counts can ask, ``t`` in ``[0, max t]``, ``a0`` in ``[-1, t + 1]``, for both
+        directions, tabulated once and read where asked: the same functions at the same arguments,
+        elementwise, hence the same numbers. Before that (fewer than :data:`TABLE_AFTER` evaluations,
+        or fewer distinct ``(t, a0)`` evaluated one at a time than :data:`TABLE_PAYBACK` times the
+        table's cells: the table would cost more than it saves), or when it would exceed
+        :data:`TABLE_CELLS_MAX` cells: a lookup that answers None (compute them) and counts the
+        pairs evaluated (``tally``). The lookup also answers None for cells outside the table."""
         pi = float(pi)
         tab = self._terms.get(pi)
         if tab is None:
             self._asked[pi] = self._asked.get(pi, 0) + 1
             top = int(np.max(self.t))
             cells = (top + 1) * (top + 3)
-            if self._asked[pi] < TABLE_AFTER or cells > min(TABLE_CELLS_MAX, TABLE_RATIO * self.t.size):
-                return None
+            spent = self._spent.setdefault(pi, [0])
+            if self._asked[pi] < TABLE_AFTER or cells > TABLE_CELLS_MAX or spent[0] < TABLE_PAYBACK * cells:
+                return _Tally(spent)
             tt = np.broadcast_to(np.arange(top + 1.0)[:, None], (top + 1, top + 3))
             aa = np.broadcast_to(np.arange(-1.0, top + 2.0)[None, :], (top + 1, top + 3))
             aa = np.minimum(aa, tt + 1.0)
             mid = (aa >= 1.0) & (aa <= tt - 1.0)
-            every = np.ones(tt.shape, dtype=bool)
-            tab = self._terms[pi] = _region_terms(tt, aa, pi, mid, every, every, dedupe=False)  # all distinct
+            every, none = np.ones(tt.shape, dtype=bool), np.zeros(tt.shape, dtype=bool)
+            terms = _region_terms(tt, aa, pi, mid, every, every, dedupe=False)   # all distinct
+            # (T1, T2, T3) flat, the upward region's cells first, then the downward one's
+            up_side = _masses_of_terms(tt, aa, pi, none, every, terms)
+            down_side = _masses_of_terms(tt, aa, pi, every, none, terms)
+            tab = self._terms[pi] = tuple(np.concatenate([u.ravel(), d.ravel()])
+                                          for u, d in zip(up_side, down_side, strict=True))
+        rows, width = int(np.max(self.t)) + 1, int(np.max(self.t)) + 3
+        base = self.t.astype(np.int64) * width + 1   # the table's flat index of (t, a0 = 0)
 
-        def lookup(t, a0, mid, neg, up):
-            if not (np.all(np.isfinite(a0)) and np.all((t >= 0) & (t <= tab[0].shape[0] - 1))):
+        def lookup(t, a0, neg):
+            if t is not self.t:
+                if not np.all((t >= 0) & (t <= rows - 1)):
+                    return None
+                start = t.astype(np.int64) * width + 1
+            else:
+                start = base
+            if not np.all(np.isfinite(a0)):
                 return None
-            ti, ai = t.astype(np.int64), a0.astype(np.int64) + 1
-            return (np.where(mid & up, tab[0][ti, ai], 0.0), np.where(mid & neg, tab[1][ti, ai], 0.0),
-                    np.where(up, tab[2][ti, ai], 0.0), np.where(neg, tab[3][ti, ai], 0.0))
+            idx = start + a0.astype(np.int64) + neg * (rows * width)
+            return tab[0][idx], tab[1][idx], tab[2][idx]
         return lookup
 
 

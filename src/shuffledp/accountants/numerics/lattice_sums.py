@@ -293,9 +293,13 @@ def _chord(p: np.ndarray, s: np.ndarray, s0: float) -> tuple[np.ndarray, np.ndar
     and ``E f(S') <= sum_ends weight f(end)``."""
     sd = math.sqrt(max(float(np.dot(p, (s - s0) ** 2) / max(p.sum(), 1e-300)), 0.0))
     width = 2 ** max(int(math.floor(math.log2(max(sd / CHORD_PER_SD, 1.0)))), 0)
-    ends = np.unique(np.append(np.arange(0, p.size, width), p.size - 1))
+    # the bucket starts, then the last point unless it is one: sorted and distinct as built
+    ends = np.arange(0, p.size, width)
+    if ends[-1] != p.size - 1:
+        ends = np.append(ends, p.size - 1)
     i = np.arange(p.size)
-    k = np.searchsorted(ends, i, side="right") - 1
+    k = i // width   # the last end at or below i: its bucket's start, the last point its own end
+    k[-1] = ends.size - 1
     k1 = np.minimum(k + 1, ends.size - 1)
     span = (ends[k1] - ends[k]).astype(np.float64)
     lam = np.where(span > 0, (ends[k1] - i) / np.where(span > 0, span, 1.0), 1.0)  # share to the left end
