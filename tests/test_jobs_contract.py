@@ -120,8 +120,15 @@ def test_specs_hold_only_the_keys_a_job_uses():
 
 def test_profiles_name_existing_rules():
     """The SLURM profile's groups and set-resources name rules that exist: the rules of
-    workflow/rules/stages.smk, one per step of every discovered stage, named ``<stage>_<step>``."""
+    workflow/rules/stages.smk, one per step of every discovered stage, named ``<stage>_<step>``,
+    or, for a step with one rule per job (the report pages), ``<stage>_<step>_<wildcard values>``
+    of a job of the default or the paper configuration."""
     rules = {f"{s.name}_{st.name}" for s in discover().values() for st in s.steps}
+    for cfg in (_config("default"), _config("paper")):
+        for s in discover().values():
+            per_job = {st.name: st for st in s.steps if st.rule_per_job}
+            rules |= {"_".join([s.name, j.step, *(str(j.wildcards[w]) for w in per_job[j.step].wildcards)])
+                      for j in (s.jobs(cfg) if s.enabled(cfg) and per_job else []) if j.step in per_job}
     slurm = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())
     assert set(slurm["groups"]) <= rules
     assert set(slurm.get("set-resources", {})) <= rules
