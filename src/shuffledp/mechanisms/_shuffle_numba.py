@@ -6,7 +6,7 @@ numpy shuffles ``arange(n)`` by Fisher-Yates: for ``i = n-1, ..., 1`` it draws `
 ``0..i`` by masked rejection (``random_interval``: the 32-bit draws of the bit generator masked to
 the smallest all-ones mask covering ``i``, redrawn while above ``i``). Here the same 32-bit draws
 are read from a block of the generator's raw output and only *counted*; the caller then moves the
-generator to where the shuffle leaves it (tests/test_segmented_protocol.py checks the state and
+generator to where the shuffle leaves it (tests/test_skip_permutation.py checks the state and
 the next draws against ``rng.permutation``). Compiled once per machine (``cache=True``).
 """
 

@@ -305,27 +305,12 @@ def _per_t(t, Bt1, Bt, pi, P, Q, ee, *, upper: bool, lookup=None) -> np.ndarray:
     return np.sum(np.maximum(s, 0.0) + allowance + corr, axis=-1)
 
 
-def _on(mask, fn, *args, groups=None):
+def _on(mask, fn, *args):
     """``fn(*args)`` on the cells of ``mask`` only (elementwise ``fn``), 0 elsewhere: the values
-    where it is evaluated are those of the full evaluation, the rest is never read. ``groups``:
-    ``(first, inverse)`` of cells whose arguments are equal when their group is (each group's
-    first cell, every cell's group, flat); ``fn`` then runs once per group among the cells of
-    ``mask`` (at its first cell's arguments) and the values are spread back: the same function at
-    the same arguments, hence the same numbers (the rows of a count table share most ``(t, a0)``)."""
+    where it is evaluated are those of the full evaluation, the rest is never read."""
     out = np.zeros(mask.shape)
-    if not np.any(mask):
-        return out
-    if groups is None:
+    if np.any(mask):
         out[mask] = fn(*(a[mask] for a in args))
-        return out
-    first, inverse = groups
-    inv = inverse.reshape(mask.shape)[mask]
-    needed = np.zeros(first.size, dtype=bool)
-    needed[inv] = True
-    idx = np.nonzero(needed)[0]
-    vals = np.zeros(first.size)
-    vals[idx] = fn(*(a.reshape(-1)[first[idx]] for a in args))
-    out[mask] = vals[inv]
     return out
 
 
