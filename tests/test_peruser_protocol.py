@@ -209,6 +209,14 @@ def test_kmeans_prepared_read_only_input_is_reused_and_gives_the_same_labels():
     P.cluster(w, "kmeans", k=3, seed=1)
     w[:] = w[::-1]
     assert np.array_equal(P.cluster(w, "kmeans", k=3, seed=1), _fresh_kmeans(w.copy(), 3, 1))
+    # a kept input made writable, changed and made read-only again is prepared anew
+    P._prepared(hbar, True)
+    assert P._PREPARED
+    hbar.flags.writeable = True
+    hbar[:200] = hbar[200:].copy()   # other rows, not the same rows in another order
+    hbar.flags.writeable = False
+    assert np.array_equal(P._prepared(hbar, True)[0], P.renormalise(hbar))
+    assert np.array_equal(P.cluster(hbar, "kmeans", k=3, seed=1), _fresh_kmeans(hbar.copy(), 3, 1))
 
 
 def test_dbscan_js_finds_separated_clusters():

@@ -311,7 +311,7 @@ class Alg1Output:
     R: np.ndarray
 
 
-_PREPARED: list = []   # [(X, renormalise(X), its canonical order)] of the latest read-only X
+_PREPARED: list = []   # [(X, renormalise(X), its canonical order, a copy of X)] of the latest read-only X
 
 
 def _prepared(X: np.ndarray, canonical: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -319,14 +319,15 @@ def _prepared(X: np.ndarray, canonical: bool) -> tuple[np.ndarray, np.ndarray]:
     that owns its data and is read-only (the job's true histograms, which the oracle clusters at
     every run with a new seed) both are kept and reused while ``X`` is the latest such input."""
     last = _PREPARED[0] if _PREPARED else None
-    if canonical and last is not None and last[0] is X and not X.flags.writeable:
+    if (canonical and last is not None and last[0] is X and not X.flags.writeable
+            and np.array_equal(last[3], X)):   # the flag can be set back: the contents decide
         return last[1], last[2]
     Xn = renormalise(X)
     order = canonical_order(Xn) if canonical else np.arange(X.shape[0])
     if canonical and isinstance(X, np.ndarray) and X.flags.owndata and not X.flags.writeable:
         Xn.flags.writeable = False
         order.flags.writeable = False
-        _PREPARED[:] = [(X, Xn, order)]
+        _PREPARED[:] = [(X, Xn, order, X.copy())]
     return Xn, order
 
 
