@@ -87,7 +87,8 @@ __all__ = ["CONFIGS_MAX", "CELLS_MAX", "GRID_CELLS_MAX", "GRID_POINTS", "N_MAX",
 CONFIGS_MAX = 1_000     # datasets of the others (up to symmetry) enumerated at most (~1 ms each)
 N_MAX = 200             # users at most (the depth-first walk adds ~n^3 / 6 users where D = 2, 3)
 CELLS_MAX = 5_000_000   # output multisets, summed over those datasets, kept for exact_profile (memory: ~120 MB)
-GRID_CELLS_MAX = 60_000_000   # ... evaluated one dataset at a time on a grid (profile_on_grid; ~100 MB, ~5 CPU s)
+GRID_CELLS_MAX = 60_000_000   # ... one dataset at a time on a grid (profile_on_grid): 3-10 CPU s, 0.1-0.5 GB
+#                                 at the top (measured under load 12: subset-exp d = 4, n = 12; OUE d = 5, n = 6)
 GRID_POINTS = 129       # profile_on_grid's points: evenly spaced on [0, eps0]
 DELTA_RTOL = 1e-12      # every delta raised by this relative amount (convolution rounding: ~n ulps)
 LOSS_SLACK = 1e-12      # the delta at eps is evaluated at eps - this (the losses' rounding: ~1e-15)
