@@ -164,6 +164,36 @@ def test_open_check_can_fail():
     assert np.any(every > kept * (1 + 1e-6))
 
 
+GRID_CASES = [("krr", {"k": 3}, 1.0, 7), ("oue", {"d": 3}, 2.0, 5), ("olh", {"g": 3, "domain": 3}, 0.5, 5),
+              ("olh", {"g": 2}, 1.0, 3), ("subset-exp", {"d": 3, "s": 1}, 0.5, 6), ("oue", {"d": 2}, 0.25, 9)]
+
+
+@pytest.mark.parametrize("mech,kw,eps0,n", GRID_CASES)
+def test_profile_on_grid_is_the_exact_profile(mech, kw, eps0, n):
+    """The one-dataset-at-a-time grid (default points, evenly spaced: the division path; and uneven
+    points: the search path) gives what the stored exact profile gives at every point (to rounding:
+    at eps0 both are the allowances, ~1e-15); d, g, k = 2, 3."""
+    p = mechanism_params(mech, eps0, **kw)
+    exact = en.exact_profile(mech, eps0, n, p)
+    uneven = np.sort(np.concatenate([[0.0], np.random.default_rng(7).uniform(0.0, eps0, 40)]))
+    for pts, got in (en.profile_on_grid(mech, eps0, n, p), en.profile_on_grid(mech, eps0, n, p, uneven)):
+        assert pts.size >= 41
+        want = np.array([exact(e) for e in pts])
+        assert np.allclose(got, want, rtol=1e-9, atol=1e-13), np.max(np.abs(got / np.maximum(want, 1e-300) - 1))
+        assert np.any(want > 0) and np.any((want > 0) & (want < 1e-3))
+
+
+def test_grid_beyond_the_stored_budget():
+    """subset-exp d = 4, s = 1 at eps0 = 0.5, n = 12 (56M multisets): beyond what exact_profile keeps,
+    within the grid's budget; beyond both, both refuse."""
+    p = mechanism_params("subset-exp", 0.5, d=4, s=1)
+    assert en.applies("subset-exp", 0.5, 12, p) and not en.stored("subset-exp", 0.5, 12, p)
+    with pytest.raises(ValueError):
+        en.exact_profile("subset-exp", 0.5, 12, p)
+    with pytest.raises(ValueError):
+        en.profile_on_grid("olh", 1.0, 12, mechanism_params("olh", 1.0, g=3))
+
+
 def test_refuses_where_it_does_not_apply():
     assert en.applies("olh", 1.0, 3, {"g": 3})                 # no domain: D = n + 1 = 4 inputs
     assert not en.applies("olh", 1.0, 12, {"g": 3})            # no domain: 13 inputs, beyond the budget

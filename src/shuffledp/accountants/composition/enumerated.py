@@ -17,8 +17,13 @@ that fixes ``x`` and ``x'``, and a known domain: k-RR (``D = k``), OUE (``D = d`
 functions ``[D] -> [g]`` with ``--domain D`` given, subset-exp with ``s = 1`` (``D = d + 1`` items).
 OLH without a domain is covered too, as ``D = n + 1`` (below). Elsewhere (general, mhm, subset-exp
 with ``s >= 2``) :func:`applies` is False. It is also False beyond the enumeration budget:
-:data:`CONFIGS_MAX` datasets of the others or :data:`CELLS_MAX` output multisets in all, more than
-:data:`N_MAX` users or more than 12 inputs in use; there the caller does not use it (no fallback).
+:data:`CONFIGS_MAX` datasets of the others or :data:`GRID_CELLS_MAX` output multisets in all, more
+than :data:`N_MAX` users or more than 12 inputs in use; there the caller does not use it (no
+fallback). Up to :data:`CELLS_MAX` multisets every dataset's laws are kept and
+:func:`exact_profile` answers at any eps; beyond, up to :data:`GRID_CELLS_MAX`,
+:func:`profile_on_grid` evaluates the same largest divergence at a fixed set of eps (one dataset's
+laws in memory at a time; a few CPU seconds at the top of that budget, e.g. subset-exp ``d = 4``,
+``s = 1`` at eps0 = 0.5 and n = 12: 192 datasets, 56M multisets).
 
 OLH without a domain (the neighbouring relation: every domain size ``D >= 2``). A pair of datasets
 of ``n`` users uses at most ``n + 1`` inputs (the others' ``n - 1``, ``x`` and ``x'``). A report's
@@ -31,14 +36,22 @@ one's). Within the budget this reaches ``n <= 4`` only (``2^(n+1)`` classes).
 
 Open (not used): whether the largest divergence is always attained with the others on at most one
 value besides ``x`` and ``x'`` (then ``D = 3`` would do for every ``D``, and OLH without a domain
-and subset-exp would be enumerated at n = 12). Exhaustive enumeration found no counterexample (OLH
+would be enumerated at n = 12). Exhaustive enumeration found no counterexample (OLH
 ``g = 3``: ``D = 4`` up to n = 8, ``D = 5`` at n = 5; OUE ``d = 4`` up to n = 8; subset-exp
-``d = 4``, ``s = 1`` up to n = 7; pinned in ``tests/test_composition_enumerated.py``; a sweep of
+``d = 4``, ``s = 1`` up to n = 7, and at n = 12, eps0 = 0.5 on 12 eps: equal;
+pinned in ``tests/test_composition_enumerated.py``; a sweep of
 OLH ``g = 2, 3, 5``, OUE ``d = 4``, k-RR ``k = 5``, subset-exp ``d = 4, 5`` at eps0 0.25 to 4 and
 n = 4 to 8, 72 points: at most 7e-15 relative above, rounding). The natural
 proof does not go through: the others' marks on two values (one user each) are not a garbling of
 their marks on one value as an experiment about which reports are theirs (the garbling's linear
 program is infeasible at n = 4 for every OLH/OUE ``(p, q)`` tried), so no bound here relies on it.
+Nor does a clone bound close the gap: writing each user on a value ``t`` beyond the largest third
+one as a mixture of a report that carries ``t`` and pure noise (OLH: the bit at ``t`` set with
+probability ``(p - q) / (1 - q)``; subset-exp: a subset holding ``t``), revealing the first kind
+and enumerating the rest exactly over ``x``, ``x'`` and one third value is sound, but above the
+largest restricted pair's delta at some eps: 1.09x at eps = 0 to 10.8x at eps = 0.9 (OLH ``g = 3``,
+eps0 = 1, n = 12), up to 1.87x (subset-exp ``d = 4``, eps0 = 0.5, n = 12), so it cannot stand in
+for the datasets it bounds.
 
 Exact reductions
 ----------------
@@ -68,12 +81,15 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["CONFIGS_MAX", "CELLS_MAX", "N_MAX", "domain_size", "class_matrix", "configurations", "size", "applies",
-           "pair_laws", "exact_profile"]
+__all__ = ["CONFIGS_MAX", "CELLS_MAX", "GRID_CELLS_MAX", "GRID_POINTS", "N_MAX", "domain_size", "class_matrix",
+           "configurations", "size", "applies", "stored", "pair_laws", "exact_profile", "profile_on_grid"]
 
 CONFIGS_MAX = 1_000     # datasets of the others (up to symmetry) enumerated at most (~1 ms each)
 N_MAX = 200             # users at most (the depth-first walk adds ~n^3 / 6 users where D = 2, 3)
-CELLS_MAX = 5_000_000   # output multisets, summed over those datasets, at most (memory: ~120 MB)
+CELLS_MAX = 5_000_000   # output multisets, summed over those datasets, kept for exact_profile (memory: ~120 MB)
+GRID_CELLS_MAX = 60_000_000   # ... one dataset at a time on a grid (profile_on_grid): 3-10 CPU s, 0.1-0.5 GB
+#                                 at the top (measured under load 12: subset-exp d = 4, n = 12; OUE d = 5, n = 6)
+GRID_POINTS = 129       # profile_on_grid's points: evenly spaced on [0, eps0]
 DELTA_RTOL = 1e-12      # every delta raised by this relative amount (convolution rounding: ~n ulps)
 LOSS_SLACK = 1e-12      # the delta at eps is evaluated at eps - this (the losses' rounding: ~1e-15)
 
@@ -170,7 +186,15 @@ def size(mechanism: str, eps0: float, n: int, params: dict) -> tuple[int, int] |
 
 
 def applies(mechanism: str, eps0: float, n: int, params: dict) -> bool:
-    """The profile is exact and within the budget here (module docstring)."""
+    """The profile is exact and within the budget here (module docstring): :func:`exact_profile`
+    where :func:`stored`, else :func:`profile_on_grid` (up to :data:`GRID_CELLS_MAX`)."""
+    got = size(mechanism, eps0, n, params)
+    return got is not None and got[0] <= CONFIGS_MAX and got[1] <= GRID_CELLS_MAX
+
+
+def stored(mechanism: str, eps0: float, n: int, params: dict) -> bool:
+    """Within :data:`CELLS_MAX`: every configuration's laws kept, the profile at any eps
+    (:func:`exact_profile`)."""
     got = size(mechanism, eps0, n, params)
     return got is not None and got[0] <= CONFIGS_MAX and got[1] <= CELLS_MAX
 
@@ -236,7 +260,7 @@ def exact_profile(mechanism: str, eps0: float, n: int, params: dict) -> Callable
     """``eps -> `` the largest delta at ``eps`` over every neighbouring pair and both directions
     (module docstring), raised by :data:`DELTA_RTOL` of itself and read at ``eps -``
     :data:`LOSS_SLACK`; refuses outside :func:`applies`."""
-    if not applies(mechanism, eps0, n, params):
+    if not stored(mechanism, eps0, n, params):
         raise ValueError(f"the exact profile of {mechanism} at n = {n} ({params}) is not enumerated here")
     data = []
     for _, P, Q in pair_laws(mechanism, eps0, n, params):
@@ -256,3 +280,50 @@ def exact_profile(mechanism: str, eps0: float, n: int, params: dict) -> Callable
         return min(1.0, best * (1.0 + DELTA_RTOL))
 
     return delta_at
+
+
+def _edges_below(edges: np.ndarray, loss: np.ndarray) -> np.ndarray:
+    """How many ``edges`` (increasing) are strictly below each loss: ``searchsorted(edges, loss,
+    "left")``; evenly spaced edges by one division, then moved until exact (checked)."""
+    step = (edges[-1] - edges[0]) / (edges.size - 1) if edges.size > 1 else 0.0
+    if not step > 0 or not np.allclose(np.diff(edges), step, rtol=1e-9, atol=0.0):
+        return np.searchsorted(edges, loss, side="left")
+    ext = np.concatenate([[-np.inf], edges, [np.inf]])   # ext[i] = edges[i - 1]
+    idx = np.clip(np.ceil((loss - edges[0]) / step), 0, edges.size).astype(np.int64)
+    for _ in range(4):   # the division's rounding: at most one position off
+        up = ext[idx + 1] < loss          # edges[idx] below the loss: one more
+        down = ext[idx] >= loss           # edges[idx - 1] not below: one fewer
+        if not (up.any() or down.any()):
+            return idx
+        idx += up.astype(np.int64) - down.astype(np.int64)
+    return np.searchsorted(edges, loss, side="left")
+
+
+def profile_on_grid(mechanism: str, eps0: float, n: int, params: dict, eps_points=None,
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """``(eps points, deltas)``: at each point (``>= 0``; default :data:`GRID_POINTS` evenly
+    spaced on ``[0, eps0]``) the largest delta over every neighbouring pair and both directions,
+    as :func:`exact_profile` gives it (the same allowances), but one configuration at a time:
+    only the sums of ``P`` and ``Q`` over the losses between two consecutive points are kept, so
+    the memory is one configuration's laws and the budget is :data:`GRID_CELLS_MAX`. Exact at
+    the points (no rounding of the losses: a point is a bin edge)."""
+    if not applies(mechanism, eps0, n, params):
+        raise ValueError(f"the exact profile of {mechanism} at n = {n} ({params}) is not enumerated here")
+    pts = np.linspace(0.0, float(eps0), GRID_POINTS) if eps_points is None else np.asarray(eps_points, float)
+    if pts.ndim != 1 or np.any(pts < 0) or np.any(np.diff(pts) <= 0):
+        raise ValueError("eps_points must be increasing and >= 0")
+    edges = pts - LOSS_SLACK            # a smaller eps: a larger delta (exact_profile's slack)
+    w = np.exp(edges)
+    best = np.zeros(pts.size)
+    eps_m = np.finfo(float).eps
+    for _, P, Q in pair_laws(mechanism, eps0, n, params):
+        if np.any(P <= 0) or np.any(Q <= 0):
+            raise ValueError("an output class without mass: the class matrix is not positive")
+        L = np.log(P) - np.log(Q)
+        allow = 2.0 * L.size * eps_m
+        for loss, A, B in ((L, P, Q), (-L, Q, P)):   # A || B: the losses of A over B above each point
+            above = _edges_below(edges, loss)
+            a = np.cumsum(np.bincount(above, weights=A, minlength=pts.size + 1)[::-1])[::-1][1:]
+            b = np.cumsum(np.bincount(above, weights=B, minlength=pts.size + 1)[::-1])[::-1][1:]
+            best = np.maximum(best, a - w * b + allow * (a + w * b))
+    return pts, np.minimum(1.0, np.maximum(best, 0.0) * (1.0 + DELTA_RTOL))

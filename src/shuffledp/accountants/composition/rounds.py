@@ -182,7 +182,8 @@ def round_curve(mechanism: str, eps0: float, n: int, *, delta: float = 1e-6, rou
                 **kw) -> tuple[np.ndarray, np.ndarray]:
     """One round's profile as ``(eps points, deltas)``, every delta an upper bound at its eps for
     both directions of every neighbouring pair: the exact binary profile (k-RR, k = 2, small n), the
-    exact profile of every enumerated pair (:func:`.enumerated.exact_profile`, tiny n and domain) or
+    exact profile of every enumerated pair (:func:`.enumerated.exact_profile`, tiny n and domain;
+    :func:`.enumerated.profile_on_grid` where the laws are too many to keep) or
     :func:`shuffledp.accountants.best.round_delta` (:mod:`~shuffledp.accountants.composition.profile_pld`)."""
     from shuffledp.accountants import best
     from shuffledp.accountants.composition import enumerated, profile_pld
@@ -192,6 +193,8 @@ def round_curve(mechanism: str, eps0: float, n: int, *, delta: float = 1e-6, rou
         fn = profile_pld.binary_profile(eps0, n)
     elif _enumerated(mechanism, eps0, n, filled, domain):
         known = {**filled, "domain": domain} if mechanism == "olh" and domain is not None else filled
+        if not enumerated.stored(mechanism, eps0, n, known):   # too many laws to keep: on a fixed grid
+            return enumerated.profile_on_grid(mechanism, eps0, n, known)
         fn = enumerated.exact_profile(mechanism, eps0, n, known)
     else:
         fn = best.round_delta(mechanism, eps0, n, _tail(delta, rounds), domain=domain, **kw)
