@@ -32,7 +32,7 @@ def test_ci_runs_the_readmes_test_command():
 def test_ci_keeps_pythons_bytecode_cache_whatever_the_environment_says():
     """CI installs the packages without byte-compiling them (--no-compile): with PYTHONDONTWRITEBYTECODE
     set by the calling environment, every Python process of the suite would compile numpy, pandas, scipy
-    and Snakemake from source again (a tiny `snakemake -n`: 5.1 CPU s instead of 1.8). The script's
+    and Snakemake from source again (a tiny `snakemake -n`: 4.4 CPU s instead of 1.9). The script's
     lines before it creates the virtual environment, run with the variable set: the Python it then
     starts writes its bytecode cache."""
     lines = (REPO / ".ci" / "run").read_text().splitlines()
