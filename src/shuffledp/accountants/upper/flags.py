@@ -240,15 +240,17 @@ def _tail_table(N, alpha: float, cells: int):
     N + 1]`` tabulated once and read at the ``t`` asked (an integer in ``[0, N + 1]``, as
     :func:`_phi` asks): the same function at the same arguments, elementwise, hence the same
     numbers. None (compute them) before that, or when the table would exceed
-    :data:`TABLE_CELLS_MAX` cells or :data:`TABLE_RATIO` times the ``cells`` of one call; from
-    half :data:`TABLE_AFTER` calls on, the cells asked are kept instead (:class:`_LazyTails`)."""
+    :data:`TABLE_CELLS_MAX` cells or :data:`TABLE_RATIO` times the ``cells`` of one call; in that
+    last case, from half :data:`TABLE_AFTER` calls on, the cells asked are kept instead
+    (:class:`_LazyTails`)."""
     key = (N.tobytes(), float(alpha))
     hit = _TABLES.get(key)
     if hit is None:
         seen = _ASKED[key] = _ASKED.get(key, 0) + 1
         size = N.size * (int(np.max(N)) + 2)
-        if seen < TABLE_AFTER or size > min(TABLE_CELLS_MAX, TABLE_RATIO * cells):
-            return _lazy_tails(key, N, alpha) if 2 * seen >= TABLE_AFTER else None
+        too_big = size > min(TABLE_CELLS_MAX, TABLE_RATIO * cells)
+        if seen < TABLE_AFTER or too_big:
+            return _lazy_tails(key, N, alpha) if too_big and 2 * seen >= TABLE_AFTER else None
         if len(_ASKED) > 4096:
             _ASKED.clear()
 
