@@ -203,3 +203,20 @@ def test_remembered_windows_and_tail_tables_give_the_same_numbers(name, monkeypa
     assert first == fresh and again == fresh
     for kept in (*flags._WINDOWS.values(), *flags._WEIGHTS.values(), *flags._TABLES.values()):
         assert all(not arr.flags.writeable for arr in kept)
+
+
+def test_lazy_tails_keep_what_is_asked_and_give_the_same_numbers():
+    """A count set too wide to tabulate whole keeps the A tails it was asked
+    (``flags._LazyTails``): windows that move and widen between asks read, bit for bit, what
+    ``_tail_terms`` computes, and asking the same cells again computes nothing new."""
+    N = np.array([5000.0, 5200.0, 7000.0, 12.0])
+    lazy = flags._LazyTails(N, 0.3)
+    rng = np.random.default_rng(3)
+    for trial in range(8):
+        lo = rng.integers(0, 6000, size=N.size)
+        t = np.clip(lo[:, None] + np.arange(int(rng.integers(5, 300)))[None, :], 0, N[:, None] + 1.0).astype(float)
+        got, want = lazy(t), flags._tail_terms(N[:, None], t, 0.3)
+        assert all(g.tobytes() == w.tobytes() for g, w in zip(got, want, strict=True)), trial
+    kept = int(lazy.known.sum())
+    assert kept > 0 and [g.tobytes() for g in lazy(t)] == [w.tobytes() for w in want]
+    assert int(lazy.known.sum()) == kept

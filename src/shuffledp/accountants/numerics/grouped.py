@@ -19,7 +19,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from shuffledp.accountants.numerics.tolerances import SUBNORMAL_GUARD, binom_rtol
+from shuffledp.accountants.numerics import count_sums
+from shuffledp.accountants.numerics.windows import bernstein_half_width, chernoff_ends, t_window
+
+__all__ = ["GroupedPair", "CountTable", "divergence_given_count", "grouped_pairs", "krr_pairs", "krr_matrix",
+           "blanket_of", "spread_to_three", "pair_is_mirror", "swapped_pair", "bernstein_half_width",
+           "chernoff_ends", "t_window", "valid_eps0", "valid_int", "valid_eps", "valid_delta"]
 
 ROUNDING_RTOL = 1e-10  # relative allowance for rounding in the summed terms
 DEFAULT_TAIL = 1e-30
@@ -253,6 +258,10 @@ def _pmf(j, N, pi):
     from scipy import stats
 
     ok = (N >= 0) & (j >= 0) & (j <= N)
+    if ok.ndim and ok.all():   # the masks would change nothing
+        out = stats.binom.pmf(j, np.maximum(N, 0.0), pi)
+        if isinstance(out, np.ndarray) and out.shape == ok.shape and out.dtype == np.float64:
+            return out
     return np.where(ok, stats.binom.pmf(np.where(ok, j, 0.0), np.maximum(N, 0.0), pi), 0.0)
 
 
@@ -262,17 +271,21 @@ def _f_terms(a, t, Bt1, Bt, pi, c1, c2, c3):
             + c3 * Bt * _pmf(a, t, pi))
 
 
-def _per_t(t, Bt1, Bt, pi, P, Q, ee, *, upper: bool, lookup=None) -> np.ndarray:
+def _per_t(t, Bt1, Bt, pi, P, Q, ee, *, upper: bool, lookup=None, memo=None) -> np.ndarray:
     """Per row (axis 0) sum over ``t`` (axis 1) of ``sum_a (P(a,t) - e^eps Q(a,t))_+``.
 
     ``upper=True`` adds the rounding allowance and, where the real threshold lies so close to
     an integer that rounding could put it on the wrong side, the off-by-one charge;
     ``upper=False`` returns the sum over the computed half-line minus the allowance (a lower
-    bound: any region gives at most the positive part).
+    bound: any region gives at most the positive part). ``memo``: the count table's dict of
+    eps-independent arrays; with it, a slope of one sign takes :mod:`.count_sums`' fewer passes
+    (the same numbers).
     """
     c1, c2, c3 = P[0] - ee * Q[0], P[1] - ee * Q[1], P[2] - ee * Q[2]
-    tt = np.maximum(t, 1.0)
     k1 = c1 / pi - c2 / (1.0 - pi)
+    if memo is not None and math.isfinite(k1) and k1 != 0.0 and count_sums.table_memo(memo, t, Bt1)["finite"]:
+        return _per_t_signed(memo, t, Bt1, Bt, pi, P, Q, ee, (c1, c2, c3, k1), upper=upper, lookup=lookup)
+    tt = np.maximum(t, 1.0)
     slope = Bt1 / tt * k1
     icpt_a = Bt1 * c2 / (1.0 - pi)
     icpt_b = c3 * Bt
@@ -303,6 +316,31 @@ def _per_t(t, Bt1, Bt, pi, P, Q, ee, *, upper: bool, lookup=None) -> np.ndarray:
         idx = np.nonzero(near)
         corr[idx] = _off_by_one_charge(t[idx], a0[idx], up[idx], Bt1[idx], Bt[idx], pi, c1, c2, c3)
     return np.sum(np.maximum(s, 0.0) + allowance + corr, axis=-1)
+
+
+def _per_t_signed(memo: dict, t, Bt1, Bt, pi, P, Q, ee, c, *, upper: bool, lookup) -> np.ndarray:
+    """:func:`_per_t` for a finite non-zero ``k1`` (``c = (c1, c2, c3, k1)``), through
+    :mod:`.count_sums`: each cell's numbers as there, in fewer passes."""
+    c1, c2, c3, k1 = c
+    a0, up, neg, flat, safe, cross, icpt_a, icpt_b = count_sums.thresholds(memo, t, Bt1, Bt, pi, k1, c2, c3)
+    upward = k1 > 0.0
+    uniform = upward or flat is None   # every cell's region points the same way
+    T1, T2, T3 = _region_masses(t, a0, pi, neg, up, lookup, memo=memo if uniform else None, upward=upward)
+    pmass = count_sums.group_mass(P, count_sums.scaled(memo, P[2], Bt), Bt1, T1, T2, T3)
+    qmass = count_sums.group_mass(Q, count_sums.scaled(memo, Q[2], Bt), Bt1, T1, T2, T3)
+    sums = count_sums.cell_sums(pmass, qmass, ee, ROUNDING_RTOL, upper)
+    if not upper:
+        return sums
+    s, allowance = sums
+    near = count_sums.near_integer(cross, safe, icpt_a, icpt_b, flat)
+    np.maximum(s, 0.0, out=s)
+    s += allowance
+    if np.any(near):
+        corr = np.zeros_like(s)
+        idx = np.nonzero(near)
+        corr[idx] = _off_by_one_charge(t[idx], a0[idx], up[idx], Bt1[idx], Bt[idx], pi, c1, c2, c3)
+        s += corr
+    return np.sum(s, axis=-1)
 
 
 def _on(mask, fn, *args):
@@ -351,16 +389,17 @@ def _region_terms(t, a0, pi, mid, neg, up, tally=None, *, dedupe: bool = True):
         pis, cpis = np.full(t.shape, pi), np.full(t.shape, 1.0 - pi)   # every cell on its own
         return (_on(mid & up, special.betainc, a0, t - a0, pis), _on(mid & neg, special.betainc, t - a0, a0, cpis),
                 _on(up, _pmf, a0 - 1.0, t - 1.0, pis), _on(neg, _pmf, a0, t - 1.0, pis))
-    inc_up, inc_dn, pm_lo, pm_at = (np.zeros(t.shape) for _ in range(4))
-    for cells, inc, pm in ((up, inc_up, pm_lo), (neg, inc_dn, pm_at)):
+    out = [None] * 4   # inc_up, inc_dn, pm_lo, pm_at
+    for side, cells in ((0, up), (1, neg)):
         if not np.any(cells):
             continue
-        tu, au, inverse = _distinct(t[cells], a0[cells])
+        whole = bool(cells.all())   # every cell: read in C order, written without a mask
+        tu, au, inverse = _distinct(t.ravel(), a0.ravel()) if whole else _distinct(t[cells], a0[cells])
         if tally is not None:
             tally[0] += tu.size
         inside = (au >= 1.0) & (au <= tu - 1.0)   # the cells' ``mid``, a function of (t, a0)
         pis = np.full(tu.shape, pi)
-        if inc is inc_up:
+        if side == 0:
             # up: T2 = Pr[Bin(t-1) >= a0] = I_pi(a0, t - a0) ; Pr[Bin(t-1) = a0 - 1]
             vals = _on(inside, special.betainc, au, tu - au, pis)
             pms = _pmf(au - 1.0, tu - 1.0, pis)
@@ -368,23 +407,32 @@ def _region_terms(t, a0, pi, mid, neg, up, tally=None, *, dedupe: bool = True):
             # down: T1 = Pr[Bin(t-1) <= a0-1] = I_{1-pi}(t - a0, a0) ; Pr[Bin(t-1) = a0]
             vals = _on(inside, special.betainc, tu - au, au, np.full(tu.shape, 1.0 - pi))
             pms = _pmf(au, tu - 1.0, pis)
-        inc[cells] = np.where(mid[cells], vals[inverse], 0.0)
-        pm[cells] = pms[inverse]
-    return inc_up, inc_dn, pm_lo, pm_at
+        if whole:
+            out[side], out[side + 2] = np.where(mid, vals[inverse].reshape(t.shape), 0.0), pms[inverse].reshape(t.shape)
+            continue
+        out[side], out[side + 2] = np.zeros(t.shape), np.zeros(t.shape)
+        out[side][cells] = np.where(mid[cells], vals[inverse], 0.0)
+        out[side + 2][cells] = pms[inverse]
+    zero = np.broadcast_to(0.0, t.shape)   # a direction no cell takes: read-only zeros, no memory
+    return tuple(zero if term is None else term for term in out)
 
 
-def _region_masses(t, a0, pi, neg, up, lookup=None):
+def _region_masses(t, a0, pi, neg, up, lookup=None, *, memo=None, upward: bool = True):
     """``(T1, T2, T3)`` of :func:`_per_t`: the masses of the region (``a >= a0`` where ``up``,
     ``a <= a0`` elsewhere) under ``Bin(t-1)`` shifted by one (T1), ``Bin(t-1)`` (T2) and ``Bin(t)`` (T3).
     Each term is evaluated only on the cells whose direction reads it (``lookup``: read from
-    :meth:`CountTable.region_lookup`'s table of the same masses instead)."""
+    :meth:`CountTable.region_lookup`'s table of the same masses instead). ``memo``: every cell's
+    region points one way (``upward`` or down) and the count table's arrays are in ``memo``."""
     if lookup is not None:
         masses = lookup(t, a0, neg)
         if masses is not None:
             return masses
-    mid = (a0 >= 1.0) & (a0 <= t - 1.0)
+    mid = (a0 >= 1.0) & (a0 <= (t - 1.0 if memo is None else memo["t_minus"]))
     terms = _region_terms(t, a0, pi, mid, neg, up, tally=getattr(lookup, "tally", None))
-    return _masses_of_terms(t, a0, pi, neg, up, terms)
+    if memo is None:
+        return _masses_of_terms(t, a0, pi, neg, up, terms)
+    inc, pm = (terms[0], terms[2]) if upward else (terms[1], terms[3])
+    return count_sums.uniform_masses(memo, t, a0, pi, upward, inc, pm)
 
 
 def _masses_of_terms(t, a0, pi, neg, up, terms):
@@ -419,62 +467,6 @@ def _off_by_one_charge(tn, an, upn, b1, b0, pi, c1, c2, c3):
             + ROUNDING_RTOL * (np.abs(f_out) + np.abs(f_in)))
 
 
-def bernstein_half_width(N, s: float, tail: float):
-    """``t`` with ``Pr[|Bin(N, s) - N s| >= t] <= tail`` by Bernstein's inequality (each side at
-    most ``exp(-t^2 / (2 (var + t/3)))``, set to ``tail / 2``): a closed form, no quantile search
-    (scipy's ``binom.ppf`` fails to bracket its root at tiny ``s`` and huge ``N``)."""
-    L = math.log(2.0 / tail)
-    var = np.asarray(N, dtype=np.float64) * s * (1.0 - s)
-    return L / 3.0 + np.sqrt(L * L / 9.0 + 2.0 * L * var)
-
-
-def chernoff_ends(N, s: float, tail: float):
-    """``(lo, hi)`` with ``Pr[Bin(N, s) < lo] <= tail / 2`` and ``Pr[Bin(N, s) > hi] <= tail / 2``
-    (up to the bisection's resolution) by the Chernoff bound ``Pr[X >= N a] <= exp(-N KL(a || s))``
-    (and its mirror below the mean), solved for ``a`` by bisection. Much narrower than Bernstein's
-    where the mean is small against ``log(2/tail)`` (Poisson-like counts at tiny deltas). Only the
-    window's width depends on it: callers compute and charge the mass outside."""
-    N = np.asarray(N, dtype=np.float64)
-    L = math.log(2.0 / tail)
-    ls, l1s = math.log(s), math.log1p(-s)
-
-    def excess(a):  # N KL(a || s) - L, for a in (0, 1); called under errstate(divide, invalid ignored)
-        kl = (np.where(a > 0, a * (np.log(np.maximum(a, 1e-300)) - ls), 0.0)
-              + np.where(a < 1, (1.0 - a) * (np.log1p(-np.minimum(a, 1.0)) - l1s), -l1s))
-        return N * kl - L
-
-    # both ends at once (row 0: the lower end, a in (0, s); row 1: the upper end, a in (s, 1)),
-    # every element bisected on its own: the same numbers as one end at a time
-    with np.errstate(divide="ignore", invalid="ignore"):
-        near_a = np.full((2, *N.shape), s)
-        far_a = np.stack([np.zeros(N.shape), np.ones(N.shape)])
-        for _ in range(60):
-            mid = 0.5 * (near_a + far_a)
-            inside = excess(mid) < 0.0
-            near_a, far_a = np.where(inside, mid, near_a), np.where(inside, far_a, mid)
-        ends = far_a * N
-    return np.floor(ends[0]), np.ceil(ends[1])
-
-
-def t_window(N, s: float, tail: float, *, chernoff: bool = True):
-    """Window ``[lo, hi]`` of ``Bin(N, s)`` (arrays of N) holding all but about ``tail`` of the
-    mass (the narrower of :func:`bernstein_half_width` and, with ``chernoff``,
-    :func:`chernoff_ends` on each side), and the mass outside, computed (binomial cdf / sf) and
-    rounded up by the tolerance of :func:`lower_bounds.binom_rtol`: only the window's tightness
-    depends on the inequalities, the charge is the computed mass."""
-    from scipy import stats
-
-    N = np.asarray(N, dtype=np.float64)
-    if s >= 1.0:
-        return N.copy(), N.copy(), np.zeros_like(N)
-    half = bernstein_half_width(N, s, tail)
-    c_lo, c_hi = chernoff_ends(N, s, tail) if chernoff else (-np.inf, np.inf)
-    lo = np.clip(np.maximum(np.floor(N * s - half), c_lo), 0.0, N)
-    hi = np.clip(np.minimum(np.ceil(N * s + half), c_hi), lo, N)
-    out = np.where(lo > 0, stats.binom.cdf(lo - 1.0, N, s), 0.0) + np.where(hi < N, stats.binom.sf(hi, N, s), 0.0)
-    return lo, hi, out * (1.0 + 2.0 * binom_rtol(N, s)) + SUBNORMAL_GUARD * ((lo > 0) | (hi < N))
-
-
 class _Tally:
     """A region lookup with no table: answers None (compute the terms) and carries ``tally``, the
     count of distinct ``(t, a0)`` pairs evaluated so far for its split."""
@@ -501,10 +493,14 @@ class CountTable:
         valid = t <= (N[:, None] + 1.0)
         # one pmf per count: B(t - 1) is B(t) one column to the left (t = lo - 1 .. lo + width - 1)
         pmf = _pmf(lo[:, None] + np.arange(-1.0, width)[None, :], N[:, None], s)
-        self.t = np.where(valid, t, 0.0)
-        self.Bt = np.where(valid, pmf[:, 1:], 0.0)
-        self.Bt1 = np.where(valid, pmf[:, :-1], 0.0)
+        if valid.all():   # the masks below would change nothing
+            self.t, self.Bt, self.Bt1 = t, np.ascontiguousarray(pmf[:, 1:]), np.ascontiguousarray(pmf[:, :-1])
+        else:
+            self.t = np.where(valid, t, 0.0)
+            self.Bt = np.where(valid, pmf[:, 1:], 0.0)
+            self.Bt1 = np.where(valid, pmf[:, :-1], 0.0)
         self.outside = outside
+        self.memo: dict = {}   # eps-independent arrays of the sums (:func:`.count_sums.table_memo`)
         self._asked: dict = {}
         self._terms: dict = {}
         self._spent: dict = {}
@@ -565,7 +561,8 @@ def divergence_given_count(table: CountTable, g: GroupedPair, pi: float, ee: flo
     """
     if not (0.0 < pi < 1.0):
         raise ValueError("degenerate group split (pi in {0, 1}) is not supported")
-    res = _per_t(table.t, table.Bt1, table.Bt, pi, g.p, g.q, ee, upper=upper, lookup=table.region_lookup(pi))
+    res = _per_t(table.t, table.Bt1, table.Bt, pi, g.p, g.q, ee, upper=upper, lookup=table.region_lookup(pi),
+                 memo=table.memo)
     return res + table.outside if upper else res
 
 

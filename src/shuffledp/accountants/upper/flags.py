@@ -67,6 +67,9 @@ _ASKED: dict = {}
 TABLE_AFTER = 4           # a count set's tail table is built at its 4th evaluation (:func:`_tail_table`)
 TABLE_CELLS_MAX = 1 << 20  # at most this many cells (t values times counts)
 TABLE_RATIO = 16           # and at most this many times the cells of one evaluation
+_LAZY: dict = {}           # wider count sets: their tails kept as asked (:class:`_LazyTails`)
+LAZY_SPAN = 1              # each one's kept block: this many times the widest t-range asked, either side
+LAZY_CELLS_MAX = 1 << 22   # and at most this many cells
 
 
 def _kept(cache: dict, key, build):
@@ -237,14 +240,17 @@ def _tail_table(N, alpha: float, cells: int):
     N + 1]`` tabulated once and read at the ``t`` asked (an integer in ``[0, N + 1]``, as
     :func:`_phi` asks): the same function at the same arguments, elementwise, hence the same
     numbers. None (compute them) before that, or when the table would exceed
-    :data:`TABLE_CELLS_MAX` cells or :data:`TABLE_RATIO` times the ``cells`` of one call."""
+    :data:`TABLE_CELLS_MAX` cells or :data:`TABLE_RATIO` times the ``cells`` of one call; in that
+    last case, from half :data:`TABLE_AFTER` calls on, the cells asked are kept instead
+    (:class:`_LazyTails`)."""
     key = (N.tobytes(), float(alpha))
     hit = _TABLES.get(key)
     if hit is None:
         seen = _ASKED[key] = _ASKED.get(key, 0) + 1
         size = N.size * (int(np.max(N)) + 2)
-        if seen < TABLE_AFTER or size > min(TABLE_CELLS_MAX, TABLE_RATIO * cells):
-            return None
+        too_big = size > min(TABLE_CELLS_MAX, TABLE_RATIO * cells)
+        if seen < TABLE_AFTER or too_big:
+            return _lazy_tails(key, N, alpha) if too_big and 2 * seen >= TABLE_AFTER else None
         if len(_ASKED) > 4096:
             _ASKED.clear()
 
@@ -261,6 +267,73 @@ def _tail_table(N, alpha: float, cells: int):
         idx = t.astype(np.int64)
         return hit[0][rows, idx], hit[1][rows, idx]
     return tails
+
+
+def _lazy_tails(key, N, alpha: float):
+    """The tails of a count set too wide to tabulate whole (:func:`_tail_table`), asked about again:
+    kept (:class:`_LazyTails`) under ``key``, the kept ones dropped when they hold more than
+    :data:`CACHE_BYTES`."""
+    lazy = _LAZY.get(key)
+    if lazy is None:
+        if sum(x.nbytes() for x in _LAZY.values()) > CACHE_BYTES:
+            _LAZY.clear()
+        lazy = _LAZY[key] = _LazyTails(N, alpha)
+    return lazy
+
+
+class _LazyTails:
+    """:func:`_tail_terms` of the counts ``N`` (rows) at the ``t`` asked, each ``(N, t)`` computed the
+    first time it is asked and read back after: a privacy profile or an eps search asks the same
+    pair at many eps, whose ``t`` windows overlap. The same function at the same arguments,
+    elementwise, hence the same numbers. The kept block (per row, from ``base``) grows to hold
+    what is asked, with :data:`LAZY_SPAN` times the widest row asked as a margin, up to
+    :data:`LAZY_CELLS_MAX` cells; past that, the cells are computed and not kept."""
+
+    def __init__(self, N, alpha: float):
+        self.N, self.alpha, self.base, self.width = N, float(alpha), None, 0
+
+    def nbytes(self) -> int:
+        return 0 if self.base is None else self.pmf.nbytes + self.sf.nbytes + self.known.nbytes
+
+    def _cover(self, lo, hi) -> bool:
+        """Make the block hold ``[lo, hi]`` of every row (arrays of the rows); False if too large."""
+        if self.base is not None and np.all(lo >= self.base) and np.all(hi < self.base + self.width):
+            return True
+        pad = LAZY_SPAN * (int(np.max(hi - lo)) + 1)
+        base = lo - pad if self.base is None else np.minimum(self.base, lo - pad)
+        end = hi + 1 + pad if self.base is None else np.maximum(self.base + self.width, hi + 1 + pad)
+        width = int(np.max(end - base))
+        if self.N.size * width > LAZY_CELLS_MAX:
+            return False
+        arrays = (np.zeros((self.N.size, width)), np.zeros((self.N.size, width)),
+                  np.zeros((self.N.size, width), dtype=bool))
+        if self.base is not None:   # the kept cells, moved to their new columns
+            rows = np.arange(self.N.size)[:, None]
+            cols = (self.base - base)[:, None] + np.arange(self.width)[None, :]
+            for new, old in zip(arrays, (self.pmf, self.sf, self.known), strict=True):
+                new[rows, cols] = old
+        self.pmf, self.sf, self.known = arrays
+        self.base, self.width = base, width
+        return True
+
+    def __call__(self, t):
+        N = self.N
+        if t.ndim != 2 or t.shape[0] != N.size or not np.all(np.isfinite(t)):
+            return _tail_terms(N[:, None], t, self.alpha)
+        ti = t.astype(np.int64)
+        if not self._cover(ti.min(axis=1), ti.max(axis=1)):
+            return _tail_terms(N[:, None], t, self.alpha)
+        flat = ti - self.base[:, None]
+        flat += (np.arange(N.size) * self.width)[:, None]
+        pmf, sf, known = self.pmf.ravel(), self.sf.ravel(), self.known.ravel()
+        miss = ~known[flat]
+        if miss.any():
+            new = np.unique(flat[miss])
+            rows = new // self.width
+            pmf[new], sf[new] = _tail_terms(N[rows], (self.base[rows] + new % self.width).astype(np.float64),
+                                            self.alpha)
+            known[new] = True
+        return pmf[flat], sf[flat]
 
 
 def _weights(N, lo, hi, beta: float, upper: bool):
