@@ -227,3 +227,93 @@ def test_dbscan_js_finds_separated_clusters():
     sizes = np.bincount(lab)
     assert P.partition_agreement(lab[sizes[lab] > 1], data.clusters[sizes[lab] > 1])["ari"] > 0.95
     assert (sizes == 1).sum() < 0.2 * len(lab)
+
+
+def test_adjusted_rand_index_is_sklearns_double():
+    from sklearn.metrics import adjusted_rand_score
+
+    rng = np.random.default_rng(7)
+    cases = [(np.zeros(5, int), np.zeros(5, int)), (np.arange(6), np.arange(6)), (np.arange(6), np.zeros(6, int)),
+             (np.array([3]), np.array([-1])), (np.array([0, 0, 1, 2]), np.array([0, 0, 1, 1])),
+             (np.array([5, 5, 9, 9]), np.array([9, 9, 5, 5]))]
+    for n in (2, 3, 10, 257, 5000):
+        for ka, kb in ((1, 2), (2, 2), (3, 8), (8, 8), (n, 4), (n, n)):
+            a = rng.integers(0, ka, n) * 3 - 7      # non-contiguous, negative labels
+            b = rng.integers(0, kb, n)
+            cases.append((a, b))
+            cases.append((a, np.where(rng.random(n) < 0.1, b, a)))   # mostly agreeing
+    for a, b in cases:
+        want = adjusted_rand_score(a, b)
+        got = P.adjusted_rand_index(a, b)
+        assert type(got) is float and got == want, (a, b, got, want)   # the same double, not close
+    with pytest.raises(ValueError):
+        P.adjusted_rand_index(np.zeros(3), np.zeros(4))
+
+
+def _nearest_core_reference(Xr, C, clab, eps, candidates):
+    """_nearest_core_labels as written before: every row's JS distance to every candidate."""
+    from scipy.special import xlogy
+    from sklearn.neighbors import NearestNeighbors
+
+    def ent(A):
+        return -xlogy(A, A).sum(axis=-1) / np.log(2.0)
+
+    _, cand = NearestNeighbors(n_neighbors=min(candidates, len(C))).fit(np.sqrt(C)).kneighbors(np.sqrt(Xr))
+    jsd = ent(0.5 * (C[cand] + Xr[:, None, :])) - 0.5 * (ent(Xr)[:, None] + ent(C)[cand])
+    Dr = np.sqrt(np.clip(jsd, 0.0, 1.0))
+    j = np.argmin(Dr, axis=1)
+    rows = np.arange(len(Xr))
+    return np.where(Dr[rows, j] <= eps, clab[cand[rows, j]], -1)
+
+
+def test_nearest_core_labels_settles_one_cluster_rows_as_the_full_computation():
+    rng = np.random.default_rng(5)
+    C = rng.dirichlet(np.full(6, 0.5), size=40)
+    Xr = rng.dirichlet(np.full(6, 0.5), size=4000)
+    clab = (rng.random(40) < 0.15).astype(np.int64)   # most rows' candidates in one cluster, some mixed
+    for eps in (0.15, 0.3, 1.0):
+        want = _nearest_core_reference(Xr, C, clab, eps, 8)
+        assert np.array_equal(P._nearest_core_labels(Xr, C, clab, eps, 8), want)
+        assert 0 < (want >= 0).sum() and (eps == 1.0 or (want < 0).any())
+
+
+def _dbscan_js_reference(X, params, seed):
+    """cluster_dbscan_js as written before its rest rows came from a mask (np.setdiff1d), its
+    nearest-core entropies were computed in place and rows whose candidates share one cluster were
+    settled by their first candidate: every row's JS distance to every candidate."""
+    from sklearn.cluster import DBSCAN
+
+    n = X.shape[0]
+    order = P.canonical_order(X)
+    X = X[order]
+    fit_idx = np.sort(np.random.default_rng(seed).choice(n, size=min(n, params.fit_size), replace=False))
+    Xf = X[fit_idx]
+    D = P.js_distance(Xf)
+    kk = min(params.min_samples, len(fit_idx) - 1)
+    eps = max(float(np.quantile(np.partition(D, kk, axis=1)[:, kk], params.quantile)), 1e-12)
+    db = DBSCAN(eps=eps, min_samples=params.min_samples, metric="precomputed").fit(D)
+    lab = np.full(n, -1, dtype=np.int64)
+    lab[fit_idx] = db.labels_
+    core = db.core_sample_indices_
+    rest = np.setdiff1d(np.arange(n), fit_idx)
+    lab[rest] = _nearest_core_reference(X[rest], Xf[core], db.labels_[core], eps, params.candidates)
+    noise = np.flatnonzero(lab < 0)
+    lab[noise] = (lab.max() + 1 if (lab >= 0).any() else 0) + np.arange(len(noise))
+    out = np.empty(n, dtype=np.int64)
+    out[order] = lab
+    return P._relabel(out)
+
+
+def test_dbscan_js_is_the_setdiff_and_new_array_computation():
+    data = dirichlet_mixture(3000, 17, 4, np.random.default_rng(3), kind="overlapping", concentration=50,
+                             views=(20, 80))
+    hbar = P.normalise_counts(data.counts)
+    rng = np.random.default_rng(4)
+    for eps in (0.5, 4.0):
+        X = P.renormalise(P.laplace_copy(hbar, eps, 1.0, rng))
+        params = P.DBSCANParams(fit_size=700, quantile=0.9)
+        assert np.array_equal(P.cluster_dbscan_js(X, params, 11), _dbscan_js_reference(X, params, 11))
+    A = rng.random((50, 8, 17))
+    A[A < 0.3] = 0.0
+    want = P._entropy(A)
+    assert np.array_equal(P._entropy(A.copy(), inplace=True), want)

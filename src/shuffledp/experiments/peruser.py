@@ -290,10 +290,8 @@ def _summarise(x: _EpsRun, row: dict, per_user: dict, est, labels, err_raw):
                median_group_size=float(np.median(sizes[labels])),
                # Laplace LDP's expected raw L1 error at the whole local eps: d * 2c/eps (E|Lap(b)| = b)
                ldp_err_raw_at_eps=2.0 * row["c"] * x.d / eps_f)
-    if data.clusters is not None:  # sklearn (1.5 s of import) only where there is a true partition
-        from sklearn.metrics import adjusted_rand_score
-
-        row["ari_true"] = float(adjusted_rand_score(data.clusters, labels))
+    if data.clusters is not None:  # only where there is a true partition
+        row["ari_true"] = proto.adjusted_rand_index(data.clusters, labels)
     for b in x.amps:
         e = per_user[f"eps_prime_{b}"]
         for qn, q in (("min", 0.0), ("q10", 0.1), ("median", 0.5), ("q90", 0.9), ("max", 1.0)):
