@@ -100,3 +100,25 @@ def test_prepared_data_read_once_per_file_version(tmp_path):
     os.utime(path, ns=(1, 1))         # even with an older modification time
     c, _ = ex._load_prepared_once(str(path))
     assert c[0, 0] == 3
+
+
+@pytest.mark.parametrize("padding", [True, False])
+def test_sepmm_counts_each_level_as_run_mm_on_its_rows(padding):
+    """SepMM counts every level's instance at once: the same draws and estimates as ``run_mm`` on
+    each level's rows in level order (the definition), with and without padding."""
+    from shuffledp.protocols import mm
+
+    sets, levels, d = _data(n=500)
+    if not padding:
+        sets = np.stack([np.random.default_rng(i).choice(d, size=3, replace=False) for i in range(500)])
+    m_levels = [2.5, 0.7, 1.0]
+    a, b = np.random.default_rng(11), np.random.default_rng(11)
+    combined, per = mm.run_sepmm(sets, levels, m_levels, d, a, padding=padding)
+    want = np.asarray([mm.run_mm(sets[levels == k], mk, d, b, padding=padding) for k, mk in enumerate(m_levels)])
+    assert np.array_equal(per, want) and np.array_equal(combined, np.full(3, 1 / 3) @ want)
+    assert a.bit_generator.state == b.bit_generator.state
+    rows, domain = segmented.ps.protocol_sets(sets[levels == 1], d, padding)
+    held = (rows.shape[0], segmented.ps.item_level_counts(rows, np.zeros(rows.shape[0], dtype=np.int64), domain, 1),
+            domain)
+    assert np.array_equal(mm.run_mm(None, 0.7, d, np.random.default_rng(3), padding=padding, held=held),
+                          mm.run_mm(sets[levels == 1], 0.7, d, np.random.default_rng(3), padding=padding))

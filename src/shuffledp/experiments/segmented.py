@@ -47,6 +47,7 @@ from shuffledp.io import write_table
 from shuffledp.mechanisms import poisson_set as ps
 from shuffledp.protocols import mm, segmented, subexp
 from shuffledp.seeding import rng as make_rng
+from shuffledp.seeding import rng_under
 
 OURS = "segmented"
 OURS_PAPER = "segmented_paper"  # ours with Theorem 3 as printed (optimistic), a labelled reference
@@ -384,6 +385,7 @@ def run_job(spec: Mapping, data_path: str, table_path: str | None = None) -> pd.
         w = mm.wsepmm_weights(level_counts(n, shares), levels_eps, d, s, float(spec["delta"]),
                               float(spec["wsepmm_power"]))
     rows_out = []
+    mech_rng = rng_under(seed, "segmented", "mech", protocol, dataset, n, setting)  # then (m index, repetition)
     for r in spec["reps"]:
         idx, with_repl = sample_users(seed, dataset, n, r, sets_all.shape[0])
         sets = sets_all[idx]
@@ -391,7 +393,7 @@ def run_job(spec: Mapping, data_path: str, table_path: str | None = None) -> pd.
         # our protocol's held sets and item-level counts: the same at every m (they draw nothing)
         held = segmented.hold(sets, lv, d, len(levels_eps), padding=pad) if protocol in OURS_ALL else None
         for m_index, m_val, lam in points:
-            g = make_rng(seed, "segmented", "mech", protocol, dataset, n, setting, m_index, r)
+            g = mech_rng(m_index, r)
             row = {"m_index": -1 if m_index is None else m_index, "m": m_val, "rep": r,
                    "messages_per_user": np.nan}
             row.update({f"lambda_{k + 1}": float(x) for k, x in enumerate(lam)})
