@@ -25,7 +25,7 @@ def test_rng_under_gives_the_generators_of_rng():
 
     for prefix, rests in [((), [(), (1,), ("a", 2.0)]),
                           (("segmented", "mech", "segmented", "msnbc", 50000, "S1"),
-                           [(None, 0), (3, 17), (np.int64(20), np.float64(4.0)), ()]),
+                           [(None, 0), (3, 17), (-4, 10**30), (True, 2), (np.int64(20), np.float64(4.0)), ()]),
                           ((2.0, [1, "x"]), [([3, 4.5], "y")])]:
         make = rng_under(5, *prefix)
         for rest in rests:

@@ -32,7 +32,10 @@ def rng_under(base_seed: int, *prefix: object):
     head = json.dumps([int(base_seed), *[_canon(p) for p in prefix]], separators=(",", ":"))[:-1]
 
     def make(*rest: object) -> np.random.Generator:
-        tail = "," + json.dumps([_canon(p) for p in rest], separators=(",", ":"))[1:] if rest else "]"
+        if all(type(p) is int for p in rest):  # JSON writes an int as str() does
+            tail = "".join("," + str(p) for p in rest) + "]"
+        else:
+            tail = "," + json.dumps([_canon(p) for p in rest], separators=(",", ":"))[1:] if rest else "]"
         digest = hashlib.sha256((head + tail).encode("utf-8")).digest()
         return np.random.default_rng(int.from_bytes(digest[:8], "big") >> 1)
 

@@ -46,20 +46,24 @@ SKIP_MIN = 16384  # the smallest n whose permutation skip_permutation counts ins
 # kernel is used only if numba is already loaded
 SKIP_AFTER = 100_000_000
 _asked = [0]
+_LOADED: dict[bool, tuple | None] = {}
 
 
 def _kernels(n: int):
     """The counting kernel when :func:`skip_permutation` should use it for ``n`` (else None)."""
     import sys
 
-    from shuffledp.environment import compiled_kernels
+    from shuffledp.environment import compiled_kernels, numba_enabled
 
     if n < SKIP_MIN:
         return None
     _asked[0] += n
     if _asked[0] < SKIP_AFTER and "numba" not in sys.modules:
         return None
-    return compiled_kernels("shuffledp.mechanisms._shuffle_numba", "count_interval_draws")
+    on = numba_enabled()  # looked up once per value of the switch (an import per call costs what counting saves)
+    if on not in _LOADED:
+        _LOADED[on] = compiled_kernels("shuffledp.mechanisms._shuffle_numba", "count_interval_draws")
+    return _LOADED[on]
 
 
 _SPARE = threading.local()
