@@ -421,7 +421,7 @@ def _rep_rows(st: dict, r: int, sets: np.ndarray, with_repl: bool) -> list[dict]
     """The rows of repetition ``r`` of one panel (:func:`_panel`), one per grid point, on the
     repetition's users ``sets``."""
     spec, protocol, n = st["spec"], st["protocol"], st["n"]
-    lv = assign_levels(st["seed"], st["dataset"], n, st["setting"], r, st["shares"]) if st["shares"] is not None else None
+    lv = None if st["shares"] is None else assign_levels(st["seed"], st["dataset"], n, st["setting"], r, st["shares"])
     # our protocol's held sets and item-level counts: the same at every m (they draw nothing)
     held = segmented.hold(sets, lv, st["d"], len(st["levels_eps"]), padding=st["pad"]) if protocol in OURS_ALL else None
     out = []
