@@ -122,3 +122,33 @@ def test_sepmm_counts_each_level_as_run_mm_on_its_rows(padding):
             domain)
     assert np.array_equal(mm.run_mm(None, 0.7, d, np.random.default_rng(3), padding=padding, held=held),
                           mm.run_mm(sets[levels == 1], 0.7, d, np.random.default_rng(3), padding=padding))
+
+
+def _complement_by_comparison(padded, big, k, rng):
+    """The rejection sampler of ``subset_exp._complement_sample`` (small ``k``) written out: a draw
+    is rejected while it equals an item of the row's set or of an earlier slot."""
+    n = padded.shape[0]
+    out = np.empty((n, k), dtype=np.int64)
+    for j in range(k):
+        todo = np.arange(n)
+        while todo.size:
+            cand = rng.integers(0, big, size=todo.size)
+            bad = (padded[todo] == cand[:, None]).any(axis=1) | (out[todo, :j] == cand[:, None]).any(axis=1)
+            out[todo[~bad], j] = cand[~bad]
+            todo = todo[bad]
+    return out
+
+
+@pytest.mark.parametrize("d, s", [(5, 3), (17, 4), (128, 8)])
+def test_complement_sample_rejects_as_the_comparisons(d, s):
+    from shuffledp.mechanisms import subset_exp as se
+
+    rng = np.random.default_rng(d)
+    for k in range(1, max(d // 4, 1) + 1):  # k <= (d + s - s) // 4: the rejection sampler runs
+        sets = np.stack([rng.choice(d, size=s, replace=False) for _ in range(700)])
+        sets[rng.random(sets.shape) < 0.3] = -1
+        padded = se.pad_sets(sets, d)
+        a, b = np.random.default_rng(k), np.random.default_rng(k)
+        got = se._complement_sample(padded, d + s, k, a)
+        assert np.array_equal(got, _complement_by_comparison(padded, d + s, k, b))
+        assert a.bit_generator.state == b.bit_generator.state
