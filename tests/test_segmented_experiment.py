@@ -245,3 +245,29 @@ def test_paper_calibrated_baselines_are_jobs_of_their_own_and_leave_the_others_u
     bad["segmented"]["baseline_accounting"] = ["paper"]
     with pytest.raises(ConfigError, match="segmented.baseline_accounting"):
         STAGE.check(bad)
+
+
+def test_panels_run_together_give_each_panel_alone(prepared, tmp_path):
+    """run_panels (the repetitions outermost, one user sample per (dataset, n) and repetition
+    shared by its settings) gives every panel the frame run_job gives it alone."""
+    out, _ = prepared
+    grid = [0.3, 3.0]
+    acct = pd.DataFrame([dict(m=m, eps=e, level=k + 1, **{"lambda": 0.2 + 0.2 * k}, mse_bound=1.0, padding=4)
+                         for m in grid for k, e in enumerate([0.5, 1, 2])])
+    acct.to_parquet(tmp_path / "acct.parquet")
+    table = str(tmp_path / "acct.parquet")
+    ours = dict(protocol="segmented", dataset="msnbc", seed=5, levels=[0.5, 1, 2], level_histogram="exact",
+                sampler="counts", accountant="sound", reps=[2, 0, 1])
+    specs = [dict(ours, n=n, setting=st, shares=sh) for n in (300, 700)
+             for st, sh in (("S1", [0.25, 0.5, 0.25]), ("S3", [0.25, 0.25, 0.5]))]
+    specs.append(dict(ours, n=300, setting="S2", shares=[0.5, 0.25, 0.25], reps=[1, 3]))
+    together = ex.run_panels([(sp, str(out), table) for sp in specs])
+    for sp, got in zip(specs, together, strict=True):
+        pd.testing.assert_frame_equal(got, ex.run_job(sp, str(out), table))
+    assert not together[0]["error"].equals(together[1]["error"])   # other settings: other levels and draws
+    sepmm = dict(protocol="sepmm", dataset="msnbc", n=300, setting="S1", seed=5, levels=[0.5, 1, 2],
+                 shares=[0.25, 0.5, 0.25], reps=[0, 1])
+    prm = pd.DataFrame([dict(baseline="sepmm", setting="S1", level=k + 1, m=1.0 + k, padding=4) for k in range(3)])
+    prm.to_parquet(tmp_path / "prm.parquet")
+    both = ex.run_panels([(specs[0], str(out), table), (sepmm, str(out), str(tmp_path / "prm.parquet"))])
+    pd.testing.assert_frame_equal(both[1], ex.run_job(sepmm, str(out), str(tmp_path / "prm.parquet")))

@@ -100,3 +100,55 @@ def test_prepared_data_read_once_per_file_version(tmp_path):
     os.utime(path, ns=(1, 1))         # even with an older modification time
     c, _ = ex._load_prepared_once(str(path))
     assert c[0, 0] == 3
+
+
+@pytest.mark.parametrize("padding", [True, False])
+def test_sepmm_counts_each_level_as_run_mm_on_its_rows(padding):
+    """SepMM counts every level's instance at once: the same draws and estimates as ``run_mm`` on
+    each level's rows in level order (the definition), with and without padding."""
+    from shuffledp.protocols import mm
+
+    sets, levels, d = _data(n=500)
+    if not padding:
+        sets = np.stack([np.random.default_rng(i).choice(d, size=3, replace=False) for i in range(500)])
+    m_levels = [2.5, 0.7, 1.0]
+    a, b = np.random.default_rng(11), np.random.default_rng(11)
+    combined, per = mm.run_sepmm(sets, levels, m_levels, d, a, padding=padding)
+    want = np.asarray([mm.run_mm(sets[levels == k], mk, d, b, padding=padding) for k, mk in enumerate(m_levels)])
+    assert np.array_equal(per, want) and np.array_equal(combined, np.full(3, 1 / 3) @ want)
+    assert a.bit_generator.state == b.bit_generator.state
+    rows, domain = segmented.ps.protocol_sets(sets[levels == 1], d, padding)
+    held = (rows.shape[0], segmented.ps.item_level_counts(rows, np.zeros(rows.shape[0], dtype=np.int64), domain, 1),
+            domain)
+    assert np.array_equal(mm.run_mm(None, 0.7, d, np.random.default_rng(3), padding=padding, held=held),
+                          mm.run_mm(sets[levels == 1], 0.7, d, np.random.default_rng(3), padding=padding))
+
+
+def _complement_by_comparison(padded, big, k, rng):
+    """The rejection sampler of ``subset_exp._complement_sample`` (small ``k``) written out: a draw
+    is rejected while it equals an item of the row's set or of an earlier slot."""
+    n = padded.shape[0]
+    out = np.empty((n, k), dtype=np.int64)
+    for j in range(k):
+        todo = np.arange(n)
+        while todo.size:
+            cand = rng.integers(0, big, size=todo.size)
+            bad = (padded[todo] == cand[:, None]).any(axis=1) | (out[todo, :j] == cand[:, None]).any(axis=1)
+            out[todo[~bad], j] = cand[~bad]
+            todo = todo[bad]
+    return out
+
+
+@pytest.mark.parametrize("d, s", [(5, 3), (17, 4), (128, 8)])
+def test_complement_sample_rejects_as_the_comparisons(d, s):
+    from shuffledp.mechanisms import subset_exp as se
+
+    rng = np.random.default_rng(d)
+    for k in range(1, max(d // 4, 1) + 1):  # k <= (d + s - s) // 4: the rejection sampler runs
+        sets = np.stack([rng.choice(d, size=s, replace=False) for _ in range(700)])
+        sets[rng.random(sets.shape) < 0.3] = -1
+        padded = se.pad_sets(sets, d)
+        a, b = np.random.default_rng(k), np.random.default_rng(k)
+        got = se._complement_sample(padded, d + s, k, a)
+        assert np.array_equal(got, _complement_by_comparison(padded, d + s, k, b))
+        assert a.bit_generator.state == b.bit_generator.state

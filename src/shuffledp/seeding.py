@@ -25,6 +25,23 @@ def rng(base_seed: int, *parts: object) -> np.random.Generator:
     return np.random.default_rng(derive_seed(base_seed, *parts))
 
 
+def rng_under(base_seed: int, *prefix: object):
+    """``rng(base_seed, *prefix, *rest)`` as a function of ``rest``: the same generators (the same
+    seeds, tests/test_seeding.py), with the prefix's JSON encoded once instead of at every call
+    (a run job derives one generator per grid point and repetition under the same prefix)."""
+    head = json.dumps([int(base_seed), *[_canon(p) for p in prefix]], separators=(",", ":"))[:-1]
+
+    def make(*rest: object) -> np.random.Generator:
+        if all(type(p) is int for p in rest):  # JSON writes an int as str() does
+            tail = "".join("," + str(p) for p in rest) + "]"
+        else:
+            tail = "," + json.dumps([_canon(p) for p in rest], separators=(",", ":"))[1:] if rest else "]"
+        digest = hashlib.sha256((head + tail).encode("utf-8")).digest()
+        return np.random.default_rng(int.from_bytes(digest[:8], "big") >> 1)
+
+    return make
+
+
 def _canon(p: object) -> object:
     if isinstance(p, float) and p.is_integer():
         return int(p)

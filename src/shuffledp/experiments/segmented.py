@@ -47,6 +47,7 @@ from shuffledp.io import write_table
 from shuffledp.mechanisms import poisson_set as ps
 from shuffledp.protocols import mm, segmented, subexp
 from shuffledp.seeding import rng as make_rng
+from shuffledp.seeding import rng_under
 
 OURS = "segmented"
 OURS_PAPER = "segmented_paper"  # ours with Theorem 3 as printed (optimistic), a labelled reference
@@ -366,6 +367,32 @@ def run_job(spec: Mapping, data_path: str, table_path: str | None = None) -> pd.
     accountant, level_histogram, sampler, [epsilon_p] (ours); delta, wsepmm_power (wsepmm);
     subexp_local_eps (subexp_local). Seeds depend on (seed, protocol, dataset, n, setting, m index,
     repetition), never on the batching."""
+    return run_panels([(spec, data_path, table_path)])[0]
+
+
+def run_panels(panels: list[tuple[Mapping, str, str | None]]) -> list[pd.DataFrame]:
+    """:func:`run_job` of each ``(spec, data_path, table_path)``, the repetitions outermost: the
+    panels of one (seed, dataset, n, data) -- one job's settings -- share each repetition's user
+    sample (it depends on nothing else, :func:`sample_users`), drawn and gathered once; every other
+    draw comes from the panel's own generators, so each frame is the one :func:`run_job` gives."""
+    states = [_panel(*p) for p in panels]
+    rows: list[list[dict]] = [[] for _ in states]
+    for r in dict.fromkeys(r for st in states for r in st["reps"]):
+        users: dict[tuple, tuple[np.ndarray, bool]] = {}
+        for st, out in zip(states, rows, strict=True):
+            key = (st["seed"], st["dataset"], st["n"], id(st["sets_all"]))
+            for _ in range(st["reps"].count(r)):
+                if key not in users:
+                    idx, with_repl = sample_users(st["seed"], st["dataset"], st["n"], r, st["sets_all"].shape[0])
+                    sets = st["sets_all"][idx]
+                    sets.flags.writeable = False  # shared by the panels
+                    users[key] = sets, with_repl
+                out.extend(_rep_rows(st, r, *users[key]))
+    return [_job_frame(out, st["spec"], st["extra"], st["lead"]) for st, out in zip(states, rows, strict=True)]
+
+
+def _panel(spec: Mapping, data_path: str, table_path: str | None) -> dict:
+    """What one panel's repetitions read: its data, parameters and generators (checked here)."""
     protocol = spec["protocol"]
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol: {protocol!r} must be one of {PROTOCOLS}")
@@ -373,34 +400,41 @@ def run_job(spec: Mapping, data_path: str, table_path: str | None = None) -> pd.
     d, s = int(meta["d"]), int(meta["s"])
     if "padding" not in meta:
         raise ValueError(f"{data_path}: no padding record (prepared before padding was sent): rebuild it")
-    pad = bool(meta["padding"])
-    truth = np.asarray(meta["truth"])
     n, seed, dataset, setting = int(spec["n"]), int(spec["seed"]), spec["dataset"], spec["setting"]
     levels_eps = [float(e) for e in spec.get("levels", [])]
-    shares = spec.get("shares")
     points, extra, m_levels = _job_params(spec, protocol, table_path, levels_eps, d, s, int(meta["padding"]))
     w = None
     if base_protocol(protocol) == "wsepmm":
-        w = mm.wsepmm_weights(level_counts(n, shares), levels_eps, d, s, float(spec["delta"]),
+        w = mm.wsepmm_weights(level_counts(n, spec.get("shares")), levels_eps, d, s, float(spec["delta"]),
                               float(spec["wsepmm_power"]))
-    rows_out = []
-    for r in spec["reps"]:
-        idx, with_repl = sample_users(seed, dataset, n, r, sets_all.shape[0])
-        sets = sets_all[idx]
-        lv = assign_levels(seed, dataset, n, setting, r, shares) if shares is not None else None
-        # our protocol's held sets and item-level counts: the same at every m (they draw nothing)
-        held = segmented.hold(sets, lv, d, len(levels_eps), padding=pad) if protocol in OURS_ALL else None
-        for m_index, m_val, lam in points:
-            g = make_rng(seed, "segmented", "mech", protocol, dataset, n, setting, m_index, r)
-            row = {"m_index": -1 if m_index is None else m_index, "m": m_val, "rep": r,
-                   "messages_per_user": np.nan}
-            row.update({f"lambda_{k + 1}": float(x) for k, x in enumerate(lam)})
-            est = _estimate(spec, protocol, sets, lv, lam, m_val, d, s, g, extra, m_levels, w, row, n, pad, held)
-            row["error"] = float(np.sum((est - truth) ** 2))
-            row["with_replacement"] = with_repl
-            rows_out.append(row)
-    return _job_frame(rows_out, spec, extra, (("protocol", protocol), ("dataset", dataset), ("n", n), ("d", d),
-                                              ("s", s), ("setting", setting)))
+    return {"spec": spec, "protocol": protocol, "sets_all": sets_all, "d": d, "s": s, "pad": bool(meta["padding"]),
+            "truth": np.asarray(meta["truth"]), "n": n, "seed": seed, "dataset": dataset, "setting": setting,
+            "levels_eps": levels_eps, "shares": spec.get("shares"), "points": points, "extra": extra,
+            "m_levels": m_levels, "w": w, "reps": list(spec["reps"]),
+            # one generator per (m index, repetition) under the panel's prefix
+            "mech_rng": rng_under(seed, "segmented", "mech", protocol, dataset, n, setting),
+            "lead": (("protocol", protocol), ("dataset", dataset), ("n", n), ("d", d), ("s", s),
+                     ("setting", setting))}
+
+
+def _rep_rows(st: dict, r: int, sets: np.ndarray, with_repl: bool) -> list[dict]:
+    """The rows of repetition ``r`` of one panel (:func:`_panel`), one per grid point, on the
+    repetition's users ``sets``."""
+    spec, protocol, n = st["spec"], st["protocol"], st["n"]
+    lv = None if st["shares"] is None else assign_levels(st["seed"], st["dataset"], n, st["setting"], r, st["shares"])
+    # our protocol's held sets and item-level counts: the same at every m (they draw nothing)
+    held = segmented.hold(sets, lv, st["d"], len(st["levels_eps"]), padding=st["pad"]) if protocol in OURS_ALL else None
+    out = []
+    for m_index, m_val, lam in st["points"]:
+        g = st["mech_rng"](m_index, r)
+        row = {"m_index": -1 if m_index is None else m_index, "m": m_val, "rep": r, "messages_per_user": np.nan}
+        row.update({f"lambda_{k + 1}": float(x) for k, x in enumerate(lam)})
+        est = _estimate(spec, protocol, sets, lv, lam, m_val, st["d"], st["s"], g, st["extra"], st["m_levels"],
+                        st["w"], row, n, st["pad"], held)
+        row["error"] = float(np.sum((est - st["truth"]) ** 2))
+        row["with_replacement"] = with_repl
+        out.append(row)
+    return out
 
 
 def _job_frame(rows_out: list[dict], spec: Mapping, extra: dict, lead) -> pd.DataFrame:

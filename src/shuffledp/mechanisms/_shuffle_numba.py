@@ -20,8 +20,9 @@ import numpy as np
 def count_interval_draws(stream, i):
     """Consume the 32-bit draws ``stream`` for the rejection steps ``i, i-1, ..., 1``: returns
     ``(i left, draws used)`` (``i left`` is 0 when done; else the step whose draw ran out).
-    Branch-free: a draw is accepted when its masked value is at most ``i`` (then ``i`` moves down
-    and the mask halves once ``i`` fits in the lower half)."""
+    A draw is accepted when its masked value is at most ``i`` (then ``i`` moves down); the mask
+    halves once ``i`` fits in its lower half, so the steps run in stretches of one mask each (the
+    inner loop carries only ``i``)."""
     if i <= 0:
         return np.int64(0), np.int64(0)
     mask = np.uint32(i)
@@ -34,8 +35,10 @@ def count_interval_draws(stream, i):
     pos = 0
     size = stream.size
     while bound > 0 and pos < size:
-        accept = np.uint32((stream[pos] & mask) <= bound)
-        bound -= accept
-        mask >>= np.uint32(bound <= (mask >> np.uint32(1)))
-        pos += 1
+        low = mask >> np.uint32(1)
+        while bound > low and pos < size:
+            bound -= np.uint32((stream[pos] & mask) <= bound)
+            pos += 1
+        if bound <= low:
+            mask = low
     return np.int64(bound), np.int64(pos)

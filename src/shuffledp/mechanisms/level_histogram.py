@@ -14,6 +14,7 @@ estimator's denominator stays unbiased as Section 5 of the paper asks).
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 
@@ -45,20 +46,36 @@ SKIP_MIN = 16384  # the smallest n whose permutation skip_permutation counts ins
 # kernel is used only if numba is already loaded
 SKIP_AFTER = 100_000_000
 _asked = [0]
+_LOADED: dict[bool, tuple | None] = {}
 
 
 def _kernels(n: int):
     """The counting kernel when :func:`skip_permutation` should use it for ``n`` (else None)."""
     import sys
 
-    from shuffledp.environment import compiled_kernels
+    from shuffledp.environment import compiled_kernels, numba_enabled
 
     if n < SKIP_MIN:
         return None
     _asked[0] += n
     if _asked[0] < SKIP_AFTER and "numba" not in sys.modules:
         return None
-    return compiled_kernels("shuffledp.mechanisms._shuffle_numba", "count_interval_draws")
+    on = numba_enabled()  # looked up once per value of the switch (an import per call costs what counting saves)
+    if on not in _LOADED:
+        _LOADED[on] = compiled_kernels("shuffledp.mechanisms._shuffle_numba", "count_interval_draws")
+    return _LOADED[on]
+
+
+_SPARE = threading.local()
+
+
+def _spare() -> np.random.PCG64:
+    """This thread's PCG64 that :func:`skip_permutation` copies a generator's state into (made
+    once: a new PCG64 seeds itself from the OS's entropy, which costs what the copy saves)."""
+    spare = getattr(_SPARE, "bit_generator", None)
+    if spare is None:
+        spare = _SPARE.bit_generator = np.random.PCG64(0)
+    return spare
 
 
 def skip_permutation(rng: np.random.Generator, n: int) -> None:
@@ -83,7 +100,7 @@ def skip_permutation(rng: np.random.Generator, n: int) -> None:
     i, halves, last_high = n - 1, 0, int(state["uinteger"])
     if state["has_uint32"]:
         i, _ = count(np.array([state["uinteger"]], dtype=np.uint32), i)
-    copy = np.random.PCG64()
+    copy = _spare()
     copy.state = state
     while i > 0:
         block = copy.random_raw((3 * i) // 4 + 64)
@@ -96,9 +113,17 @@ def skip_permutation(rng: np.random.Generator, n: int) -> None:
     bg.state = state
 
 
+def level_counts(levels: np.ndarray, n_levels: int) -> np.ndarray:
+    """The exact histogram ``n_1..n_K`` of the users' ``levels`` (what the exact mode reports)."""
+    return np.bincount(np.asarray(levels), minlength=int(n_levels))
+
+
 def level_histogram(levels: np.ndarray, n_levels: int, rng: np.random.Generator, *,
-                    mode: str = "exact", epsilon_p: float | None = None) -> np.ndarray:
-    """``n_hat`` (float array of length K) as the server obtains it in Step 1."""
+                    mode: str = "exact", epsilon_p: float | None = None,
+                    counts: np.ndarray | None = None) -> np.ndarray:
+    """``n_hat`` (float array of length K) as the server obtains it in Step 1. ``counts``: the
+    :func:`level_counts` of these ``levels``, computed beforehand (exact mode; the same draws and
+    histogram as without it)."""
     k = int(n_levels)
     if mode == "exact":
         # the counts of the shuffled messages are those of the levels (a permutation moves no count),
@@ -106,7 +131,7 @@ def level_histogram(levels: np.ndarray, n_levels: int, rng: np.random.Generator,
         # np.bincount(level_messages_exact(levels, rng)) without gathering n messages
         levels = np.asarray(levels)
         skip_permutation(rng, levels.size)
-        return np.bincount(levels, minlength=k).astype(float)
+        return (level_counts(levels, k) if counts is None else counts).astype(float)
     if mode == "grr":
         if epsilon_p is None:
             raise ValueError("epsilon_p: required when mode is 'grr'")

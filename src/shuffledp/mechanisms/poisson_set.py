@@ -47,7 +47,8 @@ def blanket_trials(m: float) -> tuple[int, float]:
 
 def _check_lambdas(lambdas) -> np.ndarray:
     lam = np.asarray(lambdas, dtype=float)
-    if lam.ndim != 1 or np.any(~np.isfinite(lam)) or np.any(lam < 0) or np.any(lam > 1):
+    # 0 <= x <= 1 fails for NaN and infinities: finite rates in [0, 1] (K values, checked in Python)
+    if lam.ndim != 1 or not all(0.0 <= x <= 1.0 for x in lam.tolist()):
         raise ValueError(f"lambdas: {lambdas!r} must be rates in [0, 1]")
     return lam
 
@@ -83,10 +84,12 @@ def protocol_sets(sets: np.ndarray, d: int, padding: bool = True) -> tuple[np.nd
 
 
 def _check_items(sets: np.ndarray, d: int) -> None:
-    if np.any(sets < 0):
+    if not sets.size:
+        return
+    if sets.min() < 0:
         raise ValueError("sets: padding entries (< 0) must be padded first (pad_sets / protocol_sets): a padding "
                          "item that is never sent reveals the set size through the message count")
-    if np.any(sets >= d):
+    if sets.max() >= d:
         raise ValueError(f"sets: items must lie in 0..{d - 1}")
 
 
@@ -96,9 +99,8 @@ def item_level_counts(sets: np.ndarray, levels: np.ndarray, d: int, n_levels: in
     sets = np.asarray(sets)
     levels = np.asarray(levels)
     _check_items(sets, d)
-    rows = np.broadcast_to(levels[:, None], sets.shape)
-    flat = sets.astype(np.int64).ravel() * n_levels + rows.astype(np.int64).ravel()
-    return np.bincount(flat, minlength=d * n_levels).reshape(d, n_levels)
+    flat = sets.astype(np.int64) * n_levels + levels.astype(np.int64)[:, None]  # (n, s): item j, level k -> j K + k
+    return np.bincount(flat.ravel(), minlength=d * n_levels).reshape(d, n_levels)
 
 
 def sample_counts(

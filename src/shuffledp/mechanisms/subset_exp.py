@@ -43,7 +43,7 @@ def _check(d: int, s: int, eps: float) -> None:
 
 
 def subset_exp_rates(d: int, s: int, eps: float, k: int) -> SubsetExpRates:
-    from scipy.special import comb
+    from math import comb  # exact integers (every argument here is >= 0), without scipy's import
 
     _check(d, s, eps)
     big = d + s
@@ -51,10 +51,10 @@ def subset_exp_rates(d: int, s: int, eps: float, k: int) -> SubsetExpRates:
         raise ValueError(f"k: {k!r} must be in 1..{big - 1}")
     k = int(k)
     e = math.exp(eps)
-    n_non = comb(d, k, exact=True)
-    n_all = comb(big, k, exact=True)
-    with_j = comb(big - 1, k - 1, exact=True)
-    with_j_non = comb(d - 1, k - 1, exact=True)
+    n_non = comb(d, k)
+    n_all = comb(big, k)
+    with_j = comb(big - 1, k - 1)
+    with_j_non = comb(d - 1, k - 1)
     try:
         omega = n_non + (n_all - n_non) * e
         t = with_j * e / omega
@@ -102,11 +102,11 @@ def expected_mse(r: SubsetExpRates, n: int, mean_items: float | None = None) -> 
 
 def intersection_pmf(r: SubsetExpRates) -> np.ndarray:
     """``P(|z & x| = i)`` for ``i = 0..min(k, s)``."""
-    from scipy.special import comb
+    from math import comb  # 0 <= i <= min(k, s): every argument is >= 0
 
     e = math.exp(r.eps)
     i = np.arange(min(r.k, r.s) + 1)
-    w = np.array([comb(r.s, ii, exact=True) * comb(r.d, r.k - ii, exact=True) for ii in i], dtype=float)
+    w = np.array([comb(r.s, int(ii)) * comb(r.d, r.k - int(ii)) for ii in i], dtype=float)
     w[1:] *= e
     return w / w.sum()
 
@@ -157,14 +157,17 @@ def _complement_sample(padded: np.ndarray, big: int, k: int, rng: np.random.Gene
         np.put_along_axis(keys, padded, np.inf, axis=1)
         return np.argsort(keys, axis=1)[:, :k]
     out = np.empty((n, k), dtype=np.int64)
+    # taken[row, item]: the item is in the row's set or an earlier slot (a draw of it is rejected)
+    taken = np.zeros((n, big), dtype=bool)
+    taken[np.arange(n)[:, None], padded] = True
     for j in range(k):
         todo = np.arange(n)
         while todo.size:
             cand = rng.integers(0, big, size=todo.size)
-            bad = (padded[todo] == cand[:, None]).any(axis=1)
-            if j:
-                bad |= (out[todo, :j] == cand[:, None]).any(axis=1)
-            out[todo[~bad], j] = cand[~bad]
+            bad = taken[todo, cand]
+            ok_rows, ok_items = todo[~bad], cand[~bad]
+            out[ok_rows, j] = ok_items
+            taken[ok_rows, ok_items] = True
             todo = todo[bad]
     return out
 

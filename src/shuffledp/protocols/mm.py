@@ -32,11 +32,20 @@ import numpy as np
 from shuffledp.mechanisms import poisson_set as ps
 
 
-def run_mm(sets: np.ndarray, m: float, d: int, rng: np.random.Generator, *, padding: bool = True) -> np.ndarray:
-    """One balls-into-bins instance over all rows of ``sets``; estimates of items ``0..d-1``."""
-    held, domain = ps.protocol_sets(sets, d, padding)
-    n = held.shape[0]
-    cjk = ps.item_level_counts(held, np.zeros(n, dtype=np.int64), domain, 1)
+def run_mm(sets: np.ndarray | None, m: float, d: int, rng: np.random.Generator, *, padding: bool = True,
+           held: tuple[int, np.ndarray, int] | None = None) -> np.ndarray:
+    """One balls-into-bins instance over all rows of ``sets``; estimates of items ``0..d-1``.
+
+    ``held``: ``(users, item counts, domain)`` of these rows as this function counts them (the
+    ``(domain, 1)`` counts of their :func:`~shuffledp.mechanisms.poisson_set.protocol_sets`),
+    computed beforehand: SepMM counts every level's instance at once (:func:`run_sepmm`); ``sets``
+    is then not read. The same draws and estimate either way."""
+    if held is None:
+        rows, domain = ps.protocol_sets(sets, d, padding)
+        n = rows.shape[0]
+        cjk = ps.item_level_counts(rows, np.zeros(n, dtype=np.int64), domain, 1)
+    else:
+        n, cjk, domain = held
     counts = ps.sample_counts(cjk, [1.0], n, m, domain, rng)
     return ((counts - n * float(m) / domain) / n)[:d]
 
@@ -58,9 +67,19 @@ def run_sepmm(sets: np.ndarray, levels: np.ndarray, m_levels, d: int, rng: np.ra
     ``weights=None`` averages (SepMM); otherwise the given weights (Weighted SepMM).
     """
     levels = np.asarray(levels)
+    n_levels = len(m_levels)
     per = []
-    for k, mk in enumerate(m_levels):
-        per.append(run_mm(np.asarray(sets)[levels == k], mk, d, rng, padding=padding))
+    if levels.size and (levels.min() < 0 or levels.max() >= n_levels):  # users outside every instance
+        for k, mk in enumerate(m_levels):
+            per.append(run_mm(np.asarray(sets)[levels == k], mk, d, rng, padding=padding))
+    else:
+        # level k's instance counts column k of the item-level counts: what run_mm counts on that
+        # level's rows (each instance draws as run_mm on them, in level order)
+        rows, domain = ps.protocol_sets(sets, d, padding)
+        cjk = ps.item_level_counts(rows, levels, domain, n_levels)
+        sizes = np.bincount(levels, minlength=n_levels)
+        for k, mk in enumerate(m_levels):
+            per.append(run_mm(None, mk, d, rng, padding=padding, held=(int(sizes[k]), cjk[:, k:k + 1], domain)))
     per = np.asarray(per)
     w = np.full(len(per), 1.0 / len(per)) if weights is None else np.asarray(weights, dtype=float)
     return w @ per, per

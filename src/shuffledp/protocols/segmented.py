@@ -63,6 +63,7 @@ class Held:
     domain: int
     n_levels: int
     item_level: np.ndarray
+    level_counts: np.ndarray  # n_1..n_K of ``levels`` (the exact level histogram)
 
 
 def hold(sets: np.ndarray, levels: np.ndarray, d: int, n_levels: int, *, padding: bool = True) -> Held:
@@ -71,7 +72,7 @@ def hold(sets: np.ndarray, levels: np.ndarray, d: int, n_levels: int, *, padding
     sets, levels = np.asarray(sets), np.asarray(levels)
     held, domain = ps.protocol_sets(sets, d, padding)
     return Held(sets, held, levels, int(d), domain, int(n_levels),
-                ps.item_level_counts(held, levels, domain, int(n_levels)))
+                ps.item_level_counts(held, levels, domain, int(n_levels)), lh.level_counts(levels, n_levels))
 
 
 def run_segmented(sets: np.ndarray, levels: np.ndarray, lambdas, m: float, d: int,
@@ -96,7 +97,8 @@ def run_segmented(sets: np.ndarray, levels: np.ndarray, lambdas, m: float, d: in
     elif (held.source is not np.asarray(sets) or held.levels is not levels or held.n_levels != n_levels
           or held.d != int(d) or held.domain != int(d) + (held.sets.shape[1] if padding else 0)):
         raise ValueError("held: computed for other sets, levels, d or padding (hold() these arrays)")
-    n_hat = lh.level_histogram(levels, n_levels, rng, mode=level_mode, epsilon_p=epsilon_p)
+    n_hat = lh.level_histogram(levels, n_levels, rng, mode=level_mode, epsilon_p=epsilon_p,
+                               counts=held.level_counts)
     domain = held.domain
     if sampler == "counts":
         counts = ps.sample_counts(held.item_level, lam, n, m, domain, rng)

@@ -407,12 +407,11 @@ def _run(spec, inputs, outputs) -> None:
             if p[name] >= len(inputs[name]):
                 raise UsageError(f"--spec: points[{i}].{name} must index the job's {name} inputs "
                                  f"(0 to {len(inputs[name]) - 1}; got {p[name]!r})")
-    frames = []
-    for p in points:
-        sub = {k: v for k, v in p.items() if k not in ("data", "table")}
-        df = ex.run_job(dict(sub, protocol=spec["protocol"], reps=spec["reps"], seed=spec["seed"]),
-                        inputs["data"][p["data"]], inputs["table"][p["table"]])
-        frames.append(df)
+    # the panels run together, repetition by repetition: those of one (dataset, n) share its users
+    frames = ex.run_panels([({k: v for k, v in p.items() if k not in ("data", "table")}
+                             | {"protocol": spec["protocol"], "reps": spec["reps"], "seed": spec["seed"]},
+                             inputs["data"][p["data"]], inputs["table"][p["table"]]) for p in points])
+    for p, df in zip(points, frames, strict=True):
         print(f"{spec['protocol']} {p['dataset']} n={p['n']} {p['setting']}: {len(df)} rows "
               f"({len(spec['reps'])} repetitions), mean error {df['error'].mean():.4g}")
     write_table(pd.concat(frames, ignore_index=True), outputs["table"])
