@@ -431,3 +431,36 @@ def test_cli_blanket_errors_are_one_line(capsys, argv, flag):
     code, out, err = run_cli(capsys, *argv)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and flag in err
+
+
+def _printed_scan_reference(eps_c, delta_c, n, d, g, eps_local_max=30.0, rtol=1e-7):
+    """max_eps_local_mhm_printed as it was before its scan skipped points: every grid point's full sum."""
+    from shuffledp.accountants.numerics.hockey_stick import bisect_switch
+
+    def ok(e0):
+        return B.delta_mhm_printed(e0, n, eps_c, d=d, g=g) <= delta_c
+
+    if ok(eps_local_max):
+        return eps_local_max
+    grid = np.arange(eps_local_max, eps_c, -0.1)
+    for hi, lo in zip(grid[:-1], grid[1:], strict=True):
+        if ok(float(lo)):
+            return bisect_switch(ok, float(lo), float(hi), rtol)[0]
+    return eps_c
+
+
+@pytest.mark.parametrize(("n", "d", "g", "eps_c"), [(20000, 9, 40, 0.4), (5000, 3, 7, 1.0), (20000, 12, 500, 0.1)])
+def test_printed_scan_skips_only_points_that_fail(n, d, g, eps_c):
+    """The lower bound that lets the printed accountant's grid scan skip points (``_printed_surely_above``)
+    is never above the threshold where the full sum passes, on a fine grid through the passing point
+    (both sides of it, the early exits included), and decides most of the points well above it; the
+    scan returns the very double of the scan that evaluates every point."""
+    delta_c = 1.0 / n
+    got = B.max_eps_local_mhm_printed(eps_c, delta_c, n, d=d, g=g)
+    assert got.hex() == _printed_scan_reference(eps_c, delta_c, n, d, g).hex()
+    e0s = np.concatenate([np.linspace(eps_c, 30.0, 120), got + np.linspace(-0.05, 0.05, 41)])
+    above = B._printed_surely_above(e0s, n, eps_c, delta_c, d, g)
+    full = np.array([B.delta_mhm_printed(float(e), n, eps_c, d=d, g=g) for e in e0s])
+    assert not np.any(above & (full <= delta_c))
+    far = (full > 2 * delta_c) & (full < 1.0)  # delta = 1: the early exit of c <= 0, not bounded
+    assert above[far].mean() > 0.9

@@ -37,6 +37,23 @@ def test_cp_lower_is_the_mirror_of_cp_upper():
     assert cp_lower(np.array([0]), 10, 0.01)[0] == 0.0
 
 
+def test_cp_upper_gives_the_beta_quantiles_of_scipy_stats():
+    """The Clopper-Pearson bounds (``scipy.special.betaincinv``) are ``scipy.stats.beta.ppf``'s doubles bit
+    for bit, at the audits' trial counts and levels (every count near both ends, random ones between),
+    and 1 at ``x = m``, as they were when ``cp_upper`` called ``scipy.stats``."""
+    from scipy.stats import beta
+
+    rng = np.random.default_rng(7)
+    for m in (1, 2, 10, 1000, 5000, 150_000, 300_000):
+        x = np.unique(np.concatenate([np.arange(min(m, 300)), m - 1 - np.arange(min(m, 300)),
+                                      rng.integers(0, m, 2000)])).astype(float)
+        for a in (0.025, 0.0125, 0.005, 0.0025, 1e-6):
+            got = cp_upper(np.append(x, m), m, a)
+            want = beta.ppf(1 - a, x + 1, m - x)
+            assert np.array_equal(got[:-1].view(np.int64), want.view(np.int64)), (m, a)
+            assert got[-1] == 1.0
+
+
 @pytest.mark.parametrize("k", [2, 3])
 @pytest.mark.parametrize("eps", [0.5, 1.0, 2.5])
 def test_delta_bound_below_the_exact_delta_of_krr(k, eps):

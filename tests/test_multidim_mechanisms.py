@@ -263,6 +263,24 @@ def test_compiled_hash_parameters_equal_numpy(kind):
                 fam.hash(np.arange(2), bad)
 
 
+def test_compiled_folds_equal_modulo():
+    """The kernels' reductions modulo ``P = 2**31 - 1`` and ``P - 1`` by folding 31-bit halves give ``%``'s
+    integers on the whole uint64 range: its ends, around the multiples of both moduli and of ``2**31``
+    (where a fold carries), and random words."""
+    pytest.importorskip("numba")
+    from shuffledp.mechanisms._hashing_numba import _mod_p, _mod_p_m1
+
+    rng = np.random.default_rng(31)
+    edges = [0, 1, 2**64 - 1, 2**64 - 2, 2**63, 2**62 - 1]
+    for base in (PRIME, PRIME - 1, 2**31, 2**33, PRIME * PRIME, (PRIME - 1) * 2**31, 2**62):
+        for k in (1, 2, 3, 2**31, (2**64 - 1) // base):
+            edges += [(base * k + e) % 2**64 for e in (-2, -1, 0, 1, 2)]
+    words = edges + [int(w) for w in rng.integers(0, 2**64, size=2000, dtype=np.uint64)]
+    for w in words:
+        assert int(_mod_p(np.uint64(w))) == w % PRIME, w
+        assert int(_mod_p_m1(np.uint64(w))) == w % (PRIME - 1), w
+
+
 @pytest.mark.parametrize("compiled", [False, True], ids=["numpy", "numba"])
 def test_hash_rows_equals_hash_of_shifted_indices(compiled, monkeypatch, request):
     """MHM's row hashing (attribute j with function t + j, compiled without the index table) gives the

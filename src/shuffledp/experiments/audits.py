@@ -97,13 +97,16 @@ class FixedIndexFamily(HashFamily):
 
 
 def cp_upper(x: np.ndarray, m: int, a: float) -> np.ndarray:
-    """One-sided Clopper-Pearson upper bounds (level ``1 - a``) on a rate from ``x`` of ``m``."""
-    from scipy import stats
+    """One-sided Clopper-Pearson upper bounds (level ``1 - a``) on a rate from ``x`` of ``m``: the
+    ``1 - a`` quantile of Beta(x + 1, m - x), ``scipy.special.betaincinv`` (the doubles of
+    ``scipy.stats.beta.ppf`` there, tests/test_audit_delta.py; without scipy.stats' import, about half a
+    CPU second per audit job)."""
+    from scipy.special import betaincinv
 
     x = np.asarray(x, dtype=float)
     out = np.ones_like(x)
     ok = x < m
-    out[ok] = stats.beta.ppf(1 - a, x[ok] + 1, m - x[ok])
+    out[ok] = betaincinv(x[ok] + 1, m - x[ok], 1 - a)
     return out
 
 
@@ -656,7 +659,7 @@ def run_audit(name: str, trials: int, alpha: float, seed: int, settings: Mapping
                  "eps_ub": math.nan,
                  "eps_exact": math.nan, "tightness": math.nan, "verdict": "not run", "upper_by": "",
                  "mutant": "", "setting": "{}", "notes": NOT_RUN[name]}, 0.0)
-    import scipy.stats  # noqa: F401  (loaded before the clock starts: the seconds are the audit's)
+    import scipy.special  # noqa: F401  (loaded before the clock starts: the seconds are the audit's)
 
     a = AUDITS[name]
     p = dict(DEFAULT_SETTINGS[name], **(settings or {}))

@@ -3,9 +3,11 @@
 integers, which tests/test_multidim_mechanisms.py checks).
 
 numpy evaluates ``SplitMix64`` and the reductions modulo ``P - 1`` and ``P`` in about fifteen passes
-over the index array, each writing a temporary; here one pass per index, the constant moduli
-compiled to multiplications; :func:`linear_hash` and :func:`mix_hash` also evaluate the functions in
-the same pass (what ``HashFamily.hash`` returns). Compiled once per machine (``cache=True``).
+over the index array, each writing a temporary; here one pass per index, the reductions modulo
+``P = 2**31 - 1`` and ``P - 1`` folds of the 31-bit halves (:func:`_mod_p`, :func:`_mod_p_m1`: the same
+integers as ``%``, in shifts and additions that vectorise); :func:`linear_hash` and :func:`mix_hash`
+also evaluate the functions in the same pass (what ``HashFamily.hash`` returns). Compiled once per
+machine (``cache=True``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ _M2 = np.uint64(0x94D049BB133111EB)
 _S30, _S27, _S31, _ONE = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(1)
 _PRIME = np.uint64(2147483647)
 _PRIME_M1 = np.uint64(2147483646)
+_LOW31 = np.uint64(0x7FFFFFFF)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -27,6 +30,23 @@ def _splitmix64(x):  # pragma: no cover - compiled
     z = (z ^ (z >> _S30)) * _M1
     z = (z ^ (z >> _S27)) * _M2
     return z ^ (z >> _S31)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _mod_p(x):  # pragma: no cover - compiled
+    """``x mod P`` (``P = 2**31 - 1``) of any uint64 ``x`` by folding (``2**31 = 1 mod P``): shifts and
+    additions, which vectorise, where ``%`` by a 64-bit constant is a scalar 128-bit multiply."""
+    x = (x & _LOW31) + (x >> _S31)  # < 2**31 + 2**33
+    x = (x & _LOW31) + (x >> _S31)  # < 2**31 + 5 < 2 P
+    return x - _PRIME if x >= _PRIME else x
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _mod_p_m1(x):  # pragma: no cover - compiled
+    """``x mod (P - 1)`` (``P - 1 = 2**31 - 2``) of any uint64 ``x`` by folding (``2**31 = 2 mod P - 1``)."""
+    x = (x & _LOW31) + ((x >> _S31) << _ONE)  # < 2**31 + 2**34
+    x = (x & _LOW31) + ((x >> _S31) << _ONE)  # < 2**31 + 19 < 2 (P - 1)
+    return x - _PRIME_M1 if x >= _PRIME_M1 else x
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -42,8 +62,8 @@ def linear_params(t, size, key, a, b):  # pragma: no cover - compiled
     """``a[i], b[i]`` of function ``t[i] mod size`` (int64 ``t``, ``0 < size < 2**63``, uint64 ``key``)."""
     for i in range(t.size):
         base = (_index(t[i], size) << _ONE) ^ key
-        a[i] = np.int64(_splitmix64(base) % _PRIME_M1) + 1
-        b[i] = np.int64(_splitmix64(base ^ _ONE) % _PRIME)
+        a[i] = np.int64(_mod_p_m1(_splitmix64(base))) + 1
+        b[i] = np.int64(_mod_p(_splitmix64(base ^ _ONE)))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -60,9 +80,9 @@ def linear_hash(t, x, size, key, g, mult, shift, out):  # pragma: no cover - com
     for ``z < 2**31``, :func:`shuffledp.mechanisms.hashing.mod_magic`)."""
     for i in range(t.size):
         base = (_index(t[i], size) << _ONE) ^ key
-        a = np.int64(_splitmix64(base) % _PRIME_M1) + 1
-        b = np.int64(_splitmix64(base ^ _ONE) % _PRIME)
-        z = np.uint64((a * x[i] + b) % 2147483647)
+        a = np.int64(_mod_p_m1(_splitmix64(base))) + 1
+        b = np.int64(_mod_p(_splitmix64(base ^ _ONE)))
+        z = _mod_p(np.uint64(a * x[i] + b))
         out[i] = np.int64(z - g * ((z * mult) >> shift))
 
 
@@ -84,7 +104,7 @@ def linear_hash_rows(t, x, size, key, g, mult, shift, out):  # pragma: no cover 
     for i in range(n):
         for j in range(m):
             base = (_index(t[i] + j, size) << _ONE) ^ key
-            a = np.int64(_splitmix64(base) % _PRIME_M1) + 1
-            b = np.int64(_splitmix64(base ^ _ONE) % _PRIME)
-            z = np.uint64((a * x[i, j] + b) % 2147483647)
+            a = np.int64(_mod_p_m1(_splitmix64(base))) + 1
+            b = np.int64(_mod_p(_splitmix64(base ^ _ONE)))
+            z = _mod_p(np.uint64(a * x[i, j] + b))
             out[i, j] = np.int64(z - g * ((z * mult) >> shift))

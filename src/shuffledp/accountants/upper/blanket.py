@@ -467,6 +467,20 @@ def delta_mhm_printed(eps0: float, n: int, eps: float, *, d: int, g: int) -> flo
     n = check_n(n)
     if eps >= eps0:
         return 0.0
+    gamma, a, b_plus, c = _printed_constants(eps0, eps, d, g)
+    if b_plus <= 0.0:
+        return 0.0
+    if c <= 0.0 or a <= 0.0:
+        return 1.0
+    x = a * b_plus / c
+    lo, hi = _printed_window(n, gamma)
+    m = np.arange(lo, hi + 1, dtype=np.float64)
+    beta = b_plus / (a * m * math.log1p(x)) * np.exp(-m * c / b_plus**2 * (1 + x) * math.log1p(x))
+    return min(float(np.sum(binom.pmf(m, n, gamma) * beta)) / (gamma * n), 1.0)
+
+
+def _printed_constants(eps0: float, eps: float, d: int, g: int) -> tuple[float, float, float, float]:
+    """``(gamma, a, b_+, c)`` of :func:`delta_mhm_printed` (Theorem 1 with its printed ``c``)."""
     p = mhm_printed_p(eps0, d, g)
     gamma = mhm_gamma(eps0, d, g)
     ee = math.exp(eps)
@@ -474,16 +488,56 @@ def delta_mhm_printed(eps0: float, n: int, eps: float, *, d: int, g: int) -> flo
     b_plus = gamma * (1 - ee) + (1 - gamma) * g / d
     c = ((ee * ee + 1) * (p * p * d * g * g - 2 * p * d * g + g) / (g - d)
          - 2 * ee * g * (1 - p * d) * (g + g * d - 2 * d) / (g - d) ** 2)
-    if b_plus <= 0.0:
-        return 0.0
-    if c <= 0.0 or a <= 0.0:
-        return 1.0
-    x = a * b_plus / c
-    sd = math.sqrt(n * gamma * (1 - gamma))  # Bin(n, gamma) outside mean +- 40 sd + 50: below 1e-300
-    m = np.arange(max(1, math.floor(n * gamma - 40 * sd - 50)), min(n, math.ceil(n * gamma + 40 * sd + 50)) + 1,
-                  dtype=np.float64)
-    beta = b_plus / (a * m * math.log1p(x)) * np.exp(-m * c / b_plus**2 * (1 + x) * math.log1p(x))
-    return min(float(np.sum(binom.pmf(m, n, gamma) * beta)) / (gamma * n), 1.0)
+    return gamma, a, b_plus, c
+
+
+def _printed_window(n: int, gamma: float) -> tuple[int, int]:
+    """The ``m`` summed by :func:`delta_mhm_printed`: Bin(n, gamma) outside mean +- 40 sd + 50 is below 1e-300."""
+    sd = math.sqrt(n * gamma * (1 - gamma))
+    return max(1, math.floor(n * gamma - 40 * sd - 50)), min(n, math.ceil(n * gamma + 40 * sd + 50))
+
+
+#: relative margin by which a partial sum must exceed ``delta`` for :func:`_printed_surely_above` to decide
+#: (the rounding error of the full sum of :func:`delta_mhm_printed`, thousands of non-negative terms each
+#: within a few ulps, is below 1e-11 relative)
+PRINTED_MARGIN = 1e-6
+
+
+def _printed_surely_above(eps0s, n: int, eps: float, delta: float, d: int, g: int) -> np.ndarray:
+    """Where ``delta_mhm_printed(eps0, n, eps) > delta`` is certain, for every ``eps0`` of ``eps0s``:
+    its sum restricted to ``m`` within 3 sd (+5) of the mode of the terms (Bin(n, gamma) tilted by the
+    ``exp(-m k)`` of ``beta``), a subset of its own window of non-negative terms, exceeds
+    ``delta (1 + PRINTED_MARGIN)``. False where that does not decide or the function exits early.
+    All the partial sums in one ``binom.pmf`` call: the grid scan of :func:`max_eps_local_mhm_printed`
+    then evaluates the full sum only where this is False."""
+    from scipy.stats import binom
+
+    rows, m, coef, start = [], [], [], 0
+    for i, e0 in enumerate(float(e) for e in eps0s):
+        gamma, a, b_plus, c = _printed_constants(e0, eps, d, g) if eps < e0 else (0.0, 0.0, 0.0, 0.0)
+        if not (b_plus > 0.0 and c > 0.0 and a > 0.0):
+            continue
+        x = a * b_plus / c
+        k = c / b_plus**2 * (1 + x) * math.log1p(x)
+        t = gamma * math.exp(-k) / (1 - gamma + gamma * math.exp(-k))  # the tilted law's success rate
+        w = 3 * math.sqrt(n * t * (1 - t)) + 5
+        full = _printed_window(n, gamma)
+        lo, hi = max(full[0], math.floor(n * t - w)), min(full[1], math.ceil(n * t + w))
+        if lo <= hi:
+            rows.append((i, gamma, start))
+            m.append(np.arange(lo, hi + 1, dtype=np.float64))
+            coef.append((hi - lo + 1, gamma, a, b_plus, k, math.log1p(x)))
+            start += hi - lo + 1
+    out = np.zeros(len(eps0s), dtype=bool)
+    if not rows:
+        return out
+    mm = np.concatenate(m)
+    gam, a, b_plus, k, lx = (np.repeat([cf[j] for cf in coef], [cf[0] for cf in coef]) for j in range(1, 6))
+    terms = binom.pmf(mm, n, gam) * (b_plus / (a * mm * lx) * np.exp(-mm * k))
+    partial = np.add.reduceat(terms, [r[2] for r in rows])
+    for (i, gamma, _), s in zip(rows, partial, strict=True):
+        out[i] = s / (gamma * n) > delta * (1 + PRINTED_MARGIN)
+    return out
 
 
 def max_eps_local_mhm_printed(eps_central: float, delta_central: float, n: int, *, d: int, g: int,
@@ -503,7 +557,11 @@ def max_eps_local_mhm_printed(eps_central: float, delta_central: float, n: int, 
     if ok(eps_local_max):
         return eps_local_max
     grid = np.arange(eps_local_max, eps_c, -0.1)
-    for hi, lo in zip(grid[:-1], grid[1:], strict=True):
-        if ok(float(lo)):
-            return bisect_switch(ok, float(lo), float(hi), rtol)[0]
+    # the points a lower bound of delta already fails are skipped (the same first passing point), the
+    # bounds of 8 points at a time
+    for s in range(1, grid.size, 8):
+        above = _printed_surely_above(grid[s:s + 8], check_n(n), eps_c, delta_c, d, g)
+        for hi, lo, sure in zip(grid[s - 1:s + 7], grid[s:s + 8], above, strict=False):
+            if not sure and ok(float(lo)):
+                return bisect_switch(ok, float(lo), float(hi), rtol)[0]
     return eps_c
