@@ -339,3 +339,31 @@ def test_agrees_with_authors_code(row):
     ours = vr.vr_eps(params, n, 1e-6, rtol=1e-9)
     # their UB adds tol*n to delta (more conservative), their LB is the bisection's lower end
     assert lb - 1e-7 <= ours <= ub + 1e-7
+
+
+def test_clone_delta_parts_same_bits_whatever_was_evaluated_before():
+    """clone_delta_parts looks its (t, a) pairs up in this thread's memo of the previous call: every
+    eps gives the bits of a fresh evaluation, in any order of eps, and a search-like sequence of
+    nearby eps computes fewer pairs than it asks for."""
+    import shuffledp.accountants.numerics.clone_counts as cc
+    from shuffledp.accountants.numerics.pair_memo import PairMemo
+    from shuffledp.accountants.upper import variation_ratio as vr
+
+    p = vr.vr_params("krr", 1.0, k=10)
+    args = (p.u, p.alpha, p.w, p.r, 99_999)
+    grid = [0.05, 0.02, 0.020001, 0.0200005, 0.3, 0.0200002, 0.0200001]
+    vr._LOCAL.half = cc.half_binom   # no memo: every pair computed
+    fresh = [vr.clone_delta_parts(*args, e) for e in grid]
+    asked, computed = [0], [0]
+
+    def counted(t, a):
+        computed[0] += t.size
+        return cc.half_binom(t, a)
+
+    vr._LOCAL.half = PairMemo(counted, 2)
+    for order in (grid, grid[::-1]):
+        for e, want in zip(order, fresh if order is grid else fresh[::-1], strict=True):
+            asked[0] += vr.clone_window(99_999, min(1.0, 2 * p.r), vr.DEFAULT_TAIL)[0].size
+            assert vr.clone_delta_parts(*args, e) == want
+    vr._LOCAL.half = None
+    assert computed[0] < 0.6 * asked[0]

@@ -286,3 +286,14 @@ def test_hockey_cell_once_per_distinct_cell_gives_the_same_bits(c, monkeypatch):
             m.setattr(bp, "_cell_groups", lambda v, n: None)
             want = bp._hockey_cell(c, N, p, T, t_err)
         assert got.shape == want.shape and got.tobytes() == want.tobytes()
+
+
+def test_zero_padded_rows_are_the_padded_arrays():
+    """BlockedPair's rows of blocks, zero-padded to one width: the arrays np.pad row by row gives."""
+    from shuffledp.accountants.lower.blocked_pairs import _zero_padded
+
+    rows = [np.array([0.5, 0.25, 1e-300]), np.array([2.0]), np.arange(5, dtype=float) / 3, np.array([-0.0, 7.0])]
+    width = max(len(r) for r in rows)
+    want = np.array([np.pad(r, (0, width - len(r))) for r in rows])
+    got = _zero_padded(rows)
+    assert got.dtype == want.dtype and got.shape == want.shape and got.tobytes() == want.tobytes()

@@ -184,3 +184,20 @@ def test_inverse_query_certifies_failure_only_where_it_fails(target):
     assert X.exact_eps(mat, res["n"], 0.1) <= target
     if res["fail_certified"]:
         assert X.exact_eps(mat, res["fails_at"], 0.1) > target
+
+
+def test_binom_pmf_sf_kept_values_are_scipys():
+    """_binom_pmf_sf is kept per arguments: asked again (after other thresholds and laws), it gives
+    scipy's numbers, on both sides of b = 1/2 (the complement's law above)."""
+    from scipy import stats
+
+    from shuffledp.accountants.lower import lower_bounds as lbm
+
+    cases = [(5, 100, 0.03, 0.97), (95, 100, 0.97, 0.03), (1, 10, 0.5, 0.5), (0, 7, 0.2, 0.8),
+             (40_001, 10**6, 0.04, 0.96)]
+    for _ in range(2):
+        for t, N, b, b_bar in cases:
+            want = ((0.0, 1.0) if t < 1 else
+                    (float(stats.binom.pmf(t - 1, N, b)), float(stats.binom.sf(t - 1, N, b))) if b <= 0.5 else
+                    (float(stats.binom.pmf(N - t + 1, N, b_bar)), float(stats.binom.cdf(N - t, N, b_bar))))
+            assert lbm._binom_pmf_sf(t, N, b, b_bar) == want

@@ -517,3 +517,33 @@ def test_log_half_mixture_equals_the_masked_sum():
             m = x.max()
             want = m + math.log(np.exp(x - m).sum()) if np.isfinite(m) else -np.inf
             assert float(lse(k)).hex() == float(want).hex(), (frac, shift)
+
+
+def test_analytic_sigmas_skip_only_certified_steps():
+    """The calibration's bisection decides a step without the profile only beyond a certified point
+    (gaussian_calibration): over eps 1e-3..30 and delta 1e-12..0.5 (tiny eps: the profile's two
+    terms cancel to 1e-4 of their size, and the root search does not settle there) the plain
+    bisection's sigmas bit for bit, with the profile evaluated at fewer points (the plain one evaluates
+    every element at 58 points or more: one doubling check and 57 halvings from 1e6 to one ulp)."""
+    from shuffledp.accountants.special import gaussian_calibration as gc
+
+    rng = np.random.default_rng(11)
+    eps = np.concatenate([10 ** rng.uniform(-3, 1.5, 3000), rng.uniform(0.05, 2.0, 3000)])
+    delta = np.concatenate([10 ** rng.uniform(-12, -0.3, 3000), np.full(3000, 1e-10)])
+    evaluated = []
+    profile = gc.profile
+
+    def counting(s, *args, **kw):
+        evaluated.append(np.size(s))
+        return profile(s, *args, **kw)
+
+    gc.profile = counting
+    try:
+        got = gc.analytic_sigmas(eps, delta)
+    finally:
+        gc.profile = profile
+    want = _reference_gaussian_sigmas(eps, delta)
+    assert got.tobytes() == want.tobytes()
+    a, b = gc.certified_sides(eps, np.exp(eps), delta)
+    assert np.isinf(b).any() and np.isfinite(b).mean() > 0.9   # some left to full evaluation, most not
+    assert sum(evaluated) < 0.7 * 58 * eps.size

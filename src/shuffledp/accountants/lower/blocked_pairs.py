@@ -182,6 +182,15 @@ def _windows(Ns, p: float, tail: float) -> list[tuple[float, float]]:
     return out
 
 
+def _zero_padded(rows: list) -> np.ndarray:
+    """The 1-d arrays ``rows`` as the rows of one 2-d array, zeros after each row's end (what
+    ``np.array([np.pad(r, (0, width - len(r))) for r in rows])`` gives, without a pad call per row)."""
+    out = np.zeros((len(rows), max(len(r) for r in rows)), dtype=np.result_type(*rows))
+    for j, r in enumerate(rows):
+        out[j, : len(r)] = r
+    return out
+
+
 class BlockedPair:
     """The eps-independent part of the evaluation: blocks of ``m`` and of ``X_B`` with masses
     and means (lower-rounded, errors kept); :meth:`delta` adds the closed-form cells."""
@@ -200,9 +209,7 @@ class BlockedPair:
         self.na_min = np.minimum(a0 + a1 * mf, a0 + a1 * ml)
         self.nb_min = np.minimum(b0 + b1 * mf, b0 + b1 * ml)
         rows = self._b_rows(self.nb_min, tail, b_blocks)
-        width = max(len(r[0]) for r in rows)
-        self.b_mass, self.b_err, self.b_mean, self.b_mean_err = (
-            np.array([np.pad(r[i], (0, width - len(r[i]))) for r in rows]) for i in range(4))
+        self.b_mass, self.b_err, self.b_mean, self.b_mean_err = (_zero_padded([r[i] for r in rows]) for i in range(4))
 
     def _b_row(self, nb: float, tail: float, b_blocks: int):
         p = self.pair.pB

@@ -87,6 +87,7 @@ def krr_pair_lower_delta(k: int, eps0: float, n: int, eps: float) -> tuple[float
     return best, which
 
 
+@lru_cache(maxsize=64)
 def krr_pair_lower_eps(k: int, eps0: float, n: int, delta: float, *, rtol: float = 1e-5
                        ) -> tuple[float, str]:
     """Largest eps found (rounded down, a verified point) at which a searched real pair has
@@ -94,7 +95,8 @@ def krr_pair_lower_eps(k: int, eps0: float, n: int, delta: float, *, rtol: float
 
     Others at a third value are searched first; another configuration is searched only if it
     exceeds ``delta`` at the eps found so far (any configuration gives a valid lower bound).
-    Truncated t-windows only lower the value.
+    Truncated t-windows only lower the value. Kept per arguments (the decomposition's starting
+    point and the third-value lower bound ask the same search at every point of a comparison).
     """
     k = valid_int(k, "k", 2)
     eps0 = valid_eps0(eps0)

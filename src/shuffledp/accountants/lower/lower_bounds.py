@@ -69,9 +69,12 @@ def _krr_probs(k: int, eps0: float) -> tuple[float, float, float, float]:
     return ph, pl, (k - 1) * pl, ph + (k - 2) * pl
 
 
+@functools.lru_cache(maxsize=4096)
 def _binom_pmf_sf(t: int, N: int, b: float, b_bar: float) -> tuple[float, float]:
     """``P(Bin(N, b) = t - 1)`` and ``P(Bin(N, b) >= t)``, evaluated with the smaller of ``b``
-    and its complement ``b_bar`` as success probability (accurate when ``b`` is near 1)."""
+    and its complement ``b_bar`` as success probability (accurate when ``b`` is near 1). Kept per
+    arguments: an eps search asks the same few thresholds ``t`` at eps after eps (scalar scipy
+    calls cost more in their wrappers than in the numbers)."""
     from scipy import stats
 
     if t < 1:

@@ -113,8 +113,6 @@ def _hps_code_sigma(eps, delta, clip: float = 0.1):
 
 def gaussian_sigmas(eps: np.ndarray, delta: np.ndarray, calibration: str = "analytic") -> np.ndarray:
     """Vectorised :func:`gaussian_sigma` (bisection on all users at once)."""
-    from scipy import special
-
     eps = np.asarray(eps, float)
     delta = np.broadcast_to(np.asarray(delta, float), eps.shape)
     if np.any(delta <= 0) or np.any(delta >= 1):
@@ -127,40 +125,13 @@ def gaussian_sigmas(eps: np.ndarray, delta: np.ndarray, calibration: str = "anal
         raise ValueError(f"calibration: unknown {calibration!r}")
     # exact per (eps, delta) pair, bisected all at once, each distinct pair once (the Gaussian
     # settings clip many users to one eps; every pair's bisection is elementwise, so its result does
-    # not depend on which other pairs share the arrays)
+    # not depend on which other pairs share the arrays); the profile evaluated only where a step's
+    # outcome is in question (gaussian_calibration: the plain bisection's numbers, bit for bit)
+    from shuffledp.accountants.special.gaussian_calibration import analytic_sigmas
+
     shape = eps.shape
     eps, delta, inv = _distinct_pairs(eps.ravel(), delta.ravel())
-    lo = np.full(eps.shape, 1e-6)
-    hi = np.full(eps.shape, 1.0)
-
-    e_eps = np.exp(eps)   # the same doubles at every step
-
-    t, u, v = np.empty(eps.shape), np.empty(eps.shape), np.empty(eps.shape)
-
-    def prof(s):
-        # ndtr(0.5/s - eps s) - e^eps ndtr(-0.5/s - eps s): the same operations in three buffers (fresh
-        # arrays of this size cost more in page faults than the arithmetic), eps s once
-        np.multiply(eps, s, out=u)
-        np.subtract(np.divide(0.5, s, out=t), u, out=v)
-        special.ndtr(v, out=v)
-        np.subtract(np.divide(-0.5, s, out=t), u, out=t)
-        special.ndtr(t, out=t)
-        return np.subtract(v, np.multiply(e_eps, t, out=t), out=v)
-
-    for _ in range(60):
-        bad = prof(hi) > delta
-        if not bad.any():
-            break
-        hi = np.where(bad, hi * 2, hi)
-    for _ in range(80):
-        mid = np.sqrt(lo * hi)
-        over = prof(mid) > delta
-        new_lo = np.where(over, mid, lo)
-        new_hi = np.where(over, hi, mid)
-        if np.array_equal(new_lo, lo) and np.array_equal(new_hi, hi):
-            break   # every bracket at a fixed point (after about 57 steps): later steps change nothing
-        lo, hi = new_lo, new_hi
-    return hi[inv].reshape(shape)
+    return analytic_sigmas(eps, delta)[inv].reshape(shape)
 
 
 def _distinct_pairs(eps: np.ndarray, delta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -44,6 +44,7 @@ mechanism's own worst case: the exact divergence of one concrete pair of neighbo
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
@@ -52,6 +53,7 @@ import numpy as np
 from shuffledp.accountants.numerics.binomial_blocks import blocks as _blocks
 from shuffledp.accountants.numerics.clone_counts import binom_pmf, clone_window, half_binom, window_tail
 from shuffledp.accountants.numerics.hockey_stick import bisect_eps, bracket_eps
+from shuffledp.accountants.numerics.pair_memo import PairMemo
 from shuffledp.accountants.validation import (
     AccountantDomainError,
     check_delta,
@@ -226,6 +228,21 @@ def _subset_exp_params(e: float, k, d, s, variant: str) -> VRParams:
 
 
 # ----------------------------------------------------------------------------- core
+_LOCAL = threading.local()
+
+
+def _half_binom_memo() -> PairMemo:
+    """This thread's memo of :func:`half_binom` by ``(t, a)``: an eps search evaluates one clone-count
+    window at eps after eps, whose thresholds ``a`` move at few counts ``t`` from one eps to the
+    next; the memo computes only the pairs the previous call did not (scipy's binomial pmf and
+    ``betainc`` are elementwise: the same bits, ``tests/test_pair_memo.py``). One per thread: a
+    search on a background thread (``best``) never reads a memo another thread is writing."""
+    memo = getattr(_LOCAL, "half", None)
+    if memo is None:
+        memo = _LOCAL.half = PairMemo(half_binom, 2)
+    return memo
+
+
 def clone_delta_parts(u: float, alpha: float, w: float, r: float, N: int, eps: float,
                       tail: float = DEFAULT_TAIL) -> tuple[float, float, float]:
     """``(estimate, rounding_allowance, skipped_mass)`` of ``D_{e^eps}(P||Q)``: the windowed sum,
@@ -249,7 +266,7 @@ def clone_delta_parts(u: float, alpha: float, w: float, r: float, N: int, eps: f
     G = gap - extra
     b_max = np.where(G > tf + 1.0, tf + 1.0, np.ceil(np.maximum(G, -1.0)) - 1.0)
     a = np.maximum(t - b_max.astype(np.int64), 0)
-    pm, S = half_binom(t, a)
+    pm, S = _half_binom_memo()(t, a)
     x_pos = b_prev * (u - ee * alpha)
     x_neg = w * (1.0 - ee) * b_here / 2.0
     y = (1.0 - ee) * (b_prev * (u + alpha) + w * b_here)
