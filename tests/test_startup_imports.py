@@ -32,13 +32,37 @@ def test_importing_every_accountant_loads_no_heavy_library(tmp_path):
     assert loaded == []
 
 
-def test_a_light_step_loads_no_heavy_library(tmp_path):
-    """A personalized points job of a bound that evaluates no binomial law (BGN), after discovering
-    every stage: none of the heavy libraries is loaded."""
+def _light_step_files(tmp_path) -> None:
     spec = {"bound": "bgn", "settings": ["uniform1"], "mechanism": "laplace", "n_grid": [1000], "seeds": [1],
             "delta_central": 1e-5, "delta_local": 0.0}
     (tmp_path / "s.json").write_text(json.dumps(spec))
     (tmp_path / "io.json").write_text(json.dumps({"input": {}, "output": {"table": "out.parquet"}}))
+
+
+def test_a_step_imports_no_other_command_and_reads_no_stage_schema(tmp_path):
+    """``shuffledp step`` (every workflow job) parses with the step command alone (the other
+    command modules and what they import are not loaded) and reads no stage's config schema
+    (``Stage.config_schema``, a schema.yaml per stage, is read only when the config is validated)."""
+    _light_step_files(tmp_path)
+    code = ("import json, sys\nfrom shuffledp.cli import main\nfrom shuffledp.stages import discover\n"
+            "assert main(['step', 'personalized', 'points', '--spec', 's.json', '--io', 'io.json']) == 0\n"
+            "print(json.dumps([sorted(m for m in sys.modules if m.startswith('shuffledp.commands.')),\n"
+            "                  sorted(n for n, s in discover().items() if 'config_schema' in vars(s))]))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    commands, schemas_read = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert commands == ["shuffledp.commands._args", "shuffledp.commands.step"]
+    assert schemas_read == []
+    # the schemas are still there when asked (the config's validation asks for them)
+    from shuffledp.stages import discover
+
+    assert "segmented" in discover()["segmented"].config_schema
+
+
+def test_a_light_step_loads_no_heavy_library(tmp_path):
+    """A personalized points job of a bound that evaluates no binomial law (BGN), after discovering
+    every stage: none of the heavy libraries is loaded."""
+    _light_step_files(tmp_path)
     code = ("from shuffledp.cli import main\nfrom shuffledp.stages import discover\ndiscover()\n"
             "assert main(['step', 'personalized', 'points', '--spec', 's.json', '--io', 'io.json']) == 0")
     loaded, _ = _loaded_after(code, tmp_path)

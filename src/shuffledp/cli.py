@@ -27,7 +27,9 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"shuffledp: error: {_one_line(message)}{hint}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(commands: tuple[str, ...] | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of the command modules named in ``commands`` only (what
+    ``shuffledp step``, the command of every workflow job, needs: the others' imports are not paid)."""
     parser = _Parser(prog="shuffledp", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"shuffledp {__version__}")
     parser.add_argument("--traceback", action="store_true", help="on an error, show the Python traceback")
@@ -35,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     account = sub.add_parser("account", help="privacy accountants (JSON on stdout)")
     account_sub = account.add_subparsers(dest="accountant", required=True, metavar="ACCOUNTANT", parser_class=_Parser)
     for info in sorted(pkgutil.iter_modules(_commands_pkg.__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
+        if info.name.startswith("_") or (commands is not None and info.name not in commands):
             continue
         module = importlib.import_module(f"{_commands_pkg.__name__}.{info.name}")
         register = getattr(module, "register", None)
@@ -70,7 +72,9 @@ _INPUT_ERRORS: tuple[type[BaseException], ...] = (InputError, OSError)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # a workflow job (`shuffledp step ...`) parses with the step command's module alone
+    parser = build_parser(("step",) if argv[:1] == ["step"] else None)
     args = parser.parse_args(argv)
     debug = bool(args.traceback)
     try:

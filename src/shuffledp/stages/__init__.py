@@ -30,7 +30,7 @@ import pkgutil
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from shuffledp.environment import STAGE_PATH_ENV
@@ -156,10 +156,10 @@ class Stage:
     ``jobs(config)``: every job of the stage. ``title``: the report category. ``claims``: its
     claims tables, each ``"<step>.<output>"`` (a Parquet output with the claims columns).
     ``schema``: the JSON schema of ``section``, for a stage that declares it in code (a test's).
-    ``config_schema``: the config keys the stage owns, each with its JSON schema (set by discovery:
-    the stage package's ``schema.yaml``, else ``{section: schema}``); the workflow's config schema
-    is ``workflow/schemas/config.schema.yaml`` (the top-level keys) with every stage's
-    ``config_schema`` (:func:`shuffledp.config.load_schema`).
+    ``config_schema``: the config keys the stage owns, each with its JSON schema (for a discovered
+    stage, read when first asked: the stage package's ``schema.yaml``, else ``{section: schema}``);
+    the workflow's config schema is ``workflow/schemas/config.schema.yaml`` (the top-level keys) with
+    every stage's ``config_schema`` (:func:`shuffledp.config.load_schema`).
     """
 
     name: str
@@ -171,7 +171,12 @@ class Stage:
     claims: tuple[str, ...] = ()
     schema: Mapping | None = None
     folder: Path | None = None  # the stage package's folder (set by discover)
-    config_schema: Mapping | None = None  # config key -> JSON schema (set by discover)
+
+    @functools.cached_property
+    def config_schema(self) -> Mapping | None:
+        """Config key -> JSON schema: read when first asked (the config's validation asks; a job
+        never does, so it does not parse every stage's schema.yaml)."""
+        return None if self.folder is None else _config_schema(self, self.folder)
 
     def enabled(self, config: Mapping) -> bool:
         return self.section is None or self.section in config
@@ -238,7 +243,8 @@ def _with_folder(stage: Stage, folder: Path) -> Stage:
         raise TypeError(f"{folder}: STAGE must be a shuffledp.stages.Stage")
     if stage.name != folder.name:
         raise ValueError(f"{folder}: STAGE.name {stage.name!r} differs from its package name")
-    return Stage(**{**stage.__dict__, "folder": folder, "config_schema": _config_schema(stage, folder)})
+    kept = {f.name: getattr(stage, f.name) for f in fields(Stage)}  # not a config_schema read already
+    return Stage(**{**kept, "folder": folder})
 
 
 @functools.cache

@@ -280,7 +280,8 @@ STAGE = Stage(
              outputs=(Output("table", "processed/adult.parquet", root="data"),), runtime=10),
         Step("synthetic", _synthetic, spec="Synthetic", wildcards={"name": "[A-Za-z0-9_]+"},
              outputs=(Output("table", "processed/synthetic_{name}.parquet", root="data"),),
-             mem_mb=2000, runtime=10),
+             mem_mb=2000, runtime=10,
+             priority=5),  # heads the segmented chain (prepare, run, aggregate, figures): started early
         Step("download_ipums", _download_ipums, spec="DownloadIpums", local=True, wildcards={"key": "[A-Za-z0-9_]+"},
              outputs=(Output("raw", "raw/ipums_{key}", root="data", directory=True),)),
         Step("preprocess_ipums", _preprocess_ipums, spec="PreprocessIpums", inputs=("raw",),
