@@ -464,3 +464,13 @@ def test_printed_scan_skips_only_points_that_fail(n, d, g, eps_c):
     assert not np.any(above & (full <= delta_c))
     far = (full > 2 * delta_c) & (full < 1.0)  # delta = 1: the early exit of c <= 0, not bounded
     assert above[far].mean() > 0.9
+
+
+@pytest.mark.parametrize(("n", "d", "g", "eps_c"), [(2, 3, 7, 1.0), (100, 12, 500, 0.1), (100, 2, 3, 0.01)])
+def test_printed_skip_respects_the_cap_at_one(n, d, g, eps_c):
+    """delta_mhm_printed is capped at 1, so at delta = 1 every point passes: the partial sum (uncapped,
+    above 1 at small n) must never call a point surely above (it did before the cap, at n = 100)."""
+    e0s = np.linspace(eps_c + 1e-3, 30.0, 300)
+    above = B._printed_surely_above(e0s, n, eps_c, 1.0, d, g)
+    full = np.array([B.delta_mhm_printed(float(e), n, eps_c, d=d, g=g) for e in e0s])
+    assert np.all(full <= 1.0) and not above.any()

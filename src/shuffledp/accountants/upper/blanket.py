@@ -536,7 +536,7 @@ def _printed_surely_above(eps0s, n: int, eps: float, delta: float, d: int, g: in
     terms = binom.pmf(mm, n, gam) * (b_plus / (a * mm * lx) * np.exp(-mm * k))
     partial = np.add.reduceat(terms, [r[2] for r in rows])
     for (i, gamma, _), s in zip(rows, partial, strict=True):
-        out[i] = s / (gamma * n) > delta * (1 + PRINTED_MARGIN)
+        out[i] = min(s / (gamma * n), 1.0) > delta * (1 + PRINTED_MARGIN)   # the full value is capped at 1
     return out
 
 
