@@ -164,6 +164,49 @@ def test_open_check_can_fail():
     assert np.any(every > kept * (1 + 1e-6))
 
 
+# Open, a stronger form measured to hold (module docstring of enumerated): for the same others at x
+# and x' (a, b), spreading the rest over two or more third values never raises the divergence above
+# that of the same rest on one third value, at any eps, both directions (no max over (a, b) needed).
+# Not used by any bound. D = n + 1 at n = 4 (OLH without a domain: three third values) included.
+PER_AB = [("olh", {"g": 3, "domain": 4}, 1.0, 6), ("olh", {"g": 3, "domain": 5}, 2.0, 4),
+          ("olh", {"g": 2, "domain": 5}, 0.5, 4), ("oue", {"d": 4}, 1.0, 5), ("subset-exp", {"d": 4, "s": 1}, 0.5, 5)]
+
+
+def _per_ab_worst(mech, eps0, n, p, pts, reference):
+    """The largest ratio, over every configuration with the others on two or more third values and
+    every point where it is positive, of its delta (both directions) to that of ``reference(a, b,
+    rest)``'s configuration."""
+    deltas = {}
+    for config, P, Q in en.pair_laws(mech, eps0, n, p):
+        deltas[config[0], config[1], tuple(x for x in config[2] if x)] = np.array(
+            [max(float(np.maximum(P - math.exp(e) * Q, 0).sum()), float(np.maximum(Q - math.exp(e) * P, 0).sum()))
+             for e in pts])
+    worst, compared = 0.0, 0
+    for (a, b, rest), v in deltas.items():
+        if len(rest) >= 2:
+            ref = deltas[reference(a, b, sum(rest))]
+            keep = v > 1e-300
+            worst, compared = max(worst, float(np.max(v[keep] / ref[keep]))), compared + 1
+    return worst, compared
+
+
+@pytest.mark.parametrize("mech,kw,eps0,n", PER_AB)
+def test_open_spreading_the_rest_never_raises_the_divergence_here(mech, kw, eps0, n):
+    p = mechanism_params(mech, eps0, **kw)
+    pts = list(np.linspace(0.0, 0.95 * eps0, 12))
+    worst, compared = _per_ab_worst(mech, eps0, n, p, pts, lambda a, b, rest: (a, b, (rest,)))
+    assert compared >= 3 and worst <= 1.0 + 1e-12, (worst, compared)
+
+
+def test_open_per_ab_check_can_fail():
+    """The same comparison against the rest moved to x (its own value: no third value) fails, so the
+    check above is not vacuous."""
+    p = mechanism_params("olh", 1.0, g=3, domain=4)
+    pts = list(np.linspace(0.0, 0.95, 12))
+    worst, _ = _per_ab_worst("olh", 1.0, 6, p, pts, lambda a, b, rest: (a + rest, b, ()))
+    assert worst > 1.0 + 1e-6
+
+
 GRID_CASES = [("krr", {"k": 3}, 1.0, 7), ("oue", {"d": 3}, 2.0, 5), ("olh", {"g": 3, "domain": 3}, 0.5, 5),
               ("olh", {"g": 2}, 1.0, 3), ("subset-exp", {"d": 3, "s": 1}, 0.5, 6), ("oue", {"d": 2}, 0.25, 9)]
 
