@@ -105,7 +105,9 @@ GRID = [("krr", {"k": 2}, 1.0, 40, 1e-6, 1), ("krr", {"k": 2}, 1.0, 40, 1e-6, 10
 # others on at most one value besides x and x' (one round, delta = 1e-6: 0.4275 against 0.3958).
 # Measured here: 1.206 of the reference; that restricted profile would give 1.030, but that it is
 # the exact one is unproven (enumerated's module docstring: an open question, tested where
-# enumerable; a clone bound for the other datasets is too loose there). Soundness is asserted;
+# enumerable, with a stronger per-(a, b) form and a garbling for a = b = 0 at n <= 5; no proof for
+# every n; a clone bound for the other datasets is too loose there, and the published decompositions
+# are not below `best`, which evaluates the optimal one). Soundness is asserted;
 # the 10% goal is a strict xfail, so that meeting it shows.
 OPEN = [("olh", {"g": 3}, 1.0, 12, 1e-6, 10)]
 

@@ -41,17 +41,42 @@ would be enumerated at n = 12). Exhaustive enumeration found no counterexample (
 ``d = 4``, ``s = 1`` up to n = 7, and at n = 12, eps0 = 0.5 on 12 eps: equal;
 pinned in ``tests/test_composition_enumerated.py``; a sweep of
 OLH ``g = 2, 3, 5``, OUE ``d = 4``, k-RR ``k = 5``, subset-exp ``d = 4, 5`` at eps0 0.25 to 4 and
-n = 4 to 8, 72 points: at most 7e-15 relative above, rounding). The natural
-proof does not go through: the others' marks on two values (one user each) are not a garbling of
-their marks on one value as an experiment about which reports are theirs (the garbling's linear
-program is infeasible at n = 4 for every OLH/OUE ``(p, q)`` tried), so no bound here relies on it.
-Nor does a clone bound close the gap: writing each user on a value ``t`` beyond the largest third
-one as a mixture of a report that carries ``t`` and pure noise (OLH: the bit at ``t`` set with
-probability ``(p - q) / (1 - q)``; subset-exp: a subset holding ``t``), revealing the first kind
-and enumerating the rest exactly over ``x``, ``x'`` and one third value is sound, but above the
+n = 4 to 8, 72 points: at most 7e-15 relative above, rounding; OLH without a domain, ``D = n + 1``
+at n = 2, 3, 4, ``g = 2, 3, 5``, eps0 0.25 to 4, 100 eps each: at most 4.4e-16 above). A stronger
+form holds at every point measured: for the same ``a`` and ``b``, the others' rest spread over two
+or more third values is never above the same rest on one third value, at any eps in both
+directions (OLH ``g = 2, 3, 5`` with ``D = 4`` up to n = 8 and ``D = n + 1`` up to n = 4, eps0
+0.25 to 4; tested at a few points, OUE ``d = 4`` and subset-exp ``d = 4`` too), and the two are
+equal (to 4e-15) near eps0, where only the outputs of the largest loss count: there is no slack to
+spend at the top.
+
+Why it is not used. By Blackwell's theorem for a pair of laws, that per-``(a, b)`` comparison at
+every eps is equivalent to a channel, the same under ``x`` and ``x'``, from the outputs with the
+rest on one value to those with the rest spread; none is known. The natural proof does not go
+through: the others' marks on two values (one user each) are not a garbling of their marks on one
+value as an experiment about which reports are theirs (the garbling's linear program is infeasible
+at n = 4 for every OLH/OUE ``(p, q)`` tried), so such a channel would have to read the reports'
+marks at ``x`` and ``x'`` too, except with the victim alone there (``a = b = 0``): then "which
+report is the victim's" with the rest spread is a garbling of the same with the rest on one value at
+every case tried (linear program; n = 3, 4, every partition, OLH ``g = 3`` at eps0 0.5 and 1,
+``g = 2`` at 1; n = 5, parts 2 + 2 and 3 + 1, ``g = 3``, eps0 = 1; and not the other way round), so
+those pairs are dominated there; a construction for every n is not known. That case matters: at OLH
+``g = 3``, eps0 = 1, n = 12 the restricted profile's largest pair has ``a = b = 0`` and the rest on
+one value up to eps between 0.54 and 0.60, and all the others at ``x`` above. (An observation for
+such a proof: an OLH report is the OR of independent ``Bern(1/g)`` marks with a mark forced at its
+user's input with probability ``(p - q) / (1 - q)``, so the shuffled output is a garbling, the same
+for every dataset, of the forced marks' counts per input; the third values' counts sum to the same
+binomial law whether the rest is on one value or spread, only their placement over the inputs
+differs.) Nor does a clone bound close the gap: writing each user on a value ``t`` beyond the
+largest third one as a mixture of a report that carries ``t`` and pure noise (OLH: the bit at ``t``
+set with probability ``(p - q) / (1 - q)``; subset-exp: a subset holding ``t``), revealing the first
+kind and enumerating the rest exactly over ``x``, ``x'`` and one third value is sound, but above the
 largest restricted pair's delta at some eps: 1.09x at eps = 0 to 10.8x at eps = 0.9 (OLH ``g = 3``,
-eps0 = 1, n = 12), up to 1.87x (subset-exp ``d = 4``, eps0 = 0.5, n = 12), so it cannot stand in
-for the datasets it bounds.
+eps0 = 1, n = 12), up to 1.87x (subset-exp ``d = 4``, eps0 = 0.5, n = 12), so it cannot stand in for
+the datasets it bounds. The published decompositions (clones, the privacy blanket and the optimal
+one among them, Su, Cheng and Wang) bound every dataset at once from the randomizer alone, and
+:func:`shuffledp.accountants.best.round_delta` already evaluates the optimal one, so none is below
+the curve's profile for OLH without a domain.
 
 Exact reductions
 ----------------
