@@ -206,6 +206,19 @@ def _prepared_cached(path: str, size: int, mtime_ns: int) -> tuple[np.ndarray, d
 
 
 # ----------------------------------------------------------------------------- parameters
+def _read_table_once(path) -> pd.DataFrame:
+    """``pd.read_parquet(path)``, read once per file version in a process (a run job reads one
+    parameter or accountant table for each of its panels): keyed like :func:`_load_prepared_once`;
+    each caller gets its own copy."""
+    st = Path(path).stat()
+    return _table_cached(str(path), st.st_size, st.st_mtime_ns).copy()
+
+
+@functools.lru_cache(maxsize=16)
+def _table_cached(path: str, size: int, mtime_ns: int) -> pd.DataFrame:
+    return pd.read_parquet(path)
+
+
 def accountant_rows(acct: pd.DataFrame, accountant: str = "sound") -> pd.DataFrame:
     """The grid rows of one accountant variant of an accountant table (which also holds the optimum
     ``m*`` rows, ``source == "optimum"``, and possibly several ``accountant`` variants)."""
@@ -284,7 +297,7 @@ def _baseline_params(protocol: str, table_path, setting, levels_eps: list[float]
     """(extra columns, SepMM's per-level m or None) of a shuffle baseline from its parameter table."""
     extra: dict[str, float] = {}
     m_levels = None
-    prm = pd.read_parquet(table_path)
+    prm = _read_table_once(table_path)
     if protocol in ("mm_shuffle", "sepmm", "wsepmm"):
         _check_table_padding(prm, table_path, padding)
     if protocol == "subexp_shuffle":
@@ -323,7 +336,7 @@ def _job_params(spec: Mapping, protocol: str, table_path, levels_eps: list[float
     variant = spec.get("accountant", "")
     protocol = base_protocol(protocol)  # a paper-calibrated baseline reads its own parameter table
     if protocol in OURS_ALL:
-        acct = pd.read_parquet(table_path)
+        acct = _read_table_once(table_path)
         _check_table_padding(acct, table_path, padding)
         points = [(i, m, lam) for i, (m, lam) in enumerate(table_params(acct, levels_eps, variant))]
     elif protocol in ("subexp_shuffle", "mm_shuffle", "sepmm", "wsepmm"):
@@ -384,7 +397,8 @@ def run_panels(panels: list[tuple[Mapping, str, str | None]]) -> list[pd.DataFra
             for _ in range(st["reps"].count(r)):
                 if key not in users:
                     idx, with_repl = sample_users(st["seed"], st["dataset"], st["n"], r, st["sets_all"].shape[0])
-                    sets = st["sets_all"][idx]
+                    # np.take: the rows sets_all[idx], gathered about ten times faster than by indexing
+                    sets = np.take(st["sets_all"], idx, axis=0)
                     sets.flags.writeable = False  # shared by the panels
                     users[key] = sets, with_repl
                 out.extend(_rep_rows(st, r, *users[key]))

@@ -99,7 +99,8 @@ def item_level_counts(sets: np.ndarray, levels: np.ndarray, d: int, n_levels: in
     sets = np.asarray(sets)
     levels = np.asarray(levels)
     _check_items(sets, d)
-    flat = sets.astype(np.int64) * n_levels + levels.astype(np.int64)[:, None]  # (n, s): item j, level k -> j K + k
+    # (n, s): item j, level k -> j K + k (int64 without a copy of arrays that already are)
+    flat = np.asarray(sets, dtype=np.int64) * n_levels + np.asarray(levels, dtype=np.int64)[:, None]
     return np.bincount(flat.ravel(), minlength=d * n_levels).reshape(d, n_levels)
 
 

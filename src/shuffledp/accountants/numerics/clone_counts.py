@@ -23,27 +23,37 @@ def clone_window(N: int, pc: float, tail: float):
     """Clone-count window [c_lo, c_hi] of Bin(N, pc), its pmf arrays and the skipped mass."""
     from scipy import stats
 
-    if pc <= 0.0 or N == 0:
-        c_lo = c_hi = 0
-    elif pc >= 1.0:
-        c_lo = c_hi = N
-    else:
+    if pc <= 0.0 or N == 0 or pc >= 1.0:
+        c_lo = c_hi = 0 if pc <= 0.0 or N == 0 else N
+        tail_lo = float(stats.binom.cdf(c_lo, N, pc)) if c_lo > 0 else 0.0
+        tail_hi = float(stats.binom.sf(c_hi - 1, N, pc)) if c_hi < N else 0.0
+    else:  # the tails outside the window: the last values the loops evaluated (the same calls, made once)
+        tail_lo = tail_hi = 0.0
         mean = N * pc
         sd = math.sqrt(N * pc * (1 - pc))
         z = math.sqrt(2 * math.log(1 / tail))      # Gaussian guess, confirmed exactly below
         c_lo = max(0, int(stats.binom.ppf(tail, N, pc)) - 1)
-        while c_lo > 0 and stats.binom.cdf(c_lo, N, pc) > tail:
+        while c_lo > 0:
+            tail_lo = float(stats.binom.cdf(c_lo, N, pc))
+            if not tail_lo > tail:
+                break
             c_lo = max(0, c_lo - int(sd) - 1)
+        else:
+            tail_lo = 0.0
         c_hi = min(N, int(math.ceil(mean + z * sd)) + 2)
-        while c_hi < N and stats.binom.sf(c_hi - 1, N, pc) > tail:
+        while c_hi < N:
+            tail_hi = float(stats.binom.sf(c_hi - 1, N, pc))
+            if not tail_hi > tail:
+                break
             c_hi = min(N, c_hi + int(sd) + 2)
-    tail_lo = float(stats.binom.cdf(c_lo, N, pc)) if c_lo > 0 else 0.0
-    tail_hi = float(stats.binom.sf(c_hi - 1, N, pc)) if c_hi < N else 0.0
+        else:
+            tail_hi = 0.0
     t_lo = c_lo + 1 if c_lo > 0 else 0
     t_hi = c_hi if c_hi < N else N + 1
     t = np.arange(t_lo, t_hi + 1, dtype=np.int64)
-    b_prev = binom_pmf(t - 1, N, pc)
-    b_here = binom_pmf(t, N, pc)
+    # the pmf at t - 1 and t in one call (scipy's binomial is elementwise: the same values)
+    both = binom_pmf(np.arange(t_lo - 1, t_hi + 1, dtype=np.int64), N, pc)
+    b_prev, b_here = both[:-1].copy(), both[1:].copy()
     for arr in (t, b_prev, b_here):
         arr.setflags(write=False)
     return t, b_prev, b_here, tail_lo + tail_hi
