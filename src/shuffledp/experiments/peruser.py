@@ -337,14 +337,14 @@ def _user_sample(x: _EpsRun, row: dict, per_user: dict, labels, sizes, err, err_
     n = x.n
     m = min(n, int(x.spec["user_sample"]))
     pick = np.sort(seeding.rng(x.seed, "peruser-sample", x.dataset).choice(n, m, replace=False))
-    u = pd.DataFrame({"user": pick.astype(np.int64), "group_size": sizes[labels][pick].astype(np.int64),
-                      "dist_centre": per_user["dist_centre"][pick], "err": err[pick],
-                      "err_raw": err_raw[pick], "top3": top3[pick]})
+    cols = {"user": pick.astype(np.int64), "group_size": sizes[labels][pick].astype(np.int64),
+            "dist_centre": per_user["dist_centre"][pick], "err": err[pick],
+            "err_raw": err_raw[pick], "top3": top3[pick]}
     for b in x.amps:
-        u[f"eps_prime_{b}"] = per_user[f"eps_prime_{b}"][pick]
-    for key in ("method", "dataset", "eps", "split", "clustering", "c", "eps1", "eps2"):
-        u[key] = row[key]
-    return u
+        cols[f"eps_prime_{b}"] = per_user[f"eps_prime_{b}"][pick]
+    # the identity columns: one value each, broadcast by the constructor (one frame, not a column at a time)
+    cols.update({key: row[key] for key in ("method", "dataset", "eps", "split", "clustering", "c", "eps1", "eps2")})
+    return pd.DataFrame(cols)
 
 
 # ----------------------------------------------------------------------------------------------
