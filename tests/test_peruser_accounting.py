@@ -225,6 +225,48 @@ def test_capped_numeric_amplifier_gives_the_uncapped_arrays():
     assert capped(2.0, 50_000, 1e-6, cap=2.0) == plain(2.0, 50_000, 1e-6) < 2.0
 
 
+def _toy_capped_amplifier(calls):
+    """A monotone toy bound (grows with eps0, falls with n; on a grid of 1/8, so that ties are
+    common) with the cap protocol of clones_amplifier: ``inf`` for a value not below ``cap``;
+    ``calls`` records (eps0, n, cap, value)."""
+    def amp(e0, n, delta, cap=None):
+        v = math.ceil(e0 * 24.0 / math.sqrt(n)) / 8.0
+        out = math.inf if cap is not None and v >= cap else v
+        calls.append((e0, n, cap, out))
+        return out
+    amp.takes_cap = True
+    return amp
+
+
+def test_prefix_values_suffix_min_keeps_the_suffix_minima_and_their_arguments():
+    """suffix_min visits the prefixes from the last with the smallest later value as the cap: the
+    suffix minima and their arguments (what per_user_eps_bounds reads) are those of the full values,
+    bit for bit, with fewer values computed; an inf kept for a tight cap is asked again under a looser one."""
+    rng = np.random.default_rng(11)
+    calls, full_calls = [], []
+    amp, full = _toy_capped_amplifier(calls), _toy_capped_amplifier(full_calls)
+    cache: dict = {}
+    for _ in range(200):
+        G = int(rng.integers(3, 400))
+        grid, _ = A._prefix_geometry(np.zeros((G, 2)), np.zeros(G), G, 16)
+        r = np.sort(rng.uniform(0.0, 0.6, len(grid))) * rng.uniform(0.2, 1.0)
+        eps2, c = float(rng.uniform(0.5, 3.0)), float(rng.choice([0.1, 0.5, 1.0]))
+        got = A._prefix_values(grid, r, eps2, c, 1e-6, amp, 60.0, cache, suffix_min=True)
+        ref = A._prefix_values(grid, r, eps2, c, 1e-6, lambda e, n, d: full(e, n, d), 60.0, {})
+        ref = np.where(ref < eps2, ref, math.inf)   # values not below eps2 are never used
+        assert np.array_equal(np.minimum.accumulate(got[::-1])[::-1], np.minimum.accumulate(ref[::-1])[::-1])
+        assert np.array_equal(A._suffix_argmin(got), A._suffix_argmin(ref))
+    computed = sum(1 for *_, v in calls if v < math.inf)
+    assert computed < sum(1 for *_, v in full_calls if v < math.inf)   # values above a later one skipped
+    # a key first answered inf under a tight cap, then needed where the cap is eps2: asked again
+    cache = {}
+    first = A._prefix_values(np.array([100, 10_000]), np.array([0.1, 0.1]), 1.0, 1.0, 1e-6, amp, 60.0, cache,
+                             suffix_min=True)
+    assert first[0] == math.inf and first[1] == math.ceil(1.1 * 24.0 / 100.0) / 8.0
+    again = A._prefix_values(np.array([100]), np.array([0.1]), 1.0, 1.0, 1e-6, amp, 60.0, cache, suffix_min=True)
+    assert again[0] == math.ceil(1.1 * 24.0 / 10.0) / 8.0
+
+
 def test_theorem3_noise_term():
     assert A.theorem3_noise_term(17, 0.1, 1000, 1e-6, 1.0, 2.0) == pytest.approx(
         2 * 17 * 0.1 * math.log(1e9) / math.sqrt(5))

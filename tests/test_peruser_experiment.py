@@ -86,6 +86,22 @@ def test_job_is_deterministic():
     assert _bytes(a[0]) == _bytes(b[0]) and _bytes(a[1]) == _bytes(b[1])
 
 
+def test_jobs_in_one_process_give_the_rows_of_jobs_apart():
+    """A batch of jobs in one process takes the latest job's dataset and shared values when its
+    dataset is the same (E._job_data): every job's tables are those of the job run alone."""
+    other = dict(SEC["datasets"][0], name="tiny_ovl", kind="overlapping", n=300)
+    sec = dict(SEC, datasets=[SEC["datasets"][0], other], eps=[4], eps1_fractions=[0.5],
+               methods=["alg1", "global", "oracle"])
+    jobs = _jobs(sec)
+    assert len({j.spec["dataset"]["name"] for j in jobs}) == 2
+    batch = [E.run_job(j.spec) for j in jobs]   # in a row, as a batch runs them
+    assert E._JOB_DATA and E._JOB_DATA[0][1].counts.shape[0] == 300
+    for job, (r, u) in zip(jobs, batch, strict=True):
+        E._JOB_DATA.clear()
+        alone = E.run_job(job.spec)
+        assert _bytes(r) == _bytes(alone[0]) and _bytes(u) == _bytes(alone[1]), job.wildcards
+
+
 @pytest.mark.slow
 def test_tables_and_claims(tables, tmp_path):
     runs, users = tables

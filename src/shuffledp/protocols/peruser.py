@@ -248,7 +248,7 @@ def _nearest_core_labels(Xr: np.ndarray, C: np.ndarray, clab: np.ndarray, eps: f
 
     kc = min(candidates, len(C))
     nn = NearestNeighbors(n_neighbors=kc).fit(np.sqrt(C))
-    _, cand = nn.kneighbors(np.sqrt(Xr))
+    cand = nn.kneighbors(np.sqrt(Xr), return_distance=False)   # the same indices, no square roots
     hc = _entropy(C)
     hr = _entropy(Xr)
     cl = clab[cand]

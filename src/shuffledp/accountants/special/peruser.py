@@ -136,7 +136,7 @@ def per_user_eps_bounds(hbar: np.ndarray, labels: np.ndarray, eps1: float, eps2:
     out = {}
     for b in amplifiers:
         out[b] = {"eps_shuffle": np.full(n, float(eps2)), "q_size": np.ones(n, dtype=np.int64), "q_radius": np.zeros(n)}
-    caches: dict[str, dict[tuple[float, int], float]] = {b: {} for b in amplifiers}
+    caches: dict[str, dict[tuple[float, int], tuple[float, float | None]]] = {b: {} for b in amplifiers}
     for gi in np.flatnonzero(sizes >= 2):
         G = int(sizes[gi])
         members = order[starts[gi] : starts[gi] + G]      # sorted by distance to the centre
@@ -144,7 +144,7 @@ def per_user_eps_bounds(hbar: np.ndarray, labels: np.ndarray, eps1: float, eps2:
         idx = np.searchsorted(grid, np.arange(G), side="right")   # first grid m with m > rank
         ok = idx < len(grid)
         for b, amplifier in amplifiers.items():
-            vals = _prefix_values(grid, r, eps2, c, delta, amplifier, max_eps0, caches[b])
+            vals = _prefix_values(grid, r, eps2, c, delta, amplifier, max_eps0, caches[b], suffix_min=True)
             # suffix minimum: member at rank k lies in Q_m for every m > k
             suf = np.minimum.accumulate(vals[::-1])[::-1]
             arg = _suffix_argmin(vals)
@@ -164,11 +164,11 @@ def per_user_eps_bounds(hbar: np.ndarray, labels: np.ndarray, eps1: float, eps2:
 
 def _prefix_bounds(hm: np.ndarray, t: np.ndarray, G: int, eps2: float, c: float, delta: float,
                    amplifier: Amplifier, grid_points: int, max_eps0: float,
-                   cache: dict[tuple[float, int], float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                   cache: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(grid, r, vals)`` of one group of :func:`per_user_eps` (``hm``, ``t``: its members'
     histograms and distances to the centre, sorted by distance): the prefix sizes ``m``, the
     diameter bound of each prefix ``Q_m`` and its amplified eps (``inf`` where skipped).
-    ``cache`` maps ``(eps0, m)`` to the amplifier's value and is filled here."""
+    ``cache`` maps ``(eps0, m)`` to the amplifier's value and the cap it was asked with; filled here."""
     grid, r = _prefix_geometry(hm, t, G, grid_points)
     return grid, r, _prefix_values(grid, r, eps2, c, delta, amplifier, max_eps0, cache)
 
@@ -185,21 +185,35 @@ def _prefix_geometry(hm: np.ndarray, t: np.ndarray, G: int, grid_points: int) ->
 
 
 def _prefix_values(grid: np.ndarray, r: np.ndarray, eps2: float, c: float, delta: float,
-                   amplifier: Amplifier, max_eps0: float, cache: dict[tuple[float, int], float]) -> np.ndarray:
+                   amplifier: Amplifier, max_eps0: float, cache: dict, suffix_min: bool = False) -> np.ndarray:
     """The amplified eps of each prefix of :func:`_prefix_bounds` (``inf`` where skipped, and where
-    an amplifier that takes a cap finds it not below ``eps2``)."""
+    an amplifier that takes a cap finds it not below ``eps2``).
+
+    ``suffix_min`` (what :func:`per_user_eps_bounds` uses: only the suffix minima of the values and
+    their :func:`_suffix_argmin` matter): the prefixes are visited from the last and an amplifier
+    that takes a cap gets as its cap ``eps2``, or the next double above the smallest value found after
+    the prefix when that is smaller, so a value above a later one may be ``inf`` (its search skipped);
+    the suffix minima and their arguments are those of the full values (a value below the cap is the
+    amplifier's uncapped number; a tie keeps its value, so the earliest index still wins)."""
     # only values below eps2 are used (a member's eps_shuffle is min(eps2, the prefixes' values)), so
     # an amplifier that takes a cap (clones_amplifier's) may answer inf for any value >= eps2
-    kw = {"cap": eps2} if getattr(amplifier, "takes_cap", False) else {}
+    takes_cap = getattr(amplifier, "takes_cap", False)
     vals = np.full(len(grid), math.inf)
-    for j, (m, rr) in enumerate(zip(grid, r, strict=True)):
+    cur = float(eps2)   # the cap: eps2, then just above the smallest value after the prefix (a tie keeps its value)
+    for j in (range(len(grid) - 1, -1, -1) if suffix_min and takes_cap else range(len(grid))):
+        m, rr = grid[j], r[j]
         e0 = local_eps(eps2, float(rr), c)
         if e0 > max_eps0 or e0 > math.log(m) + 1.0:
             continue   # e^eps0 > e*|Q|: (almost) no clone; skipping only raises the bound
         key = (e0, int(m))
-        if key not in cache:
-            cache[key] = amplifier(e0, int(m), delta, **kw)
-        vals[j] = cache[key]
+        cap = cur if takes_cap else None
+        got = cache.get(key)   # (value, the cap it was asked with): inf is an answer below that cap only
+        if got is None or (got[0] == math.inf and cap is not None and got[1] is not None and got[1] < cap):
+            got = (amplifier(e0, int(m), delta, **({} if cap is None else {"cap": cap})), cap)
+            cache[key] = got
+        vals[j] = got[0]
+        if suffix_min and vals[j] < cur:
+            cur = float(np.nextafter(vals[j], math.inf))
     return vals
 
 
