@@ -79,7 +79,7 @@ def linear_counts_units(out, ends, firsts, shifts, t, size, key, y, g, mult, shi
                 base = (_index(t[s + i] + shifts[j], size) << _ONE) ^ key
                 a = np.int64(_mod_p_m1(_splitmix64(base))) + 1
                 b = np.int64(_mod_p(_splitmix64(base ^ _ONE)))
-                z[i] = np.uint64((a * first + b) % 2147483647)
+                z[i] = _mod_p(np.uint64(a * first + b))  # a first + b < 2**62: the integer of % P
                 au[i] = np.uint64(a)
             if end > start:
                 hits = 0
