@@ -183,7 +183,8 @@ def support_counts(t: np.ndarray, y: np.ndarray, domains: list[int], family: Has
     processed in blocks of ``block`` (memory ``O(block)``), values one at a time over the whole block
     (long contiguous numpy loops). For the linear family consecutive values are hashed incrementally:
     ``a (v+1) + b = (a v + b) + a (mod P)``, one addition and one conditional subtraction
-    (:func:`_linear_counts`).
+    (:func:`_linear_counts`; with numba, every attribute and user in one compiled call,
+    :func:`_linear_counts_units`, in ``CHUNK``s of users whatever ``block``).
     """
     t = np.asarray(t, dtype=np.int64)
     y = np.asarray(y, dtype=np.int64)
@@ -253,15 +254,9 @@ def _linear_counts(out: np.ndarray, prm: tuple[np.ndarray, np.ndarray], first: i
     every ``v < len(out)`` (the linear family). ``z = (a v' + b) mod P`` is updated incrementally (one
     addition, the wrap as an unsigned minimum), and ``z mod g`` is a multiply-shift (no integer division,
     which costs about ten times a multiplication here); every operation writes into a buffer of the block.
-    With numba installed the same arithmetic runs compiled (:func:`_compiled_counts`, about 5x faster)."""
+    The numpy path: with numba installed :func:`support_counts` counts every attribute in one compiled call
+    (:func:`_linear_counts_units`), the same arithmetic."""
     a, b = prm
-    kernels = _compiled_counts()
-    if kernels is not None:
-        kernel = kernels[0]
-        mult, shift = _mod_magic(g)
-        kernel(out, np.ascontiguousarray(a, dtype=np.int64), np.ascontiguousarray(b, dtype=np.int64), int(first),
-               np.ascontiguousarray(yb, dtype=np.int64), int(g), mult, shift)
-        return
     m = yb.size
     au = a.astype(np.uint64)
     yu = yb.astype(np.uint64)
