@@ -163,3 +163,24 @@ def test_raw_audit_catches_data_dependent_edges_on_loan():
                           mutant=True)
     assert mrow["verdict"] == "violation" and mrow["delta_lb"] > 0.3 and mrow["eps_lb"] > 1.0
     assert "delta lower bound at eps = 1" in mrow["notes"]
+
+
+def test_raw_table_read_again_is_a_fresh_equal_copy(tmp_path):
+    """A raw file read again (an audit and its mutant run) comes from the last read: equal to a fresh parse,
+    a caller's change never reaches the next reader, and a changed file is parsed again."""
+    import shutil
+
+    import pandas as pd
+
+    paths = {k: str(shutil.copy(PATHS[k], tmp_path / os.path.basename(PATHS[k]))) for k in ("data", "test")}
+    first = AR.read_raw("adult", paths)
+    first.loc[0, "fnlwgt"] = -1
+    again = AR.read_raw("adult", paths)
+    pd.testing.assert_frame_equal(again, AR._read_raw("adult", paths))
+    assert again.loc[0, "fnlwgt"] != -1
+    again.loc[1, "age"] = -5
+    assert AR.read_raw("adult", paths).loc[1, "age"] != -5
+    with open(paths["test"], "a", encoding="ascii") as fh:
+        rows = [r for r in open(PATHS["test"], encoding="ascii").read().splitlines() if r.strip() and r[0] != "|"]
+        fh.write("\n" + rows[0] + "\n")
+    assert len(AR.read_raw("adult", paths)) == len(again) + 1

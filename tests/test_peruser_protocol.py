@@ -317,3 +317,47 @@ def test_dbscan_js_is_the_setdiff_and_new_array_computation():
     A[A < 0.3] = 0.0
     want = P._entropy(A)
     assert np.array_equal(P._entropy(A.copy(), inplace=True), want)
+
+
+
+def _dbscan_js_sklearn(X, params, seed):
+    """cluster_dbscan_js with sklearn's DBSCAN fitted whatever ``min_samples`` (the rows of no cluster
+    stay noise; ``params.eps`` used when given)."""
+    from sklearn.cluster import DBSCAN
+
+    n = X.shape[0]
+    order = P.canonical_order(X)
+    X = X[order]
+    fit_idx = np.sort(np.random.default_rng(seed).choice(n, size=min(n, params.fit_size), replace=False))
+    D = P.js_distance(X[fit_idx])
+    kk = min(params.min_samples, len(fit_idx) - 1)
+    eps = params.eps if params.eps is not None else max(
+        float(np.quantile(np.partition(D, kk, axis=1)[:, kk], params.quantile)), 1e-12)
+    db = DBSCAN(eps=eps, min_samples=params.min_samples, metric="precomputed").fit(D)
+    lab = np.full(n, -1, dtype=np.int64)
+    lab[fit_idx] = db.labels_
+    core = db.core_sample_indices_
+    rest = np.setdiff1d(np.arange(n), fit_idx)
+    if len(core):
+        lab[rest] = _nearest_core_reference(X[rest], X[fit_idx][core], db.labels_[core], eps, params.candidates)
+    noise = np.flatnonzero(lab < 0)
+    lab[noise] = (lab.max() + 1 if (lab >= 0).any() else 0) + np.arange(len(noise))
+    out = np.empty(n, dtype=np.int64)
+    out[order] = lab
+    return P._relabel(out)
+
+
+def test_dbscan_js_without_possible_core_is_sklearns_all_noise():
+    """With ``min_samples`` above the fitted rows (the audits' every-point-noise setting) no row can be a
+    core sample: the labels (all singletons) are those of sklearn's fit, which is then skipped; at
+    ``min_samples`` equal to the fitted rows (sklearn runs; a wide eps makes them one cluster) too."""
+    data = dirichlet_mixture(400, 17, 4, np.random.default_rng(5), kind="overlapping", concentration=50,
+                             views=(20, 80))
+    X = P.renormalise(P.normalise_counts(data.counts))
+    for params in (P.DBSCANParams(min_samples=10**9, eps=1e-300, fit_size=2), P.DBSCANParams(min_samples=31,
+                   fit_size=30), P.DBSCANParams(min_samples=30, eps=10.0, fit_size=30),
+                   P.DBSCANParams(min_samples=30, fit_size=30, quantile=1.0)):
+        got = P.cluster_dbscan_js(X, params, 3)
+        assert np.array_equal(got, _dbscan_js_sklearn(X, params, 3))
+    assert np.bincount(P.cluster_dbscan_js(X, P.DBSCANParams(min_samples=31, fit_size=30), 3)).max() == 1
+    assert np.bincount(P.cluster_dbscan_js(X, P.DBSCANParams(min_samples=30, eps=10.0, fit_size=30), 3)).max() > 30

@@ -78,10 +78,26 @@ def coder(dataset: str):
 # ------------------------------------------------------------------ raw files
 
 
+#: the last raw table read, by its files' identity: an audit and its mutant run (and the next raw audit of
+#: the same files in a batch) parse the files once; each caller gets its own copy
+_LAST_READ: list = []
+
+
 def read_raw(dataset: str, paths: Mapping[str, str]) -> pd.DataFrame:
     """The raw table with the data stage's readers: Adult ``paths["data"]``, ``paths["test"]``
     (:func:`shuffledp.datasets.adult.read_raw`; both files, as the data stage reads them); Loan
-    ``paths["loan"]`` (:func:`shuffledp.datasets.loan.read_any`)."""
+    ``paths["loan"]`` (:func:`shuffledp.datasets.loan.read_any`). A copy of the last table read when
+    the same files (path, size, modification time) are asked for again."""
+    names = ("data", "test") if dataset == "adult" else ("loan",)
+    key = (dataset, tuple((paths[k], os.stat(paths[k]).st_size, os.stat(paths[k]).st_mtime_ns) for k in names))
+    if _LAST_READ and _LAST_READ[0] == key:
+        return _LAST_READ[1].copy()
+    table = _read_raw(dataset, paths)
+    _LAST_READ[:] = [key, table.copy()]
+    return table
+
+
+def _read_raw(dataset: str, paths: Mapping[str, str]) -> pd.DataFrame:
     if dataset == "adult":
         from shuffledp.datasets.adult import read_raw as read_adult
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from shuffledp.mechanisms._hashing_numba import _ONE, _index, _splitmix64
+from shuffledp.mechanisms._hashing_numba import _ONE, _index, _mod_p, _mod_p_m1, _splitmix64
 
 #: users per pass of :func:`linear_counts`: its three work arrays (24 KB) stay in the L1 cache while every
 #: value is counted (one pass over the whole block per value streamed them from memory)
@@ -51,6 +51,51 @@ def linear_counts(out, a, b, first, y, g, mult, shift):  # pragma: no cover - co
                 z[i] = zi
                 hits += 1 if zi - gu * ((zi * mult) >> shift) == yu[i] else 0
             out[v] += hits
+
+
+@numba.njit(cache=True, nogil=True)
+def linear_counts_units(out, ends, firsts, shifts, t, size, key, y, g, mult, shift):  # pragma: no cover - compiled
+    """Every unit's support counts in one call (the linear family): unit ``j`` owns ``out[ends[j-1]:ends[j]]``
+    (``ends[-1] = 0``), its values ``firsts[j] + v`` hashed by function ``(t[i] + shifts[j]) mod size``;
+    ``out[ends[j-1] + v] +=`` the users with ``((a (firsts[j] + v) + b) mod P) mod g == y``. The functions'
+    ``(a, b)`` are derived here (``HashFamily.params``' integers, as :func:`linear_hash_rows` derives them), the
+    values counted as :func:`linear_counts` counts them, ``CHUNK`` users at a time: the same integer counts
+    without a call, and two arrays of parameters, per unit."""
+    prime = np.uint64(2147483647)
+    n = t.size
+    z = np.empty(CHUNK, np.uint64)
+    au = np.empty(CHUNK, np.uint64)
+    yu = np.empty(CHUNK, np.uint64)
+    gu = np.uint64(g)
+    for s in range(0, n, CHUNK):
+        m = min(CHUNK, n - s)
+        for i in range(m):
+            yu[i] = np.uint64(y[s + i])
+        start = 0
+        for j in range(ends.size):
+            end = ends[j]
+            first = firsts[j]
+            for i in range(m):
+                base = (_index(t[s + i] + shifts[j], size) << _ONE) ^ key
+                a = np.int64(_mod_p_m1(_splitmix64(base))) + 1
+                b = np.int64(_mod_p(_splitmix64(base ^ _ONE)))
+                z[i] = _mod_p(np.uint64(a * first + b))  # a first + b < 2**62: the integer of % P
+                au[i] = np.uint64(a)
+            if end > start:
+                hits = 0
+                for i in range(m):
+                    zi = z[i]
+                    hits += 1 if zi - gu * ((zi * mult) >> shift) == yu[i] else 0
+                out[start] += hits
+            for v in range(start + 1, end):
+                hits = 0
+                for i in range(m):
+                    q = z[i] + au[i]
+                    zi = q - prime if q >= prime else q
+                    z[i] = zi
+                    hits += 1 if zi - gu * ((zi * mult) >> shift) == yu[i] else 0
+                out[v] += hits
+            start = end
 
 
 @numba.njit(cache=True, nogil=True)

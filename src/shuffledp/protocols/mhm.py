@@ -183,13 +183,16 @@ def support_counts(t: np.ndarray, y: np.ndarray, domains: list[int], family: Has
     processed in blocks of ``block`` (memory ``O(block)``), values one at a time over the whole block
     (long contiguous numpy loops). For the linear family consecutive values are hashed incrementally:
     ``a (v+1) + b = (a v + b) + a (mod P)``, one addition and one conditional subtraction
-    (:func:`_linear_counts`).
+    (:func:`_linear_counts`; with numba, every attribute and user in one compiled call,
+    :func:`_linear_counts_units`, in ``CHUNK``s of users whatever ``block``).
     """
     t = np.asarray(t, dtype=np.int64)
     y = np.asarray(y, dtype=np.int64)
     counts = [np.zeros(c, dtype=np.int64) for c in domains]
     g = family.g
     fused = _compiled_counts() if family.size < 1 << 63 else None
+    if fused is not None and family.kind == "linear" and g < PRIME and t.size:
+        return _linear_counts_units(fused[2], domains, family, t, y, offsets, same_function)
     for s in range(0, t.size, block):
         tb, yb = t[s:s + block], y[s:s + block]
         for j, c in enumerate(domains):
@@ -210,12 +213,31 @@ def support_counts(t: np.ndarray, y: np.ndarray, domains: list[int], family: Has
     return counts
 
 
+def _linear_counts_units(kernel, domains: list[int], family: HashFamily, t: np.ndarray, y: np.ndarray,
+                         offsets: list[int] | None, same_function: bool) -> list[np.ndarray]:
+    """Every attribute's counts of the linear family in one compiled call (the functions' parameters
+    derived inside it; :func:`shuffledp.protocols._support_numba.linear_counts_units`): the integers of the
+    per-attribute loop of :func:`support_counts`, without a call per attribute and block."""
+    firsts = np.array([int(offsets[j]) if offsets is not None else 0 for j in range(len(domains))], dtype=np.int64)
+    sizes = np.array([int(c) for c in domains], dtype=np.int64)
+    if np.any(firsts + sizes > PRIME):
+        raise ValueError("domains: encoded values exceed the hash family's input range")
+    ends = np.cumsum(sizes)
+    shifts = np.zeros(len(domains), dtype=np.int64) if same_function else np.arange(len(domains), dtype=np.int64)
+    flat = np.zeros(int(ends[-1]) if len(domains) else 0, dtype=np.int64)
+    mult, shift = _mod_magic(family.g)
+    kernel(flat, ends, firsts, shifts, np.ascontiguousarray(t), np.int64(family.size), family._key,
+           np.ascontiguousarray(y), np.int64(family.g), mult, shift)
+    return [np.array(part) for part in np.split(flat, ends[:-1])] if len(domains) else []
+
+
 @functools.lru_cache(maxsize=1)
 def _compiled_counts():
     """The numba kernels of the support counts (:mod:`shuffledp.protocols._support_numba`): ``(linear_counts,
-    mix_counts_of)``, or None without numba or with ``SHUFFLEDP_NUMBA=0`` (then numpy runs: the same
-    counts)."""
-    return compiled_kernels("shuffledp.protocols._support_numba", "linear_counts", "mix_counts_of")
+    mix_counts_of, linear_counts_units)``, or None without numba or with ``SHUFFLEDP_NUMBA=0`` (then numpy runs:
+    the same counts)."""
+    return compiled_kernels("shuffledp.protocols._support_numba", "linear_counts", "mix_counts_of",
+                            "linear_counts_units")
 
 
 def _mix_counts(kernels, out: np.ndarray, family: HashFamily, tb: np.ndarray, shift_t: int, first: int,
@@ -232,15 +254,9 @@ def _linear_counts(out: np.ndarray, prm: tuple[np.ndarray, np.ndarray], first: i
     every ``v < len(out)`` (the linear family). ``z = (a v' + b) mod P`` is updated incrementally (one
     addition, the wrap as an unsigned minimum), and ``z mod g`` is a multiply-shift (no integer division,
     which costs about ten times a multiplication here); every operation writes into a buffer of the block.
-    With numba installed the same arithmetic runs compiled (:func:`_compiled_counts`, about 5x faster)."""
+    The numpy path: with numba installed :func:`support_counts` counts every attribute in one compiled call
+    (:func:`_linear_counts_units`), the same arithmetic."""
     a, b = prm
-    kernels = _compiled_counts()
-    if kernels is not None:
-        kernel = kernels[0]
-        mult, shift = _mod_magic(g)
-        kernel(out, np.ascontiguousarray(a, dtype=np.int64), np.ascontiguousarray(b, dtype=np.int64), int(first),
-               np.ascontiguousarray(yb, dtype=np.int64), int(g), mult, shift)
-        return
     m = yb.size
     au = a.astype(np.uint64)
     yu = yb.astype(np.uint64)

@@ -203,8 +203,6 @@ def cluster_dbscan_js(X: np.ndarray, params: DBSCANParams, seed: int) -> np.ndar
     singleton groups. Rows are processed in their canonical (sorted) order, so the partition depends
     only on the multiset of rows (the clustering function ``f`` of Theorem 1 is order-free).
     """
-    from sklearn.cluster import DBSCAN
-
     n = X.shape[0]
     # work in the canonical (sorted-rows) order so the result depends only on the multiset of rows
     order = canonical_order(X)
@@ -212,18 +210,14 @@ def cluster_dbscan_js(X: np.ndarray, params: DBSCANParams, seed: int) -> np.ndar
     rng = np.random.default_rng(seed)
     fit_idx = np.sort(rng.choice(n, size=min(n, params.fit_size), replace=False))
     Xf = X[fit_idx]
-    D = js_distance(Xf)
-    eps = params.eps
-    if eps is None:
-        kk = min(params.min_samples, len(fit_idx) - 1)
-        kth = np.partition(D, kk, axis=1)[:, kk]   # the kk-th smallest of each row (as a full sort's)
-        eps = float(np.quantile(kth, params.quantile))
-        eps = max(eps, 1e-12)
-    db = DBSCAN(eps=eps, min_samples=params.min_samples, metric="precomputed").fit(D)
-    lab_fit = db.labels_
     lab = np.full(n, -1, dtype=np.int64)
-    lab[fit_idx] = lab_fit
-    core = db.core_sample_indices_
+    if params.min_samples > len(fit_idx):
+        # no fitted point has min_samples points (itself included) within any eps: DBSCAN's labels are
+        # all noise and it has no core sample, whatever eps (known without sklearn's import and fit)
+        core, eps, lab_fit = np.arange(0), 0.0, lab[:0]
+    else:
+        lab_fit, core, eps = _dbscan_fit(Xf, params)
+        lab[fit_idx] = lab_fit
     outside = np.ones(n, dtype=bool)
     outside[fit_idx] = False
     rest = np.flatnonzero(outside)   # np.setdiff1d(np.arange(n), fit_idx) without its sort
@@ -236,6 +230,22 @@ def cluster_dbscan_js(X: np.ndarray, params: DBSCANParams, seed: int) -> np.ndar
     out = np.empty(n, dtype=np.int64)
     out[order] = lab
     return _relabel(out)
+
+
+def _dbscan_fit(Xf: np.ndarray, params: DBSCANParams) -> tuple[np.ndarray, np.ndarray, float]:
+    """sklearn's DBSCAN on the JS distances of the fitted rows ``Xf``: ``(labels, core sample indices,
+    eps)``, ``eps`` the data-driven one when ``params.eps`` is None."""
+    from sklearn.cluster import DBSCAN
+
+    D = js_distance(Xf)
+    eps = params.eps
+    if eps is None:
+        kk = min(params.min_samples, len(Xf) - 1)
+        kth = np.partition(D, kk, axis=1)[:, kk]   # the kk-th smallest of each row (as a full sort's)
+        eps = float(np.quantile(kth, params.quantile))
+        eps = max(eps, 1e-12)
+    db = DBSCAN(eps=eps, min_samples=params.min_samples, metric="precomputed").fit(D)
+    return db.labels_, db.core_sample_indices_, eps
 
 
 def _nearest_core_labels(Xr: np.ndarray, C: np.ndarray, clab: np.ndarray, eps: float,
