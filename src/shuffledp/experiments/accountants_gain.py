@@ -213,17 +213,26 @@ def successive_sample(w: np.ndarray, n: int, s: int, rng: np.random.Generator) -
     each with probability proportional to ``w`` among the items not yet drawn (sampling without
     replacement, the law of the Gumbel top-``s`` trick). Each slot draws from ``w`` and redraws
     the rows whose draw repeats an earlier slot: a rejection step, so the accepted draw is exactly
-    ``w`` restricted to the remaining items; cost about ``n s`` draws, not ``n len(w)``."""
+    ``w`` restricted to the remaining items; cost about ``n s`` draws, not ``n len(w)``. A row's
+    drawn items are kept as flags (``n len(w)`` booleans): a clash is one read, not a comparison
+    with every earlier slot (the same draws and the same items as comparing)."""
     cdf = np.cumsum(np.asarray(w, float))
     cdf /= cdf[-1]
-    out = np.empty((int(n), int(s)), dtype=np.int64)
-    for j in range(int(s)):
-        todo = np.arange(int(n))
+    n, s, d = int(n), int(s), cdf.size
+    out = np.empty((n, s), dtype=np.int64)
+    taken = np.zeros(n * d, dtype=bool)   # taken[row * d + item]: drawn in an earlier slot of the row
+    for j in range(s):
+        todo = np.arange(n)
+        base = todo * d
         while todo.size:
-            cand = np.minimum(np.searchsorted(cdf, rng.random(todo.size), side="right"), cdf.size - 1)
-            clash = (out[todo, :j] == cand[:, None]).any(axis=1)
-            out[todo[~clash], j] = cand[~clash]
-            todo = todo[clash]
+            cand = np.searchsorted(cdf, rng.random(todo.size), side="right")
+            np.minimum(cand, d - 1, out=cand)
+            cell = base + cand
+            clash = taken[cell]
+            ok = ~clash
+            out[todo[ok], j] = cand[ok]
+            taken[cell[ok]] = True
+            todo, base = todo[clash], base[clash]
     return out
 
 
