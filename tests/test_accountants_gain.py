@@ -359,3 +359,21 @@ def test_successive_sample_draws_as_comparing_with_earlier_slots():
         got, want = G.successive_sample(w, 3000, s, a), by_comparison(w, 3000, s, b)
         assert np.array_equal(got, want), (d, s)
         assert a.bit_generator.state == b.bit_generator.state
+
+
+def test_variation_ratio_general_search_is_shared_by_every_krr():
+    """The general-parameter variation ratio's search does not depend on k: its cached value is
+    the search's own number, and a second k-RR at the same (eps_s, delta_s, n) reuses it."""
+    from shuffledp.accountants import best
+    from shuffledp.accountants.upper import variation_ratio as vr
+
+    eps_s, delta_s, n, rtol = 0.7, 1e-6, 5000, 1e-3
+    G.vr_general_eps_local.cache_clear()
+    want = best.eps_local_for(lambda e: vr.vr_delta(vr.vr_params("general", e), n, eps_s), eps_s, delta_s,
+                              rtol=rtol)
+    got = [G.settings(r, eps_s, delta_s, n, rtol=rtol) for r in ("krr3", "krr7")]
+    info = G.vr_general_eps_local.cache_info()
+    assert (info.misses, info.hits) == (1, 1)
+    assert G.vr_general_eps_local(eps_s, delta_s, n, rtol) == want
+    for st in got:   # today is the larger of Bennett's and this search's value
+        assert st["today"][0] >= want

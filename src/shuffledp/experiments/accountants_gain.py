@@ -87,7 +87,6 @@ def settings(randomizer: str, eps_s: float, delta_s: float, n: int, *, rtol: flo
     from shuffledp.accountants import best
     from shuffledp.accountants.upper import blanket
     from shuffledp.accountants.upper import decomposition as dec
-    from shuffledp.accountants.upper import variation_ratio as vr
     from shuffledp.protocols import mhm
 
     check_randomizer(randomizer)
@@ -109,11 +108,22 @@ def settings(randomizer: str, eps_s: float, delta_s: float, n: int, *, rtol: flo
         return {"today": today, "best": best_set}
     k = int(randomizer[3:])
     bb = blanket.max_eps_local(eps_s, delta_s, n, mechanism="krr", bound="bennett", k=k)
-    vg = best.eps_local_for(lambda e: vr.vr_delta(vr.vr_params("general", e), n, eps_s), eps_s, delta_s,
-                            rtol=rtol)
+    vg = vr_general_eps_local(float(eps_s), float(delta_s), int(n), float(rtol))
     today = max((bb, k, "blanket-bennett"), (vg, k, "variation-ratio-general"))
     de = best.krr_eps_local(k, eps_s, delta_s, n, rtol=rtol, guess=today[0])  # the looser bounds' value
     return {"today": today, "best": max(today, (de, k, "decomposition"))}
+
+
+@functools.lru_cache(maxsize=256)
+def vr_general_eps_local(eps_s: float, delta_s: float, n: int, rtol: float) -> float:
+    """The largest local eps the variation ratio with the general eps0-LDP parameters certifies at
+    ``(eps_s, delta_s, n)``: its parameters depend on eps_l alone, not on the randomizer, so every
+    k-RR of a table shares one search (cached: the same search, the same number)."""
+    from shuffledp.accountants import best
+    from shuffledp.accountants.upper import variation_ratio as vr
+
+    return best.eps_local_for(lambda e: vr.vr_delta(vr.vr_params("general", e), n, eps_s), eps_s, delta_s,
+                              rtol=rtol)
 
 
 def mse(randomizer: str, eps_l: float, g: int, n: int, domain: int) -> float:
