@@ -147,20 +147,31 @@ def randomize(padded: np.ndarray, r: SubsetExpRates, rng: np.random.Generator) -
 
 def _randomize_one(padded: np.ndarray, inter: np.ndarray, big: int, rng: np.random.Generator) -> np.ndarray:
     """:func:`randomize`'s output for ``k = 1`` from the same draws: the first item of the row's
-    random order (the smallest key: argmin, argsort's order where a row's smallest key is tied)
-    where ``inter = 1``, else the complement's one uniform draw (rejected while in the row's set)."""
+    random order (the smallest key: the first column holding it, as argmin; argsort's order where a
+    row's smallest key is tied) where ``inter = 1``, else the complement's one uniform draw
+    (rejected while in the row's set). Column by column: ``s`` is small, the rows many."""
     n, s = padded.shape
     keys = rng.random((n, s))
-    first = np.argmin(keys, axis=1)
-    rows = np.arange(n)
-    tied = np.flatnonzero(np.count_nonzero(keys == keys[rows, first][:, None], axis=1) > 1)
+    low, first = keys[:, 0].copy(), np.zeros(n, dtype=np.intp)
+    for j in range(1, s):
+        less = keys[:, j] < low
+        first[less] = j
+        np.minimum(low, keys[:, j], out=low)
+    ties = np.zeros(n, dtype=np.intp)
+    for j in range(s):
+        ties += keys[:, j] == low
+    tied = np.flatnonzero(ties > 1)
     if tied.size:
         first[tied] = np.argsort(keys[tied], axis=1)[:, 0]
+    rows = np.arange(n)
     comp = np.empty(n, dtype=np.int64)
     todo = rows
     while todo.size:   # _complement_sample's rejection for one slot: the same draws
         cand = rng.integers(0, big, size=todo.size)
-        bad = (padded[todo] == cand[:, None]).any(axis=1)
+        held = padded[todo]
+        bad = held[:, 0] == cand
+        for j in range(1, s):
+            bad |= held[:, j] == cand
         comp[todo[~bad]] = cand[~bad]
         todo = todo[bad]
     return np.where(inter >= 1, padded[rows, first], comp)[:, None]
