@@ -332,3 +332,48 @@ def test_successive_sample_has_the_law_of_sampling_without_replacement():
         p = w[k] / (1 - w[0] - w[1])
         got = np.mean(rows[first, 2] == k)
         assert abs(got - p) <= 4.5 * math.sqrt(p * (1 - p) / first.sum())
+
+
+def test_successive_sample_draws_as_comparing_with_earlier_slots():
+    """The flag-based clash test takes the same draws and keeps the same items as comparing each
+    draw with the row's earlier slots (the rule it replaced), and leaves the generator in the same
+    state: the measured tables' bytes do not depend on which of the two runs."""
+    import numpy as np
+
+    def by_comparison(w, n, s, rng):
+        cdf = np.cumsum(np.asarray(w, float))
+        cdf /= cdf[-1]
+        out = np.empty((n, s), dtype=np.int64)
+        for j in range(s):
+            todo = np.arange(n)
+            while todo.size:
+                cand = np.minimum(np.searchsorted(cdf, rng.random(todo.size), side="right"), cdf.size - 1)
+                clash = (out[todo, :j] == cand[:, None]).any(axis=1)
+                out[todo[~clash], j] = cand[~clash]
+                todo = todo[clash]
+        return out
+
+    for d, s, seed in ((5, 5, 1), (17, 4, 2), (40, 8, 3), (3, 1, 4)):
+        w = G._zipf(d)
+        a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+        got, want = G.successive_sample(w, 3000, s, a), by_comparison(w, 3000, s, b)
+        assert np.array_equal(got, want), (d, s)
+        assert a.bit_generator.state == b.bit_generator.state
+
+
+def test_variation_ratio_general_search_is_shared_by_every_krr():
+    """The general-parameter variation ratio's search does not depend on k: its cached value is
+    the search's own number, and a second k-RR at the same (eps_s, delta_s, n) reuses it."""
+    from shuffledp.accountants import best
+    from shuffledp.accountants.upper import variation_ratio as vr
+
+    eps_s, delta_s, n, rtol = 0.7, 1e-6, 5000, 1e-3
+    G.vr_general_eps_local.cache_clear()
+    want = best.eps_local_for(lambda e: vr.vr_delta(vr.vr_params("general", e), n, eps_s), eps_s, delta_s,
+                              rtol=rtol)
+    got = [G.settings(r, eps_s, delta_s, n, rtol=rtol) for r in ("krr3", "krr7")]
+    info = G.vr_general_eps_local.cache_info()
+    assert (info.misses, info.hits) == (1, 1)
+    assert G.vr_general_eps_local(eps_s, delta_s, n, rtol) == want
+    for st in got:   # today is the larger of Bennett's and this search's value
+        assert st["today"][0] >= want

@@ -152,3 +152,54 @@ def test_complement_sample_rejects_as_the_comparisons(d, s):
         got = se._complement_sample(padded, d + s, k, a)
         assert np.array_equal(got, _complement_by_comparison(padded, d + s, k, b))
         assert a.bit_generator.state == b.bit_generator.state
+
+
+@pytest.mark.parametrize("d, s", [(2, 2), (5, 3), (17, 4), (128, 8), (40, 1)])
+def test_randomize_one_item_as_the_general_path(d, s):
+    """k = 1: the output from the same draws as the general path (argsort of the keys, complement
+    sampler), the generator left in the same state; rows with tied keys included."""
+    from shuffledp.mechanisms import subset_exp as se
+
+    rng = np.random.default_rng(d + s)
+    sets = np.stack([rng.choice(d, size=s, replace=False) for _ in range(900)])
+    sets[rng.random(sets.shape) < 0.3] = -1
+    padded = se.pad_sets(sets, d)
+    for eps in (0.3, 2.0):
+        r = se.subset_exp_rates(d, s, eps, 1)
+        a, b = np.random.default_rng(7), np.random.default_rng(7)
+        got = se.randomize(padded, r, a)
+        n, big = padded.shape[0], d + s
+        inter = b.choice(se.intersection_pmf(r).size, size=n, p=se.intersection_pmf(r))
+        own = np.take_along_axis(padded, np.argsort(b.random((n, s)), axis=1), axis=1)
+        comp = se._complement_sample(padded, big, 1, b)
+        want = np.where(inter[:, None] >= 1, own[:, :1], comp)
+        assert got.shape == (n, 1) and got.dtype == want.dtype
+        assert np.array_equal(got, want)
+        assert a.bit_generator.state == b.bit_generator.state
+
+
+def test_randomize_one_item_takes_argsorts_first_of_tied_keys():
+    """Rows whose smallest keys tie (at positions 1 and 3, and at every position) take the item
+    argsort puts first (the general path's), whichever tie it is."""
+    from shuffledp.mechanisms import subset_exp as se
+
+    keys = np.tile([0.5, 0.125, 0.25, 0.125, 0.75, 0.5], (50, 1))
+    keys[25:] = 0.25
+
+    class Tied:   # the intersection sizes all 1 and tied keys; the complement's draws from a real generator
+        def __init__(self):
+            self.g = np.random.default_rng(3)
+
+        def choice(self, a, *, size, p):
+            return np.ones(size, dtype=np.int64)
+
+        def random(self, shape):
+            return keys.copy()
+
+        def integers(self, *a, **k):
+            return self.g.integers(*a, **k)
+
+    padded = se.pad_sets(np.tile(np.arange(6), (50, 1)), 40)
+    got = se.randomize(padded, se.subset_exp_rates(40, 6, 1.0, 1), Tied())
+    want = np.take_along_axis(padded, np.argsort(keys, axis=1), axis=1)[:, :1]
+    assert np.array_equal(got, want)

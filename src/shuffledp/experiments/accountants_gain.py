@@ -87,7 +87,6 @@ def settings(randomizer: str, eps_s: float, delta_s: float, n: int, *, rtol: flo
     from shuffledp.accountants import best
     from shuffledp.accountants.upper import blanket
     from shuffledp.accountants.upper import decomposition as dec
-    from shuffledp.accountants.upper import variation_ratio as vr
     from shuffledp.protocols import mhm
 
     check_randomizer(randomizer)
@@ -109,11 +108,22 @@ def settings(randomizer: str, eps_s: float, delta_s: float, n: int, *, rtol: flo
         return {"today": today, "best": best_set}
     k = int(randomizer[3:])
     bb = blanket.max_eps_local(eps_s, delta_s, n, mechanism="krr", bound="bennett", k=k)
-    vg = best.eps_local_for(lambda e: vr.vr_delta(vr.vr_params("general", e), n, eps_s), eps_s, delta_s,
-                            rtol=rtol)
+    vg = vr_general_eps_local(float(eps_s), float(delta_s), int(n), float(rtol))
     today = max((bb, k, "blanket-bennett"), (vg, k, "variation-ratio-general"))
     de = best.krr_eps_local(k, eps_s, delta_s, n, rtol=rtol, guess=today[0])  # the looser bounds' value
     return {"today": today, "best": max(today, (de, k, "decomposition"))}
+
+
+@functools.lru_cache(maxsize=256)
+def vr_general_eps_local(eps_s: float, delta_s: float, n: int, rtol: float) -> float:
+    """The largest local eps the variation ratio with the general eps0-LDP parameters certifies at
+    ``(eps_s, delta_s, n)``: its parameters depend on eps_l alone, not on the randomizer, so every
+    k-RR of a table shares one search (cached: the same search, the same number)."""
+    from shuffledp.accountants import best
+    from shuffledp.accountants.upper import variation_ratio as vr
+
+    return best.eps_local_for(lambda e: vr.vr_delta(vr.vr_params("general", e), n, eps_s), eps_s, delta_s,
+                              rtol=rtol)
 
 
 def mse(randomizer: str, eps_l: float, g: int, n: int, domain: int) -> float:
@@ -213,17 +223,26 @@ def successive_sample(w: np.ndarray, n: int, s: int, rng: np.random.Generator) -
     each with probability proportional to ``w`` among the items not yet drawn (sampling without
     replacement, the law of the Gumbel top-``s`` trick). Each slot draws from ``w`` and redraws
     the rows whose draw repeats an earlier slot: a rejection step, so the accepted draw is exactly
-    ``w`` restricted to the remaining items; cost about ``n s`` draws, not ``n len(w)``."""
+    ``w`` restricted to the remaining items; cost about ``n s`` draws, not ``n len(w)``. A row's
+    drawn items are kept as flags (``n len(w)`` booleans): a clash is one read, not a comparison
+    with every earlier slot (the same draws and the same items as comparing)."""
     cdf = np.cumsum(np.asarray(w, float))
     cdf /= cdf[-1]
-    out = np.empty((int(n), int(s)), dtype=np.int64)
-    for j in range(int(s)):
-        todo = np.arange(int(n))
+    n, s, d = int(n), int(s), cdf.size
+    out = np.empty((n, s), dtype=np.int64)
+    taken = np.zeros(n * d, dtype=bool)   # taken[row * d + item]: drawn in an earlier slot of the row
+    for j in range(s):
+        todo = np.arange(n)
+        base = todo * d
         while todo.size:
-            cand = np.minimum(np.searchsorted(cdf, rng.random(todo.size), side="right"), cdf.size - 1)
-            clash = (out[todo, :j] == cand[:, None]).any(axis=1)
-            out[todo[~clash], j] = cand[~clash]
-            todo = todo[clash]
+            cand = np.searchsorted(cdf, rng.random(todo.size), side="right")
+            np.minimum(cand, d - 1, out=cand)
+            cell = base + cand
+            clash = taken[cell]
+            ok = ~clash
+            out[todo[ok], j] = cand[ok]
+            taken[cell[ok]] = True
+            todo, base = todo[clash], base[clash]
     return out
 
 

@@ -133,6 +133,8 @@ def randomize(padded: np.ndarray, r: SubsetExpRates, rng: np.random.Generator) -
     big = r.d + r.s
     pmf = intersection_pmf(r)
     inter = rng.choice(pmf.size, size=n, p=pmf)
+    if r.k == 1 and (big - s) // 4 >= 1:   # one output item, the complement drawn by rejection
+        return _randomize_one(padded, inter, big, rng)
     # items of x in random order; take the first `inter`
     own = np.take_along_axis(padded, np.argsort(rng.random((n, s)), axis=1), axis=1)
     comp = _complement_sample(padded, big, r.k, rng)
@@ -141,6 +143,38 @@ def randomize(padded: np.ndarray, r: SubsetExpRates, rng: np.random.Generator) -
     own_part = np.take_along_axis(own, np.minimum(col, s - 1), axis=1)
     comp_part = np.take_along_axis(comp, np.maximum(col - inter[:, None], 0), axis=1)
     return np.where(from_own, own_part, comp_part)
+
+
+def _randomize_one(padded: np.ndarray, inter: np.ndarray, big: int, rng: np.random.Generator) -> np.ndarray:
+    """:func:`randomize`'s output for ``k = 1`` from the same draws: the first item of the row's
+    random order (the smallest key: the first column holding it, as argmin; argsort's order where a
+    row's smallest key is tied) where ``inter = 1``, else the complement's one uniform draw
+    (rejected while in the row's set). Column by column: ``s`` is small, the rows many."""
+    n, s = padded.shape
+    keys = rng.random((n, s))
+    low, first = keys[:, 0].copy(), np.zeros(n, dtype=np.intp)
+    for j in range(1, s):
+        less = keys[:, j] < low
+        first[less] = j
+        np.minimum(low, keys[:, j], out=low)
+    ties = np.zeros(n, dtype=np.intp)
+    for j in range(s):
+        ties += keys[:, j] == low
+    tied = np.flatnonzero(ties > 1)
+    if tied.size:
+        first[tied] = np.argsort(keys[tied], axis=1)[:, 0]
+    rows = np.arange(n)
+    comp = np.empty(n, dtype=np.int64)
+    todo = rows
+    while todo.size:   # _complement_sample's rejection for one slot: the same draws
+        cand = rng.integers(0, big, size=todo.size)
+        held = padded[todo]
+        bad = held[:, 0] == cand
+        for j in range(1, s):
+            bad |= held[:, j] == cand
+        comp[todo[~bad]] = cand[~bad]
+        todo = todo[bad]
+    return np.where(inter >= 1, padded[rows, first], comp)[:, None]
 
 
 def _complement_sample(padded: np.ndarray, big: int, k: int, rng: np.random.Generator) -> np.ndarray:
