@@ -267,11 +267,9 @@ def standard_error(sd, reps):
 def t_critical(reps, alpha: float = 0.05) -> np.ndarray:
     """Two-sided Student-t quantile with ``reps - 1`` degrees of freedom, elementwise (inf below 2
     repetitions)."""
-    from scipy import stats
-
     reps = np.asarray(reps, float)
     with np.errstate(invalid="ignore"):
-        return np.where(reps >= 2, stats.t.ppf(1 - alpha / 2, np.maximum(reps - 1, 1)), np.inf)
+        return np.where(reps >= 2, engine.t_ppf(1 - alpha / 2, np.maximum(reps - 1, 1)), np.inf)
 
 
 def t_quantile(reps) -> float:
@@ -324,8 +322,6 @@ def t_test(a, b, *, paired: bool) -> TTest:
     (pairs with a NaN dropped); else Welch's test on two independent samples, with Welch-Satterthwaite
     df (:func:`welch_from_stats`). NaN statistics with fewer than 2 repetitions on a side or a zero
     standard error."""
-    from scipy import stats
-
     if not paired:
         a, b = _finite(a), _finite(b)
         sd = [float(x.std(ddof=1)) if x.size >= 2 else math.nan for x in (a, b)]
@@ -340,14 +336,12 @@ def t_test(a, b, *, paired: bool) -> TTest:
     if not (math.isfinite(se) and se > 0):
         return TTest("paired", d.size, d.size, diff, se, math.nan, math.nan, math.nan)
     t, df = diff / se, float(d.size - 1)
-    return TTest("paired", d.size, d.size, diff, se, t, df, float(2 * stats.t.sf(abs(t), df)))
+    return TTest("paired", d.size, d.size, diff, se, t, df, float(2 * engine.t_sf(abs(t), df)))
 
 
 def welch_from_stats(mean_a: float, sd_a: float, n_a: int, mean_b: float, sd_b: float, n_b: int) -> TTest:
     """Welch's t test of ``mean_a - mean_b`` from each side's mean, sample SD (ddof 1) and number of
     repetitions (what a summary table keeps), with Welch-Satterthwaite df; as :func:`t_test`."""
-    from scipy import stats
-
     n_a, n_b = (int(n) if math.isfinite(float(n)) else 0 for n in (n_a, n_b))
     diff = float(mean_a - mean_b)
     se = df = math.nan
@@ -359,7 +353,7 @@ def welch_from_stats(mean_a: float, sd_a: float, n_a: int, mean_b: float, sd_b: 
     if not (math.isfinite(se) and se > 0 and math.isfinite(df) and math.isfinite(diff)):
         return TTest("Welch", n_a, n_b, diff, se, math.nan, math.nan, math.nan)
     t = diff / se
-    return TTest("Welch", n_a, n_b, diff, se, t, df, float(2 * stats.t.sf(abs(t), df)))
+    return TTest("Welch", n_a, n_b, diff, se, t, df, float(2 * engine.t_sf(abs(t), df)))
 
 
 def t_sign(r: TTest, alpha: float = 0.05) -> int:

@@ -267,10 +267,36 @@ def exact(x: float) -> Interval:
     return Interval(x, x, x, "exact", 0)
 
 
-def _tq(df: float) -> float:
-    from scipy import stats
+def t_ppf(q, df):
+    """Student-t quantile, elementwise: the doubles of ``scipy.stats.t.ppf(q, df)`` (NaN where
+    ``df <= 0`` or ``q`` is outside [0, 1]; -inf and inf at q = 0 and 1) from ``scipy.special.stdtrit``,
+    which that method calls, without importing scipy.stats (about half a CPU second of a report job;
+    tests/test_claims_tdist.py compares the two)."""
+    from scipy.special import stdtrit
 
-    return float(stats.t.ppf(1 - ALPHA / 2, df)) if df >= 1 and math.isfinite(df) else math.inf
+    q, df = np.asarray(q, float), np.asarray(df, float)
+    with np.errstate(invalid="ignore"):
+        ok = (df > 0) & (q >= 0) & (q <= 1)
+        out = np.where(ok, stdtrit(np.where(ok, df, 1.0), np.where(ok, q, 0.5)), np.nan)
+        out = np.where(ok & (q == 0), -np.inf, np.where(ok & (q == 1), np.inf, out))
+    return out[()] if out.ndim == 0 else out
+
+
+def t_sf(x, df):
+    """Student-t survival function, elementwise: the doubles of ``scipy.stats.t.sf(x, df)`` (NaN
+    where ``df <= 0`` or ``x`` is NaN) from ``scipy.special.stdtr(df, -x)``, which that method calls,
+    without importing scipy.stats (tests/test_claims_tdist.py)."""
+    from scipy.special import stdtr
+
+    x, df = np.asarray(x, float), np.asarray(df, float)
+    with np.errstate(invalid="ignore"):
+        ok = (df > 0) & ~np.isnan(x)
+        out = np.where(ok, stdtr(np.where(ok, df, 1.0), -np.where(ok, x, 0.0)), np.nan)
+    return out[()] if out.ndim == 0 else out
+
+
+def _tq(df: float) -> float:
+    return float(t_ppf(1 - ALPHA / 2, df)) if df >= 1 and math.isfinite(df) else math.inf
 
 
 def t_interval(values=None, *, mean: float | None = None, sd: float | None = None, n: int | None = None) -> Interval:
@@ -324,20 +350,45 @@ def ratio_interval(mean_a: float, sd_a: float, n_a: int, mean_b: float, sd_b: fl
                     min(n_a, n_b))
 
 
+PAIRS_MAX = 2000  # kendall_tau_b counts pairs directly up to this many points
+
+
+def kendall_tau_b(x, y) -> float:
+    """Kendall's tau-b of finite ``x`` and ``y`` (NaN when either is constant): the double of
+    ``scipy.stats.kendalltau(x, y).statistic``, from the same integer counts (concordant minus
+    discordant pairs, pairs tied in x, in y) and the same division, counted over the n (n - 1) / 2
+    pairs without importing scipy.stats (about half a CPU second of a report job;
+    tests/test_claims_tdist.py compares the two). Above :data:`PAIRS_MAX` points it is scipy's."""
+    x, y = np.asarray(x, float).ravel(), np.asarray(y, float).ravel()
+    n = int(x.size)
+    if n > PAIRS_MAX:
+        from scipy import stats
+
+        return float(stats.kendalltau(x, y).statistic)
+    i, j = np.triu_indices(n, 1)
+    sx = (x[j] > x[i]).astype(np.int64) - (x[j] < x[i])
+    sy = (y[j] > y[i]).astype(np.int64) - (y[j] < y[i])
+    tot = n * (n - 1) // 2
+    xtie, ytie = int((sx == 0).sum()), int((sy == 0).sum())
+    if xtie == tot or ytie == tot:
+        return math.nan
+    con_minus_dis = int((sx * sy).sum())
+    tau = con_minus_dis / np.sqrt(tot - xtie) / np.sqrt(tot - ytie)
+    return float(np.minimum(1.0, max(-1.0, tau)))
+
+
 def kendall_interval(x, y) -> Interval:
     """Kendall's tau-b of ``y`` on ``x`` with a 95% interval from its asymptotic standard error
     under the null, sqrt(2 (2n + 5) / (9 n (n - 1))), clipped to [-1, 1] (the interval excludes 0
     exactly when the usual Kendall test rejects at 5%, up to ties); a constant ``y`` has tau 0. NaN
     with fewer than 3 points or a constant ``x``."""
-    from scipy import stats
-
     x, y = np.asarray(x, float), np.asarray(y, float)
     ok = np.isfinite(x) & np.isfinite(y)
     x, y = x[ok], y[ok]
     n = int(x.size)
     if n < 3 or np.unique(x).size < 2:
         return Interval(math.nan, math.nan, math.nan, "Kendall", n)
-    tau = float(stats.kendalltau(x, y).statistic) if np.unique(y).size > 1 else 0.0   # a constant y: no trend
+    tau = kendall_tau_b(x, y) if np.unique(y).size > 1 else 0.0   # a constant y: no trend
     se = math.sqrt(2 * (2 * n + 5) / (9 * n * (n - 1)))
     h = 1.959963984540054 * se
     return Interval(tau, max(-1.0, tau - h), min(1.0, tau + h), "Kendall", n)

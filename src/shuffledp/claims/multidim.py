@@ -248,9 +248,7 @@ def mean_log_ratio_interval(means, sds, ns, base_means, base_sds, base_ns) -> E.
     if not math.isfinite(est) or nmin < 2 or not (np.all(np.isfinite(sa)) and np.all(np.isfinite(sb))):
         return E.Interval(est, -math.inf, math.inf, "delta method on the mean log ratio", nmin)
     se = math.sqrt(float(np.sum((sa / a) ** 2 / na + (sb / b) ** 2 / nb))) / k
-    from scipy import stats
-
-    h = float(stats.t.ppf(0.975, nmin - 1)) * se
+    h = float(E.t_ppf(0.975, nmin - 1)) * se
     return E.Interval(est, est * math.exp(-h), est * math.exp(h), "delta method on the mean log ratio", nmin)
 
 
@@ -335,8 +333,6 @@ def _mse_over_eps(g: _Group) -> None:
     """MHM's MSE ~ 1 / eps (the sentence says so of the local randomizing alone, MHM's only error; of
     FLAME's error it says the dummy values and sampling are independent of eps): the log-log slope
     with its t interval (n - 2 df) in [-1.5, -0.5]. FLAME's slope is shown, not decided."""
-    from scipy import stats
-
     sub = g.sub
     js, info = [], []
     for d in g.dss:
@@ -354,7 +350,7 @@ def _mse_over_eps(g: _Group) -> None:
             if mech == "flame":
                 info.append(f"{d}/FLAME slope {slope:.2f} (not decided: the sentence gives FLAME eps-free errors)")
                 continue
-            h = float(stats.t.ppf(0.975, len(s) - 2)) * sse if math.isfinite(sse) else math.inf
+            h = float(E.t_ppf(0.975, len(s) - 2)) * sse if math.isfinite(sse) else math.inf
             iv = E.Interval(slope, slope - h, slope + h, "t on the log-log slope", len(s))
             js.append(E.judge(iv, E.window(SLOPE_LO, SLOPE_HI, name="the window (-1 +- 0.5)",
                                            below="falls faster than 1/eps", above="flatter than 1/eps"),

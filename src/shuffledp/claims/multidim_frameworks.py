@@ -195,8 +195,6 @@ def inverse_eps(rows: _Rows, sub: pd.DataFrame, metric: str, fig: str, dss) -> N
     """Inverse proportionality, the same rule as Fig. 3's for the same sentence, on every curve: the
     log-log slope with its t interval (n - 2 df) inside [-1.5, -0.5] (engine.all_of over the curves);
     a row not held names each curve off the rule and why."""
-    from scipy import stats
-
     js, short, notes, causes = [], [], [], set()
     region = E.window(C.SLOPE_TARGET - C.SLOPE_TOL, C.SLOPE_TARGET + C.SLOPE_TOL, name="the window (-1 +- 0.5)",
                       below="falls faster than 1/eps", above="flatter than 1/eps")
@@ -206,7 +204,7 @@ def inverse_eps(rows: _Rows, sub: pd.DataFrame, metric: str, fig: str, dss) -> N
             short.append(f"{ds}/{comp}")
             continue
         sl, se = C.loglog_slope(g.eps, g[metric])
-        h = float(stats.t.ppf(0.975, len(g) - 2)) * se if np.isfinite(se) else math.inf
+        h = float(E.t_ppf(0.975, len(g) - 2)) * se if np.isfinite(se) else math.inf
         j = E.judge(E.Interval(sl, sl - h, sl + h, "t on the log-log slope", len(g)), region,
                     f"{_label(ds)}/{comp} slope")
         js.append(j)

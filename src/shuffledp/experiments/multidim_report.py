@@ -65,13 +65,13 @@ def mean_band(grp: pd.DataFrame, ycol: str):
     sd, reps = f"{ycol}_sd", "reps"
     if sd not in grp.columns or reps not in grp.columns:
         return None, None
-    from scipy import stats
+    from shuffledp.claims.engine import t_ppf
 
     n = grp[reps].to_numpy(float)
     ok = n >= 2
     if not ok.any():
         return None, None
-    q = np.where(ok, stats.t.ppf(0.975, np.maximum(n - 1, 1)), np.nan)
+    q = np.where(ok, t_ppf(0.975, np.maximum(n - 1, 1)), np.nan)
     h = q * grp[sd].to_numpy(float) / np.sqrt(np.maximum(n, 1))
     m = grp[ycol].to_numpy(float)
     return np.maximum(m - h, m * 1e-3), m + h
@@ -80,10 +80,7 @@ def mean_band(grp: pd.DataFrame, ycol: str):
 def fig_lines(summary: pd.DataFrame, ycol: str, ylabel: str, title: str, note: str, pdf, png,
               xcol: str = "eps", group: str = "mechanism", logy: bool = True, xlabel: str = "privacy budget eps_s",
               provs: dict | None = None):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from shuffledp.plotting._mpl import plt
 
     datasets = sorted(summary["dataset"].unique())
     fig, axes = plt.subplots(1, len(datasets), figsize=(5 * len(datasets), 3.8), squeeze=False)

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from shuffledp.io import save_figure_file  # noqa: E402
-from shuffledp.plotting._style import unique_legend  # noqa: E402
+from shuffledp.io import save_figure_file
+from shuffledp.plotting._mpl import plt
+from shuffledp.plotting._style import unique_legend
 
 # The two groups of series, one row of panels each: the sound upper bounds of the shuffle model, and
 # the personalized paper's baselines in their uniform case (LZX is a bound; HPS-uniform and CCC are

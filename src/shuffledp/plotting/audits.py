@@ -9,12 +9,8 @@ import numpy as np
 
 
 def figure(df, pdf_path: str, png_path: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     from shuffledp.io import save_figure_file
+    from shuffledp.plotting._mpl import plt
 
     d = df[df["verdict"] != "not run"].reset_index(drop=True)
     y = np.arange(len(d))[::-1]

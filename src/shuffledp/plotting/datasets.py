@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import matplotlib
+import numpy as np
+import pyarrow.parquet as pq
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pyarrow.parquet as pq  # noqa: E402
-
-from shuffledp.datasets.provenance import read_provenance, standin_note  # noqa: E402
-from shuffledp.plotting import save_figure, with_note  # noqa: E402
+from shuffledp.datasets.provenance import read_provenance, standin_note
+from shuffledp.plotting import save_figure, with_note
+from shuffledp.plotting._mpl import plt
 
 
 def msnbc_category_shares(sequences_path: str, sets_path: str, categories_path: str, out_base: str) -> list[str]:

@@ -6,14 +6,11 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from shuffledp.io import save_figure_file  # noqa: E402
+from shuffledp.io import save_figure_file
+from shuffledp.plotting._mpl import plt
 
 STYLE = {"mhm": {"marker": "o", "label": "MHM"}, "flame": {"marker": "s", "label": "FLAME"},
          "exact": {"marker": "x", "label": "no noise"}}
@@ -24,14 +21,14 @@ def _band(runs: pd.DataFrame | None, ds: str, comp: str, metric: str) -> pd.Data
     the log axis); None without repetitions."""
     if runs is None or not len(runs) or metric not in runs.columns:
         return None
-    from scipy import stats
+    from shuffledp.claims.engine import t_ppf
 
     r = runs[(runs.dataset == ds) & (runs.component == comp)]
     g = r.groupby("eps")[metric].agg(["mean", "std", "count"])
     g = g[g["count"] >= 2]
     if not len(g):
         return None
-    h = stats.t.ppf(0.975, g["count"] - 1) * g["std"] / np.sqrt(g["count"])
+    h = t_ppf(0.975, g["count"] - 1) * g["std"] / np.sqrt(g["count"])
     return pd.DataFrame({"lo": np.maximum(g["mean"] - h, g["mean"] * 1e-3), "hi": g["mean"] + h})
 
 

@@ -11,15 +11,12 @@ instead of a silent gap.
 
 from __future__ import annotations
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from shuffledp.io import save_figure_file  # noqa: E402
-from shuffledp.plotting._style import unique_legend  # noqa: E402
+from shuffledp.io import save_figure_file
+from shuffledp.plotting._mpl import plt
+from shuffledp.plotting._style import unique_legend
 
 LABELS = {
     "hps": "HPS, the paper's clone weights (not a proven bound)",

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from shuffledp.experiments.peruser_names import METHOD_LABELS  # noqa: E402
-from shuffledp.io import save_figure_file  # noqa: E402
+from shuffledp.experiments.peruser_names import METHOD_LABELS
+from shuffledp.io import save_figure_file
+from shuffledp.plotting._mpl import plt
 
 FIGURES = (1, 2, 3, 4)
 

@@ -20,16 +20,13 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Mapping
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from shuffledp.experiments import segmented as ex  # noqa: E402
-from shuffledp.io import save_figure_file  # noqa: E402
-from shuffledp.plotting._style import (  # noqa: E402
+from shuffledp.experiments import segmented as ex
+from shuffledp.io import save_figure_file
+from shuffledp.plotting._mpl import plt
+from shuffledp.plotting._style import (
     level_line,
     mark_off_scale,
     off_scale_handle,
