@@ -105,3 +105,36 @@ def test_a_report_pages_job_reads_its_tables_without_pandas(tmp_path):
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == [False, True]
     assert '<td style="background:#f8d7da">not held</td>' in (tmp_path / "t.parquet.html").read_text()
     assert "<td>1970-01-01 00:00:01</td>" in (tmp_path / "u.parquet.html").read_text()
+
+
+def test_the_msnbc_figure_reads_its_tables_without_pandas(tmp_path):
+    """The data stage's figure job reads its three tables with ``pq.ParquetFile`` (``pq.read_table``
+    imports pyarrow.dataset, which imports pandas): matplotlib is its only heavy library."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"name": ["a", "b", "c"]}), tmp_path / "c.parquet")
+    pq.write_table(pa.table({"seq": [[0, 1], [2, 2, 0]]}), tmp_path / "q.parquet")
+    pq.write_table(pa.table({"items": [[0, 1], [0, 2]]}), tmp_path / "s.parquet")
+    code = ("import json, sys\nfrom shuffledp.plotting.datasets import msnbc_category_shares\n"
+            "msnbc_category_shares('q.parquet', 's.parquet', 'c.parquet', 'fig')\n"
+            "print(json.dumps(['pandas' in sys.modules, 'matplotlib' in sys.modules]))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == [False, True]
+    assert (tmp_path / "fig.png").is_file()
+
+
+def test_integers_read_from_the_buffer_are_arrow_to_numpy():
+    """plotting.datasets._integers (no pandas import) gives Array.to_numpy's values and dtype, for
+    sliced arrays and flattened list slices (offsets) of every integer width."""
+    import pyarrow as pa
+
+    from shuffledp.plotting.datasets import _integers
+
+    for t in (pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint64()):
+        a = pa.array([1, 2, 3, 4, 5, 6, 7], t)
+        flat = pa.array([[1, 2], [3], [4, 5, 6]], pa.list_(t)).slice(1).flatten()
+        for arr in (a, a.slice(2, 3), flat, pa.array([1, None, 3], t)):
+            got, want = _integers(arr), arr.to_numpy(zero_copy_only=False)
+            assert got.dtype == want.dtype and got.tolist() == want.tolist()
