@@ -66,3 +66,18 @@ def test_real_msnbc_through_the_mirror(mirror, tmp_path):
     assert cats["name"].tolist()[:3] == ["frontpage", "news", "tech"] and len(cats) == 17
     with gzip.open(raw, "rb") as fh:
         assert fh.read(11) == b"% Different"
+
+
+def test_distinct_sets_presence_table_is_np_unique():
+    """distinct_sets' presence-table path gives np.unique's sorted distinct (user, item) codes, bit
+    for bit and dtype for dtype, on random ragged sequences (empty users, repeats, item types)."""
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        n, d = int(rng.integers(0, 200)), int(rng.integers(1, 30))
+        off = np.concatenate(([0], np.cumsum(rng.integers(0, 12, n)))).astype(np.int64)
+        vals = rng.integers(0, d, off[-1]).astype(rng.choice([np.int8, np.int16, np.int32]))
+        dense = msnbc.distinct_sets(off, vals, d)
+        users = np.repeat(np.arange(n, dtype=np.int64), np.diff(off))
+        keys = np.unique(users * d + vals.astype(np.int64))
+        assert np.array_equal(dense[1], (keys % d).astype(vals.dtype)) and dense[1].dtype == vals.dtype
+        assert np.array_equal(dense[0], np.concatenate(([0], np.cumsum(np.bincount(keys // d, minlength=n)))))

@@ -128,6 +128,46 @@ def test_page_renders_every_column_and_colours_the_verdicts():
     assert page == html_table.page("t", md, df, [("msnbc", "stand-in")])  # deterministic
 
 
+def _mixed_table() -> pd.DataFrame:
+    """Every column type read_rows reads without pandas, nulls included where it accepts them."""
+    return pd.DataFrame({
+        "name": ["a", None, "c<d>", "e"], "held": ["held", "not held", "", "held"],
+        "x": [0.1, float("nan"), None, 1e300], "big": [2**62 + 1, -3, 0, 7],
+        "sparse": pd.array([2**53 + 1, None, 1234567, 5], dtype="Int64"), "flag": [True, False, True, False],
+        "scale": ["paper", "tiny", "tiny", "tiny"], "data": ["real", "stand-in", "real", "real"]})
+
+
+def test_a_page_read_with_pyarrow_alone_is_the_page_pandas_gives(tmp_path):
+    """The page job reads its table without pandas (read_rows): the page has the same bytes as the
+    page of ``pandas.read_parquet``'s frame, for every column type it accepts (an integer column with
+    nulls becomes floats, as pandas reads it: 2**53 + 1 shows as 9.0072e+15)."""
+    from shuffledp.io import write_table
+
+    path = tmp_path / "t.parquet"
+    write_table(_mixed_table(), path)
+    md = "# Title\n\n| a |\n|---|\n| 1 |\n"
+    rows = html_table.read_rows(path)
+    assert rows is not None
+    page = html_table.page("t", md, rows, [("msnbc", "real")])
+    assert page == html_table.page("t", md, pd.read_parquet(path), [("msnbc", "real")])
+    assert "<td class=\"num\">9.0072e+15</td>" in page and "<td class=\"num\">4611686018427387905</td>" in page
+    assert "Scale: paper (1 rows), tiny (3 rows)." in page
+
+
+@pytest.mark.parametrize("column", [pd.Series([True, None, False], dtype=object),  # bool with a null
+                                    pd.to_datetime(["2020-01-01"] * 3), pd.Categorical(["a", "b", "a"]),
+                                    pd.Series([1.5, 2.5, 3.5], dtype="float32")])
+def test_read_rows_leaves_other_columns_to_pandas(tmp_path, column):
+    """A column whose pandas values have no sure plain-Python twin (here: a boolean column with a
+    null, timestamps, a categorical, float32) makes read_rows give None: the job reads with pandas."""
+    from shuffledp.io import write_table
+
+    write_table(pd.DataFrame({"a": [1, 2, 3], "b": column}), tmp_path / "t.parquet")
+    assert html_table.read_rows(tmp_path / "t.parquet") is None
+    write_table(pd.DataFrame({"a": [1, 2, 3], "scale": [1, 2, 3]}), tmp_path / "s.parquet")
+    assert html_table.read_rows(tmp_path / "s.parquet") is None  # the summary counts a string column only
+
+
 @pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # docutils' writer_name, as Snakemake calls it
 @pytest.mark.parametrize("configfile", ["config.yaml", "paper.yaml"])
 def test_every_caption_renders_with_the_shipped_configs(configfile):

@@ -68,3 +68,73 @@ def test_a_light_step_loads_no_heavy_library(tmp_path):
     loaded, _ = _loaded_after(code, tmp_path)
     assert (tmp_path / "out.parquet").is_file()
     assert loaded == []
+
+
+def test_writing_text_and_downloading_load_no_table_library(tmp_path):
+    """``shuffledp.io`` loads pandas and pyarrow only where a table is written or read, and the Adult
+    download (a job that fetches and checks files) loads neither them nor numpy: pandas alone is
+    about 0.25 s of CPU per job."""
+    code = ("import sys\nimport shuffledp.io as io\nimport shuffledp.datasets.adult\n"
+            "io.write_text('a.txt', 'x')\nio.write_json('a.json', {'a': 1})\n"
+            "import json\nprint(json.dumps([m for m in ('pandas', 'pyarrow', 'numpy') if m in sys.modules]))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
+
+
+def test_a_report_pages_job_reads_its_tables_without_pandas(tmp_path):
+    """The report's page job (one per stage, each a fraction of its process's start-up) reads a table
+    of plain columns with pyarrow alone (html_table.read_rows) and writes its page without importing
+    pandas; a table read_rows refuses is read with pandas (the same page either way: test_report)."""
+    import pyarrow as pa
+
+    from shuffledp.io import write_table
+
+    write_table(pa.table({"held": ["held", "not held"], "x": [0.5, None], "n": [1, 2]}), tmp_path / "t.parquet")
+    write_table(pa.table({"t": pa.array([0, 1], pa.timestamp("s"))}), tmp_path / "u.parquet")
+    (tmp_path / "t.md").write_text("# T\n\n| held |\n|---|\n| held |\n", encoding="utf-8")
+    page = {"stage": "s", "step": "claims", "output": "claims_md", "title": "t"}
+    code = ("import json, sys\nfrom shuffledp.stages.report import _pages\n"
+            "def run(parquet):\n"
+            f"    _pages({{'pages': [{page!r}]}}, {{'md': ['t.md'], 'parquet': [parquet]}},\n"
+            "           {'html': {'t': parquet + '.html'}})\n"
+            "    return 'pandas' in sys.modules\n"
+            "print(json.dumps([run('t.parquet'), run('u.parquet')]))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == [False, True]
+    assert '<td style="background:#f8d7da">not held</td>' in (tmp_path / "t.parquet.html").read_text()
+    assert "<td>1970-01-01 00:00:01</td>" in (tmp_path / "u.parquet.html").read_text()
+
+
+def test_the_msnbc_figure_reads_its_tables_without_pandas(tmp_path):
+    """The data stage's figure job reads its three tables with ``pq.ParquetFile`` (``pq.read_table``
+    imports pyarrow.dataset, which imports pandas): matplotlib is its only heavy library."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"name": ["a", "b", "c"]}), tmp_path / "c.parquet")
+    pq.write_table(pa.table({"seq": [[0, 1], [2, 2, 0]]}), tmp_path / "q.parquet")
+    pq.write_table(pa.table({"items": [[0, 1], [0, 2]]}), tmp_path / "s.parquet")
+    code = ("import json, sys\nfrom shuffledp.plotting.datasets import msnbc_category_shares\n"
+            "msnbc_category_shares('q.parquet', 's.parquet', 'c.parquet', 'fig')\n"
+            "print(json.dumps(['pandas' in sys.modules, 'matplotlib' in sys.modules]))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == [False, True]
+    assert (tmp_path / "fig.png").is_file()
+
+
+def test_integers_read_from_the_buffer_are_arrow_to_numpy():
+    """plotting.datasets._integers (no pandas import) gives Array.to_numpy's values and dtype, for
+    sliced arrays and flattened list slices (offsets) of every integer width."""
+    import pyarrow as pa
+
+    from shuffledp.plotting.datasets import _integers
+
+    for t in (pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint64()):
+        a = pa.array([1, 2, 3, 4, 5, 6, 7], t)
+        flat = pa.array([[1, 2], [3], [4, 5, 6]], pa.list_(t)).slice(1).flatten()
+        for arr in (a, a.slice(2, 3), flat):
+            got, want = _integers(arr), arr.to_numpy()
+            assert got.dtype == want.dtype and got.tolist() == want.tolist()

@@ -29,13 +29,15 @@ import json
 import math
 import os
 import socket
+import sys
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
+if TYPE_CHECKING:  # pandas and pyarrow load where a table is written or read (a job that only copies or
+    import pandas as pd  # writes text pays neither: pandas alone is about 0.25 s of CPU per process)
+    import pyarrow as pa
 
 META_KEY = b"shuffledp"
 JOB_KEY = b"shuffledp_job"
@@ -239,7 +241,11 @@ def write_table(table: pa.Table | pd.DataFrame, path: str | os.PathLike, provena
     """The one Parquet writer: ``table`` (a DataFrame without its index, or an Arrow table) as zstd
     Parquet, atomically, with ``provenance`` under the ``shuffledp`` key (when given) and no pandas
     metadata (it names the pandas version: the bytes would depend on the environment)."""
-    if isinstance(table, pd.DataFrame):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pd = sys.modules.get("pandas")  # a DataFrame exists only where pandas was imported
+    if pd is not None and isinstance(table, pd.DataFrame):
         table = pa.Table.from_pandas(table, preserve_index=False)
     meta = dict(table.schema.metadata or {})
     meta.pop(b"pandas", None)  # pandas metadata is not needed and would differ across pandas versions
@@ -319,6 +325,9 @@ class job_record_context:  # noqa: N801 - used as a context manager, like open()
 
 def _schema_metadata(path: str | os.PathLike) -> dict:
     """A Parquet file's schema metadata (bytes -> bytes); ValueError naming the file if unreadable."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     try:
         return pq.read_schema(path).metadata or {}
     except (pa.ArrowException, OSError) as exc:
@@ -395,7 +404,8 @@ def markdown_table(df: pd.DataFrame, caption: str, float_format: str = "{:.6g}")
 
 
 def _fmt(v: object, float_format: str) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA:
+    pd = sys.modules.get("pandas")  # pd.NA exists only where pandas was imported
+    if v is None or (isinstance(v, float) and math.isnan(v)) or (pd is not None and v is pd.NA):
         return ""
     if isinstance(v, float):
         return float_format.format(v)

@@ -14,12 +14,14 @@ from __future__ import annotations
 import io
 import os
 from collections.abc import Callable, Mapping
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from shuffledp.datasets.adult_schema import CATEGORIES, COLUMNS, ORDINAL  # noqa: F401 (ORDINAL: re-exported)
 from shuffledp.datasets.download import Candidate, Checksum, fetch_verified, mirror_candidate
+
+if TYPE_CHECKING:  # numpy and pandas load where a table is read or made: the download job needs neither
+    import numpy as np
+    import pandas as pd
 
 FILES = {
     "adult.data": "5d7c39d7b8804f071cdd1f2a7c460872",
@@ -46,6 +48,8 @@ def download(raw_dir: str | os.PathLike, mirror: str | None, log: Callable[[str]
 
 
 def read_raw(data_path: str | os.PathLike, test_path: str | os.PathLike) -> pd.DataFrame:
+    import pandas as pd
+
     frames = []
     for path in (data_path, test_path):
         with open(path, encoding="ascii") as fh:
@@ -66,6 +70,9 @@ def encode(raw: pd.DataFrame, coding: Mapping | None = None) -> tuple[pd.DataFra
 
 def standin(rows: int, rng: np.random.Generator, coding: Mapping | None = None) -> tuple[pd.DataFrame, dict[str, int]]:
     """A generated table with Adult's schema and domain sizes (independent skewed attributes)."""
+    import numpy as np
+    import pandas as pd
+
     from shuffledp.datasets.coding import adult_bins
 
     domains = {c: len(v.split()) for c, v in CATEGORIES.items()}

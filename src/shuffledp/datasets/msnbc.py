@@ -101,11 +101,22 @@ def sequences_table(seqs: Sequences) -> pa.Table:
     )
 
 
+DENSE_MAX = 1 << 27  # user x item cells of distinct_sets' presence table (bytes): 128 MB at most
+
+
 def distinct_sets(offsets: np.ndarray, values: np.ndarray, domain: int) -> tuple[np.ndarray, np.ndarray]:
     """Sorted distinct items per user: returns (offsets, values) of the ragged sets."""
     n = len(offsets) - 1
     users = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
-    keys = np.unique(users * domain + values.astype(np.int64))
+    codes = users * domain + values.astype(np.int64)
+    if len(values) and n * domain <= DENSE_MAX and 0 <= values.min() and values.max() < domain:
+        # the sorted distinct codes, as np.unique gives them, from a user x item presence table
+        # (numpy's hash-based unique took 1.3 of MSNBC's 2.5 CPU s; this about 0.05 s)
+        seen = np.zeros(n * domain, dtype=bool)
+        seen[codes] = True
+        keys = np.flatnonzero(seen).astype(np.int64)
+    else:
+        keys = np.unique(codes)
     set_users = keys // domain
     items = (keys % domain).astype(values.dtype)
     sizes = np.bincount(set_users, minlength=n)

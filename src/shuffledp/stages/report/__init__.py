@@ -96,11 +96,9 @@ def _page_flag(spec: Mapping, title: str) -> tuple[str, str, str]:
 def _pages(spec, inputs, outputs) -> None:
     from pathlib import Path
 
-    import pandas as pd
-
     from shuffledp.errors import UsageError
     from shuffledp.io import read_provenance, write_text
-    from shuffledp.plotting.html_table import data_kinds, page
+    from shuffledp.plotting.html_table import data_kinds, page, read_rows
 
     pages = spec["pages"]
     if not (len(pages) == len(inputs["md"]) == len(inputs["parquet"])):
@@ -108,7 +106,11 @@ def _pages(spec, inputs, outputs) -> None:
                          f"and {len(inputs['parquet'])} Parquet files")
     for p, md, parquet in zip(pages, inputs["md"], inputs["parquet"], strict=True):
         markdown = Path(md).read_text(encoding="utf-8")
-        df = pd.read_parquet(parquet)
+        df = read_rows(parquet)
+        if df is None:  # a column pyarrow alone cannot give as pandas would: pandas reads it
+            import pandas as pd
+
+            df = pd.read_parquet(parquet)
         write_text(outputs["html"][p["title"]], page(p["title"], markdown, df, data_kinds(read_provenance(parquet))))
 
 
