@@ -15,42 +15,9 @@ import numpy as np
 
 from shuffledp.mechanisms._hashing_numba import _ONE, _index, _mod_p, _mod_p_m1, _splitmix64
 
-#: users per pass of :func:`linear_counts`: its three work arrays (24 KB) stay in the L1 cache while every
+#: users per pass of :func:`linear_counts_units`: its three work arrays (24 KB) stay in the L1 cache while every
 #: value is counted (one pass over the whole block per value streamed them from memory)
 CHUNK = 1024
-
-
-@numba.njit(cache=True, nogil=True)
-def linear_counts(out, a, b, first, y, g, mult, shift):  # pragma: no cover - compiled
-    """``out[v] +=`` the users with ``((a (first + v) + b) mod P) mod g == y``, ``CHUNK`` users at a time:
-    ``z`` updated in place and compared in one pass per value (integer counts: the same whatever the
-    order of the users)."""
-    prime = np.uint64(2147483647)
-    n = a.size
-    z = np.empty(CHUNK, np.uint64)
-    au = np.empty(CHUNK, np.uint64)
-    yu = np.empty(CHUNK, np.uint64)
-    gu = np.uint64(g)
-    for s in range(0, n, CHUNK):
-        m = min(CHUNK, n - s)
-        for i in range(m):
-            z[i] = np.uint64((a[s + i] * first + b[s + i]) % 2147483647)
-            au[i] = np.uint64(a[s + i])
-            yu[i] = np.uint64(y[s + i])
-        if out.size:
-            hits = 0
-            for i in range(m):
-                zi = z[i]
-                hits += 1 if zi - gu * ((zi * mult) >> shift) == yu[i] else 0
-            out[0] += hits
-        for v in range(1, out.size):
-            hits = 0
-            for i in range(m):
-                t = z[i] + au[i]
-                zi = t - prime if t >= prime else t
-                z[i] = zi
-                hits += 1 if zi - gu * ((zi * mult) >> shift) == yu[i] else 0
-            out[v] += hits
 
 
 @numba.njit(cache=True, nogil=True)
@@ -59,7 +26,7 @@ def linear_counts_units(out, ends, firsts, shifts, t, size, key, y, g, mult, shi
     (``ends[-1] = 0``), its values ``firsts[j] + v`` hashed by function ``(t[i] + shifts[j]) mod size``;
     ``out[ends[j-1] + v] +=`` the users with ``((a (firsts[j] + v) + b) mod P) mod g == y``. The functions'
     ``(a, b)`` are derived here (``HashFamily.params``' integers, as :func:`linear_hash_rows` derives them), the
-    values counted as :func:`linear_counts` counts them, ``CHUNK`` users at a time: the same integer counts
+    values counted in one pass per value, ``CHUNK`` users at a time: the same integer counts
     without a call, and two arrays of parameters, per unit."""
     prime = np.uint64(2147483647)
     n = t.size

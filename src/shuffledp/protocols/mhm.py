@@ -192,7 +192,7 @@ def support_counts(t: np.ndarray, y: np.ndarray, domains: list[int], family: Has
     g = family.g
     fused = _compiled_counts() if family.size < 1 << 63 else None
     if fused is not None and family.kind == "linear" and g < PRIME and t.size:
-        return _linear_counts_units(fused[2], domains, family, t, y, offsets, same_function)
+        return _linear_counts_units(fused[1], domains, family, t, y, offsets, same_function)
     for s in range(0, t.size, block):
         tb, yb = t[s:s + block], y[s:s + block]
         for j, c in enumerate(domains):
@@ -233,11 +233,10 @@ def _linear_counts_units(kernel, domains: list[int], family: HashFamily, t: np.n
 
 @functools.lru_cache(maxsize=1)
 def _compiled_counts():
-    """The numba kernels of the support counts (:mod:`shuffledp.protocols._support_numba`): ``(linear_counts,
-    mix_counts_of, linear_counts_units)``, or None without numba or with ``SHUFFLEDP_NUMBA=0`` (then numpy runs:
+    """The numba kernels of the support counts (:mod:`shuffledp.protocols._support_numba`): ``(mix_counts_of,
+    linear_counts_units)``, or None without numba or with ``SHUFFLEDP_NUMBA=0`` (then numpy runs:
     the same counts)."""
-    return compiled_kernels("shuffledp.protocols._support_numba", "linear_counts", "mix_counts_of",
-                            "linear_counts_units")
+    return compiled_kernels("shuffledp.protocols._support_numba", "mix_counts_of", "linear_counts_units")
 
 
 def _mix_counts(kernels, out: np.ndarray, family: HashFamily, tb: np.ndarray, shift_t: int, first: int,
@@ -245,7 +244,7 @@ def _mix_counts(kernels, out: np.ndarray, family: HashFamily, tb: np.ndarray, sh
     """Add to ``out[v]`` the users of the block whose function ``tb + shift_t`` of the ``mix`` family maps
     ``first + v`` to their report (``HashFamily.apply`` one value at a time, compiled in one pass per
     value with the functions' keys derived inside the kernel)."""
-    kernels[1](out, np.ascontiguousarray(tb, dtype=np.int64), np.int64(shift_t), np.int64(family.size), family._key,
+    kernels[0](out, np.ascontiguousarray(tb, dtype=np.int64), np.int64(shift_t), np.int64(family.size), family._key,
                np.int64(first), np.ascontiguousarray(yb, dtype=np.int64), np.int64(family.g))
 
 
