@@ -9,6 +9,7 @@ standard deviation sqrt(2/(R-1)), and we allow 5 of them per value and 0.12 for 
 from __future__ import annotations
 
 import math
+import os
 from fractions import Fraction
 
 import numpy as np
@@ -268,6 +269,8 @@ def test_compiled_hash_parameters_equal_numpy(kind):
     pytest.importorskip("numba")
     from shuffledp.mechanisms import hashing
 
+    if os.environ.get("SHUFFLEDP_NUMBA") == "0":
+        pytest.skip("compiled kernels switched off (SHUFFLEDP_NUMBA=0)")
     hashing._compiled_params.cache_clear()
     assert hashing._compiled_params() is not None
     rng = np.random.default_rng(11)
