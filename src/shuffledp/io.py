@@ -145,6 +145,13 @@ def check_links_inside(root: str | os.PathLike, base: str | os.PathLike | None =
 OUTPUT_RECORDS = ".outputs"  # <results>/.outputs: each workflow job's output hashes (shuffledp verify)
 
 
+def file_version(path: str | os.PathLike) -> tuple[str, int, int]:
+    """``(path, size, modification time in ns)``: the key of a per-process cache of what was read from
+    a file (a rewritten file is read again)."""
+    st = os.stat(path)
+    return str(path), st.st_size, st.st_mtime_ns
+
+
 def sha256_file(path: str | os.PathLike) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:

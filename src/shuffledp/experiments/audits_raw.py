@@ -89,7 +89,9 @@ def read_raw(dataset: str, paths: Mapping[str, str]) -> pd.DataFrame:
     ``paths["loan"]`` (:func:`shuffledp.datasets.loan.read_any`). A copy of the last table read when
     the same files (path, size, modification time) are asked for again."""
     names = ("data", "test") if dataset == "adult" else ("loan",)
-    key = (dataset, tuple((paths[k], os.stat(paths[k]).st_size, os.stat(paths[k]).st_mtime_ns) for k in names))
+    from shuffledp.io import file_version
+
+    key = (dataset, tuple(file_version(paths[k]) for k in names))
     if _LAST_READ and _LAST_READ[0] == key:
         return _LAST_READ[1].copy()
     table = _read_raw(dataset, paths)

@@ -92,11 +92,11 @@ def _job_data(spec: Mapping, msnbc_path: str | None, bounds: tuple[str, ...]) ->
     when the key is the same (the file by path, size and modification time), else built anew. The
     arrays are read-only: nothing may change them in place."""
     import json
-    import os
 
-    st = os.stat(msnbc_path) if msnbc_path is not None and spec["dataset"]["source"] == "msnbc" else None
-    key = json.dumps([spec["dataset"], int(spec["seed"]), msnbc_path,
-                      None if st is None else [st.st_size, st.st_mtime_ns], list(bounds)], sort_keys=True)
+    from shuffledp.io import file_version
+
+    version = file_version(msnbc_path) if msnbc_path is not None and spec["dataset"]["source"] == "msnbc" else None
+    key = json.dumps([spec["dataset"], int(spec["seed"]), msnbc_path, version, list(bounds)], sort_keys=True)
     if _JOB_DATA and _JOB_DATA[0][0] == key:
         return _JOB_DATA[0][1], _JOB_DATA[0][2]
     data = load_dataset(spec["dataset"], int(spec["seed"]), msnbc_path)

@@ -43,7 +43,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from shuffledp.io import write_table
+from shuffledp.io import file_version, write_table
 from shuffledp.mechanisms import poisson_set as ps
 from shuffledp.protocols import mm, segmented, subexp
 from shuffledp.seeding import rng as make_rng
@@ -193,8 +193,7 @@ def _load_prepared_once(path: str) -> tuple[np.ndarray, dict]:
     """:func:`load_prepared`, read once per file version in a process (a run job reads one dataset
     for each of its panels): keyed by the path and the file's size and modification time; the sets
     come back read-only and the metadata as a copy."""
-    st = Path(path).stat()
-    sets, meta = _prepared_cached(str(path), st.st_size, st.st_mtime_ns)
+    sets, meta = _prepared_cached(*file_version(path))
     return sets, json.loads(json.dumps(meta))
 
 
@@ -210,8 +209,7 @@ def _read_table_once(path) -> pd.DataFrame:
     """``pd.read_parquet(path)``, read once per file version in a process (a run job reads one
     parameter or accountant table for each of its panels): keyed like :func:`_load_prepared_once`;
     each caller gets its own copy."""
-    st = Path(path).stat()
-    return _table_cached(str(path), st.st_size, st.st_mtime_ns).copy()
+    return _table_cached(*file_version(path)).copy()
 
 
 @functools.lru_cache(maxsize=16)
