@@ -277,52 +277,12 @@ def test_nearest_core_labels_settles_one_cluster_rows_as_the_full_computation():
         assert 0 < (want >= 0).sum() and (eps == 1.0 or (want < 0).any())
 
 
-def _dbscan_js_reference(X, params, seed):
-    """cluster_dbscan_js as written before its rest rows came from a mask (np.setdiff1d), its
-    nearest-core entropies were computed in place and rows whose candidates share one cluster were
-    settled by their first candidate: every row's JS distance to every candidate."""
-    from sklearn.cluster import DBSCAN
-
-    n = X.shape[0]
-    order = P.canonical_order(X)
-    X = X[order]
-    fit_idx = np.sort(np.random.default_rng(seed).choice(n, size=min(n, params.fit_size), replace=False))
-    Xf = X[fit_idx]
-    D = P.js_distance(Xf)
-    kk = min(params.min_samples, len(fit_idx) - 1)
-    eps = max(float(np.quantile(np.partition(D, kk, axis=1)[:, kk], params.quantile)), 1e-12)
-    db = DBSCAN(eps=eps, min_samples=params.min_samples, metric="precomputed").fit(D)
-    lab = np.full(n, -1, dtype=np.int64)
-    lab[fit_idx] = db.labels_
-    core = db.core_sample_indices_
-    rest = np.setdiff1d(np.arange(n), fit_idx)
-    lab[rest] = _nearest_core_reference(X[rest], Xf[core], db.labels_[core], eps, params.candidates)
-    noise = np.flatnonzero(lab < 0)
-    lab[noise] = (lab.max() + 1 if (lab >= 0).any() else 0) + np.arange(len(noise))
-    out = np.empty(n, dtype=np.int64)
-    out[order] = lab
-    return P._relabel(out)
-
-
-def test_dbscan_js_is_the_setdiff_and_new_array_computation():
-    data = dirichlet_mixture(3000, 17, 4, np.random.default_rng(3), kind="overlapping", concentration=50,
-                             views=(20, 80))
-    hbar = P.normalise_counts(data.counts)
-    rng = np.random.default_rng(4)
-    for eps in (0.5, 4.0):
-        X = P.renormalise(P.laplace_copy(hbar, eps, 1.0, rng))
-        params = P.DBSCANParams(fit_size=700, quantile=0.9)
-        assert np.array_equal(P.cluster_dbscan_js(X, params, 11), _dbscan_js_reference(X, params, 11))
-    A = rng.random((50, 8, 17))
-    A[A < 0.3] = 0.0
-    want = P._entropy(A)
-    assert np.array_equal(P._entropy(A.copy(), inplace=True), want)
-
-
-
 def _dbscan_js_sklearn(X, params, seed):
-    """cluster_dbscan_js with sklearn's DBSCAN fitted whatever ``min_samples`` (the rows of no cluster
-    stay noise; ``params.eps`` used when given)."""
+    """cluster_dbscan_js as written before its rest rows came from a mask (np.setdiff1d), its
+    nearest-core entropies were computed in place, rows whose candidates share one cluster were settled
+    by their first candidate and a fit without a possible core point was skipped: sklearn's DBSCAN
+    fitted whatever ``min_samples`` (the rows of no cluster stay noise; ``params.eps`` used when given),
+    every row's JS distance to every candidate."""
     from sklearn.cluster import DBSCAN
 
     n = X.shape[0]
@@ -345,6 +305,21 @@ def _dbscan_js_sklearn(X, params, seed):
     out = np.empty(n, dtype=np.int64)
     out[order] = lab
     return P._relabel(out)
+
+
+def test_dbscan_js_is_the_setdiff_and_new_array_computation():
+    data = dirichlet_mixture(3000, 17, 4, np.random.default_rng(3), kind="overlapping", concentration=50,
+                             views=(20, 80))
+    hbar = P.normalise_counts(data.counts)
+    rng = np.random.default_rng(4)
+    for eps in (0.5, 4.0):
+        X = P.renormalise(P.laplace_copy(hbar, eps, 1.0, rng))
+        params = P.DBSCANParams(fit_size=700, quantile=0.9)
+        assert np.array_equal(P.cluster_dbscan_js(X, params, 11), _dbscan_js_sklearn(X, params, 11))
+    A = rng.random((50, 8, 17))
+    A[A < 0.3] = 0.0
+    want = P._entropy(A)
+    assert np.array_equal(P._entropy(A.copy(), inplace=True), want)
 
 
 def test_dbscan_js_without_possible_core_is_sklearns_all_noise():
