@@ -372,3 +372,85 @@ def test_open_victim_alone_garbling_exists_at_small_n():
     assert _victim_row_garbling_status(3, (1, 1), p, q) == 0
     assert _victim_row_garbling_status(4, (2, 1), p, q) == 0
     assert _victim_row_garbling_status(4, (2, 1), p, q, reverse=True) == 2
+
+
+def _olh_rows_split(eps0: float, g: int, n: int, a: int, b: int, parts: tuple, eps_points):
+    """``(direct, reduced)`` deltas (both directions, the larger) of OLH with the victim at x or x',
+    ``a`` others at x, ``b`` at x', the rest on third values in groups ``parts``; the reports as the
+    sets of inputs in use their hash maps to the reported value, the rows in a uniformly random order
+    (equivalent to the multiset). ``direct``: the hockey-stick divergence of the ordered rows.
+    ``reduced``: the identity of enumerated's module docstring ("What a proof would need"), the
+    expectation over the rows' third-value bits ``beta`` (the same law under both inputs, checked) of
+    the divergence of the ``{x, x'}`` bits given the posterior of which rows are the others on third
+    values."""
+    e = math.exp(eps0)
+    p, q = e / (e + g - 1.0), 1.0 / g
+    u = 2 + len(parts)
+
+    def bit(r, z):
+        return np.where(z, r, 1.0 - r)
+
+    roles_p = [0] + [0] * a + [1] * b + [2 + j for j, c in enumerate(parts) for _ in range(c)]
+    roles_q = [1] + roles_p[1:]
+    outs = np.array(list(itertools.product((0, 1), repeat=u * n)), dtype=bool).reshape(-1, n, u)
+
+    def law(roles, cols):   # ordered rows' law of the bits in ``cols``, the roles in a random order
+        orders = set(itertools.permutations(roles))
+        tot = np.zeros(outs.shape[0])
+        for order in orders:
+            tot += np.prod([bit(p if order[i] == c else q, outs[:, i, c]) for i in range(n) for c in cols], axis=0)
+        return tot / len(orders)
+
+    P, Q = law(roles_p, range(u)), law(roles_q, range(u))
+    direct = [max(float(np.maximum(P - math.exp(x) * Q, 0).sum()), float(np.maximum(Q - math.exp(x) * P, 0).sum()))
+              for x in eps_points]
+    third = range(2, u)
+    betas = np.array(list(itertools.product((0, 1), repeat=len(parts) * n)), dtype=bool).reshape(-1, n, len(parts))
+    alphas = np.array(list(itertools.product((0, 1), repeat=2 * n)), dtype=bool).reshape(-1, n, 2)
+    groups = sorted(set(itertools.permutations([-1] * (n - sum(parts)) + [j for j, c in enumerate(parts)
+                                                                          for _ in range(c)])))   # -1: not third
+    like = np.array([np.prod([bit(p if grp[i] == j else q, betas[:, i, j]) for i in range(n)
+                              for j in range(len(parts))], axis=0) for grp in groups])   # (groups, betas)
+    mu = like.mean(axis=0)
+    assert np.allclose(law(roles_p, third), law(roles_q, third), rtol=1e-12, atol=0)   # beta: hypothesis-free
+    subsets = sorted({tuple(x >= 0 for x in grp) for grp in groups})
+    post = np.array([like[[k for k, grp in enumerate(groups) if tuple(x >= 0 for x in grp) == s]].sum(axis=0)
+                     for s in subsets]) / like.sum(axis=0)                                  # (subsets, betas)
+
+    def alpha_law(subset, victim):   # the {x, x'} bits given the rows of the third-value others
+        free = [i for i in range(n) if not subset[i]]
+        orders = set(itertools.permutations([victim] + [0] * a + [1] * b))
+        tot = np.zeros(alphas.shape[0])
+        for order in orders:
+            role = dict(zip(free, order, strict=True))
+            tot += np.prod([bit(p if role.get(i) == c else q, alphas[:, i, c]) for i in range(n) for c in (0, 1)],
+                           axis=0)
+        return tot / len(orders)
+
+    AP = np.array([alpha_law(s, 0) for s in subsets])
+    AQ = np.array([alpha_law(s, 1) for s in subsets])
+    mixp, mixq = post.T @ AP, post.T @ AQ                                                    # (betas, alphas)
+    reduced = [max(float(mu @ np.maximum(mixp - math.exp(x) * mixq, 0).sum(axis=1)),
+                   float(mu @ np.maximum(mixq - math.exp(x) * mixp, 0).sum(axis=1))) for x in eps_points]
+    return np.array(direct), np.array(reduced)
+
+
+@pytest.mark.parametrize("a,b,parts", [(0, 0, (2, 1)), (1, 0, (1, 1)), (0, 0, (3,)), (1, 1, (1,))])
+def test_olh_divergence_is_an_expectation_over_the_third_value_bits(a, b, parts):
+    """The exact reduction of the module docstring (proved there; pinned here at n = 4, OLH g = 3):
+    the divergence of a configuration is the expectation over the third-value bits of a convex
+    function of the posterior of which rows are the others on third values; and the direct value is
+    that of :func:`enumerated.pair_laws` (the same configuration, D = 2 + parts)."""
+    eps0, g, n = 1.0, 3, 4
+    pts = [0.0, 0.3, 0.7]
+    direct, reduced = _olh_rows_split(eps0, g, n, a, b, parts, pts)
+    assert np.allclose(direct, reduced, rtol=1e-10, atol=1e-15), (direct, reduced)
+    p = mechanism_params("olh", eps0, g=g, domain=2 + len(parts))
+    for config, P, Q in en.pair_laws("olh", eps0, n, p):
+        if config == (a, b, parts):
+            want = [max(float(np.maximum(P - math.exp(x) * Q, 0).sum()),
+                        float(np.maximum(Q - math.exp(x) * P, 0).sum())) for x in pts]
+            assert np.allclose(direct, want, rtol=1e-10, atol=1e-15), (direct, want)
+            break
+    else:
+        raise AssertionError(f"configuration {(a, b, parts)} not enumerated")
