@@ -78,6 +78,44 @@ one among them, Su, Cheng and Wang) bound every dataset at once from the randomi
 :func:`shuffledp.accountants.best.round_delta` already evaluates the optimal one, so none is below
 the curve's profile for OLH without a domain.
 
+What a proof would need (OLH; the reduction is proved, the lemma it leaves is open). Read a report
+as the set of inputs in use that its hash maps to the reported value, and the output as the rows
+in a uniformly random order (equivalent to the multiset). Split each row into ``alpha``, its bits at
+``x`` and ``x'``, and ``beta``, its bits at the third values. The victim and the others at ``x`` or
+``x'`` have ``beta`` iid ``Bern(1/g)``; the others on third values have ``alpha`` iid
+``Bern(1/g)``, independent of their ``beta``. Hence (1) the rows' ``beta`` have the same law under
+``x`` and ``x'``; (2) given ``beta``, the set ``R`` of rows that hold the others on third values
+has a posterior ``rho`` that depends on the partition ``lambda`` and not on ``(a, b)``, and given
+``R`` the ``alpha`` have a law ``P^R`` (``Q^R``) that depends on ``(a, b)`` and not on
+``lambda`` (``R``'s rows ``Bern(1/g)``, the victim, ``a`` at ``x`` and ``b`` at ``x'`` in a random
+order on the other rows). The hockey-stick divergence of a pair whose second part has the same law
+under both is the expectation of the conditional divergences, so, exactly,
+
+    delta_{a, b, lambda}(eps) = E_beta[ phi_eps^{a, b}(rho_lambda(beta)) ],
+    phi_eps^{a, b}(rho) = H_eps( sum_R rho(R) P^R || sum_R rho(R) Q^R ),
+
+both directions alike, ``phi`` convex in ``rho`` (the hockey stick is jointly convex) and symmetric
+under permutations of the rows (pinned against ``pair_laws`` at n = 4 in
+``tests/test_composition_enumerated.py``). At ``a = b = 0`` (the victim alone off third values,
+``R`` the rows other than the victim's) ``phi(rho) = E[(sum_j rho_j Z_j)_+]`` with ``Z_j`` iid
+(``Z = (f_x - e^eps f_x') / f_0`` at a row's ``alpha`` drawn from ``f_0 = Bern(1/g)^2``): a
+Schur-convex function of the victim-row posterior. Consequences. (i) A sufficient condition for the
+per-``(a, b)`` form is Blackwell's order of the ``beta``-experiments about ``R`` (rest on one value
+more informative than spread); at ``a = b = 0`` this is the victim-row garbling above (feasible at
+n <= 5), but for ``a + b >= 1`` it is false: at n = 4, ``l = 2`` (OLH ``g = 3``, eps0 = 0.5) it
+is the marks garbling whose program is infeasible (``test_open_natural_proof_fails_at_four_users``).
+A proof for ``a + b >= 1`` must therefore use the particular functions ``phi^{a, b}``, not the
+``beta``-experiment alone. (ii) The missing lemma, in its weakest form that would license enumerating OLH without a
+domain at ``D = 3``: for every n, eps >= 0 and ``(a, b, lambda)`` with ``lambda`` of two or more
+parts, ``E[phi_eps^{a, b}(rho_lambda)] <= max over (a', b', l') of E[phi_eps^{a', b'}(rho_(l'))]``
+(the right side is the restricted profile). Neither it nor the per-``(a, b)`` form is proved here;
+no bound uses either. (iii) Bounds that are proved for every n -- reveal the others on third values
+that carry a forced mark outside one kept part, joint convexity over which carry one, enumerate the
+rest over ``x``, ``x'``, the kept value and pure-noise rows -- are the clone bound above: at OLH
+``g = 3``, eps0 = 1, n = 12, the largest over every partition of the best kept part is 1.09x the
+restricted profile at eps = 0 and 11x at eps = 0.9 (the worst partition: the rest all on different
+values), so they cannot stand in for the spread datasets.
+
 Exact reductions
 ----------------
 * **Symmetry.** Only which others share an input matters, not the input's name: the others are
