@@ -107,7 +107,9 @@ GRID = [("krr", {"k": 2}, 1.0, 40, 1e-6, 1), ("krr", {"k": 2}, 1.0, 40, 1e-6, 10
 # the exact one is unproven (enumerated's module docstring: an open question, tested where
 # enumerable, with a stronger per-(a, b) form and a garbling for a = b = 0 at n <= 5; no proof for
 # every n; a clone bound for the other datasets is too loose there, and the published decompositions
-# are not below `best`, which evaluates the optimal one). Soundness is asserted;
+# are not below `best`, which evaluates the optimal one; the docstring's "What a proof would need"
+# reduces the question to one lemma on the posterior of which reports hold the others on third
+# values, and shows why the third-value bits alone cannot prove it when a + b >= 1). Soundness is asserted;
 # the 10% goal is a strict xfail, so that meeting it shows.
 OPEN = [("olh", {"g": 3}, 1.0, 12, 1e-6, 10)]
 
