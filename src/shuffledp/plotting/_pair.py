@@ -32,12 +32,14 @@ def save_pair_tight(fig, pdf: str | PathLike, png: str | PathLike, *, dpi: float
                     pdf_raster_dpi: float | None = None) -> None:
     """A figure with a layout engine (e.g. ``layout="constrained"``) cropped to its tight bounding box,
     as ``pdf`` and ``png`` (``savefig(..., bbox_inches="tight")`` in one pass): the engine runs once,
-    in a draw without rendering at ``dpi``, and is then switched off; the bounding box (padded by
+    at ``dpi``, and is then switched off; the bounding box (padded by
     ``savefig.pad_inches``) is measured once on that draw's renderer and given to both saves, so
     neither save draws the figure twice. ``pdf_raster_dpi``: the resolution of the PDF's rasterized
     artists (default ``dpi``)."""
     fig.set_dpi(dpi)
-    fig.draw_without_rendering()
+    engine = fig.get_layout_engine()
+    if engine is not None:
+        engine.execute(fig)
     fig.set_layout_engine("none")
     bbox = fig.get_tightbbox().padded(plt.rcParams["savefig.pad_inches"])
     save_figure_file(fig, pdf, dpi=pdf_raster_dpi or dpi, bbox_inches=bbox)
