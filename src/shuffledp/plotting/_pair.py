@@ -11,15 +11,52 @@ from __future__ import annotations
 
 from os import PathLike
 
+import numpy as np
+
 from shuffledp.io import save_figure_file
 from shuffledp.plotting._mpl import plt
 
 
 def tight_layout_at(fig, dpi: float, **kwargs) -> None:
-    """``fig.tight_layout(**kwargs)`` measured at ``dpi`` (the PNG's): then save with
-    :func:`save_pair` at the same dpi."""
+    """``fig.tight_layout(**kwargs)`` measured at ``dpi`` (the PNG's), then the ticks frozen
+    (:func:`freeze_ticks`): save with :func:`save_pair` at the same dpi."""
     fig.set_dpi(dpi)
     fig.tight_layout(**kwargs)
+    freeze_ticks(fig)
+
+
+def _inside(locs: np.ndarray, view: tuple[float, float], transform) -> np.ndarray:
+    """Which ``locs`` an axis draws: inside its view interval, in the axis' scale, up to 1e-10 of
+    the interval's length (the rule of matplotlib's tick update)."""
+    a, b = sorted(transform.transform(np.asarray(view, dtype=float)))
+    t = transform.transform(locs)
+    tol = (b - a) * 1e-10
+    return (a - tol <= t) & (t <= b + tol)
+
+
+def freeze_ticks(fig) -> None:
+    """Replace each axis' tick locators and formatters by fixed ones holding the ticks and labels
+    they give now (the figure laid out: view limits and axis lengths final), only those drawn
+    (inside the view). The saves that follow draw the same ticks and the same text without asking
+    the locators and formatters again on every draw and tight-bounding-box pass."""
+    from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
+
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            view, tr = axis.get_view_interval(), axis.get_transform()
+            for ticker, locs, set_loc, set_fmt in (
+                    (axis.major, axis.get_majorticklocs(), axis.set_major_locator, axis.set_major_formatter),
+                    (axis.minor, axis.get_minorticklocs(), axis.set_minor_locator, axis.set_minor_formatter)):
+                if isinstance(ticker.locator, NullLocator):
+                    continue
+                locs = np.asarray(locs, dtype=float)
+                labels = np.asarray(ticker.formatter.format_ticks(locs), dtype=object)
+                offset = ticker.formatter.get_offset()
+                keep = _inside(locs, view, tr)
+                fixed = FixedFormatter(list(labels[keep]))
+                fixed.set_offset_string(offset)
+                set_loc(FixedLocator(locs[keep]))
+                set_fmt(fixed)
 
 
 def save_pair(fig, pdf: str | PathLike, png: str | PathLike, *, dpi: float) -> None:
@@ -41,6 +78,7 @@ def save_pair_tight(fig, pdf: str | PathLike, png: str | PathLike, *, dpi: float
     if engine is not None:
         engine.execute(fig)
     fig.set_layout_engine("none")
+    freeze_ticks(fig)
     bbox = fig.get_tightbbox().padded(plt.rcParams["savefig.pad_inches"])
     save_figure_file(fig, pdf, dpi=pdf_raster_dpi or dpi, bbox_inches=bbox)
     save_figure_file(fig, png, dpi=dpi, bbox_inches=bbox)
