@@ -21,6 +21,7 @@ def tight_layout_at(fig, dpi: float, **kwargs) -> None:
     """``fig.tight_layout(**kwargs)`` measured at ``dpi`` (the PNG's), then the ticks frozen
     (:func:`freeze_ticks`): save with :func:`save_pair` at the same dpi."""
     fig.set_dpi(dpi)
+    log_ticks_in_view(fig)
     fig.tight_layout(**kwargs)
     freeze_ticks(fig)
 
@@ -32,6 +33,43 @@ def _inside(locs: np.ndarray, view: tuple[float, float], transform) -> np.ndarra
     t = transform.transform(locs)
     tol = (b - a) * 1e-10
     return (a - tol <= t) & (t <= b + tol)
+
+
+def _in_view_locator(base):
+    """``base`` (a tick locator), its ticks outside the axis' view left out (never drawn)."""
+    from matplotlib.ticker import Locator
+
+    class InView(Locator):
+        def set_axis(self, axis):
+            super().set_axis(axis)
+            base.set_axis(axis)
+
+        def __call__(self):
+            locs = np.asarray(base(), dtype=float)
+            return locs[_inside(locs, self.axis.get_view_interval(), self.axis.get_transform())]
+
+        def tick_values(self, vmin, vmax):
+            return base.tick_values(vmin, vmax)
+
+        def nonsingular(self, v0, v1):
+            return base.nonsingular(v0, v1)
+
+        def view_limits(self, vmin, vmax):
+            return base.view_limits(vmin, vmax)
+
+    return InView()
+
+
+def log_ticks_in_view(fig) -> None:
+    """On every log axis, locators that give only the ticks inside the view: a log locator also
+    returns the decades beyond both ends, and an axis makes a tick object (lines and labels) for
+    each tick it is given before dropping those outside. Its formatters label a tick from its value
+    and the view alone, so the labels drawn are the same."""
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            if axis.get_scale() == "log":
+                axis.set_major_locator(_in_view_locator(axis.get_major_locator()))
+                axis.set_minor_locator(_in_view_locator(axis.get_minor_locator()))
 
 
 def freeze_ticks(fig) -> None:
@@ -74,6 +112,7 @@ def save_pair_tight(fig, pdf: str | PathLike, png: str | PathLike, *, dpi: float
     neither save draws the figure twice. ``pdf_raster_dpi``: the resolution of the PDF's rasterized
     artists (default ``dpi``)."""
     fig.set_dpi(dpi)
+    log_ticks_in_view(fig)
     engine = fig.get_layout_engine()
     if engine is not None:
         engine.execute(fig)
