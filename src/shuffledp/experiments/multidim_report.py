@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from shuffledp.experiments.multidim import ADULT, dataset_label, standin_note
-from shuffledp.io import read_provenance, save_figure_file, write_table, write_text
+from shuffledp.io import read_provenance, write_table, write_text
 
 LABELS = {"mhm": "MHM", "mhm_paper": "MHM as printed (not eps_l-LDP)", "flame": "FLAME", "tcm": "TCM", "ogm": "OGM",
           "nogm": "NOGM"}
@@ -36,9 +36,7 @@ def _title(text: str, note: str) -> str:
     return f"{text}\n({note})" if note else text
 
 
-def _save(fig, pdf, png) -> None:
-    save_figure_file(fig, pdf)
-    save_figure_file(fig, png, dpi=130)
+PNG_DPI = 130
 
 
 def summarise_uniform(df: pd.DataFrame) -> pd.DataFrame:
@@ -81,6 +79,7 @@ def fig_lines(summary: pd.DataFrame, ycol: str, ylabel: str, title: str, note: s
               xcol: str = "eps", group: str = "mechanism", logy: bool = True, xlabel: str = "privacy budget eps_s",
               provs: dict | None = None):
     from shuffledp.plotting._mpl import plt
+    from shuffledp.plotting._pair import save_pair, tight_layout_at
 
     datasets = sorted(summary["dataset"].unique())
     fig, axes = plt.subplots(1, len(datasets), figsize=(5 * len(datasets), 3.8), squeeze=False)
@@ -100,8 +99,8 @@ def fig_lines(summary: pd.DataFrame, ycol: str, ylabel: str, title: str, note: s
         ax.grid(alpha=0.3)
         ax.legend()
     fig.suptitle(_title(title, note), fontsize=10)
-    fig.tight_layout()
-    _save(fig, pdf, png)
+    tight_layout_at(fig, PNG_DPI)
+    save_pair(fig, pdf, png, dpi=PNG_DPI)
     plt.close(fig)
 
 

@@ -8,10 +8,11 @@ import numpy as np
 import pandas as pd
 
 from shuffledp.experiments.peruser_names import METHOD_LABELS
-from shuffledp.io import save_figure_file
 from shuffledp.plotting._mpl import plt
+from shuffledp.plotting._pair import save_pair_tight
 
 FIGURES = (1, 2, 3, 4)
+DPI = 120  # the PNGs'
 
 
 def figure_paths(prefix: str) -> dict[str, str]:
@@ -21,11 +22,9 @@ def figure_paths(prefix: str) -> dict[str, str]:
 
 
 def _save(fig, out: Mapping[str, str], k: int) -> None:
-    for ext in ("pdf", "png"):
-        save_figure_file(fig, out[f"fig{k}_{ext}"], dpi=120, bbox_inches="tight")
+    # the PDF's rasterized per-user scatter (Fig. 4) at twice the PNG's resolution
+    save_pair_tight(fig, out[f"fig{k}_pdf"], out[f"fig{k}_png"], dpi=DPI, pdf_raster_dpi=2 * DPI)
     plt.close(fig)
-
-
 
 
 def _notes(df: pd.DataFrame, ds: str) -> str:
@@ -179,7 +178,8 @@ def fig4(users: pd.DataFrame, runs: pd.DataFrame, sec: Mapping, out: Mapping[str
             ax = axes[i, j]
             g = u[(u.dataset == ds) & (u.eps == e) & (u.split == s)]
             if len(g):
-                sc = ax.scatter(g.dist_centre, g.eps_prime_numeric, c=np.log10(g.group_size), s=4, cmap="viridis")
+                sc = ax.scatter(g.dist_centre, g.eps_prime_numeric, c=np.log10(g.group_size), s=4, cmap="viridis",
+                                rasterized=True)  # in the PDF: one image, not a path per user
                 fig.colorbar(sc, ax=ax, label="log10 group size")
                 _flat_note(ax, g.eps_prime_numeric)
             ax.set_title(f"{ds}, eps={e:g}, eps1={s} eps, c={c:g}{_notes(runs, ds)}", fontsize=9)
