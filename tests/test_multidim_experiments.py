@@ -220,11 +220,14 @@ def test_blanket_params_cover_the_real_randomizer(d, g, eps_l, eps_s):
 
 @pytest.mark.parametrize("mechanism", ["mhm", "mhm_paper", "tcm", "flame"])
 def test_uniform_warms_every_mechanism_up_untimed_and_leaves_the_repetitions_as_they_were(mechanism, monkeypatch):
-    """Figure 4 compares the mechanisms' user time by its mean over repetitions: a compiled kernel's
-    first call (MHM's, TCM's; FLAME is plain numpy) must not land in the first repetition. Every
-    mechanism runs once on the first WARM_UP_USERS users, untimed, with a generator of its own; the
-    repetitions' results are those of runs without it."""
+    """Figure 4 compares the mechanisms' user time by its mean over repetitions, and a job may run after
+    others in one process (a batch): neither a compiled kernel's first call (MHM's, TCM's; FLAME is plain
+    numpy) nor a cold process's first touch of the memory may land in a timed repetition. Every mechanism
+    runs once whole on the first WARM_UP_USERS users, then its users' side WARM_UP_RUNS times on all the
+    users before the first timed repetition, all untimed and with a generator of its own; the repetitions'
+    results are those of runs without it."""
     from shuffledp.experiments import multidim as ex
+    from shuffledp.mechanisms.collision import WARM_UP_RUNS
     from shuffledp.protocols import flame, tcm
     from shuffledp.seeding import rng as seeded_rng
 
@@ -233,17 +236,29 @@ def test_uniform_warms_every_mechanism_up_untimed_and_leaves_the_repetitions_as_
     data = np.column_stack([rng.integers(0, k, size=3000) for k in domains])
     module = {"mhm": mhm, "mhm_paper": mhm, "tcm": tcm, "flame": flame}[mechanism]
     name = "run_flame" if mechanism == "flame" else "run_tcm" if mechanism == "tcm" else "run_mhm"
+    side = {"mhm": "mhm_randomize", "mhm_paper": "mhm_randomize", "tcm": "tcm_randomize",
+            "flame": "flame_randomize"}[mechanism]
     real, calls = getattr(module, name), []
+    real_side, sides = getattr(module, side), []
 
     def spy(data, *args, **kwargs):
         calls.append(len(data))
         return real(data, *args, **kwargs)
 
+    def spy_side(data, *args):
+        sides.append((len(data), id(args[-2] if side == "mhm_randomize" else args[-1])))
+        return real_side(data, *args)
+
     monkeypatch.setattr(module, name, spy)
+    monkeypatch.setattr(module, side, spy_side)
     res, tim = ex.run_uniform(data, domains, mechanism, 1.0, [0, 1], seed=11, dataset="toy")
     assert calls == [ex.WARM_UP_USERS, 3000, 3000]
+    assert WARM_UP_RUNS >= 1 and [n for n, _ in sides] == [ex.WARM_UP_USERS] + [3000] * (WARM_UP_RUNS + 2)
+    gens = [g for _, g in sides]  # the warm-ups' generator is one, never a repetition's
+    assert len(set(gens[:WARM_UP_RUNS + 1])) == 1 and len(set(gens)) == 3
     assert list(tim["rep"]) == [0, 1] and len(res) == 2
     monkeypatch.setattr(module, name, real)
+    monkeypatch.setattr(module, side, real_side)
     for rep in (0, 1):  # the repetition's own seed, as without the warm-up
         setting = (mhm.mhm_eps_local(1.0, 1 / 3000, 3000, 3, variant="paper" if mechanism == "mhm_paper" else "ours")
                    if mechanism.startswith("mhm") else None)

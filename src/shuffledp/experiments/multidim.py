@@ -87,27 +87,30 @@ def load_dataset(path: str | Path, records: int | None, seed: int, dataset: str)
 # ------------------------------------------------------------------ jobs
 
 
-WARM_UP_USERS = 256  # users of the untimed warm-up run before a job's timed repetitions
+WARM_UP_USERS = 256  # users of the untimed whole run (kernels loaded) before a job's timed repetitions
 
 
 def _run_mechanism(mechanism: str, data, domains, eps: float, delta: float, rng, setting, *,
-                   family_bits: int, np_fraction: float, flame_variant: str):
-    """One run of ``mechanism``: its result and the row fields it adds."""
+                   family_bits: int, np_fraction: float, flame_variant: str, warm_up=None):
+    """One run of ``mechanism``: its result and the row fields it adds (``warm_up``: the generator of the
+    untimed runs of its users' side before the timed one, or None)."""
     from shuffledp.accountants.upper.blanket import mhm_printed_ldp_eps
     from shuffledp.protocols import flame, mhm, tcm
 
     if setting is not None:  # MHM, ours or the paper's printed choices
-        r = mhm.run_mhm(data, domains, eps, delta, rng, family_size=1 << family_bits, setting=setting)
+        r = mhm.run_mhm(data, domains, eps, delta, rng, family_size=1 << family_bits, setting=setting,
+                        warm_up=warm_up)
         row = dict(eps_l=r.eps_l, g=r.g, amplified=r.amplified, valid_range=True,
                    bits_sent=float(r.bits), bits_received=0.0)
         if mechanism == "mhm_paper":  # the LDP budget its randomizer really has (> eps_l)
             row["ldp_eps"] = mhm_printed_ldp_eps(r.eps_l, data.shape[1], r.g)
     elif mechanism == "tcm":
-        r = tcm.run_tcm(data, domains, eps, delta, rng, family_size=1 << family_bits)
+        r = tcm.run_tcm(data, domains, eps, delta, rng, family_size=1 << family_bits, warm_up=warm_up)
         row = dict(eps_l=r.eps_l, g=r.g, amplified=r.amplified, valid_range=r.valid_range,
                    bits_sent=float(r.bits["sent"]), bits_received=float(r.bits["received"]))
     elif mechanism == "flame":
-        r = flame.run_flame(data, domains, eps, delta, rng, np_fraction=np_fraction, variant=flame_variant)
+        r = flame.run_flame(data, domains, eps, delta, rng, np_fraction=np_fraction, variant=flame_variant,
+                            warm_up=warm_up)
         row = dict(eps_l=float(np.mean(r.eps_l)), g=0, amplified=True, valid_range=r.valid_range,
                    bits_sent=r.bits, bits_received=0.0, flame_capped=bool(r.capped))
     else:
@@ -120,10 +123,15 @@ def run_uniform(data, domains, mechanism: str, eps: float, reps: list[int], *, s
                 flame_variant: str = "balle", topk: int = 50) -> tuple[pd.DataFrame, pd.DataFrame]:
     """One job: ``mechanism`` at ``(eps, 1/n)`` for repetitions ``reps``. Returns (results, timings).
 
-    Before the timed repetitions, every mechanism runs once, untimed and with its own generator, on
-    the first :data:`WARM_UP_USERS` users: the first call of a compiled kernel (MHM's and TCM's) loads
-    it, which would otherwise land in the first repetition's user time and not in FLAME's (plain
-    numpy). The repetitions' draws come from their own seeds, so their results do not change."""
+    Before the timed repetitions, untimed and with a generator of its own, the whole mechanism runs
+    once on the first :data:`WARM_UP_USERS` users (the compiled kernels of both sides loaded: MHM's and
+    TCM's; FLAME is plain numpy), then before the first timed repetition its users' side runs on all the
+    users (:data:`shuffledp.mechanisms.collision.WARM_UP_RUNS` times): a cold process's first runs pay for
+    loading the kernels and for the memory they touch first (a kernel's loading included), which would
+    land in the first repetitions' user time and make it depend on what ran before in the process (a
+    batch's earlier members). The timings are the warm per-user cost whatever the process layout
+    (benchmarks/multidim_user_time_order.py); the repetitions' draws come from their own seeds, so their
+    results do not change."""
     from shuffledp.protocols import mhm
 
     n, d = data.shape
@@ -137,11 +145,12 @@ def run_uniform(data, domains, mechanism: str, eps: float, reps: list[int], *, s
     opts = dict(family_bits=family_bits, np_fraction=np_fraction, flame_variant=flame_variant)
     warm = seeded_rng(seed, "multidim", "uniform", "warm-up", dataset, mechanism, float(eps))
     _run_mechanism(mechanism, data[:WARM_UP_USERS], domains, eps, delta, warm, setting, **opts)
-    for rep in reps:
+    for i, rep in enumerate(reps):
         rng = seeded_rng(seed, "multidim", "uniform", dataset, mechanism, float(eps), rep)
         row = {"dataset": dataset, "mechanism": mechanism, "eps": float(eps), "delta": delta, "rep": rep,
                "n": n, "d": d}
-        r, fields = _run_mechanism(mechanism, data, domains, eps, delta, rng, setting, **opts)
+        r, fields = _run_mechanism(mechanism, data, domains, eps, delta, rng, setting,
+                                   warm_up=warm if i == 0 else None, **opts)
         row.update(fields)
         row.setdefault("ldp_eps", row["eps_l"])  # every other randomizer is eps_l-LDP
         row.setdefault("flame_capped", False)  # FLAME's eps_l capped to certify the whole-record claim

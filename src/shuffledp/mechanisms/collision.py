@@ -19,6 +19,12 @@ import numpy as np
 
 from shuffledp.environment import compiled_kernels
 
+# untimed runs of a protocol's users' side before a timed one (``warm_up`` of run_mhm, run_tcm and
+# run_flame, whose users randomize with these functions): the first run in a process loads the compiled
+# kernels, and the first runs at a given size also pay for the memory they touch first (fresh pages, the
+# allocator's thresholds); benchmarks/multidim_user_time_order.py measures it (docs/multidim.md, choice 13)
+WARM_UP_RUNS = 2
+
 
 def collision_p(eps: float, m: int, g: int) -> float:
     """``p = e^eps / (m e^eps + g - m)``: probability of each hashed value (Eq. (1) with m values)."""

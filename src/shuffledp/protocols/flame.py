@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from shuffledp.mechanisms.collision import krr, krr_p
+from shuffledp.mechanisms.collision import WARM_UP_RUNS, krr, krr_p
 
 
 @dataclass(frozen=True)
@@ -136,18 +136,31 @@ def flame_bits(domains: list[int], sampled: np.ndarray) -> float:
     return float(math.ceil(math.log2(d)) + kb[sampled].mean()) if d > 1 else float(kb[sampled].mean())
 
 
+def flame_randomize(data: np.ndarray, eps_l: np.ndarray, domains: np.ndarray,
+                    rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The users' side: each user's sampled attribute ``s`` and its k-RR report ``y`` (``eps_l`` and
+    ``domains`` per attribute)."""
+    n, d = data.shape
+    s = rng.integers(0, d, size=n)
+    x = data[np.arange(n), s]
+    return s, krr(x, eps_l[s], domains[s], rng)
+
+
 def run_flame(data, domains, eps_s, delta_s, rng, *, np_fraction=1 / 3, variant="balle",
-              certify: bool = True) -> FLAMEResult:
+              certify: bool = True, warm_up: np.random.Generator | None = None,
+              warm_runs: int = WARM_UP_RUNS) -> FLAMEResult:
+    """``warm_up``: a generator of its own for ``warm_runs`` untimed runs of the users' side before the timed
+    one (as :func:`~shuffledp.protocols.mhm.run_mhm`); ``rng`` draws exactly what it draws without them."""
     data = np.asarray(data, dtype=np.int64)
     n, d = data.shape
     st = flame_eps_local(eps_s, delta_s, n, domains, np_fraction=np_fraction, variant=variant, certify=certify)
     dom = np.asarray(domains, dtype=np.int64)
     eps_arr = np.asarray(st.eps_l)
+    for _ in range(warm_runs if warm_up is not None else 0):
+        flame_randomize(data, eps_arr, dom, warm_up)
     # users
     t0 = time.perf_counter()
-    s = rng.integers(0, d, size=n)
-    x = data[np.arange(n), s]
-    y = krr(x, eps_arr[s], dom[s], rng)
+    s, y = flame_randomize(data, eps_arr, dom, rng)
     user_seconds = time.perf_counter() - t0
     # shuffler: per attribute, truncate to N_p and pad with uniform dummies
     truncated = 0

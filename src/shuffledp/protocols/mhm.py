@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from shuffledp.environment import compiled_kernels
-from shuffledp.mechanisms.collision import collision_p, collision_report
+from shuffledp.mechanisms.collision import WARM_UP_RUNS, collision_p, collision_report
 from shuffledp.mechanisms.hashing import PRIME, HashFamily
 from shuffledp.mechanisms.hashing import mod_magic as _mod_magic
 
@@ -305,13 +305,19 @@ class MHMResult:
 
 def run_mhm(data: np.ndarray, domains: list[int], eps_s: float, delta_s: float,
             rng: np.random.Generator, *, family_size: int = 1 << 32, bound: str = "bennett",
-            setting: MHMSetting | None = None, block: int = DEFAULT_BLOCK) -> MHMResult:
-    """Users' randomisation, shuffling and the curator's estimation for ``(eps_s, delta_s)``."""
+            setting: MHMSetting | None = None, block: int = DEFAULT_BLOCK,
+            warm_up: np.random.Generator | None = None, warm_runs: int = WARM_UP_RUNS) -> MHMResult:
+    """Users' randomisation, shuffling and the curator's estimation for ``(eps_s, delta_s)``.
+
+    ``warm_up``: a generator of its own for ``warm_runs`` untimed runs of the users' side on the same
+    users before the timed one (:data:`WARM_UP_RUNS`); ``rng`` draws exactly what it draws without them."""
     data = np.asarray(data)
     n, d = data.shape
     if setting is None:
         setting = mhm_eps_local(eps_s, delta_s, n, d, bound=bound)
     family = HashFamily(setting.g, seed=int(rng.integers(0, 2**63 - 1)), size=family_size)
+    for _ in range(warm_runs if warm_up is not None else 0):
+        mhm_randomize(data, setting.eps_l, setting.g, family, warm_up, setting.variant)
     t0 = time.perf_counter()
     t, y = mhm_randomize(data, setting.eps_l, setting.g, family, rng, setting.variant)
     user_seconds = time.perf_counter() - t0

@@ -26,7 +26,7 @@ import numpy as np
 
 from shuffledp.mechanisms.collision import collision_p, collision_report
 from shuffledp.mechanisms.hashing import HashFamily
-from shuffledp.protocols.mhm import DEFAULT_BLOCK, support_counts
+from shuffledp.protocols.mhm import DEFAULT_BLOCK, WARM_UP_RUNS, support_counts
 
 
 @dataclass(frozen=True)
@@ -112,12 +112,17 @@ class TCMResult:
     user_seconds: float = float("nan")
 
 
-def run_tcm(data, domains, eps_s, delta_s, rng, *, family_size=1 << 32, block=DEFAULT_BLOCK) -> TCMResult:
+def run_tcm(data, domains, eps_s, delta_s, rng, *, family_size=1 << 32, block=DEFAULT_BLOCK,
+            warm_up: np.random.Generator | None = None, warm_runs: int = WARM_UP_RUNS) -> TCMResult:
+    """``warm_up``: untimed runs of the users' side before the timed one, as
+    :func:`~shuffledp.protocols.mhm.run_mhm`."""
     data = np.asarray(data)
     n, m = data.shape
     st = tcm_eps_local(eps_s, delta_s, n, m)
     family = HashFamily(st.g, seed=int(rng.integers(0, 2**63 - 1)), size=family_size, kind="mix")
     offsets = encoding_offsets(domains)  # the curator's rule, broadcast to users
+    for _ in range(warm_runs if warm_up is not None else 0):
+        tcm_randomize(data, offsets, st.eps_l, st.g, family, warm_up)
     t0 = time.perf_counter()
     t, y = tcm_randomize(data, offsets, st.eps_l, st.g, family, rng)
     user_seconds = time.perf_counter() - t0
