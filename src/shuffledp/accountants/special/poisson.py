@@ -64,7 +64,8 @@ from functools import lru_cache
 import numpy as np
 
 from shuffledp.accountants.numerics.clone_counts import clone_window, half_binom, window_tail
-from shuffledp.accountants.numerics.hockey_stick import bisect_eps, smallest_rate
+from shuffledp.accountants.numerics.grid_search import grid_switch, warm_bracket
+from shuffledp.accountants.numerics.hockey_stick import smallest_rate
 from shuffledp.accountants.numerics.pair_memo import PairMemo
 from shuffledp.accountants.upper.variation_ratio import EPS_CAP, ROUNDING_RTOL, VRParams, clone_delta_parts
 from shuffledp.accountants.validation import POISSON_N_MAX, AccountantDomainError, check_delta, check_int
@@ -432,16 +433,78 @@ def _feasible_y(dval, target: float, accountant: str, n: int, m: float, d: int, 
     return y_hi
 
 
+_WARM: dict[tuple, dict[float, int]] = {}   # grid answers k by m, per (n, d, s, eps, delta, accountant, h)
+_WARM_KEPT = 4096                          # problems remembered (hints only: answers do not depend on them)
+
+
+def _warm_hint(known: dict[float, int], m: float) -> tuple[int | None, int | None]:
+    """Hint ``(lo, hi)`` for the grid index at ``m`` from the answers at the nearest smaller and
+    larger ``m`` (lambda is non-decreasing in m, so ``k`` is non-increasing): ``hi`` = the answer
+    below, ``lo`` = the answer above minus one; None where there is no such answer."""
+    if m in known:
+        return known[m] - 1, known[m]
+    below = max((x for x in known if x < m), default=None)
+    above = min((x for x in known if x > m), default=None)
+    return (known[above] - 1 if above is not None else None), (known[below] if below is not None else None)
+
+
+def _grid_lambda(passes, wide_y, y_cap: float, h: float, known: dict[float, int], m: float) -> float | None:
+    """Canonical lambda of :func:`solve_poisson_lambda`: ``exp(-k h)`` for the grid switch ``k``
+    (``k`` passes, ``k - 1`` fails, both evaluated). ``passes(lam) -> (feasible, proxy)``;
+    ``lambda = 1`` (k = 0) is known to fail. First from a verified bracket around the answers at
+    neighbouring ``m`` (``known``, updated), grown at most to ``ceil(y_cap / h)``; if that end
+    fails too, from the wide bracket ``[0, ceil(y_hi / h)]``, ``y_hi = wide_y()`` (None: ``exp(-y_hi)``
+    is not feasible -> None). If the grid's end beyond ``y_hi`` fails (dval not monotone there;
+    never seen), ``exp(-y_hi)`` itself (an evaluated feasible point, not on the grid)."""
+    memo: dict[int, tuple[bool, float]] = {}
+
+    def at(k: int) -> tuple[bool, float]:
+        if k not in memo:
+            memo[k] = passes(math.exp(-k * h))
+        return memo[k]
+
+    bracket = None
+    if known:
+        k_cap = math.ceil(y_cap / h)
+        bracket = warm_bracket(at, *_warm_hint(known, m), 0, k_cap)
+        if not at(bracket[2])[0]:
+            bracket = None
+    if bracket is None:
+        y_hi = wide_y()
+        if y_hi is None:
+            return None
+        k_max = math.ceil(y_hi / h)
+        if math.exp(-k_max * h) <= 0 or not at(k_max)[0]:
+            return math.exp(-y_hi)
+        bracket = (0, at(0)[1], k_max, at(k_max)[1])
+    k = grid_switch(at, *bracket)[1]
+    if len(_WARM) > _WARM_KEPT:
+        _WARM.clear()
+    known[m] = k
+    return math.exp(-k * h)
+
+
 def solve_poisson_lambda(n: int, m: float, d: int, s: int, eps: float, delta: float, *,
                          accountant: str = "sound", rtol: float = LAMBDA_RTOL) -> PoissonLambda:
     """Largest ``lambda`` in [0, 1] meeting user-level ``(eps, delta)`` for ``s`` items
     (constraint (7)), rounded down: the returned lambda is an evaluated feasible point.
 
-    ``accountant="sound"``: delta is ``lambda`` times a lambda-free divergence, so
-    ``lambda* = min(1, target / D_1)`` in closed form. ``"paper"``/``"pair"``: ``D`` grows with
-    lambda (joint convexity; ``D <= lambda``), so a verified bisection (relative precision
-    ``rtol``). ``lambda = delta / (s e^eps)`` is always feasible in exact arithmetic; ``feasible``
-    is False only when floating point cannot certify any lambda > 0 (targets below ~1e-290)."""
+    ``lambda = 1`` when it is feasible. Integer ``m`` (or none) with ``"sound"``, and
+    ``"indicator"``: delta is ``lambda`` times a lambda-free divergence, so
+    ``lambda* = min(1, target / D_1)`` in closed form (shrunk until verified). Otherwise (``"paper"``,
+    ``"pair"``, ``"sound"`` at non-integer m; ``D`` grows with lambda) the answer is defined on a
+    fixed grid, so that it does not depend on how it was searched: ``lambda = exp(-k h)`` with grid
+    step ``h = rtol`` (default :data:`LAMBDA_RTOL`) in ``y = -log(lambda)``, and ``k`` the switch of
+    the evaluated constraint -- ``exp(-k h)`` evaluated and feasible, ``exp(-(k - 1) h)`` evaluated
+    and not (``k >= 1``: ``lambda = 1`` fails here). The result is at most a factor ``e^h`` below
+    the exact largest lambda. The search starts from a verified bracket around the answers of
+    earlier calls at the nearest smaller and larger ``m`` (same other arguments; lambda is
+    non-decreasing in m), else from the wide bracket ``[lambda_hi, 1]``; both end on the same
+    ``k`` whenever the evaluated divergence is monotone along the grid (checked over the paper
+    scale's tables; if it were not, the switch found is still verified on both sides, but could
+    depend on the bracket). ``lambda = delta / (s e^eps)`` is always feasible in exact arithmetic;
+    ``feasible`` is False only when floating point cannot certify any lambda > 0 (targets below
+    ~1e-290)."""
     n = check_int(n, "n", 2, POISSON_N_MAX)
     m = _check_m(m)
     d = check_int(d, "d", 2)
@@ -469,13 +532,24 @@ def solve_poisson_lambda(n: int, m: float, d: int, s: int, eps: float, delta: fl
     if accountant == "indicator" or (accountant == "sound" and (m == 0 or m == math.ceil(m))):
         lam = target / sum(parts(1.0))      # delta is linear in lambda (unclipped slope)
         return result(_shrink_until_feasible(dval, lam, target))
-    skipped = parts(1.0)[2]
-    y_hi = _feasible_y(dval, target, accountant, n, m, d, eps_single, tail)
-    lo, hi = bisect_eps(lambda y: dval(math.exp(-y)), target, y_hi, rtol=1e-15, atol=rtol,
-                        search_fn=lambda y: parts(math.exp(-y))[0], search_target=target - skipped)
-    if not math.isfinite(hi):
+
+    def wide_y() -> float | None:
+        y_hi = _feasible_y(dval, target, accountant, n, m, d, eps_single, tail)
+        return y_hi if dval(math.exp(-y_hi)) <= target else None
+
+    goal = target - parts(1.0)[2]
+    log_goal = math.log(goal if goal > 0 else target)
+
+    def passes(lam: float) -> tuple[bool, float]:
+        t, sl, sk = parts(lam)
+        return min(1.0, t + sl + sk) <= target, math.log(max(t, 1e-300)) - log_goal
+
+    key = (n, d, s, float(eps), float(delta), accountant, float(rtol))
+    lam = _grid_lambda(passes, wide_y, min(-math.log(max(target, 1e-300)), 745.0), rtol,
+                       _WARM.setdefault(key, {}), m)
+    if lam is None:
         return PoissonLambda(0.0, False, eps_single, 0.0, target, 0.0)
-    return result(math.exp(-hi))
+    return result(lam)
 
 
 def min_blanket_rate(n: int, d: int, s: int, eps: float, delta: float, *, lam: float = 1.0,

@@ -4,7 +4,9 @@ For ``n`` users holding ``s``-item sets over ``d`` items, privacy levels ``E_1 <
 chosen by shares ``n_k / n``, failure probability ``delta`` and blanket rate ``m``:
 
 * ``lambda_k*(m)`` -- the largest Poisson rate meeting constraint (7) for level ``k``
-  (:func:`shuffledp.accountants.special.poisson.solve_poisson_lambda`, bisection, rounded down);
+  (:func:`shuffledp.accountants.special.poisson.solve_poisson_lambda`, a point of a fixed grid in
+  ``-log lambda``, rounded down; :func:`level_lambda` caches it and the search starts from the answers
+  at neighbouring ``m``);
 * ``m_k`` -- the smallest ``m`` at which ``lambda_k = 1`` is feasible
   (:func:`shuffledp.accountants.special.poisson.min_blanket_rate`);
 * the MSE bound ``(n m + s sum_k n_k lambda_k) / (sum_k n_k lambda_k)^2``;
