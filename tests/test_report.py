@@ -219,3 +219,25 @@ def test_data_summary_names_each_dataset_by_its_least_real_record(tmp_path):
     plain = tmp_path / "plain.parquet"
     pd.DataFrame({"a": [1]}).to_parquet(plain)
     assert data_summary([str(plain), str(tmp_path / "missing.parquet"), "x.txt"]).startswith("no recorded")
+
+
+def test_data_summary_reads_a_rewritten_table_again(tmp_path):
+    """The data line is remembered per (path, size, mtime) within a process (Snakemake evaluates the
+    params of every job several times): a table rewritten with another record is read again."""
+    import os
+
+    from shuffledp.io import job_record_context, write_table
+    from shuffledp.stages import data_summary
+
+    path = tmp_path / "t.parquet"
+
+    def write(sources, mtime_ns):
+        with job_record_context({"stage": "t", "step": "s", "wildcards": {}, "spec": "0", "sources": sources}):
+            write_table(pd.DataFrame({"a": [1]}), path)
+        os.utime(path, ns=(mtime_ns, mtime_ns))
+
+    write([{"dataset": "msnbc", "source": "real", "standin": False}], 1_000_000_000)
+    assert data_summary([str(path)]) == "real: msnbc"
+    assert data_summary([str(path)]) == "real: msnbc"  # remembered: the same answer
+    write([{"dataset": "msnbc", "source": "standin", "standin": True}], 2_000_000_000)
+    assert data_summary([str(path)]) == "stand-in: msnbc"

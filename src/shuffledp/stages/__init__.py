@@ -363,25 +363,12 @@ def data_summary(paths: Sequence[str]) -> str:
     (unreadable or missing files are skipped): each dataset as real, synthetic or stand-in, e.g.
     ``real: msnbc; synthetic: synth_T128_s4; stand-in: ipums_br``. Report captions show it (the
     ``data`` param of every rule), so a figure says on what data this run built it."""
-    from shuffledp.io import read_job_record
-
     kinds: dict[str, str] = {}
     rank = {"real": 0, "synthetic": 1, "stand-in": 2}
     for p in paths:
         if not str(p).endswith(".parquet") or not os.path.isfile(p):
             continue
-        try:
-            record = read_job_record(p) or {}
-        except ValueError:
-            continue
-        for src in record.get("sources", []):
-            if not isinstance(src, Mapping) or "dataset" not in src:
-                continue
-            inner = src.get("source")
-            inner = inner.get("source") if isinstance(inner, Mapping) else inner
-            kind = ("stand-in" if src.get("standin") or inner in ("standin", "stand-in") else
-                    "synthetic" if inner == "synthetic" else "real")
-            name = str(src["dataset"])
+        for name, kind in _recorded_sources(p):
             # one record saying stand-in (or synthetic) decides: never reported as more real than it is
             if rank[kind] > rank.get(kinds.get(name, "real"), 0) or name not in kinds:
                 kinds[name] = kind
@@ -389,6 +376,38 @@ def data_summary(paths: Sequence[str]) -> str:
         return "no recorded data source (a computation, or inputs not built yet)"
     return "; ".join(f"{k}: {', '.join(sorted(n for n, v in kinds.items() if v == k))}"
                      for k in ("real", "synthetic", "stand-in") if k in kinds.values())
+
+
+# (path, size, mtime) -> the (dataset, kind) pairs of its job record: Snakemake evaluates a rule's
+# params (``data``) for every job while it builds the DAG and again when the job runs, each time
+# reading the Parquet footers of every input; a rewritten table is a new key and is read again
+_SOURCES: dict[tuple[str, int, int], tuple[tuple[str, str], ...]] = {}
+
+
+def _recorded_sources(path: str) -> tuple[tuple[str, str], ...]:
+    """The (dataset, real/synthetic/stand-in) pairs of the job record of the table ``path``, in
+    the record's order (none for a file without a readable record)."""
+    from shuffledp.io import file_version, read_job_record
+
+    try:
+        key = file_version(path)
+    except OSError:
+        return ()
+    if key not in _SOURCES:
+        try:
+            record = read_job_record(path) or {}
+        except ValueError:
+            record = {}
+        found = []
+        for src in record.get("sources", []):
+            if not isinstance(src, Mapping) or "dataset" not in src:
+                continue
+            inner = src.get("source")
+            inner = inner.get("source") if isinstance(inner, Mapping) else inner
+            found.append((str(src["dataset"]), "stand-in" if src.get("standin") or inner in ("standin", "stand-in")
+                          else "synthetic" if inner == "synthetic" else "real"))
+        _SOURCES[key] = tuple(found)
+    return _SOURCES[key]
 
 
 def job_record(stage: str, step: str, wildcards: Mapping, spec: Mapping) -> dict:
