@@ -200,3 +200,72 @@ def test_a_figure_after_tight_layout_is_drawn_once_per_save_and_written_the_same
     io.save_figure_file(fig, tmp_path / "constrained.png")
     assert len(draws) == 2 and fig.get_layout_engine().__class__.__name__ == "ConstrainedLayoutEngine"
     plt.close(fig)
+
+
+def _outside_legend_fig(width: float = 6.0):
+    """Two log panels laid out (tight, with a rect) and a figure legend right of them; ``width`` wide
+    enough keeps the legend inside the figure."""
+    fig, axes = plt.subplots(1, 2, figsize=(width, 2.6), dpi=110)
+    for k, ax in enumerate(axes):
+        ax.loglog([0.1, 1, 10], [1e-3, 1e-1, 1], "o-", label=f"series {k}")
+        ax.set_title("panel")
+    fig.legend(loc="upper left", bbox_to_anchor=(4.2 / width, 0.9))
+    fig.suptitle("a title")
+    fig.tight_layout(rect=(0, 0, 4.1 / width, 1))
+    return fig
+
+
+def test_a_tight_pair_is_measured_once_and_cut_as_savefig_cuts_it(tmp_path, monkeypatch):
+    """save_figure_files(tight=True): the PNG is cut out of the figure's one Agg drawing at the tight
+    box moved to whole pixels, the same pixels as savefig(bbox_inches=<that box>) draws, and within a
+    pixel of savefig(bbox_inches="tight")'s size; the PDF page is that box; two figure draws in all
+    (savefig's own, one per format, measures the box again: four). A legend beyond the figure's edge
+    falls back to savefig's own drawing of the box (nothing cut off)."""
+    import numpy as np
+    from matplotlib.figure import Figure
+    from PIL import Image
+
+    draws = []
+    real_draw = Figure.draw
+    monkeypatch.setattr(Figure, "draw", lambda self, renderer: (draws.append(1), real_draw(self, renderer))[1])
+    fig = _outside_legend_fig(7.5)
+    draws.clear()
+    io.save_figure_files(fig, tmp_path / "f.pdf", tmp_path / "f.png", dpi=110, tight=True)
+    assert len(draws) == 2 and fig.dpi == 110
+    png = np.asarray(Image.open(tmp_path / "f.png"))
+    fig.canvas.draw()
+    height = np.asarray(fig.canvas.buffer_rgba()).shape[0]
+    box, (r0, r1, c0, c1) = io._pixel_box(fig.get_tightbbox(fig.canvas.get_renderer()), 110, height)
+    assert r0 < 0 and 0 < c0 and r1 < height  # the padding above runs past the canvas: white, as savefig's
+    io.save_figure_file(fig, tmp_path / "box.png", dpi=110, bbox_inches=box)
+    assert np.array_equal(png, np.asarray(Image.open(tmp_path / "box.png")))
+    io.save_figure_file(fig, tmp_path / "tight.png", dpi=110, bbox_inches="tight")
+    tight = np.asarray(Image.open(tmp_path / "tight.png"))
+    assert abs(tight.shape[0] - png.shape[0]) <= 1 and abs(tight.shape[1] - png.shape[1]) <= 1
+    edges = (png[:3], png[-3:], png[:, :3], png[:, -3:])  # nothing cut off: blank padding on every side
+    assert all((e == 255).all() for e in edges)
+    page = re.search(rb"/MediaBox \[ *0 0 ([\d.]+) ([\d.]+) *\]", (tmp_path / "f.pdf").read_bytes())
+    assert page and abs(float(page.group(1)) - box.width * 72) < 0.01
+    assert abs(float(page.group(2)) - box.height * 72) < 0.01
+    plt.close(fig)
+    fig = _outside_legend_fig(4.6)  # the legend runs past the figure's right edge
+    io.save_figure_files(fig, tmp_path / "g.pdf", tmp_path / "g.png", dpi=110, tight=True)
+    io.save_figure_file(fig, tmp_path / "g_tight.png", dpi=110, bbox_inches="tight")
+    a, b = np.asarray(Image.open(tmp_path / "g.png")), np.asarray(Image.open(tmp_path / "g_tight.png"))
+    assert a.shape[1] > 4.6 * 110 and abs(a.shape[1] - b.shape[1]) <= 1 and abs(a.shape[0] - b.shape[0]) <= 1
+    plt.close(fig)
+
+
+def test_a_pair_reuses_the_layouts_renderer_and_leaves_the_dpi(tmp_path):
+    """Without tight, the PNG is savefig's at the given dpi (the same bytes) and the PDF savefig's;
+    the figure's dpi is put back."""
+    fig, ax = plt.subplots(figsize=(3, 2))
+    ax.loglog([0.1, 1, 10], [1e-3, 1e-1, 1])
+    fig.tight_layout()
+    io.save_figure_files(fig, tmp_path / "p.pdf", tmp_path / "p.png", dpi=130)
+    assert fig.dpi == 100
+    io.save_figure_file(fig, tmp_path / "q.png", dpi=130)
+    io.save_figure_file(fig, tmp_path / "q.pdf")
+    assert (tmp_path / "p.png").read_bytes() == (tmp_path / "q.png").read_bytes()
+    assert (tmp_path / "p.pdf").read_bytes() == (tmp_path / "q.pdf").read_bytes()
+    plt.close(fig)

@@ -55,6 +55,7 @@ __all__ = [
     "read_job_record",
     "read_provenance",
     "save_figure_file",
+    "save_figure_files",
     "write_bytes",
     "write_json",
     "write_table",
@@ -372,6 +373,78 @@ def save_figure_file(fig, path: str | os.PathLike, **savefig_kwargs) -> None:
     meta = FIGURE_METADATA[fmt]
     with _no_placeholder_layout(fig):
         atomic_write(path, lambda tmp: fig.savefig(tmp, format=fmt, metadata=meta, **savefig_kwargs))
+
+
+def save_figure_files(fig, pdf: str | os.PathLike, png: str | os.PathLike, *, dpi: float,
+                      tight: bool = False) -> None:
+    """Write one figure as ``pdf`` and as ``png`` at ``dpi`` (each as :func:`save_figure_file` does:
+    atomically, with the fixed metadata), with as few passes over the figure as the two files need.
+
+    The figure is set to the PNG's dpi first: the PNG is then drawn by the renderer its canvas keeps
+    for that size and dpi, which also measured every text of a layout done at that dpi (a figure made
+    with ``plt.subplots(dpi=...)`` and then ``fig.tight_layout()``), so the PNG measures no text again.
+
+    With ``tight`` the files hold the figure's tight bounding box padded by ``savefig.pad_inches``, as
+    ``savefig(bbox_inches="tight")`` cuts it, but measured once, by the PNG's (Agg) renderer: it draws
+    the whole figure, measures the box (every text extent is already known to it), the box is moved
+    to the nearest whole pixel (:func:`_pixel_box`) and the PNG is cut out of that drawing (the same
+    pixels as ``savefig`` with that box); the PDF is saved with the same box, without a draw of its
+    own to measure it; its padding beyond the canvas is the white figure face, as savefig draws it.
+    Content beyond the figure (or a figure face not white) is drawn anew by ``savefig``. The figure's
+    dpi is put back afterwards."""
+    dpi_before = fig.dpi
+    if dpi_before != dpi:
+        fig.set_dpi(dpi)
+    try:
+        _save_pair(fig, pdf, png, dpi, tight)
+    finally:
+        if fig.dpi != dpi_before:
+            fig.set_dpi(dpi_before)
+
+
+def _save_pair(fig, pdf, png, dpi: float, tight: bool) -> None:
+    if not tight:
+        save_figure_file(fig, png, dpi=dpi)
+        save_figure_file(fig, pdf)
+        return
+    import numpy as np
+
+    with _no_placeholder_layout(fig):
+        fig.canvas.draw()  # the PNG's drawing, on the renderer the canvas keeps (public: draw, get_renderer)
+        image = np.asarray(fig.canvas.buffer_rgba())
+        tight = fig.get_tightbbox(fig.canvas.get_renderer())
+    box, (r0, r1, c0, c1) = _pixel_box(tight, dpi, image.shape[0])
+    height, width = image.shape[:2]
+    inside = tight.x0 * dpi >= 0 and tight.x1 * dpi <= width and 0 <= tight.y0 * dpi and tight.y1 * dpi <= height
+    if not (inside and tuple(fig.get_facecolor()) == (1.0, 1.0, 1.0, 1.0)):
+        save_figure_file(fig, png, dpi=dpi, bbox_inches=box)  # drawn anew: content beyond the canvas
+    else:
+        from matplotlib.image import imsave
+
+        # the padding beyond the canvas is the white figure face, as savefig draws it
+        crop = np.full((r1 - r0, c1 - c0, 4), 255, dtype=np.uint8)
+        rs, cs = slice(max(r0, 0), min(r1, height)), slice(max(c0, 0), min(c1, width))
+        crop[rs.start - r0:rs.stop - r0, cs.start - c0:cs.stop - c0] = image[rs, cs]
+        atomic_write(png, lambda tmp: imsave(tmp, crop, format="png", origin="upper", dpi=dpi,
+                                              metadata=FIGURE_METADATA["png"]))
+    save_figure_file(fig, pdf, bbox_inches=box)
+
+
+def _pixel_box(tight, dpi: float, height: int):
+    """The tight box (inches, figure coordinates) padded by ``savefig.pad_inches`` and moved to the
+    nearest whole pixel at ``dpi``, its size in pixels truncated as savefig truncates it (so the PNG
+    has savefig's size and its content moves by less than half a pixel, inside the padding); with
+    the rows (counted from the top of a canvas ``height`` pixels high, as its buffer holds them) and
+    the columns it covers, ``(r0, r1, c0, c1)``, which may reach beyond the canvas."""
+    import matplotlib as mpl
+    from matplotlib.transforms import Bbox
+
+    pad = mpl.rcParams["savefig.pad_inches"]
+    box = tight.padded(pad, pad)
+    c0, r1 = round(box.x0 * dpi), round(height - box.y0 * dpi)
+    c1, r0 = c0 + int(box.width * dpi), r1 - int(box.height * dpi)
+    snapped = Bbox.from_extents(c0 / dpi, (height - r1) / dpi, c1 / dpi, (height - r0) / dpi)
+    return snapped, (r0, r1, c0, c1)
 
 
 class _no_placeholder_layout:

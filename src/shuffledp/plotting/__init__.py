@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from shuffledp.io import save_figure_file
+from shuffledp.io import save_figure_files
+
+PNG_DPI = 150  # save_figure's PNG; a figure made at it is drawn for the PNG on the renderer its layout used
 
 
 def save_figure(fig, out_base: str | Path) -> list[str]:
@@ -18,8 +20,7 @@ def save_figure(fig, out_base: str | Path) -> list[str]:
         if suffix and out_base.endswith(suffix):
             out_base = out_base[: -len(suffix)]
     paths = [f"{out_base}.{ext}" for ext in ("pdf", "png")]
-    for path in paths:
-        save_figure_file(fig, path, dpi=150)
+    save_figure_files(fig, *paths, dpi=PNG_DPI)
     import matplotlib.pyplot as plt  # already loaded by whoever drew the figure
 
     plt.close(fig)

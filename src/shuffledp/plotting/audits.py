@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 
+PNG_DPI = 150  # the figure is made at its PNG's dpi (io.save_figure_files)
+
 
 def figure(df, pdf_path: str, png_path: str) -> None:
-    from shuffledp.io import save_figure_file
+    from shuffledp.io import save_figure_files
     from shuffledp.plotting._mpl import plt
 
     d = df[df["verdict"] != "not run"].reset_index(drop=True)
@@ -17,9 +19,9 @@ def figure(df, pdf_path: str, png_path: str) -> None:
     dd = d[d["delta_lb"].notna()] if "delta_lb" in d else d.iloc[:0]
     if len(dd):
         fig, (ax, bx) = plt.subplots(1, 2, figsize=(10.0, 0.42 * max(len(d), 3) + 1.2), sharey=True,
-                                     gridspec_kw={"width_ratios": [2.2, 1]})
+                                     gridspec_kw={"width_ratios": [2.2, 1]}, dpi=PNG_DPI)
     else:
-        fig, ax = plt.subplots(figsize=(7.0, 0.42 * max(len(d), 3) + 1.2))
+        fig, ax = plt.subplots(figsize=(7.0, 0.42 * max(len(d), 3) + 1.2), dpi=PNG_DPI)
     ax.barh(y, d["eps_ub"], color="#c7d7ea", label="accountant upper bound")
     bad = d["verdict"] == "violation"
     ax.scatter(d.loc[~bad, "eps_lb"], y[~bad.to_numpy()], color="#1f4e79", zorder=3, label="empirical lower bound")
@@ -42,8 +44,7 @@ def figure(df, pdf_path: str, png_path: str) -> None:
     if len(dd):
         _delta_panel(bx, dd, y[dd.index.to_numpy()])
     fig.tight_layout()
-    save_figure_file(fig, pdf_path)
-    save_figure_file(fig, png_path, dpi=150)
+    save_figure_files(fig, pdf_path, png_path, dpi=PNG_DPI)
     plt.close(fig)
 
 

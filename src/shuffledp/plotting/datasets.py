@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from shuffledp.datasets.provenance import read_provenance, standin_note
-from shuffledp.plotting import save_figure, with_note
+from shuffledp.plotting import PNG_DPI, save_figure, with_note
 from shuffledp.plotting._mpl import plt
 
 
@@ -38,7 +38,7 @@ def msnbc_category_shares(sequences_path: str, sets_path: str, categories_path: 
     view_share = np.bincount(views.astype(np.int64), minlength=k) / max(len(views), 1)
     user_share = np.bincount(items.astype(np.int64), minlength=k) / max(n_users, 1)
     note = standin_note(read_provenance(sets_path))
-    fig, ax = plt.subplots(figsize=(9, 4))
+    fig, ax = plt.subplots(figsize=(9, 4), dpi=PNG_DPI)
     x = np.arange(k)
     ax.bar(x - 0.2, view_share, width=0.4, label="share of page views")
     ax.bar(x + 0.2, user_share, width=0.4, label="share of users visiting")

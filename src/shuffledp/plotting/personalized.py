@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from shuffledp.io import save_figure_file
-from shuffledp.plotting._mpl import plt
+from shuffledp.io import save_figure_files
+from shuffledp.plotting._mpl import plt, tight_layout
 from shuffledp.plotting._style import unique_legend
 
 LABELS = {
@@ -26,6 +26,7 @@ LABELS = {
     "fv": "FV (upper bound)",
     "lzx": "LZX (upper bound)",
 }
+PNG_DPI = 120  # the figure is made at its PNG's dpi (io.save_figure_files)
 NOT_BOUNDS = ("hps", "ccc")  # drawn dotted, hollow markers
 STYLE = {
     "hps": dict(color="C3", marker="o", ls=":", mfc="none"),
@@ -83,7 +84,7 @@ def draw_fig4(fig: pd.DataFrame, delta_central: float, settings: list[str] | Non
     settings = settings or list(dict.fromkeys(fig["setting"]))
     mechs = [m for m in ("laplace", "gaussian") if m in set(fig["mechanism"])]
     f, axes = plt.subplots(len(mechs), len(settings), figsize=(3.5 * len(settings) + 3.6, 3.1 * len(mechs) + 0.3),
-                           squeeze=False, sharex=True)
+                           squeeze=False, sharex=True, dpi=PNG_DPI)
     seeds = int(fig["seed"].nunique()) if len(fig) else 0  # a band needs two seeds or more
     infinite = False
     for i, m in enumerate(mechs):
@@ -104,7 +105,7 @@ def draw_fig4(fig: pd.DataFrame, delta_central: float, settings: list[str] | Non
     f.legend(handles, labels, loc="upper left", bbox_to_anchor=(1 - 3.5 / f.get_figwidth(), 0.9), fontsize=7.5,
              frameon=False)
     f.suptitle(f"Personalized shuffle bounds (Liu et al. CIKM'24, Fig. 4); {_spread(fig, seeds)}", fontsize=10)
-    f.tight_layout(rect=(0, 0, 1 - 3.6 / f.get_figwidth(), 1))
+    tight_layout(f, rect=(0, 0, 1 - 3.6 / f.get_figwidth(), 1))
     return f
 
 
@@ -114,6 +115,5 @@ def plot_fig4(fig: pd.DataFrame, out_pdf: str, out_png: str, delta_central: floa
 
     settings = [s for s in SETTINGS if s in set(fig["setting"])]
     f = draw_fig4(fig, delta_central, settings)
-    save_figure_file(f, out_pdf)
-    save_figure_file(f, out_png, dpi=120)
+    save_figure_files(f, out_pdf, out_png, dpi=PNG_DPI)
     plt.close(f)

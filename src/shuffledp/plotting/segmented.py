@@ -24,8 +24,8 @@ import numpy as np
 import pandas as pd
 
 from shuffledp.experiments import segmented as ex
-from shuffledp.io import save_figure_file
-from shuffledp.plotting._mpl import plt
+from shuffledp.io import save_figure_files
+from shuffledp.plotting._mpl import plt, tight_layout
 from shuffledp.plotting._style import (
     level_line,
     mark_off_scale,
@@ -34,6 +34,7 @@ from shuffledp.plotting._style import (
     unique_legend,
 )
 
+PNG_DPI = 130  # the figure is made at its PNG's dpi (io.save_figure_files)
 BOUND_LABEL = "Ours, MSE bound"
 PAPER_CALIBRATION = "paper's calibration"
 _PAPER_LS = (0, (1, 1))  # densely dotted: the paper-calibrated variants
@@ -165,7 +166,8 @@ def draw(summ: pd.DataFrame, fig_spec: Mapping, ns, note: str = "", dataset_labe
     combos = [(ds, st, n) for ds in fig_spec["datasets"] for st in fig_spec["settings"] for n in ns]
     cols = min(len(combos), 4)
     rows = (len(combos) + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 3.1 * rows + 0.6), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 3.1 * rows + 0.6), squeeze=False,
+                             dpi=PNG_DPI)
     notes: list[str] = []
     clipped = sum(_panel(ax, summ, ds, st, n, dataset_labels, notes)
                   for ax, (ds, st, n) in zip(axes.ravel(), combos, strict=False))
@@ -192,7 +194,7 @@ def draw(summ: pd.DataFrame, fig_spec: Mapping, ns, note: str = "", dataset_labe
     if extra:
         fig.set_size_inches(3.6 * cols, height)
     top = 0.95 if not notes else max(0.6, 1 - (0.13 * (title.count("\n") + 1) + 0.03) / height)
-    fig.tight_layout(rect=(0, legend_h / height, 1, top))
+    tight_layout(fig, rect=(0, legend_h / height, 1, top))
     return fig
 
 
@@ -201,7 +203,6 @@ def figure(summ: pd.DataFrame, fig_spec: Mapping, ns, out_stem: str, note: str =
     """Draw one figure (panels: datasets x settings x n) and write ``out_stem``.pdf/.png."""
     fig = draw(summ, fig_spec, ns, note, dataset_labels)
     out = [f"{out_stem}.pdf", f"{out_stem}.png"]
-    save_figure_file(fig, out[0])
-    save_figure_file(fig, out[1], dpi=130)
+    save_figure_files(fig, out[0], out[1], dpi=PNG_DPI)
     plt.close(fig)
     return out
