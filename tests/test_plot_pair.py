@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from shuffledp.io import save_figure_file
+from shuffledp.io import save_figure_file, save_figure_files
 from shuffledp.plotting._mpl import plt
-from shuffledp.plotting._pair import log_ticks_in_view, save_pair, save_pair_tight, tight_layout_at
+from shuffledp.plotting._pair import log_ticks_in_view, save_pair_tight, tight_layout_at
 
 
 def _figure(layout=None):
@@ -50,7 +50,7 @@ def test_tight_layout_pair_gives_the_plain_png(tmp_path):
     plt.close(ref)
     fig = _figure()
     tight_layout_at(fig, 130)
-    save_pair(fig, tmp_path / "f.pdf", tmp_path / "f.png", dpi=130)
+    save_figure_files(fig, tmp_path / "f.pdf", tmp_path / "f.png", dpi=130)
     plt.close(fig)
     assert np.array_equal(_pixels(tmp_path / "ref.png"), _pixels(tmp_path / "f.png"))
 

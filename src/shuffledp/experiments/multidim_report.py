@@ -78,8 +78,9 @@ def mean_band(grp: pd.DataFrame, ycol: str):
 def fig_lines(summary: pd.DataFrame, ycol: str, ylabel: str, title: str, note: str, pdf, png,
               xcol: str = "eps", group: str = "mechanism", logy: bool = True, xlabel: str = "privacy budget eps_s",
               provs: dict | None = None):
+    from shuffledp.io import save_figure_files
     from shuffledp.plotting._mpl import plt
-    from shuffledp.plotting._pair import save_pair, tight_layout_at
+    from shuffledp.plotting._pair import tight_layout_at
 
     datasets = sorted(summary["dataset"].unique())
     fig, axes = plt.subplots(1, len(datasets), figsize=(5 * len(datasets), 3.8), squeeze=False)
@@ -100,7 +101,7 @@ def fig_lines(summary: pd.DataFrame, ycol: str, ylabel: str, title: str, note: s
         ax.legend()
     fig.suptitle(_title(title, note), fontsize=10)
     tight_layout_at(fig, PNG_DPI)
-    save_pair(fig, pdf, png, dpi=PNG_DPI)
+    save_figure_files(fig, pdf, png, dpi=PNG_DPI)
     plt.close(fig)
 
 

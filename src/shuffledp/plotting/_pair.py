@@ -14,15 +14,16 @@ from os import PathLike
 import numpy as np
 
 from shuffledp.io import save_figure_file
-from shuffledp.plotting._mpl import plt
+from shuffledp.plotting._mpl import plt, tight_layout
 
 
 def tight_layout_at(fig, dpi: float, **kwargs) -> None:
-    """``fig.tight_layout(**kwargs)`` measured at ``dpi`` (the PNG's), then the ticks frozen
-    (:func:`freeze_ticks`): save with :func:`save_pair` at the same dpi."""
+    """``fig.tight_layout(**kwargs)`` measured at ``dpi`` (the PNG's; :func:`shuffledp.plotting._mpl.tight_layout`,
+    each Axes measured once), then the ticks frozen (:func:`freeze_ticks`): save with
+    :func:`shuffledp.io.save_figure_files` at the same dpi."""
     fig.set_dpi(dpi)
     log_ticks_in_view(fig)
-    fig.tight_layout(**kwargs)
+    tight_layout(fig, **kwargs)
     freeze_ticks(fig)
 
 
@@ -95,12 +96,6 @@ def freeze_ticks(fig) -> None:
                 fixed.set_offset_string(offset)
                 set_loc(FixedLocator(locs[keep]))
                 set_fmt(fixed)
-
-
-def save_pair(fig, pdf: str | PathLike, png: str | PathLike, *, dpi: float) -> None:
-    """A figure already laid out (:func:`tight_layout_at` at ``dpi``) as ``pdf`` and ``png``."""
-    save_figure_file(fig, pdf)
-    save_figure_file(fig, png, dpi=dpi)
 
 
 def save_pair_tight(fig, pdf: str | PathLike, png: str | PathLike, *, dpi: float,

@@ -9,8 +9,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from shuffledp.io import save_figure_files
 from shuffledp.plotting._mpl import plt
-from shuffledp.plotting._pair import save_pair, tight_layout_at
+from shuffledp.plotting._pair import tight_layout_at
 
 STYLE = {"mhm": {"marker": "o", "label": "MHM"}, "flame": {"marker": "s", "label": "FLAME"},
          "exact": {"marker": "x", "label": "no noise"}}
@@ -63,5 +64,5 @@ def figure(summ: pd.DataFrame, metric: str, datasets: Sequence[str], labels: Map
     text = title + ("\n(built from STAND-IN data: " + "; ".join(sorted(set(standin))) + ")" if standin else "")
     fig.suptitle("\n".join(textwrap.fill(line, int(width * 13)) for line in text.split("\n")), fontsize=10)
     tight_layout_at(fig, 130)  # measured on the renderer the PNG reuses
-    save_pair(fig, pdf, png, dpi=130)
+    save_figure_files(fig, pdf, png, dpi=130)
     plt.close(fig)
