@@ -13,6 +13,7 @@ from shuffledp.io import save_figure_files
 from shuffledp.plotting._mpl import plt
 from shuffledp.plotting._pair import tight_layout_at
 
+PNG_DPI = 130  # the PNG's; the layout is measured at it (plotting._pair.tight_layout_at)
 STYLE = {"mhm": {"marker": "o", "label": "MHM"}, "flame": {"marker": "s", "label": "FLAME"},
          "exact": {"marker": "x", "label": "no noise"}}
 
@@ -63,6 +64,6 @@ def figure(summ: pd.DataFrame, metric: str, datasets: Sequence[str], labels: Map
     standin = [n for n in notes.values() if n]
     text = title + ("\n(built from STAND-IN data: " + "; ".join(sorted(set(standin))) + ")" if standin else "")
     fig.suptitle("\n".join(textwrap.fill(line, int(width * 13)) for line in text.split("\n")), fontsize=10)
-    tight_layout_at(fig, 130)  # measured on the renderer the PNG reuses
-    save_figure_files(fig, pdf, png, dpi=130)
+    tight_layout_at(fig, PNG_DPI)  # measured on the renderer the PNG reuses
+    save_figure_files(fig, pdf, png, dpi=PNG_DPI)
     plt.close(fig)
